@@ -1,0 +1,141 @@
+package group
+
+import "time"
+
+// Key names one consumer group of one sharded stream.
+type Key struct {
+	StreamPrefix  string
+	ConsumerGroup string
+}
+
+func (k Key) String() string { return k.StreamPrefix + ":" + k.ConsumerGroup }
+
+// GroupState is the coarse state of a group (§4.1).
+type GroupState string
+
+const (
+	GroupEmpty       GroupState = "EMPTY"
+	GroupAssigning   GroupState = "ASSIGNING" // never persisted
+	GroupReconciling GroupState = "RECONCILING"
+	GroupStable      GroupState = "STABLE"
+)
+
+// MemberState is the lifecycle state of a member record (§4.1).
+type MemberState string
+
+const (
+	MemberStarting MemberState = "STARTING" // transient, never observable
+	MemberActive   MemberState = "ACTIVE"
+	MemberLeaving  MemberState = "LEAVING"
+	MemberExpired  MemberState = "EXPIRED"
+	MemberFenced   MemberState = "FENCED"
+)
+
+// Live reports whether a member in this state counts as an owner.
+func (s MemberState) Live() bool { return s == MemberActive || s == MemberStarting }
+
+// MigrationState is the state of a resharding migration (§6.1).
+type MigrationState string
+
+const (
+	MigrationPreparing   MigrationState = "PREPARING"
+	MigrationActive      MigrationState = "ACTIVE"
+	MigrationDraining    MigrationState = "DRAINING"
+	MigrationDeprecated  MigrationState = "DEPRECATED"
+	MigrationRollingBack MigrationState = "ROLLING_BACK" // never produced
+	MigrationRolledBack  MigrationState = "ROLLED_BACK"
+)
+
+// ShardProgress is a member's report of how far it read one shard.
+type ShardProgress struct {
+	Shard           Shard   `json:"shard"`
+	StreamKey       *string `json:"streamKey"`
+	LastDeliveredID *string `json:"lastDeliveredId"`
+	LastAckedID     *string `json:"lastAckedId"`
+	PendingCount    int64   `json:"pendingCount"`
+	UpdatedAt       Instant `json:"updatedAt"`
+}
+
+// Member is one member record, exactly as stored in the aggregate (§8.5) and
+// returned by the /members API.
+type Member struct {
+	MemberID              string          `json:"memberId"`
+	MemberName            string          `json:"memberName"`
+	State                 MemberState     `json:"state"`
+	MemberEpoch           int64           `json:"memberEpoch"`
+	MetadataVersion       int64           `json:"metadataVersion"`
+	RuntimeMaxConcurrency int             `json:"runtimeMaxConcurrency"`
+	ActiveConsumerWorkers int             `json:"activeConsumerWorkers"`
+	CurrentAssignment     ShardSet        `json:"currentAssignment"`
+	GrantedAssignment     ShardSet        `json:"grantedAssignment"`
+	Revoking              ShardSet        `json:"revoking"`
+	LastHeartbeatAt       Instant         `json:"lastHeartbeatAt"`
+	MemberLeaseExpiresAt  Instant         `json:"memberLeaseExpiresAt"`
+	RebalanceTimeoutMs    int64           `json:"rebalanceTimeoutMs"`
+	RebalanceDeadlineAt   Instant         `json:"rebalanceDeadlineAt"`
+	ShardProgress         []ShardProgress `json:"shardProgress"`
+}
+
+// Holding is what a member holds: current ∪ revoking.
+func (m *Member) Holding() ShardSet { return m.CurrentAssignment.Union(m.Revoking) }
+
+// Migration is one resharding migration (§6.1).
+type Migration struct {
+	ReshardingID   string         `json:"reshardingId"`
+	FromShardCount int            `json:"fromShardCount"`
+	ToShardCount   int            `json:"toShardCount"`
+	State          MigrationState `json:"state"`
+	CreatedAt      Instant        `json:"createdAt"`
+	UpdatedAt      Instant        `json:"updatedAt"`
+}
+
+// MetadataCorrection is an open metadata-correction round (§4.8).
+type MetadataCorrection struct {
+	TargetMetadataVersion   int64    `json:"targetMetadataVersion"`
+	ObservedMetadataVersion int64    `json:"observedMetadataVersion"`
+	RequestedAt             Instant  `json:"requestedAt"`
+	UpdatedAt               Instant  `json:"updatedAt"`
+	AcknowledgedMembers     []string `json:"acknowledgedMembers"`
+}
+
+// Meta is the group-level part of the aggregate: everything but the member
+// records and the target assignment.
+type Meta struct {
+	StreamPrefix       string               `json:"streamPrefix"`
+	ConsumerGroup      string               `json:"consumerGroup"`
+	GroupEpoch         int64                `json:"groupEpoch"`
+	MetadataVersion    int64                `json:"metadataVersion"`
+	AssignmentEpoch    int64                `json:"assignmentEpoch"`
+	State              GroupState           `json:"state"`
+	ShardCount         int                  `json:"shardCount"`
+	Migrations         map[string]Migration `json:"migrations"`
+	ActiveReshardingID *string              `json:"activeReshardingId"`
+	MetadataCorrection *MetadataCorrection  `json:"metadataCorrection"`
+	CreatedAt          Instant              `json:"createdAt"`
+	UpdatedAt          Instant              `json:"updatedAt"`
+}
+
+// Key returns the group's key.
+func (m *Meta) Key() Key { return Key{m.StreamPrefix, m.ConsumerGroup} }
+
+// Settings are the coordinator-wide defaults the domain needs (§11).
+type Settings struct {
+	HeartbeatInterval    time.Duration
+	MemberLeaseTTL       time.Duration
+	RebalanceTimeout     time.Duration
+	StaleMemberRetention time.Duration // ≤ 0 disables pruning
+	DefaultShardCount    int
+	MaxShardCount        int
+}
+
+// DefaultSettings returns the seed's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		HeartbeatInterval:    time.Second,
+		MemberLeaseTTL:       10 * time.Second,
+		RebalanceTimeout:     60 * time.Second,
+		StaleMemberRetention: 10 * time.Minute,
+		DefaultShardCount:    4,
+		MaxShardCount:        4096,
+	}
+}

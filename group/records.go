@@ -1,0 +1,45 @@
+package group
+
+// Record is one change to a group. Handlers express every change as records
+// and apply them through (*Group).Apply, the only code that mutates a Group.
+// The actor commits the same records to the store and replays them onto its
+// committed copy, so live traffic and recovery share one path.
+//
+// Contract: a record's values are immutable once built (ShardSets, maps and
+// slices inside it are never modified afterwards), so one record may be
+// applied to several Group copies.
+type Record interface{ record() }
+
+// MetaRecord sets the group-level fields. Applied to an empty Group it
+// creates the group.
+type MetaRecord struct{ Meta Meta }
+
+// MemberRecord upserts one member record. LivenessOnly is true when only the
+// liveness fields (name, capacity, workers, progress, lastHeartbeatAt, lease)
+// differ from the previous value: a store may persist such records coalesced.
+type MemberRecord struct {
+	Member       Member
+	LivenessOnly bool
+}
+
+// MemberRemovedRecord deletes a member record (pruning).
+type MemberRemovedRecord struct{ MemberID string }
+
+// TargetRecord sets one member's target assignment (an empty set is kept).
+type TargetRecord struct {
+	MemberID string
+	Shards   ShardSet
+}
+
+// TargetRemovedRecord drops one member's target entry.
+type TargetRemovedRecord struct{ MemberID string }
+
+// DeletedRecord deletes the whole group.
+type DeletedRecord struct{}
+
+func (MetaRecord) record()          {}
+func (MemberRecord) record()        {}
+func (MemberRemovedRecord) record() {}
+func (TargetRecord) record()        {}
+func (TargetRemovedRecord) record() {}
+func (DeletedRecord) record()       {}

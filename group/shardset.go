@@ -1,0 +1,178 @@
+package group
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// ShardSet is a sorted set of shard indexes without duplicates.
+//
+// Contract: a ShardSet is immutable once built. Every operation returns a new
+// slice (or one of its operands unchanged), so sets may be shared between the
+// committed and the working copy of a group without copying.
+// On the wire a set is an ascending array of {"shardIndex": n} objects.
+type ShardSet []int
+
+// NewShardSet builds a set from indexes in any order, dropping duplicates.
+func NewShardSet(indexes ...int) ShardSet {
+	if len(indexes) == 0 {
+		return nil
+	}
+	s := slices.Clone(indexes)
+	slices.Sort(s)
+	return ShardSet(slices.Compact(s))
+}
+
+// Range returns the set {from, …, to-1}.
+func Range(from, to int) ShardSet {
+	if to <= from {
+		return nil
+	}
+	s := make(ShardSet, 0, to-from)
+	for i := from; i < to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// Contains reports whether shard is in the set.
+func (s ShardSet) Contains(shard int) bool {
+	_, ok := slices.BinarySearch(s, shard)
+	return ok
+}
+
+// Equal reports whether both sets hold the same shards.
+func (s ShardSet) Equal(o ShardSet) bool { return slices.Equal(s, o) }
+
+// SubsetOf reports whether every shard of s is in o.
+func (s ShardSet) SubsetOf(o ShardSet) bool {
+	j := 0
+	for _, x := range s {
+		for j < len(o) && o[j] < x {
+			j++
+		}
+		if j == len(o) || o[j] != x {
+			return false
+		}
+	}
+	return true
+}
+
+// Union returns s ∪ o.
+func (s ShardSet) Union(o ShardSet) ShardSet {
+	if len(o) == 0 {
+		return s
+	}
+	if len(s) == 0 {
+		return o
+	}
+	out := make(ShardSet, 0, len(s)+len(o))
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		switch {
+		case s[i] < o[j]:
+			out = append(out, s[i])
+			i++
+		case s[i] > o[j]:
+			out = append(out, o[j])
+			j++
+		default:
+			out = append(out, s[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, s[i:]...)
+	return append(out, o[j:]...)
+}
+
+// Intersect returns s ∩ o.
+func (s ShardSet) Intersect(o ShardSet) ShardSet {
+	var out ShardSet
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		switch {
+		case s[i] < o[j]:
+			i++
+		case s[i] > o[j]:
+			j++
+		default:
+			out = append(out, s[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Minus returns s − o.
+func (s ShardSet) Minus(o ShardSet) ShardSet {
+	if len(o) == 0 || len(s) == 0 {
+		return s
+	}
+	var out ShardSet
+	j := 0
+	for _, x := range s {
+		for j < len(o) && o[j] < x {
+			j++
+		}
+		if j < len(o) && o[j] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Below returns the shards of s smaller than n.
+func (s ShardSet) Below(n int) ShardSet {
+	i, _ := slices.BinarySearch(s, n)
+	if i == len(s) {
+		return s
+	}
+	return s[:i:i]
+}
+
+// shardJSON is the wire form of one shard.
+type shardJSON struct {
+	ShardIndex *int `json:"shardIndex"`
+}
+
+// MarshalJSON encodes the set as [{"shardIndex":n},…]; an empty set is [].
+func (s ShardSet) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(s)*16)
+	b = append(b, '[')
+	for i, x := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"shardIndex":`...)
+		b = strconv.AppendInt(b, int64(x), 10)
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON decodes [{"shardIndex":n},…] (extra keys ignored); null is empty.
+func (s *ShardSet) UnmarshalJSON(data []byte) error {
+	var raw []shardJSON
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	idx := make([]int, 0, len(raw))
+	for _, r := range raw {
+		if r.ShardIndex == nil {
+			return fmt.Errorf("shard: shardIndex must not be null")
+		}
+		idx = append(idx, *r.ShardIndex)
+	}
+	*s = NewShardSet(idx...)
+	return nil
+}
+
+// Shard is one shard on the wire: {"shardIndex": n}.
+type Shard struct {
+	ShardIndex int `json:"shardIndex"`
+}
