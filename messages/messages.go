@@ -1,0 +1,91 @@
+package messages
+
+import (
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Reply is the answer to a request: a value or an error.
+type Reply[T any] struct {
+	Value T
+	Err   error
+}
+
+// ReplyTo is the channel a request is answered on. It must have capacity 1.
+type ReplyTo[T any] chan Reply[T]
+
+// NewReplyTo makes a reply channel.
+func NewReplyTo[T any]() ReplyTo[T] { return make(ReplyTo[T], 1) }
+
+// Answer sends the reply without blocking (the channel has room for exactly one).
+func (r ReplyTo[T]) Answer(v T, err error) { r <- Reply[T]{Value: v, Err: err} }
+
+// Request is implemented by every message addressed to one group actor.
+type Request interface{ GroupKey() group.Key }
+
+// Routed is embedded by requests to name their group.
+type Routed struct{ Key group.Key }
+
+// GroupKey returns the group the request is for.
+func (r Routed) GroupKey() group.Key { return r.Key }
+
+// Heartbeat is a member heartbeat (§4). Answered after its change is stored.
+type Heartbeat struct {
+	Routed
+	Request *group.HeartbeatRequest
+	Reply   ReplyTo[group.HeartbeatResponse]
+}
+
+// CreateGroup creates the group (§2.2). StreamLevel marks endpoint #2.
+type CreateGroup struct {
+	Routed
+	Request     group.CreateRequest
+	StreamLevel bool
+	Reply       ReplyTo[group.GroupView]
+}
+
+// DeleteGroup deletes the group's metadata (§2.3); answers the pre-delete view.
+type DeleteGroup struct {
+	Routed
+	Request group.DeleteRequest
+	Reply   ReplyTo[group.GroupView]
+}
+
+// GetGroup reads the committed GroupResponse.
+type GetGroup struct {
+	Routed
+	Reply ReplyTo[group.GroupView]
+}
+
+// GetMembers reads the committed member records sorted by id.
+type GetMembers struct {
+	Routed
+	Reply ReplyTo[[]group.Member]
+}
+
+// GetAssignments reads the committed /assignments projection.
+type GetAssignments struct {
+	Routed
+	Reply ReplyTo[group.AssignmentsView]
+}
+
+// Routing is what producers need to route keys to shards (§2.4).
+type Routing struct {
+	StreamPrefix    string
+	ConsumerGroup   string
+	MetadataVersion int64
+	ShardCount      int
+}
+
+// GetRouting reads the committed routing metadata.
+type GetRouting struct {
+	Routed
+	Reply ReplyTo[Routing]
+}
+
+// Tick drives time-based maintenance of one group (§7).
+type Tick struct {
+	Routed
+	Now time.Time
+}
