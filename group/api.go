@@ -43,6 +43,12 @@ func (g *Group) MemberList() []Member { panic("not implemented") }
 // violations (§2.6).
 func (g *Group) Assignments() AssignmentsView { panic("not implemented") }
 
+// RetryResponse is the answer to a heartbeat that could not be processed
+// because the store is briefly unavailable: HTTP 200, status RETRY, the
+// request's epoch echoed, zero group epochs and an empty assignment. Clients
+// keep their lease and simply heartbeat again.
+func RetryResponse(s Settings, req *HeartbeatRequest) HeartbeatResponse { panic("not implemented") }
+
 // ValidateHeartbeat applies the bean-validation rules of §3 to a heartbeat
 // (HTTP 400 INVALID_REQUEST with "field: message; …").
 func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error { panic("not implemented") }
