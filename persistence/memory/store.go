@@ -1,0 +1,149 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Store is the in-memory persistence.Store. The zero value is not usable;
+// call New. It is safe for concurrent use.
+type Store struct {
+	mu     sync.RWMutex
+	groups map[group.Key]*entry
+}
+
+// entry is one stored group. Its byte slices are owned by the store.
+type entry struct {
+	doc persistence.Document
+	rev persistence.Revision
+}
+
+var _ persistence.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store { return &Store{groups: map[group.Key]*entry{}} }
+
+// Load returns a copy of the stored document.
+func (s *Store) Load(_ context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.groups[key]
+	if !ok {
+		return persistence.Document{}, 0, notFound(key)
+	}
+	return copyDocument(e.doc), e.rev, nil
+}
+
+// Revision returns the stored revision.
+func (s *Store) Revision(_ context.Context, key group.Key) (persistence.Revision, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.groups[key]
+	if !ok {
+		return 0, notFound(key)
+	}
+	return e.rev, nil
+}
+
+// Create stores a copy of doc at revision 1.
+func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[key]; ok {
+		return 0, fmt.Errorf("memory store: create %s: %w", key, persistence.ErrAlreadyExists)
+	}
+	s.groups[key] = &entry{doc: copyDocument(doc), rev: 1}
+	return 1, nil
+}
+
+// Commit applies a copy of m when the revision matches: the aggregate is
+// replaced when m.Aggregate is not nil, PutMembers are upserted, then
+// DeleteMembers removed.
+func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.current(key, expected)
+	if err != nil {
+		return 0, err
+	}
+	if m.Aggregate != nil {
+		e.doc.Aggregate = slices.Clone(m.Aggregate)
+	}
+	if e.doc.Members == nil && len(m.PutMembers) > 0 {
+		e.doc.Members = map[string][]byte{}
+	}
+	for id, b := range m.PutMembers {
+		e.doc.Members[id] = slices.Clone(b)
+	}
+	for _, id := range m.DeleteMembers {
+		delete(e.doc.Members, id)
+	}
+	e.doc.UpdatedAt = m.UpdatedAt
+	e.rev++
+	return e.rev, nil
+}
+
+// Delete removes the group when the revision matches.
+func (s *Store) Delete(_ context.Context, key group.Key, expected persistence.Revision) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.current(key, expected); err != nil {
+		return err
+	}
+	delete(s.groups, key)
+	return nil
+}
+
+// List returns every stored key sorted by prefix then group.
+func (s *Store) List(context.Context) ([]group.Key, error) {
+	s.mu.RLock()
+	keys := slices.Collect(maps.Keys(s.groups))
+	s.mu.RUnlock()
+	slices.SortFunc(keys, func(a, b group.Key) int {
+		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
+	})
+	return keys, nil
+}
+
+// Shared is false: the map lives in this process only.
+func (s *Store) Shared() bool { return false }
+
+// Close does nothing; the data stays readable until the Store is dropped.
+func (s *Store) Close() error { return nil }
+
+// current returns the entry of key if its revision equals expected. The
+// caller holds s.mu.
+func (s *Store) current(key group.Key, expected persistence.Revision) (*entry, error) {
+	e, ok := s.groups[key]
+	if !ok {
+		return nil, notFound(key)
+	}
+	if e.rev != expected {
+		return nil, fmt.Errorf("memory store: %s at revision %d, expected %d: %w", key, e.rev, expected, persistence.ErrConflict)
+	}
+	return e, nil
+}
+
+func notFound(key group.Key) error {
+	return fmt.Errorf("memory store: %s: %w", key, persistence.ErrNotFound)
+}
+
+// copyDocument deep-copies the byte slices and the member map of d.
+func copyDocument(d persistence.Document) persistence.Document {
+	c := d
+	c.Aggregate = slices.Clone(d.Aggregate)
+	if d.Members != nil {
+		c.Members = make(map[string][]byte, len(d.Members))
+		for id, b := range d.Members {
+			c.Members[id] = slices.Clone(b)
+		}
+	}
+	return c
+}
