@@ -1,0 +1,248 @@
+package security
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// ErrUnauthenticated is returned (possibly wrapped with a reason that never
+// contains a secret) when credentials are missing or invalid. The HTTP layer
+// maps it to 401.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// DefaultTokenTTL is the token lifetime used when Options.TokenTTL is zero.
+const DefaultTokenTTL = 7 * 24 * time.Hour
+
+// User is one entry of coordinator.api.users.
+type User struct {
+	Username string
+	// Password is plain text, or a bcrypt hash when it starts with $2a$,
+	// $2b$ or $2y$.
+	Password string
+	// Roles are role names; case and surrounding blanks are ignored.
+	Roles []string
+}
+
+// Options mirrors coordinator.api's security settings.
+type Options struct {
+	AdminUsername string
+	AdminPassword string
+	// Users, when empty, selects the single default principal
+	// AdminUsername/AdminPassword with every role.
+	Users       []User
+	TokenSecret string
+	// TokenTTL is the token lifetime; zero means DefaultTokenTTL.
+	TokenTTL time.Duration
+	// Now is the clock used to issue and verify tokens; nil means time.Now.
+	Now func() time.Time
+}
+
+// IgnoredUser names a configured user that was left out, and why. It never
+// carries the password.
+type IgnoredUser struct {
+	Username string
+	Reason   string
+}
+
+// Users holds the configured principals and the token signer. It is safe for
+// concurrent use.
+type Users struct {
+	accounts  map[string]account
+	ignored   []IgnoredUser
+	secret    []byte
+	devSecret bool
+	ttl       time.Duration
+	now       func() time.Time
+}
+
+type account struct {
+	cred  credential
+	roles []Role
+}
+
+// NewUsers validates opts and builds the principals of §1:
+//
+//   - no Users: one principal AdminUsername/AdminPassword with roles ADMIN,
+//     MEMBER, MONITOR, READ, WRITE (both must be non-blank);
+//   - otherwise only the listed users. Entries with a blank name are skipped
+//     silently; entries with a blank password, or whose name and password are
+//     the admin pair, are left out and reported by Ignored. Unknown role names,
+//     users without roles, duplicate names and malformed bcrypt hashes are
+//     errors (which name the user, never the password).
+//
+// The token secret is TokenSecret when it is not blank, otherwise the
+// development secret derived from the admin credentials (see DevSecret).
+func NewUsers(opts Options) (*Users, error) {
+	u := &Users{accounts: map[string]account{}, ttl: opts.TokenTTL, now: opts.Now}
+	if u.ttl == 0 {
+		u.ttl = DefaultTokenTTL
+	}
+	if u.ttl < time.Second {
+		return nil, fmt.Errorf("token TTL %s must be at least 1s", u.ttl)
+	}
+	if u.now == nil {
+		u.now = time.Now
+	}
+	if strings.TrimSpace(opts.TokenSecret) != "" {
+		u.secret = []byte(opts.TokenSecret)
+	} else {
+		u.secret = []byte(opts.AdminUsername + ":" + opts.AdminPassword + ":redis-stream-coordinator-token")
+		u.devSecret = true
+	}
+	if len(opts.Users) == 0 {
+		return u, u.addDefaultAdmin(opts)
+	}
+	for _, cfg := range opts.Users {
+		if err := u.addConfigured(cfg, opts); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func (u *Users) addDefaultAdmin(opts Options) error {
+	if strings.TrimSpace(opts.AdminUsername) == "" || opts.AdminPassword == "" {
+		return errors.New("admin username and password must not be blank when no users are configured")
+	}
+	cred, err := newCredential(opts.AdminPassword)
+	if err != nil {
+		return fmt.Errorf("admin user %q: %w", opts.AdminUsername, err)
+	}
+	u.accounts[opts.AdminUsername] = account{cred: cred, roles: allRoles}
+	return nil
+}
+
+func (u *Users) addConfigured(cfg User, opts Options) error {
+	if strings.TrimSpace(cfg.Username) == "" {
+		return nil
+	}
+	if _, dup := u.accounts[cfg.Username]; dup {
+		return fmt.Errorf("user %q is configured twice", cfg.Username)
+	}
+	roles := make([]Role, 0, len(cfg.Roles))
+	for _, name := range cfg.Roles {
+		r, ok := parseConfiguredRole(name)
+		if !ok {
+			return fmt.Errorf("user %q: unknown role %q (want one of READ, WRITE, MEMBER, ADMIN, MONITOR)", cfg.Username, name)
+		}
+		roles = append(roles, r)
+	}
+	if len(roles) == 0 {
+		return fmt.Errorf("user %q has no roles", cfg.Username)
+	}
+	if cfg.Password == "" {
+		u.ignored = append(u.ignored, IgnoredUser{Username: cfg.Username, Reason: "blank password"})
+		return nil
+	}
+	cred, err := newCredential(cfg.Password)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", cfg.Username, err)
+	}
+	if cfg.Username == opts.AdminUsername && (cfg.Password == opts.AdminPassword || cred.matches(opts.AdminPassword)) {
+		u.ignored = append(u.ignored, IgnoredUser{Username: cfg.Username, Reason: "uses the admin-username/admin-password pair"})
+		return nil
+	}
+	u.accounts[cfg.Username] = account{cred: cred, roles: normalizeRoles(roles)}
+	return nil
+}
+
+// Ignored lists the configured users that were left out (see NewUsers), for
+// the caller to log as warnings.
+func (u *Users) Ignored() []IgnoredUser { return u.ignored }
+
+// DevSecret reports whether tokens are signed with the secret derived from
+// the admin credentials because no token secret is configured. Callers log a
+// warning that this is for local development only.
+func (u *Users) DevSecret() bool { return u.devSecret }
+
+// Authenticate resolves an Authorization header value:
+//
+//   - "Bearer <token>" (scheme case-insensitive, blanks trimmed): the token
+//     alone decides, there is no fallback to a password check;
+//   - "Basic <base64(user:password)>" (scheme case-insensitive, standard
+//     Base64, split at the first colon): a configured user check.
+//
+// Anything else, including an empty header, fails with ErrUnauthenticated.
+func (u *Users) Authenticate(authorization string) (Principal, error) {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	rest = strings.TrimSpace(rest)
+	switch {
+	case scheme == "":
+		return Principal{}, fmt.Errorf("%w: no credentials", ErrUnauthenticated)
+	case strings.EqualFold(scheme, "Bearer"):
+		return u.verifyToken(rest)
+	case strings.EqualFold(scheme, "Basic"):
+		raw, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return Principal{}, fmt.Errorf("%w: malformed Basic credentials", ErrUnauthenticated)
+		}
+		name, password, ok := strings.Cut(string(raw), ":")
+		if !ok {
+			return Principal{}, fmt.Errorf("%w: malformed Basic credentials", ErrUnauthenticated)
+		}
+		return u.checkPassword(name, password)
+	}
+	return Principal{}, fmt.Errorf("%w: unsupported authorization scheme", ErrUnauthenticated)
+}
+
+// Login checks a username and password and issues a token carrying the
+// user's configured roles.
+func (u *Users) Login(username, password string) (Token, error) {
+	p, err := u.checkPassword(username, password)
+	if err != nil {
+		return Token{}, err
+	}
+	return u.Refresh(p), nil
+}
+
+// checkPassword verifies a user's password in constant time (relative to the
+// stored credential); unknown users cost as much as a plain-text check.
+func (u *Users) checkPassword(username, password string) (Principal, error) {
+	acc, ok := u.accounts[username]
+	if !ok {
+		unknownUser.matches(password)
+		return Principal{}, fmt.Errorf("%w: invalid username or password", ErrUnauthenticated)
+	}
+	if !acc.cred.matches(password) {
+		return Principal{}, fmt.Errorf("%w: invalid username or password", ErrUnauthenticated)
+	}
+	return Principal{Username: username, Roles: slices.Clone(acc.roles)}, nil
+}
+
+// credential is a stored password: a bcrypt hash, or the SHA-256 of a plain
+// password (hashing first makes the comparison independent of the length).
+type credential struct {
+	bcryptHash []byte
+	plain      [sha256.Size]byte
+}
+
+// unknownUser is compared against when the user name is unknown.
+var unknownUser = credential{plain: sha256.Sum256([]byte("redis-stream-coordinator:no-such-user"))}
+
+func newCredential(password string) (credential, error) {
+	for _, prefix := range []string{"$2a$", "$2b$", "$2y$"} {
+		if strings.HasPrefix(password, prefix) {
+			if _, err := bcrypt.Cost([]byte(password)); err != nil {
+				return credential{}, errors.New("password looks like a bcrypt hash but is malformed")
+			}
+			return credential{bcryptHash: []byte(password)}, nil
+		}
+	}
+	return credential{plain: sha256.Sum256([]byte(password))}, nil
+}
+
+func (c credential) matches(password string) bool {
+	if c.bcryptHash != nil {
+		return bcrypt.CompareHashAndPassword(c.bcryptHash, []byte(password)) == nil
+	}
+	sum := sha256.Sum256([]byte(password))
+	return subtle.ConstantTimeCompare(sum[:], c.plain[:]) == 1
+}
