@@ -1,0 +1,360 @@
+package config
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Store types accepted by `coordinator.store.type`.
+const (
+	StoreMemory = "memory"
+	StoreRedis  = "redis"
+	StoreJDBC   = "jdbc"
+)
+
+// Audit sinks accepted by `coordinator.audit.sink`.
+const (
+	AuditLog   = "log"
+	AuditRedis = "redis"
+)
+
+// FallbackID is the coordinator id used when neither COORDINATOR_ID nor the
+// host name yields one.
+const FallbackID = "local-coordinator"
+
+// Config is the `coordinator:` subtree of the configuration file. Field tags
+// are the YAML keys; error paths are "coordinator." + the tags joined by dots.
+type Config struct {
+	// ID identifies this coordinator in audit records, metrics and mutex
+	// tokens. Never blank after Parse: an empty value becomes the host name.
+	ID           string       `yaml:"id"`
+	Server       Server       `yaml:"server"`
+	API          API          `yaml:"api"`
+	Store        Store        `yaml:"store"`
+	Audit        Audit        `yaml:"audit"`
+	Redis        Redis        `yaml:"redis"`
+	Coordination Coordination `yaml:"coordination"`
+	Streams      Streams      `yaml:"streams"`
+	Defaults     Defaults     `yaml:"defaults"`
+	Monitoring   Monitoring   `yaml:"monitoring"`
+	Health       Health       `yaml:"health"`
+	Debug        Debug        `yaml:"debug"`
+}
+
+// Server is the HTTP listener.
+type Server struct {
+	// Address is the net.Listen address, e.g. ":8080".
+	Address string `yaml:"address"`
+}
+
+// API is the HTTP API path and security (PROTOCOL.md §1, §9.2).
+type API struct {
+	BasePath      string `yaml:"base-path"`
+	AdminUsername string `yaml:"admin-username"`
+	AdminPassword string `yaml:"admin-password"`
+	// TokenSecret signs Bearer tokens; blank means the dev-only secret
+	// derived from the admin credentials (§1).
+	TokenSecret           string    `yaml:"token-secret"`
+	TokenTTL              Duration  `yaml:"token-ttl"`
+	AuthenticateMemberAPI bool      `yaml:"authenticate-member-api"`
+	Users                 []User    `yaml:"users"`
+	RateLimit             RateLimit `yaml:"rate-limit"`
+}
+
+// User is one configured principal. When API.Users is empty the admin
+// credentials form the only principal (§1).
+type User struct {
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// Roles are READ, WRITE, MEMBER, ADMIN or MONITOR.
+	Roles []string `yaml:"roles"`
+}
+
+// RateLimit is the fixed-window admin mutation limit (§9.2).
+type RateLimit struct {
+	Enabled bool     `yaml:"enabled"`
+	Window  Duration `yaml:"window"`
+	// MaxRequests is the permits per window; ≤ 0 rejects every request.
+	MaxRequests int `yaml:"max-requests"`
+}
+
+// Store selects and tunes the metadata store (§8).
+type Store struct {
+	// Type is StoreMemory, StoreRedis or StoreJDBC.
+	Type string `yaml:"type"`
+	// KeyPrefix is concatenated literally in front of every Redis key (§8.3).
+	KeyPrefix string  `yaml:"key-prefix"`
+	JDBC      JDBC    `yaml:"jdbc"`
+	Breaker   Breaker `yaml:"breaker"`
+	// Timeout bounds one store call.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// JDBC configures the SQL store.
+type JDBC struct {
+	// URL is the database URL, e.g. postgres://user@host:5432/db; it may
+	// carry a password and is redacted by Config.Redacted.
+	URL string `yaml:"url"`
+}
+
+// Breaker is the circuit breaker around the store.
+type Breaker struct {
+	// FailureThreshold consecutive failures open the breaker.
+	FailureThreshold int `yaml:"failure-threshold"`
+	// OpenTimeout is how long the breaker stays open before a probe.
+	OpenTimeout Duration `yaml:"open-timeout"`
+}
+
+// Audit selects the audit sink (§9.1).
+type Audit struct {
+	// Sink is AuditLog or AuditRedis.
+	Sink string `yaml:"sink"`
+	// RedisMaxEntries caps the Redis audit list; values below 1 mean 1.
+	RedisMaxEntries int `yaml:"redis-max-entries"`
+}
+
+// Redis is the Redis connection shared by the store, the audit sink and
+// stream provisioning.
+type Redis struct {
+	Host     string `yaml:"host"`
+	Port     int    `yaml:"port"`
+	Database int    `yaml:"database"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	TLS      bool   `yaml:"tls"`
+	// ClusterNodes ("host:port") select Redis Cluster instead of Host/Port.
+	// A scalar value is split at commas, so one placeholder can fill it.
+	ClusterNodes []string `yaml:"cluster-nodes"`
+}
+
+// Coordination holds the group protocol timings (§4, §7, §8.2).
+type Coordination struct {
+	HeartbeatInterval    Duration    `yaml:"heartbeat-interval"`
+	MemberLeaseTTL       Duration    `yaml:"member-lease-ttl"`
+	RebalanceTimeout     Duration    `yaml:"rebalance-timeout"`
+	StaleMemberRetention Duration    `yaml:"stale-member-retention"`
+	EventLoop            EventLoop   `yaml:"event-loop"`
+	StateMutex           StateMutex  `yaml:"state-mutex"`
+	GroupCommit          GroupCommit `yaml:"group-commit"`
+}
+
+// EventLoop is the background tick (§7).
+type EventLoop struct {
+	Enabled  bool     `yaml:"enabled"`
+	Interval Duration `yaml:"interval"`
+}
+
+// StateMutex is the Redis state mutex (§8.2). Read the effective values
+// through TTL, AcquireTimeout and RetryInterval: a deprecated Duration key,
+// when present, overrides its -ms sibling.
+type StateMutex struct {
+	Enabled          bool `yaml:"enabled"`
+	TTLMs            int  `yaml:"ttl-ms"`
+	AcquireTimeoutMs int  `yaml:"acquire-timeout-ms"`
+	RetryIntervalMs  int  `yaml:"retry-interval-ms"`
+	// Deprecated: use TTLMs. Overrides it when set (key `ttl`).
+	DeprecatedTTL *Duration `yaml:"ttl,omitempty"`
+	// Deprecated: use AcquireTimeoutMs. Overrides it when set (key `acquire-timeout`).
+	DeprecatedAcquireTimeout *Duration `yaml:"acquire-timeout,omitempty"`
+	// Deprecated: use RetryIntervalMs. Overrides it when set (key `retry-interval`).
+	DeprecatedRetryInterval *Duration `yaml:"retry-interval,omitempty"`
+}
+
+// GroupCommit controls per-group write batching.
+type GroupCommit struct {
+	// Enabled batches queued requests into one commit; false runs one
+	// critical section per request (the benchmark baseline).
+	Enabled bool `yaml:"enabled"`
+	// MaxBatch caps the requests in one commit.
+	MaxBatch int `yaml:"max-batch"`
+}
+
+// Streams controls data-plane provisioning (§6.6).
+type Streams struct {
+	ProvisioningEnabled bool `yaml:"provisioning-enabled"`
+}
+
+// Defaults are used when Admin API requests omit a value.
+type Defaults struct {
+	InitialShardCount int `yaml:"initial-shard-count"`
+	MaxShardCount     int `yaml:"max-shard-count"`
+}
+
+// Monitoring tunes the monitoring read path.
+type Monitoring struct {
+	// OffsetCacheTTL is how long computed stream offsets are reused; 0
+	// disables the cache.
+	OffsetCacheTTL Duration `yaml:"offset-cache-ttl"`
+}
+
+// Health tunes the non-blocking Redis health probe (§10.2).
+type Health struct {
+	RedisTimeoutMs int `yaml:"redis-timeout-ms"`
+	CacheTTLMs     int `yaml:"cache-ttl-ms"`
+}
+
+// Debug holds developer switches.
+type Debug struct {
+	// Pprof mounts net/http/pprof on the API server.
+	Pprof bool `yaml:"pprof"`
+}
+
+// Default returns the §11 defaults (what an empty file yields) with ID set to
+// the host name, independent of the environment.
+func Default() *Config {
+	c := defaults()
+	c.ID = hostnameOr(os.Hostname)
+	return c
+}
+
+// defaults is the §11 tree with the seed's values and an empty ID. It is the
+// base every file is decoded onto.
+func defaults() *Config {
+	return &Config{
+		Server: Server{Address: ":8080"},
+		API: API{
+			BasePath:      "/coord/v1",
+			AdminUsername: "admin",
+			AdminPassword: "password",
+			TokenTTL:      Duration(7 * 24 * time.Hour),
+			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60},
+		},
+		Store: Store{
+			Type:      StoreMemory,
+			KeyPrefix: "redis-stream:coord",
+			Breaker:   Breaker{FailureThreshold: 5, OpenTimeout: Duration(5 * time.Second)},
+			Timeout:   Duration(2 * time.Second),
+		},
+		Audit: Audit{Sink: AuditLog, RedisMaxEntries: 1000},
+		Redis: Redis{Host: "127.0.0.1", Port: 6379},
+		Coordination: Coordination{
+			HeartbeatInterval:    Duration(time.Second),
+			MemberLeaseTTL:       Duration(10 * time.Second),
+			RebalanceTimeout:     Duration(60 * time.Second),
+			StaleMemberRetention: Duration(10 * time.Minute),
+			EventLoop:            EventLoop{Enabled: true, Interval: Duration(time.Second)},
+			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
+			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
+		},
+		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
+		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second)},
+		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
+	}
+}
+
+// hostnameOr returns the host name, or FallbackID when it is unavailable.
+func hostnameOr(hostname func() (string, error)) string {
+	if h, err := hostname(); err == nil && strings.TrimSpace(h) != "" {
+		return strings.TrimSpace(h)
+	}
+	return FallbackID
+}
+
+// RedisRequired reports whether Redis is a required dependency (§10.2):
+// Redis store, Redis audit sink or stream provisioning.
+func (c *Config) RedisRequired() bool {
+	return c.Store.Type == StoreRedis || c.Audit.Sink == AuditRedis || c.Streams.ProvisioningEnabled
+}
+
+// RedisAddr is "host:port" for the single-node Redis client (IPv6 hosts are
+// bracketed).
+func (c *Config) RedisAddr() string {
+	return net.JoinHostPort(c.Redis.Host, strconv.Itoa(c.Redis.Port))
+}
+
+// TTL is the mutex lease: `ttl` when set, else `ttl-ms`.
+func (m StateMutex) TTL() time.Duration {
+	return overrideMs(m.DeprecatedTTL, m.TTLMs)
+}
+
+// AcquireTimeout bounds one acquire: `acquire-timeout` when set, else
+// `acquire-timeout-ms`.
+func (m StateMutex) AcquireTimeout() time.Duration {
+	return overrideMs(m.DeprecatedAcquireTimeout, m.AcquireTimeoutMs)
+}
+
+// RetryInterval is the pause between acquire attempts: `retry-interval` when
+// set, else `retry-interval-ms`.
+func (m StateMutex) RetryInterval() time.Duration {
+	return overrideMs(m.DeprecatedRetryInterval, m.RetryIntervalMs)
+}
+
+func overrideMs(d *Duration, ms int) time.Duration {
+	if d != nil {
+		return d.Duration()
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// RedisTimeout bounds one health PING.
+func (h Health) RedisTimeout() time.Duration {
+	return time.Duration(h.RedisTimeoutMs) * time.Millisecond
+}
+
+// CacheTTL is how long a health PING result is reused.
+func (h Health) CacheTTL() time.Duration {
+	return time.Duration(h.CacheTTLMs) * time.Millisecond
+}
+
+// redactedMark replaces every non-empty secret in Redacted output.
+const redactedMark = "******"
+
+// Redacted returns a deep copy whose passwords, token secret and JDBC URL
+// password are replaced by "******" (empty values stay empty, so an unset
+// secret remains visible as such).
+func (c *Config) Redacted() *Config {
+	r := *c
+	r.API.AdminPassword = redact(c.API.AdminPassword)
+	r.API.TokenSecret = redact(c.API.TokenSecret)
+	r.Redis.Password = redact(c.Redis.Password)
+	r.Redis.ClusterNodes = append([]string(nil), c.Redis.ClusterNodes...)
+	r.API.Users = nil
+	for _, u := range c.API.Users {
+		r.API.Users = append(r.API.Users, User{Username: u.Username, Password: redact(u.Password), Roles: append([]string(nil), u.Roles...)})
+	}
+	r.Store.JDBC.URL = redactURL(c.Store.JDBC.URL)
+	return &r
+}
+
+// redactURL masks the user-info password and any query parameter whose name
+// mentions a password or secret. URLs it cannot inspect (unparsable, or
+// opaque like "jdbc:postgresql://…") are masked whole.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Opaque != "" {
+		return redact(s)
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if lk := strings.ToLower(k); strings.Contains(lk, "pass") || strings.Contains(lk, "secret") {
+				q.Set(k, redactedMark)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+func redact(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redactedMark
+}
+
+// String renders the redacted configuration as a YAML file (with the
+// `coordinator:` root) that Parse accepts; it never contains secrets.
+func (c *Config) String() string {
+	out, err := yaml.Marshal(map[string]*Config{"coordinator": c.Redacted()})
+	if err != nil {
+		return "config: " + err.Error()
+	}
+	return string(out)
+}

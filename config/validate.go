@@ -1,0 +1,134 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// roles are the names accepted in api.users[].roles (§1; ADMIN and MONITOR
+// are legacy aliases).
+var roles = map[string]bool{"READ": true, "WRITE": true, "MEMBER": true, "ADMIN": true, "MONITOR": true}
+
+// Validate checks the values Parse cannot: enumerations, required
+// combinations, ranges and positive timings. It returns every problem found,
+// joined, each a *KeyError naming the key. Rate-limit max-requests ≤ 0 is
+// valid (it rejects every request, §9.2).
+func (c *Config) Validate() error {
+	v := validator{}
+	const root = "coordinator."
+
+	v.check(strings.TrimSpace(c.ID) != "", root+"id", "must not be blank")
+	if _, _, err := net.SplitHostPort(c.Server.Address); err != nil {
+		v.add(root+"server.address", "invalid listen address %q: want host:port or :port", c.Server.Address)
+	}
+
+	v.check(strings.HasPrefix(c.API.BasePath, "/"), root+"api.base-path", "must start with /, got %q", c.API.BasePath)
+	if len(c.API.Users) == 0 {
+		v.check(strings.TrimSpace(c.API.AdminUsername) != "", root+"api.admin-username", "must not be blank when api.users is empty")
+		v.check(strings.TrimSpace(c.API.AdminPassword) != "", root+"api.admin-password", "must not be blank when api.users is empty")
+	}
+	v.positive(root+"api.token-ttl", c.API.TokenTTL)
+	usernames := make(map[string]bool, len(c.API.Users))
+	for i, u := range c.API.Users {
+		p := index(root+"api.users", i)
+		v.check(strings.TrimSpace(u.Username) != "", p+".username", "must not be blank")
+		v.check(strings.TrimSpace(u.Password) != "", p+".password", "must not be blank")
+		v.check(!usernames[u.Username], p+".username", "duplicate user %q", u.Username)
+		usernames[u.Username] = true
+		for j, r := range u.Roles {
+			v.check(roles[r], index(p+".roles", j), "unknown role %q: want READ, WRITE, MEMBER, ADMIN or MONITOR", r)
+		}
+	}
+	v.positive(root+"api.rate-limit.window", c.API.RateLimit.Window)
+
+	switch c.Store.Type {
+	case StoreMemory, StoreRedis:
+	case StoreJDBC:
+		v.check(strings.TrimSpace(c.Store.JDBC.URL) != "", root+"store.jdbc.url", "is required when store.type is jdbc")
+	default:
+		v.add(root+"store.type", "unknown store type %q: want memory, redis or jdbc", c.Store.Type)
+	}
+	v.check(c.Store.KeyPrefix != "", root+"store.key-prefix", "must not be empty")
+	v.check(c.Store.Breaker.FailureThreshold >= 1, root+"store.breaker.failure-threshold", "must be at least 1, got %d", c.Store.Breaker.FailureThreshold)
+	v.positive(root+"store.breaker.open-timeout", c.Store.Breaker.OpenTimeout)
+	v.positive(root+"store.timeout", c.Store.Timeout)
+
+	v.check(c.Audit.Sink == AuditLog || c.Audit.Sink == AuditRedis, root+"audit.sink", "unknown audit sink %q: want log or redis", c.Audit.Sink)
+
+	v.check(c.Redis.Port >= 1 && c.Redis.Port <= 65535, root+"redis.port", "must be in 1..65535, got %d", c.Redis.Port)
+	v.check(c.Redis.Database >= 0, root+"redis.database", "must not be negative, got %d", c.Redis.Database)
+	if c.RedisRequired() && len(c.Redis.ClusterNodes) == 0 {
+		v.check(strings.TrimSpace(c.Redis.Host) != "", root+"redis.host", "must not be blank when Redis is required")
+	}
+	for i, node := range c.Redis.ClusterNodes {
+		if _, port, err := net.SplitHostPort(node); err != nil || !validPort(port) {
+			v.add(index(root+"redis.cluster-nodes", i), "invalid node %q: want host:port", node)
+		}
+	}
+
+	co := root + "coordination."
+	v.positive(co+"heartbeat-interval", c.Coordination.HeartbeatInterval)
+	v.positive(co+"member-lease-ttl", c.Coordination.MemberLeaseTTL)
+	v.positive(co+"rebalance-timeout", c.Coordination.RebalanceTimeout)
+	v.nonNegative(co+"stale-member-retention", c.Coordination.StaleMemberRetention)
+	v.positive(co+"event-loop.interval", c.Coordination.EventLoop.Interval)
+	m := c.Coordination.StateMutex
+	v.positive(mutexKey(co, "ttl", m.DeprecatedTTL != nil), Duration(m.TTL()))
+	v.nonNegative(mutexKey(co, "acquire-timeout", m.DeprecatedAcquireTimeout != nil), Duration(m.AcquireTimeout()))
+	v.positive(mutexKey(co, "retry-interval", m.DeprecatedRetryInterval != nil), Duration(m.RetryInterval()))
+	v.check(c.Coordination.GroupCommit.MaxBatch >= 1, co+"group-commit.max-batch", "must be at least 1, got %d", c.Coordination.GroupCommit.MaxBatch)
+
+	d := c.Defaults
+	if d.MaxShardCount < 1 {
+		v.add(root+"defaults.max-shard-count", "must be at least 1, got %d", d.MaxShardCount)
+	} else {
+		v.check(d.InitialShardCount >= 1 && d.InitialShardCount <= d.MaxShardCount, root+"defaults.initial-shard-count",
+			"must be in 1..max-shard-count (%d), got %d", d.MaxShardCount, d.InitialShardCount)
+	}
+
+	v.nonNegative(root+"monitoring.offset-cache-ttl", c.Monitoring.OffsetCacheTTL)
+	v.check(c.Health.RedisTimeoutMs >= 1, root+"health.redis-timeout-ms", "must be at least 1, got %d", c.Health.RedisTimeoutMs)
+	v.check(c.Health.CacheTTLMs >= 0, root+"health.cache-ttl-ms", "must not be negative, got %d", c.Health.CacheTTLMs)
+
+	return errors.Join(v.errs...)
+}
+
+// mutexKey names the state-mutex key that supplied a value: the deprecated
+// Duration key when it was set, else its -ms sibling.
+func mutexKey(coordination, name string, deprecated bool) string {
+	if deprecated {
+		return coordination + "state-mutex." + name
+	}
+	return coordination + "state-mutex." + name + "-ms"
+}
+
+func validPort(s string) bool {
+	p, err := strconv.Atoi(s)
+	return err == nil && p >= 1 && p <= 65535
+}
+
+// validator collects KeyErrors.
+type validator struct {
+	errs []error
+}
+
+func (v *validator) add(key, format string, args ...any) {
+	v.errs = append(v.errs, &KeyError{Key: key, Err: fmt.Errorf(format, args...)})
+}
+
+func (v *validator) check(ok bool, key, format string, args ...any) {
+	if !ok {
+		v.add(key, format, args...)
+	}
+}
+
+func (v *validator) positive(key string, d Duration) {
+	v.check(d > 0, key, "must be positive, got %s", d)
+}
+
+func (v *validator) nonNegative(key string, d Duration) {
+	v.check(d >= 0, key, "must not be negative, got %s", d)
+}
