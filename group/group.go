@@ -3,7 +3,7 @@ package group
 import "slices"
 
 // Group is one consumer group's state: the aggregate of §8.5 plus derived
-// indexes that make the heartbeat path independent of the member count.
+// indexes that keep the heartbeat path independent of the member count.
 //
 // A Group is not safe for concurrent use; the group actor owns it.
 type Group struct {
@@ -11,29 +11,27 @@ type Group struct {
 	Members map[string]*Member  // every member record, live or not
 	Targets map[string]ShardSet // target assignment of the live members
 
-	idx index // derived from Members and Targets; rebuilt by Apply
+	idx index // derived from Members and Targets by Apply; never persisted
 }
 
-// index holds state derived from the records. It is never persisted.
+// index holds state derived from the records.
 type index struct {
-	// holders[s] lists the live members whose current ∪ revoking holds s.
+	// liveIDs lists the ACTIVE/STARTING members, sorted.
+	liveIDs []string
+	// holders[s] lists the owners (Member.Holds) whose current ∪ revoking holds s.
 	holders map[int][]string
 	// targetOwner[s] is the member whose target holds s (targets are disjoint).
 	targetOwner map[int]string
 	// mismatched counts live members whose current set differs from their target.
 	mismatched int
-	// foreign counts (live holder, shard) pairs where the shard is in another
+	// foreign counts (owner, shard) pairs where the shard is in another
 	// member's target: each such pair blocks that member.
 	foreign int
-	// live counts ACTIVE/STARTING members.
-	live int
-	// nextCheckAt is a lower bound of the earliest lease expiry, rebalance
-	// deadline or prune time; maintenance scans run only once it has passed.
-	nextCheckAt Instant
+	// nextScanAt is a lower bound of the earliest lease expiry or prune time;
+	// nextDeadlineAt of the earliest rebalance deadline. Zero means unknown:
+	// the next handler scans all members and recomputes it.
+	nextScanAt, nextDeadlineAt Instant
 }
-
-// Exists reports whether the group has been created and not deleted.
-func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
 
 // New returns an empty, not yet created group. Apply a MetaRecord to create it.
 func New() *Group {
@@ -44,8 +42,11 @@ func New() *Group {
 	}
 }
 
-// Clone returns a deep-enough copy: member structs are copied, immutable
-// values (ShardSets, Meta maps) are shared.
+// Exists reports whether the group has been created and not deleted.
+func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
+
+// Clone returns an independent copy: member structs are copied, immutable
+// values (ShardSets, Meta maps and slices) are shared.
 func (g *Group) Clone() *Group {
 	c := New()
 	c.Meta = g.Meta
@@ -112,20 +113,19 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	}
 }
 
-// retargetShard moves shard s to a new target owner, updating the count of
-// foreign holdings of s.
+// retargetShard moves shard s to a new target owner ("" for none), keeping
+// the count of foreign holdings in step.
 func (g *Group) retargetShard(s int, owner string) {
-	before := g.foreignHolders(s)
+	g.idx.foreign -= g.foreignHolders(s)
 	if owner == "" {
 		delete(g.idx.targetOwner, s)
 	} else {
 		g.idx.targetOwner[s] = owner
 	}
-	g.idx.foreign += g.foreignHolders(s) - before
+	g.idx.foreign += g.foreignHolders(s)
 }
 
-// foreignHolders counts live holders of s other than its target owner, when
-// s has a target owner.
+// foreignHolders counts owners of s other than its target owner.
 func (g *Group) foreignHolders(s int) int {
 	owner, ok := g.idx.targetOwner[s]
 	if !ok {
@@ -141,13 +141,15 @@ func (g *Group) foreignHolders(s int) int {
 }
 
 func (g *Group) indexMember(m *Member) {
-	g.noteDeadlines(m)
-	if !m.State.Live() {
-		return
+	if m.State.Live() {
+		i, _ := slices.BinarySearch(g.idx.liveIDs, m.MemberID)
+		g.idx.liveIDs = slices.Insert(g.idx.liveIDs, i, m.MemberID)
+		if !m.CurrentAssignment.Equal(g.Targets[m.MemberID]) {
+			g.idx.mismatched++
+		}
 	}
-	g.idx.live++
-	if !m.CurrentAssignment.Equal(g.Targets[m.MemberID]) {
-		g.idx.mismatched++
+	if !m.Holds() {
+		return
 	}
 	for _, s := range m.Holding() {
 		g.idx.holders[s] = append(g.idx.holders[s], m.MemberID)
@@ -158,17 +160,21 @@ func (g *Group) indexMember(m *Member) {
 }
 
 func (g *Group) unindexMember(m *Member) {
-	if !m.State.Live() {
-		return
+	if m.State.Live() {
+		if i, ok := slices.BinarySearch(g.idx.liveIDs, m.MemberID); ok {
+			g.idx.liveIDs = slices.Delete(g.idx.liveIDs, i, i+1)
+		}
+		if !m.CurrentAssignment.Equal(g.Targets[m.MemberID]) {
+			g.idx.mismatched--
+		}
 	}
-	g.idx.live--
-	if !m.CurrentAssignment.Equal(g.Targets[m.MemberID]) {
-		g.idx.mismatched--
+	if !m.Holds() {
+		return
 	}
 	for _, s := range m.Holding() {
 		hs := g.idx.holders[s]
 		if i := slices.Index(hs, m.MemberID); i >= 0 {
-			hs = slices.Delete(slices.Clone(hs), i, i+1)
+			hs = slices.Delete(hs, i, i+1)
 		}
 		if len(hs) == 0 {
 			delete(g.idx.holders, s)
@@ -178,20 +184,6 @@ func (g *Group) unindexMember(m *Member) {
 		if owner, ok := g.idx.targetOwner[s]; ok && owner != m.MemberID {
 			g.idx.foreign--
 		}
-	}
-}
-
-// noteDeadlines lowers nextCheckAt to the member's earliest time-driven event.
-func (g *Group) noteDeadlines(m *Member) {
-	for _, t := range []Instant{m.MemberLeaseExpiresAt, m.RebalanceDeadlineAt} {
-		if t != 0 && (g.idx.nextCheckAt == 0 || t < g.idx.nextCheckAt) {
-			g.idx.nextCheckAt = t
-		}
-	}
-	if !m.State.Live() && m.LastHeartbeatAt != 0 && g.idx.nextCheckAt == 0 {
-		// Prune times depend on the retention setting; a dead record makes
-		// every scan due until it is pruned (§4.6).
-		g.idx.nextCheckAt = m.LastHeartbeatAt
 	}
 }
 
@@ -207,3 +199,21 @@ func (g *Group) rebuildIndex() {
 		g.indexMember(m)
 	}
 }
+
+// blocked returns the shards of set held by an owner other than id.
+func (g *Group) blocked(id string, set ShardSet) ShardSet {
+	var out ShardSet
+	for _, s := range set {
+		for _, h := range g.idx.holders[s] {
+			if h != id {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// LiveMemberIDs returns the ACTIVE/STARTING member ids, sorted. The slice
+// must not be modified.
+func (g *Group) LiveMemberIDs() []string { return g.idx.liveIDs }

@@ -81,3 +81,6 @@ func (i *Instant) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
+
+// msDuration converts milliseconds to a time.Duration.
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,6 +1,9 @@
 package group
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Key names one consumer group of one sharded stream.
 type Key struct {
@@ -59,21 +62,42 @@ type ShardProgress struct {
 // Member is one member record, exactly as stored in the aggregate (§8.5) and
 // returned by the /members API.
 type Member struct {
-	MemberID              string          `json:"memberId"`
-	MemberName            string          `json:"memberName"`
-	State                 MemberState     `json:"state"`
-	MemberEpoch           int64           `json:"memberEpoch"`
-	MetadataVersion       int64           `json:"metadataVersion"`
-	RuntimeMaxConcurrency int             `json:"runtimeMaxConcurrency"`
-	ActiveConsumerWorkers int             `json:"activeConsumerWorkers"`
-	CurrentAssignment     ShardSet        `json:"currentAssignment"`
-	GrantedAssignment     ShardSet        `json:"grantedAssignment"`
-	Revoking              ShardSet        `json:"revoking"`
-	LastHeartbeatAt       Instant         `json:"lastHeartbeatAt"`
-	MemberLeaseExpiresAt  Instant         `json:"memberLeaseExpiresAt"`
-	RebalanceTimeoutMs    int64           `json:"rebalanceTimeoutMs"`
-	RebalanceDeadlineAt   Instant         `json:"rebalanceDeadlineAt"`
-	ShardProgress         []ShardProgress `json:"shardProgress"`
+	MemberID              string       `json:"memberId"`
+	MemberName            string       `json:"memberName"`
+	State                 MemberState  `json:"state"`
+	MemberEpoch           int64        `json:"memberEpoch"`
+	MetadataVersion       int64        `json:"metadataVersion"`
+	RuntimeMaxConcurrency int          `json:"runtimeMaxConcurrency"`
+	ActiveConsumerWorkers int          `json:"activeConsumerWorkers"`
+	CurrentAssignment     ShardSet     `json:"currentAssignment"`
+	GrantedAssignment     ShardSet     `json:"grantedAssignment"`
+	Revoking              ShardSet     `json:"revoking"`
+	LastHeartbeatAt       Instant      `json:"lastHeartbeatAt"`
+	MemberLeaseExpiresAt  Instant      `json:"memberLeaseExpiresAt"`
+	RebalanceTimeoutMs    int64        `json:"rebalanceTimeoutMs"`
+	RebalanceDeadlineAt   Instant      `json:"rebalanceDeadlineAt"`
+	ShardProgress         ProgressList `json:"shardProgress"`
+	// PreviousMemberEpoch and PreviousGrantedAssignment remember the epoch the
+	// member held before its last epoch change and what it was granted then,
+	// so a retry after a lost response is accepted (improvement 8a).
+	PreviousMemberEpoch       int64    `json:"previousMemberEpoch"`
+	PreviousGrantedAssignment ShardSet `json:"previousGrantedAssignment"`
+}
+
+// Holds reports whether the member counts as an owner of what it holds:
+// ACTIVE, STARTING and LEAVING members block others; EXPIRED and FENCED
+// records keep stale sets but never block (§4.6).
+func (m *Member) Holds() bool { return m.State != MemberExpired && m.State != MemberFenced }
+
+// ProgressList is a member's shard progress; it encodes as [] when empty.
+type ProgressList []ShardProgress
+
+// MarshalJSON encodes nil as [].
+func (p ProgressList) MarshalJSON() ([]byte, error) {
+	if p == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]ShardProgress(p))
 }
 
 // Holding is what a member holds: current ∪ revoking.
@@ -95,7 +119,7 @@ type MetadataCorrection struct {
 	ObservedMetadataVersion int64    `json:"observedMetadataVersion"`
 	RequestedAt             Instant  `json:"requestedAt"`
 	UpdatedAt               Instant  `json:"updatedAt"`
-	AcknowledgedMembers     []string `json:"acknowledgedMembers"`
+	AcknowledgedMembers     []string `json:"acknowledgedMembers"` // sorted, never nil
 }
 
 // Meta is the group-level part of the aggregate: everything but the member
@@ -126,6 +150,10 @@ type Settings struct {
 	StaleMemberRetention time.Duration // ≤ 0 disables pruning
 	DefaultShardCount    int
 	MaxShardCount        int
+	// DrainCheck is true when removed shards must be confirmed drained in
+	// Redis (ConfirmDrain) before a scale-in completes (§6.4); false when
+	// Redis is not configured.
+	DrainCheck bool
 }
 
 // DefaultSettings returns the seed's defaults.

@@ -52,6 +52,9 @@ type HeartbeatRequest struct {
 	OwnedShards             ShardSet        `json:"ownedShards"`
 	RevokingShards          []RevokeReport  `json:"revokingShards"`
 	ShardProgress           []ShardProgress `json:"shardProgress"`
+	// PathMemberID is the {M} of the request URL, set by the HTTP layer. When
+	// non-empty it must equal MemberID (§4.2 step 2).
+	PathMemberID string `json:"-"`
 }
 
 // AssignmentPayload is the assignment part of a heartbeat response.

@@ -1,0 +1,237 @@
+package group
+
+import "slices"
+
+// Create returns the records that create a group (§2.2 step 5): epochs and
+// metadata version 1, the requested (or default) shard count, reconciled to
+// assignmentEpoch 1. g must be a New() group; the caller has checked that the
+// group does not exist in the store.
+func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) ([]Record, error) {
+	if err := ValidateCreate(&req, s); err != nil {
+		return nil, err
+	}
+	n := s.DefaultShardCount
+	if req.InitialShardCount != nil {
+		n = *req.InitialShardCount
+	}
+	t := newTx(g, s, now)
+	t.setMeta(Meta{
+		StreamPrefix:    key.StreamPrefix,
+		ConsumerGroup:   key.ConsumerGroup,
+		GroupEpoch:      1,
+		MetadataVersion: 1,
+		State:           GroupEmpty,
+		ShardCount:      n,
+		Migrations:      map[string]Migration{},
+		CreatedAt:       now,
+	})
+	t.reconcile()
+	return t.recs, nil
+}
+
+// Delete checks §2.3 and returns the DeletedRecord: a group with ACTIVE or
+// STARTING members is deleted only with force. Expired leases are expired
+// first so dead members do not block the delete. Callers capture View()
+// before, for the response.
+func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) ([]Record, error) {
+	if err := ValidateDelete(&req); err != nil {
+		return nil, err
+	}
+	t := newTx(g, s, now)
+	t.maintain()
+	if len(g.idx.liveIDs) > 0 && !req.Force {
+		return t.recs, Errorf(CodeGroupHasActiveMembers,
+			"Group has %d active member(s); stop them or delete with force=true", len(g.idx.liveIDs))
+	}
+	t.apply(DeletedRecord{})
+	return t.recs, nil
+}
+
+// Tick runs the time-driven maintenance of §7: lease expiry, pruning,
+// rebalance timeouts and migration advancement. It costs O(1) when no
+// deadline is due and returns no records when nothing changed.
+func (g *Group) Tick(now Instant, s Settings) []Record {
+	if !g.Exists() {
+		return nil
+	}
+	t := newTx(g, s, now)
+	t.maintain()
+	t.enforceTimeouts("")
+	t.advanceMigration()
+	return t.recs
+}
+
+// NoopMigrationID is the id of the unstored answer to a same-count scale.
+const NoopMigrationID = "noop"
+
+// StartScale runs §6.2 steps 1–6: it expires leases, refuses while a
+// correction round is open (409) or another migration is active (409), answers
+// a same-count request with the unstored noop migration, resumes a PREPARING
+// migration with the same target, or records a new PREPARING migration with
+// id newID. The caller commits the records, provisions shards
+// 0..target-1 when the returned migration is PREPARING, then calls
+// ActivateScale.
+func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID string) (Migration, []Record, error) {
+	if err := ValidateScale(&req, s); err != nil {
+		return Migration{}, nil, err
+	}
+	target := *req.TargetShardCount
+	if g.MetadataCorrection != nil {
+		return Migration{}, nil, errCorrectionOpen()
+	}
+	t := newTx(g, s, now)
+	t.maintain()
+	if active := g.activeMigration(); active != nil {
+		if active.State == MigrationPreparing && active.ToShardCount == target {
+			return *active, t.recs, nil
+		}
+		return Migration{}, t.recs, Errorf(CodeActiveMigrationExists,
+			"Group already has active migration %s (%s)", active.ReshardingID, active.State)
+	}
+	if target == g.ShardCount {
+		return Migration{ReshardingID: NoopMigrationID, FromShardCount: target, ToShardCount: target,
+			State: MigrationDeprecated, CreatedAt: now, UpdatedAt: now}, t.recs, nil
+	}
+	m := Migration{ReshardingID: newID, FromShardCount: g.ShardCount, ToShardCount: target,
+		State: MigrationPreparing, CreatedAt: now, UpdatedAt: now}
+	meta := g.Meta
+	meta.Migrations = withMigration(meta.Migrations, m)
+	meta.ActiveReshardingID = &m.ReshardingID
+	t.setMeta(meta)
+	return m, t.recs, nil
+}
+
+// ActivateScale runs §6.2 step 8 for the PREPARING migration id: it becomes
+// ACTIVE, the shard count switches (routing and targets change at once), the
+// group epoch moves and the targets are recomputed.
+func (g *Group) ActivateScale(now Instant, s Settings, id string) (Migration, []Record, error) {
+	m := g.activeMigration()
+	if m == nil || m.ReshardingID != id || m.State != MigrationPreparing {
+		return Migration{}, nil, Errorf(CodeMigrationNotFound, "No preparing migration %s", id)
+	}
+	t := newTx(g, s, now)
+	act := *m
+	act.State = MigrationActive
+	act.UpdatedAt = now
+	meta := g.Meta
+	meta.Migrations = withMigration(meta.Migrations, act)
+	meta.ShardCount = act.ToShardCount
+	t.setMeta(meta)
+	t.bumpGroupEpoch()
+	t.reconcile()
+	t.enforceTimeouts("")
+	return act, t.recs, nil
+}
+
+// Rollback runs §6.5: an ACTIVE migration is marked ROLLED_BACK and the
+// shard count returns to its source; a rolled-back one is returned as is;
+// anything else is 422.
+func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest) (Migration, []Record, error) {
+	if err := ValidateRollback(&req); err != nil {
+		return Migration{}, nil, err
+	}
+	if g.MetadataCorrection != nil {
+		return Migration{}, nil, errCorrectionOpen()
+	}
+	m, ok := g.Migrations[id]
+	switch {
+	case !ok:
+		return Migration{}, nil, Errorf(CodeMigrationNotFound, "Migration %s not found", id)
+	case m.State == MigrationRolledBack || m.State == MigrationRollingBack:
+		return m, nil, nil
+	case g.ActiveReshardingID == nil || *g.ActiveReshardingID != id || m.State != MigrationActive:
+		return Migration{}, nil, Errorf(CodeRollbackNotAllowed,
+			"Migration %s is %s; only the ACTIVE migration can be rolled back", id, m.State)
+	}
+	t := newTx(g, s, now)
+	m.State = MigrationRolledBack
+	m.UpdatedAt = now
+	meta := g.Meta
+	meta.Migrations = withMigration(meta.Migrations, m)
+	meta.ActiveReshardingID = nil
+	meta.ShardCount = m.FromShardCount
+	t.setMeta(meta)
+	t.bumpGroupEpoch()
+	t.reconcile()
+	return m, t.recs, nil
+}
+
+// ConfirmDrain tells the group that Redis reported every removed shard of
+// migration id drained (§6.4); the migration then completes if no owner
+// still holds a removed shard.
+func (g *Group) ConfirmDrain(now Instant, s Settings, id string) []Record {
+	m := g.activeMigration()
+	if m == nil || m.ReshardingID != id || m.State != MigrationDraining {
+		return nil
+	}
+	t := newTx(g, s, now)
+	t.completeDrain(true)
+	return t.recs
+}
+
+// PendingDrain names the DRAINING migration whose removed shards
+// [to, from) must be confirmed drained in Redis before it can complete.
+func (g *Group) PendingDrain() (id string, removed []int, ok bool) {
+	m := g.activeMigration()
+	if m == nil || m.State != MigrationDraining || m.ToShardCount >= m.FromShardCount {
+		return "", nil, false
+	}
+	return m.ReshardingID, Range(m.ToShardCount, m.FromShardCount), true
+}
+
+// Migration returns the migration with the given id.
+func (g *Group) Migration(id string) (Migration, bool) {
+	m, ok := g.Migrations[id]
+	return m, ok
+}
+
+// MigrationList returns every migration ordered by creation time.
+func (g *Group) MigrationList() []Migration {
+	out := make([]Migration, 0, len(g.Migrations))
+	for _, m := range g.Migrations {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Migration) int {
+		if a.CreatedAt != b.CreatedAt {
+			return int(a.CreatedAt - b.CreatedAt)
+		}
+		return compareStrings(a.ReshardingID, b.ReshardingID)
+	})
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func errCorrectionOpen() *Error {
+	return Errorf(CodeMetadataSyncInProgress, "A metadata correction round is in progress")
+}
+
+// withMigration returns a copy of ms with m stored (Meta maps are immutable).
+func withMigration(ms map[string]Migration, m Migration) map[string]Migration {
+	out := make(map[string]Migration, len(ms)+1)
+	for k, v := range ms {
+		out[k] = v
+	}
+	out[m.ReshardingID] = m
+	return out
+}
+
+// activeMigration returns the migration named by activeReshardingId.
+func (g *Group) activeMigration() *Migration {
+	if g.ActiveReshardingID == nil {
+		return nil
+	}
+	m, ok := g.Migrations[*g.ActiveReshardingID]
+	if !ok {
+		return nil
+	}
+	return &m
+}

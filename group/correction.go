@@ -1,0 +1,79 @@
+package group
+
+import "slices"
+
+// openCorrection opens or extends the metadata-correction round of §4.8 for
+// a member claiming the future version observed.
+func (t *tx) openCorrection(observed int64) {
+	meta := t.g.Meta
+	c := MetadataCorrection{
+		TargetMetadataVersion:   meta.MetadataVersion,
+		ObservedMetadataVersion: observed,
+		RequestedAt:             t.now,
+		UpdatedAt:               t.now,
+		AcknowledgedMembers:     []string{},
+	}
+	if old := meta.MetadataCorrection; old != nil {
+		c.RequestedAt = old.RequestedAt
+		c.AcknowledgedMembers = old.AcknowledgedMembers
+		c.ObservedMetadataVersion = max(old.ObservedMetadataVersion, observed)
+	}
+	meta.MetadataCorrection = &c
+	t.setMeta(meta)
+}
+
+// syncMetadata answers SYNC_METADATA (§4.2 steps 6–7, payload §4.5): the
+// member's liveness is refreshed and it may keep reading only the shards it
+// already reads that are still its own; nothing else about it changes.
+func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
+	g := t.g
+	t.refreshLiveness(rec, req)
+	rec.MetadataVersion = req.MetadataVersion
+	t.putMember(*rec, false)
+	if maint {
+		t.reconcile()
+	}
+	target := g.Targets[rec.MemberID]
+	assigned := req.OwnedShards.Intersect(target.Minus(g.blocked(rec.MemberID, target)))
+	if !rec.GrantedAssignment.Equal(assigned) {
+		rec.GrantedAssignment = assigned
+		t.putMember(*rec, false)
+	}
+	return t.answer(req, StatusSyncMetadata, rec, assigned, target.Minus(assigned))
+}
+
+// acknowledgeCorrection records that member id runs on the current version
+// and closes the round once every participant has acknowledged, no owner is
+// still revoking and nothing is blocked (§4.8).
+func (t *tx) acknowledgeCorrection(id string) {
+	g := t.g
+	meta := g.Meta
+	c := *meta.MetadataCorrection
+	c.AcknowledgedMembers = sortedInsert(c.AcknowledgedMembers, id)
+	c.UpdatedAt = t.now
+	if t.correctionComplete(c.AcknowledgedMembers) {
+		meta.MetadataCorrection = nil
+	} else {
+		meta.MetadataCorrection = &c
+	}
+	t.setMeta(meta)
+}
+
+func (t *tx) correctionComplete(acked []string) bool {
+	g := t.g
+	if g.idx.foreign > 0 {
+		return false
+	}
+	for id, m := range g.Members {
+		participant := m.State.Live() || (m.State == MemberLeaving && len(m.Holding()) > 0)
+		if participant {
+			if _, ok := slices.BinarySearch(acked, id); !ok {
+				return false
+			}
+		}
+		if m.Holds() && len(m.Revoking) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,109 @@
+package grouptest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Context drives one group with a fake clock.
+type Context struct {
+	T        TB
+	Now      group.Instant
+	Settings group.Settings
+	Group    *group.Group
+	// Records collects every record the handlers produced, in order.
+	Records []group.Record
+	seq     int
+}
+
+// TB is the subset of testing.TB the context needs.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Start is the fake clock's initial time: 2026-05-21T00:00:00Z.
+var Start = group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
+
+// New creates a group with shardCount shards at Start, with the default settings.
+func New(t TB, shardCount int) *Context {
+	t.Helper()
+	c := &Context{T: t, Now: Start, Settings: group.DefaultSettings(), Group: group.New()}
+	recs, err := c.Group.Create(c.Now, c.Settings, group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"},
+		group.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	c.Records = append(c.Records, recs...)
+	return c
+}
+
+// Advance moves the fake clock forward.
+func (c *Context) Advance(d time.Duration) { c.Now = c.Now.Add(d) }
+
+// Heartbeat sends a heartbeat and returns the response.
+func (c *Context) Heartbeat(req group.HeartbeatRequest) group.HeartbeatResponse {
+	c.T.Helper()
+	if req.ProtocolVersion == 0 {
+		req.ProtocolVersion = 1
+	}
+	if req.RequestID == "" {
+		c.seq++
+		req.RequestID = fmt.Sprintf("req-%d", c.seq)
+	}
+	if req.RuntimeConsumerCapacity == nil {
+		req.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
+	}
+	if err := group.ValidateHeartbeat(&req, c.Settings); err != nil {
+		c.T.Fatalf("invalid heartbeat: %v", err)
+	}
+	resp, recs := c.Group.Heartbeat(c.Now, c.Settings, &req)
+	c.Records = append(c.Records, recs...)
+	return resp
+}
+
+// Member builds a heartbeat for member id at epoch, owning the given shards,
+// at the group's current metadata version.
+func (c *Context) Member(id string, epoch int64, owned ...int) group.HeartbeatRequest {
+	return group.HeartbeatRequest{
+		MemberID:        id,
+		MemberEpoch:     epoch,
+		MetadataVersion: c.Group.MetadataVersion,
+		OwnedShards:     group.NewShardSet(owned...),
+	}
+}
+
+// Revoked returns terminal revoke reports for the shards.
+func Revoked(shards ...int) []group.RevokeReport {
+	out := make([]group.RevokeReport, 0, len(shards))
+	for _, s := range shards {
+		out = append(out, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeRevoked})
+	}
+	return out
+}
+
+// Draining returns active (non-terminal) revoke reports for the shards.
+func Draining(shards ...int) []group.RevokeReport {
+	out := make([]group.RevokeReport, 0, len(shards))
+	for _, s := range shards {
+		out = append(out, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeDraining, InFlight: 1})
+	}
+	return out
+}
+
+// Tick runs the group's maintenance at the current time.
+func (c *Context) Tick() {
+	c.Records = append(c.Records, c.Group.Tick(c.Now, c.Settings)...)
+}
+
+// Replay rebuilds a group from every record produced so far; it must equal
+// the live group (recovery and live traffic share one path).
+func (c *Context) Replay() *group.Group {
+	g := group.New()
+	for _, r := range c.Records {
+		g.Apply(r)
+	}
+	return g
+}

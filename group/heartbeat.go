@@ -1,0 +1,323 @@
+package group
+
+// Heartbeat runs the decision procedure of §4.2 for one member. It never
+// fails: every outcome is a status in the response. Callers validate the
+// request first with ValidateHeartbeat (the HTTP 400 cases). The records it
+// returns have already been applied to g.
+//
+// The numbered steps below are the steps of §4.2.
+func (g *Group) Heartbeat(now Instant, s Settings, req *HeartbeatRequest) (HeartbeatResponse, []Record) {
+	t := newTx(g, s, now)
+	resp := t.heartbeat(req)
+	return resp, t.recs
+}
+
+func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
+	g := t.g
+	// 1–3. Envelope checks.
+	switch {
+	case req.ProtocolVersion != 1:
+		return t.rejected(req, StatusUnsupportedProtocol)
+	case req.PathMemberID != "" && req.PathMemberID != req.MemberID:
+		return t.rejected(req, StatusInvalidRequest)
+	case !g.Exists():
+		return t.rejected(req, StatusUnknownMemberID)
+	}
+	// 4. Maintenance.
+	maint := t.maintain()
+
+	// 5–7. Metadata correction (§4.8).
+	id := req.MemberID
+	rec := t.member(id)
+	syncable := rec != nil && rec.State != MemberFenced && rec.State != MemberExpired
+	if syncable && req.MetadataVersion > g.MetadataVersion {
+		t.openCorrection(req.MetadataVersion)
+		return t.syncMetadata(req, rec, maint)
+	}
+	if syncable && g.MetadataCorrection != nil && req.MetadataVersion != g.MetadataVersion {
+		return t.syncMetadata(req, rec, maint)
+	}
+
+	// 8. Epoch dispatch.
+	epoch := req.MemberEpoch
+	switch {
+	case epoch < -1:
+		return t.rejected(req, StatusInvalidRequest)
+	case rec == nil && epoch == 0:
+		rec = t.join(id, req)
+	case rec == nil:
+		return t.rejected(req, StatusUnknownMemberID)
+	case epoch == 0 && !rec.State.Live():
+		rec = t.join(id, req)
+	case epoch == 0 && len(req.OwnedShards) == 0 && len(req.RevokingShards) == 0:
+		return t.joinReplay(req, rec, maint)
+	case epoch == 0:
+		return t.rejected(req, StatusInvalidRequest)
+	case rec.State == MemberFenced || rec.State == MemberExpired:
+		return t.fenced(req, rec)
+	case epoch == -1:
+		if rec.State != MemberLeaving {
+			rec.State = MemberLeaving
+			rec.MemberEpoch = -1
+			t.putMember(*rec, false)
+			t.bumpGroupEpoch()
+		}
+	case epoch > rec.MemberEpoch:
+		return t.rejected(req, StatusInvalidRequest)
+	case epoch < rec.MemberEpoch && !t.acceptsPreviousEpoch(req, rec):
+		return t.fenced(req, rec)
+	}
+
+	// 9. Ownership validation (§4.4); an invalid report fences the member.
+	report, ok := t.validateOwnership(req, rec)
+	if !ok {
+		t.fence(rec, g.GroupEpoch)
+		t.bumpGroupEpoch()
+		t.reconcile()
+		return t.fenced(req, t.member(id))
+	}
+
+	// 10. Apply the report.
+	t.applyReport(req, rec, report)
+
+	// 11. Reconcile, rebalance timeouts, migration advance, correction ack.
+	t.reconcile()
+	t.enforceTimeouts(id)
+	t.advanceMigration()
+	if g.MetadataCorrection != nil {
+		t.acknowledgeCorrection(id)
+	}
+
+	// 12. Fenced by a timeout in step 11.
+	rec = t.member(id)
+	if rec.State == MemberFenced {
+		return t.fenced(req, rec)
+	}
+	// 13. A live member moves to the assignment epoch.
+	if rec.State.Live() && rec.MemberEpoch != g.AssignmentEpoch {
+		rec.PreviousMemberEpoch = rec.MemberEpoch
+		rec.PreviousGrantedAssignment = rec.GrantedAssignment
+		rec.MemberEpoch = g.AssignmentEpoch
+	}
+	// 14–16. Answer: REVOKE_PENDING while a round is open, OK otherwise.
+	target := g.Targets[id]
+	blocked := g.blocked(id, target)
+	status := StatusOK
+	var assigned, pending ShardSet
+	if g.MetadataCorrection != nil {
+		status = StatusRevokePending
+		assigned = rec.CurrentAssignment.Intersect(target.Minus(blocked))
+		pending = target.Minus(assigned)
+	} else {
+		assigned = target.Minus(blocked)
+		pending = target.Intersect(blocked)
+	}
+	rec.GrantedAssignment = assigned
+	t.saveMember(rec)
+	return t.answer(req, status, rec, assigned, pending)
+}
+
+// report is the validated content of a heartbeat (§4.4).
+type report struct {
+	owned, revoking ShardSet
+	progress        ProgressList
+	// livenessOnly: the report changes nothing but liveness fields.
+	livenessOnly bool
+}
+
+// join creates or resets a member record (join and rejoin of §4.2 step 8).
+func (t *tx) join(id string, req *HeartbeatRequest) *Member {
+	m := &Member{MemberID: id, MemberName: id}
+	if req.MemberName != nil {
+		m.MemberName = *req.MemberName
+	}
+	m.State = MemberActive
+	m.MemberEpoch = t.g.GroupEpoch
+	m.RebalanceTimeoutMs = t.s.RebalanceTimeout.Milliseconds()
+	t.refreshLiveness(m, req)
+	t.putMember(*m, false)
+	t.bumpGroupEpoch()
+	return m
+}
+
+// joinReplay answers an epoch-0 heartbeat of a live member that reports
+// nothing: the member has dropped its state (a lost join response or a client
+// restart). Whatever the record still holds is cleared (improvement 8b), and
+// the member gets its current target with its stored epoch; nothing is bumped.
+func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
+	g := t.g
+	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0
+	if !livenessOnly {
+		rec.CurrentAssignment, rec.Revoking, rec.GrantedAssignment, rec.ShardProgress = nil, nil, nil, nil
+	}
+	t.refreshLiveness(rec, req)
+	t.putMember(*rec, livenessOnly)
+	if maint || !livenessOnly {
+		t.reconcile()
+	}
+	target := g.Targets[rec.MemberID]
+	blocked := g.blocked(rec.MemberID, target)
+	assigned, pending := target.Minus(blocked), target.Intersect(blocked)
+	if !rec.GrantedAssignment.Equal(assigned) {
+		rec.GrantedAssignment = assigned
+		t.putMember(*rec, false)
+	}
+	return t.answer(req, StatusOK, rec, assigned, pending)
+}
+
+// acceptsPreviousEpoch implements improvement 8a: a retry with the epoch the
+// member held before its last change is accepted when what it reports owning
+// was granted at that epoch.
+func (t *tx) acceptsPreviousEpoch(req *HeartbeatRequest, rec *Member) bool {
+	return rec.State.Live() && rec.PreviousMemberEpoch > 0 &&
+		req.MemberEpoch == rec.PreviousMemberEpoch &&
+		req.OwnedShards.SubsetOf(rec.PreviousGrantedAssignment)
+}
+
+// validateOwnership checks the report against the member's authority
+// (§4.4). Terminal revoke reports and progress for shards outside it are
+// dropped; anything else outside it makes the report invalid.
+func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool) {
+	g := t.g
+	var r report
+	if req.MemberEpoch == 0 {
+		return r, true
+	}
+	target := g.Targets[rec.MemberID].Below(g.ShardCount)
+	accepted := rec.CurrentAssignment.Union(rec.Revoking).Union(rec.GrantedAssignment)
+	authority := accepted.Union(target.Minus(g.blocked(rec.MemberID, target)))
+	if rec.State != MemberLeaving {
+		r.owned = req.OwnedShards
+	}
+	if !r.owned.SubsetOf(authority) {
+		return r, false
+	}
+	// During a round, a member already on the round's version may report
+	// entries outside what it holds or targets: those are discarded first.
+	var relevant ShardSet
+	inRound := g.MetadataCorrection != nil && req.MetadataVersion == g.MetadataCorrection.TargetMetadataVersion
+	if inRound {
+		relevant = rec.CurrentAssignment.Union(rec.Revoking).Union(g.Targets[rec.MemberID])
+	}
+	var revoking []int
+	for _, rr := range req.RevokingShards {
+		s := rr.Shard.ShardIndex
+		if inRound && !relevant.Contains(s) {
+			continue
+		}
+		if rr.Terminal() {
+			continue
+		}
+		if !authority.Contains(s) {
+			return r, false
+		}
+		revoking = append(revoking, s)
+	}
+	r.revoking = NewShardSet(revoking...)
+	for _, p := range req.ShardProgress {
+		s := p.Shard.ShardIndex
+		if inRound && !relevant.Contains(s) {
+			continue
+		}
+		if !authority.Contains(s) {
+			return r, false
+		}
+		r.progress = append(r.progress, p)
+	}
+	return r, true
+}
+
+// applyReport is step 10 of §4.2.
+func (t *tx) applyReport(req *HeartbeatRequest, rec *Member, r report) {
+	g := t.g
+	before := *rec
+	rec.MetadataVersion = g.MetadataVersion
+	rec.RebalanceTimeoutMs = t.s.RebalanceTimeout.Milliseconds()
+	rec.CurrentAssignment = r.owned
+	rec.Revoking = r.revoking
+	if rec.State == MemberLeaving {
+		rec.CurrentAssignment, rec.GrantedAssignment = nil, nil
+	}
+	rec.ShardProgress = r.progress
+	t.refreshLiveness(rec, req)
+	r.livenessOnly = before.MetadataVersion == rec.MetadataVersion &&
+		before.RebalanceTimeoutMs == rec.RebalanceTimeoutMs &&
+		before.CurrentAssignment.Equal(rec.CurrentAssignment) &&
+		before.Revoking.Equal(rec.Revoking) &&
+		before.GrantedAssignment.Equal(rec.GrantedAssignment) &&
+		before.State == rec.State && before.MemberEpoch == rec.MemberEpoch
+	t.putMember(*rec, r.livenessOnly)
+}
+
+// refreshLiveness updates the liveness fields from a heartbeat.
+func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
+	if req.MemberName != nil {
+		m.MemberName = *req.MemberName
+	}
+	if c := req.RuntimeConsumerCapacity; c != nil {
+		m.RuntimeMaxConcurrency = c.RuntimeMaxConcurrency
+		m.ActiveConsumerWorkers = max(0, c.RuntimeMaxConcurrency-c.AvailableConcurrency)
+	}
+	m.LastHeartbeatAt = t.now
+	m.MemberLeaseExpiresAt = t.now.Add(t.s.MemberLeaseTTL)
+}
+
+// saveMember stores the member after steps 13–16 unless they changed nothing.
+func (t *tx) saveMember(m *Member) {
+	cur := t.g.Members[m.MemberID]
+	if cur.MemberEpoch == m.MemberEpoch && cur.GrantedAssignment.Equal(m.GrantedAssignment) &&
+		cur.PreviousMemberEpoch == m.PreviousMemberEpoch {
+		return
+	}
+	t.putMember(*m, false)
+}
+
+// answer builds an accepted response (OK, REVOKE_PENDING, SYNC_METADATA).
+func (t *tx) answer(req *HeartbeatRequest, status HeartbeatStatus, m *Member, assigned, pending ShardSet) HeartbeatResponse {
+	g := t.g
+	return HeartbeatResponse{
+		ResponseTo:          req.RequestID,
+		Status:              status,
+		MemberID:            m.MemberID,
+		MemberEpoch:         m.MemberEpoch,
+		HeartbeatIntervalMs: t.s.HeartbeatInterval.Milliseconds(),
+		RebalanceTimeoutMs:  t.s.RebalanceTimeout.Milliseconds(),
+		GroupEpoch:          g.GroupEpoch,
+		AssignmentEpoch:     g.AssignmentEpoch,
+		MetadataVersion:     g.MetadataVersion,
+		Assignment:          AssignmentPayload{AssignedShards: assigned, PendingShards: pending, MetadataVersion: g.MetadataVersion},
+	}
+}
+
+// fenced answers FENCED_MEMBER_EPOCH with the stored member epoch and the
+// group's real epochs.
+func (t *tx) fenced(req *HeartbeatRequest, rec *Member) HeartbeatResponse {
+	resp := t.answer(req, StatusFencedMemberEpoch, rec, nil, nil)
+	resp.Assignment.MetadataVersion = 0
+	return resp
+}
+
+// rejected answers UNSUPPORTED_PROTOCOL, INVALID_REQUEST or UNKNOWN_MEMBER_ID:
+// the request epoch echoed, zero epochs, an empty assignment.
+func (t *tx) rejected(req *HeartbeatRequest, status HeartbeatStatus) HeartbeatResponse {
+	return rejectedResponse(t.s, req, status)
+}
+
+func rejectedResponse(s Settings, req *HeartbeatRequest, status HeartbeatStatus) HeartbeatResponse {
+	return HeartbeatResponse{
+		ResponseTo:          req.RequestID,
+		Status:              status,
+		MemberID:            req.MemberID,
+		MemberEpoch:         req.MemberEpoch,
+		HeartbeatIntervalMs: s.HeartbeatInterval.Milliseconds(),
+		RebalanceTimeoutMs:  s.RebalanceTimeout.Milliseconds(),
+	}
+}
+
+// RetryResponse is the answer to a heartbeat that could not be processed
+// because the store is briefly unavailable (improvement 5): HTTP 200, status
+// RETRY, the request's epoch echoed, zero group epochs and an empty
+// assignment. Clients keep their lease and heartbeat again.
+func RetryResponse(s Settings, req *HeartbeatRequest) HeartbeatResponse {
+	return rejectedResponse(s, req, StatusRetry)
+}

@@ -1,0 +1,153 @@
+package group
+
+import (
+	"math"
+	"slices"
+)
+
+// never is the scan bound of a group with no pending time-driven event.
+const never = Instant(math.MaxInt64)
+
+// maintain expires leases and prunes stale records (§4.6; §4.2 step 4). It
+// scans the members only when the earliest pending event is due, and
+// reconciles when something changed. It reports whether anything changed.
+func (t *tx) maintain() bool {
+	g := t.g
+	if g.idx.nextScanAt != 0 && t.now < g.idx.nextScanAt {
+		return false
+	}
+	next := never
+	var expired, pruned []string
+	for _, id := range sortedMemberIDs(g) {
+		m := g.Members[id]
+		switch {
+		case m.State.Live() && t.now > m.MemberLeaseExpiresAt:
+			expired = append(expired, id)
+			next = min(next, t.pruneAt(m.LastHeartbeatAt))
+		case m.State.Live():
+			next = min(next, m.MemberLeaseExpiresAt)
+		case prunable(m) && t.s.StaleMemberRetention > 0:
+			if at := t.pruneAt(m.LastHeartbeatAt); t.now >= at {
+				pruned = append(pruned, id)
+			} else {
+				next = min(next, at)
+			}
+		}
+	}
+	for _, id := range expired {
+		m := t.member(id)
+		m.State = MemberExpired
+		m.MemberEpoch++
+		t.putMember(*m, false)
+	}
+	if len(expired) > 0 {
+		t.bumpGroupEpoch()
+	}
+	for _, id := range pruned {
+		t.apply(MemberRemovedRecord{MemberID: id})
+		if _, ok := g.Targets[id]; ok {
+			t.apply(TargetRemovedRecord{MemberID: id})
+		}
+	}
+	if len(pruned) > 0 {
+		t.bumpMetadataVersion()
+	}
+	g.idx.nextScanAt = next
+	changed := len(expired)+len(pruned) > 0
+	if changed {
+		t.reconcile()
+	}
+	return changed
+}
+
+// pruneAt is when a record last heard from at lastHeartbeat may be pruned.
+func (t *tx) pruneAt(lastHeartbeat Instant) Instant {
+	if t.s.StaleMemberRetention <= 0 {
+		return never
+	}
+	return lastHeartbeat.Add(t.s.StaleMemberRetention)
+}
+
+// prunable reports whether a record is a pruning candidate (§4.6).
+func prunable(m *Member) bool {
+	switch m.State {
+	case MemberExpired, MemberFenced:
+		return true
+	case MemberLeaving:
+		return len(m.CurrentAssignment) == 0 && len(m.Revoking) == 0
+	}
+	return false
+}
+
+// enforceTimeouts applies the rebalance timeout of §4.6 to the owners:
+// every owner holding shards outside its target gets a deadline, an owner
+// that released everything loses it, and an owner past its deadline is
+// fenced. It checks every owner when a deadline is due or the bound is
+// unknown, and only the member named only otherwise (its holdings may just
+// have changed). It reports whether it fenced anyone.
+func (t *tx) enforceTimeouts(only string) bool {
+	g := t.g
+	ids := []string{only}
+	all := g.idx.nextDeadlineAt == 0 || t.now >= g.idx.nextDeadlineAt
+	if all {
+		ids = sortedMemberIDs(g)
+	}
+	next := never
+	var fenced []string
+	for _, id := range ids {
+		m := g.Members[id]
+		if m == nil || !m.Holds() {
+			continue
+		}
+		release := m.Holding().Minus(g.Targets[id])
+		switch {
+		case len(release) == 0 && m.RebalanceDeadlineAt != 0:
+			cp := *m
+			cp.RebalanceDeadlineAt = 0
+			t.putMember(cp, false)
+		case len(release) > 0 && m.RebalanceDeadlineAt == 0:
+			cp := *m
+			cp.RebalanceDeadlineAt = t.now.Add(msDuration(m.RebalanceTimeoutMs))
+			t.putMember(cp, false)
+			next = min(next, cp.RebalanceDeadlineAt)
+		case len(release) > 0 && t.now >= m.RebalanceDeadlineAt:
+			fenced = append(fenced, id)
+		case len(release) > 0:
+			next = min(next, m.RebalanceDeadlineAt)
+		}
+	}
+	if all {
+		g.idx.nextDeadlineAt = next
+	}
+	if len(fenced) == 0 {
+		return false
+	}
+	epoch := g.GroupEpoch
+	for _, id := range fenced {
+		t.fence(t.member(id), epoch)
+	}
+	t.bumpGroupEpoch()
+	t.reconcile()
+	return true
+}
+
+// fence marks a member FENCED with an epoch above both its own and the
+// group's (groupEpoch is the value before this pass's G bump) and clears
+// what it holds.
+func (t *tx) fence(m *Member, groupEpoch int64) {
+	m.State = MemberFenced
+	m.MemberEpoch = max(groupEpoch+1, m.MemberEpoch+1)
+	m.CurrentAssignment, m.GrantedAssignment, m.Revoking = nil, nil, nil
+	m.RebalanceDeadlineAt = 0
+	t.putMember(*m, false)
+}
+
+// sortedMemberIDs returns every member id in ascending order.
+func sortedMemberIDs(g *Group) []string {
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,86 @@
+package group
+
+import "slices"
+
+// tx is the working context of one handler call: it applies records to the
+// group as they are produced (so later steps see earlier ones) and collects
+// them for the caller.
+type tx struct {
+	g    *Group
+	s    Settings
+	now  Instant
+	recs []Record
+}
+
+func newTx(g *Group, s Settings, now Instant) *tx { return &tx{g: g, s: s, now: now} }
+
+func (t *tx) apply(r Record) {
+	t.g.Apply(r)
+	t.recs = append(t.recs, r)
+}
+
+// setMeta stores a modified copy of the group-level fields.
+func (t *tx) setMeta(m Meta) {
+	m.UpdatedAt = t.now
+	t.apply(MetaRecord{Meta: m})
+}
+
+// putMember stores a member record. livenessOnly marks a change to liveness
+// fields only (see MemberRecord). It lowers the scan bounds so time-driven
+// events of the new record are not missed.
+func (t *tx) putMember(m Member, livenessOnly bool) {
+	t.apply(MemberRecord{Member: m, LivenessOnly: livenessOnly})
+	if m.State.Live() {
+		lowerBound(&t.g.idx.nextScanAt, m.MemberLeaseExpiresAt)
+	} else if t.s.StaleMemberRetention > 0 && m.LastHeartbeatAt != 0 {
+		lowerBound(&t.g.idx.nextScanAt, m.LastHeartbeatAt.Add(t.s.StaleMemberRetention))
+	}
+	lowerBound(&t.g.idx.nextDeadlineAt, m.RebalanceDeadlineAt)
+}
+
+// lowerBound lowers *b to at, treating zero as "unknown" on both sides.
+func lowerBound(b *Instant, at Instant) {
+	if at != 0 && *b != 0 && at < *b {
+		*b = at
+	}
+}
+
+// member returns a copy of the member record, or nil.
+func (t *tx) member(id string) *Member {
+	m := t.g.Members[id]
+	if m == nil {
+		return nil
+	}
+	cp := *m
+	return &cp
+}
+
+// bumpGroupEpoch is the G bump of §4.3: groupEpoch and metadataVersion grow,
+// and any metadata-correction round is dropped.
+func (t *tx) bumpGroupEpoch() {
+	m := t.g.Meta
+	m.GroupEpoch++
+	m.MetadataVersion++
+	m.MetadataCorrection = nil
+	t.setMeta(m)
+}
+
+// bumpMetadataVersion is the V bump of §4.3.
+func (t *tx) bumpMetadataVersion() {
+	m := t.g.Meta
+	m.MetadataVersion++
+	m.MetadataCorrection = nil
+	t.setMeta(m)
+}
+
+// sortedInsert returns ids with id added (sorted, no duplicates), as a new slice.
+func sortedInsert(ids []string, id string) []string {
+	i, found := slices.BinarySearch(ids, id)
+	if found {
+		return ids
+	}
+	out := make([]string, 0, len(ids)+1)
+	out = append(out, ids[:i]...)
+	out = append(out, id)
+	return append(out, ids[i:]...)
+}

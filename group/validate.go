@@ -1,0 +1,123 @@
+package group
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// violations collects bean-validation style messages ("field: message").
+type violations []string
+
+func (v *violations) add(field, msg string) { *v = append(*v, field+": "+msg) }
+
+// err returns INVALID_REQUEST with the messages sorted and joined by "; ".
+func (v violations) err() error {
+	if len(v) == 0 {
+		return nil
+	}
+	slices.Sort(v)
+	return &Error{Code: CodeInvalidRequest, Message: strings.Join(v, "; ")}
+}
+
+func (v *violations) notBlank(field, value string) {
+	if strings.TrimSpace(value) == "" {
+		v.add(field, "must not be blank")
+	}
+}
+
+const maxNameBytes = 200
+
+// ValidateName checks a stream prefix, consumer group or member id (§3):
+// 1–200 bytes of printable characters without '/', '{', '}' or whitespace.
+func ValidateName(field, value string) error {
+	if field == "streamPrefix" && strings.ContainsAny(value, "{}") {
+		return Errorf(CodeInvalidRequest, "streamPrefix must not contain Redis Cluster hash tag braces")
+	}
+	ok := len(value) >= 1 && len(value) <= maxNameBytes
+	for _, r := range value {
+		if !ok {
+			break
+		}
+		ok = r != unicode.ReplacementChar && unicode.IsPrint(r) && !unicode.IsSpace(r) && !strings.ContainsRune("/{}", r)
+	}
+	if !ok {
+		return Errorf(CodeInvalidRequest, "%s: must be 1-%d bytes of printable characters without '/', '{', '}' or whitespace", field, maxNameBytes)
+	}
+	return nil
+}
+
+// ValidateHeartbeat applies the validation rules of §3 to a heartbeat
+// (HTTP 400 INVALID_REQUEST). Lists are capped at MaxShardCount entries.
+func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
+	var v violations
+	if req.ProtocolVersion < 1 {
+		v.add("protocolVersion", "must be greater than or equal to 1")
+	}
+	v.notBlank("requestId", req.RequestID)
+	v.notBlank("memberId", req.MemberID)
+	if c := req.RuntimeConsumerCapacity; c == nil {
+		v.add("runtimeConsumerCapacity", "must not be null")
+	} else {
+		if c.RuntimeMaxConcurrency < 1 {
+			v.add("runtimeConsumerCapacity.runtimeMaxConcurrency", "must be greater than or equal to 1")
+		}
+		if c.AvailableConcurrency < 0 {
+			v.add("runtimeConsumerCapacity.availableConcurrency", "must be greater than or equal to 0")
+		}
+	}
+	for field, n := range map[string]int{
+		"ownedShards": len(req.OwnedShards), "revokingShards": len(req.RevokingShards), "shardProgress": len(req.ShardProgress),
+	} {
+		if n > s.MaxShardCount {
+			v.add(field, fmt.Sprintf("must not list more than %d shards", s.MaxShardCount))
+		}
+	}
+	return v.err()
+}
+
+// ValidateCreate checks a create body (§2.2).
+func ValidateCreate(req *CreateRequest, s Settings) error {
+	var v violations
+	if n := req.InitialShardCount; n != nil {
+		if *n < 1 {
+			v.add("initialShardCount", "must be greater than or equal to 1")
+		} else if *n > s.MaxShardCount {
+			v.add("initialShardCount", fmt.Sprintf("must be less than or equal to %d", s.MaxShardCount))
+		}
+	}
+	v.notBlank("requestedBy", req.RequestedBy)
+	return v.err()
+}
+
+// ValidateDelete checks a delete body (§2.3).
+func ValidateDelete(req *DeleteRequest) error {
+	var v violations
+	v.notBlank("requestedBy", req.RequestedBy)
+	v.notBlank("reason", req.Reason)
+	return v.err()
+}
+
+// ValidateScale checks a scale body (§2.5, §6.2 step 1).
+func ValidateScale(req *ScaleRequest, s Settings) error {
+	var v violations
+	switch n := req.TargetShardCount; {
+	case n == nil:
+		v.add("targetShardCount", "must not be null")
+	case *n < 0:
+		return Errorf(CodeInvalidRequest, "targetShardCount must be zero or positive")
+	case *n > s.MaxShardCount:
+		v.add("targetShardCount", fmt.Sprintf("must be less than or equal to %d", s.MaxShardCount))
+	}
+	v.notBlank("requestedBy", req.RequestedBy)
+	return v.err()
+}
+
+// ValidateRollback checks a rollback body (§2.5).
+func ValidateRollback(req *RollbackRequest) error {
+	var v violations
+	v.notBlank("requestedBy", req.RequestedBy)
+	v.notBlank("reason", req.Reason)
+	return v.err()
+}

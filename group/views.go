@@ -1,0 +1,116 @@
+package group
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// View returns the GroupResponse projection (§2.2).
+func (g *Group) View() GroupView {
+	v := GroupView{
+		StreamPrefix:             g.StreamPrefix,
+		ConsumerGroup:            g.ConsumerGroup,
+		State:                    g.State,
+		GroupEpoch:               g.GroupEpoch,
+		AssignmentEpoch:          g.AssignmentEpoch,
+		MetadataVersion:          g.MetadataVersion,
+		ShardCount:               g.ShardCount,
+		ActiveMigration:          g.activeMigration(),
+		TargetAssignmentSummary:  map[string]int{},
+		CurrentAssignmentSummary: map[string]int{},
+	}
+	for _, id := range g.idx.liveIDs {
+		v.TargetAssignmentSummary[id] = len(g.Targets[id])
+	}
+	for id, m := range g.Members {
+		if m.Holds() && len(m.CurrentAssignment) > 0 {
+			v.CurrentAssignmentSummary[id] = len(m.CurrentAssignment)
+		}
+	}
+	return v
+}
+
+// MemberList returns copies of every member record sorted by member id.
+func (g *Group) MemberList() []Member {
+	out := make([]Member, 0, len(g.Members))
+	for _, id := range sortedMemberIDs(g) {
+		out = append(out, *g.Members[id])
+	}
+	return out
+}
+
+// Assignments returns the /assignments projection (§2.6) with the invariant
+// violations.
+func (g *Group) Assignments() AssignmentsView {
+	v := AssignmentsView{
+		TargetAssignment:    make(map[string]ShardSet, len(g.Targets)),
+		CurrentAssignments:  make(map[string]ShardSet, len(g.Members)),
+		RevokeProgress:      map[string]ShardSet{},
+		InvariantViolations: g.Violations(),
+	}
+	for id, t := range g.Targets {
+		v.TargetAssignment[id] = t
+	}
+	for id, m := range g.Members {
+		v.CurrentAssignments[id] = m.CurrentAssignment
+		if len(m.Revoking) > 0 {
+			v.RevokeProgress[id] = m.Revoking
+		}
+	}
+	return v
+}
+
+// Violations checks the invariants of §2.6 and ours (no shard in the
+// current sets of two owners). It returns [] when all hold.
+func (g *Group) Violations() []string {
+	out := []string{}
+	anyActive := false
+	for _, m := range g.Members {
+		anyActive = anyActive || m.State == MemberActive
+	}
+	targetOwners := map[int][]string{}
+	for _, id := range slices.Sorted(mapsKeys(g.Targets)) {
+		if g.Members[id] == nil {
+			out = append(out, "target assignment references unknown member "+id)
+		}
+		for _, s := range g.Targets[id] {
+			targetOwners[s] = append(targetOwners[s], id)
+		}
+	}
+	currentOwners := map[int][]string{}
+	for _, id := range sortedMemberIDs(g) {
+		if m := g.Members[id]; m.Holds() {
+			for _, s := range m.CurrentAssignment {
+				currentOwners[s] = append(currentOwners[s], id)
+			}
+		}
+	}
+	for s := 0; s < g.ShardCount; s++ {
+		switch owners := targetOwners[s]; {
+		case len(owners) == 0 && anyActive:
+			out = append(out, fmt.Sprintf("readable shard ShardId(shardIndex=%d) has no target owner", s))
+		case len(owners) > 1:
+			out = append(out, fmt.Sprintf("readable shard ShardId(shardIndex=%d) has duplicate target owners [%s]", s, strings.Join(owners, ", ")))
+		}
+	}
+	for _, s := range slices.Sorted(mapsKeys(currentOwners)) {
+		if owners := currentOwners[s]; len(owners) > 1 {
+			out = append(out, fmt.Sprintf("shard ShardId(shardIndex=%d) has duplicate current owners [%s]", s, strings.Join(owners, ", ")))
+		}
+	}
+	if g.State != GroupEmpty && g.AssignmentEpoch != g.GroupEpoch {
+		out = append(out, fmt.Sprintf("assignmentEpoch %d does not match groupEpoch %d", g.AssignmentEpoch, g.GroupEpoch))
+	}
+	return out
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
