@@ -33,7 +33,8 @@ var (
 
 // Document is one group's stored form: the aggregate JSON (§8.5, without
 // member records and targets when Members is used) and one JSON document per
-// member (the member record plus its target).
+// member (the member record plus its target). Stores keep the JSON, not
+// necessarily its bytes: the SQL store normalises what it stores.
 type Document struct {
 	Aggregate     []byte
 	Members       map[string][]byte
@@ -42,7 +43,9 @@ type Document struct {
 	UpdatedAt     time.Time
 }
 
-// Mutation is the delta one commit writes.
+// Mutation is the delta one commit writes. Member puts are applied before
+// deletes, so an id in both ends up deleted. A non-nil Aggregate is in
+// layout LayoutVersion: the store records that layout with it.
 type Mutation struct {
 	Aggregate     []byte            // nil: unchanged
 	PutMembers    map[string][]byte // member id → document
@@ -52,7 +55,8 @@ type Mutation struct {
 
 // Store keeps group metadata with compare-and-set on the revision.
 type Store interface {
-	// Load returns the whole document and its revision, ErrNotFound or ErrCorrupt.
+	// Load returns the whole document and its revision, ErrNotFound or
+	// ErrCorrupt (also for an unsupported schema or layout version).
 	Load(ctx context.Context, key group.Key) (Document, Revision, error)
 	// Revision returns the current revision cheaply (ErrNotFound if absent).
 	Revision(ctx context.Context, key group.Key) (Revision, error)

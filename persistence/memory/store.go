@@ -38,6 +38,9 @@ func (s *Store) Load(_ context.Context, key group.Key) (persistence.Document, pe
 	if !ok {
 		return persistence.Document{}, 0, notFound(key)
 	}
+	if err := persistence.CheckVersions(e.doc.SchemaVersion, e.doc.LayoutVersion); err != nil {
+		return persistence.Document{}, 0, fmt.Errorf("memory store: load %s: %w", key, err)
+	}
 	return copyDocument(e.doc), e.rev, nil
 }
 
@@ -59,13 +62,17 @@ func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Documen
 	if _, ok := s.groups[key]; ok {
 		return 0, fmt.Errorf("memory store: create %s: %w", key, persistence.ErrAlreadyExists)
 	}
-	s.groups[key] = &entry{doc: copyDocument(doc), rev: 1}
-	return 1, nil
+	e := &entry{doc: copyDocument(doc), rev: 1}
+	e.doc.Aggregate = persistence.WithStoreRevision(e.doc.Aggregate, e.rev)
+	s.groups[key] = e
+	return e.rev, nil
 }
 
-// Commit applies a copy of m when the revision matches: the aggregate is
-// replaced when m.Aggregate is not nil, PutMembers are upserted, then
-// DeleteMembers removed.
+// Commit applies a copy of m when the revision matches and the stored
+// versions are supported (ErrCorrupt otherwise): the aggregate is
+// replaced when m.Aggregate is not nil (and the layout becomes
+// persistence.LayoutVersion), PutMembers are upserted, then DeleteMembers
+// removed; the aggregate's storeRevision follows the new revision.
 func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,9 +80,15 @@ func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Re
 	if err != nil {
 		return 0, err
 	}
+	if err := persistence.CheckVersions(e.doc.SchemaVersion, e.doc.LayoutVersion); err != nil {
+		return 0, fmt.Errorf("memory store: commit %s: %w", key, err)
+	}
+	e.rev++
 	if m.Aggregate != nil {
 		e.doc.Aggregate = slices.Clone(m.Aggregate)
+		e.doc.LayoutVersion = persistence.LayoutVersion
 	}
+	e.doc.Aggregate = persistence.WithStoreRevision(e.doc.Aggregate, e.rev)
 	if e.doc.Members == nil && len(m.PutMembers) > 0 {
 		e.doc.Members = map[string][]byte{}
 	}
@@ -86,7 +99,6 @@ func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Re
 		delete(e.doc.Members, id)
 	}
 	e.doc.UpdatedAt = m.UpdatedAt
-	e.rev++
 	return e.rev, nil
 }
 
