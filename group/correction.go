@@ -65,7 +65,7 @@ func (t *tx) correctionComplete(acked []string) bool {
 		return false
 	}
 	for id, m := range g.Members {
-		participant := m.State.Live() || (m.State == MemberLeaving && len(m.Holding()) > 0)
+		participant := m.State.Live() || (m.State == MemberLeaving && len(m.CurrentAssignment)+len(m.Revoking) > 0)
 		if participant {
 			if _, ok := slices.BinarySearch(acked, id); !ok {
 				return false

@@ -100,8 +100,13 @@ func (p ProgressList) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]ShardProgress(p))
 }
 
-// Holding is what a member holds: current ∪ revoking.
-func (m *Member) Holding() ShardSet { return m.CurrentAssignment.Union(m.Revoking) }
+// Holding is every shard the member may be reading: what it reports owning,
+// what it is still releasing, and what it was last granted (it may have
+// started reading a granted shard before reporting it). A shard held by one
+// owner is blocked for every other member (revoke before assign).
+func (m *Member) Holding() ShardSet {
+	return m.CurrentAssignment.Union(m.Revoking).Union(m.GrantedAssignment)
+}
 
 // Migration is one resharding migration (§6.1).
 type Migration struct {
