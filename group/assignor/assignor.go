@@ -206,24 +206,23 @@ func (p *plan) release() {
 	}
 }
 
-// unheld returns the shards in [0, shardCount) that are not held, ascending.
-func (p *plan) unheld() []int {
-	held := 0
-	for _, k := range p.size {
-		held += k
+// freeShards yields the shards that are not held, ascending. The caller
+// draws exactly as many as there are in [0, shardCount), so the unused bits
+// past shardCount in the last word are never reached.
+type freeShards struct {
+	held []uint64
+	w    int
+	word uint64 // free bits of held[w] not yet yielded
+}
+
+func (f *freeShards) next() int {
+	for f.word == 0 {
+		f.w++
+		f.word = ^f.held[f.w]
 	}
-	out := make([]int, 0, p.shardCount-held)
-	for w, word := range p.held {
-		free := ^word
-		if rest := p.shardCount - w*64; rest < 64 {
-			free &= 1<<rest - 1
-		}
-		for free != 0 {
-			out = append(out, w*64+bits.TrailingZeros64(free))
-			free &= free - 1
-		}
-	}
-	return out
+	s := f.w*64 + bits.TrailingZeros64(f.word)
+	f.word &= f.word - 1
+	return s
 }
 
 // handOut applies rule 4 and returns the changed members with their sets.
@@ -241,8 +240,14 @@ func (p *plan) unheld() []int {
 // arrive ascending at the region's tail, after room for the kept shards,
 // which are merged in at the end.
 func (p *plan) handOut() (changed []int, sets [][]int) {
-	free := p.unheld()
-	var receivers, base, fill []int
+	n, total := 0, 0 // receivers, shards to hand out
+	for i, k := range p.size {
+		if k < p.quota[i] {
+			n++
+			total += p.quota[i] - k
+		}
+	}
+	receivers, base, fill := make([]int, 0, n), make([]int, 0, n), make([]int, 0, n)
 	floor := p.shardCount / len(p.size)
 	start := make([]int, floor+2) // receivers by kept size, then offsets
 	regions := 0
@@ -268,15 +273,15 @@ func (p *plan) handOut() (changed []int, sets [][]int) {
 	backing := make([]int, regions)
 	active := make([]int, 0, len(order))
 	merged := make([]int, 0, len(order))
-	next := 0
-	for level := 0; next < len(free); level++ {
+	free := freeShards{held: p.held, w: -1}
+	for level, handed := 0, 0; handed < total; level++ {
 		merged = mergeAscending(merged[:0], active, order[start[level]:start[level+1]])
 		active, merged = merged, active
 		below := active[:0]
 		for _, r := range active {
-			backing[fill[r]] = free[next]
+			backing[fill[r]] = free.next()
 			fill[r]++
-			next++
+			handed++
 			if level+1 < p.quota[receivers[r]] {
 				below = append(below, r)
 			}
@@ -285,22 +290,20 @@ func (p *plan) handOut() (changed []int, sets [][]int) {
 	}
 
 	r := 0
-	for i, k := range p.size {
-		var set []int
-		switch {
-		case r < len(receivers) && receivers[r] == i:
-			set = backing[base[r]:fill[r]:fill[r]]
-			mergeInto(set, p.kept(i))
+	for i := range p.size {
+		set := p.kept(i)
+		if r < len(receivers) && receivers[r] == i {
+			region := backing[base[r]:fill[r]:fill[r]]
+			mergeInto(region, set)
+			set = region
 			r++
-		case !p.isNormal(i) && k == len(p.prev[i]):
-			continue // a valid previous set kept whole
-		default:
-			if set = p.kept(i); slices.Equal(set, p.prev[i]) {
-				continue
-			}
 		}
-		changed = append(changed, i)
-		sets = append(sets, set)
+		// A valid previous set is kept whole, cut to a prefix or extended,
+		// so it is unchanged exactly when its length is.
+		if p.isNormal(i) && !slices.Equal(set, p.prev[i]) || !p.isNormal(i) && len(set) != len(p.prev[i]) {
+			changed = append(changed, i)
+			sets = append(sets, set)
+		}
 	}
 	return changed, sets
 }
