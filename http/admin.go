@@ -1,0 +1,144 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// pathKey validates the {streamPrefix} and {consumerGroup} path parameters
+// (§3). Routes without {consumerGroup} (POST /streams/{P}) get G = P.
+func pathKey(ps httprouter.Params) (group.Key, error) {
+	p := ps.ByName("streamPrefix")
+	if err := group.ValidateName("streamPrefix", p); err != nil {
+		return group.Key{}, err
+	}
+	g := ps.ByName("consumerGroup")
+	if g == "" {
+		return group.Key{StreamPrefix: p, ConsumerGroup: p}, nil
+	}
+	if err := group.ValidateName("consumerGroup", g); err != nil {
+		return group.Key{}, err
+	}
+	return group.Key{StreamPrefix: p, ConsumerGroup: g}, nil
+}
+
+// streamCreated is the 201 body of POST /streams/{P} (§2.2).
+type streamCreated struct {
+	StreamPrefix    string `json:"streamPrefix"`
+	ShardCount      int    `json:"shardCount"`
+	MetadataVersion int64  `json:"metadataVersion"`
+}
+
+// streamCreatedBody renders #2's answer.
+func streamCreatedBody(v group.GroupView) any {
+	return streamCreated{v.StreamPrefix, v.ShardCount, v.MetadataVersion}
+}
+
+// groupCreatedBody renders #4's answer: the GroupResponse.
+func groupCreatedBody(v group.GroupView) any { return v }
+
+// create builds the handle of a create endpoint (#2 with streamLevel, #4):
+// validate path and body, create, answer 201 with render's body.
+func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		var req group.CreateRequest
+		key, err := pathKey(ps)
+		if err == nil {
+			err = a.decodeBody(w, r, &req)
+		}
+		if err == nil {
+			err = group.ValidateCreate(&req, a.settings)
+		}
+		var view group.GroupView
+		if err == nil {
+			view, err = a.coord.CreateGroup(r.Context(), key, req, streamLevel)
+		}
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusCreated, render(view))
+	}
+}
+
+// deleteGroup serves #6; the body is required.
+func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var req group.DeleteRequest
+	key, err := pathKey(ps)
+	if err == nil {
+		err = a.decodeBody(w, r, &req)
+	}
+	if err == nil {
+		err = group.ValidateDelete(&req)
+	}
+	var view group.GroupView
+	if err == nil {
+		view, err = a.coord.DeleteGroup(r.Context(), key, req)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// read builds the handle of a GET on one group: validate the path, fetch,
+// and answer 200 with render's body.
+func read[T any](a *API, fetch func(context.Context, group.Key) (T, error), render func(group.Key, T) any) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		key, err := pathKey(ps)
+		var v T
+		if err == nil {
+			v, err = fetch(r.Context(), key)
+		}
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, render(key, v))
+	}
+}
+
+// asIs renders a value unchanged.
+func asIs[T any](_ group.Key, v T) any { return v }
+
+// routingShard is one entry of the producer-routing shard list.
+type routingShard struct {
+	ShardIndex int    `json:"shardIndex"`
+	StreamKey  string `json:"streamKey"`
+	RedisSlot  int    `json:"redisSlot"`
+}
+
+// routingResponse is the body of #7 (§2.4).
+type routingResponse struct {
+	StreamPrefix     string         `json:"streamPrefix"`
+	ConsumerGroup    string         `json:"consumerGroup"`
+	MetadataVersion  int64          `json:"metadataVersion"`
+	ShardCount       int            `json:"shardCount"`
+	StreamKeyPattern string         `json:"streamKeyPattern"`
+	Shards           []routingShard `json:"shards"`
+}
+
+// routingBody lists shards 0..shardCount-1 with their keys and Redis
+// Cluster slots.
+func routingBody(_ group.Key, rt messages.Routing) any {
+	shards := make([]routingShard, rt.ShardCount)
+	for i := range shards {
+		k := streams.StreamKey(rt.StreamPrefix, i)
+		shards[i] = routingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
+	}
+	return routingResponse{
+		StreamPrefix:     rt.StreamPrefix,
+		ConsumerGroup:    rt.ConsumerGroup,
+		MetadataVersion:  rt.MetadataVersion,
+		ShardCount:       rt.ShardCount,
+		StreamKeyPattern: streams.KeyPattern(rt.StreamPrefix),
+		Shards:           shards,
+	}
+}

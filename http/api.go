@@ -1,0 +1,271 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+)
+
+// Coordinator is what the HTTP layer needs from the actor system. Every
+// method answers from the group's committed state; errors are *group.Error,
+// messages.Err* or persistence.Err* (wrapped), or the context's error.
+type Coordinator interface {
+	// Heartbeat runs one member heartbeat (§4.2). The request has passed
+	// group.ValidateHeartbeat; the coordinator may keep the pointer.
+	Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error)
+	// CreateGroup creates a group (§2.2); streamLevel marks endpoint #2.
+	CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error)
+	// DeleteGroup deletes a group's metadata and returns its pre-delete view (§2.3).
+	DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error)
+	// Group returns the GroupResponse (§2.2).
+	Group(ctx context.Context, key group.Key) (group.GroupView, error)
+	// Members returns every member record sorted by member id (§2.6).
+	Members(ctx context.Context, key group.Key) ([]group.Member, error)
+	// Assignments returns the /assignments projection (§2.6).
+	Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error)
+	// Routing returns the producer-routing metadata (§2.4).
+	Routing(ctx context.Context, key group.Key) (messages.Routing, error)
+	// Groups returns every group's GroupResponse.
+	Groups(ctx context.Context) ([]group.GroupView, error)
+}
+
+// HealthReport is the body of GET /monitoring/health (§10.2).
+type HealthReport struct {
+	Status        string `json:"status"`
+	CoordinatorID string `json:"coordinatorId"`
+	Redis         string `json:"redis"`
+	Loop          string `json:"loop"`
+}
+
+// HealthChecker produces the health report. Check must not block on Redis
+// (§10.2: it answers from a cache and refreshes asynchronously).
+type HealthChecker interface {
+	Check(ctx context.Context) HealthReport
+}
+
+// Route describes one registered route to middlewares.
+type Route struct {
+	// Method is the HTTP method, e.g. "POST".
+	Method string
+	// Template is the full path template including the base path, with
+	// parameters in braces: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}".
+	Template string
+	// Mutation is true for the routes that change coordinator state:
+	// create, delete and heartbeat (§2: "only 2,3,4,6,8,10,11 mutate").
+	Mutation bool
+	// Action is the audit action of an Admin API mutation (§9.1), e.g.
+	// "CREATE_GROUP"; empty for reads and heartbeats.
+	Action string
+}
+
+// Middleware wraps the handle of one route. It is called once per route
+// when the API is built; the returned handle runs for every request.
+type Middleware func(Route, httprouter.Handle) httprouter.Handle
+
+// Options configure an API. Only Coordinator is required.
+type Options struct {
+	// BasePath prefixes the coordinator routes; default "/coord/v1".
+	BasePath    string
+	Coordinator Coordinator
+	// Settings supply the validation limits (MaxShardCount, heartbeat
+	// rules); the zero value means group.DefaultSettings().
+	Settings group.Settings
+	// Health answers GET /monitoring/health; nil reports UP with Redis
+	// NOT_CONFIGURED (the memory store without Redis).
+	Health HealthChecker
+	// Metrics, when non-nil, is served at /actuator/prometheus and /metrics.
+	Metrics       http.Handler
+	CoordinatorID string
+	// Logger receives panics and server-side (5xx) errors; default slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes caps request bodies (413 above it); default 1 MiB.
+	MaxBodyBytes int64
+	// Middleware wraps every coordinator route; the first is outermost.
+	Middleware []Middleware
+}
+
+// DefaultBasePath is the base path of the coordinator routes (§0).
+const DefaultBasePath = "/coord/v1"
+
+// DefaultMaxBodyBytes is the request body limit of §3.
+const DefaultMaxBodyBytes = 1 << 20
+
+// API is the coordinator's HTTP handler.
+type API struct {
+	coord    Coordinator
+	settings group.Settings
+	health   HealthChecker
+	log      *slog.Logger
+	maxBody  int64
+	router   *httprouter.Router
+	draining atomic.Bool
+}
+
+// New builds the API and registers every route. It panics when
+// o.Coordinator is nil (a wiring error).
+func New(o Options) *API {
+	if o.Coordinator == nil {
+		panic("httpapi: Options.Coordinator is required")
+	}
+	if o.Settings == (group.Settings{}) {
+		o.Settings = group.DefaultSettings()
+	}
+	if o.Health == nil {
+		o.Health = staticHealth{HealthReport{Status: "UP", CoordinatorID: o.CoordinatorID, Redis: "NOT_CONFIGURED", Loop: "UP"}}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	a := &API{
+		coord:    o.Coordinator,
+		settings: o.Settings,
+		health:   o.Health,
+		log:      o.Logger,
+		maxBody:  o.MaxBodyBytes,
+		router:   httprouter.New(),
+	}
+	r := a.router
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "No route for this path")
+	})
+	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+req.Method+" is not supported for this path")
+	})
+	r.PanicHandler = a.recovered
+
+	base := DefaultBasePath
+	if o.BasePath != "" {
+		base = "/" + strings.Trim(o.BasePath, "/")
+	}
+	for _, rt := range a.routes() {
+		h := rt.handle
+		rt.Template = base + rt.Template
+		if isMutatingMethod(rt.Method) {
+			h = a.drainGate(h)
+		}
+		for i := len(o.Middleware) - 1; i >= 0; i-- {
+			h = o.Middleware[i](rt.Route, h)
+		}
+		r.Handle(rt.Method, routerPath(rt.Template), h)
+	}
+
+	r.GET("/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		writeJSON(w, http.StatusOK, probeUp)
+	})
+	r.GET("/readyz", a.ready)
+	r.GET("/actuator/health", a.ready)
+	if o.Metrics != nil {
+		r.Handler(http.MethodGet, "/actuator/prometheus", o.Metrics)
+		r.Handler(http.MethodGet, "/metrics", o.Metrics)
+	}
+	return a
+}
+
+// ServeHTTP serves one request.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }
+
+// Drain starts a graceful shutdown: from now on mutating requests (POST,
+// PUT, PATCH, DELETE) on coordinator routes answer 503
+// COORDINATOR_TERMINATING and readiness answers 503; reads keep working
+// until the server stops.
+func (a *API) Drain() { a.draining.Store(true) }
+
+// route is a Route with its handle; Template is relative to the base path
+// until New prefixes it.
+type route struct {
+	Route
+	handle httprouter.Handle
+}
+
+// routes lists the coordinator routes (§2), templates relative to the base path.
+func (a *API) routes() []route {
+	const (
+		stream     = "/streams/{streamPrefix}"
+		grp        = stream + "/groups/{consumerGroup}"
+		monitoring = "/monitoring"
+		monGroup   = monitoring + grp
+	)
+	return []route{
+		{Route{http.MethodPost, stream, true, "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
+		{Route{http.MethodPost, grp, true, "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
+		{Route{http.MethodGet, grp, false, ""}, read(a, a.coord.Group, asIs[group.GroupView])},
+		{Route{http.MethodDelete, grp, true, "DELETE_GROUP"}, a.deleteGroup},
+		{Route{http.MethodGet, grp + "/producer-routing", false, ""}, read(a, a.coord.Routing, routingBody)},
+		{Route{http.MethodPost, grp + "/members/{memberId}/heartbeat", true, ""}, a.heartbeat},
+		{Route{http.MethodGet, monitoring + "/health", false, ""}, a.healthReport},
+		{Route{http.MethodGet, monitoring + "/compatibility", false, ""}, compatibility},
+		{Route{http.MethodGet, monitoring + "/groups", false, ""}, a.listGroups},
+		{Route{http.MethodGet, monGroup, false, ""}, read(a, a.coord.Group, monitoringGroupBody)},
+		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
+		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
+		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
+	}
+}
+
+// routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".
+func routerPath(template string) string {
+	return strings.NewReplacer("{", ":", "}", "").Replace(template)
+}
+
+func isMutatingMethod(m string) bool {
+	return m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch || m == http.MethodDelete
+}
+
+// drainGate answers 503 COORDINATOR_TERMINATING once Drain was called.
+func (a *API) drainGate(h httprouter.Handle) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if a.draining.Load() {
+			a.fail(w, r, messages.ErrTerminating)
+			return
+		}
+		h(w, r, ps)
+	}
+}
+
+// probe is the body of the liveness and readiness probes.
+type probe struct {
+	Status string `json:"status"`
+}
+
+var (
+	probeUp       = probe{"UP"}
+	probeDraining = probe{"OUT_OF_SERVICE"}
+)
+
+// ready is the readiness probe: 503 once draining.
+func (a *API) ready(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	if a.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, probeDraining)
+		return
+	}
+	writeJSON(w, http.StatusOK, probeUp)
+}
+
+// recovered answers a handler panic with 500 INTERNAL_ERROR. An
+// http.ErrAbortHandler panic is re-raised: it asks net/http to abort the
+// response silently.
+func (a *API) recovered(w http.ResponseWriter, r *http.Request, p any) {
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	a.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+	writeError(w, http.StatusInternalServerError, codeInternal, msgInternal)
+}
+
+// staticHealth is the HealthChecker used when Options.Health is nil.
+type staticHealth struct{ report HealthReport }
+
+func (s staticHealth) Check(context.Context) HealthReport { return s.report }

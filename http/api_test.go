@@ -1,0 +1,604 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// fakeCoord answers every call with its canned values, or err when set, and
+// records what it was asked.
+type fakeCoord struct {
+	err         error
+	view        group.GroupView
+	views       []group.GroupView
+	members     []group.Member
+	assignments group.AssignmentsView
+	routing     messages.Routing
+	hbResp      group.HeartbeatResponse
+	panicOnRead bool
+
+	calls       int
+	key         group.Key
+	create      group.CreateRequest
+	streamLevel bool
+	del         group.DeleteRequest
+	hb          *group.HeartbeatRequest
+}
+
+func (f *fakeCoord) note(key group.Key) error {
+	f.calls++
+	f.key = key
+	return f.err
+}
+
+func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	f.hb = req
+	return f.hbResp, f.note(key)
+}
+
+func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error) {
+	f.create, f.streamLevel = req, streamLevel
+	return f.view, f.note(key)
+}
+
+func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
+	f.del = req
+	return f.view, f.note(key)
+}
+
+func (f *fakeCoord) Group(_ context.Context, key group.Key) (group.GroupView, error) {
+	if f.panicOnRead {
+		panic("boom")
+	}
+	return f.view, f.note(key)
+}
+
+func (f *fakeCoord) Members(_ context.Context, key group.Key) ([]group.Member, error) {
+	return f.members, f.note(key)
+}
+
+func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (group.AssignmentsView, error) {
+	return f.assignments, f.note(key)
+}
+
+func (f *fakeCoord) Routing(_ context.Context, key group.Key) (messages.Routing, error) {
+	return f.routing, f.note(key)
+}
+
+func (f *fakeCoord) Groups(context.Context) ([]group.GroupView, error) {
+	return f.views, f.note(group.Key{})
+}
+
+func sampleView() group.GroupView {
+	return group.GroupView{
+		StreamPrefix: "orders", ConsumerGroup: "orders-consumer", State: group.GroupReconciling,
+		GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3, ShardCount: 4,
+		TargetAssignmentSummary:  map[string]int{"member-a": 2, "member-b": 2},
+		CurrentAssignmentSummary: map[string]int{"member-a": 4},
+	}
+}
+
+const sampleViewJSON = `{"streamPrefix":"orders","consumerGroup":"orders-consumer","state":"RECONCILING","groupEpoch":3,
+ "assignmentEpoch":3,"metadataVersion":3,"shardCount":4,"activeMigration":null,
+ "targetAssignmentSummary":{"member-a":2,"member-b":2},"currentAssignmentSummary":{"member-a":4}}`
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func newTestAPI(f *fakeCoord, mod ...func(*Options)) *API {
+	o := Options{Coordinator: f, CoordinatorID: "test-coordinator", Logger: discardLogger()}
+	for _, m := range mod {
+		m(&o)
+	}
+	return New(o)
+}
+
+func do(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, rd))
+	return rec
+}
+
+// wantJSON fails unless the response has the status and a body equal (as
+// JSON) to want.
+func wantJSON(t *testing.T, rec *httptest.ResponseRecorder, status int, want string) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	var got, exp any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("body is not JSON: %v: %s", err, rec.Body)
+	}
+	if err := json.Unmarshal([]byte(want), &exp); err != nil {
+		t.Fatalf("bad want: %v", err)
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Errorf("body = %s\nwant   %s", rec.Body, want)
+	}
+}
+
+// wantError fails unless the response is the §0 error body with these values.
+func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, statusName, code, message string) {
+	t.Helper()
+	wantJSON(t, rec, status, fmt.Sprintf(`{"status":%q,"errorCode":%q,"message":%q}`, statusName, code, message))
+}
+
+// errorOf decodes a §0 error body, checking the status and code.
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) errorBody {
+	t.Helper()
+	var b errorBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, rec.Body)
+	}
+	if rec.Code != status || b.ErrorCode != code || b.Status != statusNames[status] {
+		t.Fatalf("got %d %s, want %d %s with status %s", rec.Code, rec.Body, status, code, statusNames[status])
+	}
+	return b
+}
+
+const groupPath = "/coord/v1/streams/orders/groups/orders-consumer"
+
+func TestCreateStreamAnswersCreatedSummary(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	rec := do(newTestAPI(f), "POST", "/coord/v1/streams/orders", `{"requestedBy":"ops","unknown":{"x":1}}`)
+	wantJSON(t, rec, http.StatusCreated, `{"streamPrefix":"orders","shardCount":4,"metadataVersion":3}`)
+	if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders"}) || !f.streamLevel {
+		t.Errorf("called with key %v streamLevel %v, want orders/orders stream-level", f.key, f.streamLevel)
+	}
+	if f.create.InitialShardCount != nil || f.create.RequestedBy != "ops" {
+		t.Errorf("create request = %+v", f.create)
+	}
+}
+
+func TestCreateGroupAnswersGroupResponse(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	rec := do(newTestAPI(f), "POST", groupPath, `{"initialShardCount":4,"requestedBy":"ops","reason":"test"}`)
+	wantJSON(t, rec, http.StatusCreated, sampleViewJSON)
+	if f.streamLevel || *f.create.InitialShardCount != 4 || *f.create.Reason != "test" {
+		t.Errorf("create = %+v streamLevel %v", f.create, f.streamLevel)
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	small := func(o *Options) { o.MaxBodyBytes = 64 }
+	tests := []struct {
+		name, path, body string
+		status           int
+		code, message    string
+	}{
+		{"zero shards and blank requester", groupPath, `{"initialShardCount":0,"requestedBy":"  "}`, 400, "INVALID_REQUEST",
+			"initialShardCount: must be greater than or equal to 1; requestedBy: must not be blank"},
+		{"above max shard count", groupPath, `{"initialShardCount":4097,"requestedBy":"ops"}`, 400, "INVALID_REQUEST",
+			"initialShardCount: must be less than or equal to 4096"},
+		{"missing requester", "/coord/v1/streams/orders", `{}`, 400, "INVALID_REQUEST", "requestedBy: must not be blank"},
+		{"missing body", groupPath, ``, 400, "INVALID_REQUEST", "request body is required"},
+		{"null body", groupPath, `null`, 400, "INVALID_REQUEST", "request body is required"},
+		{"braces in prefix", "/coord/v1/streams/or%7Bd%7Ders/groups/g", `{"requestedBy":"ops"}`, 400, "INVALID_REQUEST",
+			"streamPrefix must not contain Redis Cluster hash tag braces"},
+		{"too large", groupPath, `{"requestedBy":"` + strings.Repeat("x", 100) + `"}`, 413, "PAYLOAD_TOO_LARGE",
+			"Request body exceeds the size limit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeCoord{view: sampleView()}
+			rec := do(newTestAPI(f, small), "POST", tc.path, tc.body)
+			wantError(t, rec, tc.status, statusNames[tc.status], tc.code, tc.message)
+			if f.calls != 0 {
+				t.Errorf("coordinator called %d times for an invalid request", f.calls)
+			}
+		})
+	}
+}
+
+func TestMalformedBodiesAre400(t *testing.T) {
+	for _, body := range []string{`{"requestedBy":`, `{"initialShardCount":"x","requestedBy":"ops"}`, `[1]`, `{"requestedBy":"a"} {}`} {
+		f := &fakeCoord{}
+		b := errorOf(t, do(newTestAPI(f), "POST", groupPath, body), 400, "INVALID_REQUEST")
+		if !strings.HasPrefix(b.Message, "malformed JSON request body") {
+			t.Errorf("%s: message %q", body, b.Message)
+		}
+		if f.calls != 0 {
+			t.Errorf("%s: coordinator called", body)
+		}
+	}
+}
+
+func TestChunkedBodyOverLimitIs413(t *testing.T) {
+	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.MaxBodyBytes = 16 })
+	req := httptest.NewRequest("POST", groupPath, io.MultiReader(strings.NewReader(`{"requestedBy":"`), strings.NewReader(strings.Repeat("y", 64)+`"}`)))
+	req.ContentLength = -1
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	errorOf(t, rec, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+}
+
+func TestInvalidNamesNameTheField(t *testing.T) {
+	tests := []struct{ method, path, body, field string }{
+		{"GET", "/coord/v1/streams/a%20b/groups/g", "", "streamPrefix"},
+		{"GET", "/coord/v1/streams/orders/groups/g%20h", "", "consumerGroup"},
+		{"GET", "/coord/v1/streams/orders/groups/" + strings.Repeat("g", 201), "", "consumerGroup"},
+		{"POST", groupPath + "/members/m%09x/heartbeat", validHeartbeat, "memberId"},
+	}
+	for _, tc := range tests {
+		b := errorOf(t, do(newTestAPI(&fakeCoord{}), tc.method, tc.path, tc.body), 400, "INVALID_REQUEST")
+		if !strings.Contains(b.Message, tc.field) {
+			t.Errorf("%s: message %q does not name %s", tc.path, b.Message, tc.field)
+		}
+	}
+}
+
+func TestDeleteGroup(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f)
+	wantError(t, do(api, "DELETE", groupPath, ""), 400, "BAD_REQUEST", "INVALID_REQUEST", "request body is required")
+	wantError(t, do(api, "DELETE", groupPath, `{"force":true}`), 400, "BAD_REQUEST", "INVALID_REQUEST",
+		"reason: must not be blank; requestedBy: must not be blank")
+	if f.calls != 0 {
+		t.Fatalf("coordinator called for invalid deletes")
+	}
+	wantJSON(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone","force":true}`), 200, sampleViewJSON)
+	if f.del != (group.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
+		t.Errorf("delete request = %+v", f.del)
+	}
+	f.err = group.Errorf(group.CodeGroupHasActiveMembers, "Group has active members")
+	wantError(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone"}`), 409, "CONFLICT",
+		"GROUP_HAS_ACTIVE_MEMBERS", "Group has active members")
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		err        error
+		status     int
+		statusName string
+		code       string
+	}{
+		{group.Errorf(group.CodeInvalidRequest, "bad"), 400, "BAD_REQUEST", "INVALID_REQUEST"},
+		{group.Errorf(group.CodeGroupNotFound, "x"), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
+		{group.Errorf(group.CodeStreamNotFound, "x"), 404, "NOT_FOUND", "STREAM_NOT_FOUND"},
+		{group.Errorf(group.CodeMigrationNotFound, "x"), 404, "NOT_FOUND", "MIGRATION_NOT_FOUND"},
+		{group.Errorf(group.CodeGroupAlreadyExists, "x"), 409, "CONFLICT", "GROUP_ALREADY_EXISTS"},
+		{group.Errorf(group.CodeStreamPrefixAlreadyExists, "x"), 409, "CONFLICT", "STREAM_PREFIX_ALREADY_EXISTS"},
+		{group.Errorf(group.CodeGroupHasActiveMembers, "x"), 409, "CONFLICT", "GROUP_HAS_ACTIVE_MEMBERS"},
+		{group.Errorf(group.CodeActiveMigrationExists, "x"), 409, "CONFLICT", "ACTIVE_MIGRATION_EXISTS"},
+		{group.Errorf(group.CodeMetadataSyncInProgress, "x"), 409, "CONFLICT", "METADATA_SYNC_IN_PROGRESS"},
+		{group.Errorf(group.CodeRollbackNotAllowed, "x"), 422, "UNPROCESSABLE_ENTITY", "ROLLBACK_NOT_ALLOWED"},
+		{fmt.Errorf("wrapped: %w", group.Errorf(group.CodeGroupNotFound, "x")), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
+		{fmt.Errorf("heartbeat: %w", messages.ErrStateConflict), 409, "CONFLICT", "STATE_VERSION_CONFLICT"},
+		{messages.ErrTerminating, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING"},
+		{fmt.Errorf("lock orders: %w", persistence.ErrLockTimeout), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_STATE_MUTEX_UNAVAILABLE"},
+		{fmt.Errorf("redis 10.0.0.1: %w", persistence.ErrUnavailable), 503, "SERVICE_UNAVAILABLE", "STORE_UNAVAILABLE"},
+		{fmt.Errorf("decode: %w", persistence.ErrCorrupt), 500, "INTERNAL_SERVER_ERROR", "GROUP_METADATA_CORRUPT"},
+		{fmt.Errorf("ask: %w", context.DeadlineExceeded), 503, "SERVICE_UNAVAILABLE", "REQUEST_TIMEOUT"},
+		{messages.ErrInternal, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
+		{errors.New("secret detail"), 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.code, func(t *testing.T) {
+			rec := do(newTestAPI(&fakeCoord{err: tc.err}), "GET", groupPath, "")
+			b := errorOf(t, rec, tc.status, tc.code)
+			if strings.Contains(b.Message, "10.0.0.1") || strings.Contains(b.Message, "secret") {
+				t.Errorf("message leaks internals: %q", b.Message)
+			}
+		})
+	}
+}
+
+func TestMissingGroupIs404OnEveryGroupRoute(t *testing.T) {
+	f := &fakeCoord{err: group.Errorf(group.CodeGroupNotFound, "Group not found")}
+	api := newTestAPI(f)
+	for _, path := range []string{
+		groupPath, groupPath + "/producer-routing",
+		"/coord/v1/monitoring/streams/orders/groups/orders-consumer",
+		"/coord/v1/monitoring/streams/orders/groups/orders-consumer/members",
+		"/coord/v1/monitoring/streams/orders/groups/orders-consumer/assignments",
+		"/coord/v1/monitoring/streams/orders/groups/orders-consumer/consumption",
+	} {
+		wantError(t, do(api, "GET", path, ""), 404, "NOT_FOUND", "GROUP_NOT_FOUND", "Group not found")
+		if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
+			t.Errorf("%s: key %v", path, f.key)
+		}
+	}
+}
+
+func TestUnroutedRequestsAnswerJSON(t *testing.T) {
+	api := newTestAPI(&fakeCoord{})
+	errorOf(t, do(api, "PATCH", groupPath+"/consumer-concurrency", `{"x":1}`), 404, "NOT_FOUND")
+	errorOf(t, do(api, "GET", "/coord/v1/nope", ""), 404, "NOT_FOUND")
+	errorOf(t, do(api, "GET", groupPath+"/", ""), 404, "NOT_FOUND")
+	rec := do(api, "PUT", groupPath, `{}`)
+	errorOf(t, rec, 405, "METHOD_NOT_ALLOWED")
+	if allow := rec.Header().Get("Allow"); !strings.Contains(allow, "DELETE") || !strings.Contains(allow, "GET") {
+		t.Errorf("Allow = %q", allow)
+	}
+}
+
+func TestProducerRoutingSlots(t *testing.T) {
+	f := &fakeCoord{routing: messages.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
+	api := newTestAPI(f)
+	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
+		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":2,
+		  "streamKeyPattern":"create-order:{shardIndex}",
+		  "shards":[{"shardIndex":0,"streamKey":"create-order:0","redisSlot":9192},
+		            {"shardIndex":1,"streamKey":"create-order:1","redisSlot":13257}]}`)
+	f.routing.ShardCount = 0
+	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
+		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":0,
+		  "streamKeyPattern":"create-order:{shardIndex}","shards":[]}`)
+}
+
+func TestGetGroupAndMonitoringGroup(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f)
+	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
+	mon := strings.TrimSuffix(sampleViewJSON, "}") + `,"recentMutations":[]}`
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/streams/orders/groups/orders-consumer", ""), 200, mon)
+}
+
+func TestListGroups(t *testing.T) {
+	f := &fakeCoord{}
+	api := newTestAPI(f)
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[]}`)
+	f.views = []group.GroupView{sampleView()}
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[`+sampleViewJSON+`]}`)
+	f.err = fmt.Errorf("list: %w", persistence.ErrUnavailable)
+	errorOf(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 503, "STORE_UNAVAILABLE")
+}
+
+func TestMembersKeepNulls(t *testing.T) {
+	f := &fakeCoord{}
+	api := newTestAPI(f)
+	path := "/coord/v1/monitoring/streams/orders/groups/orders-consumer/members"
+	wantJSON(t, do(api, "GET", path, ""), 200, `{"members":[]}`)
+	f.members = []group.Member{{
+		MemberID: "member-a", MemberName: "orders-consumer", State: group.MemberActive, MemberEpoch: 3,
+		MetadataVersion: 3, RuntimeMaxConcurrency: 1, CurrentAssignment: group.NewShardSet(1, 0),
+		LastHeartbeatAt: 1779321603123, MemberLeaseExpiresAt: 1779321613123, RebalanceTimeoutMs: 60000,
+	}}
+	rec := do(api, "GET", path, "")
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	for _, want := range []string{`"rebalanceDeadlineAt":null`, `"currentAssignment":[{"shardIndex":0},{"shardIndex":1}]`,
+		`"revoking":[]`, `"lastHeartbeatAt":"2026-05-21T00:00:03.123Z"`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("body lacks %s: %s", want, rec.Body)
+		}
+	}
+}
+
+func TestAssignments(t *testing.T) {
+	f := &fakeCoord{assignments: group.AssignmentsView{
+		TargetAssignment:    map[string]group.ShardSet{"a": group.NewShardSet(2, 0)},
+		CurrentAssignments:  map[string]group.ShardSet{"a": group.NewShardSet(0)},
+		RevokeProgress:      map[string]group.ShardSet{},
+		InvariantViolations: []string{},
+	}}
+	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/orders-consumer/assignments", ""), 200,
+		`{"targetAssignment":{"a":[{"shardIndex":0},{"shardIndex":2}]},"currentAssignments":{"a":[{"shardIndex":0}]},
+		  "revokeProgress":{},"invariantViolations":[]}`)
+}
+
+func TestConsumptionRowsSorted(t *testing.T) {
+	key := "orders:7"
+	last := "5-0"
+	f := &fakeCoord{members: []group.Member{
+		{MemberID: "b", MemberName: "nb", State: group.MemberActive, ShardProgress: []group.ShardProgress{
+			{Shard: group.Shard{ShardIndex: 1}, PendingCount: 2},
+			{Shard: group.Shard{ShardIndex: 0}, StreamKey: &key, LastAckedID: &last, UpdatedAt: 1779321603123},
+		}},
+		{MemberID: "a", MemberName: "na", State: group.MemberExpired, ShardProgress: []group.ShardProgress{
+			{Shard: group.Shard{ShardIndex: 2}},
+		}},
+	}}
+	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/g/consumption", ""), 200, `{"progress":[
+	 {"streamPrefix":"orders","consumerGroup":"g","memberId":"a","memberName":"na","memberState":"EXPIRED","shard":{"shardIndex":2},
+	  "streamKey":"orders:2","lastDeliveredId":null,"lastAckedId":null,"pendingCount":0,"updatedAt":null},
+	 {"streamPrefix":"orders","consumerGroup":"g","memberId":"b","memberName":"nb","memberState":"ACTIVE","shard":{"shardIndex":0},
+	  "streamKey":"orders:7","lastDeliveredId":null,"lastAckedId":"5-0","pendingCount":0,"updatedAt":"2026-05-21T00:00:03.123Z"},
+	 {"streamPrefix":"orders","consumerGroup":"g","memberId":"b","memberName":"nb","memberState":"ACTIVE","shard":{"shardIndex":1},
+	  "streamKey":"orders:1","lastDeliveredId":null,"lastAckedId":null,"pendingCount":2,"updatedAt":null}]}`)
+	f.members = nil
+	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/g/consumption", ""), 200, `{"progress":[]}`)
+}
+
+type fixedHealth HealthReport
+
+func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h) }
+
+func TestHealthAndCompatibility(t *testing.T) {
+	api := newTestAPI(&fakeCoord{})
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200,
+		`{"status":"UP","coordinatorId":"test-coordinator","redis":"NOT_CONFIGURED","loop":"UP"}`)
+	degraded := newTestAPI(&fakeCoord{}, func(o *Options) {
+		o.Health = fixedHealth{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP"}
+	})
+	wantJSON(t, do(degraded, "GET", "/coord/v1/monitoring/health", ""), 200,
+		`{"status":"DEGRADED","coordinatorId":"c1","redis":"DOWN","loop":"UP"}`)
+
+	rec := do(api, "GET", "/coord/v1/monitoring/compatibility", "")
+	const want = `{"currentCoordinationVersion":1,"supportedCoordinationVersions":{"min":1,"max":1},"coordinationVersions":[{"version":1,` +
+		`"status":"ACTIVE","introducedIn":{"major":0,"minor":1,"patch":0,"qualifier":null,"version":"0.1.0"},"deprecatedIn":null,` +
+		`"minimumSupportedUntil":{"major":1,"minor":0,"patch":0,"qualifier":null,"version":"1.0.0"},"removedIn":null,` +
+		`"timingDefaults":{"heartbeatInterval":"PT3S","memberLeaseTtl":"PT15S","rebalanceTimeout":"PT1M"}}]}`
+	if rec.Code != 200 || rec.Body.String() != want {
+		t.Errorf("compatibility = %d %s", rec.Code, rec.Body)
+	}
+}
+
+const validHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","memberName":"orders-consumer",
+ "memberEpoch":3,"metadataVersion":3,"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1},
+ "ownedShards":[{"shardIndex":2},{"shardIndex":0,"extra":true}],
+ "revokingShards":[{"shard":{"shardIndex":5},"state":"REVOKED","inFlight":0,"ackedAt":"2026-05-21T00:00:03.123Z"}],
+ "shardProgress":[],"unknownField":"ignored"}`
+
+const heartbeatPath = groupPath + "/members/m1/heartbeat"
+
+func TestHeartbeatPassesDecodedRequest(t *testing.T) {
+	f := &fakeCoord{hbResp: group.HeartbeatResponse{
+		ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
+		RebalanceTimeoutMs: 60000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
+		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2), MetadataVersion: 3},
+	}}
+	rec := do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat)
+	wantJSON(t, rec, 200, `{"responseTo":"r1","status":"OK","memberId":"m1","memberEpoch":3,"heartbeatIntervalMs":1000,
+	 "rebalanceTimeoutMs":60000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
+	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3}}`)
+	hb := f.hb
+	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(group.NewShardSet(0, 2)) ||
+		len(hb.RevokingShards) != 1 || !hb.RevokingShards[0].Terminal() || *hb.MemberName != "orders-consumer" {
+		t.Errorf("heartbeat request = %+v", hb)
+	}
+	if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
+		t.Errorf("key = %v", f.key)
+	}
+}
+
+func TestHeartbeatValidationIs400(t *testing.T) {
+	tests := []struct{ name, body, field string }{
+		{"protocol zero", strings.Replace(validHeartbeat, `"protocolVersion":1`, `"protocolVersion":0`, 1), "protocolVersion"},
+		{"blank request id", strings.Replace(validHeartbeat, `"requestId":"r1"`, `"requestId":" "`, 1), "requestId"},
+		{"blank member id", strings.Replace(validHeartbeat, `"memberId":"m1"`, `"memberId":""`, 1), "memberId"},
+		{"no capacity", strings.Replace(validHeartbeat, `"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1},`, ``, 1), "runtimeConsumerCapacity"},
+		{"zero max concurrency", strings.Replace(validHeartbeat, `"runtimeMaxConcurrency":1`, `"runtimeMaxConcurrency":0`, 1), "runtimeMaxConcurrency"},
+		{"negative available", strings.Replace(validHeartbeat, `"availableConcurrency":1`, `"availableConcurrency":-1`, 1), "availableConcurrency"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeCoord{}
+			b := errorOf(t, do(newTestAPI(f), "POST", heartbeatPath, tc.body), 400, "INVALID_REQUEST")
+			if !strings.Contains(b.Message, tc.field) {
+				t.Errorf("message %q does not name %s", b.Message, tc.field)
+			}
+			if f.calls != 0 {
+				t.Errorf("coordinator called")
+			}
+		})
+	}
+	for _, body := range []string{"", `{"protocolVersion":1,`, `{"ownedShards":[{"shardIndex":null}]}`, `{"revokingShards":[{"ackedAt":"yesterday"}]}`} {
+		errorOf(t, do(newTestAPI(&fakeCoord{}), "POST", heartbeatPath, body), 400, "INVALID_REQUEST")
+	}
+}
+
+func TestHeartbeatRuntimeErrorsMap(t *testing.T) {
+	f := &fakeCoord{err: fmt.Errorf("commit: %w", messages.ErrStateConflict)}
+	errorOf(t, do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat), 409, "STATE_VERSION_CONFLICT")
+}
+
+func TestDrainRefusesMutationsOnly(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f)
+	wantJSON(t, do(api, "GET", "/readyz", ""), 200, `{"status":"UP"}`)
+	api.Drain()
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/coord/v1/streams/orders", `{"requestedBy":"ops"}`},
+		{"POST", groupPath, `{"requestedBy":"ops"}`},
+		{"DELETE", groupPath, `{"requestedBy":"ops","reason":"r"}`},
+		{"POST", heartbeatPath, validHeartbeat},
+	} {
+		wantError(t, do(api, tc.method, tc.path, tc.body), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING", "Coordinator is terminating")
+	}
+	if f.calls != 0 {
+		t.Fatalf("coordinator called %d times while draining", f.calls)
+	}
+	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
+	wantJSON(t, do(api, "GET", "/readyz", ""), 503, `{"status":"OUT_OF_SERVICE"}`)
+	wantJSON(t, do(api, "GET", "/actuator/health", ""), 503, `{"status":"OUT_OF_SERVICE"}`)
+	wantJSON(t, do(api, "GET", "/healthz", ""), 200, `{"status":"UP"}`)
+}
+
+func TestPanicIsAnswered500(t *testing.T) {
+	rec := do(newTestAPI(&fakeCoord{panicOnRead: true}), "GET", groupPath, "")
+	wantError(t, rec, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", msgInternal)
+}
+
+func TestMiddlewareSeesRoutes(t *testing.T) {
+	seen := map[string]Route{}
+	deny := func(rt Route, next httprouter.Handle) httprouter.Handle {
+		seen[rt.Method+" "+rt.Template] = rt
+		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			if r.Header.Get("Authorization") == "" {
+				writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "no credentials")
+				return
+			}
+			next(w, r, ps)
+		}
+	}
+	var order []string
+	tag := func(name string) Middleware {
+		return func(_ Route, next httprouter.Handle) httprouter.Handle {
+			return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+				order = append(order, name)
+				next(w, r, ps)
+			}
+		}
+	}
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f, func(o *Options) {
+		o.BasePath = "/api/v2/"
+		o.Middleware = []Middleware{tag("outer"), deny, tag("inner")}
+	})
+	errorOf(t, do(api, "DELETE", "/api/v2/streams/orders/groups/g", `{"requestedBy":"ops","reason":"r"}`), 401, "UNAUTHORIZED")
+	want := Route{Method: "DELETE", Template: "/api/v2/streams/{streamPrefix}/groups/{consumerGroup}", Mutation: true, Action: "DELETE_GROUP"}
+	if got := seen["DELETE /api/v2/streams/{streamPrefix}/groups/{consumerGroup}"]; got != want {
+		t.Errorf("route = %+v, want %+v", got, want)
+	}
+	if f.calls != 0 || !reflect.DeepEqual(order, []string{"outer"}) {
+		t.Errorf("calls %d order %v after denial", f.calls, order)
+	}
+
+	order = nil
+	req := httptest.NewRequest("POST", "/api/v2/streams/orders/groups/g/members/m1/heartbeat", strings.NewReader(validHeartbeat))
+	req.Header.Set("Authorization", "Basic x")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code != 200 || !reflect.DeepEqual(order, []string{"outer", "inner"}) {
+		t.Errorf("heartbeat: %d %s, order %v", rec.Code, rec.Body, order)
+	}
+	hb := seen["POST /api/v2/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"]
+	if !hb.Mutation || hb.Action != "" {
+		t.Errorf("heartbeat route = %+v", hb)
+	}
+	if len(seen) != 13 {
+		t.Errorf("middleware wrapped %d routes, want 13: %v", len(seen), seen)
+	}
+	for name, rt := range seen {
+		if rt.Mutation != (rt.Method != "GET") || (rt.Action != "") != (rt.Mutation && rt != hb) {
+			t.Errorf("%s: %+v", name, rt)
+		}
+	}
+}
+
+func TestMetricsMounted(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "redis_stream_coord_up 1\n") })
+	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Metrics = metrics })
+	for _, p := range []string{"/actuator/prometheus", "/metrics"} {
+		rec := do(api, "GET", p, "")
+		if rec.Code != 200 || !bytes.Contains(rec.Body.Bytes(), []byte("redis_stream_coord_up")) {
+			t.Errorf("%s: %d %s", p, rec.Code, rec.Body)
+		}
+	}
+	errorOf(t, do(newTestAPI(&fakeCoord{}), "GET", "/metrics", ""), 404, "NOT_FOUND")
+}

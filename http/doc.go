@@ -1,0 +1,19 @@
+// Package httpapi is the coordinator's REST edge (PROTOCOL.md §0, §2): member
+// heartbeats, the Admin API and the monitoring API, served with
+// julienschmidt/httprouter under a configurable base path (/coord/v1).
+//
+// It owns JSON in and out, request validation (§3), and the one mapping from
+// errors to HTTP statuses and error bodies (§0): domain errors
+// (*group.Error), actor runtime errors (messages.Err*) and store error
+// classes (persistence.Err*) become `{"status","errorCode","message"}`
+// answers here and nowhere else. It talks to the actor system only through
+// the small Coordinator interface.
+//
+// Cross-cutting concerns (authentication, audit, rate limiting, metrics)
+// plug in as Middleware: each registered route is described by a Route
+// (method, path template, whether it mutates, its audit action), so a
+// middleware can decide per route what it does.
+//
+// The package never panics on input; a panic in a handler is recovered and
+// answered with a 500 JSON error body.
+package httpapi

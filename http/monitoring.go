@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// healthReport serves #13: always 200 (§10.2).
+func (a *API) healthReport(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	writeJSON(w, http.StatusOK, a.health.Check(r.Context()))
+}
+
+// compatibilityJSON is the constant body of #14 (§2.6).
+var compatibilityJSON = json.RawMessage(`{"currentCoordinationVersion":1,"supportedCoordinationVersions":{"min":1,"max":1},` +
+	`"coordinationVersions":[{"version":1,"status":"ACTIVE",` +
+	`"introducedIn":{"major":0,"minor":1,"patch":0,"qualifier":null,"version":"0.1.0"},"deprecatedIn":null,` +
+	`"minimumSupportedUntil":{"major":1,"minor":0,"patch":0,"qualifier":null,"version":"1.0.0"},"removedIn":null,` +
+	`"timingDefaults":{"heartbeatInterval":"PT3S","memberLeaseTtl":"PT15S","rebalanceTimeout":"PT1M"}}]}`)
+
+// compatibility serves #14.
+func compatibility(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	writeJSON(w, http.StatusOK, compatibilityJSON)
+}
+
+// groupsResponse is the body of #15.
+type groupsResponse struct {
+	Groups []group.GroupView `json:"groups"`
+}
+
+// listGroups serves #15.
+func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	groups, err := a.coord.Groups(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, groupsResponse{Groups: nonNil(groups)})
+}
+
+// monitoringGroup is the body of #16: the GroupResponse plus what operators
+// look at next.
+type monitoringGroup struct {
+	group.GroupView
+	// RecentMutations are the group's latest audit events, newest first.
+	// Empty until the audit sink can be queried.
+	RecentMutations []json.RawMessage `json:"recentMutations"`
+}
+
+func monitoringGroupBody(_ group.Key, v group.GroupView) any {
+	return monitoringGroup{GroupView: v, RecentMutations: []json.RawMessage{}}
+}
+
+// membersResponse is the body of #17.
+type membersResponse struct {
+	Members []group.Member `json:"members"`
+}
+
+func membersBody(_ group.Key, members []group.Member) any {
+	return membersResponse{Members: nonNil(members)}
+}
+
+// progressRow is one row of #19 (§2.6 /consumption).
+type progressRow struct {
+	StreamPrefix    string            `json:"streamPrefix"`
+	ConsumerGroup   string            `json:"consumerGroup"`
+	MemberID        string            `json:"memberId"`
+	MemberName      string            `json:"memberName"`
+	MemberState     group.MemberState `json:"memberState"`
+	Shard           group.Shard       `json:"shard"`
+	StreamKey       string            `json:"streamKey"`
+	LastDeliveredID *string           `json:"lastDeliveredId"`
+	LastAckedID     *string           `json:"lastAckedId"`
+	PendingCount    int64             `json:"pendingCount"`
+	UpdatedAt       group.Instant     `json:"updatedAt"`
+}
+
+// consumptionResponse is the body of #19.
+type consumptionResponse struct {
+	Progress []progressRow `json:"progress"`
+}
+
+// consumptionBody flattens every member's reported shard progress, sorted
+// by member id then shard index. A row without a reported stream key gets
+// the shard's key "P:i".
+func consumptionBody(key group.Key, members []group.Member) any {
+	rows := []progressRow{}
+	for _, m := range members {
+		for _, p := range m.ShardProgress {
+			sk := streams.StreamKey(key.StreamPrefix, p.Shard.ShardIndex)
+			if p.StreamKey != nil {
+				sk = *p.StreamKey
+			}
+			rows = append(rows, progressRow{
+				StreamPrefix:    key.StreamPrefix,
+				ConsumerGroup:   key.ConsumerGroup,
+				MemberID:        m.MemberID,
+				MemberName:      m.MemberName,
+				MemberState:     m.State,
+				Shard:           p.Shard,
+				StreamKey:       sk,
+				LastDeliveredID: p.LastDeliveredID,
+				LastAckedID:     p.LastAckedID,
+				PendingCount:    p.PendingCount,
+				UpdatedAt:       p.UpdatedAt,
+			})
+		}
+	}
+	slices.SortStableFunc(rows, func(x, y progressRow) int {
+		return cmp.Or(cmp.Compare(x.MemberID, y.MemberID), cmp.Compare(x.Shard.ShardIndex, y.Shard.ShardIndex))
+	})
+	return consumptionResponse{Progress: rows}
+}
+
+// nonNil makes a nil slice encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

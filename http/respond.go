@@ -1,0 +1,170 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// jsonContentType is shared by every response; net/http never modifies it.
+var jsonContentType = []string{"application/json"}
+
+// writeJSON writes v as the JSON response body with the given status. The
+// values this package writes always encode; a failure is a broken invariant
+// and panics (answered with 500 by the recover handler).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("httpapi: encoding %T: %v", v, err))
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// errorBody is the coordinator error body of §0.
+type errorBody struct {
+	Status    string `json:"status"`
+	ErrorCode string `json:"errorCode"`
+	Message   string `json:"message"`
+}
+
+// statusNames are the HTTP status enum names used in the body's "status".
+var statusNames = map[int]string{
+	http.StatusBadRequest:            "BAD_REQUEST",
+	http.StatusUnauthorized:          "UNAUTHORIZED",
+	http.StatusForbidden:             "FORBIDDEN",
+	http.StatusNotFound:              "NOT_FOUND",
+	http.StatusMethodNotAllowed:      "METHOD_NOT_ALLOWED",
+	http.StatusConflict:              "CONFLICT",
+	http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",
+	http.StatusUnprocessableEntity:   "UNPROCESSABLE_ENTITY",
+	http.StatusTooManyRequests:       "TOO_MANY_REQUESTS",
+	http.StatusInternalServerError:   "INTERNAL_SERVER_ERROR",
+	http.StatusServiceUnavailable:    "SERVICE_UNAVAILABLE",
+}
+
+// writeError writes the §0 error body.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, errorBody{Status: statusNames[status], ErrorCode: code, Message: message})
+}
+
+// Error codes the HTTP layer produces besides the domain's group.Code values.
+const (
+	codeInternal        = "INTERNAL_ERROR"
+	codePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	msgInternal         = "Internal coordinator error"
+)
+
+// errPayloadTooLarge is returned by decodeBody for bodies over the limit.
+var errPayloadTooLarge = errors.New("request body too large")
+
+// domainStatuses maps domain error codes to HTTP statuses (§0).
+var domainStatuses = map[group.Code]int{
+	group.CodeInvalidRequest:            http.StatusBadRequest,
+	group.CodeGroupNotFound:             http.StatusNotFound,
+	group.CodeStreamNotFound:            http.StatusNotFound,
+	group.CodeMigrationNotFound:         http.StatusNotFound,
+	group.CodeGroupAlreadyExists:        http.StatusConflict,
+	group.CodeStreamPrefixAlreadyExists: http.StatusConflict,
+	group.CodeGroupHasActiveMembers:     http.StatusConflict,
+	group.CodeActiveMigrationExists:     http.StatusConflict,
+	group.CodeMetadataSyncInProgress:    http.StatusConflict,
+	group.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
+}
+
+// runtimeErrors maps error classes (matched with errors.Is, in order) to
+// their answer. Their messages are fixed: the wrapped text may name
+// internals and is logged instead.
+var runtimeErrors = []struct {
+	class   error
+	status  int
+	code    string
+	message string
+}{
+	{errPayloadTooLarge, http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"},
+	{messages.ErrStateConflict, http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"},
+	{messages.ErrTerminating, http.StatusServiceUnavailable, "COORDINATOR_TERMINATING", "Coordinator is terminating"},
+	{persistence.ErrLockTimeout, http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
+	{persistence.ErrUnavailable, http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
+	{persistence.ErrCorrupt, http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"},
+	{context.Canceled, http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"},
+	{messages.ErrInternal, http.StatusInternalServerError, codeInternal, msgInternal},
+}
+
+// classify maps an error to its HTTP answer. It is the only place errors
+// become statuses.
+func classify(err error) (status int, code, message string) {
+	if de, ok := errors.AsType[*group.Error](err); ok {
+		if s, known := domainStatuses[de.Code]; known {
+			return s, string(de.Code), de.Message
+		}
+		return http.StatusInternalServerError, string(de.Code), de.Message
+	}
+	for _, e := range runtimeErrors {
+		if errors.Is(err, e.class) {
+			return e.status, e.code, e.message
+		}
+	}
+	return http.StatusInternalServerError, codeInternal, msgInternal
+}
+
+// fail answers err; server-side failures are logged with the full error.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, message := classify(err)
+	if status >= http.StatusInternalServerError {
+		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "errorCode", code, "err", err)
+	}
+	writeError(w, status, code, message)
+}
+
+// invalid builds a 400 INVALID_REQUEST error.
+func invalid(format string, args ...any) error {
+	return group.Errorf(group.CodeInvalidRequest, format, args...)
+}
+
+// bodyBuffers recycles request body buffers; buffers that grew beyond
+// maxPooledBody are dropped so one large request does not pin memory.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 10
+
+// decodeBody reads the whole request body (at most a.maxBody bytes) and
+// decodes it into v; unknown fields are ignored. It fails with
+// errPayloadTooLarge, or INVALID_REQUEST when the body is missing (empty
+// or null) or is not valid JSON for v.
+func (a *API) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	if r.ContentLength > a.maxBody {
+		return errPayloadTooLarge
+	}
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, a.maxBody)); err != nil {
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			return errPayloadTooLarge
+		}
+		return invalid("cannot read request body: %v", err)
+	}
+	body := bytes.TrimSpace(buf.Bytes())
+	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
+		return invalid("request body is required")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("malformed JSON request body: %v", err)
+	}
+	return nil
+}
