@@ -1,0 +1,298 @@
+package audit
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisSink returns a sink on the test Redis (see connectRedisSink) and
+// skips the test when Redis is unreachable.
+func redisSink(t *testing.T, maxEntries int) (*RedisSink, redis.UniversalClient) {
+	t.Helper()
+	s, client, err := connectRedisSink(t, maxEntries)
+	if err != nil {
+		t.Skipf("redis unavailable: %v", err)
+	}
+	return s, client
+}
+
+// connectRedisSink returns a sink on the test Redis (REDIS_ADDR, default
+// 127.0.0.1:6379) under a unique key prefix whose keys are deleted when the
+// test ends.
+func connectRedisSink(t *testing.T, maxEntries int) (*RedisSink, redis.UniversalClient, error) {
+	t.Helper()
+	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{cmp.Or(os.Getenv("REDIS_ADDR"), "127.0.0.1:6379")}})
+	if err := client.Ping(t.Context()).Err(); err != nil {
+		client.Close()
+		return nil, nil, err
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	prefix := "test-audit-" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for it := client.Scan(ctx, 0, prefix+":*", 100).Iterator(); it.Next(ctx); {
+			client.Del(ctx, it.Val())
+		}
+		client.Close()
+	})
+	return NewRedisSink(client, prefix, maxEntries), client, nil
+}
+
+// numbered returns event i of group (p, g) ("" = stream level).
+func numbered(p, g string, i int) Event {
+	e := Event{
+		Timestamp:      t0.Add(time.Duration(i) * time.Second).Truncate(time.Millisecond),
+		Action:         ScaleGroup,
+		StreamPrefix:   p,
+		ConsumerGroup:  optional(g),
+		Status:         202,
+		Outcome:        OutcomeSuccess,
+		Roles:          []string{"WRITE"},
+		RequestSummary: map[string]string{"targetShardCount": fmt.Sprint(i)},
+	}
+	if g == "" {
+		e.Action = ScaleStream
+	}
+	return e
+}
+
+func summaries(events []Event) []string {
+	out := []string{}
+	for _, e := range events {
+		out = append(out, e.RequestSummary["targetShardCount"])
+	}
+	return out
+}
+
+// checkHistory records 5 events in (P, G), 2 stream-level ones and 1 in
+// another group through sink, then checks Recent with a cap of 3.
+func checkHistory(t *testing.T, sink Sink, h History) {
+	t.Helper()
+	ctx := t.Context()
+	for i := range 5 {
+		if err := sink.Record(ctx, numbered("orders", "workers", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 10; i < 12; i++ {
+		if err := sink.Record(ctx, numbered("orders", "", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.Record(ctx, numbered("orders", "other", 20)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		g    string
+		n    int
+		want []string
+	}{
+		{"workers", 10, []string{"4", "3", "2"}},
+		{"workers", 2, []string{"4", "3"}},
+		{"workers", 0, []string{}},
+		{"workers", -1, []string{}},
+		{"", 10, []string{"11", "10"}},
+		{"other", 10, []string{"20"}},
+		{"missing", 10, []string{}},
+	} {
+		got, err := h.Recent(ctx, "orders", tc.g, tc.n)
+		if err != nil {
+			t.Fatalf("Recent(%q, %d): %v", tc.g, tc.n, err)
+		}
+		if got == nil || !reflect.DeepEqual(summaries(got), tc.want) {
+			t.Errorf("Recent(%q, %d) = %v, want %v", tc.g, tc.n, summaries(got), tc.want)
+		}
+	}
+	got, _ := h.Recent(ctx, "orders", "workers", 1)
+	if want := numbered("orders", "workers", 4); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Errorf("Recent event = %+v, want %+v", got, want)
+	}
+}
+
+func TestMemorySink(t *testing.T) {
+	s := NewMemorySink(3)
+	checkHistory(t, s, s)
+	e := numbered("p", "g", 1)
+	s.Record(t.Context(), e)
+	e.Roles[0], e.RequestSummary["x"] = "CHANGED", "y"
+	got, _ := s.Recent(t.Context(), "p", "g", 1)
+	if got[0].Roles[0] != "WRITE" || len(got[0].RequestSummary) != 1 {
+		t.Error("MemorySink shares the caller's slices or maps")
+	}
+	if NewMemorySink(0).maxEntries != 1 {
+		t.Error("cap below 1 not raised to 1")
+	}
+}
+
+func TestRedisSink(t *testing.T) {
+	s, client := redisSink(t, 3)
+	checkHistory(t, s, s)
+	ctx := t.Context()
+	for key, want := range map[string]int64{
+		s.keyPrefix + ":{orders:workers}:admin:audit": 3,
+		s.keyPrefix + ":{orders}:admin:audit":         2,
+		s.keyPrefix + ":{orders:other}:admin:audit":   1,
+	} {
+		if n, err := client.LLen(ctx, key).Result(); err != nil || n != want {
+			t.Errorf("LLEN %s = %d, %v; want %d", key, n, err, want)
+		}
+	}
+	raw, err := client.LIndex(ctx, s.keyPrefix+":{orders:workers}:admin:audit", -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(numbered("orders", "workers", 4))
+	if raw != string(want) {
+		t.Errorf("stored %s, want %s", raw, want)
+	}
+	if err := s.Record(ctx, Event{}); err == nil {
+		t.Error("event without stream prefix recorded")
+	}
+}
+
+func TestRedisSinkMinimumCap(t *testing.T) {
+	s, client := redisSink(t, 0)
+	for i := range 3 {
+		if err := s.Record(t.Context(), numbered("p", "g", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := client.LLen(t.Context(), s.key("p", "g")).Result(); n != 1 {
+		t.Errorf("LLEN = %d, want 1", n)
+	}
+}
+
+type failingSink struct{ err error }
+
+func (f failingSink) Record(context.Context, Event) error { return f.err }
+
+func TestTee(t *testing.T) {
+	mem := NewMemorySink(10)
+	boom := errors.New("boom")
+	err := Tee(failingSink{boom}, mem).Record(t.Context(), numbered("p", "g", 1))
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if got, _ := mem.Recent(t.Context(), "p", "g", 10); len(got) != 1 {
+		t.Fatal("second sink skipped after the first failed")
+	}
+	if err := Tee(mem, mem).Record(t.Context(), numbered("p", "g", 2)); err != nil {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The JSON log line carries exactly the event's JSON fields plus the
+// logger name.
+func TestLogSinkLine(t *testing.T) {
+	var buf bytes.Buffer
+	e := sampleEvent(t)
+	if err := NewLogSink(slog.New(slog.NewJSONHandler(&buf, nil))).Record(t.Context(), *e); err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log output %q: %v", buf.String(), err)
+	}
+	if line["level"] != "INFO" || line["logger"] != LoggerName || line["msg"] != "audit" {
+		t.Errorf("log header = %v", line)
+	}
+	for _, k := range []string{"time", "level", "msg", "logger"} {
+		delete(line, k)
+	}
+	encoded, _ := json.Marshal(e)
+	var want map[string]any
+	json.Unmarshal(encoded, &want)
+	if !reflect.DeepEqual(line, want) {
+		t.Errorf("log fields\n got %v\nwant %v", line, want)
+	}
+
+	buf.Reset()
+	refused := *e
+	refused.Principal, refused.ErrorCode = nil, optional("UNAUTHORIZED")
+	NewLogSink(slog.New(slog.NewTextHandler(&buf, nil))).Record(t.Context(), refused)
+	for _, part := range []string{"level=INFO", "logger=" + LoggerName, "action=SCALE_GROUP", "principal=<nil>", "errorCode=UNAUTHORIZED"} {
+		if !strings.Contains(buf.String(), part) {
+			t.Errorf("text line lacks %q: %s", part, buf.String())
+		}
+	}
+}
+
+// An event built from a request carrying credentials never contains them.
+func TestEventsCarryNoSecrets(t *testing.T) {
+	const password, token = "hunter2-very-secret", "eyJhbGciOiJIUzI1NiJ9.secret-token.sig"
+	basicCreds := base64.StdEncoding.EncodeToString([]byte("admin:" + password))
+	body := `{"username":"admin","password":"` + password + `","token":"` + token + `","requestedBy":"ops","reason":"r","targetShardCount":8}`
+	r := httptest.NewRequest("POST", "/coord/v1/streams/p/groups/g/scale?password="+password+"&access_token="+token, strings.NewReader(body))
+	r.Header.Set("Authorization", "Basic "+basicCreds)
+	r.Header.Set("Cookie", "session="+token)
+	r.Header.Set("X-Api-Key", password)
+	target, _ := Routes{}.Match(r.Method, r.URL.Path)
+	e := NewEvent(r, "coord", target, t0)
+	e.SetPrincipal("admin", []string{"ADMIN"})
+	e.SetBody([]byte(body))
+	e.Finish(202, false, "", t0)
+
+	var logs bytes.Buffer
+	mem := NewMemorySink(5)
+	sinks := []Sink{
+		NewLogSink(slog.New(slog.NewJSONHandler(&logs, nil))),
+		NewLogSink(slog.New(slog.NewTextHandler(&logs, nil))),
+		mem,
+	}
+	rs, _, redisErr := connectRedisSink(t, 5)
+	if redisErr == nil {
+		sinks = append(sinks, rs)
+	}
+	if err := Tee(sinks...).Record(t.Context(), *e); err != nil {
+		t.Fatal(err)
+	}
+	if redisErr == nil {
+		stored, err := rs.Recent(t.Context(), "p", "g", 1)
+		if err != nil || len(stored) != 1 {
+			t.Fatalf("redis: %v, %v", stored, err)
+		}
+		checkAbsent(t, "redis", mustJSON(t, stored), password, basicCreds, token)
+	}
+	stored, _ := mem.Recent(t.Context(), "p", "g", 1)
+	checkAbsent(t, "event JSON", mustJSON(t, e), password, basicCreds, token)
+	checkAbsent(t, "memory", mustJSON(t, stored), password, basicCreds, token)
+	checkAbsent(t, "log output", logs.String(), password, basicCreds, token)
+	if e.RequestedBy == nil || *e.RequestedBy != "ops" || e.RequestSummary["targetShardCount"] != "8" {
+		t.Errorf("body fields lost: %+v", e)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func checkAbsent(t *testing.T, where, text string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(text, s) {
+			t.Errorf("%s contains secret %q: %s", where, s, text)
+		}
+	}
+}
