@@ -69,7 +69,7 @@ type Event struct {
 	// ReshardingID is set for ROLLBACK_MIGRATION only.
 	ReshardingID *string `json:"reshardingId"`
 	// Route is the matched route template, e.g.
-	// /coord/v1/streams/:streamPrefix/groups/:consumerGroup/scale.
+	// /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale.
 	Route string `json:"route"`
 	// QueryString is the raw query (secret-looking values redacted), null
 	// when empty.

@@ -67,7 +67,7 @@ func TestEventJSON(t *testing.T) {
 		`"outcome":"SUCCESS","status":202,"principal":"admin","method":"POST",` +
 		`"path":"/coord/v1/streams/orders/groups/orders-consumer/scale","streamPrefix":"orders",` +
 		`"consumerGroup":"orders-consumer","reshardingId":null,` +
-		`"route":"/coord/v1/streams/:streamPrefix/groups/:consumerGroup/scale","queryString":"dryRun=true",` +
+		`"route":"/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale","queryString":"dryRun=true",` +
 		`"requestId":"corr-1","requestedBy":"ops","reason":"peak","clientAddress":"10.0.0.9","userAgent":"curl/8",` +
 		`"roles":["ADMIN","WRITE"],"durationMs":1500,` +
 		`"requestBodySha256":"` + sha(`{"targetShardCount":8,"requestedBy":"ops","reason":"peak"}`) + `",` +
@@ -96,7 +96,7 @@ func TestRefusedEventJSON(t *testing.T) {
 		`"action":"CREATE_STREAM"`, `"outcome":"UNAUTHORIZED"`, `"status":401`, `"principal":null`,
 		`"consumerGroup":null`, `"queryString":null`, `"requestId":null`, `"requestedBy":null`, `"reason":null`,
 		`"clientAddress":"::1"`, `"userAgent":null`, `"roles":[]`, `"durationMs":0`, `"requestBodySha256":null`,
-		`"requestSummary":{}`, `"errorCode":"UNAUTHORIZED"`, `"route":"/coord/v1/streams/:streamPrefix"`,
+		`"requestSummary":{}`, `"errorCode":"UNAUTHORIZED"`, `"route":"/coord/v1/streams/{streamPrefix}"`,
 	} {
 		if !strings.Contains(string(got), part) {
 			t.Errorf("missing %s in %s", part, got)

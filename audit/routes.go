@@ -20,12 +20,12 @@ const (
 )
 
 var mutations = []mutation{
-	{"POST", "/streams/:streamPrefix", CreateStream},
-	{"POST", "/streams/:streamPrefix/scale", ScaleStream},
-	{"POST", "/streams/:streamPrefix/groups/:consumerGroup", CreateGroup},
-	{"DELETE", "/streams/:streamPrefix/groups/:consumerGroup", DeleteGroup},
-	{"POST", "/streams/:streamPrefix/groups/:consumerGroup/scale", ScaleGroup},
-	{"POST", "/streams/:streamPrefix/groups/:consumerGroup/migrations/:reshardingId/rollback", RollbackMigration},
+	{"POST", "/streams/{streamPrefix}", CreateStream},
+	{"POST", "/streams/{streamPrefix}/scale", ScaleStream},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}", CreateGroup},
+	{"DELETE", "/streams/{streamPrefix}/groups/{consumerGroup}", DeleteGroup},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/scale", ScaleGroup},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}/rollback", RollbackMigration},
 }
 
 // Routes maps the audited routes of §9.1 under a base path.
@@ -37,7 +37,8 @@ type Routes struct {
 // Target is an audited request's route and path parameters.
 type Target struct {
 	Action Action
-	// Route is the httprouter-style template including the base path.
+	// Route is the template including the base path, parameters in braces
+	// (/coord/v1/streams/{streamPrefix}/scale), as Spring and OpenAPI write it.
 	Route        string
 	StreamPrefix string
 	// ConsumerGroup is "" for stream-level actions.

@@ -38,18 +38,18 @@ func TestActionFor(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
-	const group = "/coord/v1/streams/:streamPrefix/groups/:consumerGroup"
+	const group = "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}"
 	for _, tc := range []struct {
 		method, path string
 		want         Target
 	}{
-		{"POST", "/coord/v1/streams/orders", Target{CreateStream, "/coord/v1/streams/:streamPrefix", "orders", "", ""}},
-		{"POST", "/coord/v1/streams/orders/scale", Target{ScaleStream, "/coord/v1/streams/:streamPrefix/scale", "orders", "", ""}},
-		{"POST", "/coord/v1/streams/scale/scale", Target{ScaleStream, "/coord/v1/streams/:streamPrefix/scale", "scale", "", ""}},
+		{"POST", "/coord/v1/streams/orders", Target{CreateStream, "/coord/v1/streams/{streamPrefix}", "orders", "", ""}},
+		{"POST", "/coord/v1/streams/orders/scale", Target{ScaleStream, "/coord/v1/streams/{streamPrefix}/scale", "orders", "", ""}},
+		{"POST", "/coord/v1/streams/scale/scale", Target{ScaleStream, "/coord/v1/streams/{streamPrefix}/scale", "scale", "", ""}},
 		{"POST", "/coord/v1/streams/orders/groups/c", Target{CreateGroup, group, "orders", "c", ""}},
 		{"DELETE", "/coord/v1/streams/orders/groups/c", Target{DeleteGroup, group, "orders", "c", ""}},
 		{"POST", "/coord/v1/streams/orders/groups/scale/scale", Target{ScaleGroup, group + "/scale", "orders", "scale", ""}},
-		{"POST", "/coord/v1/streams/o/groups/c/migrations/reshard-1/rollback", Target{RollbackMigration, group + "/migrations/:reshardingId/rollback", "o", "c", "reshard-1"}},
+		{"POST", "/coord/v1/streams/o/groups/c/migrations/reshard-1/rollback", Target{RollbackMigration, group + "/migrations/{reshardingId}/rollback", "o", "c", "reshard-1"}},
 		{"POST", "/coord/v1/streams/orders/", Target{}},
 		{"POST", "/coord/v1/streams//scale", Target{}},
 		{"POST", "/coord/v1/streams", Target{}},
@@ -66,7 +66,7 @@ func TestMatch(t *testing.T) {
 		}
 	}
 	got, ok := Routes{BasePath: "/admin/"}.Match("POST", "/admin/streams/p/groups/g/scale")
-	if want := (Target{ScaleGroup, "/admin/streams/:streamPrefix/groups/:consumerGroup/scale", "p", "g", ""}); !ok || got != want {
+	if want := (Target{ScaleGroup, "/admin/streams/{streamPrefix}/groups/{consumerGroup}/scale", "p", "g", ""}); !ok || got != want {
 		t.Errorf("custom base: %+v, %v; want %+v", got, ok, want)
 	}
 }
