@@ -2,57 +2,29 @@ package audit
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
-// redisSink returns a sink on the test Redis (see connectRedisSink) and
-// skips the test when Redis is unreachable.
+// redisSink returns a sink on the shared test Redis under a key prefix of
+// its own, whose keys are deleted when the test ends.
 func redisSink(t *testing.T, maxEntries int) (*RedisSink, redis.UniversalClient) {
 	t.Helper()
-	s, client, err := connectRedisSink(t, maxEntries)
-	if err != nil {
-		t.Skipf("redis unavailable: %v", err)
-	}
-	return s, client
-}
-
-// connectRedisSink returns a sink on the test Redis (REDIS_ADDR, default
-// 127.0.0.1:6379) under a unique key prefix whose keys are deleted when the
-// test ends.
-func connectRedisSink(t *testing.T, maxEntries int) (*RedisSink, redis.UniversalClient, error) {
-	t.Helper()
-	client := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{cmp.Or(os.Getenv("REDIS_ADDR"), "127.0.0.1:6379")}})
-	if err := client.Ping(t.Context()).Err(); err != nil {
-		client.Close()
-		return nil, nil, err
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	prefix := "test-audit-" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for it := client.Scan(ctx, 0, prefix+":*", 100).Iterator(); it.Next(ctx); {
-			client.Del(ctx, it.Val())
-		}
-		client.Close()
-	})
-	return NewRedisSink(client, prefix, maxEntries), client, nil
+	client := testredis.Shared(t)
+	return NewRedisSink(client, testredis.Prefix(t, client), maxEntries), client
 }
 
 // numbered returns event i of group (p, g) ("" = stream level).
@@ -167,6 +139,14 @@ func TestRedisSink(t *testing.T) {
 	}
 }
 
+// On Redis Cluster each list lives in one slot thanks to its hash tag, so
+// the MULTI of Record is valid there too.
+func TestRedisSinkCluster(t *testing.T) {
+	client := testredis.StartCluster(t, 3).Client(t)
+	s := NewRedisSink(client, testredis.Prefix(t, client), 3)
+	checkHistory(t, s, s)
+}
+
 func TestRedisSinkMinimumCap(t *testing.T) {
 	s, client := redisSink(t, 0)
 	for i := range 3 {
@@ -256,20 +236,15 @@ func TestEventsCarryNoSecrets(t *testing.T) {
 		NewLogSink(slog.New(slog.NewTextHandler(&logs, nil))),
 		mem,
 	}
-	rs, _, redisErr := connectRedisSink(t, 5)
-	if redisErr == nil {
-		sinks = append(sinks, rs)
-	}
-	if err := Tee(sinks...).Record(t.Context(), *e); err != nil {
+	rs, _ := redisSink(t, 5)
+	if err := Tee(append(sinks, rs)...).Record(t.Context(), *e); err != nil {
 		t.Fatal(err)
 	}
-	if redisErr == nil {
-		stored, err := rs.Recent(t.Context(), "p", "g", 1)
-		if err != nil || len(stored) != 1 {
-			t.Fatalf("redis: %v, %v", stored, err)
-		}
-		checkAbsent(t, "redis", mustJSON(t, stored), password, basicCreds, token)
+	fromRedis, err := rs.Recent(t.Context(), "p", "g", 1)
+	if err != nil || len(fromRedis) != 1 {
+		t.Fatalf("redis: %v, %v", fromRedis, err)
 	}
+	checkAbsent(t, "redis", mustJSON(t, fromRedis), password, basicCreds, token)
 	stored, _ := mem.Recent(t.Context(), "p", "g", 1)
 	checkAbsent(t, "event JSON", mustJSON(t, e), password, basicCreds, token)
 	checkAbsent(t, "memory", mustJSON(t, stored), password, basicCreds, token)
