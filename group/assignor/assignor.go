@@ -40,9 +40,12 @@ func Assign(shardCount int, live []string, prev map[string][]int) (next map[stri
 	for i, id := range ids {
 		next[id] = old[i]
 	}
+	if len(changedAt) > 0 {
+		changed = make([]string, len(changedAt))
+	}
 	for j, i := range changedAt {
 		next[ids[i]] = sets[j]
-		changed = append(changed, ids[i])
+		changed[j] = ids[i]
 	}
 	return next, changed
 }
@@ -65,8 +68,8 @@ func AssignOrdered(shardCount int, prev [][]int) (changed []int, sets [][]int) {
 	}
 	p := newPlan(max(shardCount, 0), prev)
 	p.setQuotas()
-	p.release()
-	return p.handOut()
+	released := p.release()
+	return p.collect(released, p.handOut())
 }
 
 // distinctSorted returns live sorted ascending without duplicates; live
@@ -114,15 +117,18 @@ func newPlan(shardCount int, prev [][]int) *plan {
 
 // isNormal reports whether member i's claim differs from its previous set.
 func (p *plan) isNormal(i int) bool {
+	if p.normal == nil {
+		return false
+	}
 	_, ok := p.normal[i]
 	return ok
 }
 
 // kept returns member i's claimed shards, up to its current size.
 func (p *plan) kept(i int) []int {
-	set, ok := p.normal[i]
-	if !ok {
-		set = p.prev[i]
+	set := p.prev[i]
+	if p.isNormal(i) {
+		set = p.normal[i]
 	}
 	return set[:p.size[i]:p.size[i]]
 }
@@ -194,16 +200,19 @@ func (p *plan) setQuotas() {
 	}
 }
 
-// release applies rule 3: members above quota give up their highest shards.
-func (p *plan) release() {
+// release applies rule 3: members above quota give up their highest
+// shards. It returns how many members did.
+func (p *plan) release() (members int) {
 	for i, k := range p.size {
 		if q := p.quota[i]; k > q {
 			for _, s := range p.kept(i)[q:] {
 				p.unhold(s)
 			}
 			p.size[i] = q
+			members++
 		}
 	}
+	return members
 }
 
 // freeShards yields the shards that are not held, ascending. The caller
@@ -225,7 +234,15 @@ func (f *freeShards) next() int {
 	return s
 }
 
-// handOut applies rule 4 and returns the changed members with their sets.
+// grants are the new sets of the receivers, the members below quota after
+// release: receiver r is member of[r] (ascending), and its set is
+// backing[end[r]-quota, end[r]).
+type grants struct {
+	of, end []int
+	backing []int
+}
+
+// handOut applies rule 4.
 //
 // It walks the sizes upwards ("water filling"): at size level L the members
 // below quota holding exactly L shards form the active list, in id order;
@@ -235,11 +252,9 @@ func (f *freeShards) next() int {
 // fewest shards, ties to the smallest id" in time linear in the number of
 // shards handed out.
 //
-// Receiver r (the r-th member below quota, in id order) owns the region
-// backing[base[r], base[r]+quota) of one shared array. Received shards
-// arrive ascending at the region's tail, after room for the kept shards,
-// which are merged in at the end.
-func (p *plan) handOut() (changed []int, sets [][]int) {
+// Received shards arrive ascending at the tail of each receiver's region,
+// after room for its kept shards, which are merged in at the end.
+func (p *plan) handOut() grants {
 	n, total := 0, 0 // receivers, shards to hand out
 	for i, k := range p.size {
 		if k < p.quota[i] {
@@ -247,15 +262,13 @@ func (p *plan) handOut() (changed []int, sets [][]int) {
 			total += p.quota[i] - k
 		}
 	}
-	receivers, base, fill := make([]int, 0, n), make([]int, 0, n), make([]int, 0, n)
-	floor := p.shardCount / len(p.size)
-	start := make([]int, floor+2) // receivers by kept size, then offsets
+	g := grants{of: make([]int, 0, n), end: make([]int, 0, n)}
+	start := make([]int, p.shardCount/len(p.size)+2) // receivers by kept size, then offsets
 	regions := 0
 	for i, k := range p.size {
 		if k < p.quota[i] {
-			receivers = append(receivers, i)
-			base = append(base, regions)
-			fill = append(fill, regions+k)
+			g.of = append(g.of, i)
+			g.end = append(g.end, regions+k)
 			regions += p.quota[i]
 			start[k+1]++
 		}
@@ -263,44 +276,60 @@ func (p *plan) handOut() (changed []int, sets [][]int) {
 	for l := 1; l < len(start); l++ {
 		start[l] += start[l-1]
 	}
-	order := make([]int, len(receivers)) // receivers by (kept size, id)
+	order := make([]int, n) // receivers by (kept size, id)
 	pos := slices.Clone(start[:len(start)-1])
-	for r, i := range receivers {
+	for r, i := range g.of {
 		order[pos[p.size[i]]] = r
 		pos[p.size[i]]++
 	}
 
-	backing := make([]int, regions)
-	active := make([]int, 0, len(order))
-	merged := make([]int, 0, len(order))
+	g.backing = make([]int, regions)
+	active := make([]int, 0, n)
+	merged := make([]int, 0, n)
 	free := freeShards{held: p.held, w: -1}
 	for level, handed := 0, 0; handed < total; level++ {
 		merged = mergeAscending(merged[:0], active, order[start[level]:start[level+1]])
 		active, merged = merged, active
 		below := active[:0]
 		for _, r := range active {
-			backing[fill[r]] = free.next()
-			fill[r]++
+			g.backing[g.end[r]] = free.next()
+			g.end[r]++
 			handed++
-			if level+1 < p.quota[receivers[r]] {
+			if level+1 < p.quota[g.of[r]] {
 				below = append(below, r)
 			}
 		}
 		active = below
 	}
 
+	for r, i := range g.of {
+		region := g.backing[g.end[r]-p.quota[i] : g.end[r] : g.end[r]]
+		mergeInto(region, p.kept(i))
+	}
+	return g
+}
+
+// collect returns the ascending indexes of the members whose final set
+// differs from their previous one, and those sets; released is the number
+// of members that gave up shards.
+func (p *plan) collect(released int, g grants) (changed []int, sets [][]int) {
+	// Only receivers, releasers and normalized members can change.
+	changed = make([]int, 0, len(g.of)+released+len(p.normal))
+	sets = make([][]int, 0, cap(changed))
 	r := 0
-	for i := range p.size {
-		set := p.kept(i)
-		if r < len(receivers) && receivers[r] == i {
-			region := backing[base[r]:fill[r]:fill[r]]
-			mergeInto(region, set)
-			set = region
+	for i, k := range p.size {
+		set, normal := []int(nil), p.isNormal(i)
+		switch {
+		case r < len(g.of) && g.of[r] == i:
+			set = g.backing[g.end[r]-p.quota[i] : g.end[r] : g.end[r]]
 			r++
+		case !normal && k == len(p.prev[i]):
+			continue // a valid previous set kept whole
+		default:
+			set = p.kept(i)
 		}
-		// A valid previous set is kept whole, cut to a prefix or extended,
-		// so it is unchanged exactly when its length is.
-		if p.isNormal(i) && !slices.Equal(set, p.prev[i]) || !p.isNormal(i) && len(set) != len(p.prev[i]) {
+		// A valid previous set cut to a prefix or extended always differs.
+		if !normal || !slices.Equal(set, p.prev[i]) {
 			changed = append(changed, i)
 			sets = append(sets, set)
 		}
@@ -326,16 +355,17 @@ func mergeAscending(dst, a, b []int) []int {
 
 // mergeInto merges kept into region, whose tail region[len(kept):] holds
 // the received shards; both ascending. Writing front to back never
-// overtakes the unread tail.
+// overtakes the unread tail, and once kept is used up the rest of the tail
+// is already in place.
 func mergeInto(region, kept []int) {
-	i, j := 0, len(kept)
-	for w := range region {
-		if j == len(region) || i < len(kept) && kept[i] < region[j] {
-			region[w] = kept[i]
-			i++
-		} else {
+	j := len(kept)
+	for i, w := 0, 0; i < len(kept); w++ {
+		if j < len(region) && region[j] < kept[i] {
 			region[w] = region[j]
 			j++
+		} else {
+			region[w] = kept[i]
+			i++
 		}
 	}
 }
