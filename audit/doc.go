@@ -11,7 +11,7 @@
 //	    ev.SetPrincipal(name, roles)                 //   after authentication
 //	    ev.SetBody(body)                             //   when the handler read the body
 //	ev.Finish(status, panicked, errorCode, end)
-//	sink.Record(ctx, *ev)
+//	err := sink.Record(context.WithoutCancel(ctx), *ev) // log err; never fail the request
 //
 // An Event holds no headers, passwords or bodies: only the request's method,
 // path, route, query string (values of secret-looking parameters redacted),
