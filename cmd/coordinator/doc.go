@@ -1,0 +1,11 @@
+// Command coordinator runs the Redis Stream Coordinator: the configuration,
+// the metadata store, the actor system and the HTTP API, wired together
+// with an ordered shutdown on SIGINT/SIGTERM.
+//
+// Usage:
+//
+//	coordinator [-config FILE] [-log-format json|text]
+//
+// Without -config the file named by $COORDINATOR_CONFIG is read; without
+// either the embedded default configuration (in-memory store, :8080) is used.
+package main

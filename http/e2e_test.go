@@ -1,0 +1,402 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+)
+
+// End-to-end tests: the real HTTP API over the real actor system and the
+// memory store, with a fake clock (no ticker; time moves only when a test
+// advances it).
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type cluster struct {
+	t        *testing.T
+	srv      *httptest.Server
+	coord    *actors.Coordinator
+	clock    *fakeClock
+	settings group.Settings
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	clock := &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)}
+	settings := group.DefaultSettings()
+	store := memory.New()
+	logger := slog.New(slog.DiscardHandler)
+	coord, err := actors.New(actors.Options{Store: store, Settings: settings, Clock: clock.Now, GroupCommit: true, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, CoordinatorID: "e2e", Logger: logger})
+	srv := httptest.NewServer(api)
+	t.Cleanup(func() {
+		api.Drain()
+		if err := coord.Shutdown(context.Background()); err != nil {
+			t.Errorf("coordinator shutdown: %v", err)
+		}
+		srv.Close()
+		_ = store.Close()
+	})
+	return &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings}
+}
+
+// call sends body (JSON-encoded unless nil) and decodes the answer into out
+// (when non-nil); it returns the status.
+func (c *cluster) call(method, path string, body, out any) int {
+	c.t.Helper()
+	var rd bytes.Buffer
+	if body != nil {
+		if err := json.NewEncoder(&rd).Encode(body); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(method, c.srv.URL+"/coord/v1"+path, &rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := c.srv.Client().Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			c.t.Fatalf("%s %s: decoding answer (%d): %v", method, path, resp.StatusCode, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// createGroup creates orders/workers with n shards.
+func (c *cluster) createGroup(n int) {
+	c.t.Helper()
+	var view group.GroupView
+	if st := c.call("POST", "/streams/orders/groups/workers", map[string]any{"initialShardCount": n, "requestedBy": "e2e"}, &view); st != http.StatusCreated {
+		c.t.Fatalf("create: status %d", st)
+	}
+	if view.ShardCount != n || view.GroupEpoch != 1 || view.State != group.GroupEmpty {
+		c.t.Fatalf("created %+v", view)
+	}
+}
+
+func (c *cluster) group() group.GroupView {
+	c.t.Helper()
+	var v group.GroupView
+	if st := c.call("GET", "/streams/orders/groups/workers", nil, &v); st != http.StatusOK {
+		c.t.Fatalf("get group: status %d", st)
+	}
+	return v
+}
+
+func (c *cluster) members() map[string]group.Member {
+	c.t.Helper()
+	var body struct{ Members []group.Member }
+	if st := c.call("GET", "/monitoring/streams/orders/groups/workers/members", nil, &body); st != http.StatusOK {
+		c.t.Fatalf("members: status %d", st)
+	}
+	out := map[string]group.Member{}
+	for _, m := range body.Members {
+		out[m.MemberID] = m
+	}
+	return out
+}
+
+func (c *cluster) assignments() group.AssignmentsView {
+	c.t.Helper()
+	var v group.AssignmentsView
+	if st := c.call("GET", "/monitoring/streams/orders/groups/workers/assignments", nil, &v); st != http.StatusOK {
+		c.t.Fatalf("assignments: status %d", st)
+	}
+	return v
+}
+
+// member simulates a client that follows the protocol (§4.9, Python
+// client): it reads only shards answered as assigned, reports them as
+// owned, reports released shards once as REVOKED/0, and rejoins with epoch
+// 0 (nothing owned) when fenced or unknown.
+type member struct {
+	c        *cluster
+	id       string
+	epoch    int64
+	version  int64
+	owned    group.ShardSet
+	released group.ShardSet
+	seq      int
+	last     group.HeartbeatResponse
+}
+
+func (c *cluster) member(id string) *member { return &member{c: c, id: id} }
+
+// heartbeat sends one heartbeat with the member's state and applies the answer.
+func (m *member) heartbeat() group.HeartbeatResponse {
+	m.c.t.Helper()
+	m.seq++
+	req := group.HeartbeatRequest{
+		ProtocolVersion: 1, RequestID: fmt.Sprintf("%s-%d", m.id, m.seq), MemberID: m.id,
+		MemberEpoch: m.epoch, MetadataVersion: m.version,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+		OwnedShards:             m.owned,
+	}
+	for _, s := range m.released {
+		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeRevoked})
+	}
+	var resp group.HeartbeatResponse
+	if st := m.c.call("POST", "/streams/orders/groups/workers/members/"+m.id+"/heartbeat", req, &resp); st != http.StatusOK {
+		m.c.t.Fatalf("%s heartbeat: status %d", m.id, st)
+	}
+	if resp.ResponseTo != req.RequestID || resp.MemberID != m.id {
+		m.c.t.Fatalf("%s: answer %+v does not echo request %s", m.id, resp, req.RequestID)
+	}
+	m.released = nil
+	switch resp.Status {
+	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+		keep := resp.Assignment.AssignedShards
+		if resp.Status != group.StatusOK {
+			keep = m.owned.Intersect(keep)
+		}
+		m.released = m.owned.Minus(keep)
+		m.owned = keep
+		m.epoch, m.version = resp.MemberEpoch, resp.MetadataVersion
+	case group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
+		m.epoch, m.owned = 0, nil
+	case group.StatusRetry:
+	default:
+		m.c.t.Fatalf("%s: unexpected status %s", m.id, resp.Status)
+	}
+	m.last = resp
+	return resp
+}
+
+// leave sends the graceful leave (epoch −1) with nothing owned.
+func (m *member) leave() group.HeartbeatResponse {
+	m.c.t.Helper()
+	m.epoch, m.owned, m.released = -1, nil, nil
+	return m.heartbeat()
+}
+
+// converge lets the members heartbeat in rounds until every shard of the
+// group is owned by exactly one of them, ownership matches the balanced
+// target, and the group is STABLE. It fails after maxRounds rounds.
+func (c *cluster) converge(shards int, members ...*member) {
+	c.t.Helper()
+	const maxRounds = 20
+	for round := 0; round < maxRounds; round++ {
+		for _, m := range members {
+			m.heartbeat()
+		}
+		if c.converged(shards, members) {
+			return
+		}
+	}
+	for _, m := range members {
+		c.t.Logf("%s: epoch %d owned %v last %+v", m.id, m.epoch, m.owned, m.last)
+	}
+	c.t.Fatalf("not converged after %d rounds: %+v", maxRounds, c.assignments())
+}
+
+func (c *cluster) converged(shards int, members []*member) bool {
+	owner := map[int]string{}
+	lo, hi := shards, 0
+	for _, m := range members {
+		for _, s := range m.owned {
+			if prev, dup := owner[s]; dup {
+				c.t.Fatalf("shard %d owned by %s and %s", s, prev, m.id)
+			}
+			owner[s] = m.id
+		}
+		lo, hi = min(lo, len(m.owned)), max(hi, len(m.owned))
+	}
+	if len(owner) != shards || hi-lo > 1 {
+		return false
+	}
+	v := c.group()
+	return v.State == group.GroupStable && v.AssignmentEpoch == v.GroupEpoch
+}
+
+func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(32)
+	var ms []*member
+	for i := range 8 {
+		ms = append(ms, c.member(fmt.Sprintf("member-%d", i)))
+	}
+	c.converge(32, ms...)
+	for _, m := range ms {
+		if len(m.owned) != 4 {
+			t.Errorf("%s owns %v, want 4 shards", m.id, m.owned)
+		}
+	}
+	a := c.assignments()
+	if len(a.InvariantViolations) != 0 {
+		t.Errorf("invariant violations: %v", a.InvariantViolations)
+	}
+	for _, m := range ms {
+		if !a.TargetAssignment[m.id].Equal(m.owned) || !a.CurrentAssignments[m.id].Equal(m.owned) {
+			t.Errorf("%s: target %v current %v, member reads %v", m.id, a.TargetAssignment[m.id], a.CurrentAssignments[m.id], m.owned)
+		}
+	}
+}
+
+// TestE2EWorkedExample replays §4.7 step by step (the README walkthrough).
+func TestE2EWorkedExample(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(4)
+	a, b := c.member("member-a"), c.member("member-b")
+
+	want := func(r group.HeartbeatResponse, epoch int64, assigned, pending group.ShardSet) {
+		t.Helper()
+		if r.Status != group.StatusOK || r.MemberEpoch != epoch || !r.Assignment.AssignedShards.Equal(assigned) || !r.Assignment.PendingShards.Equal(pending) {
+			t.Fatalf("answer %+v, want OK epoch %d assigned %v pending %v", r, epoch, assigned, pending)
+		}
+	}
+	want(a.heartbeat(), 2, group.Range(0, 4), nil)
+	want(a.heartbeat(), 2, group.Range(0, 4), nil)
+	if v := c.group(); v.State != group.GroupStable || v.GroupEpoch != 2 {
+		t.Fatalf("after A's ack: %+v", v)
+	}
+	want(b.heartbeat(), 3, nil, group.NewShardSet(2, 3))
+	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
+	if !a.released.Equal(group.NewShardSet(2, 3)) {
+		t.Fatalf("A released %v", a.released)
+	}
+	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
+	want(b.heartbeat(), 3, group.NewShardSet(2, 3), nil)
+	as := c.assignments()
+	if !as.TargetAssignment["member-a"].Equal(group.NewShardSet(0, 1)) || !as.TargetAssignment["member-b"].Equal(group.NewShardSet(2, 3)) ||
+		!as.CurrentAssignments["member-a"].Equal(group.NewShardSet(0, 1)) {
+		t.Fatalf("assignments %+v", as)
+	}
+}
+
+func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(4)
+	a, b := c.member("member-a"), c.member("member-b")
+	c.converge(4, a, b)
+
+	// B goes silent. A keeps heartbeating while time passes beyond B's lease.
+	half := c.settings.MemberLeaseTTL/2 + time.Millisecond
+	c.clock.advance(half)
+	a.heartbeat()
+	c.clock.advance(half)
+	c.coord.TickNow()
+	c.eventually("member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
+
+	c.converge(4, a)
+	if !a.owned.Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after B expired", a.owned)
+	}
+	if r := b.heartbeat(); r.Status != group.StatusFencedMemberEpoch {
+		t.Fatalf("expired member's heartbeat answered %s", r.Status)
+	}
+	c.converge(4, a, b)
+}
+
+// eventually waits until cond holds (asynchronous ticks), failing after a
+// generous bound.
+func (c *cluster) eventually(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(4)
+	a, b := c.member("member-a"), c.member("member-b")
+	c.converge(4, a, b)
+
+	if r := b.leave(); r.Status != group.StatusOK {
+		t.Fatalf("leave answered %+v", r)
+	}
+	if st := c.members()["member-b"].State; st != group.MemberLeaving {
+		t.Fatalf("B is %s after leaving", st)
+	}
+	c.converge(4, a)
+	if !a.owned.Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after B left", a.owned)
+	}
+}
+
+func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(4)
+	a := c.member("member-a")
+	c.converge(4, a)
+	good := a.epoch
+
+	a.epoch = good - 1
+	if r := a.heartbeat(); r.Status != group.StatusFencedMemberEpoch || r.MemberEpoch != good {
+		t.Fatalf("stale epoch answered %+v, want FENCED_MEMBER_EPOCH with epoch %d", r, good)
+	}
+	if a.epoch != 0 || a.owned != nil {
+		t.Fatalf("fenced member kept state: epoch %d owned %v", a.epoch, a.owned)
+	}
+	c.converge(4, a)
+	if !a.owned.Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after rejoining", a.owned)
+	}
+}
+
+func TestE2ECreateHeartbeatDelete(t *testing.T) {
+	c := newCluster(t)
+	c.createGroup(2)
+	a := c.member("member-a")
+	c.converge(2, a)
+
+	var e struct{ Status, ErrorCode, Message string }
+	if st := c.call("POST", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_ALREADY_EXISTS" {
+		t.Fatalf("duplicate create: %d %+v", st, e)
+	}
+	if st := c.call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_HAS_ACTIVE_MEMBERS" {
+		t.Fatalf("delete without force: %d %+v", st, e)
+	}
+	var view group.GroupView
+	if st := c.call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test", "force": true}, &view); st != http.StatusOK {
+		t.Fatalf("forced delete: %d", st)
+	}
+	if view.CurrentAssignmentSummary["member-a"] != 2 {
+		t.Fatalf("delete answered %+v, want the pre-delete view", view)
+	}
+	if st := c.call("GET", "/streams/orders/groups/workers", nil, &e); st != http.StatusNotFound || e.ErrorCode != "GROUP_NOT_FOUND" {
+		t.Fatalf("get after delete: %d %+v", st, e)
+	}
+	if r := a.heartbeat(); r.Status != group.StatusUnknownMemberID {
+		t.Fatalf("heartbeat after delete answered %s", r.Status)
+	}
+}
