@@ -37,15 +37,16 @@ func Assign(shardCount int, live []string, prev map[string][]int) (next map[stri
 	}
 	changedAt, sets := AssignOrdered(shardCount, old)
 	next = make(map[string][]int, len(ids))
-	for i, id := range ids {
-		next[id] = old[i]
-	}
 	if len(changedAt) > 0 {
-		changed = make([]string, len(changedAt))
+		changed = make([]string, 0, len(changedAt))
 	}
-	for j, i := range changedAt {
-		next[ids[i]] = sets[j]
-		changed[j] = ids[i]
+	for i, id := range ids {
+		set := old[i]
+		if j := len(changed); j < len(changedAt) && changedAt[j] == i {
+			set = sets[j]
+			changed = append(changed, id)
+		}
+		next[id] = set
 	}
 	return next, changed
 }

@@ -55,6 +55,8 @@ func TestAssignExamples(t *testing.T) {
 			sets{"a": {0, 2}, "b": {1, 3}}, []string{"a", "b"}},
 		{"overlap belongs to the smallest id", 2, []string{"a", "b"}, sets{"a": {0, 1}, "b": {1}},
 			sets{"a": {0}, "b": {1}}, []string{"a"}},
+		{"unsorted set is sorted", 2, []string{"a"}, sets{"a": {1, 0}},
+			sets{"a": {0, 1}}, []string{"a"}},
 		{"unsorted, duplicate and out-of-range entries", 4, []string{"a", "b"},
 			sets{"a": {3, -1, 1, 3, 9}, "b": {0}},
 			sets{"a": {1, 3}, "b": {0, 2}}, []string{"a", "b"}},
@@ -132,6 +134,21 @@ func TestAssignMatchesReference(t *testing.T) {
 			t.Fatalf("not idempotent: %v then %v (changed %q)", next, again, changedAgain)
 		}
 	})
+}
+
+func TestAssignOrderedReturnsOnlyChanges(t *testing.T) {
+	prev := [][]int{{0, 1, 2}, {3, 4, 5}, nil}
+	changed, sets := AssignOrdered(6, prev)
+	if !slices.Equal(changed, []int{0, 1, 2}) ||
+		!slices.EqualFunc(sets, [][]int{{0, 1}, {3, 4}, {2, 5}}, slices.Equal) {
+		t.Fatalf("join: changed %v sets %v", changed, sets)
+	}
+	if changed, sets := AssignOrdered(6, [][]int{{0, 1}, {3, 4}, {2, 5}}); len(changed)+len(sets) != 0 {
+		t.Fatalf("balanced: changed %v sets %v", changed, sets)
+	}
+	if changed, sets := AssignOrdered(6, nil); len(changed)+len(sets) != 0 {
+		t.Fatalf("no members: changed %v sets %v", changed, sets)
+	}
 }
 
 // TestAssignOrderedMatchesAssign checks that the slice entry point agrees

@@ -4,7 +4,9 @@
 //
 // The package is pure and stdlib-only. It owns the assignment rules and
 // nothing else: liveness, epochs and reconciliation belong to package group,
-// which calls Assign whenever the target has to be recomputed.
+// which calls Assign (map in, map out) or AssignOrdered (members in id order,
+// only the changes out; no map or string work, for large groups) whenever
+// the target has to be recomputed. Both apply the same rules.
 //
 // # Rules
 //
