@@ -1,0 +1,262 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// flush commits the pending batch and answers every entry (group commit,
+// ARCHITECTURE principle 5). The outcome decides the answers:
+//
+//   - stored (or nothing to store): the batch's records are applied to
+//     committed and every entry gets the response computed for it;
+//   - revision conflict: reload, re-run every entry in order, commit again,
+//     at most CommitAttempts times, then heartbeats get status RETRY;
+//   - store unavailable or mutex timeout: working reverts to committed and
+//     heartbeats get status RETRY;
+//   - unknown outcome: the group is resynced (revisions compared, reloaded
+//     if they differ), then as unavailable;
+//   - corrupt group on reload, or a panic: heartbeats get the error.
+//
+// Nobody is answered before the commit holding their change has returned.
+func (a *groupActor) flush() {
+	if len(a.entries) == 0 {
+		return
+	}
+	start := time.Now()
+	size := len(a.entries)
+	a.c.opts.Observer.MailboxDepth(a.key, int(a.depth.n.Load()))
+	wrote, err := critical(a, "flush", false, a.writeBatch)
+	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
+	if err == nil {
+		for _, r := range a.records {
+			a.committed.Apply(r)
+		}
+		a.c.opts.Observer.GroupCommitted(a.key, a.committed)
+	}
+	a.answerBatch(err)
+}
+
+// writeBatch stores the batch's records as one mutation and reports whether
+// it wrote anything. With nothing to write it still checks, on a shared
+// store, that nobody else has written (a conflict otherwise, so that the
+// batch is re-run on fresh state).
+func (a *groupActor) writeBatch() (bool, error) {
+	now := a.c.opts.Clock()
+	m, ok := a.mutation(now)
+	if !ok {
+		if !a.shared() {
+			return false, nil
+		}
+		rev, err := a.storedRevision()
+		if err != nil {
+			return false, err
+		}
+		if rev != a.rev {
+			return false, a.errorf("revalidate", fmt.Errorf("stored revision %d, cached %d: %w", rev, a.rev, persistence.ErrConflict))
+		}
+		return false, nil
+	}
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	rev, err := a.c.opts.Store.Commit(ctx, a.key, a.rev, m)
+	if err != nil {
+		return false, a.errorf("commit", err)
+	}
+	a.rev, a.legacy = rev, false
+	for id := range m.PutMembers {
+		a.leases[id] = a.working.Members[id].MemberLeaseExpiresAt
+	}
+	for _, id := range m.DeleteMembers {
+		delete(a.leases, id)
+	}
+	return true, nil
+}
+
+// mutation returns what the batch must write, or false when nothing needs
+// writing. A group read from the legacy layout is rewritten whole.
+func (a *groupActor) mutation(now time.Time) (persistence.Mutation, bool) {
+	if a.legacy && len(a.records) > 0 {
+		return persistence.Rewrite(a.working, now), true
+	}
+	recs := a.coalesce(now)
+	if len(recs) == 0 {
+		return persistence.Mutation{}, false
+	}
+	return persistence.MutationOf(a.working, recs, now), true
+}
+
+// coalesce returns the batch's records without the lease renewals that
+// need no write: a liveness-only member record is dropped while the
+// member's stored lease still has at least half the lease TTL left, so
+// another coordinator never expires a member that keeps heartbeating. A
+// member never stored is always written.
+func (a *groupActor) coalesce(now time.Time) []group.Record {
+	fresh := group.InstantOf(now).Add(a.c.opts.Settings.MemberLeaseTTL / 2)
+	out := make([]group.Record, 0, len(a.records))
+	for _, r := range a.records {
+		if mr, ok := r.(group.MemberRecord); ok && mr.LivenessOnly {
+			if stored, ok := a.leases[mr.Member.MemberID]; ok && stored >= fresh {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// create runs a create command in the critical section.
+func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
+	if m.StreamLevel {
+		if err := a.checkPrefixFree(); err != nil {
+			return group.GroupView{}, err
+		}
+	}
+	if a.committed.Exists() {
+		return group.GroupView{}, group.Errorf(group.CodeGroupAlreadyExists, "Group already exists")
+	}
+	g := group.New()
+	if _, err := g.Create(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, a.key, m.Request); err != nil {
+		return group.GroupView{}, err
+	}
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	rev, err := a.c.opts.Store.Create(ctx, a.key, persistence.Encode(g))
+	if err != nil {
+		return group.GroupView{}, a.errorf("create", err)
+	}
+	a.install(g, rev, false)
+	return g.View(), nil
+}
+
+// checkPrefixFree refuses a stream-level create when any stored group has
+// the stream prefix. Stream-level creates of one prefix all run in the
+// actor of group G = P, so they cannot race each other.
+func (a *groupActor) checkPrefixFree() error {
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	keys, err := a.c.opts.Store.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", err)
+	}
+	for _, k := range keys {
+		if k.StreamPrefix == a.key.StreamPrefix {
+			return group.Errorf(group.CodeStreamPrefixAlreadyExists,
+				"Stream prefix '%s' is already managed by coordinator metadata", a.key.StreamPrefix)
+		}
+	}
+	return nil
+}
+
+// delete runs a delete command in the critical section; it answers the
+// view from before the delete.
+func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
+	if !a.committed.Exists() {
+		return group.GroupView{}, groupNotFound()
+	}
+	view := a.committed.View()
+	if _, err := a.working.Delete(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request); err != nil {
+		return group.GroupView{}, err
+	}
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	if err := a.c.opts.Store.Delete(ctx, a.key, a.rev); err != nil {
+		return group.GroupView{}, a.errorf("delete", err)
+	}
+	a.install(group.New(), 0, false)
+	return view, nil
+}
+
+// critical runs try in the group's critical section: under the state mutex
+// when the store is shared, after revalidating the cached revision when
+// revalidate is set, and again after each revision conflict (reload, and
+// re-run of the pending batch) up to CommitAttempts times. Any failure
+// reverts working to committed.
+func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, error)) (T, error) {
+	var zero T
+	unlock, err := a.lock()
+	if err != nil {
+		return zero, a.abort(err)
+	}
+	defer unlock()
+	if revalidate {
+		if err := a.refresh(); err != nil {
+			return zero, a.abort(err)
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		v, err := try()
+		if err == nil {
+			return v, nil
+		}
+		if !isConflict(err) {
+			return zero, a.abort(err)
+		}
+		a.c.opts.Observer.Conflict(a.key, op, attempt)
+		if attempt >= a.c.opts.CommitAttempts {
+			a.working = a.committed.Clone()
+			return zero, fmt.Errorf("%s group %s: %w", op, a.key, messages.ErrStateConflict)
+		}
+		if err := a.reload(); err != nil {
+			return zero, err
+		}
+	}
+}
+
+// abort reverts working to committed after err. An error of no known class
+// may hide a completed write, so the group is first resynced with the
+// store (a failed resync is logged; the revision check of the next commit
+// still guards it). A store reporting the group corrupt fails it closed.
+func (a *groupActor) abort(err error) error {
+	if errors.Is(err, persistence.ErrCorrupt) {
+		a.loadErr = err
+	}
+	if unknownOutcome(err) {
+		if rerr := a.resync(); rerr != nil {
+			a.c.opts.Logger.Warn("resync group after unknown store outcome", "group", a.key.String(), "err", rerr)
+		}
+	}
+	a.working = a.committed.Clone()
+	return err
+}
+
+// isConflict reports errors that mean "our cached state is stale": a
+// revision conflict, a group that vanished or appeared under us.
+func isConflict(err error) bool {
+	return errors.Is(err, persistence.ErrConflict) || errors.Is(err, persistence.ErrNotFound) ||
+		errors.Is(err, persistence.ErrAlreadyExists)
+}
+
+// unknownOutcome reports errors after which a write may or may not have
+// happened: everything but domain refusals and the classes that guarantee
+// nothing was written.
+func unknownOutcome(err error) bool {
+	if _, domain := errors.AsType[*group.Error](err); domain {
+		return false
+	}
+	for _, known := range []error{persistence.ErrUnavailable, persistence.ErrLockTimeout, persistence.ErrCorrupt, messages.ErrInternal} {
+		if errors.Is(err, known) {
+			return false
+		}
+	}
+	return true
+}
+
+// lock takes the state mutex when the store is shared. The Locker bounds
+// the wait itself (persistence.ErrLockTimeout).
+func (a *groupActor) lock() (func(), error) {
+	if !a.shared() {
+		return func() {}, nil
+	}
+	unlock, err := a.c.opts.Locker.Lock(context.Background(), a.key)
+	if err != nil {
+		return nil, a.errorf("lock", err)
+	}
+	return unlock, nil
+}

@@ -1,0 +1,240 @@
+package actors
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+)
+
+// Coordinator is the facade over the actor system: every method sends one
+// message to the group's actor and waits for its reply or ctx. It is safe
+// for concurrent use.
+type Coordinator struct {
+	opts    Options
+	system  *actor.ActorSystem
+	manager *actor.PID
+
+	// registry maps group.Key → *child. Only the manager writes it; senders
+	// read it to reach a group actor without a hop through the manager.
+	registry sync.Map
+
+	// mu orders sends against Shutdown: senders hold it shared while they
+	// check terminating and enqueue, so once Shutdown has set terminating
+	// under the exclusive lock every accepted request is in a mailbox.
+	mu          sync.RWMutex
+	terminating bool
+
+	stopTicker chan struct{}
+	tickerDone chan struct{}
+}
+
+// New validates o, starts the actor system, the manager and (if enabled)
+// the ticker.
+func New(o Options) (*Coordinator, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	c := &Coordinator{opts: o, stopTicker: make(chan struct{}), tickerDone: make(chan struct{})}
+	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(warnHandler{o.Logger.Handler()}).With("lib", "protoactor")
+	}))
+	manager, err := c.system.Root.SpawnNamed(c.managerProps(), "groups")
+	if err != nil {
+		c.system.Shutdown()
+		return nil, fmt.Errorf("actors: spawn group manager: %w", err)
+	}
+	c.manager = manager
+	if o.TickEnabled {
+		go c.runTicker()
+	} else {
+		close(c.tickerDone)
+	}
+	return c, nil
+}
+
+// Heartbeat runs a member heartbeat. It is answered once the change it made
+// is stored; a store that is briefly unavailable yields status RETRY.
+func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	r := messages.NewReplyTo[group.HeartbeatResponse]()
+	return ask(ctx, c, &messages.Heartbeat{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r)
+}
+
+// CreateGroup creates a group (endpoint #4), or with streamLevel the group
+// G = P of a new stream prefix (endpoint #2, key.ConsumerGroup is ignored).
+func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error) {
+	if streamLevel {
+		key.ConsumerGroup = key.StreamPrefix
+	}
+	r := messages.NewReplyTo[group.GroupView]()
+	return ask(ctx, c, &messages.CreateGroup{Routed: messages.Routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r)
+}
+
+// DeleteGroup deletes a group's metadata and returns its pre-delete view.
+func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
+	r := messages.NewReplyTo[group.GroupView]()
+	return ask(ctx, c, &messages.DeleteGroup{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r)
+}
+
+// Group returns the committed GroupResponse.
+func (c *Coordinator) Group(ctx context.Context, key group.Key) (group.GroupView, error) {
+	r := messages.NewReplyTo[group.GroupView]()
+	return ask(ctx, c, &messages.GetGroup{Routed: messages.Routed{Key: key}, Reply: r}, r)
+}
+
+// Members returns the committed member records sorted by id.
+func (c *Coordinator) Members(ctx context.Context, key group.Key) ([]group.Member, error) {
+	r := messages.NewReplyTo[[]group.Member]()
+	return ask(ctx, c, &messages.GetMembers{Routed: messages.Routed{Key: key}, Reply: r}, r)
+}
+
+// Assignments returns the committed /assignments projection.
+func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error) {
+	r := messages.NewReplyTo[group.AssignmentsView]()
+	return ask(ctx, c, &messages.GetAssignments{Routed: messages.Routed{Key: key}, Reply: r}, r)
+}
+
+// Routing returns the committed producer routing metadata.
+func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
+	r := messages.NewReplyTo[messages.Routing]()
+	return ask(ctx, c, &messages.GetRouting{Routed: messages.Routed{Key: key}, Reply: r}, r)
+}
+
+// Groups returns the view of every stored group, sorted by stream prefix
+// then consumer group. A group deleted while the list is read is skipped.
+func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
+	keys, err := c.opts.Store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	slices.SortFunc(keys, compareKeys)
+	views := make([]group.GroupView, 0, len(keys))
+	for _, k := range keys {
+		v, err := c.Group(ctx, k)
+		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// TickNow sends Tick{now} to every group with an actor and every group the
+// store lists (so leases of groups nobody talks to still expire). It does
+// not wait for the ticks to be handled.
+func (c *Coordinator) TickNow() {
+	now := c.opts.Clock()
+	keys := map[group.Key]bool{}
+	c.registry.Range(func(k, _ any) bool {
+		keys[k.(group.Key)] = true
+		return true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.StoreTimeout)
+	listed, err := c.opts.Store.List(ctx)
+	cancel()
+	if err != nil {
+		c.opts.Logger.Warn("tick: list groups", "err", err)
+	}
+	for _, k := range listed {
+		keys[k] = true
+	}
+	for k := range keys {
+		if c.send(&messages.Tick{Routed: messages.Routed{Key: k}, Now: now}) != nil {
+			return
+		}
+	}
+}
+
+// Shutdown stops the ticker, rejects new requests with
+// messages.ErrTerminating, lets every group actor answer what is already in
+// its mailbox (committing pending batches), then stops the actor system.
+// It does not close the store. If ctx ends first, the actors are stopped
+// without draining and ctx's error is returned. Later calls return nil at
+// once.
+func (c *Coordinator) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	already := c.terminating
+	c.terminating = true
+	c.mu.Unlock()
+	if already {
+		return nil
+	}
+	close(c.stopTicker)
+	<-c.tickerDone
+
+	drained := make(chan struct{})
+	c.system.Root.Send(c.manager, drain{done: drained})
+	defer c.system.Shutdown()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		c.system.Root.Stop(c.manager)
+		return fmt.Errorf("actors: shutdown: %w", ctx.Err())
+	}
+	if err := c.system.Root.PoisonFuture(c.manager).Wait(); err != nil {
+		return fmt.Errorf("actors: stop group manager: %w", err)
+	}
+	return nil
+}
+
+// send enqueues a group message unless the coordinator is terminating.
+func (c *Coordinator) send(msg messages.Request) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.terminating {
+		return messages.ErrTerminating
+	}
+	if ch, ok := c.registry.Load(msg.GroupKey()); ok {
+		c.system.Root.Send(ch.(*child).pid, msg)
+	} else {
+		c.system.Root.Send(c.manager, msg)
+	}
+	return nil
+}
+
+// ask sends msg and waits for its reply on r, or for ctx.
+func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r messages.ReplyTo[T]) (T, error) {
+	var zero T
+	if err := c.send(msg); err != nil {
+		return zero, err
+	}
+	select {
+	case rep := <-r:
+		return rep.Value, rep.Err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// runTicker calls TickNow every TickInterval until Shutdown.
+func (c *Coordinator) runTicker() {
+	defer close(c.tickerDone)
+	t := time.NewTicker(c.opts.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stopTicker:
+			return
+		case <-t.C:
+			c.TickNow()
+		}
+	}
+}
+
+// compareKeys orders keys by stream prefix, then consumer group.
+func compareKeys(a, b group.Key) int {
+	return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
+}

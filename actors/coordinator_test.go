@@ -1,0 +1,530 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// N heartbeats queued behind a commit in flight join one batch (group
+// commit), or are committed one by one without it; either way every reply
+// arrives only after the commit holding its member has returned.
+func TestGroupCommit(t *testing.T) {
+	const n = 20
+	for _, tc := range []struct {
+		name        string
+		groupCommit bool
+		wantCommits int
+	}{
+		{"batched", true, 2}, // the first join alone, then the n-1 queued behind it
+		{"one per heartbeat", false, n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate()
+			store := newTestStore()
+			store.onCommit = g.onCommit
+			c := start(t, Options{Store: store, GroupCommit: tc.groupCommit})
+			createGroup(t, c, orders)
+
+			out := make(chan result, n)
+			goHeartbeat(c, store, orders, "m-00", out)
+			<-g.entered
+			for i := 1; i < n; i++ {
+				goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
+			}
+			// The flush blocked in the first commit, plus the n-1 heartbeats.
+			waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= n })
+			close(g.release)
+
+			for range n {
+				r := <-out
+				if r.err != nil {
+					t.Fatalf("%s: %v", r.id, r.err)
+				}
+				wantStatus(t, r.resp, group.StatusOK)
+				if !r.stored {
+					t.Errorf("%s answered before its commit returned", r.id)
+				}
+			}
+			if got := store.commits(); got != tc.wantCommits {
+				t.Errorf("%d commits for %d heartbeats, want %d", got, n, tc.wantCommits)
+			}
+			members, err := c.Members(testCtx(t), orders)
+			if err != nil || len(members) != n {
+				t.Fatalf("members: %d, %v; want %d", len(members), err, n)
+			}
+		})
+	}
+}
+
+// Two coordinators share a store: the second writes behind the first's
+// back, so the first's commit conflicts, reloads, re-runs the heartbeat on
+// the fresh state and succeeds.
+func TestConflictReloadsAndReruns(t *testing.T) {
+	store := newTestStore()
+	obs := newRecorder()
+	a := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
+	b := start(t, Options{Store: store, GroupCommit: true})
+	createGroup(t, a, orders)
+
+	wantStatus(t, heartbeat(t, b, orders, join("member-b")), group.StatusOK)
+	wantStatus(t, heartbeat(t, a, orders, join("member-a")), group.StatusOK)
+
+	if got := obs.conflictList(); !slices.Equal(got, []string{"flush#1"}) {
+		t.Errorf("conflicts %v, want [flush#1]", got)
+	}
+	stored := store.stored(t, orders)
+	for _, id := range []string{"member-a", "member-b"} {
+		if stored.Members[id] == nil {
+			t.Errorf("%s not stored", id)
+		}
+	}
+	members, err := a.Members(testCtx(t), orders)
+	if err != nil || len(members) != 2 {
+		t.Errorf("members after re-run: %v, %v; want both", members, err)
+	}
+}
+
+// A store that always conflicts: after CommitAttempts tries heartbeats get
+// status RETRY and admin commands STATE_VERSION_CONFLICT; nothing is
+// acknowledged or kept.
+func TestConflictsExhausted(t *testing.T) {
+	store := newTestStore()
+	store.onCommit = func(int, func() (persistence.Revision, error)) (persistence.Revision, error) {
+		return 0, persistence.ErrConflict
+	}
+	store.onDelete = func() error { return persistence.ErrConflict }
+	obs := newRecorder()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
+	createGroup(t, c, orders)
+
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusRetry)
+	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
+	if !errors.Is(err, messages.ErrStateConflict) {
+		t.Errorf("delete: %v, want ErrStateConflict", err)
+	}
+	want := []string{"flush#1", "flush#2", "flush#3", "delete#1", "delete#2", "delete#3"}
+	if got := obs.conflictList(); !slices.Equal(got, want) {
+		t.Errorf("conflicts %v, want %v", got, want)
+	}
+	if members, err := c.Members(testCtx(t), orders); err != nil || len(members) != 0 {
+		t.Errorf("members %v, %v; want none", members, err)
+	}
+}
+
+// An unavailable store: heartbeats get status RETRY, admin commands the
+// error, the uncommitted change is dropped; once the store is back the
+// group works from its committed state.
+func TestUnavailableStore(t *testing.T) {
+	var down atomic.Bool
+	store := newTestStore()
+	store.onCommit = func(_ int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
+		if down.Load() {
+			return 0, fmt.Errorf("redis: %w", persistence.ErrUnavailable)
+		}
+		return write()
+	}
+	store.onDelete = func() error {
+		if down.Load() {
+			return fmt.Errorf("redis: %w", persistence.ErrUnavailable)
+		}
+		return nil
+	}
+	c := start(t, Options{Store: store, GroupCommit: true})
+	createGroup(t, c, orders)
+
+	down.Store(true)
+	resp := heartbeat(t, c, orders, join("m-1"))
+	wantStatus(t, resp, group.StatusRetry)
+	if resp.MemberID != "m-1" || resp.GroupEpoch != 0 {
+		t.Errorf("retry response %+v", resp)
+	}
+	if members, err := c.Members(testCtx(t), orders); err != nil || len(members) != 0 {
+		t.Errorf("members while down: %v, %v; want none", members, err)
+	}
+	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
+	if !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("delete while down: %v, want ErrUnavailable", err)
+	}
+
+	down.Store(false)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	if store.stored(t, orders).Members["m-1"] == nil {
+		t.Error("m-1 not stored after recovery")
+	}
+}
+
+// A commit whose outcome is unknown (it did write, then failed): the
+// heartbeat gets status RETRY and the actor resyncs, so its state holds the
+// write and the next commit does not conflict.
+func TestUnknownCommitOutcome(t *testing.T) {
+	store := newTestStore()
+	store.onCommit = func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
+		rev, err := write()
+		if n == 1 {
+			return 0, errors.New("connection reset after write")
+		}
+		return rev, err
+	}
+	obs := newRecorder()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
+	createGroup(t, c, orders)
+
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusRetry)
+	members, err := c.Members(testCtx(t), orders)
+	if err != nil || len(members) != 1 || members[0].MemberID != "m-1" {
+		t.Fatalf("members after unknown outcome: %v, %v; want the written m-1", members, err)
+	}
+	wantStatus(t, heartbeat(t, c, orders, join("m-2")), group.StatusOK)
+	if got := obs.conflictList(); len(got) != 0 {
+		t.Errorf("conflicts %v, want none", got)
+	}
+}
+
+// A corrupt stored group fails closed: every request is answered with
+// ErrCorrupt, ticks and admin commands write nothing, and the load is
+// retried on each request until the data is readable again.
+func TestCorruptGroupFailsClosed(t *testing.T) {
+	store := newTestStore()
+	ctx := context.Background()
+	corrupt := persistence.Document{Aggregate: []byte("{not json"), SchemaVersion: persistence.SchemaVersion, LayoutVersion: persistence.LayoutVersion}
+	if _, err := store.Store.Create(ctx, orders, corrupt); err != nil {
+		t.Fatal(err)
+	}
+	ticked := make(chan struct{}, 1)
+	c := start(t, Options{Store: store, GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
+		if _, ok := msg.(*messages.Tick); ok {
+			ticked <- struct{}{}
+		}
+	}})
+
+	if _, err := c.Heartbeat(testCtx(t), orders, join("m-1")); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("heartbeat: %v, want ErrCorrupt", err)
+	}
+	if _, err := c.Group(testCtx(t), orders); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("read: %v, want ErrCorrupt", err)
+	}
+	if _, err := c.CreateGroup(testCtx(t), orders, group.CreateRequest{RequestedBy: "test"}, false); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("create: %v, want ErrCorrupt", err)
+	}
+	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "t", Force: true}); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("delete: %v, want ErrCorrupt", err)
+	}
+	c.TickNow()
+	<-ticked
+	if _, err := c.Members(testCtx(t), orders); !errors.Is(err, persistence.ErrCorrupt) { // queued behind the tick
+		t.Errorf("members: %v, want ErrCorrupt", err)
+	}
+	if n := store.writeCalls(); n != 0 {
+		t.Errorf("%d writes to a corrupt group, want 0", n)
+	}
+
+	// Repair the data behind the coordinator's back: the next request loads it.
+	g := group.New()
+	if _, err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Store.Delete(ctx, orders, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Store.Create(ctx, orders, persistence.Encode(g)); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+}
+
+// Shutdown answers every request already queued (committing it) and
+// rejects new ones with ErrTerminating.
+func TestShutdownDrains(t *testing.T) {
+	const n = 10
+	g := newGate()
+	store := newTestStore()
+	store.onCommit = g.onCommit
+	c, err := New(Options{Store: store, Settings: group.DefaultSettings(), GroupCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createGroup(t, c, orders)
+
+	out := make(chan result, n)
+	goHeartbeat(c, store, orders, "m-00", out)
+	<-g.entered
+	for i := 1; i < n; i++ {
+		goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
+	}
+	// The flush blocked in the first commit, plus the n-1 heartbeats.
+	waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= n })
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Shutdown(testCtx(t)) }()
+	waitFor(t, "terminating", func() bool {
+		_, err := c.Group(testCtx(t), billing) // another group's actor, not blocked
+		return errors.Is(err, messages.ErrTerminating)
+	})
+	close(g.release)
+
+	for range n {
+		r := <-out
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.id, r.err)
+		}
+		wantStatus(t, r.resp, group.StatusOK)
+		if !r.stored {
+			t.Errorf("%s answered before its commit returned", r.id)
+		}
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if _, err := c.Heartbeat(testCtx(t), orders, join("late")); !errors.Is(err, messages.ErrTerminating) {
+		t.Errorf("heartbeat after shutdown: %v, want ErrTerminating", err)
+	}
+	if got := len(store.stored(t, orders).Members); got != n {
+		t.Errorf("%d members stored, want %d", got, n)
+	}
+}
+
+// A panic while handling one group's heartbeat answers it with
+// ErrInternal; the actor restarts and serves again from its stored state,
+// and another group serves throughout.
+func TestPanicRestartsOnlyThatActor(t *testing.T) {
+	store := newTestStore()
+	obs := newRecorder()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs, BeforeHandle: func(_ group.Key, msg any) {
+		if hb, ok := msg.(*messages.Heartbeat); ok && hb.Request.MemberID == "boom" {
+			panic("injected fault")
+		}
+	}})
+	createGroup(t, c, orders)
+	createGroup(t, c, billing)
+	m1 := heartbeat(t, c, orders, join("m-1"))
+	wantStatus(t, m1, group.StatusOK)
+	b1 := heartbeat(t, c, billing, join("b-1"))
+
+	if _, err := c.Heartbeat(testCtx(t), orders, join("boom")); !errors.Is(err, messages.ErrInternal) {
+		t.Fatalf("panicking heartbeat: %v, want ErrInternal", err)
+	}
+	b1 = heartbeat(t, c, billing, next("b-1", b1))
+	wantStatus(t, b1, group.StatusOK)
+	if key := <-obs.restarted; key != orders {
+		t.Fatalf("restarted %s, want %s", key, orders)
+	}
+
+	// The restarted actor knows m-1 from the store: its steady heartbeat is
+	// accepted at the epoch it had.
+	resp := heartbeat(t, c, orders, next("m-1", m1))
+	wantStatus(t, resp, group.StatusOK)
+	if resp.MemberEpoch != m1.MemberEpoch {
+		t.Errorf("epoch after restart %d, want %d", resp.MemberEpoch, m1.MemberEpoch)
+	}
+	wantStatus(t, heartbeat(t, c, billing, next("b-1", b1)), group.StatusOK)
+}
+
+// Lease renewals are written only when the stored lease has less than half
+// the TTL left.
+func TestLeaseRenewalsCoalesced(t *testing.T) {
+	store := newTestStore()
+	clock := newFakeClock()
+	s := group.DefaultSettings() // lease TTL 10s
+	c := start(t, Options{Store: store, Settings: s, Clock: clock.Now, GroupCommit: true})
+	createGroup(t, c, orders)
+
+	resp := heartbeat(t, c, orders, join("m-1")) // joins: written
+	clock.Advance(time.Second)
+	resp = heartbeat(t, c, orders, next("m-1", resp)) // takes its shards: written, lease t0+11s
+	if got := store.commits(); got != 2 {
+		t.Fatalf("%d commits after join and takeover, want 2", got)
+	}
+	for range 3 { // up to t0+4s: the stored lease has ≥ 7s left
+		clock.Advance(time.Second)
+		resp = heartbeat(t, c, orders, next("m-1", resp))
+		wantStatus(t, resp, group.StatusOK)
+	}
+	if got := store.commits(); got != 2 {
+		t.Fatalf("%d commits after lease renewals with a fresh stored lease, want 2", got)
+	}
+	clock.Advance(3 * time.Second) // t0+7s: 4s < TTL/2 left
+	wantStatus(t, heartbeat(t, c, orders, next("m-1", resp)), group.StatusOK)
+	if got := store.commits(); got != 3 {
+		t.Fatalf("%d commits after renewal of an aging lease, want 3", got)
+	}
+	want := group.InstantOf(clock.Now()).Add(s.MemberLeaseTTL)
+	if got := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt; got != want {
+		t.Errorf("stored lease %s, want %s", got, want)
+	}
+}
+
+// The ticker reaches groups no actor has loaded yet (a restarted
+// coordinator) and expires their leases.
+func TestTickerExpiresStoredGroups(t *testing.T) {
+	store := newTestStore()
+	clock := newFakeClock()
+	first := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
+	createGroup(t, first, orders)
+	wantStatus(t, heartbeat(t, first, orders, join("m-1")), group.StatusOK)
+	if err := first.Shutdown(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	clock.Advance(time.Minute)
+	ticked := make(chan struct{})
+	var once atomic.Bool
+	start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, TickEnabled: true, TickInterval: time.Millisecond,
+		BeforeHandle: func(key group.Key, msg any) {
+			if _, ok := msg.(*messages.Tick); ok && key == orders && once.CompareAndSwap(false, true) {
+				close(ticked)
+			}
+		}})
+	<-ticked
+	waitFor(t, "m-1 expired in the store", func() bool {
+		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
+	})
+}
+
+// On a shared store reads revalidate the revision and see other
+// coordinators' writes, and writes run under the state mutex.
+func TestSharedStoreRevalidates(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	var locks atomic.Int64
+	locker := lockerFunc(func(context.Context, group.Key) (func(), error) {
+		locks.Add(1)
+		return func() {}, nil
+	})
+	a := start(t, Options{Store: store, Locker: locker, GroupCommit: true})
+	b := start(t, Options{Store: store, Locker: locker, GroupCommit: true})
+	createGroup(t, a, orders)
+	if _, err := a.Members(testCtx(t), orders); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, heartbeat(t, b, orders, join("m-b")), group.StatusOK)
+
+	members, err := a.Members(testCtx(t), orders)
+	if err != nil || len(members) != 1 || members[0].MemberID != "m-b" {
+		t.Errorf("members seen by the other coordinator: %v, %v", members, err)
+	}
+	if locks.Load() < 2 {
+		t.Errorf("%d locks for a create and a heartbeat commit", locks.Load())
+	}
+}
+
+type lockerFunc func(context.Context, group.Key) (func(), error)
+
+func (f lockerFunc) Lock(ctx context.Context, key group.Key) (func(), error) { return f(ctx, key) }
+
+// Admin commands and reads: create (group and stream level), duplicates,
+// reads, listing, delete and its refusal, and a heartbeat to a missing group.
+func TestAdminAndReads(t *testing.T) {
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
+	ctx := testCtx(t)
+	create := group.CreateRequest{RequestedBy: "test"}
+
+	view, err := c.CreateGroup(ctx, group.Key{StreamPrefix: "payments", ConsumerGroup: "ignored"}, create, true)
+	if err != nil || view.StreamPrefix != "payments" || view.ConsumerGroup != "payments" {
+		t.Fatalf("stream-level create: %+v, %v", view, err)
+	}
+	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: "payments"}, create, true)
+	if ge := wantCode(t, err, group.CodeStreamPrefixAlreadyExists); ge.Message != "Stream prefix 'payments' is already managed by coordinator metadata" {
+		t.Errorf("message %q", ge.Message)
+	}
+	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: "payments", ConsumerGroup: "payments"}, create, false)
+	wantCode(t, err, group.CodeGroupAlreadyExists)
+	createGroup(t, c, orders)
+	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: orders.StreamPrefix}, create, true)
+	wantCode(t, err, group.CodeStreamPrefixAlreadyExists)
+	createGroup(t, c, billing)
+
+	views, err := c.Groups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range views {
+		names = append(names, v.StreamPrefix+"/"+v.ConsumerGroup)
+	}
+	if want := []string{"billing/billing-consumer", "orders/orders-consumer", "payments/payments"}; !slices.Equal(names, want) {
+		t.Errorf("groups %v, want %v", names, want)
+	}
+
+	missing := group.Key{StreamPrefix: "nope", ConsumerGroup: "nope"}
+	_, err = c.Group(ctx, missing)
+	wantCode(t, err, group.CodeGroupNotFound)
+	_, err = c.Routing(ctx, missing)
+	wantCode(t, err, group.CodeGroupNotFound)
+	wantStatus(t, heartbeat(t, c, missing, next("m-1", group.HeartbeatResponse{MemberEpoch: 3, MetadataVersion: 1})), group.StatusUnknownMemberID)
+
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	r, err := c.Routing(ctx, orders)
+	if err != nil || r.ShardCount != 4 || r.ConsumerGroup != orders.ConsumerGroup {
+		t.Errorf("routing %+v, %v", r, err)
+	}
+	if a, err := c.Assignments(ctx, orders); err != nil || len(a.TargetAssignment["m-1"]) != 4 {
+		t.Errorf("assignments %+v, %v", a, err)
+	}
+	del := group.DeleteRequest{RequestedBy: "test", Reason: "test"}
+	_, err = c.DeleteGroup(ctx, orders, del)
+	wantCode(t, err, group.CodeGroupHasActiveMembers)
+	del.Force = true
+	before, err := c.DeleteGroup(ctx, orders, del)
+	if err != nil || before.ConsumerGroup != orders.ConsumerGroup || before.TargetAssignmentSummary["m-1"] != 4 {
+		t.Fatalf("delete: %+v, %v", before, err)
+	}
+	_, err = c.Group(ctx, orders)
+	wantCode(t, err, group.CodeGroupNotFound)
+	_, err = c.DeleteGroup(ctx, orders, del)
+	wantCode(t, err, group.CodeGroupNotFound)
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"no store", Options{Settings: group.DefaultSettings()}},
+		{"no lease ttl", Options{Store: newTestStore()}},
+		{"tick without interval", Options{Store: newTestStore(), Settings: group.DefaultSettings(), TickEnabled: true}},
+		{"negative batch", Options{Store: newTestStore(), Settings: group.DefaultSettings(), MaxBatch: -1}},
+	} {
+		if _, err := New(tc.o); err == nil {
+			t.Errorf("%s: New succeeded", tc.name)
+		}
+	}
+}
+
+// On a shared store a batch with nothing to write (a coalesced lease
+// renewal) still checks the revision: another coordinator's write makes it
+// reload and re-run the heartbeat on the fresh state.
+func TestSharedStoreNothingToWriteRevalidates(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	clock := newFakeClock()
+	obs := newRecorder()
+	a := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, Observer: obs})
+	b := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
+	createGroup(t, a, orders)
+	resp := heartbeat(t, a, orders, join("m-a"))
+	resp = heartbeat(t, a, orders, next("m-a", resp)) // owns every shard now
+	wantStatus(t, heartbeat(t, b, orders, join("m-b")), group.StatusOK)
+	commits := store.commits()
+
+	resp = heartbeat(t, a, orders, next("m-a", resp)) // a bare renewal on a's stale state
+	wantStatus(t, resp, group.StatusOK)
+	stored := store.stored(t, orders)
+	if resp.GroupEpoch != stored.GroupEpoch || len(resp.Assignment.AssignedShards) != 2 {
+		t.Errorf("response %+v not computed on the fresh state (group epoch %d, two members)", resp, stored.GroupEpoch)
+	}
+	if got := obs.conflictList(); !slices.Equal(got, []string{"flush#1"}) {
+		t.Errorf("conflicts %v, want [flush#1]", got)
+	}
+	if store.commits() != commits+1 {
+		t.Errorf("re-run on fresh state did not commit its revocation")
+	}
+}

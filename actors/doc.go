@@ -1,0 +1,31 @@
+// Package actors is the coordinator's runtime: it turns the pure domain of
+// package group into a concurrent, persistent service.
+//
+// A [Coordinator] owns a protoactor-go actor system with one GroupManager
+// actor and one GroupActor child per consumer group. Each GroupActor
+// serialises everything that touches its group (heartbeats, admin commands,
+// reads, ticks) and persists through a persistence.Store:
+//
+//   - It keeps two copies of the group: committed (what the store holds) and
+//     working (committed plus the changes of the pending batch). Handlers run
+//     on working; reads answer from committed.
+//   - Heartbeats and ticks are group-committed (ARCHITECTURE principle 5):
+//     their records join a batch, the first request of a batch sends the
+//     actor a flush message, and because the mailbox is FIFO everything
+//     queued before it joins the same commit. No request is answered before
+//     the commit holding its change returns.
+//   - Commit outcomes follow the store's error classes: a revision conflict
+//     reloads the group and re-runs the whole batch (bounded attempts); an
+//     unavailable store or mutex timeout discards the batch and answers
+//     heartbeats with status RETRY; an unknown outcome reloads (comparing
+//     revisions) and answers the same way; a corrupt group fails closed.
+//   - A panic while handling a message answers that message and every parked
+//     request with messages.ErrInternal, then lets the supervisor restart
+//     the actor, which reloads its state from the store.
+//
+// The Coordinator is the facade the HTTP layer calls: each method sends one
+// message straight to the group's actor (a concurrent registry maps group
+// keys to PIDs; only a missing actor costs a hop through the manager) and
+// waits for the reply or the caller's context. A ticker drives time-based
+// maintenance; Shutdown drains every actor before returning.
+package actors

@@ -1,0 +1,265 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// groupActor is the GroupActor of one group: the runtime around the pure
+// domain. Every field is owned by the actor's Receive.
+//
+// State transitions:
+//
+//	Started            load → committed, working = committed.Clone(); a load
+//	                   failure fails closed (loadErr) until a later load works
+//	Heartbeat, Tick    run on working; records join the batch; the first
+//	                   entry of a batch queues flush{} (or flush at once when
+//	                   group commit is off or the batch is full)
+//	flush{}            commit the batch (see flush); answer every entry
+//	Create, Delete     flush, then run alone in the critical section
+//	Get*               answer from committed (after revalidating a shared store)
+//	Stopping           flush what is pending, so a drain answers everything
+//	Restarting         report; the panic middleware has answered the batch
+type groupActor struct {
+	c     *Coordinator
+	key   group.Key
+	depth *mailboxDepth
+
+	// loadErr is the last load failure; while set, the actor fails closed:
+	// every request retries the load and is answered with its error.
+	loadErr   error
+	committed *group.Group         // the stored state (a not-existing group when rev is 0)
+	working   *group.Group         // committed + the pending batch
+	rev       persistence.Revision // committed's store revision, 0 while not stored
+	// legacy marks a group decoded from the legacy layout: its next commit
+	// rewrites the whole group (persistence.Rewrite).
+	legacy bool
+	// leases holds each member's memberLeaseExpiresAt as stored, the basis
+	// of lease-renewal coalescing.
+	leases map[string]group.Instant
+
+	// The pending batch: its entries in arrival order and the records they
+	// produced on working.
+	entries     []entry
+	records     []group.Record
+	flushQueued bool // a flush{} is in the mailbox
+}
+
+// flush is the message a group actor sends itself when the first entry
+// joins an empty batch.
+type flush struct{}
+
+// entry is one heartbeat or tick of the pending batch.
+type entry struct {
+	now  time.Time
+	hb   *messages.Heartbeat     // nil for a tick
+	resp group.HeartbeatResponse // computed on working; sent once committed
+}
+
+func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
+	return &groupActor{c: c, key: key, depth: depth}
+}
+
+// Receive dispatches one message; each case is a few lines.
+func (a *groupActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		_ = a.reload() // a failure is kept in loadErr
+	case *actor.Stopping:
+		a.flush()
+	case *actor.Restarting:
+		a.c.opts.Observer.ActorRestarted(a.key)
+	case flush:
+		a.flushQueued = false
+		a.flush()
+	case messages.Request:
+		if h := a.c.opts.BeforeHandle; h != nil {
+			h(a.key, msg)
+		}
+		a.handle(ctx, msg)
+	}
+}
+
+// handle serves one request or tick once the group is loaded.
+func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
+	if err := a.ready(); err != nil {
+		if hb, ok := msg.(*messages.Heartbeat); ok {
+			a.answerHeartbeat(hb, group.HeartbeatResponse{}, err)
+		} else {
+			failRequest(msg, err)
+		}
+		return
+	}
+	switch m := msg.(type) {
+	case *messages.Heartbeat:
+		a.heartbeat(ctx, m)
+	case *messages.Tick:
+		a.tick(ctx, m)
+	case *messages.CreateGroup:
+		a.flush()
+		m.Reply.Answer(critical(a, "create", true, func() (group.GroupView, error) { return a.create(m) }))
+	case *messages.DeleteGroup:
+		a.flush()
+		m.Reply.Answer(critical(a, "delete", true, func() (group.GroupView, error) { return a.delete(m) }))
+	case *messages.GetGroup:
+		answerRead(a, m.Reply, (*group.Group).View)
+	case *messages.GetMembers:
+		answerRead(a, m.Reply, (*group.Group).MemberList)
+	case *messages.GetAssignments:
+		answerRead(a, m.Reply, (*group.Group).Assignments)
+	case *messages.GetRouting:
+		answerRead(a, m.Reply, routing)
+	}
+}
+
+// heartbeat runs a heartbeat on working and parks it in the batch. With
+// nothing to store, nothing pending and no other writer to check for, it
+// is answered at once.
+func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
+	e := entry{now: a.c.opts.Clock(), hb: m}
+	recs := a.run(&e)
+	if len(recs) == 0 && len(a.entries) == 0 && !a.shared() {
+		m.Reply.Answer(e.resp, nil)
+		return
+	}
+	a.park(ctx, e, recs)
+}
+
+// tick runs the time-driven maintenance. On a shared store an idle group is
+// revalidated first, so that expiry is computed on fresh state; a tick that
+// changes nothing in an idle group is dropped.
+func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
+	if len(a.entries) == 0 {
+		if err := a.refresh(); err != nil {
+			a.c.opts.Logger.Warn("tick: revalidate group", "group", a.key.String(), "err", err)
+			return
+		}
+	}
+	e := entry{now: m.Now}
+	recs := a.run(&e)
+	if len(recs) == 0 && len(a.entries) == 0 {
+		return
+	}
+	a.park(ctx, e, recs)
+}
+
+// park adds an entry and its records to the batch and makes sure a flush
+// follows.
+func (a *groupActor) park(ctx actor.Context, e entry, recs []group.Record) {
+	a.entries = append(a.entries, e)
+	a.records = append(a.records, recs...)
+	switch {
+	case !a.c.opts.GroupCommit || len(a.entries) >= a.c.opts.MaxBatch:
+		a.flush()
+	case !a.flushQueued:
+		a.flushQueued = true
+		ctx.Send(ctx.Self(), flush{})
+	}
+}
+
+// run runs one entry on working, recording a heartbeat's response, and
+// returns the records it produced.
+func (a *groupActor) run(e *entry) []group.Record {
+	at := group.InstantOf(e.now)
+	if e.hb == nil {
+		return a.working.Tick(at, a.c.opts.Settings)
+	}
+	resp, recs := a.working.Heartbeat(at, a.c.opts.Settings, e.hb.Request)
+	e.resp = resp
+	return recs
+}
+
+// rerun re-runs every entry of the batch, in order, on a fresh working copy.
+func (a *groupActor) rerun() {
+	a.records = nil
+	for i := range a.entries {
+		a.records = append(a.records, a.run(&a.entries[i])...)
+	}
+}
+
+// answerRead answers a read from committed.
+func answerRead[T any](a *groupActor, r messages.ReplyTo[T], project func(*group.Group) T) {
+	var zero T
+	if err := a.refresh(); err != nil {
+		r.Answer(zero, err)
+		return
+	}
+	if !a.committed.Exists() {
+		r.Answer(zero, groupNotFound())
+		return
+	}
+	r.Answer(project(a.committed), nil)
+}
+
+// routing projects the producer routing metadata of g.
+func routing(g *group.Group) messages.Routing {
+	return messages.Routing{
+		StreamPrefix:    g.StreamPrefix,
+		ConsumerGroup:   g.ConsumerGroup,
+		MetadataVersion: g.MetadataVersion,
+		ShardCount:      g.ShardCount,
+	}
+}
+
+// answerHeartbeat answers a heartbeat with resp, or after a failure with
+// status RETRY when the failure is retryable (the member keeps its lease
+// and heartbeats again), or with the error (HTTP 500).
+func (a *groupActor) answerHeartbeat(hb *messages.Heartbeat, resp group.HeartbeatResponse, err error) {
+	switch {
+	case err == nil:
+		hb.Reply.Answer(resp, nil)
+	case errors.Is(err, messages.ErrInternal) || errors.Is(err, persistence.ErrCorrupt):
+		hb.Reply.Answer(group.HeartbeatResponse{}, err)
+	default:
+		hb.Reply.Answer(group.RetryResponse(a.c.opts.Settings, hb.Request), nil)
+	}
+}
+
+// answerBatch answers every entry of the batch (err nil: with its computed
+// response) and empties it. An entry leaves the batch only once answered,
+// so a panic midway leaves the rest to failBatch.
+func (a *groupActor) answerBatch(err error) {
+	for len(a.entries) > 0 {
+		if e := a.entries[0]; e.hb != nil {
+			a.answerHeartbeat(e.hb, e.resp, err)
+		}
+		a.entries = a.entries[1:]
+	}
+	a.entries, a.records = nil, nil
+}
+
+// failBatch answers every parked heartbeat that has no answer yet with err
+// and empties the batch. It never blocks; the panic middleware uses it.
+func (a *groupActor) failBatch(err error) {
+	for _, e := range a.entries {
+		if e.hb != nil {
+			tryFail(e.hb.Reply, err)
+		}
+	}
+	a.entries, a.records = nil, nil
+}
+
+// groupNotFound is the domain error for a group that is not stored.
+func groupNotFound() error {
+	return group.Errorf(group.CodeGroupNotFound, "Group not found")
+}
+
+func (a *groupActor) shared() bool { return a.c.opts.Store.Shared() }
+
+// storeCtx bounds one store call.
+func (a *groupActor) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), a.c.opts.StoreTimeout)
+}
+
+// errorf wraps a store error with the operation and the group.
+func (a *groupActor) errorf(op string, err error) error {
+	return fmt.Errorf("%s group %s: %w", op, a.key, err)
+}

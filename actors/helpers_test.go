@@ -1,0 +1,309 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+)
+
+// waitLimit only keeps a broken test from hanging; no assertion depends on it.
+const waitLimit = 30 * time.Second
+
+// testStore wraps the memory store with fault hooks and a record of what
+// it wrote. Hooks are set before the coordinator starts and never changed.
+type testStore struct {
+	*memory.Store
+	shared bool
+	// onCommit runs every Commit; n counts Commit calls from 1, write
+	// performs the real commit. Nil: write.
+	onCommit func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error)
+	// onDelete, when set, runs before every Delete; an error is returned
+	// without deleting.
+	onDelete func() error
+
+	mu      sync.Mutex
+	calls   int                    // Commit calls
+	written []persistence.Mutation // mutations of the commits that succeeded
+	writes  int                    // Create, Commit and Delete calls through the wrapper
+}
+
+func newTestStore() *testStore { return &testStore{Store: memory.New()} }
+
+func (s *testStore) Shared() bool { return s.shared }
+
+func (s *testStore) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
+	s.mu.Lock()
+	s.writes++
+	s.mu.Unlock()
+	return s.Store.Create(ctx, key, doc)
+}
+
+func (s *testStore) Commit(ctx context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
+	s.mu.Lock()
+	s.writes++
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	write := func() (persistence.Revision, error) {
+		rev, err := s.Store.Commit(ctx, key, expected, m)
+		if err == nil {
+			s.mu.Lock()
+			s.written = append(s.written, m)
+			s.mu.Unlock()
+		}
+		return rev, err
+	}
+	if s.onCommit == nil {
+		return write()
+	}
+	return s.onCommit(n, write)
+}
+
+func (s *testStore) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
+	s.mu.Lock()
+	s.writes++
+	s.mu.Unlock()
+	if s.onDelete != nil {
+		if err := s.onDelete(); err != nil {
+			return err
+		}
+	}
+	return s.Store.Delete(ctx, key, expected)
+}
+
+// commits returns the number of commits that wrote.
+func (s *testStore) commits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.written)
+}
+
+// writeCalls returns the number of Create, Commit and Delete calls.
+func (s *testStore) writeCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes
+}
+
+// wrote reports whether a commit that has returned wrote member id.
+func (s *testStore) wrote(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.written {
+		if _, ok := m.PutMembers[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// stored decodes the group as the store holds it.
+func (s *testStore) stored(t *testing.T, key group.Key) *group.Group {
+	t.Helper()
+	doc, rev, err := s.Store.Load(context.Background(), key)
+	if err != nil {
+		t.Fatalf("load %s: %v", key, err)
+	}
+	g, err := persistence.Decode(doc, rev)
+	if err != nil {
+		t.Fatalf("decode %s: %v", key, err)
+	}
+	return g
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// recorder is an Observer that keeps the conflicts and restarts it saw.
+type recorder struct {
+	NopObserver
+	mu        sync.Mutex
+	conflicts []string // "operation#attempt"
+	restarted chan group.Key
+}
+
+func newRecorder() *recorder { return &recorder{restarted: make(chan group.Key, 16)} }
+
+func (r *recorder) Conflict(_ group.Key, op string, attempt int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.conflicts = append(r.conflicts, fmt.Sprintf("%s#%d", op, attempt))
+}
+
+func (r *recorder) ActorRestarted(key group.Key) { r.restarted <- key }
+
+func (r *recorder) conflictList() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.conflicts...)
+}
+
+// start creates a coordinator with default settings where o leaves them
+// zero, and shuts it down when the test ends.
+func start(t *testing.T, o Options) *Coordinator {
+	t.Helper()
+	if o.Settings == (group.Settings{}) {
+		o.Settings = group.DefaultSettings()
+	}
+	c, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Shutdown(context.Background()); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var (
+	orders  = group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
+	billing = group.Key{StreamPrefix: "billing", ConsumerGroup: "billing-consumer"}
+)
+
+func createGroup(t *testing.T, c *Coordinator, key group.Key) {
+	t.Helper()
+	if _, err := c.CreateGroup(testCtx(t), key, group.CreateRequest{RequestedBy: "test"}, false); err != nil {
+		t.Fatalf("create %s: %v", key, err)
+	}
+}
+
+// join is a member's first heartbeat.
+func join(id string) *group.HeartbeatRequest {
+	return &group.HeartbeatRequest{
+		ProtocolVersion:         1,
+		RequestID:               "join-" + id,
+		MemberID:                id,
+		MetadataVersion:         1,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+	}
+}
+
+// next is the heartbeat a well-behaved member sends after resp: it owns
+// what it was assigned.
+func next(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+	req := join(id)
+	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
+	req.MemberEpoch = resp.MemberEpoch
+	req.MetadataVersion = resp.MetadataVersion
+	req.OwnedShards = resp.Assignment.AssignedShards
+	return req
+}
+
+// heartbeat sends a valid heartbeat and fails the test on an error.
+func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *group.HeartbeatRequest) group.HeartbeatResponse {
+	t.Helper()
+	if err := group.ValidateHeartbeat(req, group.DefaultSettings()); err != nil {
+		t.Fatalf("invalid heartbeat: %v", err)
+	}
+	resp, err := c.Heartbeat(testCtx(t), key, req)
+	if err != nil {
+		t.Fatalf("heartbeat %s of %s: %v", req.MemberID, key, err)
+	}
+	return resp
+}
+
+func wantStatus(t *testing.T, resp group.HeartbeatResponse, want group.HeartbeatStatus) {
+	t.Helper()
+	if resp.Status != want {
+		t.Fatalf("heartbeat %s: status %s, want %s", resp.MemberID, resp.Status, want)
+	}
+}
+
+// wantCode checks that err is the domain error code.
+func wantCode(t *testing.T, err error, code group.Code) *group.Error {
+	t.Helper()
+	ge, ok := errors.AsType[*group.Error](err)
+	if !ok || ge.Code != code {
+		t.Fatalf("error %v, want domain error %s", err, code)
+	}
+	return ge
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// queued returns the number of messages in key's mailbox, counting the one
+// being handled.
+func queued(c *Coordinator, key group.Key) int64 {
+	ch, ok := c.registry.Load(key)
+	if !ok {
+		return 0
+	}
+	return ch.(*child).depth.n.Load()
+}
+
+// gate makes the first Commit block until released, so that requests pile
+// up in the mailbox behind it.
+type gate struct {
+	entered, release chan struct{}
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}), release: make(chan struct{})} }
+
+func (g *gate) onCommit(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
+	if n == 1 {
+		close(g.entered)
+		<-g.release
+	}
+	return write()
+}
+
+// result is one concurrent heartbeat's outcome.
+type result struct {
+	id     string
+	resp   group.HeartbeatResponse
+	err    error
+	stored bool // the store had committed the member when the reply arrived
+}
+
+// goHeartbeat sends a join from a goroutine and reports on out whether the
+// member was already stored when the reply arrived.
+func goHeartbeat(c *Coordinator, store *testStore, key group.Key, id string, out chan<- result) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		resp, err := c.Heartbeat(ctx, key, join(id))
+		out <- result{id: id, resp: resp, err: err, stored: store.wrote(id)}
+	}()
+}

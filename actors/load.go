@@ -1,0 +1,104 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// ready retries the load of a group that failed closed and returns its
+// error while it still fails.
+func (a *groupActor) ready() error {
+	if a.loadErr == nil {
+		return nil
+	}
+	return a.reload()
+}
+
+// reload replaces committed and working with the stored group and re-runs
+// the pending batch on the new working copy. A failure fails the group
+// closed: the cached state is kept but never used until a reload succeeds.
+func (a *groupActor) reload() error {
+	g, rev, legacy, err := a.load()
+	if err != nil {
+		a.loadErr = err
+		a.c.opts.Logger.Warn("load group", "group", a.key.String(), "err", err)
+		return err
+	}
+	a.loadErr = nil
+	a.install(g, rev, legacy)
+	a.rerun()
+	return nil
+}
+
+// load reads and decodes the stored group; a group that is not stored
+// loads as group.New() at revision 0. A panic while decoding is turned into
+// messages.ErrInternal: re-panicking in Started would restart the actor in
+// a loop.
+func (a *groupActor) load() (g *group.Group, rev persistence.Revision, legacy bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("load group %s: %w: %v", a.key, messages.ErrInternal, r)
+		}
+	}()
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	doc, rev, err := a.c.opts.Store.Load(ctx, a.key)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return group.New(), 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, a.errorf("load", err)
+	}
+	if g, err = persistence.Decode(doc, rev); err != nil {
+		return nil, 0, false, a.errorf("load", err)
+	}
+	return g, rev, doc.LayoutVersion == persistence.LegacyLayoutVersion, nil
+}
+
+// install makes g, stored at rev, the committed state and resets working.
+func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bool) {
+	a.committed, a.working, a.rev, a.legacy = g, g.Clone(), rev, legacy
+	a.leases = make(map[string]group.Instant, len(g.Members))
+	for id, m := range g.Members {
+		a.leases[id] = m.MemberLeaseExpiresAt
+	}
+	a.c.opts.Observer.GroupCommitted(a.key, g)
+}
+
+// refresh revalidates the cached state when another process may write the
+// store.
+func (a *groupActor) refresh() error {
+	if !a.shared() {
+		return nil
+	}
+	return a.resync()
+}
+
+// resync reloads the group if the stored revision differs from the cached
+// one.
+func (a *groupActor) resync() error {
+	rev, err := a.storedRevision()
+	if err != nil || rev == a.rev {
+		return err
+	}
+	return a.reload()
+}
+
+// storedRevision returns the store's revision of the group, 0 when it is
+// not stored.
+func (a *groupActor) storedRevision() (persistence.Revision, error) {
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	rev, err := a.c.opts.Store.Revision(ctx, a.key)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, a.errorf("read revision of", err)
+	}
+	return rev, nil
+}

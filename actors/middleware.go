@@ -1,0 +1,121 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/redis-stream-coordinator/coordinator/messages"
+)
+
+// observeMessages is a receiver middleware reporting how long a group actor
+// handled each request, tick and flush (Observer.MessageHandled).
+func (c *Coordinator) observeMessages(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
+		name := messageType(env.Message)
+		if name == "" {
+			next(ctx, env)
+			return
+		}
+		start := time.Now()
+		next(ctx, env)
+		c.opts.Observer.MessageHandled(name, time.Since(start))
+	}
+}
+
+// answerPanics is a receiver middleware that, when handling a message
+// panics, answers that message and every request parked in the group
+// actor's batch with messages.ErrInternal, then re-panics so that the
+// supervisor restarts the actor (protoactor drops the panicking message, so
+// it must be answered here). The restarted actor reloads from the store.
+func answerPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
+	return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
+		defer func() {
+			if r := recover(); r != nil {
+				err := fmt.Errorf("%w: %v", messages.ErrInternal, r)
+				if a, ok := ctx.Actor().(*groupActor); ok {
+					a.failBatch(err)
+					a.c.opts.Logger.Error("group actor panicked; restarting", "group", a.key.String(), "panic", r)
+				}
+				failRequest(env.Message, err)
+				panic(r)
+			}
+		}()
+		next(ctx, env)
+	}
+}
+
+// messageType names the messages reported to Observer.MessageHandled; it
+// returns "" for lifecycle messages.
+func messageType(msg any) string {
+	switch msg.(type) {
+	case *messages.Heartbeat:
+		return MsgHeartbeat
+	case *messages.CreateGroup:
+		return MsgCreateGroup
+	case *messages.DeleteGroup:
+		return MsgDeleteGroup
+	case *messages.GetGroup:
+		return MsgGetGroup
+	case *messages.GetMembers:
+		return MsgGetMembers
+	case *messages.GetAssignments:
+		return MsgGetAssignments
+	case *messages.GetRouting:
+		return MsgGetRouting
+	case *messages.Tick:
+		return MsgTick
+	case flush:
+		return MsgFlush
+	}
+	return ""
+}
+
+// failRequest answers msg with err if it is a request that has not been
+// answered yet (its reply channel is still empty).
+func failRequest(msg any, err error) {
+	switch m := msg.(type) {
+	case *messages.Heartbeat:
+		tryFail(m.Reply, err)
+	case *messages.CreateGroup:
+		tryFail(m.Reply, err)
+	case *messages.DeleteGroup:
+		tryFail(m.Reply, err)
+	case *messages.GetGroup:
+		tryFail(m.Reply, err)
+	case *messages.GetMembers:
+		tryFail(m.Reply, err)
+	case *messages.GetAssignments:
+		tryFail(m.Reply, err)
+	case *messages.GetRouting:
+		tryFail(m.Reply, err)
+	}
+}
+
+// tryFail answers r with err unless it already holds an answer.
+func tryFail[T any](r messages.ReplyTo[T], err error) {
+	var zero T
+	select {
+	case r <- messages.Reply[T]{Value: zero, Err: err}:
+	default:
+	}
+}
+
+// warnHandler passes only warnings and errors to the wrapped handler; it
+// keeps protoactor's info-level chatter out of the coordinator's logs.
+type warnHandler struct{ slog.Handler }
+
+func (h warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnHandler) WithGroup(name string) slog.Handler {
+	return warnHandler{h.Handler.WithGroup(name)}
+}

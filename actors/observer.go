@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Observer receives the runtime's metrics hooks. Every method is called
+// synchronously from an actor or the manager, so implementations must be
+// fast, safe for concurrent use, and must not block or call back into the
+// Coordinator.
+type Observer interface {
+	// MessageHandled reports how long a group actor took to handle one
+	// message; msgType is one of the MsgType constants.
+	MessageHandled(msgType string, d time.Duration)
+	// BatchFlushed reports one flush: the number of requests and ticks in
+	// the batch, whether anything was written, how long the whole critical
+	// section took (retries included) and its outcome (nil on success).
+	BatchFlushed(key group.Key, size int, wrote bool, d time.Duration, err error)
+	// Conflict reports a revision conflict of operation ("flush", "create",
+	// "delete") on its attempt-th try.
+	Conflict(key group.Key, operation string, attempt int)
+	// ActorRestarted reports that a group actor is restarting after a panic.
+	ActorRestarted(key group.Key)
+	// ActorsLive reports the number of group actors after one started or
+	// stopped.
+	ActorsLive(n int)
+	// MailboxDepth reports the number of messages queued for a group actor,
+	// sampled at each flush.
+	MailboxDepth(key group.Key, n int)
+	// GroupCommitted reports the committed state after every load, reload,
+	// commit, create and delete (a deleted group reports a group for which
+	// Exists() is false). g must be read during the call only, never kept
+	// or modified.
+	GroupCommitted(key group.Key, g *group.Group)
+}
+
+// Message types reported by Observer.MessageHandled.
+const (
+	MsgHeartbeat      = "heartbeat"
+	MsgCreateGroup    = "create_group"
+	MsgDeleteGroup    = "delete_group"
+	MsgGetGroup       = "get_group"
+	MsgGetMembers     = "get_members"
+	MsgGetAssignments = "get_assignments"
+	MsgGetRouting     = "get_routing"
+	MsgTick           = "tick"
+	MsgFlush          = "flush"
+)
+
+// NopObserver ignores every hook. Embed it to implement only some of them.
+type NopObserver struct{}
+
+func (NopObserver) MessageHandled(string, time.Duration)                    {}
+func (NopObserver) BatchFlushed(group.Key, int, bool, time.Duration, error) {}
+func (NopObserver) Conflict(group.Key, string, int)                         {}
+func (NopObserver) ActorRestarted(group.Key)                                {}
+func (NopObserver) ActorsLive(int)                                          {}
+func (NopObserver) MailboxDepth(group.Key, int)                             {}
+func (NopObserver) GroupCommitted(group.Key, *group.Group)                  {}

@@ -1,0 +1,111 @@
+package actors
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Defaults applied by New to zero-valued Options fields.
+const (
+	DefaultMaxBatch       = 1024
+	DefaultCommitAttempts = 3
+	DefaultStoreTimeout   = 2 * time.Second
+)
+
+// Options configure a Coordinator. Store and Settings are required; every
+// other zero field gets its default.
+type Options struct {
+	// Store persists the groups. The Coordinator never closes it.
+	Store persistence.Store
+	// Locker is the per-group state mutex taken around critical sections
+	// when Store.Shared(). It must bound acquisition itself (returning
+	// persistence.ErrLockTimeout). nil → persistence.NoLocker{}.
+	Locker persistence.Locker
+	// Settings are the domain settings (lease TTL, intervals, shard limits).
+	Settings group.Settings
+	// Clock is the time source of every domain decision. nil → time.Now.
+	Clock func() time.Time
+
+	// TickEnabled starts a ticker that sends a Tick to every known group
+	// every TickInterval (which must then be positive).
+	TickInterval time.Duration
+	TickEnabled  bool
+
+	// GroupCommit batches the heartbeats and ticks queued in a group's
+	// mailbox into one commit. false commits each one alone (the benchmark
+	// baseline).
+	GroupCommit bool
+	// MaxBatch flushes a batch as soon as it holds this many requests.
+	MaxBatch int
+	// CommitAttempts bounds the commits of one batch or admin command that
+	// end in a revision conflict.
+	CommitAttempts int
+	// StoreTimeout bounds each store call.
+	StoreTimeout time.Duration
+
+	// Observer receives metrics hooks. nil → NopObserver.
+	Observer Observer
+	// Logger receives the coordinator's logs, and protoactor's own at warn
+	// level and above. nil → discard.
+	Logger *slog.Logger
+
+	// BeforeHandle is a fault-injection seam for tests: when set, a group
+	// actor calls it with its key and the message before handling every
+	// request and tick (a panic in it is handled like a panic in the
+	// domain). Production code leaves it nil.
+	BeforeHandle func(key group.Key, msg any)
+}
+
+// withDefaults returns o with every zero optional field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Locker == nil {
+		o.Locker = persistence.NoLocker{}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.CommitAttempts == 0 {
+		o.CommitAttempts = DefaultCommitAttempts
+	}
+	if o.StoreTimeout == 0 {
+		o.StoreTimeout = DefaultStoreTimeout
+	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// validate reports every invalid field of o (after withDefaults).
+func (o Options) validate() error {
+	var errs []error
+	if o.Store == nil {
+		errs = append(errs, errors.New("actors: Store is required"))
+	}
+	if o.Settings.MemberLeaseTTL <= 0 {
+		errs = append(errs, errors.New("actors: Settings.MemberLeaseTTL must be positive"))
+	}
+	if o.TickEnabled && o.TickInterval <= 0 {
+		errs = append(errs, errors.New("actors: TickInterval must be positive when TickEnabled"))
+	}
+	if o.MaxBatch < 1 {
+		errs = append(errs, errors.New("actors: MaxBatch must be positive"))
+	}
+	if o.CommitAttempts < 1 {
+		errs = append(errs, errors.New("actors: CommitAttempts must be positive"))
+	}
+	if o.StoreTimeout < 0 {
+		errs = append(errs, errors.New("actors: StoreTimeout must not be negative"))
+	}
+	return errors.Join(errs...)
+}
