@@ -58,9 +58,11 @@ func Assign(shardCount int, live []string, prev map[string][]int) (next map[stri
 // prev[i] unchanged.
 //
 // The result equals Assign's for the same members: ids are only needed to
-// break ties, so only their order must be guaranteed by the caller. The rest
-// of Assign's contract applies (any prev content is normalized, inputs are
-// never modified, sets are immutable). Cost: O(N + S) time with no map or
+// break ties, so only their order must be guaranteed by the caller (members
+// in another order still get a balanced, fewest-moves result, with ties
+// broken by position instead of id). The rest of Assign's contract applies
+// (any prev content is normalized, inputs are never modified, sets are
+// immutable). Cost: O(N + S) time with no map or
 // string operation, and memory O(N + S/64) plus the changed sets, which makes
 // it the entry point for frequent recomputations on large groups.
 func AssignOrdered(shardCount int, prev [][]int) (changed []int, sets [][]int) {

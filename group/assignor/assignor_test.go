@@ -237,23 +237,31 @@ func TestMinimumMovesIsOptimal(t *testing.T) {
 
 var memberIDs = []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}
 
-// drawInput draws live ids (any order, possibly duplicated) and a prev map.
-// prev is either a valid earlier result for other members and another shard
-// count, or arbitrary sets: out of range, duplicated, unsorted, overlapping,
-// and entries for members that are not live.
+// drawInput draws live ids (any order, possibly duplicated) and a prev map:
+// either an earlier result of Assign (a valid target, for other members and
+// possibly another shard count) or arbitrary sets.
 func drawInput(t *rapid.T, shards int) ([]string, sets) {
-	id := rapid.SampledFrom(memberIDs)
-	live := rapid.SliceOfN(id, 0, len(memberIDs)+2).Draw(t, "live")
+	live := drawIDs(t, "live")
 	if rapid.Bool().Draw(t, "valid prev") {
-		oldLive := rapid.SliceOfN(id, 0, len(memberIDs)).Draw(t, "old live")
-		old, _ := Assign(rapid.IntRange(0, 200).Draw(t, "old shards"), oldLive, nil)
+		oldShards := rapid.IntRange(0, 200).Draw(t, "old shards")
+		old, _ := Assign(oldShards, drawIDs(t, "old live"), drawArbitrary(t, oldShards))
 		return live, old
 	}
+	return live, drawArbitrary(t, shards)
+}
+
+func drawIDs(t *rapid.T, label string) []string {
+	return rapid.SliceOfN(rapid.SampledFrom(memberIDs), 0, len(memberIDs)+2).Draw(t, label)
+}
+
+// drawArbitrary draws sets with out-of-range, duplicated, unsorted and
+// overlapping entries, possibly for members that are not live.
+func drawArbitrary(t *rapid.T, shards int) sets {
 	prev := sets{}
-	for _, m := range rapid.SliceOfN(id, 0, len(memberIDs)).Draw(t, "prev members") {
+	for _, m := range drawIDs(t, "prev members") {
 		prev[m] = rapid.SliceOfN(rapid.IntRange(-2, shards+10), 0, 30).Draw(t, "prev "+m)
 	}
-	return live, prev
+	return prev
 }
 
 // checkInvariants asserts the contract: one entry per distinct live id,
