@@ -1,0 +1,318 @@
+package redis
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// DefaultKeyPrefix is store.key-prefix's default.
+const DefaultKeyPrefix = "redis-stream:coord"
+
+// Hash fields of the metadata hash.
+const (
+	fieldAggregate    = "aggregate"
+	fieldRevision     = "revision"
+	fieldSchema       = "schemaVersion"
+	fieldLayout       = "layoutVersion"
+	fieldUpdatedAt    = "updatedAt"
+	memberFieldPrefix = "member:"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Client is the Redis (or Redis Cluster) client. The caller owns it:
+	// Close does not close it. go-redis retries a command after some
+	// network errors; every script here is safe to run twice, but a retry
+	// that reached Redis before a later attempt failed to connect is
+	// reported as ErrUnavailable although it wrote. Callers that need the
+	// exact outcome classes give the store a client with MaxRetries -1.
+	Client goredis.UniversalClient
+	// KeyPrefix is prepended literally to every key; empty means
+	// DefaultKeyPrefix.
+	KeyPrefix string
+}
+
+func (o *Options) validate() error {
+	if o.Client == nil {
+		return errors.New("redis store: Client is required")
+	}
+	return nil
+}
+
+// Store is the Redis persistence.Store. It is safe for concurrent use.
+type Store struct {
+	client goredis.UniversalClient
+	prefix string
+}
+
+var _ persistence.Store = (*Store)(nil)
+
+// New returns a store on o.Client. It does not contact Redis.
+func New(o Options) (*Store, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return &Store{client: o.Client, prefix: cmp.Or(o.KeyPrefix, DefaultKeyPrefix)}, nil
+}
+
+// metadataKey is <kp>:{P:G}:metadata; the braces put every key of one
+// group in the same Cluster slot.
+func (s *Store) metadataKey(k group.Key) string {
+	return s.prefix + ":{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}:metadata"
+}
+
+// indexKey is <kp>:groups, the SET of metadata key names.
+func (s *Store) indexKey() string { return s.prefix + ":groups" }
+
+// Load reads the whole hash in one HGETALL.
+func (s *Store) Load(ctx context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
+	fields, err := s.client.HGetAll(ctx, s.metadataKey(key)).Result()
+	if err != nil {
+		return persistence.Document{}, 0, readError("load", key, err)
+	}
+	if len(fields) == 0 {
+		return persistence.Document{}, 0, fmt.Errorf("redis store: load %s: %w", key, persistence.ErrNotFound)
+	}
+	doc, rev, err := parseHash(fields)
+	if err != nil {
+		return persistence.Document{}, 0, fmt.Errorf("redis store: load %s: %w", key, err)
+	}
+	return doc, rev, nil
+}
+
+// parseHash turns the metadata hash into a Document. Missing (or empty)
+// version fields mean 1, the Kotlin server's defaults; a missing aggregate
+// or revision, an unparsable field or an unsupported version is ErrCorrupt.
+func parseHash(fields map[string]string) (persistence.Document, persistence.Revision, error) {
+	agg, ok := fields[fieldAggregate]
+	if !ok {
+		return persistence.Document{}, 0, fmt.Errorf("hash has no %s field: %w", fieldAggregate, persistence.ErrCorrupt)
+	}
+	rev, err := parseInt(fieldRevision, fields[fieldRevision])
+	if err != nil {
+		return persistence.Document{}, 0, err
+	}
+	schema, err := parseInt(fieldSchema, cmp.Or(fields[fieldSchema], "1"))
+	if err != nil {
+		return persistence.Document{}, 0, err
+	}
+	layout, err := parseInt(fieldLayout, cmp.Or(fields[fieldLayout], "1"))
+	if err != nil {
+		return persistence.Document{}, 0, err
+	}
+	if err := persistence.CheckVersions(int(schema), int(layout)); err != nil {
+		return persistence.Document{}, 0, err
+	}
+	updated, err := persistence.ParseTime(fields[fieldUpdatedAt])
+	if err != nil {
+		return persistence.Document{}, 0, err
+	}
+	doc := persistence.Document{
+		Aggregate:     []byte(agg),
+		Members:       map[string][]byte{},
+		SchemaVersion: int(schema),
+		LayoutVersion: int(layout),
+		UpdatedAt:     updated,
+	}
+	for f, v := range fields {
+		if id, ok := strings.CutPrefix(f, memberFieldPrefix); ok {
+			doc.Members[id] = []byte(v)
+		}
+	}
+	return doc, persistence.Revision(rev), nil
+}
+
+// parseInt reads the integer value v of hash field name.
+func parseInt(name, v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("hash field %s=%q: %w", name, v, persistence.ErrCorrupt)
+	}
+	return n, nil
+}
+
+// Revision reads the revision field only.
+func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revision, error) {
+	mk := s.metadataKey(key)
+	v, err := s.client.HGet(ctx, mk, fieldRevision).Result()
+	if errors.Is(err, goredis.Nil) {
+		n, err := s.client.Exists(ctx, mk).Result()
+		if err != nil {
+			return 0, readError("revision", key, err)
+		}
+		if n == 0 {
+			return 0, fmt.Errorf("redis store: revision %s: %w", key, persistence.ErrNotFound)
+		}
+		return 0, fmt.Errorf("redis store: revision %s: hash has no %s field: %w", key, fieldRevision, persistence.ErrCorrupt)
+	}
+	if err != nil {
+		return 0, readError("revision", key, err)
+	}
+	rev, err := parseInt(fieldRevision, v)
+	if err != nil {
+		return 0, fmt.Errorf("redis store: revision %s: %w", key, err)
+	}
+	return persistence.Revision(rev), nil
+}
+
+// Create inserts the hash at revision 1 with one Lua script, then adds the
+// key to the index. An existing group is (re-)indexed too, which repairs
+// the index after a Create whose SADD failed.
+func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
+	mk := s.metadataKey(key)
+	args := []any{uuid.NewString(), doc.Aggregate, doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt)}
+	for _, id := range slices.Sorted(maps.Keys(doc.Members)) {
+		args = append(args, memberFieldPrefix+id, doc.Members[id])
+	}
+	created, err := createScript.Run(ctx, s.client, []string{mk}, args...).Int64()
+	if err != nil {
+		return 0, writeError("create", key, err)
+	}
+	if err := s.client.SAdd(ctx, s.indexKey(), mk).Err(); err != nil {
+		return 0, fmt.Errorf("redis store: create %s: group stored but not indexed: %w", key, err)
+	}
+	if created == 0 {
+		return 0, fmt.Errorf("redis store: create %s: %w", key, persistence.ErrAlreadyExists)
+	}
+	return 1, nil
+}
+
+// Commit runs the compare-and-set script: one atomic step that checks the
+// revision and versions, writes the aggregate (when m has one) and the
+// member fields, and bumps the revision.
+func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
+	replace := "0"
+	if m.Aggregate != nil {
+		replace = "1"
+	}
+	args := make([]any, 0, 6+2*len(m.PutMembers)+len(m.DeleteMembers))
+	args = append(args, uuid.NewString(), int64(expected), persistence.FormatTime(m.UpdatedAt), replace, m.Aggregate, len(m.PutMembers))
+	for _, id := range slices.Sorted(maps.Keys(m.PutMembers)) {
+		args = append(args, memberFieldPrefix+id, m.PutMembers[id])
+	}
+	for _, id := range m.DeleteMembers {
+		args = append(args, memberFieldPrefix+id)
+	}
+	res, err := commitScript.Run(ctx, s.client, []string{s.metadataKey(key)}, args...).Int64()
+	if err != nil {
+		return 0, writeError("commit", key, err)
+	}
+	if err := resultError("commit", key, expected, res); err != nil {
+		return 0, err
+	}
+	return persistence.Revision(res), nil
+}
+
+// Delete runs the guarded delete script, then removes the key from the
+// index. A failed SREM leaves a stale index entry, which List skips.
+func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
+	mk := s.metadataKey(key)
+	res, err := deleteScript.Run(ctx, s.client, []string{mk}, int64(expected)).Int64()
+	if err != nil {
+		return writeError("delete", key, err)
+	}
+	if err := resultError("delete", key, expected, res); err != nil {
+		return err
+	}
+	if err := s.client.SRem(ctx, s.indexKey(), mk).Err(); err != nil {
+		return fmt.Errorf("redis store: delete %s: deleted but still indexed: %w", key, err)
+	}
+	return nil
+}
+
+// resultError maps a script's result code to the error classes.
+func resultError(op string, key group.Key, expected persistence.Revision, res int64) error {
+	switch res {
+	case resNotFound:
+		return fmt.Errorf("redis store: %s %s: %w", op, key, persistence.ErrNotFound)
+	case resConflict:
+		return fmt.Errorf("redis store: %s %s: expected revision %d: %w", op, key, expected, persistence.ErrConflict)
+	case resCorrupt:
+		return fmt.Errorf("redis store: %s %s: hash lacks revision or aggregate, or has unsupported versions: %w", op, key, persistence.ErrCorrupt)
+	}
+	return nil
+}
+
+// List reads the index, then each indexed hash's aggregate in one
+// pipeline (split per slot by a Cluster client). Entries whose hash is
+// gone are skipped. A group's key comes from its aggregate; when the
+// aggregate is missing or undecodable it comes from the key name, split at
+// the first ':' inside the braces.
+func (s *Store) List(ctx context.Context) ([]group.Key, error) {
+	names, err := s.client.SMembers(ctx, s.indexKey()).Result()
+	if err != nil {
+		return nil, readError("list", group.Key{}, err)
+	}
+	type entry struct {
+		name   string
+		exists *goredis.IntCmd
+		agg    *goredis.StringCmd
+	}
+	entries := make([]entry, len(names))
+	pipe := s.client.Pipeline()
+	for i, name := range names {
+		entries[i] = entry{name: name, exists: pipe.Exists(ctx, name), agg: pipe.HGet(ctx, name, fieldAggregate)}
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is checked below
+	seen := map[group.Key]bool{}
+	for _, e := range entries {
+		if err := cmp.Or(e.exists.Err(), ignoreNil(e.agg.Err())); err != nil {
+			return nil, readError("list", group.Key{}, err)
+		}
+		if e.exists.Val() == 0 {
+			continue
+		}
+		k, err := persistence.KeyOf([]byte(e.agg.Val()))
+		if err != nil || s.metadataKey(k) != e.name {
+			var ok bool
+			if k, ok = s.keyFromName(e.name); !ok {
+				continue
+			}
+		}
+		seen[k] = true
+	}
+	keys := slices.Collect(maps.Keys(seen))
+	slices.SortFunc(keys, func(a, b group.Key) int {
+		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
+	})
+	return keys, nil
+}
+
+// ignoreNil maps goredis.Nil (no such field) to nil.
+func ignoreNil(err error) error {
+	if errors.Is(err, goredis.Nil) {
+		return nil
+	}
+	return err
+}
+
+// keyFromName parses <kp>:{P:G}:metadata, splitting P:G at the first ':'.
+func (s *Store) keyFromName(name string) (group.Key, bool) {
+	inner, ok := strings.CutPrefix(name, s.prefix+":{")
+	if !ok {
+		return group.Key{}, false
+	}
+	if inner, ok = strings.CutSuffix(inner, "}:metadata"); !ok {
+		return group.Key{}, false
+	}
+	p, g, ok := strings.Cut(inner, ":")
+	return group.Key{StreamPrefix: p, ConsumerGroup: g}, ok
+}
+
+// Shared is true: other coordinator processes may write the same hashes.
+func (s *Store) Shared() bool { return true }
+
+// Close does nothing: the caller owns the client.
+func (s *Store) Close() error { return nil }

@@ -1,0 +1,227 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
+)
+
+// newStore returns a store on c under a key prefix of its own.
+func newStore(t *testing.T, c goredis.UniversalClient) *Store {
+	s, err := New(Options{Client: c, KeyPrefix: testredis.Prefix(t, c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// corruptRevision overwrites the revision field with a non-number.
+func corruptRevision(t *testing.T, s persistence.Store, key group.Key) {
+	rs := s.(*Store)
+	if err := rs.client.HSet(t.Context(), rs.metadataKey(key), fieldRevision, "seven").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestContract(t *testing.T) {
+	c := testredis.Shared(t)
+	storetest.Run(t, func(t *testing.T) persistence.Store { return newStore(t, c) },
+		storetest.Options{Corrupt: corruptRevision})
+}
+
+func TestContractCluster(t *testing.T) {
+	c := testredis.StartCluster(t, 3).Client(t)
+	storetest.Run(t, func(t *testing.T) persistence.Store { return newStore(t, c) },
+		storetest.Options{Corrupt: corruptRevision})
+}
+
+func TestHashLayout(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
+	g := storetest.Group(key, "m-1", "m-2")
+	if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
+		t.Fatal(err)
+	}
+	recs := []group.Record{group.MemberRemovedRecord{MemberID: "m-2"}, group.TargetRemovedRecord{MemberID: "m-2"}}
+	for _, r := range recs {
+		g.Apply(r)
+	}
+	at := time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
+	if _, err := s.Commit(ctx, key, 1, persistence.MutationOf(g, recs, at)); err != nil {
+		t.Fatal(err)
+	}
+	mk := s.prefix + ":{orders:billing}:metadata"
+	fields, err := c.HGetAll(ctx, mk).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]string{"revision": "2", "schemaVersion": "1", "layoutVersion": "2", "updatedAt": "2024-05-06T07:08:09.123Z"} {
+		if fields[f] != want {
+			t.Errorf("field %s = %q, want %q", f, fields[f], want)
+		}
+	}
+	if _, ok := fields["member:m-1"]; !ok {
+		t.Error("no member:m-1 field")
+	}
+	if _, ok := fields["member:m-2"]; ok {
+		t.Error("pruned member:m-2 still stored")
+	}
+	if len(fields) != 7 {
+		t.Errorf("fields %v", fields)
+	}
+	if ok, err := c.SIsMember(ctx, s.prefix+":groups", mk).Result(); err != nil || !ok {
+		t.Errorf("index lacks %s: %v", mk, err)
+	}
+}
+
+// TestKotlinHash reads a hash as the Kotlin server wrote it: layout 1, no
+// member fields, microsecond updatedAt.
+func TestKotlinHash(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "legacy"}
+	agg := `{"streamPrefix":"orders","consumerGroup":"legacy","schemaVersion":1,"storeRevision":7,"shardCount":2,` +
+		`"members":{"m":{"memberId":"m","state":"ACTIVE"}},"targetAssignments":{"m":[{"shardIndex":0}]}}`
+	err := c.HSet(ctx, s.metadataKey(key), "aggregate", agg, "revision", "7", "schemaVersion", "1",
+		"layoutVersion", "1", "updatedAt", "2024-01-02T03:04:05.123456Z").Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, rev, err := s.Load(ctx, key)
+	if err != nil || rev != 7 || doc.LayoutVersion != 1 || doc.UpdatedAt.Nanosecond() != 123_456_000 {
+		t.Fatalf("load: rev %d, layout %d, updatedAt %v, %v", rev, doc.LayoutVersion, doc.UpdatedAt, err)
+	}
+	g, err := persistence.Decode(doc, rev)
+	if err != nil || g.Members["m"] == nil || !g.Targets["m"].Equal(group.NewShardSet(0)) {
+		t.Fatalf("decode: %+v, %v", g, err)
+	}
+	if rev, err := s.Commit(ctx, key, 7, persistence.Rewrite(g, time.Now())); err != nil || rev != 8 {
+		t.Fatalf("rewrite: %d, %v", rev, err)
+	}
+	if doc, _, err = s.Load(ctx, key); err != nil || doc.LayoutVersion != 2 || len(doc.Members) != 1 {
+		t.Fatalf("after rewrite: layout %d, members %d, %v", doc.LayoutVersion, len(doc.Members), err)
+	}
+}
+
+func TestCorruptHash(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	tests := map[string][]string{
+		"no revision":  {"aggregate", "{}", "schemaVersion", "1", "layoutVersion", "2"},
+		"no aggregate": {"revision", "3", "schemaVersion", "1", "layoutVersion", "2"},
+		"schema 9":     {"aggregate", "{}", "revision", "3", "schemaVersion", "9", "layoutVersion", "2"},
+		"bad layout":   {"aggregate", "{}", "revision", "3", "schemaVersion", "1", "layoutVersion", "two"},
+		"bad time":     {"aggregate", "{}", "revision", "3", "updatedAt", "noon"},
+	}
+	for name, fields := range tests {
+		t.Run(name, func(t *testing.T) {
+			key := storetest.Key(t)
+			if err := c.HSet(ctx, s.metadataKey(key), fields).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Load(ctx, key); !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("load: %v, want ErrCorrupt", err)
+			}
+			if name == "bad time" {
+				return // the Lua guard does not parse timestamps
+			}
+			m := persistence.Mutation{Aggregate: []byte(`{"storeRevision":0}`)}
+			if _, err := s.Commit(ctx, key, 3, m); !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("commit: %v, want ErrCorrupt", err)
+			}
+			after, err := c.HGetAll(ctx, s.metadataKey(key)).Result()
+			if err != nil || len(after) != len(fields)/2 {
+				t.Errorf("refused commit changed the hash: %v, %v", after, err)
+			}
+		})
+	}
+	key := storetest.Key(t)
+	if err := c.HSet(ctx, s.metadataKey(key), "aggregate", "{}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revision(ctx, key); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("revision of a hash without one: %v", err)
+	}
+	if err := s.Delete(ctx, key, 1); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Errorf("delete of a hash without revision: %v", err)
+	}
+}
+
+func TestListSkipsStaleIndexEntries(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	live := group.Key{StreamPrefix: "a:b", ConsumerGroup: "c:d"}
+	gone := group.Key{StreamPrefix: "x", ConsumerGroup: "y"}
+	if _, err := s.Create(ctx, live, persistence.Encode(storetest.Group(live))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SAdd(ctx, s.indexKey(), s.metadataKey(gone), "unrelated").Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.List(ctx)
+	if err != nil || len(keys) != 1 || keys[0] != live {
+		t.Errorf("list = %v, %v; want [%v]", keys, err, live)
+	}
+}
+
+// TestCommitRetryIsIdempotent runs the commit script twice with one
+// commit id, as go-redis does when a reply is lost.
+func TestCommitRetryIsIdempotent(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	key := storetest.Key(t)
+	if _, err := s.Create(ctx, key, persistence.Encode(storetest.Group(key))); err != nil {
+		t.Fatal(err)
+	}
+	args := []any{"commit-1", 1, "2024-01-01T00:00:00.000Z", "0", "", 1, "member:m", `{"memberId":"m"}`}
+	for range 2 {
+		if rev, err := commitScript.Run(ctx, c, []string{s.metadataKey(key)}, args...).Int64(); err != nil || rev != 2 {
+			t.Fatalf("commit: %d, %v", rev, err)
+		}
+	}
+	args[0] = "commit-2"
+	if res, err := commitScript.Run(ctx, c, []string{s.metadataKey(key)}, args...).Int64(); err != nil || res != resConflict {
+		t.Fatalf("other commit at the old revision: %d, %v", res, err)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	srv := testredis.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	s := newStore(t, c)
+	ctx := t.Context()
+	key := storetest.Key(t)
+	if _, err := s.Create(ctx, key, persistence.Encode(storetest.Group(key))); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	if _, _, err := s.Load(ctx, key); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("load: %v", err)
+	}
+	if _, err := s.Commit(ctx, key, 1, persistence.Mutation{}); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("commit: %v", err)
+	}
+	if _, err := s.List(ctx); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("list: %v", err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Revision(canceled, key); !errors.Is(err, context.Canceled) {
+		t.Errorf("revision with canceled context: %v", err)
+	}
+}
