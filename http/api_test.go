@@ -602,3 +602,25 @@ func TestMetricsMounted(t *testing.T) {
 	}
 	errorOf(t, do(newTestAPI(&fakeCoord{}), "GET", "/metrics", ""), 404, "NOT_FOUND")
 }
+
+// BenchmarkHeartbeat measures the HTTP layer's cost of one heartbeat
+// (decode, validate, encode) over a coordinator that answers at once.
+func BenchmarkHeartbeat(b *testing.B) {
+	f := &fakeCoord{hbResp: group.HeartbeatResponse{
+		ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3,
+		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2), MetadataVersion: 3},
+	}}
+	api := newTestAPI(f)
+	body := strings.NewReader(validHeartbeat)
+	req := httptest.NewRequest("POST", heartbeatPath, body)
+	rec := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		body.Reset(validHeartbeat)
+		rec.Body.Reset()
+		api.ServeHTTP(rec, req)
+	}
+	if rec.Code != http.StatusOK {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+}

@@ -60,6 +60,7 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 // Error codes the HTTP layer produces besides the domain's group.Code values.
 const (
 	codeInternal        = "INTERNAL_ERROR"
+	codeTerminating     = "COORDINATOR_TERMINATING"
 	codePayloadTooLarge = "PAYLOAD_TOO_LARGE"
 	msgInternal         = "Internal coordinator error"
 )
@@ -92,7 +93,7 @@ var runtimeErrors = []struct {
 }{
 	{errPayloadTooLarge, http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"},
 	{messages.ErrStateConflict, http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"},
-	{messages.ErrTerminating, http.StatusServiceUnavailable, "COORDINATOR_TERMINATING", "Coordinator is terminating"},
+	{messages.ErrTerminating, http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"},
 	{persistence.ErrLockTimeout, http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
 	{persistence.ErrUnavailable, http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
 	{persistence.ErrCorrupt, http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
@@ -118,10 +119,11 @@ func classify(err error) (status int, code, message string) {
 	return http.StatusInternalServerError, codeInternal, msgInternal
 }
 
-// fail answers err; server-side failures are logged with the full error.
+// fail answers err. Server-side failures are logged with the full error,
+// except the expected refusals while shutting down.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, message := classify(err)
-	if status >= http.StatusInternalServerError {
+	if status >= http.StatusInternalServerError && code != codeTerminating {
 		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "errorCode", code, "err", err)
 	}
 	writeError(w, status, code, message)
