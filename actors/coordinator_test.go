@@ -15,23 +15,26 @@ import (
 )
 
 // N heartbeats queued behind a commit in flight join one batch (group
-// commit), or are committed one by one without it; either way every reply
-// arrives only after the commit holding its member has returned.
+// commit; MaxBatch splits it), or are committed one by one without group
+// commit; either way every reply arrives only after the commit holding its
+// member has returned.
 func TestGroupCommit(t *testing.T) {
 	const n = 20
 	for _, tc := range []struct {
 		name        string
 		groupCommit bool
+		maxBatch    int
 		wantCommits int
 	}{
-		{"batched", true, 2}, // the first join alone, then the n-1 queued behind it
-		{"one per heartbeat", false, n},
+		{"batched", true, 0, 2},   // the first join alone, then the n-1 queued behind it
+		{"max batch", true, 5, 5}, // the first, then 19 queued in batches of 5, 5, 5, 4
+		{"one per heartbeat", false, 0, n},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate()
 			store := newTestStore()
 			store.onCommit = g.onCommit
-			c := start(t, Options{Store: store, GroupCommit: tc.groupCommit})
+			c := start(t, Options{Store: store, GroupCommit: tc.groupCommit, MaxBatch: tc.maxBatch})
 			createGroup(t, c, orders)
 
 			out := make(chan result, n)
