@@ -185,6 +185,9 @@ func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, e
 		return zero, a.abort(err)
 	}
 	defer unlock()
+	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
+		return zero, err
+	}
 	if revalidate {
 		if err := a.refresh(); err != nil {
 			return zero, a.abort(err)
