@@ -1,0 +1,87 @@
+package sql
+
+import (
+	"fmt"
+
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// queries are the statements of one table pair.
+type queries struct {
+	createTables, load, revision, versions, create, commit, delete, list string
+}
+
+// withRevision is the SQL form of persistence.WithStoreRevision: expr
+// with its storeRevision set to rev when expr is a JSON object.
+func withRevision(expr, rev string) string {
+	return fmt.Sprintf(`CASE WHEN jsonb_typeof(%[1]s) = 'object' THEN jsonb_set(%[1]s, '{storeRevision}', to_jsonb(%[2]s)) ELSE %[1]s END`, expr, rev)
+}
+
+// upsertMembers inserts or replaces the member rows given as parallel
+// arrays (ids $7, documents $8) of group ($1, $2), provided the CTE head
+// returned a row; ids listed in excluded are skipped.
+func upsertMembers(members, excluded string) string {
+	return fmt.Sprintf(`INSERT INTO %s (stream_prefix, consumer_group, member_id, member_json)
+  SELECT $1, $2, u.id, u.doc::jsonb FROM unnest($7::text[], $8::text[]) AS u(id, doc)
+  WHERE EXISTS (SELECT 1 FROM head) AND NOT (u.id = ANY(%s))
+  ON CONFLICT (stream_prefix, consumer_group, member_id) DO UPDATE SET member_json = EXCLUDED.member_json`, members, excluded)
+}
+
+func newQueries(meta, members string) queries {
+	pk := `stream_prefix = $1 AND consumer_group = $2`
+	return queries{
+		createTables: fmt.Sprintf(`
+CREATE TABLE IF NOT EXISTS %[1]s (
+  stream_prefix VARCHAR(512) NOT NULL, consumer_group VARCHAR(512) NOT NULL,
+  metadata_json JSONB NOT NULL, store_revision BIGINT NOT NULL,
+  schema_version INTEGER NOT NULL, layout_version INTEGER NOT NULL, updated_at VARCHAR(64) NOT NULL,
+  PRIMARY KEY (stream_prefix, consumer_group));
+CREATE TABLE IF NOT EXISTS %[2]s (
+  stream_prefix VARCHAR(512) NOT NULL, consumer_group VARCHAR(512) NOT NULL,
+  member_id VARCHAR(512) NOT NULL, member_json JSONB NOT NULL,
+  PRIMARY KEY (stream_prefix, consumer_group, member_id))`, meta, members),
+
+		load: fmt.Sprintf(`SELECT m.metadata_json::text, m.store_revision, m.schema_version, m.layout_version, m.updated_at,
+  COALESCE((SELECT jsonb_object_agg(member_id, member_json) FROM %[2]s WHERE %[3]s), '{}'::jsonb)::text
+FROM %[1]s m WHERE %[3]s`, meta, members, pk),
+
+		revision: fmt.Sprintf(`SELECT store_revision FROM %s WHERE %s`, meta, pk),
+
+		versions: fmt.Sprintf(`SELECT store_revision, schema_version, layout_version FROM %s WHERE %s`, meta, pk),
+
+		// $3 aggregate, $4 schema, $5 layout, $6 updatedAt, $7/$8 members.
+		create: fmt.Sprintf(`WITH head AS (
+  INSERT INTO %[1]s (stream_prefix, consumer_group, metadata_json, store_revision, schema_version, layout_version, updated_at)
+  VALUES ($1, $2, %[3]s, 1, $4, $5, $6)
+  ON CONFLICT (stream_prefix, consumer_group) DO NOTHING RETURNING 1
+), put AS (%[2]s)
+SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRevision(`$3::text::jsonb`, `1`)),
+
+		// $3 expected revision, $4 aggregate or NULL, $5 its layout,
+		// $6 updatedAt, $7/$8 member puts, $9 member deletes.
+		commit: fmt.Sprintf(`WITH head AS (
+  UPDATE %[1]s SET
+    metadata_json = %[4]s,
+    store_revision = store_revision + 1,
+    layout_version = CASE WHEN $4::text IS NULL THEN layout_version ELSE $5 END,
+    updated_at = $6
+  WHERE %[3]s AND store_revision = $3 AND schema_version = %[5]d AND layout_version IN (%[6]d, %[7]d)
+  RETURNING store_revision
+), put AS (%[2]s
+), del AS (
+  DELETE FROM %[8]s WHERE %[3]s AND member_id = ANY($9::text[]) AND EXISTS (SELECT 1 FROM head)
+)
+SELECT store_revision FROM head`, meta, upsertMembers(members, `$9::text[]`), pk,
+			withRevision(`COALESCE($4::text::jsonb, metadata_json)`, `$3::bigint + 1`),
+			persistence.SchemaVersion, persistence.LegacyLayoutVersion, persistence.LayoutVersion, members),
+
+		delete: fmt.Sprintf(`WITH head AS (
+  DELETE FROM %[1]s WHERE %[3]s AND store_revision = $3 RETURNING 1
+), del AS (
+  DELETE FROM %[2]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
+)
+SELECT count(*) FROM head`, meta, members, pk),
+
+		list: fmt.Sprintf(`SELECT stream_prefix, consumer_group FROM %s ORDER BY stream_prefix COLLATE "C", consumer_group COLLATE "C"`, meta),
+	}
+}

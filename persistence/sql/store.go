@@ -1,0 +1,328 @@
+package sql
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Table names without prefix.
+const (
+	MetadataTable = "redis_stream_coordinator_metadata"
+	MembersTable  = "redis_stream_coordinator_members"
+)
+
+// DefaultMaxConns is the pool size when Options.MaxConns is zero.
+const DefaultMaxConns = 8
+
+// Options configure a Store.
+type Options struct {
+	// DSN is a pgx connection string, e.g.
+	// postgres://user@host:5432/db?sslmode=disable.
+	DSN string
+	// TablePrefix is prepended to both table names: lower-case letters,
+	// digits and underscores, at most 30 characters (identifiers stay
+	// within PostgreSQL's 63).
+	TablePrefix string
+	// MaxConns bounds the open connections; zero means DefaultMaxConns.
+	MaxConns int
+}
+
+var tablePrefixPattern = regexp.MustCompile(`^[a-z0-9_]{0,30}$`)
+
+func (o *Options) validate() error {
+	switch {
+	case o.DSN == "":
+		return errors.New("sql store: DSN is required")
+	case !tablePrefixPattern.MatchString(o.TablePrefix):
+		return fmt.Errorf("sql store: TablePrefix %q must match %s", o.TablePrefix, tablePrefixPattern)
+	case o.MaxConns < 0:
+		return fmt.Errorf("sql store: MaxConns %d must not be negative", o.MaxConns)
+	}
+	return nil
+}
+
+// Store is the PostgreSQL persistence.Store. It is safe for concurrent use.
+type Store struct {
+	pool    *pool
+	q       queries
+	meta    string // metadata table name
+	members string // members table name
+}
+
+var _ persistence.Store = (*Store)(nil)
+
+// New connects, creates the tables if they are missing and returns the
+// store. A database that cannot be reached is ErrUnavailable.
+func New(ctx context.Context, o Options) (*Store, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(o.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("sql store: DSN: %w", err)
+	}
+	s := &Store{
+		pool:    newPool(cfg, cmp.Or(o.MaxConns, DefaultMaxConns)),
+		meta:    o.TablePrefix + MetadataTable,
+		members: o.TablePrefix + MembersTable,
+	}
+	s.q = newQueries(s.meta, s.members)
+	if err := s.createTables(ctx); err != nil {
+		s.pool.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// createTables runs the DDL under a transaction-scoped advisory lock, so
+// coordinators starting together do not race on CREATE TABLE.
+func (s *Store) createTables(ctx context.Context) error {
+	return s.with(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, s.meta); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, s.q.createTables)
+			return err
+		})
+	}, func(err error) error {
+		return fmt.Errorf("sql store: create tables: %w: %w", persistence.ErrUnavailable, err)
+	})
+}
+
+// with runs f on a pooled connection; failures (including acquiring the
+// connection) are mapped by classify.
+func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error, classify func(error) error) error {
+	c, err := s.pool.acquire(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer s.pool.release(c)
+	if err := f(c); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// Load reads the metadata row and every member row in one statement.
+func (s *Store) Load(ctx context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
+	var (
+		agg, updated, members string
+		rev                   int64
+		schema, layout        int
+	)
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.load, key.StreamPrefix, key.ConsumerGroup).
+			Scan(&agg, &rev, &schema, &layout, &updated, &members)
+	}, readError("load", key))
+	if err != nil {
+		return persistence.Document{}, 0, err
+	}
+	doc, err := document(agg, schema, layout, updated, members)
+	if err != nil {
+		return persistence.Document{}, 0, fmt.Errorf("sql store: load %s: %w", key, err)
+	}
+	return doc, persistence.Revision(rev), nil
+}
+
+// document assembles a Document from the columns Load reads.
+func document(agg string, schema, layout int, updated, members string) (persistence.Document, error) {
+	if err := persistence.CheckVersions(schema, layout); err != nil {
+		return persistence.Document{}, err
+	}
+	at, err := persistence.ParseTime(updated)
+	if err != nil {
+		return persistence.Document{}, err
+	}
+	var docs map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(members), &docs); err != nil {
+		return persistence.Document{}, fmt.Errorf("member rows: %w: %w", persistence.ErrCorrupt, err)
+	}
+	doc := persistence.Document{
+		Aggregate:     []byte(agg),
+		Members:       make(map[string][]byte, len(docs)),
+		SchemaVersion: schema,
+		LayoutVersion: layout,
+		UpdatedAt:     at,
+	}
+	for id, b := range docs {
+		doc.Members[id] = b
+	}
+	return doc, nil
+}
+
+// Revision reads store_revision only.
+func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revision, error) {
+	var rev int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.revision, key.StreamPrefix, key.ConsumerGroup).Scan(&rev)
+	}, readError("revision", key))
+	return persistence.Revision(rev), err
+}
+
+// Create inserts the metadata row at revision 1 and the member rows, in
+// one statement.
+func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
+	ids, docs := memberArrays(doc.Members)
+	var created int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.create, key.StreamPrefix, key.ConsumerGroup, string(doc.Aggregate),
+			doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt), ids, docs).Scan(&created)
+	}, writeError("create", key))
+	if err != nil {
+		return 0, err
+	}
+	if created == 0 {
+		return 0, fmt.Errorf("sql store: create %s: %w", key, persistence.ErrAlreadyExists)
+	}
+	return 1, nil
+}
+
+// Commit updates the metadata row if store_revision equals expected and
+// the versions are supported, and applies the member puts and deletes, in
+// one statement.
+func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
+	var agg *string
+	if m.Aggregate != nil {
+		a := string(m.Aggregate)
+		agg = &a
+	}
+	ids, docs := memberArrays(m.PutMembers)
+	deletes := m.DeleteMembers
+	if deletes == nil {
+		deletes = []string{}
+	}
+	var rev int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.commit, key.StreamPrefix, key.ConsumerGroup, int64(expected), agg,
+			persistence.LayoutVersion, persistence.FormatTime(m.UpdatedAt), ids, docs, deletes).Scan(&rev)
+	}, writeError("commit", key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, s.refused(ctx, "commit", key, expected)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return persistence.Revision(rev), nil
+}
+
+// Delete removes the metadata row if store_revision equals expected, and
+// its member rows, in one statement.
+func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
+	var deleted int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.delete, key.StreamPrefix, key.ConsumerGroup, int64(expected)).Scan(&deleted)
+	}, writeError("delete", key))
+	if err != nil {
+		return err
+	}
+	if deleted == 0 {
+		return s.refused(ctx, "delete", key, expected)
+	}
+	return nil
+}
+
+// refused explains why a guarded write matched no row: the group is gone,
+// its revision moved, or its stored versions are unsupported.
+func (s *Store) refused(ctx context.Context, op string, key group.Key, expected persistence.Revision) error {
+	var (
+		rev            int64
+		schema, layout int
+	)
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.versions, key.StreamPrefix, key.ConsumerGroup).Scan(&rev, &schema, &layout)
+	}, readError(op, key))
+	switch {
+	case err != nil:
+		return err
+	case persistence.Revision(rev) != expected:
+		return fmt.Errorf("sql store: %s %s: at revision %d, expected %d: %w", op, key, rev, expected, persistence.ErrConflict)
+	default:
+		if err := persistence.CheckVersions(schema, layout); err != nil {
+			return fmt.Errorf("sql store: %s %s: %w", op, key, err)
+		}
+		return fmt.Errorf("sql store: %s %s: row changed concurrently: %w", op, key, persistence.ErrConflict)
+	}
+}
+
+// List returns every group key in byte order (COLLATE "C").
+func (s *Store) List(ctx context.Context) ([]group.Key, error) {
+	var keys []group.Key
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, s.q.list)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (group.Key, error) {
+			var k group.Key
+			err := r.Scan(&k.StreamPrefix, &k.ConsumerGroup)
+			return k, err
+		})
+		return err
+	}, readError("list", group.Key{}))
+	return keys, err
+}
+
+// Shared is true: other coordinator processes may write the same rows.
+func (s *Store) Shared() bool { return true }
+
+// Close closes the pooled connections. Call it after the last use.
+func (s *Store) Close() error {
+	s.pool.close()
+	return nil
+}
+
+// memberArrays splits member documents into parallel id and JSON arrays,
+// sorted by id.
+func memberArrays(members map[string][]byte) (ids, docs []string) {
+	ids = slices.Sorted(maps.Keys(members))
+	docs = make([]string, len(ids))
+	for i, id := range ids {
+		docs[i] = string(members[id])
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids, docs
+}
+
+// readError maps a failed read: ErrNotFound for no row, ErrUnavailable
+// otherwise (nothing can have been written).
+func readError(op string, key group.Key) func(error) error {
+	return func(err error) error {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("sql store: %s %s: %w", op, key, persistence.ErrNotFound)
+		}
+		return fmt.Errorf("sql store: %s %s: %w: %w", op, key, persistence.ErrUnavailable, err)
+	}
+}
+
+// writeError maps a failed write. pgx.ErrNoRows passes through unwrapped
+// (the guard matched nothing; the caller asks why). ErrUnavailable when
+// the statement cannot have taken effect: PostgreSQL rejected it (it
+// rolled back), or it was never sent (no connection, or pgx says so);
+// otherwise the outcome is unknown.
+func writeError(op string, key group.Key) func(error) error {
+	return func(err error) error {
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return err
+		case errors.As(err, &pgErr), errors.Is(err, errNoConn), pgconn.SafeToRetry(err):
+			return fmt.Errorf("sql store: %s %s: %w: %w", op, key, persistence.ErrUnavailable, err)
+		}
+		return fmt.Errorf("sql store: %s %s: outcome unknown: %w", op, key, err)
+	}
+}

@@ -1,0 +1,142 @@
+package sql
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
+)
+
+// dsn is the test database.
+const dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// newStore returns a store on tables of its own, dropped at cleanup.
+func newStore(t *testing.T) *Store {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "t" + n.Text(36) + "_"
+	s, err := New(ctx, Options{DSN: dsn, TablePrefix: prefix})
+	if err != nil {
+		testredis.Unavailable(t, "postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members); err != nil {
+			t.Errorf("drop tables: %v", err)
+		}
+		_ = s.Close()
+	})
+	return s
+}
+
+// exec runs a statement on a pooled connection (tests only).
+func (s *Store) exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	var n int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, sql, args...)
+		n = tag.RowsAffected()
+		return err
+	}, func(err error) error { return err })
+	return n, err
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) persistence.Store { return newStore(t) }, storetest.Options{
+		Corrupt: func(t *testing.T, s persistence.Store, key group.Key) {
+			ss := s.(*Store)
+			n, err := ss.exec(t.Context(), "UPDATE "+ss.meta+` SET metadata_json = '"not an object"' WHERE stream_prefix = $1 AND consumer_group = $2`,
+				key.StreamPrefix, key.ConsumerGroup)
+			if err != nil || n != 1 {
+				t.Fatalf("corrupt: %d rows, %v", n, err)
+			}
+		},
+	})
+}
+
+func TestRows(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	key := storetest.Key(t)
+	g := storetest.Group(key, "m-1", "m-2")
+	if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
+		t.Fatal(err)
+	}
+	recs := []group.Record{group.MemberRemovedRecord{MemberID: "m-2"}, group.TargetRemovedRecord{MemberID: "m-2"}}
+	for _, r := range recs {
+		g.Apply(r)
+	}
+	if _, err := s.Commit(ctx, key, 1, persistence.MutationOf(g, recs, time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		rev, jsonRev, members int64
+		updated, kind         string
+	)
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT store_revision, (metadata_json->>'storeRevision')::bigint, updated_at,
+  pg_typeof(metadata_json)::text, (SELECT count(*) FROM `+s.members+` WHERE stream_prefix = $1 AND consumer_group = $2)
+FROM `+s.meta+` WHERE stream_prefix = $1 AND consumer_group = $2`, key.StreamPrefix, key.ConsumerGroup).
+			Scan(&rev, &jsonRev, &updated, &kind, &members)
+	}, func(err error) error { return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev != 2 || jsonRev != 2 || updated != "2024-05-06T07:08:09.123Z" || kind != "jsonb" || members != 1 {
+		t.Errorf("row: revision %d, storeRevision %d, updated_at %s, %s, %d member rows", rev, jsonRev, updated, kind, members)
+	}
+}
+
+func TestCorruptRows(t *testing.T) {
+	s := newStore(t)
+	ctx := t.Context()
+	for name, set := range map[string]string{
+		"schema 9":      "schema_version = 9",
+		"layout 5":      "layout_version = 5",
+		"bad timestamp": "updated_at = 'noon'",
+	} {
+		t.Run(name, func(t *testing.T) {
+			key := storetest.Key(t)
+			g := storetest.Group(key, "m-1")
+			if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.exec(ctx, "UPDATE "+s.meta+" SET "+set+" WHERE stream_prefix = $1", key.StreamPrefix); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Load(ctx, key); !errors.Is(err, persistence.ErrCorrupt) {
+				t.Errorf("load: %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for name, o := range map[string]Options{
+		"no DSN":         {},
+		"bad prefix":     {DSN: dsn, TablePrefix: "x; DROP TABLE y"},
+		"long prefix":    {DSN: dsn, TablePrefix: "abcdefghijabcdefghijabcdefghijk"},
+		"negative conns": {DSN: dsn, MaxConns: -1},
+		"unparsable DSN": {DSN: "postgres://%zz"},
+	} {
+		if _, err := New(t.Context(), o); err == nil || errors.Is(err, persistence.ErrUnavailable) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := New(t.Context(), Options{DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"}); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("unreachable database: %v, want ErrUnavailable", err)
+	}
+}
