@@ -119,7 +119,7 @@ func New(o Options) *API {
 		o.Settings = group.DefaultSettings()
 	}
 	if o.Health == nil {
-		o.Health = staticHealth{HealthReport{Status: "UP", CoordinatorID: o.CoordinatorID, Redis: "NOT_CONFIGURED", Loop: "UP"}}
+		o.Health = staticHealth{HealthReport{Status: "UP", CoordinatorID: o.CoordinatorID, Redis: RedisNotConfigured, Loop: "UP"}}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -19,8 +19,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
 // shutdownTimeout bounds the whole ordered shutdown.
@@ -60,19 +58,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(cfg)
+	back, err := openBackend(cfg)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := store.Close(); err != nil {
+		if err := back.Close(); err != nil {
 			logger.Warn("closing store", "err", err)
 		}
 	}()
 
 	settings := domainSettings(cfg)
 	coord, err := actors.New(actors.Options{
-		Store:        store,
+		Store:        back.store,
+		Locker:       back.locker,
 		Settings:     settings,
 		TickInterval: cfg.Coordination.EventLoop.Interval.Duration(),
 		TickEnabled:  cfg.Coordination.EventLoop.Enabled,
@@ -88,6 +87,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		BasePath:      cfg.API.BasePath,
 		Coordinator:   coord,
 		Settings:      settings,
+		Health:        back.health(cfg),
 		CoordinatorID: cfg.ID,
 		Logger:        logger,
 	})
@@ -138,15 +138,6 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, nil)), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: must be json or text", format)
-}
-
-// openStore opens the metadata store selected by store.type.
-func openStore(cfg *config.Config) (persistence.Store, error) {
-	switch cfg.Store.Type {
-	case config.StoreMemory:
-		return memory.New(), nil
-	}
-	return nil, fmt.Errorf("coordinator.store.type %q: store not available yet in this build", cfg.Store.Type)
 }
 
 // domainSettings extracts the domain's settings from the configuration.

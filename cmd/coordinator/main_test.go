@@ -5,13 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
 // logBuffer collects the process log; waitFor blocks until a line contains
@@ -49,29 +54,31 @@ func (l *logBuffer) find(msg string) (map[string]any, bool) {
 	return nil, false
 }
 
-// start runs the coordinator with args until the test ends and returns its
-// base URL, read from the "coordinator listening" log record.
-func start(t *testing.T, args ...string) (string, *logBuffer) {
+// start runs the coordinator with args and returns its base URL, read from
+// the "coordinator listening" log record, and a stop function (also run at
+// cleanup) that shuts it down and checks it stopped cleanly.
+func start(t *testing.T, args ...string) (string, func()) {
 	t.Helper()
 	logs := newLogBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, logs) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		if _, ok := logs.find("coordinator stopped"); !ok {
-			t.Errorf("no shutdown log")
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
+			if _, ok := logs.find("coordinator stopped"); !ok {
+				t.Errorf("no shutdown log")
+			}
+		})
+	}
+	t.Cleanup(stop)
 	for {
 		if rec, ok := logs.find("coordinator listening"); ok {
-			if rec["store"] != "memory" {
-				t.Errorf("listening record %v", rec)
-			}
-			return "http://" + rec["address"].(string), logs
+			return "http://" + rec["address"].(string), stop
 		}
 		select {
 		case err := <-done:
@@ -90,53 +97,89 @@ func writeConfig(t *testing.T, yaml string) string {
 	return p
 }
 
-func post(t *testing.T, url, body string) (int, string) {
+// send makes one request (body "" sends none) and returns status and body.
+func send(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return resp.StatusCode, string(b)
 }
 
-func TestRunServesTheAPI(t *testing.T) {
-	cfg := writeConfig(t, "coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n  api: {base-path: /coord/v1}\n")
-	base, _ := start(t, "-config", cfg)
+const joinHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","memberEpoch":0,"metadataVersion":0,
+	"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1}}`
 
-	resp, err := http.Get(base + "/readyz")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("readyz: %v %v", resp, err)
-	}
-	resp.Body.Close()
-
-	st, body := post(t, base+"/coord/v1/streams/orders/groups/workers", `{"initialShardCount":2,"requestedBy":"it"}`)
+// createAndJoin creates orders/workers with 2 shards and lets m1 join.
+func createAndJoin(t *testing.T, api string) {
+	t.Helper()
+	st, body := send(t, "POST", api+"/streams/orders/groups/workers", `{"initialShardCount":2,"requestedBy":"it"}`)
 	if st != http.StatusCreated || !strings.Contains(body, `"shardCount":2`) {
 		t.Fatalf("create: %d %s", st, body)
 	}
-	st, body = post(t, base+"/coord/v1/streams/orders/groups/workers/members/m1/heartbeat",
-		`{"protocolVersion":1,"requestId":"r1","memberId":"m1","memberEpoch":0,"metadataVersion":0,
-		  "runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1}}`)
+	st, body = send(t, "POST", api+"/streams/orders/groups/workers/members/m1/heartbeat", joinHeartbeat)
 	if st != http.StatusOK || !strings.Contains(body, `"status":"OK"`) ||
 		!strings.Contains(body, `"assignedShards":[{"shardIndex":0},{"shardIndex":1}]`) {
 		t.Fatalf("heartbeat: %d %s", st, body)
 	}
-	resp, err = http.Get(base + "/coord/v1/monitoring/health")
-	if err != nil {
-		t.Fatal(err)
+}
+
+func TestRunServesTheAPI(t *testing.T) {
+	cfg := writeConfig(t, "coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n")
+	base, _ := start(t, "-config", cfg)
+	if st, body := send(t, "GET", base+"/readyz", ""); st != http.StatusOK {
+		t.Fatalf("readyz: %d %s", st, body)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if !strings.Contains(string(b), `"coordinatorId":"it"`) {
-		t.Fatalf("health: %s", b)
+	createAndJoin(t, base+"/coord/v1")
+	st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
+	if st != http.StatusOK || body != `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP"}` {
+		t.Fatalf("health: %d %s", st, body)
+	}
+}
+
+// TestRunOnRedisKeepsGroupsAcrossRestarts runs the coordinator on the Redis
+// store twice: the group created by the first process is served by the
+// second, and health pings Redis.
+func TestRunOnRedisKeepsGroupsAcrossRestarts(t *testing.T) {
+	prefix := testredis.Prefix(t, testredis.Shared(t))
+	host, port, _ := net.SplitHostPort(testredis.SharedAddr)
+	cfg := writeConfig(t, fmt.Sprintf("coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n"+
+		"  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port))
+
+	base, stop := start(t, "-config", cfg)
+	createAndJoin(t, base+"/coord/v1")
+	stop()
+
+	base, _ = start(t, "-config", cfg)
+	st, body := send(t, "GET", base+"/coord/v1/streams/orders/groups/workers", "")
+	if st != http.StatusOK || !strings.Contains(body, `"currentAssignmentSummary":{}`) || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
+		t.Fatalf("group after restart: %d %s", st, body)
+	}
+	for {
+		st, body = send(t, "GET", base+"/coord/v1/monitoring/health", "")
+		if body == `{"status":"UP","coordinatorId":"it","redis":"UP","loop":"UP"}` {
+			break
+		}
+		if st != http.StatusOK || !strings.Contains(body, `"redis":"UNKNOWN"`) {
+			t.Fatalf("health: %d %s", st, body)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
 func TestRunReadsConfigFromEnvironment(t *testing.T) {
 	t.Setenv("COORDINATOR_CONFIG", writeConfig(t, "coordinator:\n  server: {address: \"127.0.0.1:0\"}\n  api: {base-path: /api}\n"))
 	base, _ := start(t, "-log-format", "json")
-	st, body := post(t, base+"/api/streams/orders", `{"requestedBy":"it"}`)
+	st, body := send(t, "POST", base+"/api/streams/orders", `{"requestedBy":"it"}`)
 	if st != http.StatusCreated || body != `{"streamPrefix":"orders","shardCount":4,"metadataVersion":1}` {
 		t.Fatalf("create stream: %d %s", st, body)
 	}
@@ -150,7 +193,7 @@ func TestRunRejectsBadSetups(t *testing.T) {
 	}{
 		{"unknown key", []string{"-config", writeConfig(t, "coordinator:\n  nope: 1\n")}, "coordinator.nope"},
 		{"missing file", []string{"-config", filepath.Join(t.TempDir(), "absent.yaml")}, "absent.yaml"},
-		{"store not built in", []string{"-config", writeConfig(t, "coordinator:\n  store: {type: redis}\n")}, `"redis"`},
+		{"store not built in", []string{"-config", writeConfig(t, "coordinator:\n  store: {type: jdbc, jdbc: {url: \"postgres://x@127.0.0.1/db\"}}\n")}, `"jdbc"`},
 		{"log format", []string{"-log-format", "xml"}, "xml"},
 		{"flag", []string{"-bogus"}, "bogus"},
 	}

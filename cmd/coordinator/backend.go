@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/config"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
+)
+
+// backend is what the coordinator persists to and depends on: the metadata
+// store, its state mutex and the shared Redis client.
+type backend struct {
+	store persistence.Store
+	// locker is the Redis state mutex; nil means none (persistence.NoLocker).
+	locker persistence.Locker
+	// redis is the Redis client shared by every Redis user; nil when Redis
+	// is not required (config.RedisRequired).
+	redis goredis.UniversalClient
+}
+
+// openBackend connects nothing yet: the Redis client dials lazily.
+func openBackend(cfg *config.Config) (*backend, error) {
+	b := &backend{}
+	if cfg.RedisRequired() {
+		b.redis = newRedisClient(cfg)
+	}
+	var err error
+	switch cfg.Store.Type {
+	case config.StoreMemory:
+		b.store = memory.New()
+	case config.StoreRedis:
+		b.store, err = redisstore.New(redisstore.Options{Client: b.redis, KeyPrefix: cfg.Store.KeyPrefix})
+		if m := cfg.Coordination.StateMutex; err == nil && m.Enabled {
+			b.locker, err = redisstore.NewLocker(redisstore.MutexOptions{
+				Client: b.redis, KeyPrefix: cfg.Store.KeyPrefix, CoordinatorID: cfg.ID,
+				TTL: m.TTL(), AcquireTimeout: m.AcquireTimeout(), RetryInterval: m.RetryInterval(),
+			})
+		}
+	default:
+		err = fmt.Errorf("coordinator.store.type %q: store not available yet in this build", cfg.Store.Type)
+	}
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return b, nil
+}
+
+// newRedisClient builds the client for coordinator.redis: a cluster client
+// when cluster-nodes are listed, else a single-node client. It never
+// retries a command on its own, so store outcomes stay exact (see
+// persistence/redis.Options).
+func newRedisClient(cfg *config.Config) goredis.UniversalClient {
+	r := cfg.Redis
+	o := &goredis.UniversalOptions{
+		Addrs:      []string{cfg.RedisAddr()},
+		DB:         r.Database,
+		Username:   r.Username,
+		Password:   r.Password,
+		MaxRetries: -1,
+	}
+	if len(r.ClusterNodes) > 0 {
+		o.Addrs, o.DB, o.IsClusterMode = r.ClusterNodes, 0, true
+	}
+	if r.TLS {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return goredis.NewUniversalClient(o)
+}
+
+// health is the §10.2 health checker: pings Redis when it is required,
+// otherwise reports it NOT_CONFIGURED (httpapi's default, nil).
+func (b *backend) health(cfg *config.Config) httpapi.HealthChecker {
+	if b.redis == nil {
+		return nil
+	}
+	return httpapi.NewPingHealth(httpapi.PingHealthOptions{
+		CoordinatorID: cfg.ID,
+		Ping:          func(ctx context.Context) error { return b.redis.Ping(ctx).Err() },
+		Timeout:       cfg.Health.RedisTimeout(),
+		CacheTTL:      cfg.Health.CacheTTL(),
+	})
+}
+
+// Close closes the store, then the Redis client.
+func (b *backend) Close() error {
+	var errs []error
+	if b.store != nil {
+		errs = append(errs, b.store.Close())
+	}
+	if b.redis != nil {
+		errs = append(errs, b.redis.Close())
+	}
+	return errors.Join(errs...)
+}

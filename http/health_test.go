@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pinger answers each ping with the next error sent on results and counts
+// the pings started.
+type pinger struct {
+	results chan error
+	mu      sync.Mutex
+	started int
+}
+
+func (p *pinger) ping(ctx context.Context) error {
+	p.mu.Lock()
+	p.started++
+	p.mu.Unlock()
+	select {
+	case err := <-p.results:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pinger) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// waitFor polls h until its Redis state is want.
+func waitFor(t *testing.T, h *PingHealth, want string) HealthReport {
+	t.Helper()
+	for {
+		h.mu.Lock()
+		done := !h.probing
+		h.mu.Unlock()
+		if r := h.Check(context.Background()); r.Redis == want && done {
+			return r
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
+	p := &pinger{results: make(chan error)}
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c1", Ping: p.ping, Timeout: time.Hour, CacheTTL: time.Second, Now: clock})
+
+	// The first checks answer UNKNOWN at once while one ping is in flight.
+	for range 3 {
+		if r := h.Check(context.Background()); r != (HealthReport{Status: "UP", CoordinatorID: "c1", Redis: RedisUnknown, Loop: "UP"}) {
+			t.Fatalf("first report %+v", r)
+		}
+	}
+	p.results <- nil
+	waitFor(t, h, RedisUp)
+	if n := p.count(); n != 1 {
+		t.Fatalf("%d pings started, want 1", n)
+	}
+
+	// Fresh result: served without pinging.
+	h.Check(context.Background())
+	if n := p.count(); n != 1 {
+		t.Fatalf("fresh cache pinged again (%d)", n)
+	}
+
+	// Stale result: the old value is served while the next ping runs.
+	mu.Lock()
+	now = now.Add(time.Second)
+	mu.Unlock()
+	if r := h.Check(context.Background()); r.Redis != RedisUp {
+		t.Fatalf("stale report %+v", r)
+	}
+	p.results <- errors.New("connection refused")
+	r := waitFor(t, h, RedisDown)
+	if r.Status != "DEGRADED" || r.Loop != "UP" {
+		t.Fatalf("down report %+v", r)
+	}
+}
+
+func TestPingHealthServedOnTheEndpoint(t *testing.T) {
+	p := &pinger{results: make(chan error, 1)}
+	p.results <- nil
+	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c2", Ping: p.ping, CacheTTL: time.Hour})
+	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Health = h })
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UNKNOWN","loop":"UP"}`)
+	waitFor(t, h, RedisUp)
+	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UP","loop":"UP"}`)
+}
