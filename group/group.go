@@ -92,8 +92,9 @@ func (g *Group) Apply(r Record) {
 // setTarget replaces one target entry and keeps the index in step.
 func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	m := g.Members[id]
-	if m != nil {
-		g.unindexMember(m)
+	live := m != nil && m.State.Live()
+	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
+		g.idx.mismatched--
 	}
 	for _, s := range g.Targets[id] {
 		if g.idx.targetOwner[s] == id {
@@ -108,8 +109,8 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	} else {
 		delete(g.Targets, id)
 	}
-	if m != nil {
-		g.indexMember(m)
+	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
+		g.idx.mismatched++
 	}
 }
 

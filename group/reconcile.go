@@ -21,27 +21,32 @@ func (t *tx) reconcile() {
 	}
 }
 
-// assign recomputes the targets. Deadlines then need a full re-check, so the
-// deadline bound becomes unknown.
+// assign recomputes the targets of the live members with the sticky
+// assignor and drops the entries of members that are no longer live.
+// Deadlines then need a full re-check, so the deadline bound becomes unknown.
 func (t *tx) assign() {
 	g := t.g
-	prev := make(map[string][]int, len(g.Targets))
-	for id, set := range g.Targets {
-		prev[id] = set
-	}
 	live := g.LiveMemberIDs()
-	next, changed := assignor.Assign(g.ShardCount, live, prev)
 	for id := range g.Targets {
-		if _, ok := next[id]; !ok {
+		if m := g.Members[id]; m == nil || !m.State.Live() {
 			t.apply(TargetRemovedRecord{MemberID: id})
 		}
 	}
-	for _, id := range changed {
-		t.apply(TargetRecord{MemberID: id, Shards: next[id]})
+	prev := make([][]int, len(live))
+	for i, id := range live {
+		prev[i] = g.Targets[id]
+	}
+	changed, sets := assignor.AssignOrdered(g.ShardCount, prev)
+	ids := make([]string, len(changed))
+	for j, i := range changed {
+		ids[j] = live[i]
+	}
+	for j, id := range ids {
+		t.apply(TargetRecord{MemberID: id, Shards: sets[j]})
 	}
 	for _, id := range live {
 		if _, ok := g.Targets[id]; !ok {
-			t.apply(TargetRecord{MemberID: id, Shards: next[id]})
+			t.apply(TargetRecord{MemberID: id, Shards: nil})
 		}
 	}
 	g.idx.nextDeadlineAt = 0

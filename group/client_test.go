@@ -1,0 +1,95 @@
+package group_test
+
+import (
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+)
+
+// client is a protocol-following consumer process (§4.9): it reads only the
+// shards an OK response assigned (REVOKE_PENDING and SYNC_METADATA only
+// shrink what it reads), reports them as owned, reports shards it stopped
+// reading once as REVOKED/0, echoes the epoch and metadata version of the
+// last response, and starts over with epoch 0 after FENCED or UNKNOWN.
+type client struct {
+	id      string
+	epoch   int64
+	mv      int64
+	owned   group.ShardSet // what the process reads
+	revoked group.ShardSet // stopped reading, not yet reported
+	// leaving is set once the process asked to leave; it then reads nothing
+	// and sends epoch −1 until an answer arrives.
+	leaving bool
+	// done is set when a leaving process got its answer: it is gone.
+	done bool
+}
+
+func newClient(id string) *client { return &client{id: id} }
+
+// request builds the next heartbeat.
+func (cl *client) request() group.HeartbeatRequest {
+	req := group.HeartbeatRequest{
+		MemberID:        cl.id,
+		MemberEpoch:     cl.epoch,
+		MetadataVersion: cl.mv,
+		OwnedShards:     cl.owned,
+		RevokingShards:  grouptest.Revoked(cl.revoked...),
+	}
+	if cl.leaving {
+		req.MemberEpoch = -1
+		req.OwnedShards = nil
+	}
+	return req
+}
+
+// handle applies the response to the request req.
+func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
+	sent := make([]int, 0, len(req.RevokingShards))
+	for _, r := range req.RevokingShards {
+		sent = append(sent, r.Shard.ShardIndex)
+	}
+	cl.revoked = cl.revoked.Minus(group.NewShardSet(sent...))
+	if cl.leaving {
+		switch resp.Status {
+		case group.StatusOK, group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
+			cl.done = true
+		}
+		return
+	}
+	keep := cl.owned
+	switch resp.Status {
+	case group.StatusOK:
+		keep = resp.Assignment.AssignedShards
+	case group.StatusRevokePending, group.StatusSyncMetadata:
+		keep = cl.owned.Intersect(resp.Assignment.AssignedShards)
+	case group.StatusRetry:
+		return
+	default: // FENCED, UNKNOWN, INVALID, UNSUPPORTED: drop everything
+		cl.owned, cl.revoked, cl.epoch = nil, nil, 0
+		if resp.MetadataVersion > 0 {
+			cl.mv = resp.MetadataVersion
+		}
+		return
+	}
+	cl.revoked = cl.revoked.Union(cl.owned.Minus(keep))
+	cl.owned = keep
+	cl.epoch = resp.MemberEpoch
+	cl.mv = resp.MetadataVersion
+}
+
+// leave stops reading and asks to leave, reporting everything REVOKED.
+func (cl *client) leave() {
+	cl.revoked = cl.revoked.Union(cl.owned)
+	cl.owned = nil
+	cl.leaving = true
+}
+
+// restart drops the process state: a new process with the same id.
+func (cl *client) restart() { *cl = client{id: cl.id, mv: cl.mv} }
+
+// beat sends the client's next heartbeat through c and applies the answer.
+func (cl *client) beat(c *grouptest.Context) group.HeartbeatResponse {
+	req := cl.request()
+	resp := c.Heartbeat(req)
+	cl.handle(req, resp)
+	return resp
+}
