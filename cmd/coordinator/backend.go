@@ -13,6 +13,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
+	sqlstore "github.com/redis-stream-coordinator/coordinator/persistence/sql"
 )
 
 // backend is what the coordinator persists to and depends on: the metadata
@@ -26,31 +27,55 @@ type backend struct {
 	redis goredis.UniversalClient
 }
 
-// openBackend connects nothing yet: the Redis client dials lazily.
-func openBackend(cfg *config.Config) (*backend, error) {
+// openBackend opens the configured store. The Redis client dials lazily;
+// the SQL store connects at once (it creates its tables) within ctx.
+func openBackend(ctx context.Context, cfg *config.Config) (*backend, error) {
 	b := &backend{}
 	if cfg.RedisRequired() {
 		b.redis = newRedisClient(cfg)
 	}
 	var err error
-	switch cfg.Store.Type {
-	case config.StoreMemory:
-		b.store = memory.New()
-	case config.StoreRedis:
-		b.store, err = redisstore.New(redisstore.Options{Client: b.redis, KeyPrefix: cfg.Store.KeyPrefix})
-		if m := cfg.Coordination.StateMutex; err == nil && m.Enabled {
-			b.locker, err = redisstore.NewLocker(redisstore.MutexOptions{
-				Client: b.redis, KeyPrefix: cfg.Store.KeyPrefix, CoordinatorID: cfg.ID,
-				TTL: m.TTL(), AcquireTimeout: m.AcquireTimeout(), RetryInterval: m.RetryInterval(),
-			})
-		}
-	default:
-		err = fmt.Errorf("coordinator.store.type %q: store not available yet in this build", cfg.Store.Type)
-	}
+	b.store, b.locker, err = openStore(ctx, cfg, b.redis)
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
 	return b, nil
+}
+
+// openStore opens the store of store.type and, for Redis with the state
+// mutex enabled, its Locker (nil otherwise). On error nothing is left open
+// but the Redis client, which the caller owns.
+func openStore(ctx context.Context, cfg *config.Config, client goredis.UniversalClient) (persistence.Store, persistence.Locker, error) {
+	switch cfg.Store.Type {
+	case config.StoreMemory:
+		return memory.New(), nil, nil
+	case config.StoreRedis:
+		store, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: cfg.Store.KeyPrefix})
+		if err != nil {
+			return nil, nil, err
+		}
+		m := cfg.Coordination.StateMutex
+		if !m.Enabled {
+			return store, nil, nil
+		}
+		locker, err := redisstore.NewLocker(redisstore.MutexOptions{
+			Client: client, KeyPrefix: cfg.Store.KeyPrefix, CoordinatorID: cfg.ID,
+			TTL: m.TTL(), AcquireTimeout: m.AcquireTimeout(), RetryInterval: m.RetryInterval(),
+		})
+		if err != nil {
+			return nil, nil, errors.Join(err, store.Close())
+		}
+		return store, locker, nil
+	case config.StoreJDBC:
+		ctx, cancel := context.WithTimeout(ctx, cfg.Store.Timeout.Duration())
+		defer cancel()
+		store, err := sqlstore.New(ctx, sqlstore.Options{DSN: cfg.Store.JDBC.URL})
+		if err != nil {
+			return nil, nil, err
+		}
+		return store, nil, nil
+	}
+	return nil, nil, fmt.Errorf("coordinator.store.type %q: unknown store type", cfg.Store.Type)
 }
 
 // newRedisClient builds the client for coordinator.redis: a cluster client

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	back, err := openBackend(cfg)
+	back, err := openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}

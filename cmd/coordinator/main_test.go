@@ -119,14 +119,14 @@ func send(t *testing.T, method, url, body string) (int, string) {
 const joinHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","memberEpoch":0,"metadataVersion":0,
 	"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1}}`
 
-// createAndJoin creates orders/workers with 2 shards and lets m1 join.
-func createAndJoin(t *testing.T, api string) {
+// createAndJoin creates group workers of stream with 2 shards and lets m1 join.
+func createAndJoin(t *testing.T, api, stream string) {
 	t.Helper()
-	st, body := send(t, "POST", api+"/streams/orders/groups/workers", `{"initialShardCount":2,"requestedBy":"it"}`)
+	st, body := send(t, "POST", api+"/streams/"+stream+"/groups/workers", `{"initialShardCount":2,"requestedBy":"it"}`)
 	if st != http.StatusCreated || !strings.Contains(body, `"shardCount":2`) {
 		t.Fatalf("create: %d %s", st, body)
 	}
-	st, body = send(t, "POST", api+"/streams/orders/groups/workers/members/m1/heartbeat", joinHeartbeat)
+	st, body = send(t, "POST", api+"/streams/"+stream+"/groups/workers/members/m1/heartbeat", joinHeartbeat)
 	if st != http.StatusOK || !strings.Contains(body, `"status":"OK"`) ||
 		!strings.Contains(body, `"assignedShards":[{"shardIndex":0},{"shardIndex":1}]`) {
 		t.Fatalf("heartbeat: %d %s", st, body)
@@ -139,40 +139,63 @@ func TestRunServesTheAPI(t *testing.T) {
 	if st, body := send(t, "GET", base+"/readyz", ""); st != http.StatusOK {
 		t.Fatalf("readyz: %d %s", st, body)
 	}
-	createAndJoin(t, base+"/coord/v1")
+	createAndJoin(t, base+"/coord/v1", "orders")
 	st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
 	if st != http.StatusOK || body != `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP"}` {
 		t.Fatalf("health: %d %s", st, body)
 	}
 }
 
-// TestRunOnRedisKeepsGroupsAcrossRestarts runs the coordinator on the Redis
-// store twice: the group created by the first process is served by the
-// second, and health pings Redis.
-func TestRunOnRedisKeepsGroupsAcrossRestarts(t *testing.T) {
-	prefix := testredis.Prefix(t, testredis.Shared(t))
-	host, port, _ := net.SplitHostPort(testredis.SharedAddr)
-	cfg := writeConfig(t, fmt.Sprintf("coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n"+
-		"  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port))
+// testDSN is the PostgreSQL database of the machine's test services.
+const testDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-	base, stop := start(t, "-config", cfg)
-	createAndJoin(t, base+"/coord/v1")
-	stop()
-
-	base, _ = start(t, "-config", cfg)
-	st, body := send(t, "GET", base+"/coord/v1/streams/orders/groups/workers", "")
-	if st != http.StatusOK || !strings.Contains(body, `"currentAssignmentSummary":{}`) || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
-		t.Fatalf("group after restart: %d %s", st, body)
+// TestRunKeepsGroupsAcrossRestarts runs the coordinator twice on each
+// shared store: the group created by the first process is served by the
+// second. Health pings Redis only when the store is Redis.
+func TestRunKeepsGroupsAcrossRestarts(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(t *testing.T) string // the store's YAML lines
+		redis string                    // the settled health redis state
+	}{
+		{"redis", func(t *testing.T) string {
+			prefix := testredis.Prefix(t, testredis.Shared(t))
+			host, port, _ := net.SplitHostPort(testredis.SharedAddr)
+			return fmt.Sprintf("  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port)
+		}, "UP"},
+		{"jdbc", func(*testing.T) string {
+			return fmt.Sprintf("  store: {type: jdbc, jdbc: {url: %q}}\n", testDSN)
+		}, "NOT_CONFIGURED"},
 	}
-	for {
-		st, body = send(t, "GET", base+"/coord/v1/monitoring/health", "")
-		if body == `{"status":"UP","coordinatorId":"it","redis":"UP","loop":"UP"}` {
-			break
-		}
-		if st != http.StatusOK || !strings.Contains(body, `"redis":"UNKNOWN"`) {
-			t.Fatalf("health: %d %s", st, body)
-		}
-		time.Sleep(time.Millisecond)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stream := fmt.Sprintf("it-%d", time.Now().UnixNano())
+			cfg := writeConfig(t, "coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n"+tc.store(t))
+			base, stop := start(t, "-config", cfg)
+			createAndJoin(t, base+"/coord/v1", stream)
+			stop()
+
+			base, _ = start(t, "-config", cfg)
+			grp := base + "/coord/v1/streams/" + stream + "/groups/workers"
+			st, body := send(t, "GET", grp, "")
+			if st != http.StatusOK || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
+				t.Fatalf("group after restart: %d %s", st, body)
+			}
+			want := `{"status":"UP","coordinatorId":"it","redis":"` + tc.redis + `","loop":"UP"}`
+			for {
+				st, body = send(t, "GET", base+"/coord/v1/monitoring/health", "")
+				if body == want {
+					break
+				}
+				if st != http.StatusOK || !strings.Contains(body, `"redis":"UNKNOWN"`) {
+					t.Fatalf("health: %d %s, want %s", st, body, want)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if st, body := send(t, "DELETE", grp, `{"requestedBy":"it","reason":"cleanup","force":true}`); st != http.StatusOK {
+				t.Fatalf("delete: %d %s", st, body)
+			}
+		})
 	}
 }
 
@@ -193,7 +216,7 @@ func TestRunRejectsBadSetups(t *testing.T) {
 	}{
 		{"unknown key", []string{"-config", writeConfig(t, "coordinator:\n  nope: 1\n")}, "coordinator.nope"},
 		{"missing file", []string{"-config", filepath.Join(t.TempDir(), "absent.yaml")}, "absent.yaml"},
-		{"store not built in", []string{"-config", writeConfig(t, "coordinator:\n  store: {type: jdbc, jdbc: {url: \"postgres://x@127.0.0.1/db\"}}\n")}, `"jdbc"`},
+		{"database down", []string{"-config", writeConfig(t, "coordinator:\n  store: {type: jdbc, jdbc: {url: \"postgres://postgres@127.0.0.1:1/test?sslmode=disable\"}}\n")}, "unavailable"},
 		{"log format", []string{"-log-format", "xml"}, "xml"},
 		{"flag", []string{"-bogus"}, "bogus"},
 	}
