@@ -148,12 +148,12 @@ func New(o Options) *API {
 
 	base := DefaultBasePath
 	if o.BasePath != "" {
-		base = "/" + strings.Trim(o.BasePath, "/")
+		base = strings.TrimSuffix("/"+strings.Trim(o.BasePath, "/"), "/")
 	}
 	for _, rt := range a.routes() {
 		h := rt.handle
 		rt.Template = base + rt.Template
-		if isMutatingMethod(rt.Method) {
+		if rt.Mutation {
 			h = a.drainGate(h)
 		}
 		for i := len(o.Middleware) - 1; i >= 0; i-- {
@@ -177,8 +177,8 @@ func New(o Options) *API {
 // ServeHTTP serves one request.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }
 
-// Drain starts a graceful shutdown: from now on mutating requests (POST,
-// PUT, PATCH, DELETE) on coordinator routes answer 503
+// Drain starts a graceful shutdown: from now on the mutation routes
+// (Route.Mutation: creates, deletes, heartbeats) answer 503
 // COORDINATOR_TERMINATING and readiness answers 503; reads keep working
 // until the server stops.
 func (a *API) Drain() { a.draining.Store(true) }
@@ -218,10 +218,6 @@ func (a *API) routes() []route {
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".
 func routerPath(template string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(template)
-}
-
-func isMutatingMethod(m string) bool {
-	return m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch || m == http.MethodDelete
 }
 
 // drainGate answers 503 COORDINATOR_TERMINATING once Drain was called.

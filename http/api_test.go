@@ -624,3 +624,10 @@ func BenchmarkHeartbeat(b *testing.B) {
 		b.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 }
+
+func TestRootBasePath(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f, func(o *Options) { o.BasePath = "/" })
+	wantJSON(t, do(api, "GET", "/streams/orders/groups/orders-consumer", ""), 200, sampleViewJSON)
+	errorOf(t, do(api, "GET", groupPath, ""), 404, "NOT_FOUND")
+}
