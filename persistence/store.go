@@ -64,9 +64,12 @@ type Store interface {
 	Create(ctx context.Context, key group.Key, doc Document) (Revision, error)
 	// Commit applies m if the stored revision equals expected and returns the
 	// new revision (expected+1); ErrConflict if it differs, ErrNotFound if the
-	// group is gone.
+	// group is gone, ErrCorrupt if the stored group is unreadable (unknown
+	// versions, missing revision or aggregate): a corrupt group is never
+	// overwritten. It also rewrites the aggregate's storeRevision.
 	Commit(ctx context.Context, key group.Key, expected Revision, m Mutation) (Revision, error)
-	// Delete removes the group if its revision equals expected (ErrConflict otherwise).
+	// Delete removes the group if its revision equals expected (ErrConflict
+	// otherwise, ErrNotFound if absent), member documents included.
 	Delete(ctx context.Context, key group.Key, expected Revision) error
 	// List returns every stored group key, sorted by prefix then group.
 	List(ctx context.Context) ([]group.Key, error)

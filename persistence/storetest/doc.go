@@ -1,6 +1,6 @@
 // Package storetest is the contract suite every persistence.Store must pass
-// (Run), with the sample groups and comparisons it is built from (Group,
-// Equal), which codec tests reuse.
+// (Run), with the sample data and comparison it is built from (Key, Group,
+// Member, Equal), which codec and store tests reuse.
 //
 // The suite drives stores through the codec: documents are
 // persistence.Encode output and mutations come from persistence.MutationOf,

@@ -87,8 +87,8 @@ func Equal(t testing.TB, want, got *group.Group) {
 	}
 }
 
-// JSONEqual reports whether a and b hold the same JSON value.
-func JSONEqual(a, b []byte) bool {
+// jsonEqual reports whether a and b hold the same JSON value.
+func jsonEqual(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

@@ -26,8 +26,8 @@ type Options struct {
 	Corrupt func(t *testing.T, s persistence.Store, key group.Key)
 }
 
-// Committers is how many goroutines the concurrency subtest runs.
-const Committers = 32
+// committers is how many goroutines the concurrency subtest runs.
+const committers = 32
 
 // commitsPerCommitter is how many commits each of them gets acknowledged.
 const commitsPerCommitter = 2
@@ -141,14 +141,14 @@ func testRoundTrip(t *testing.T, s persistence.Store) {
 	if !doc.UpdatedAt.Equal(want.UpdatedAt) {
 		t.Errorf("updatedAt %v, want %v", doc.UpdatedAt, want.UpdatedAt)
 	}
-	if !JSONEqual(doc.Aggregate, want.Aggregate) {
+	if !jsonEqual(doc.Aggregate, want.Aggregate) {
 		t.Errorf("aggregate %s, want %s", doc.Aggregate, want.Aggregate)
 	}
 	if len(doc.Members) != len(want.Members) {
 		t.Errorf("%d member documents, want %d", len(doc.Members), len(want.Members))
 	}
 	for id, b := range want.Members {
-		if !JSONEqual(doc.Members[id], b) {
+		if !jsonEqual(doc.Members[id], b) {
 			t.Errorf("member %s: %s, want %s", id, doc.Members[id], b)
 		}
 	}
@@ -213,7 +213,7 @@ func testStaleCommit(t *testing.T, s persistence.Store) {
 		}
 	}
 	after, got, rev := load(t, s, g.Key())
-	if rev != 1 || !JSONEqual(before.Aggregate, after.Aggregate) || len(after.Members) != len(before.Members) {
+	if rev != 1 || !jsonEqual(before.Aggregate, after.Aggregate) || len(after.Members) != len(before.Members) {
 		t.Errorf("refused commit wrote: revision %d, aggregate %s, %d members", rev, after.Aggregate, len(after.Members))
 	}
 	Equal(t, g, got)
@@ -261,7 +261,7 @@ func testMemberDeltas(t *testing.T, s persistence.Store) {
 	if len(doc.Members) != 3 || doc.Members["m-2"] != nil {
 		t.Errorf("member documents %v", slices.Sorted(maps.Keys(doc.Members)))
 	}
-	if !JSONEqual(persistence.WithStoreRevision(before.Aggregate, 2), doc.Aggregate) {
+	if !jsonEqual(persistence.WithStoreRevision(before.Aggregate, 2), doc.Aggregate) {
 		t.Errorf("member-only delta changed the aggregate: %s", doc.Aggregate)
 	}
 }
@@ -399,7 +399,7 @@ func testCorrupt(t *testing.T, s persistence.Store, corrupt func(*testing.T, per
 	}
 }
 
-// testConcurrent runs Committers goroutines that each get
+// testConcurrent runs committers goroutines that each get
 // commitsPerCommitter load→modify→commit cycles acknowledged, retrying on
 // conflict. Every acknowledged commit adds one member and one group epoch.
 func testConcurrent(t *testing.T, s persistence.Store) {
@@ -410,7 +410,7 @@ func testConcurrent(t *testing.T, s persistence.Store) {
 		mu    sync.Mutex
 		acked []string
 	)
-	for i := range Committers {
+	for i := range committers {
 		wg.Go(func() {
 			for j := range commitsPerCommitter {
 				id := fmt.Sprintf("c-%02d-%d", i, j)
