@@ -1,0 +1,201 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// manualClock is a clock the test moves by hand.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// loader counts calls and returns the values it is told to.
+type loader struct {
+	calls atomic.Int32
+	value atomic.Int32
+	err   atomic.Pointer[error]
+	gate  chan struct{} // when set, every load waits for a receive from it
+}
+
+func (l *loader) load(context.Context) (int, error) {
+	l.calls.Add(1)
+	if l.gate != nil {
+		<-l.gate
+	}
+	if err := l.err.Load(); err != nil {
+		return 0, *err
+	}
+	return int(l.value.Load()), nil
+}
+
+func mustGet(t *testing.T, c *Cache[string, int], version int, l *loader, want int) {
+	t.Helper()
+	got, err := c.Get(t.Context(), "k", version, l.load)
+	if err != nil || got != want {
+		t.Fatalf("Get = %d, %v; want %d", got, err, want)
+	}
+}
+
+func TestCacheFreshStaleAndVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{now: time.Unix(1000, 0)}
+		c := NewCache[string, int](15*time.Second, clock.Now)
+		l := &loader{}
+		l.value.Store(1)
+
+		mustGet(t, c, 4, l, 1) // miss: synchronous load
+		l.value.Store(2)
+		clock.Advance(14 * time.Second)
+		mustGet(t, c, 4, l, 1) // fresh
+		if n := l.calls.Load(); n != 1 {
+			t.Fatalf("loads = %d, want 1", n)
+		}
+
+		clock.Advance(time.Second) // expired: stale value, background refresh
+		mustGet(t, c, 4, l, 1)
+		synctest.Wait()
+		if n := l.calls.Load(); n != 2 {
+			t.Fatalf("loads = %d, want 2", n)
+		}
+		mustGet(t, c, 4, l, 2) // refreshed, fresh again
+
+		l.value.Store(3)
+		mustGet(t, c, 8, l, 3) // shard count changed: synchronous reload
+		if n := l.calls.Load(); n != 3 {
+			t.Fatalf("loads = %d, want 3", n)
+		}
+	})
+}
+
+func TestCacheRefreshesAtMostOnceAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{now: time.Unix(1000, 0)}
+		c := NewCache[string, int](time.Second, clock.Now)
+		l := &loader{}
+		l.value.Store(1)
+		mustGet(t, c, 1, l, 1)
+
+		l.gate = make(chan struct{})
+		l.value.Store(2)
+		clock.Advance(time.Second)
+		for range 5 {
+			mustGet(t, c, 1, l, 1) // stale while the one refresh is blocked
+		}
+		synctest.Wait()
+		if n := l.calls.Load(); n != 2 {
+			t.Fatalf("loads = %d, want 2 (one refresh)", n)
+		}
+		l.gate <- struct{}{}
+		synctest.Wait()
+		l.gate = nil
+		mustGet(t, c, 1, l, 2)
+	})
+}
+
+func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{now: time.Unix(1000, 0)}
+		c := NewCache[string, int](time.Second, clock.Now)
+		l := &loader{}
+		l.value.Store(1)
+		mustGet(t, c, 1, l, 1)
+
+		boom := errors.New("redis down")
+		l.err.Store(&boom)
+		clock.Advance(time.Second)
+		mustGet(t, c, 1, l, 1)
+		synctest.Wait()
+		mustGet(t, c, 1, l, 1) // still stale; this Get retries the refresh
+		synctest.Wait()
+		if n := l.calls.Load(); n != 3 {
+			t.Fatalf("loads = %d, want 3", n)
+		}
+
+		l.err.Store(nil)
+		l.value.Store(2)
+		mustGet(t, c, 1, l, 1)
+		synctest.Wait()
+		mustGet(t, c, 1, l, 2)
+	})
+}
+
+func TestCacheMissErrorIsNotStored(t *testing.T) {
+	clock := &manualClock{now: time.Unix(1000, 0)}
+	c := NewCache[string, int](time.Second, clock.Now)
+	l := &loader{}
+	boom := errors.New("redis down")
+	l.err.Store(&boom)
+	if _, err := c.Get(t.Context(), "k", 1, l.load); !errors.Is(err, boom) {
+		t.Fatalf("Get error = %v", err)
+	}
+	l.err.Store(nil)
+	l.value.Store(7)
+	mustGet(t, c, 1, l, 7)
+	if n := l.calls.Load(); n != 2 {
+		t.Fatalf("loads = %d, want 2", n)
+	}
+}
+
+func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{now: time.Unix(1000, 0)}
+		c := NewCache[string, int](time.Second, clock.Now)
+		l := &loader{gate: make(chan struct{})}
+		l.value.Store(5)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { mustGet(t, c, 1, l, 5) })
+		}
+		synctest.Wait()
+		l.gate <- struct{}{} // exactly one load is waiting
+		wg.Wait()
+		if n := l.calls.Load(); n != 1 {
+			t.Fatalf("loads = %d, want 1", n)
+		}
+	})
+}
+
+func TestCacheDisabled(t *testing.T) {
+	c := NewCache[string, int](0, time.Now)
+	l := &loader{}
+	for want := range 3 {
+		l.value.Store(int32(want))
+		mustGet(t, c, 1, l, want)
+	}
+}
+
+func TestCacheMissWaitHonoursContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &manualClock{now: time.Unix(1000, 0)}
+		c := NewCache[string, int](time.Second, clock.Now)
+		l := &loader{gate: make(chan struct{})}
+		go func() { _, _ = c.Get(context.Background(), "k", 1, l.load) }()
+		synctest.Wait() // the first Get is loading
+
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := c.Get(ctx, "k", 1, l.load); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Get while another loads, cancelled = %v", err)
+		}
+		l.gate <- struct{}{}
+	})
+}
