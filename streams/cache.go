@@ -8,7 +8,8 @@ import (
 
 // Cache is a stale-while-refresh cache (the §2.7 offset cache, keyed by
 // stream prefix and group). An entry is stored with a version (the group's
-// shard count): a Get with another version is a miss. It is safe for
+// shard count): a Get with another version is a miss. Every caller gets the
+// same stored value, so values must be treated as immutable. It is safe for
 // concurrent use.
 type Cache[K comparable, V any] struct {
 	ttl time.Duration

@@ -1,8 +1,10 @@
 // Package streams is the coordinator's data-plane adapter for sharded Redis
-// Streams: it provisions stream shards and consumer groups, observes them
-// (offsets, lag, pending counts, memory, produced/consumed rates) and offers
-// a read-only message explorer. It never reads messages on behalf of the
-// application and never acknowledges or deletes anything.
+// Streams: it provisions stream shards and consumer groups (Provisioner),
+// observes them — offsets, lag, pending counts, memory, drain checks and a
+// read-only message explorer (Observer) — and turns successive observations
+// into produced/consumed rates (RateTracker) behind a stale-while-refresh
+// cache (Cache). It never reads messages on behalf of the application and
+// never acknowledges, trims or deletes anything.
 //
 // A sharded stream with prefix P has one Redis Stream per shard i, under the
 // key "P:i" (StreamKey). Slot computes the Redis Cluster hash slot of a key
@@ -13,8 +15,10 @@
 // shard keys live in different slots) behave alike. Commands over several
 // shards are sent in one pipeline.
 //
-// Error convention: a Redis error reply about a key (no such key, wrong
-// type, ...) is data and is folded into the result as the protocol says
-// ("XINFO error → 0/nulls"); a transport failure (connection refused,
-// timeout, cancelled context) is returned to the caller as an error.
+// Error convention: where the protocol folds a failed observation into the
+// result ("XINFO error → 0/nulls", "XINFO error ⇒ drained"), only an error
+// reply from Redis about the key (no such key, wrong type, …) is folded; a
+// transport failure (connection refused, timeout, cancelled context) is
+// always returned to the caller, so an outage never reads as "empty" or
+// "drained".
 package streams

@@ -50,7 +50,7 @@ func testPrefix(t *testing.T, client *redis.Client) string {
 
 // xadd appends entries with the given explicit ids ("" = auto) and a
 // payload field to key, in one pipeline, and returns the stored ids.
-func xadd(t *testing.T, client *redis.Client, key string, ids ...string) []string {
+func xadd(t *testing.T, client redis.UniversalClient, key string, ids ...string) []string {
 	t.Helper()
 	pipe := client.Pipeline()
 	cmds := make([]*redis.StringCmd, len(ids))
@@ -68,7 +68,7 @@ func xadd(t *testing.T, client *redis.Client, key string, ids ...string) []strin
 }
 
 // xaddN appends n entries with automatic ids to key.
-func xaddN(t *testing.T, client *redis.Client, key string, n int) []string {
+func xaddN(t *testing.T, client redis.UniversalClient, key string, n int) []string {
 	t.Helper()
 	return xadd(t, client, key, make([]string, n)...)
 }

@@ -139,7 +139,7 @@ func TestRatesFromRedisObservations(t *testing.T) {
 
 // consume reads n new entries of key as consumer "c1" of group and, when
 // ack is set, acknowledges them; it returns their ids.
-func consume(t *testing.T, client *redis.Client, key, group string, n int64, ack bool) []string {
+func consume(t *testing.T, client redis.UniversalClient, key, group string, n int64, ack bool) []string {
 	t.Helper()
 	streams, err := client.XReadGroup(t.Context(), &redis.XReadGroupArgs{
 		Group: group, Consumer: "c1", Streams: []string{key, ">"}, Count: n, Block: -1,
