@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -47,15 +49,18 @@ func (o *Options) validate() error {
 		return errors.New("sql store: DSN is required")
 	case !tablePrefixPattern.MatchString(o.TablePrefix):
 		return fmt.Errorf("sql store: TablePrefix %q must match %s", o.TablePrefix, tablePrefixPattern)
-	case o.MaxConns < 0:
-		return fmt.Errorf("sql store: MaxConns %d must not be negative", o.MaxConns)
+	case o.MaxConns < 0 || o.MaxConns > math.MaxInt32:
+		return fmt.Errorf("sql store: MaxConns %d must be between 0 and %d", o.MaxConns, math.MaxInt32)
 	}
 	return nil
 }
 
+// errNoConn marks failures to obtain a connection: no statement was sent.
+var errNoConn = errors.New("no database connection")
+
 // Store is the PostgreSQL persistence.Store. It is safe for concurrent use.
 type Store struct {
-	pool    *pool
+	pool    *pgxpool.Pool
 	q       queries
 	meta    string // metadata table name
 	members string // members table name
@@ -69,18 +74,23 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	cfg, err := pgx.ParseConfig(o.DSN)
+	cfg, err := pgxpool.ParseConfig(o.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("sql store: DSN: %w", err)
 	}
+	cfg.MaxConns = int32(cmp.Or(o.MaxConns, DefaultMaxConns))
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sql store: pool: %w", err)
+	}
 	s := &Store{
-		pool:    newPool(cfg, cmp.Or(o.MaxConns, DefaultMaxConns)),
+		pool:    pool,
 		meta:    o.TablePrefix + MetadataTable,
 		members: o.TablePrefix + MembersTable,
 	}
 	s.q = newQueries(s.meta, s.members)
 	if err := s.createTables(ctx); err != nil {
-		s.pool.close()
+		pool.Close()
 		return nil, err
 	}
 	return s, nil
@@ -103,14 +113,15 @@ func (s *Store) createTables(ctx context.Context) error {
 }
 
 // with runs f on a pooled connection; failures (including acquiring the
-// connection) are mapped by classify.
+// connection, which wrap errNoConn) are mapped by classify. The pool
+// destroys a connection that is broken or mid-transaction on release.
 func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error, classify func(error) error) error {
-	c, err := s.pool.acquire(ctx)
+	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err)
+		return classify(fmt.Errorf("%w: %w", errNoConn, err))
 	}
-	defer s.pool.release(c)
-	if err := f(c); err != nil {
+	defer c.Release()
+	if err := f(c.Conn()); err != nil {
 		return classify(err)
 	}
 	return nil
@@ -278,9 +289,10 @@ func (s *Store) List(ctx context.Context) ([]group.Key, error) {
 // Shared is true: other coordinator processes may write the same rows.
 func (s *Store) Shared() bool { return true }
 
-// Close closes the pooled connections. Call it after the last use.
+// Close closes the pool, waiting for connections in use to be released.
+// Call it after the last use.
 func (s *Store) Close() error {
-	s.pool.close()
+	s.pool.Close()
 	return nil
 }
 

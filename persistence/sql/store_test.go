@@ -32,13 +32,21 @@ func newStore(t *testing.T) *Store {
 	if err != nil {
 		testredis.Unavailable(t, "postgres: %v", err)
 	}
+	// Cleanups run last-in first-out: the contract suite closes the store
+	// before this runs, so the tables are dropped on a connection of their own.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := s.exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members); err != nil {
+		_ = s.Close()
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop tables: %v", err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members); err != nil {
 			t.Errorf("drop tables: %v", err)
 		}
-		_ = s.Close()
 	})
 	return s
 }
