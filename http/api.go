@@ -90,6 +90,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Middleware wraps every coordinator route; the first is outermost.
 	Middleware []Middleware
+	// Security, when non-nil, enables authentication, audit, rate limiting
+	// and the login and session routes (see Security); its middlewares run
+	// inside Middleware. Nil serves an open API.
+	Security *Security
 }
 
 // DefaultBasePath is the base path of the coordinator routes (§0).
@@ -107,6 +111,8 @@ type API struct {
 	maxBody  int64
 	router   *httprouter.Router
 	draining atomic.Bool
+	// guard is the installed Security; nil when the API is open.
+	guard *guard
 }
 
 // New builds the API and registers every route. It panics when
@@ -150,14 +156,15 @@ func New(o Options) *API {
 	if o.BasePath != "" {
 		base = strings.TrimSuffix("/"+strings.Trim(o.BasePath, "/"), "/")
 	}
+	middleware := a.secure(o, base)
 	for _, rt := range a.routes() {
 		h := rt.handle
 		rt.Template = base + rt.Template
 		if rt.Mutation {
 			h = a.drainGate(h)
 		}
-		for i := len(o.Middleware) - 1; i >= 0; i-- {
-			h = o.Middleware[i](rt.Route, h)
+		for i := len(middleware) - 1; i >= 0; i-- {
+			h = middleware[i](rt.Route, h)
 		}
 		r.Handle(rt.Method, routerPath(rt.Template), h)
 	}
@@ -198,7 +205,7 @@ func (a *API) routes() []route {
 		monitoring = "/monitoring"
 		monGroup   = monitoring + grp
 	)
-	return []route{
+	return append([]route{
 		{Route{http.MethodPost, stream, true, "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
 		{Route{http.MethodPost, grp, true, "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
 		{Route{http.MethodGet, grp, false, ""}, read(a, a.coord.Group, asIs[group.GroupView])},
@@ -208,11 +215,11 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monitoring + "/health", false, ""}, a.healthReport},
 		{Route{http.MethodGet, monitoring + "/compatibility", false, ""}, compatibility},
 		{Route{http.MethodGet, monitoring + "/groups", false, ""}, a.listGroups},
-		{Route{http.MethodGet, monGroup, false, ""}, read(a, a.coord.Group, monitoringGroupBody)},
+		{Route{http.MethodGet, monGroup, false, ""}, read(a, a.groupWithMutations, asIs[monitoringGroup])},
 		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
-	}
+	}, a.securityRoutes()...)
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -48,13 +50,18 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 // look at next.
 type monitoringGroup struct {
 	group.GroupView
-	// RecentMutations are the group's latest audit events, newest first.
-	// Empty until the audit sink can be queried.
-	RecentMutations []json.RawMessage `json:"recentMutations"`
+	// RecentMutations are the latest audit events of the group and its
+	// stream, newest first (see API.recentMutations).
+	RecentMutations []audit.Event `json:"recentMutations"`
 }
 
-func monitoringGroupBody(_ group.Key, v group.GroupView) any {
-	return monitoringGroup{GroupView: v, RecentMutations: []json.RawMessage{}}
+// groupWithMutations fetches #16's body.
+func (a *API) groupWithMutations(ctx context.Context, key group.Key) (monitoringGroup, error) {
+	v, err := a.coord.Group(ctx, key)
+	if err != nil {
+		return monitoringGroup{}, err
+	}
+	return monitoringGroup{GroupView: v, RecentMutations: a.recentMutations(ctx, key)}, nil
 }
 
 // membersResponse is the body of #17.

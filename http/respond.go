@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -140,11 +141,12 @@ var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxPooledBody = 64 << 10
 
-// decodeBody reads the whole request body (at most a.maxBody bytes) and
-// decodes it into v; unknown fields are ignored. It fails with
-// errPayloadTooLarge, or INVALID_REQUEST when the body is missing (empty
-// or null) or is not valid JSON for v.
-func (a *API) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+// readBody reads the whole request body (at most a.maxBody bytes) and
+// calls use with it; the bytes are valid only during use. The exact bytes
+// read are fingerprinted on the request's audit event, if any. It fails
+// with errPayloadTooLarge, INVALID_REQUEST when the body cannot be read,
+// or use's error.
+func (a *API) readBody(w http.ResponseWriter, r *http.Request, use func(body []byte) error) error {
 	if r.ContentLength > a.maxBody {
 		return errPayloadTooLarge
 	}
@@ -161,10 +163,34 @@ func (a *API) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return invalid("cannot read request body: %v", err)
 	}
-	body := bytes.TrimSpace(buf.Bytes())
-	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
-		return invalid("request body is required")
+	if ev := audit.FromContext(r.Context()); ev != nil {
+		ev.SetBody(buf.Bytes())
 	}
+	return use(buf.Bytes())
+}
+
+// decodeBody reads the request body with readBody and decodes it into v;
+// unknown fields are ignored. Besides readBody's errors it fails with
+// INVALID_REQUEST when the body is missing (see absent) or is not valid
+// JSON for v.
+func (a *API) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	return a.readBody(w, r, func(body []byte) error {
+		if absent(body) {
+			return invalid("request body is required")
+		}
+		return unmarshalBody(body, v)
+	})
+}
+
+// absent reports whether a request body is empty, blank or JSON null.
+func absent(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	return len(body) == 0 || bytes.Equal(body, []byte("null"))
+}
+
+// unmarshalBody decodes a JSON request body into v, failing with
+// INVALID_REQUEST.
+func unmarshalBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return invalid("malformed JSON request body: %v", err)
 	}

@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// RecentMutationsLimit is how many audit events GET
+// /monitoring/streams/{P}/groups/{G} shows.
+const RecentMutationsLimit = 20
+
+// audited is the audit middleware (§9.1). It wraps the routes audit.Routes
+// knows (the Admin API mutations) when a sink is configured. Each request
+// yields exactly one event, recorded after the answer whatever it was:
+// the status and the error body's errorCode are captured from the
+// response, the principal is added by authorize, the body fingerprint by
+// readBody (so it stays null when the request was refused before the
+// handler read the body), and a handler panic is recorded as ERROR with
+// status 500 before the panic goes on to the router's panic handler.
+func (g *guard) audited(rt Route, h httprouter.Handle) httprouter.Handle {
+	if g.Audit == nil {
+		return h
+	}
+	if _, ok := g.auditRoutes.ActionFor(rt.Method, rt.Template); !ok {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		// Match binds the parameters; it cannot fail, the router matched
+		// this request to a template ActionFor accepted.
+		target, _ := g.auditRoutes.Match(r.Method, r.URL.Path)
+		ev := audit.NewEvent(r, g.coordinatorID, target, g.Now())
+		rec := &statusRecorder{ResponseWriter: w}
+		panicked := true
+		defer func() {
+			status, code := rec.status, rec.errorCode()
+			if panicked {
+				status, code = http.StatusInternalServerError, codeInternal
+			}
+			ev.Finish(status, panicked, code, g.Now())
+			if err := g.Audit.Record(context.WithoutCancel(r.Context()), *ev); err != nil {
+				g.log.Warn("recording audit event", "action", ev.Action, "path", ev.Path, "err", err)
+			}
+		}()
+		h(rec, r.WithContext(audit.WithEvent(r.Context(), ev)), ps)
+		panicked = false
+	}
+}
+
+// maxErrorBody bounds the error body statusRecorder keeps; error bodies
+// are small JSON objects.
+const maxErrorBody = 4 << 10
+
+// statusRecorder passes a response through, noting its status and keeping
+// the start of an error (≥ 400) body to read its errorCode.
+type statusRecorder struct {
+	http.ResponseWriter
+	status  int
+	errBody []byte
+}
+
+func (s *statusRecorder) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	if s.status >= http.StatusBadRequest && len(s.errBody) < maxErrorBody {
+		s.errBody = append(s.errBody, b[:min(len(b), maxErrorBody-len(s.errBody))]...)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// errorCode returns the errorCode of a §0 error body, "" for anything else.
+func (s *statusRecorder) errorCode() string {
+	var body errorBody
+	if json.Unmarshal(s.errBody, &body) != nil {
+		return ""
+	}
+	return body.ErrorCode
+}
+
+// recentMutations returns the latest audit events of the group and of its
+// stream's stream-level actions (which affect every group of the stream),
+// newest first, at most RecentMutationsLimit. Without a history, or when
+// it fails (logged), the list is empty: monitoring does not depend on the
+// audit sink.
+func (a *API) recentMutations(ctx context.Context, key group.Key) []audit.Event {
+	events := []audit.Event{}
+	if a.guard == nil || a.guard.History == nil {
+		return events
+	}
+	for _, g := range []string{key.ConsumerGroup, ""} {
+		recent, err := a.guard.History.Recent(ctx, key.StreamPrefix, g, RecentMutationsLimit)
+		if err != nil {
+			a.log.Warn("reading recent mutations", "streamPrefix", key.StreamPrefix, "consumerGroup", g, "err", err)
+			return []audit.Event{}
+		}
+		events = append(events, recent...)
+	}
+	slices.SortStableFunc(events, func(x, y audit.Event) int { return y.Timestamp.Compare(x.Timestamp) })
+	return events[:min(len(events), RecentMutationsLimit)]
+}

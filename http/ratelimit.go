@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/ratelimit"
+	"github.com/redis-stream-coordinator/coordinator/security"
+)
+
+// codeRateLimited is the errorCode of a 429 (§9.2).
+const codeRateLimited = "RATE_LIMIT_EXCEEDED"
+
+// rateLimited is the rate-limit middleware (§9.2). It wraps the mutating
+// routes under <base>/streams/ except heartbeats when a limiter is
+// configured, and runs after authentication, so the key's principal is
+// the authenticated one (those routes always need WRITE). A refused
+// request answers 429 with Retry-After before the handler reads the body.
+// An accepted request counts whatever the handler then answers (a 400 for
+// an invalid body included); a refused one does not.
+func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
+	if g.Limiter == nil || !g.limits(rt) {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		key := ratelimit.Key(principal(r.Context()).Username, ps.ByName("streamPrefix"), ps.ByName("consumerGroup"))
+		if ok, retryAfter := g.Limiter.Allow(key, g.Now()); !ok {
+			w.Header().Set("Retry-After", strconv.FormatInt(ratelimit.RetryAfterSeconds(retryAfter), 10))
+			writeError(w, http.StatusTooManyRequests, codeRateLimited, "Coordinator API rate limit exceeded")
+			return
+		}
+		h(w, r, ps)
+	}
+}
+
+// limits reports whether rt is rate limited: a mutating method on a
+// template under <base>/streams/ that is not a heartbeat.
+func (g *guard) limits(rt Route) bool {
+	return security.IsMutatingMethod(rt.Method) &&
+		strings.HasPrefix(rt.Template, g.base+"/streams/") &&
+		!(strings.Contains(rt.Template, "/members/") && strings.HasSuffix(rt.Template, "/heartbeat"))
+}
