@@ -24,21 +24,30 @@ func (t *tx) openCorrection(observed int64) {
 
 // syncMetadata answers SYNC_METADATA (§4.2 steps 6–7, payload §4.5): the
 // member's liveness is refreshed and it may keep reading only the shards it
-// already reads that are still its own; nothing else about it changes.
+// already reads that are still its own.
+//
+// Unlike §4.5, the current set becomes what the member reports reading
+// (within its authority): the member may not get this answer, and until it
+// does, the shards it reads must keep blocking every other member.
 func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
 	g := t.g
+	target := g.Targets[rec.MemberID]
+	authority := rec.Holding().Union(target.Minus(g.blocked(rec.MemberID, target)))
 	t.refreshLiveness(rec, req)
 	rec.MetadataVersion = req.MetadataVersion
+	rec.CurrentAssignment = req.OwnedShards.Intersect(authority)
 	t.putMember(*rec, false)
 	if maint {
 		t.reconcile()
 	}
-	target := g.Targets[rec.MemberID]
+	target = g.Targets[rec.MemberID]
 	assigned := req.OwnedShards.Intersect(target.Minus(g.blocked(rec.MemberID, target)))
 	if !rec.GrantedAssignment.Equal(assigned) {
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
+	t.enforceTimeouts(rec.MemberID)
+	rec = t.member(rec.MemberID)
 	return t.answer(req, StatusSyncMetadata, rec, assigned, target.Minus(assigned))
 }
 

@@ -29,7 +29,12 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 5–7. Metadata correction (§4.8).
 	id := req.MemberID
 	rec := t.member(id)
-	syncable := rec != nil && rec.State != MemberFenced && rec.State != MemberExpired
+	// Deviations from §4.2 that keep a round from trapping members: a leave
+	// (epoch −1) is never intercepted, so a leaving member can always leave
+	// (and its G bump ends the round); a new process of a LEAVING member
+	// (epoch 0) rejoins in step 8 instead of being held at epoch −1.
+	syncable := rec != nil && rec.State != MemberFenced && rec.State != MemberExpired &&
+		req.MemberEpoch != -1 && (rec.State != MemberLeaving || req.MemberEpoch != 0)
 	if syncable && req.MetadataVersion > g.MetadataVersion {
 		t.openCorrection(req.MetadataVersion)
 		return t.syncMetadata(req, rec, maint)
@@ -162,6 +167,8 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
+	t.enforceTimeouts(rec.MemberID)
+	rec = t.member(rec.MemberID)
 	return t.answer(req, StatusOK, rec, assigned, pending)
 }
 

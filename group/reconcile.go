@@ -1,6 +1,10 @@
 package group
 
-import "github.com/redis-stream-coordinator/coordinator/group/assignor"
+import (
+	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/group/assignor"
+)
 
 // reconcile brings the target assignment up to date (§5): when the group
 // epoch moved past the assignment epoch the sticky assignor recomputes the
@@ -27,10 +31,15 @@ func (t *tx) reconcile() {
 func (t *tx) assign() {
 	g := t.g
 	live := g.LiveMemberIDs()
+	var gone []string
 	for id := range g.Targets {
 		if m := g.Members[id]; m == nil || !m.State.Live() {
-			t.apply(TargetRemovedRecord{MemberID: id})
+			gone = append(gone, id)
 		}
+	}
+	slices.Sort(gone) // records in a reproducible order
+	for _, id := range gone {
+		t.apply(TargetRemovedRecord{MemberID: id})
 	}
 	prev := make([][]int, len(live))
 	for i, id := range live {

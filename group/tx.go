@@ -28,7 +28,21 @@ func (t *tx) setMeta(m Meta) {
 // putMember stores a member record. livenessOnly marks a change to liveness
 // fields only (see MemberRecord). It lowers the scan bounds so time-driven
 // events of the new record are not missed.
+//
+// Every stored record keeps the rebalance-deadline rule of §4.6 for its own
+// holdings: an owner holding shards outside its target has a deadline, one
+// that holds nothing outside it has none. (Target changes are covered by a
+// full re-check: see assign.)
 func (t *tx) putMember(m Member, livenessOnly bool) {
+	if m.Holds() {
+		release := m.Holding().Minus(t.g.Targets[m.MemberID])
+		switch {
+		case len(release) == 0 && m.RebalanceDeadlineAt != 0:
+			m.RebalanceDeadlineAt, livenessOnly = 0, false
+		case len(release) > 0 && m.RebalanceDeadlineAt == 0:
+			m.RebalanceDeadlineAt, livenessOnly = t.now.Add(msDuration(m.RebalanceTimeoutMs)), false
+		}
+	}
 	t.apply(MemberRecord{Member: m, LivenessOnly: livenessOnly})
 	if m.State.Live() {
 		lowerBound(&t.g.idx.nextScanAt, m.MemberLeaseExpiresAt)
