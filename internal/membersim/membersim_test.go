@@ -1,0 +1,125 @@
+package membersim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// answer is a heartbeat response to req.
+func answer(req group.HeartbeatRequest, st group.HeartbeatStatus, epoch int64, assigned group.ShardSet) group.HeartbeatResponse {
+	return group.HeartbeatResponse{ResponseTo: req.RequestID, Status: st, MemberID: req.MemberID, MemberEpoch: epoch,
+		MetadataVersion: 1, Assignment: group.AssignmentPayload{AssignedShards: assigned}}
+}
+
+func released(req group.HeartbeatRequest) group.ShardSet {
+	var s []int
+	for _, r := range req.RevokingShards {
+		s = append(s, r.Shard.ShardIndex)
+	}
+	return group.NewShardSet(s...)
+}
+
+func TestMemberFollowsTheProtocol(t *testing.T) {
+	o := NewOracle()
+	m := New("a", o)
+	steps := []struct {
+		status   group.HeartbeatStatus
+		epoch    int64
+		assigned group.ShardSet
+		// what the next request must carry
+		wantEpoch    int64
+		wantOwned    group.ShardSet
+		wantReleased group.ShardSet
+	}{
+		{group.StatusOK, 2, group.Range(0, 4), 2, group.Range(0, 4), nil},
+		{group.StatusRevokePending, 3, group.NewShardSet(0, 1, 7), 3, group.NewShardSet(0, 1), group.NewShardSet(2, 3)},
+		{group.StatusRetry, 9, nil, 3, group.NewShardSet(0, 1), group.NewShardSet(2, 3)},
+		{group.StatusOK, 3, group.NewShardSet(0, 1, 7), 3, group.NewShardSet(0, 1, 7), nil},
+		{group.StatusFencedMemberEpoch, 5, nil, 0, nil, nil},
+	}
+	req := m.Request()
+	for i, st := range steps {
+		m.Apply(req, answer(req, st.status, st.epoch, st.assigned))
+		req = m.Request()
+		if req.MemberEpoch != st.wantEpoch || !req.OwnedShards.Equal(st.wantOwned) || !released(req).Equal(st.wantReleased) {
+			t.Fatalf("step %d (%s): request epoch %d owned %v released %v", i, st.status, req.MemberEpoch, req.OwnedShards, released(req))
+		}
+	}
+	if r := o.Readers(); len(r) != 0 {
+		t.Errorf("fenced member still reads %v", r)
+	}
+
+	m.Apply(req, answer(req, group.StatusOK, 6, group.NewShardSet(4)))
+	m.Leave()
+	req = m.Request()
+	if req.MemberEpoch != -1 || len(req.OwnedShards) != 0 || !released(req).Equal(group.NewShardSet(4)) {
+		t.Fatalf("leave request %+v", req)
+	}
+	m.Apply(req, answer(req, group.StatusRetry, 0, nil))
+	if m.Done() {
+		t.Fatal("done after RETRY")
+	}
+	m.Apply(req, answer(req, group.StatusOK, -1, nil))
+	if !m.Done() || len(o.Readers()) != 0 || len(o.Overlaps()) != 0 {
+		t.Fatalf("after leaving: done %v readers %v overlaps %v", m.Done(), o.Readers(), o.Overlaps())
+	}
+}
+
+func TestOracleReportsOverlaps(t *testing.T) {
+	o := NewOracle()
+	a, b := New("a", o), New("b", o)
+	grant := func(m *Member, shards group.ShardSet) {
+		req := m.Request()
+		m.Apply(req, answer(req, group.StatusOK, 2, shards))
+	}
+	grant(a, group.NewShardSet(0, 1))
+	grant(b, group.NewShardSet(2))
+	grant(a, group.NewShardSet(0))
+	grant(b, group.NewShardSet(1, 2))
+	if ov := o.Overlaps(); len(ov) != 0 {
+		t.Fatalf("hand-over after release reported: %v", ov)
+	}
+	grant(a, group.NewShardSet(0, 2))
+	if ov := o.Overlaps(); len(ov) != 1 {
+		t.Fatalf("overlaps %v, want one for shard 2", ov)
+	}
+	if r := o.Readers(); !slices.Equal(r[2], []string{"b", "a"}) || !slices.Equal(r[1], []string{"b"}) {
+		t.Errorf("readers %v", r)
+	}
+}
+
+func TestHeartbeatOverHTTP(t *testing.T) {
+	var status int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/coord/v1/streams/orders/groups/workers/members/m-1/heartbeat" {
+			t.Errorf("%s %s", r.Method, r.URL.Path)
+		}
+		var req group.HeartbeatRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(answer(req, group.StatusOK, 2, group.NewShardSet(3)))
+	}))
+	defer srv.Close()
+	m := New("m-1", nil)
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
+
+	status = http.StatusServiceUnavailable
+	_, err := Heartbeat(context.Background(), srv.Client(), srv.URL+"/coord/v1", key, m)
+	if se, ok := errors.AsType[*StatusError](err); !ok || se.Code != 503 || m.Epoch() != 0 {
+		t.Fatalf("503: %v, epoch %d", err, m.Epoch())
+	}
+	status = http.StatusOK
+	resp, err := Heartbeat(context.Background(), srv.Client(), srv.URL+"/coord/v1", key, m)
+	if err != nil || resp.Status != group.StatusOK || m.Epoch() != 2 || !m.Owned().Equal(group.NewShardSet(3)) {
+		t.Fatalf("200: %+v %v, epoch %d owned %v", resp, err, m.Epoch(), m.Owned())
+	}
+}
