@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+)
+
+// KnownMetadataVersionParam is the optional query parameter of the producer
+// routing read in which a producer names the metadataVersion it holds; a
+// read whose known version is older than the one served is a stale routing
+// refresh (RequestObserver.RoutingServed).
+const KnownMetadataVersionParam = "knownMetadataVersion"
+
+// ServedRequest describes one request served by a coordinator route.
+type ServedRequest struct {
+	Route Route
+	// StreamPrefix and ConsumerGroup are the path's values, "" when the
+	// route has no such parameter. They are unvalidated client input.
+	StreamPrefix  string
+	ConsumerGroup string
+	// Status is the response status; 500 when the handler panicked.
+	Status   int
+	Panicked bool
+	Duration time.Duration
+}
+
+// RequestObserver is told what the coordinator routes served (package
+// metrics implements it). Its methods are called on the request's
+// goroutine and must be fast.
+type RequestObserver interface {
+	// RequestServed reports every request of a route wrapped by
+	// ObserveRequests.
+	RequestServed(r ServedRequest)
+	// HeartbeatHandled reports the status of every heartbeat the
+	// coordinator answered (not those refused with a 4xx before reaching
+	// it, nor runtime failures).
+	HeartbeatHandled(key group.Key, status group.HeartbeatStatus)
+	// RoutingServed reports every producer routing read: err is nil on
+	// success; stale is set when the request's knownMetadataVersion was
+	// older than the version served.
+	RoutingServed(key group.Key, stale bool, err error)
+}
+
+// ObserveRequests is the Middleware reporting every request to o. Put it
+// first in Options.Middleware, so that requests refused by the other
+// middlewares (401, 403, 429) are reported too. On the producer routing
+// route it also passes the request's knownMetadataVersion to the
+// coordinator returned by ObserveCoordinator.
+func ObserveRequests(o RequestObserver) Middleware {
+	return func(rt Route, next httprouter.Handle) httprouter.Handle {
+		routing := strings.HasSuffix(rt.Template, "/producer-routing")
+		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			start := time.Now()
+			rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			served := ServedRequest{Route: rt, StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
+			if routing {
+				if v, err := strconv.ParseInt(r.URL.Query().Get(KnownMetadataVersionParam), 10, 64); err == nil {
+					r = r.WithContext(context.WithValue(r.Context(), knownVersionKey{}, v))
+				}
+			}
+			defer func() {
+				if p := recover(); p != nil {
+					served.Status, served.Panicked, served.Duration = http.StatusInternalServerError, true, time.Since(start)
+					o.RequestServed(served)
+					panic(p)
+				}
+			}()
+			next(rec, r, ps)
+			served.Status, served.Duration = rec.status, time.Since(start)
+			o.RequestServed(served)
+		}
+	}
+}
+
+// ObserveCoordinator returns c reporting heartbeat statuses and producer
+// routing reads to o; every other call passes through.
+func ObserveCoordinator(c Coordinator, o RequestObserver) Coordinator {
+	return observedCoordinator{Coordinator: c, o: o}
+}
+
+type observedCoordinator struct {
+	Coordinator
+	o RequestObserver
+}
+
+func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	resp, err := c.Coordinator.Heartbeat(ctx, key, req)
+	if err == nil {
+		c.o.HeartbeatHandled(key, resp.Status)
+	}
+	return resp, err
+}
+
+func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
+	routing, err := c.Coordinator.Routing(ctx, key)
+	known, ok := ctx.Value(knownVersionKey{}).(int64)
+	c.o.RoutingServed(key, err == nil && ok && known < routing.MetadataVersion, err)
+	return routing, err
+}
+
+// knownVersionKey is the context key of the request's knownMetadataVersion.
+type knownVersionKey struct{}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (s *statusWriter) WriteHeader(status int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = status, true
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wroteHeader = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

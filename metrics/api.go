@@ -1,0 +1,98 @@
+package metrics
+
+import (
+	"strconv"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+)
+
+// The methods of this file implement httpapi.RequestObserver.
+
+// Request outcomes (§10.1 api_request_total{outcome}).
+const (
+	OutcomeSuccess     = "SUCCESS"
+	OutcomeClientError = "CLIENT_ERROR"
+	OutcomeServerError = "SERVER_ERROR"
+	OutcomeError       = "ERROR" // the handler panicked
+)
+
+// Statuses of the scale and producer routing counters.
+const (
+	StatusSuccess = "SUCCESS"
+	StatusError   = "ERROR"
+)
+
+// scaleActions are the audit actions of the scale endpoints.
+var scaleActions = map[string]bool{"SCALE_GROUP": true, "SCALE_STREAM": true}
+
+// RequestServed implements httpapi.RequestObserver: api_request_total and
+// api_request_duration_seconds for every request; for Admin API mutations
+// also admin_mutation_total{action,outcome} and admin_mutation_failed_total,
+// and for scale requests scale_request_total{status} and, on failure,
+// scale_request_failed_total. The stream and group labels are the path's
+// names when they name a known group (stream-level routes: a known stream
+// prefix, group "none"), "unknown" otherwise, and "none" off group paths.
+func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
+	stream, grp := LabelNone, LabelNone
+	switch {
+	case r.ConsumerGroup != "":
+		stream, grp = m.groupLabels(group.Key{StreamPrefix: r.StreamPrefix, ConsumerGroup: r.ConsumerGroup})
+	case r.StreamPrefix != "":
+		stream = m.streamLabel(r.StreamPrefix)
+	}
+	outcome := outcomeOf(r.Status, r.Panicked)
+	labels := []string{r.Route.Method, r.Route.Template, strconv.Itoa(r.Status), outcome, stream, grp}
+	m.apiRequests.WithLabelValues(labels...).Inc()
+	m.apiDuration.WithLabelValues(labels...).Observe(r.Duration.Seconds())
+	action := r.Route.Action
+	if action == "" {
+		return
+	}
+	m.adminMutations.WithLabelValues(action, outcome).Inc()
+	if outcome != OutcomeSuccess {
+		m.adminFailures.WithLabelValues(action).Inc()
+	}
+	if scaleActions[action] {
+		status := StatusSuccess
+		if outcome != OutcomeSuccess {
+			status = StatusError
+			m.scaleFailed.WithLabelValues(stream, grp, status).Inc()
+		}
+		m.scaleRequests.WithLabelValues(stream, grp, status).Inc()
+	}
+}
+
+// HeartbeatHandled implements httpapi.RequestObserver:
+// heartbeat_total{status}.
+func (m *Metrics) HeartbeatHandled(key group.Key, status group.HeartbeatStatus) {
+	p, g := m.groupLabels(key)
+	m.heartbeats.WithLabelValues(p, g, string(status)).Inc()
+}
+
+// RoutingServed implements httpapi.RequestObserver:
+// producer_routing_request_total{status} and producer_routing_stale_total.
+func (m *Metrics) RoutingServed(key group.Key, stale bool, err error) {
+	p, g := m.groupLabels(key)
+	status := StatusSuccess
+	if err != nil {
+		status = StatusError
+	}
+	m.routingRequests.WithLabelValues(p, g, status).Inc()
+	if stale {
+		m.routingStale.WithLabelValues(p, g).Inc()
+	}
+}
+
+// outcomeOf classifies a response status.
+func outcomeOf(status int, panicked bool) string {
+	switch {
+	case panicked:
+		return OutcomeError
+	case status < 400:
+		return OutcomeSuccess
+	case status < 500:
+		return OutcomeClientError
+	}
+	return OutcomeServerError
+}

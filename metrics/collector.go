@@ -1,0 +1,224 @@
+package metrics
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// ShardSample is the observed state of one stream shard of a group (the
+// scalars of a §2.6 StreamShardOffset), as computed by the monitoring code.
+type ShardSample struct {
+	Shard        int
+	StreamKey    string
+	StreamLength int64
+	Pending      int64
+	// Lag and MemoryUsageBytes are nil when unknown (exported as 0).
+	Lag              *int64
+	MemoryUsageBytes *int64
+	// Stream entry ids "<ms>-<seq>"; nil or malformed when unknown
+	// (exported as -1).
+	LastRecordID         *string
+	LastGeneratedID      *string
+	GroupLastDeliveredID *string
+	ConsumerLastAckedID  *string
+}
+
+// ShardOffsets replaces the shard offset gauges of key with shards (one
+// per shard index: the first of duplicates is kept). It is
+// ignored for a group the metrics do not know, so that offsets of a
+// deleted group cannot come back.
+func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
+	gs := m.lookup(key)
+	if gs == nil {
+		return
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.shards = slices.CompactFunc(slices.SortedStableFunc(slices.Values(shards), func(a, b ShardSample) int {
+		return cmp.Compare(a.Shard, b.Shard)
+	}), func(a, b ShardSample) bool { return a.Shard == b.Shard })
+}
+
+// def is one gauge of the group collector and how to read it from T at a
+// given time.
+type def[T any] struct {
+	desc  *prometheus.Desc
+	value func(T, time.Time) float64
+}
+
+func newDef[T any](name, help string, labels []string, value func(T, time.Time) float64) def[T] {
+	return def[T]{prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil), value}
+}
+
+var (
+	groupLabelNames    = []string{"stream", "group"}
+	memberLabelNames   = []string{"stream", "group", "member"}
+	progressLabelNames = []string{"stream", "group", "member", "shard"}
+	shardLabelNames    = []string{"stream", "group", "shard", "stream_key"}
+
+	membersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "members"),
+		"Member records by state: total, active (ACTIVE or STARTING), expired.", []string{"stream", "group", "state"}, nil)
+
+	groupDefs = []def[*groupState]{
+		newDef("group_epoch", "Group epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.groupEpoch) }),
+		newDef("assignment_epoch", "Assignment epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.assignmentEpoch) }),
+		newDef("migration_active", "1 while a resharding migration is active.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return boolValue(g.migrationSince != 0) }),
+		newDef("migration_active_age_seconds", "Age of the active resharding migration; 0 when none.", groupLabelNames, func(g *groupState, now time.Time) float64 {
+			if g.migrationSince == 0 {
+				return 0
+			}
+			return secondsSince(g.migrationSince, now)
+		}),
+		newDef("revoke_pending", "Shards that owners are still revoking.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.revokePending) }),
+		newDef("invariant_violations", "Current invariant violations.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.violations) }),
+		newDef("duplicate_owner_violations", "Shards currently owned by more than one member.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.duplicates) }),
+		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.targetShards) }),
+		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.currentShards) }),
+		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
+	}
+
+	memberDefs = []def[memberSample]{
+		newDef("member_active", "1 while the member is ACTIVE or STARTING.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return boolValue(s.state.Live()) }),
+		newDef("member_heartbeat_age_seconds", "Time since the member's last heartbeat.", memberLabelNames, func(s memberSample, now time.Time) float64 { return secondsSince(s.lastHeartbeat, now) }),
+		newDef("member_lease_remaining_seconds", "Time until the member's lease expires (negative once past).", memberLabelNames, func(s memberSample, now time.Time) float64 { return -secondsSince(s.leaseEnd, now) }),
+		newDef("member_runtime_max_concurrency", "Reported runtime max concurrency.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.maxConcurrency) }),
+		newDef("member_active_workers", "Reported active consumer workers.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.workers) }),
+		newDef("member_current_shards", "Shards the member reports owning.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.current) }),
+		newDef("member_revoking_shards", "Shards the member is revoking.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.revoking) }),
+	}
+
+	progressDefs = []def[group.ShardProgress]{
+		newDef("consumer_shard_last_delivered_ms", "Millisecond part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 0) }),
+		newDef("consumer_shard_last_delivered_seq", "Sequence part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 1) }),
+		newDef("consumer_shard_last_acked_ms", "Millisecond part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 0) }),
+		newDef("consumer_shard_last_acked_seq", "Sequence part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 1) }),
+		newDef("consumer_shard_pending", "Pending entries the member reported.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return float64(p.PendingCount) }),
+		newDef("consumer_shard_progress_updated_at_seconds", "When the member last reported progress (Unix seconds).", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 {
+			return float64(p.UpdatedAt) / 1000
+		}),
+		newDef("consumer_shard_progress_age_seconds", "Time since the member last reported progress.", progressLabelNames, func(p group.ShardProgress, now time.Time) float64 { return secondsSince(p.UpdatedAt, now) }),
+	}
+
+	shardDefs = []def[ShardSample]{
+		newDef("shard_stream_length", "Stream length (XLEN).", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return float64(s.StreamLength) }),
+		newDef("shard_pending", "Pending entries of the consumer group.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return float64(s.Pending) }),
+		newDef("shard_lag", "Consumer group lag; 0 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return orZero(s.Lag) }),
+		newDef("shard_memory_usage_bytes", "MEMORY USAGE of the stream key; 0 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return orZero(s.MemoryUsageBytes) }),
+		newDef("shard_last_record_ms", "Millisecond part of the last entry id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastRecordID, 0) }),
+		newDef("shard_last_record_seq", "Sequence part of the last entry id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastRecordID, 1) }),
+		newDef("shard_last_generated_ms", "Millisecond part of the last generated id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastGeneratedID, 0) }),
+		newDef("shard_last_generated_seq", "Sequence part of the last generated id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastGeneratedID, 1) }),
+		newDef("shard_group_last_delivered_ms", "Millisecond part of the group's last delivered id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.GroupLastDeliveredID, 0) }),
+		newDef("shard_group_last_delivered_seq", "Sequence part of the group's last delivered id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.GroupLastDeliveredID, 1) }),
+		newDef("shard_consumer_last_acked_ms", "Millisecond part of the consumer's last acked id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.ConsumerLastAckedID, 0) }),
+		newDef("shard_consumer_last_acked_seq", "Sequence part of the consumer's last acked id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.ConsumerLastAckedID, 1) }),
+	}
+)
+
+// groupCollector exports the per-group, per-member, per-progress and
+// per-shard gauges from the groups' states at scrape time: ages are
+// computed against the clock when scraped, and a member or group that is
+// gone from the state is gone from the scrape (no stale series).
+type groupCollector struct{ m *Metrics }
+
+// Describe implements prometheus.Collector.
+func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- membersDesc
+	describe(ch, groupDefs)
+	describe(ch, memberDefs)
+	describe(ch, progressDefs)
+	describe(ch, shardDefs)
+}
+
+func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
+	for _, d := range defs {
+		ch <- d.desc
+	}
+}
+
+// Collect implements prometheus.Collector. Each group is locked only while
+// its values are copied out, never while sending.
+func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
+	now := c.m.now()
+	for _, gs := range c.m.states() {
+		for _, metric := range gs.metrics(now) {
+			ch <- metric
+		}
+	}
+}
+
+// metrics returns every gauge of gs at now.
+func (gs *groupState) metrics(now time.Time) []prometheus.Metric {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	p, g := gs.key.StreamPrefix, gs.key.ConsumerGroup
+	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(gs.members)*len(memberDefs)+len(gs.shards)*len(shardDefs))
+	for state, n := range map[string]int{"total": gs.total, "active": gs.active, "expired": gs.expired} {
+		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state))
+	}
+	out = appendGauges(out, groupDefs, gs, now, p, g)
+	for id, s := range gs.members {
+		out = appendGauges(out, memberDefs, s, now, p, g, id)
+		seen := map[int]bool{}
+		for _, pr := range slices.Backward(s.progress) { // a shard reported twice: the last report wins
+			if i := pr.Shard.ShardIndex; !seen[i] {
+				seen[i] = true
+				out = appendGauges(out, progressDefs, pr, now, p, g, id, strconv.Itoa(i))
+			}
+		}
+	}
+	for _, s := range gs.shards {
+		out = appendGauges(out, shardDefs, s, now, p, g, strconv.Itoa(s.Shard), s.StreamKey)
+	}
+	return out
+}
+
+func appendGauges[T any](out []prometheus.Metric, defs []def[T], v T, now time.Time, labels ...string) []prometheus.Metric {
+	for _, d := range defs {
+		out = append(out, prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, d.value(v, now), labels...))
+	}
+	return out
+}
+
+// idPart returns part 0 (milliseconds) or 1 (sequence) of a stream entry
+// id "<ms>-<seq>", or -1 when the id is nil or malformed.
+func idPart(id *string, part int) float64 {
+	if id == nil {
+		return -1
+	}
+	parts := strings.SplitN(*id, "-", 2)
+	if len(parts) != 2 {
+		return -1
+	}
+	n, err := strconv.ParseUint(parts[part], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return float64(n)
+}
+
+// secondsSince returns the seconds from at to now.
+func secondsSince(at group.Instant, now time.Time) float64 {
+	return float64(now.UnixMilli()-int64(at)) / 1000
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func orZero(v *int64) float64 {
+	if v == nil {
+		return 0
+	}
+	return float64(*v)
+}

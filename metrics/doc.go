@@ -1,0 +1,55 @@
+// Package metrics is the coordinator's Prometheus instrumentation
+// (PROTOCOL.md §10.1, the seed's "Metrics"). There are no globals: New
+// builds every collector and registers it with the Registerer it is given,
+// wrapped so that every series carries the constant label
+// coordinator=<coordinator id>. docs/observability.md lists every metric.
+//
+// # Sources
+//
+//   - The actor runtime: *Metrics implements actors.Observer (message
+//     latency by type, group commit batch size and duration, mailbox depth,
+//     restarts, live actors, revision conflicts, and the committed state of
+//     every group through GroupCommitted).
+//   - The HTTP edge: *Metrics implements httpapi.RequestObserver; wire
+//     httpapi.ObserveRequests (first middleware) and
+//     httpapi.ObserveCoordinator to get api_request_*, heartbeat_total,
+//     producer routing, admin mutation and scale counters.
+//   - Persistence: Store and Locker decorate a persistence.Store and
+//     Locker (write latency and results, mutex latency and timeouts);
+//     BreakerHook follows a persistence/breaker state.
+//   - Health and monitoring: SetUp (redis_stream_coord_up, set by every
+//     health check), ShardOffsets (the offset gauges, fed by the code that
+//     computes stream offsets) and MonitoringRefreshFailed.
+//
+// # Cost and label bounds
+//
+// GroupCommitted runs after every commit — many per second for a large
+// group — so it refreshes the group gauges from O(1) fields each time and
+// does the O(members) refresh (member gauges, member state counts,
+// violations, expiry and fencing counters) at most once per refresh
+// interval per group (WithRefreshInterval, default 1 s, measured on the
+// clock of WithClock). A commit inside the interval marks the group dirty;
+// Run (RefreshStale every interval) reads dirty groups through a Source
+// (the actors.Coordinator) so that a group that goes quiet is not left
+// stale. Expiry and fencing are counted by comparing each member's state
+// and epoch with the previous refresh, so two transitions of one member
+// inside one interval count once.
+//
+// Per-group, per-member, per-progress and per-shard gauges are produced at
+// scrape time from the groups' last refreshed state by one collector: age
+// gauges are computed against the clock when scraped, a pruned member's
+// series vanish with it, and a deleted group (GroupCommitted with
+// Exists() false) loses every series, its counters included. Stream and
+// group names taken from requests become label values only for groups the
+// coordinator knows; other requests are labelled "unknown", and routes
+// without a group "none", so clients cannot grow the label space.
+//
+// # Timers
+//
+// §10.1 timers expose _count and _sum. api_request_duration_seconds is a
+// Summary with the 0.5, 0.95 and 0.99 quantiles over a one-minute window;
+// every other timer is a Histogram (0.5 ms to 16 s buckets), so quantiles
+// aggregate across coordinators with histogram_quantile. No _max gauge is
+// exported: a correct decaying maximum per series costs more than it
+// tells beyond the 0.99 quantile.
+package metrics

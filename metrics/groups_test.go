@@ -1,0 +1,411 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Commits inside one refresh interval refresh only the O(1) gauges; the
+// first commit after it refreshes the members.
+func TestMemberRefreshIsThrottled(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.clock.Advance(2 * time.Second)
+	resp := h.heartbeat(orders, hb{member: "m-a"})
+	h.clock.Advance(metrics.DefaultRefreshInterval / 2)
+	h.heartbeat(orders, hb{member: "m-b"})
+	s := scrape(t, h.reg)
+	if got := s[`members{group="billing",state="total",stream="orders"}`]; got != 2 {
+		t.Errorf("members total %v right after the second join, want 2 (an O(1) gauge)", got)
+	}
+	if _, ok := s[`member_active{group="billing",member="m-b",stream="orders"}`]; ok {
+		t.Errorf("m-b's member gauges refreshed inside the refresh interval")
+	}
+	h.clock.Advance(metrics.DefaultRefreshInterval / 2)
+	h.heartbeat(orders, hb{member: "m-a", epoch: resp.MemberEpoch, owned: resp.Assignment.AssignedShards})
+	if got := scrape(t, h.reg)[`member_active{group="billing",member="m-b",stream="orders"}`]; got != 1 {
+		t.Errorf("m-b active %v after the interval, want 1", got)
+	}
+}
+
+// A pruned member's series disappear; a deleted group's series all do.
+func TestSeriesOfGoneMembersAndGroupsAreDeleted(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.clock.Advance(2 * time.Second)
+	h.heartbeat(orders, hb{member: "m-a"})
+	h.clock.Advance(2 * time.Second)
+	h.heartbeat(orders, hb{member: "m-b"})
+	h.clock.Advance(settings.StaleMemberRetention + settings.MemberLeaseTTL + time.Minute)
+	h.coord.TickNow() // both expire
+	waitFor(t, h.reg, "the expiry", func(s series) bool {
+		return s[`member_expired_total{group="billing",stream="orders"}`] == 2
+	})
+	h.clock.Advance(2 * time.Second)
+	h.coord.TickNow() // both are past the retention: pruned
+	waitFor(t, h.reg, "the pruning", func(s series) bool {
+		return s[`members{group="billing",state="total",stream="orders"}`] == 0
+	})
+	for k := range scrape(t, h.reg) {
+		if strings.Contains(k, `member="`) {
+			t.Errorf("series %s of a pruned member is still exported", k)
+		}
+	}
+
+	if code, body := h.do(http.MethodDelete, groupPath(orders), map[string]any{"requestedBy": "t", "reason": "r", "force": true}); code != http.StatusOK {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	for k := range scrape(t, h.reg) {
+		if strings.Contains(k, `group="billing"`) {
+			t.Errorf("series %s of a deleted group is still exported", k)
+		}
+	}
+}
+
+// Names from requests for groups the coordinator does not know never
+// become label values.
+func TestUnknownGroupsAreNotLabels(t *testing.T) {
+	h := newMemoryHarness(t)
+	ghost := group.Key{StreamPrefix: "ghost", ConsumerGroup: "g"}
+	h.step("heartbeat to an unknown group", func() {
+		if resp := h.heartbeat(ghost, hb{member: "m"}); resp.Status != group.StatusUnknownMemberID {
+			t.Fatalf("status %s", resp.Status)
+		}
+	}, series{
+		`heartbeat_total{group="unknown",status="UNKNOWN_MEMBER_ID",stream="unknown"}`:                                                                                                                                   1,
+		`api_request_total{group="unknown",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="unknown"}`:                  1,
+		`api_request_duration_seconds_count{group="unknown",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="unknown"}`: 1,
+		`actor_message_duration_seconds_count{type="heartbeat"}`: 1,
+		`group_actors{}`: 1,
+	})
+	h.step("read of an unknown group", func() {
+		if code, _ := h.do(http.MethodGet, groupPath(ghost)+"/producer-routing", nil); code != http.StatusNotFound {
+			t.Fatalf("routing of an unknown group: %d", code)
+		}
+	}, series{
+		`producer_routing_request_total{group="unknown",status="ERROR",stream="unknown"}`:                                                                                                                        1,
+		`api_request_total{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`:                  1,
+		`api_request_duration_seconds_count{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`: 1,
+		`actor_message_duration_seconds_count{type="get_routing"}`:                                                                                                                                               1,
+	})
+}
+
+// Routing reads count by result; a read whose knownMetadataVersion is
+// older than the current version is a stale refresh.
+func TestProducerRoutingStaleRefreshes(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.heartbeat(orders, hb{member: "m-a"}) // metadataVersion 2
+	for _, q := range []string{"", "?knownMetadataVersion=2", "?knownMetadataVersion=1", "?knownMetadataVersion=junk"} {
+		if code, body := h.do(http.MethodGet, groupPath(orders)+"/producer-routing"+q, nil); code != http.StatusOK {
+			t.Fatalf("routing%s: %d %s", q, code, body)
+		}
+	}
+	s := scrape(t, h.reg)
+	if got := s[`producer_routing_request_total{group="billing",status="SUCCESS",stream="orders"}`]; got != 4 {
+		t.Errorf("routing requests %v, want 4", got)
+	}
+	if got := s[`producer_routing_stale_total{group="billing",stream="orders"}`]; got != 1 {
+		t.Errorf("stale routing refreshes %v, want 1", got)
+	}
+}
+
+// Admin mutations count by action and outcome; scale requests by status.
+func TestAdminMutationsAndScaleRequests(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	if code, _ := h.do(http.MethodPost, groupPath(orders), map[string]any{"requestedBy": "t"}); code != http.StatusConflict {
+		t.Fatalf("second create: %d", code)
+	}
+	scale := httpapi.Route{Method: http.MethodPost, Template: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale", Mutation: true, Action: "SCALE_GROUP"}
+	h.m.RequestServed(httpapi.ServedRequest{Route: scale, StreamPrefix: "orders", ConsumerGroup: "billing", Status: http.StatusAccepted})
+	h.m.RequestServed(httpapi.ServedRequest{Route: scale, StreamPrefix: "orders", ConsumerGroup: "billing", Status: http.StatusConflict})
+	streamScale := httpapi.Route{Method: http.MethodPost, Template: "/coord/v1/streams/{streamPrefix}/scale", Mutation: true, Action: "SCALE_STREAM"}
+	h.m.RequestServed(httpapi.ServedRequest{Route: streamScale, StreamPrefix: "orders", Status: http.StatusAccepted})
+	s := scrape(t, h.reg)
+	for k, want := range map[string]float64{
+		`admin_mutation_total{action="CREATE_GROUP",outcome="SUCCESS"}`:              1,
+		`admin_mutation_total{action="CREATE_GROUP",outcome="CLIENT_ERROR"}`:         1,
+		`admin_mutation_failed_total{action="CREATE_GROUP"}`:                         1,
+		`scale_request_total{group="billing",status="SUCCESS",stream="orders"}`:      1,
+		`scale_request_total{group="billing",status="ERROR",stream="orders"}`:        1,
+		`scale_request_failed_total{group="billing",status="ERROR",stream="orders"}`: 1,
+		`scale_request_total{group="none",status="SUCCESS",stream="orders"}`:         1,
+		`admin_mutation_failed_total{action="SCALE_GROUP"}`:                          1,
+	} {
+		if s[k] != want {
+			t.Errorf("%s = %v, want %v", k, s[k], want)
+		}
+	}
+}
+
+// panicking answers every read with a panic.
+type panicking struct{ httpapi.Coordinator }
+
+func (panicking) Group(context.Context, group.Key) (group.GroupView, error) { panic("boom") }
+
+// A handler panic is an ERROR outcome with status 500.
+func TestPanicIsAnErrorOutcome(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	api := httpapi.New(httpapi.Options{Coordinator: panicking{}, Middleware: []httpapi.Middleware{httpapi.ObserveRequests(m)}})
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, groupPath(orders), nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if got := scrape(t, reg)[`api_request_total{group="unknown",method="GET",outcome="ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}",status="500",stream="unknown"}`]; got != 1 {
+		t.Errorf("panicking request counted %v times as ERROR, want 1", got)
+	}
+}
+
+// Progress gauges follow the member's reports; ages follow the clock at
+// scrape time without any commit.
+func TestProgressAndAgeGauges(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.clock.Advance(2 * time.Second)
+	resp := h.heartbeat(orders, hb{member: "m-a"})
+	h.clock.Advance(2 * time.Second)
+	code, body := h.do(http.MethodPost, groupPath(orders)+"/members/m-a/heartbeat", map[string]any{
+		"protocolVersion": 1, "requestId": "p", "memberId": "m-a", "memberEpoch": resp.MemberEpoch,
+		"runtimeConsumerCapacity": map[string]int{"runtimeMaxConcurrency": 1, "availableConcurrency": 1},
+		"ownedShards":             []map[string]int{{"shardIndex": 0}, {"shardIndex": 1}, {"shardIndex": 2}, {"shardIndex": 3}},
+		"shardProgress": []map[string]any{{
+			"shard": map[string]int{"shardIndex": 1}, "lastDeliveredId": "1700000000000-5", "lastAckedId": nil,
+			"pendingCount": 3, "updatedAt": "2026-05-21T00:00:03Z",
+		}},
+	})
+	if code != http.StatusOK {
+		t.Fatalf("heartbeat: %d %s", code, body)
+	}
+	s := scrape(t, h.reg)
+	const l = `{group="billing",member="m-a",shard="1",stream="orders"}`
+	for name, want := range map[string]float64{
+		"consumer_shard_last_delivered_ms":           1700000000000,
+		"consumer_shard_last_delivered_seq":          5,
+		"consumer_shard_last_acked_ms":               -1,
+		"consumer_shard_last_acked_seq":              -1,
+		"consumer_shard_pending":                     3,
+		"consumer_shard_progress_updated_at_seconds": float64(time.Date(2026, 5, 21, 0, 0, 3, 0, time.UTC).Unix()),
+	} {
+		if s[name+l] != want {
+			t.Errorf("%s = %v, want %v", name+l, s[name+l], want)
+		}
+	}
+	h.clock.Advance(7 * time.Second) // no commit: ages move at scrape time
+	ages := gauges(t, h.reg)
+	for k, want := range map[string]float64{
+		`member_heartbeat_age_seconds{group="billing",member="m-a",stream="orders"}`:                  7,
+		`member_lease_remaining_seconds{group="billing",member="m-a",stream="orders"}`:                settings.MemberLeaseTTL.Seconds() - 7,
+		`consumer_shard_progress_age_seconds{group="billing",member="m-a",shard="1",stream="orders"}`: 8,
+	} {
+		if ages[k] != want {
+			t.Errorf("%s = %v, want %v", k, ages[k], want)
+		}
+	}
+}
+
+// gauges scrapes every gauge, time-dependent ones included.
+func gauges(t *testing.T, reg prometheus.Gatherer) series {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := series{}
+	for _, f := range families {
+		if f.GetType() == dto.MetricType_GAUGE {
+			for _, mt := range f.GetMetric() {
+				out[seriesName(f.GetName(), mt)] = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// violating returns a group with shard 0 in the current sets of two live
+// members and no targets.
+func violating() *group.Group {
+	g := group.New()
+	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 1}})
+	for _, id := range []string{"a", "b"} {
+		g.Apply(group.MemberRecord{Member: group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
+	}
+	return g
+}
+
+// Violations: the gauges show the current count, the counter adds it at
+// every refresh, duplicate current owners are counted apart.
+func TestInvariantViolations(t *testing.T) {
+	clock := newFakeClock()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	g := violating()
+	n := float64(len(g.Violations())) // no target owner, duplicate current owners
+	m.GroupCommitted(orders, g)
+	clock.Advance(time.Second)
+	m.GroupCommitted(orders, g)
+	s := scrape(t, reg)
+	for k, want := range map[string]float64{
+		`invariant_violations{group="billing",stream="orders"}`:       n,
+		`duplicate_owner_violations{group="billing",stream="orders"}`: 1,
+		`invariant_violation_total{group="billing",stream="orders"}`:  2 * n,
+	} {
+		if s[k] != want {
+			t.Errorf("%s = %v, want %v", k, s[k], want)
+		}
+	}
+}
+
+// failingSource fails every read.
+type failingSource struct{ err error }
+
+func (f failingSource) Members(context.Context, group.Key) ([]group.Member, error) { return nil, f.err }
+func (f failingSource) Assignments(context.Context, group.Key) (group.AssignmentsView, error) {
+	return group.AssignmentsView{}, f.err
+}
+
+// A failed refresh read counts as a monitoring refresh failure; a group
+// deleted meanwhile does not.
+func TestRefreshStaleFailures(t *testing.T) {
+	clock := newFakeClock()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	g := violating()
+	m.GroupCommitted(orders, g)
+	m.GroupCommitted(orders, g) // inside the interval: dirty
+	clock.Advance(time.Second)
+	m.RefreshStale(context.Background(), failingSource{group.Errorf(group.CodeGroupNotFound, "gone")})
+	m.RefreshStale(context.Background(), failingSource{errors.New("store down")})
+	if got := scrape(t, reg)[`monitoring_refresh_failed_total{projection="group_metrics"}`]; got != 1 {
+		t.Errorf("refresh failures %v, want 1", got)
+	}
+}
+
+// ShardOffsets exports one series per shard for known groups only; unknown
+// ids are -1, unknown lag and memory 0.
+func TestShardOffsets(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	lag := int64(4)
+	id := "1700000000000-7"
+	m.ShardOffsets(orders, []metrics.ShardSample{{Shard: 0, StreamKey: "orders:0"}})
+	for k := range scrape(t, reg) {
+		if strings.HasPrefix(k, "shard_") {
+			t.Errorf("offset %s of an unknown group was exported", k)
+		}
+	}
+	m.GroupCommitted(orders, violating())
+	m.ShardOffsets(orders, []metrics.ShardSample{
+		{Shard: 1, StreamKey: "orders:1", StreamLength: 10, Pending: 2, Lag: &lag, LastRecordID: &id},
+		{Shard: 0, StreamKey: "orders:0", StreamLength: 5},
+		{Shard: 1, StreamKey: "orders:1", StreamLength: 99},
+	})
+	s := scrape(t, reg)
+	const l1, l0 = `{group="billing",shard="1",stream="orders",stream_key="orders:1"}`, `{group="billing",shard="0",stream="orders",stream_key="orders:0"}`
+	for k, want := range map[string]float64{
+		"shard_stream_length" + l1: 10, "shard_pending" + l1: 2, "shard_lag" + l1: 4, "shard_memory_usage_bytes" + l1: 0,
+		"shard_last_record_ms" + l1: 1700000000000, "shard_last_record_seq" + l1: 7, "shard_last_generated_ms" + l1: -1,
+		"shard_stream_length" + l0: 5, "shard_lag" + l0: 0, "shard_consumer_last_acked_seq" + l0: -1,
+	} {
+		if got, ok := s[k]; !ok || got != want {
+			t.Errorf("%s = %v (exported %v), want %v", k, got, ok, want)
+		}
+	}
+}
+
+// stubLocker answers every Lock with err.
+type stubLocker struct{ err error }
+
+func (l stubLocker) Lock(context.Context, group.Key) (func(), error) { return func() {}, l.err }
+
+// The Locker decorator observes acquisitions and counts timeouts.
+func TestLockerInstrumentation(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	for _, err := range []error{nil, persistence.ErrLockTimeout, persistence.ErrLockTimeout} {
+		if _, got := m.Locker(stubLocker{err}).Lock(context.Background(), orders); !errors.Is(got, err) && err != nil {
+			t.Fatalf("Lock returned %v, want %v", got, err)
+		}
+	}
+	s := scrape(t, reg)
+	for k, want := range map[string]float64{
+		`mutex_timeout_total{}`:                                       2,
+		`mutex_acquire_duration_seconds_count{result="success"}`:      1,
+		`mutex_acquire_duration_seconds_count{result="lock_timeout"}`: 2,
+	} {
+		if s[k] != want {
+			t.Errorf("%s = %v, want %v", k, s[k], want)
+		}
+	}
+}
+
+// The breaker hook maps states to 0, 1, 2; ticks count by changed.
+func TestBreakerHookAndTicks(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	hook := m.BreakerHook("redis")
+	const k = `store_breaker_state{store="redis"}`
+	for _, step := range []struct {
+		to   string
+		want float64
+	}{{"", 0}, {"open", 2}, {"half-open", 1}, {"bogus", 1}, {"closed", 0}} {
+		if step.to != "" {
+			hook("x", step.to)
+		}
+		if got := scrape(t, reg)[k]; got != step.want {
+			t.Errorf("after %q: %s = %v, want %v", step.to, k, got, step.want)
+		}
+	}
+	m.TickHandled(true, time.Millisecond)
+	m.TickHandled(false, time.Millisecond)
+	m.TickHandled(false, time.Millisecond)
+	s := scrape(t, reg)
+	if s[`tick_total{changed="true"}`] != 1 || s[`tick_total{changed="false"}`] != 2 || s[`tick_duration_seconds_count{changed="false"}`] != 2 {
+		t.Errorf("tick series %v", s)
+	}
+}
+
+// Every series, the runtime collectors' included, carries the coordinator
+// label; redis_stream_coord_up starts at 1 and follows SetUp.
+func TestCoordinatorLabelAndUp(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.heartbeat(orders, hb{member: "m-a"})
+	families, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			found := false
+			for _, l := range mt.GetLabel() {
+				found = found || l.GetName() == "coordinator" && l.GetValue() == coordinatorID
+			}
+			if !found {
+				t.Errorf("%s %v has no coordinator label", f.GetName(), mt.GetLabel())
+			}
+		}
+	}
+	if got := scrape(t, h.reg)[`up{}`]; got != 1 {
+		t.Errorf("up starts at %v, want 1", got)
+	}
+	h.m.SetUp(false)
+	if got := scrape(t, h.reg)[`up{}`]; got != 0 {
+		t.Errorf("up %v after SetUp(false), want 0", got)
+	}
+}

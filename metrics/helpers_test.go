@@ -1,0 +1,277 @@
+package metrics_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+)
+
+// The compile-time proof that Metrics is an actors.Observer and an
+// httpapi.RequestObserver.
+var (
+	_ actors.Observer         = (*metrics.Metrics)(nil)
+	_ httpapi.RequestObserver = (*metrics.Metrics)(nil)
+)
+
+// waitLimit only keeps a broken test from hanging; no assertion depends on it.
+const waitLimit = 30 * time.Second
+
+// fakeClock is a settable clock shared by a coordinator and its metrics.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// harness is one coordinator on a store, observed by its own Metrics and
+// served by the real HTTP API with the observing middleware and coordinator.
+type harness struct {
+	t     *testing.T
+	clock *fakeClock
+	reg   *prometheus.Registry
+	m     *metrics.Metrics
+	coord *actors.Coordinator
+	api   http.Handler
+}
+
+const coordinatorID = "coord-test"
+
+var (
+	orders   = group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
+	settings = group.DefaultSettings()
+)
+
+// newHarness starts a coordinator on store (instrumented as "memory") with
+// the clock; ticks are sent by the test (TickNow).
+func newHarness(t *testing.T, store persistence.Store, clock *fakeClock) *harness {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	coord, err := actors.New(actors.Options{
+		Store:       m.Store("memory", store),
+		Settings:    settings,
+		Clock:       clock.Now,
+		GroupCommit: true,
+		Observer:    m,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := coord.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	api := httpapi.New(httpapi.Options{
+		Coordinator:   httpapi.ObserveCoordinator(coord, m),
+		Settings:      settings,
+		CoordinatorID: coordinatorID,
+		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+		Middleware:    []httpapi.Middleware{httpapi.ObserveRequests(m)},
+	})
+	return &harness{t: t, clock: clock, reg: reg, m: m, coord: coord, api: api}
+}
+
+// do serves one request and returns the status and body.
+func (h *harness) do(method, path string, body any) (int, []byte) {
+	h.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	rec := httptest.NewRecorder()
+	h.api.ServeHTTP(rec, httptest.NewRequest(method, path, r))
+	return rec.Code, rec.Body.Bytes()
+}
+
+// groupPath is the API path of key's group.
+func groupPath(key group.Key) string {
+	return "/coord/v1/streams/" + key.StreamPrefix + "/groups/" + key.ConsumerGroup
+}
+
+// create creates key's group with 4 shards.
+func (h *harness) create(key group.Key) {
+	h.t.Helper()
+	if code, body := h.do(http.MethodPost, groupPath(key), map[string]any{"initialShardCount": 4, "requestedBy": "test"}); code != http.StatusCreated {
+		h.t.Fatalf("create %s: %d %s", key, code, body)
+	}
+}
+
+// hb is a heartbeat body.
+type hb struct {
+	member string
+	epoch  int64
+	owned  []int
+}
+
+// heartbeat sends one heartbeat over HTTP and returns the response.
+func (h *harness) heartbeat(key group.Key, b hb) group.HeartbeatResponse {
+	h.t.Helper()
+	owned := []map[string]int{}
+	for _, s := range b.owned {
+		owned = append(owned, map[string]int{"shardIndex": s})
+	}
+	code, body := h.do(http.MethodPost, groupPath(key)+"/members/"+b.member+"/heartbeat", map[string]any{
+		"protocolVersion": 1, "requestId": fmt.Sprintf("r-%s-%d", b.member, b.epoch), "memberId": b.member,
+		"memberEpoch": b.epoch, "runtimeConsumerCapacity": map[string]int{"runtimeMaxConcurrency": 2, "availableConcurrency": 1},
+		"ownedShards": owned,
+	})
+	if code != http.StatusOK {
+		h.t.Fatalf("heartbeat %s: %d %s", b.member, code, body)
+	}
+	var resp group.HeartbeatResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		h.t.Fatal(err)
+	}
+	return resp
+}
+
+// series is a flattened scrape: `name{label="value",…}` (labels sorted,
+// coordinator left out) → value. Histograms and summaries contribute
+// their _count only.
+type series map[string]float64
+
+// timeDependent names the gauges that move with the clock alone.
+var timeDependent = []string{
+	"redis_stream_coord_member_heartbeat_age_seconds",
+	"redis_stream_coord_member_lease_remaining_seconds",
+	"redis_stream_coord_consumer_shard_progress_age_seconds",
+	"redis_stream_coord_migration_active_age_seconds",
+}
+
+// scrape gathers reg, leaving out the Go runtime and process collectors
+// and the time-dependent gauges.
+func scrape(t *testing.T, reg prometheus.Gatherer) series {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	out := series{}
+	for _, f := range families {
+		name := f.GetName()
+		if !strings.HasPrefix(name, metrics.Namespace+"_") || slices.Contains(timeDependent, name) {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[seriesName(name, mt)] = mt.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[seriesName(name, mt)] = mt.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				out[seriesName(name+"_count", mt)] = float64(mt.GetHistogram().GetSampleCount())
+			case dto.MetricType_SUMMARY:
+				out[seriesName(name+"_count", mt)] = float64(mt.GetSummary().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
+
+func seriesName(name string, mt *dto.Metric) string {
+	var labels []string
+	for _, l := range mt.GetLabel() {
+		if l.GetName() != "coordinator" {
+			labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+		}
+	}
+	sort.Strings(labels)
+	return strings.TrimPrefix(name, metrics.Namespace+"_") + "{" + strings.Join(labels, ",") + "}"
+}
+
+// moved returns the series whose value differs between two scrapes (an
+// absent series counts as 0), with the difference.
+func moved(before, after series) series {
+	out := series{}
+	for k, v := range after {
+		if d := v - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	for k, v := range before {
+		if _, ok := after[k]; !ok && v != 0 {
+			out[k] = -v
+		}
+	}
+	return out
+}
+
+// step runs f and checks that exactly the want series moved, by exactly
+// the given amounts.
+func (h *harness) step(name string, f func(), want series) {
+	h.t.Helper()
+	before := scrape(h.t, h.reg)
+	f()
+	got := moved(before, scrape(h.t, h.reg))
+	var diffs []string
+	for k, v := range want {
+		if got[k] != v {
+			diffs = append(diffs, fmt.Sprintf("  %s moved %v, want %v", k, got[k], v))
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("  %s moved %v unexpectedly", k, v))
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		h.t.Errorf("%s:\n%s", name, strings.Join(diffs, "\n"))
+	}
+}
+
+// waitFor polls reg until cond holds on a scrape.
+func waitFor(t *testing.T, reg prometheus.Gatherer, what string, cond func(series) bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond(scrape(t, reg)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// newMemoryHarness is newHarness on a fresh memory store.
+func newMemoryHarness(t *testing.T) *harness {
+	return newHarness(t, memory.New(), newFakeClock())
+}

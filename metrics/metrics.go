@@ -1,0 +1,209 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "redis_stream_coord"
+
+// DefaultRefreshInterval is the least time between two O(members)
+// refreshes of one group (see Metrics).
+const DefaultRefreshInterval = time.Second
+
+// Label values used when a name taken from a request must not become a
+// label (see Metrics).
+const (
+	// LabelNone is the stream or group label of series not about a group.
+	LabelNone = "none"
+	// LabelUnknown is the stream or group label of requests naming a
+	// group this coordinator does not know.
+	LabelUnknown = "unknown"
+)
+
+// Option configures New.
+type Option func(*Metrics)
+
+// WithClock sets the clock used for throttling and for the age gauges
+// (heartbeat age, lease remaining, progress age, migration age); default
+// time.Now.
+func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = now } }
+
+// WithRefreshInterval sets the least time between two O(members)
+// refreshes of one group; default DefaultRefreshInterval.
+func WithRefreshInterval(d time.Duration) Option { return func(m *Metrics) { m.interval = d } }
+
+// Metrics holds every coordinator collector. All methods are safe for
+// concurrent use and never block on I/O.
+type Metrics struct {
+	now      func() time.Time
+	interval time.Duration
+
+	up prometheus.Gauge
+
+	heartbeats        *prometheus.CounterVec // stream, group, status
+	memberExpired     *prometheus.CounterVec // stream, group
+	memberFenced      *prometheus.CounterVec // stream, group
+	rebalances        *prometheus.CounterVec // stream, group, reason
+	rebalanceDuration *prometheus.HistogramVec
+	violationsTotal   *prometheus.CounterVec // stream, group
+	actorRestarts     *prometheus.CounterVec // stream, group
+	scaleRequests     *prometheus.CounterVec // stream, group, status
+	scaleFailed       *prometheus.CounterVec // stream, group, status
+	routingRequests   *prometheus.CounterVec // stream, group, status
+	routingStale      *prometheus.CounterVec // stream, group
+	apiRequests       *prometheus.CounterVec // method, route, status, outcome, stream, group
+	apiDuration       *prometheus.SummaryVec
+
+	ticks          *prometheus.CounterVec // changed
+	tickDuration   *prometheus.HistogramVec
+	stateConflicts *prometheus.CounterVec // operation, attempt
+	adminMutations *prometheus.CounterVec // action, outcome
+	adminFailures  *prometheus.CounterVec // action
+	refreshFailed  *prometheus.CounterVec // projection
+
+	storeDuration  *prometheus.HistogramVec // store, operation, result
+	mutexAcquire   *prometheus.HistogramVec // result
+	mutexTimeouts  prometheus.Counter
+	breakerState   *prometheus.GaugeVec // store
+	messageTime    *prometheus.HistogramVec
+	batchSize      prometheus.Histogram
+	commitDuration *prometheus.HistogramVec // result
+	groupActors    prometheus.Gauge
+
+	// groupVecs are the vectors with stream and group labels, cleared
+	// when a group is deleted.
+	groupVecs []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}
+
+	mu     sync.RWMutex
+	groups map[group.Key]*groupState
+	// prefixes counts the known groups of each stream prefix.
+	prefixes map[string]int
+}
+
+// latencyBuckets span 0.5 ms to about 16 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
+
+// New builds the coordinator's collectors and registers them, together with
+// the Go runtime and process collectors, with reg. Every series carries the
+// constant label coordinator=coordinatorID. It panics if a collector is
+// already registered (a wiring error).
+func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metrics {
+	m := &Metrics{
+		now:      time.Now,
+		interval: DefaultRefreshInterval,
+		groups:   map[group.Key]*groupState{},
+		prefixes: map[string]int{},
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	grp := []string{"stream", "group"}
+	with := func(extra ...string) []string { return append(append([]string{}, grp...), extra...) }
+
+	m.up = gauge("up", "1 while the coordinator reports itself UP (set by every health check), else 0.")
+	m.up.Set(1)
+	m.heartbeats = counterVec("heartbeat_total", "Handled member heartbeats by response status.", with("status")...)
+	m.memberExpired = counterVec("member_expired_total", "Members whose lease expired.", grp...)
+	m.memberFenced = counterVec("member_fenced_total", "Members fenced (invalid ownership report or rebalance timeout).", grp...)
+	m.rebalances = counterVec("rebalance_total", "Target assignment recomputations committed by a group commit.", with("reason")...)
+	m.rebalanceDuration = histogramVec("rebalance_duration_seconds", "Duration of the group commits that recomputed the target assignment.", latencyBuckets, with("reason")...)
+	m.violationsTotal = counterVec("invariant_violation_total", "Invariant violations, added up at every group refresh that found some.", grp...)
+	m.actorRestarts = counterVec("actor_restarts_total", "Group actor restarts after a panic.", grp...)
+	m.scaleRequests = counterVec("scale_request_total", "Scale requests by result (SUCCESS or ERROR).", with("status")...)
+	m.scaleFailed = counterVec("scale_request_failed_total", "Scale requests that failed.", with("status")...)
+	m.routingRequests = counterVec("producer_routing_request_total", "Producer routing reads by result (SUCCESS or ERROR).", with("status")...)
+	m.routingStale = counterVec("producer_routing_stale_total", "Producer routing reads whose knownMetadataVersion was older than the current one.", grp...)
+	m.apiRequests = counterVec("api_request_total", "Coordinator API requests.", "method", "route", "status", "outcome", "stream", "group")
+	m.apiDuration = prometheus.NewSummaryVec(prometheus.SummaryOpts{
+		Namespace:  Namespace,
+		Name:       "api_request_duration_seconds",
+		Help:       "Coordinator API request latency (quantiles over the last minute).",
+		Objectives: map[float64]float64{0.5: 0.05, 0.95: 0.01, 0.99: 0.001},
+		MaxAge:     time.Minute,
+		AgeBuckets: 3,
+	}, []string{"method", "route", "status", "outcome", "stream", "group"})
+
+	m.ticks = counterVec("tick_total", "Event-loop ticks handled by group actors.", "changed")
+	m.tickDuration = histogramVec("tick_duration_seconds", "Time a group actor took to handle one tick.", latencyBuckets, "changed")
+	m.stateConflicts = counterVec("state_conflict_total", "Store revision conflicts by operation and attempt.", "operation", "attempt")
+	m.adminMutations = counterVec("admin_mutation_total", "Admin API mutations by action and outcome.", "action", "outcome")
+	m.adminFailures = counterVec("admin_mutation_failed_total", "Admin API mutations answered with an error status.", "action")
+	m.refreshFailed = counterVec("monitoring_refresh_failed_total", "Monitoring projection refreshes that failed.", "projection")
+
+	m.storeDuration = histogramVec("store_commit_duration_seconds", "Metadata store write latency by operation and result.", latencyBuckets, "store", "operation", "result")
+	m.mutexAcquire = histogramVec("mutex_acquire_duration_seconds", "State mutex acquire latency by result.", latencyBuckets, "result")
+	m.mutexTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "mutex_timeout_total", Help: "State mutex acquisitions that timed out."})
+	m.breakerState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "store_breaker_state", Help: "Store circuit breaker state: 0 closed, 1 half-open, 2 open."}, []string{"store"})
+	m.messageTime = histogramVec("actor_message_duration_seconds", "Time a group actor took to handle one message, by message type.", latencyBuckets, "type")
+	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "group_commit_batch_size", Help: "Requests and ticks per group commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)})
+	m.commitDuration = histogramVec("group_commit_duration_seconds", "Group commit critical section duration (retries included) by result.", latencyBuckets, "result")
+	m.groupActors = gauge("group_actors", "Live group actors.")
+
+	m.groupVecs = []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{m.heartbeats, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration, m.violationsTotal,
+		m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale, m.apiRequests, m.apiDuration}
+
+	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
+	r.MustRegister(m.up, m.heartbeats, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration,
+		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
+		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
+		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakerState, m.messageTime,
+		m.batchSize, m.commitDuration, m.groupActors, groupCollector{m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// SetUp sets redis_stream_coord_up: 1 when up, else 0. The health checker
+// calls it on every check.
+func (m *Metrics) SetUp(up bool) {
+	if up {
+		m.up.Set(1)
+	} else {
+		m.up.Set(0)
+	}
+}
+
+// MonitoringRefreshFailed counts one failed refresh of a monitoring
+// projection (e.g. "offsets" for the stream offset cache, "group_metrics"
+// for the group refresher).
+func (m *Metrics) MonitoringRefreshFailed(projection string) {
+	m.refreshFailed.WithLabelValues(projection).Inc()
+}
+
+// Breaker states as reported by persistence/breaker, and their gauge values.
+var breakerStates = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
+
+// BreakerHook returns a breaker.Options.OnStateChange hook that keeps the
+// store_breaker_state gauge of store in step with its breaker, and sets the
+// gauge to closed (a new breaker's state). Unknown state names are ignored.
+func (m *Metrics) BreakerHook(store string) func(from, to string) {
+	g := m.breakerState.WithLabelValues(store)
+	g.Set(breakerStates["closed"])
+	return func(_, to string) {
+		if v, ok := breakerStates[to]; ok {
+			g.Set(v)
+		}
+	}
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
+}

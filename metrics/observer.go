@@ -1,0 +1,114 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// The methods of this file and GroupCommitted implement actors.Observer.
+// Each does O(1) work under at most one group's lock.
+
+// conflictOperations maps the actors' critical-section names to the
+// operation label values of §10.1. A flush commits heartbeats and ticks;
+// it is reported as "heartbeat".
+var conflictOperations = map[string]string{
+	"flush":  "heartbeat",
+	"create": "create-group",
+	"delete": "delete-group",
+}
+
+// MessageHandled implements actors.Observer: one observation of
+// actor_message_duration_seconds{type} per message.
+func (m *Metrics) MessageHandled(msgType string, d time.Duration) {
+	m.messageTime.WithLabelValues(msgType).Observe(d.Seconds())
+}
+
+// TickHandled records one event-loop tick handled by a group actor: whether
+// it changed the group and how long it took (tick_total and
+// tick_duration_seconds by changed). The actor layer calls it per tick.
+func (m *Metrics) TickHandled(changed bool, d time.Duration) {
+	c := strconv.FormatBool(changed)
+	m.ticks.WithLabelValues(c).Inc()
+	m.tickDuration.WithLabelValues(c).Observe(d.Seconds())
+}
+
+// BatchFlushed implements actors.Observer: the batch size, and the critical
+// section's duration by result (success, noop when nothing needed
+// writing, or the error class of ResultOf).
+func (m *Metrics) BatchFlushed(key group.Key, size int, wrote bool, d time.Duration, err error) {
+	m.batchSize.Observe(float64(size))
+	result := ResultOf(err)
+	if err == nil && !wrote {
+		result = "noop"
+	}
+	m.commitDuration.WithLabelValues(result).Observe(d.Seconds())
+	if err != nil {
+		return
+	}
+	if gs := m.lookup(key); gs != nil {
+		gs.mu.Lock()
+		gs.flushed, gs.flushTime = true, d
+		gs.mu.Unlock()
+	}
+}
+
+// Conflict implements actors.Observer: state_conflict_total{operation,
+// attempt}.
+func (m *Metrics) Conflict(_ group.Key, operation string, attempt int) {
+	if op, ok := conflictOperations[operation]; ok {
+		operation = op
+	}
+	m.stateConflicts.WithLabelValues(operation, strconv.Itoa(attempt)).Inc()
+}
+
+// ActorRestarted implements actors.Observer: actor_restarts_total.
+func (m *Metrics) ActorRestarted(key group.Key) {
+	p, g := m.groupLabels(key)
+	m.actorRestarts.WithLabelValues(p, g).Inc()
+}
+
+// ActorsLive implements actors.Observer: the group_actors gauge.
+func (m *Metrics) ActorsLive(n int) { m.groupActors.Set(float64(n)) }
+
+// MailboxDepth implements actors.Observer: actor_mailbox_depth of a known
+// group.
+func (m *Metrics) MailboxDepth(key group.Key, n int) {
+	if gs := m.lookup(key); gs != nil {
+		gs.mu.Lock()
+		gs.mailbox = n
+		gs.mu.Unlock()
+	}
+}
+
+// ResultOf classifies a store or commit error for the result labels:
+// success, conflict, not_found, already_exists, unavailable, lock_timeout,
+// corrupt, canceled, internal or error (an unknown outcome).
+func ResultOf(err error) string {
+	switch {
+	case err == nil:
+		return "success"
+	case errors.Is(err, persistence.ErrConflict), errors.Is(err, messages.ErrStateConflict):
+		return "conflict"
+	case errors.Is(err, persistence.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, persistence.ErrAlreadyExists):
+		return "already_exists"
+	case errors.Is(err, persistence.ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, persistence.ErrLockTimeout):
+		return "lock_timeout"
+	case errors.Is(err, persistence.ErrCorrupt):
+		return "corrupt"
+	case errors.Is(err, messages.ErrInternal):
+		return "internal"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
+}
