@@ -43,6 +43,8 @@ type HealthReport struct {
 	CoordinatorID string `json:"coordinatorId"`
 	Redis         string `json:"redis"`
 	Loop          string `json:"loop"`
+	// Store is omitted when zero (no store reported).
+	Store StoreHealth `json:"store,omitzero"`
 }
 
 // HealthChecker produces the health report. Check must not block on Redis

@@ -14,6 +14,14 @@ const (
 	RedisUnknown       = "UNKNOWN"
 )
 
+// StoreHealth is the "store" member of the health report: the metadata
+// store's type (memory, redis, jdbc) and its circuit breaker's state
+// (closed, half-open, open). It never changes the report's status.
+type StoreHealth struct {
+	Type    string `json:"type"`
+	Breaker string `json:"breaker"`
+}
+
 // PingHealthOptions configure a PingHealth.
 type PingHealthOptions struct {
 	CoordinatorID string

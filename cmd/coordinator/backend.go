@@ -5,12 +5,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/breaker"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
 	sqlstore "github.com/redis-stream-coordinator/coordinator/persistence/sql"
@@ -19,25 +21,47 @@ import (
 // backend is what the coordinator persists to and depends on: the metadata
 // store, its state mutex and the shared Redis client.
 type backend struct {
+	// store is the configured store behind breaker.
 	store persistence.Store
-	// locker is the Redis state mutex; nil means none (persistence.NoLocker).
+	// locker is the Redis state mutex behind breaker; nil means none
+	// (persistence.NoLocker).
 	locker persistence.Locker
+	// breaker guards store and locker (store.breaker, store.timeout): a
+	// backend that is down costs one fast ErrUnavailable per call, so
+	// heartbeats answer RETRY and admin calls 503 without waiting.
+	breaker *breaker.Breaker
 	// redis is the Redis client shared by every Redis user; nil when Redis
 	// is not required (config.RedisRequired).
 	redis goredis.UniversalClient
 }
 
-// openBackend opens the configured store. The Redis client dials lazily;
-// the SQL store connects at once (it creates its tables) within ctx.
-func openBackend(ctx context.Context, cfg *config.Config) (*backend, error) {
-	b := &backend{}
+// openBackend opens the configured store and puts the breaker in front of
+// it and its mutex; breaker transitions are logged. The Redis client dials
+// lazily; the SQL store connects at once (it creates its tables) within ctx.
+func openBackend(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*backend, error) {
+	br, err := breaker.New(breaker.Options{
+		Name:                cfg.Store.Type,
+		ConsecutiveFailures: uint32(cfg.Store.Breaker.FailureThreshold),
+		OpenTimeout:         cfg.Store.Breaker.OpenTimeout.Duration(),
+		CallTimeout:         cfg.Store.Timeout.Duration(),
+		OnStateChange: func(from, to string) {
+			logger.Warn("store circuit breaker", "store", cfg.Store.Type, "from", from, "to", to)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{breaker: br}
 	if cfg.RedisRequired() {
 		b.redis = newRedisClient(cfg)
 	}
-	var err error
-	b.store, b.locker, err = openStore(ctx, cfg, b.redis)
+	store, locker, err := openStore(ctx, cfg, b.redis)
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
+	}
+	b.store = br.Store(store)
+	if locker != nil {
+		b.locker = br.Locker(locker)
 	}
 	return b, nil
 }
@@ -100,18 +124,43 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 	return goredis.NewUniversalClient(o)
 }
 
-// health is the §10.2 health checker: pings Redis when it is required,
-// otherwise reports it NOT_CONFIGURED (httpapi's default, nil).
+// health returns the §10.2 health checker with the store's type and
+// breaker state added: it pings Redis when Redis is required (status
+// DEGRADED while Redis is DOWN), otherwise it reports Redis NOT_CONFIGURED.
 func (b *backend) health(cfg *config.Config) httpapi.HealthChecker {
-	if b.redis == nil {
-		return nil
+	h := &health{
+		report:  httpapi.HealthReport{Status: "UP", CoordinatorID: cfg.ID, Redis: httpapi.RedisNotConfigured, Loop: "UP"},
+		store:   cfg.Store.Type,
+		breaker: b.breaker,
 	}
-	return httpapi.NewPingHealth(httpapi.PingHealthOptions{
-		CoordinatorID: cfg.ID,
-		Ping:          func(ctx context.Context) error { return b.redis.Ping(ctx).Err() },
-		Timeout:       cfg.Health.RedisTimeout(),
-		CacheTTL:      cfg.Health.CacheTTL(),
-	})
+	if b.redis != nil {
+		h.redis = httpapi.NewPingHealth(httpapi.PingHealthOptions{
+			CoordinatorID: cfg.ID,
+			Ping:          func(ctx context.Context) error { return b.redis.Ping(ctx).Err() },
+			Timeout:       cfg.Health.RedisTimeout(),
+			CacheTTL:      cfg.Health.CacheTTL(),
+		})
+	}
+	return h
+}
+
+// health is the coordinator's HealthChecker. It never blocks: the Redis
+// part comes from PingHealth's cache, the breaker state from memory.
+type health struct {
+	// redis answers when Redis is required; nil → report.
+	redis   *httpapi.PingHealth
+	report  httpapi.HealthReport
+	store   string
+	breaker *breaker.Breaker
+}
+
+func (h *health) Check(ctx context.Context) httpapi.HealthReport {
+	r := h.report
+	if h.redis != nil {
+		r = h.redis.Check(ctx)
+	}
+	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State()}
+	return r
 }
 
 // Close closes the store, then the Redis client.

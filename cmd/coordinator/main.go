@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	back, err := openBackend(ctx, cfg)
+	back, err := openBackend(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -69,17 +69,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}()
 
 	settings := domainSettings(cfg)
-	coord, err := actors.New(actors.Options{
-		Store:        back.store,
-		Locker:       back.locker,
-		Settings:     settings,
-		TickInterval: cfg.Coordination.EventLoop.Interval.Duration(),
-		TickEnabled:  cfg.Coordination.EventLoop.Enabled,
-		GroupCommit:  cfg.Coordination.GroupCommit.Enabled,
-		MaxBatch:     cfg.Coordination.GroupCommit.MaxBatch,
-		StoreTimeout: cfg.Store.Timeout.Duration(),
-		Logger:       logger,
-	})
+	coord, err := actors.New(actorOptions(cfg, back, logger))
 	if err != nil {
 		return err
 	}
@@ -138,6 +128,23 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, nil)), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: must be json or text", format)
+}
+
+// actorOptions configures the actor system on back: the event loop, group
+// commit (coordination.group-commit: enabled=false, or max-batch 1, runs
+// one critical section per request) and the store timeout.
+func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors.Options {
+	return actors.Options{
+		Store:        back.store,
+		Locker:       back.locker,
+		Settings:     domainSettings(cfg),
+		TickInterval: cfg.Coordination.EventLoop.Interval.Duration(),
+		TickEnabled:  cfg.Coordination.EventLoop.Enabled,
+		GroupCommit:  cfg.Coordination.GroupCommit.Enabled,
+		MaxBatch:     cfg.Coordination.GroupCommit.MaxBatch,
+		StoreTimeout: cfg.Store.Timeout.Duration(),
+		Logger:       logger,
+	}
 }
 
 // domainSettings extracts the domain's settings from the configuration.

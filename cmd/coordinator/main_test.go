@@ -141,7 +141,7 @@ func TestRunServesTheAPI(t *testing.T) {
 	}
 	createAndJoin(t, base+"/coord/v1", "orders")
 	st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
-	if st != http.StatusOK || body != `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP"}` {
+	if st != http.StatusOK || body != `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP","store":{"type":"memory","breaker":"closed"}}` {
 		t.Fatalf("health: %d %s", st, body)
 	}
 }
@@ -181,7 +181,7 @@ func TestRunKeepsGroupsAcrossRestarts(t *testing.T) {
 			if st != http.StatusOK || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
 				t.Fatalf("group after restart: %d %s", st, body)
 			}
-			want := `{"status":"UP","coordinatorId":"it","redis":"` + tc.redis + `","loop":"UP"}`
+			want := `{"status":"UP","coordinatorId":"it","redis":"` + tc.redis + `","loop":"UP","store":{"type":"` + tc.name + `","breaker":"closed"}}`
 			for {
 				st, body = send(t, "GET", base+"/coord/v1/monitoring/health", "")
 				if body == want {
