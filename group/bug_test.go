@@ -83,3 +83,115 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	}
 	c.Check()
 }
+
+// TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne:
+//
+// §4.2 steps 5–7 treat a LEAVING record as syncable, and §4.5 answers
+// SYNC_METADATA with memberEpoch = stored, which is −1 for a LEAVING record.
+// A new process of a member that left earlier starts with epoch 0 and a
+// metadataVersion other than the group's (stale, or 0 when unknown). While a
+// correction round is open, step 7 answers it SYNC_METADATA with
+// memberEpoch −1 instead of running the rejoin of step 8 ("epoch 0, rec
+// LEAVING → rejoin"). The client echoes −1 (§4.3: clients echo the last
+// response's epoch), which is a leave: every later heartbeat is "second
+// leave → OK, epoch −1, nothing assigned". The process never rejoins, never
+// gets a shard, and its record stays LEAVING with a fresh lastHeartbeatAt,
+// so it is never pruned either.
+//
+// Input: A{0,1} B{2,3}; B leaves (v4); A claims metadataVersion 9 (round
+// open); B's new process joins with epoch 0, metadataVersion 3.
+// Expected: B rejoins (ACTIVE, a positive epoch) and, once the round closes,
+// reads its share. Actual: SYNC_METADATA with memberEpoch −1, then B stays
+// LEAVING forever while its process heartbeats.
+// (Found by TestProperty_ProtocolSafetyAndConvergence.)
+func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T) {
+	c := stableAB(t)
+	a := clientsAB(c)[0]
+	c.Leave("B", grouptest.Revoked(2, 3)...)
+	a.beat(c)
+	req := a.request()
+	req.MetadataVersion = 9
+	a.handle(req, c.Heartbeat(req))
+	if c.Group.MetadataCorrection == nil {
+		t.Fatalf("no round")
+	}
+	b := newClient("B")
+	b.mv = 3
+	resp := b.beat(c)
+	if resp.MemberEpoch < 0 {
+		t.Errorf("a joining process (epoch 0) was answered %s with memberEpoch %d", resp.Status, resp.MemberEpoch)
+	}
+	for i := 0; i < 10; i++ {
+		c.Advance(time.Second)
+		a.beat(c)
+		b.beat(c)
+		c.Tick()
+	}
+	if m := member(t, c, "B"); m.State != group.MemberActive || len(b.owned) == 0 {
+		t.Errorf("B's process heartbeats but its record is %s epoch %d and it reads %v (client epoch %d)",
+			m.State, m.MemberEpoch, b.owned, b.epoch)
+	}
+	c.Check()
+}
+
+// TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning:
+//
+// §5 "revoke before assign": a moved shard stays pending for its new owner
+// until the old owner stops listing it in owned/active revoking. Our domain
+// also counts a member's granted set as held (model.go Holding) so that a
+// shard granted but not yet reported blocks others.
+//
+// The SYNC_METADATA path (§4.2 steps 6–7, §4.5) sets granted := owned ∩
+// (target − blocked) and, as §4.5 says, leaves the current set alone. When
+// the member reports owning a shard that is no longer in its target (and its
+// current set does not list it yet, because the shard was granted after its
+// last normal heartbeat), that shard leaves granted and is in neither current
+// nor revoking: it is no longer held, although the member just said it reads
+// it. The next target owner is then assigned the shard while the member still
+// reads it (until it processes the SYNC_METADATA answer; forever if that
+// answer is lost).
+//
+// Input: A{0,1} B{2,3}, B granted {2,3} (its current still empty); C joins
+// (targets A{0,1} B{2} C{3}, C pending 3); A claims metadataVersion 9
+// (round open); B heartbeats with its old metadataVersion owning {2,3} →
+// SYNC_METADATA assigned {2} (response lost, B keeps reading 2,3); D joins
+// (G bump, round dropped); C heartbeats.
+// Expected: shard 3 stays pending for C while B reports/reads it.
+// Actual: C is assigned 3 while B reads it: two live readers of shard 3.
+// (Found by TestProperty_ProtocolSafetyAndConvergence.)
+func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
+	c := grouptest.New(t, 4)
+	a, b := newClient("A"), newClient("B")
+	a.beat(c)
+	a.beat(c)
+	b.beat(c)
+	a.beat(c)
+	a.beat(c)
+	b.beat(c) // B is granted {2,3}, its current set is still empty
+	if !b.owned.Equal(shards(2, 3)) || len(member(t, c, "B").CurrentAssignment) != 0 {
+		t.Fatalf("setup: B reads %v, record %+v", b.owned, member(t, c, "B"))
+	}
+	cc := newClient("C")
+	cc.beat(c)
+	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
+	if !cc.owned.Equal(nil) {
+		t.Fatalf("C reads %v", cc.owned)
+	}
+	// A opens a correction round.
+	req := a.request()
+	req.MetadataVersion = 9
+	a.handle(req, c.Heartbeat(req))
+	// B, on its old metadata version, reports owning {2,3}: SYNC_METADATA,
+	// the answer is lost (B keeps reading 2,3).
+	resp := c.Heartbeat(b.request())
+	if resp.Status != group.StatusSyncMetadata {
+		t.Fatalf("B: %+v", resp)
+	}
+	// D joins: the round is dropped.
+	newClient("D").beat(c)
+	resp = cc.beat(c)
+	if cc.owned.Contains(3) && b.owned.Contains(3) {
+		t.Errorf("C was assigned shard 3 (%s assigned %v) while B reports owning and reads it", resp.Status, resp.Assignment.AssignedShards)
+	}
+	c.Check()
+}
