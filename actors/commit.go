@@ -35,12 +35,17 @@ func (a *groupActor) flush() {
 	wrote, err := critical(a, "flush", false, a.writeBatch)
 	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
 	if err == nil {
-		for _, r := range a.records {
-			a.committed.Apply(r)
-		}
-		a.c.opts.Observer.GroupCommitted(a.key, a.committed)
+		a.applyCommitted(a.records)
 	}
 	a.answerBatch(err)
+}
+
+// applyCommitted applies stored records to committed.
+func (a *groupActor) applyCommitted(recs []group.Record) {
+	for _, r := range recs {
+		a.committed.Apply(r)
+	}
+	a.c.opts.Observer.GroupCommitted(a.key, a.committed)
 }
 
 // writeBatch stores the batch's records as one mutation and reports whether
@@ -125,6 +130,9 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 	if _, err := g.Create(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, a.key, m.Request); err != nil {
 		return group.GroupView{}, err
 	}
+	if err := a.checkStreamKeys(g.ShardCount, m.StreamLevel); err != nil {
+		return group.GroupView{}, err
+	}
 	ctx, cancel := a.storeCtx()
 	defer cancel()
 	rev, err := a.c.opts.Store.Create(ctx, a.key, persistence.Encode(g))
@@ -132,6 +140,9 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 		return group.GroupView{}, a.errorf("create", err)
 	}
 	a.install(g, rev, false)
+	if err := a.provisionCreated(); err != nil {
+		return group.GroupView{}, err
+	}
 	return g.View(), nil
 }
 
@@ -139,19 +150,32 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 // the stream prefix. Stream-level creates of one prefix all run in the
 // actor of group G = P, so they cannot race each other.
 func (a *groupActor) checkPrefixFree() error {
+	used, err := a.prefixInUse()
+	if err != nil {
+		return err
+	}
+	if used {
+		return group.Errorf(group.CodeStreamPrefixAlreadyExists,
+			"Stream prefix '%s' is already managed by coordinator metadata", a.key.StreamPrefix)
+	}
+	return nil
+}
+
+// prefixInUse reports whether any stored group has the actor's stream
+// prefix.
+func (a *groupActor) prefixInUse() (bool, error) {
 	ctx, cancel := a.storeCtx()
 	defer cancel()
 	keys, err := a.c.opts.Store.List(ctx)
 	if err != nil {
-		return fmt.Errorf("list groups: %w", err)
+		return false, fmt.Errorf("list groups: %w", err)
 	}
 	for _, k := range keys {
 		if k.StreamPrefix == a.key.StreamPrefix {
-			return group.Errorf(group.CodeStreamPrefixAlreadyExists,
-				"Stream prefix '%s' is already managed by coordinator metadata", a.key.StreamPrefix)
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // delete runs a delete command in the critical section; it answers the
@@ -243,7 +267,7 @@ func unknownOutcome(err error) bool {
 	if _, domain := errors.AsType[*group.Error](err); domain {
 		return false
 	}
-	for _, known := range []error{persistence.ErrUnavailable, persistence.ErrLockTimeout, persistence.ErrCorrupt, messages.ErrInternal} {
+	for _, known := range []error{persistence.ErrUnavailable, persistence.ErrLockTimeout, persistence.ErrCorrupt, messages.ErrInternal, messages.ErrProvisioning} {
 		if errors.Is(err, known) {
 			return false
 		}

@@ -104,10 +104,21 @@ func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.Ass
 	return ask(ctx, c, &messages.GetAssignments{Routed: messages.Routed{Key: key}, Reply: r}, r)
 }
 
-// Routing returns the committed producer routing metadata.
+// Routing returns the committed producer routing metadata. With
+// provisioning enabled it first provisions the group's shards (§2.4),
+// outside the group's actor; a failure matches messages.ErrProvisioning.
 func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
 	r := messages.NewReplyTo[messages.Routing]()
-	return ask(ctx, c, &messages.GetRouting{Routed: messages.Routed{Key: key}, Reply: r}, r)
+	rt, err := ask(ctx, c, &messages.GetRouting{Routed: messages.Routed{Key: key}, Reply: r}, r)
+	if err != nil {
+		return messages.Routing{}, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
+	defer cancel()
+	if err := provisionShards(pctx, c.opts.Provisioner, key, rt.ShardCount); err != nil {
+		return messages.Routing{}, err
+	}
+	return rt, nil
 }
 
 // Groups returns the view of every stored group, sorted by stream prefix

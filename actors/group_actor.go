@@ -62,6 +62,9 @@ type entry struct {
 	now  time.Time
 	hb   *messages.Heartbeat     // nil for a tick
 	resp group.HeartbeatResponse // computed on working; sent once committed
+	// drained names the migration a tick found drained in Redis; re-runs
+	// replay the confirmation without asking Redis again.
+	drained string
 }
 
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
@@ -117,6 +120,8 @@ func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
 		answerRead(a, m.Reply, (*group.Group).Assignments)
 	case *messages.GetRouting:
 		answerRead(a, m.Reply, routing)
+	default:
+		a.handleResharding(msg)
 	}
 }
 
@@ -145,6 +150,9 @@ func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
 	}
 	e := entry{now: m.Now}
 	recs := a.run(&e)
+	if e.drained = a.drainedMigration(); e.drained != "" {
+		recs = append(recs, a.confirmDrain(&e)...)
+	}
 	if len(recs) == 0 && len(a.entries) == 0 {
 		return
 	}
@@ -170,7 +178,7 @@ func (a *groupActor) park(ctx actor.Context, e entry, recs []group.Record) {
 func (a *groupActor) run(e *entry) []group.Record {
 	at := group.InstantOf(e.now)
 	if e.hb == nil {
-		return a.working.Tick(at, a.c.opts.Settings)
+		return append(a.working.Tick(at, a.c.opts.Settings), a.confirmDrain(e)...)
 	}
 	resp, recs := a.working.Heartbeat(at, a.c.opts.Settings, e.hb.Request)
 	e.resp = resp
@@ -187,6 +195,11 @@ func (a *groupActor) rerun() {
 
 // answerRead answers a read from committed.
 func answerRead[T any](a *groupActor, r messages.ReplyTo[T], project func(*group.Group) T) {
+	answerQuery(a, r, func(g *group.Group) (T, error) { return project(g), nil })
+}
+
+// answerQuery answers a read from committed that may fail.
+func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.Group) (T, error)) {
 	var zero T
 	if err := a.refresh(); err != nil {
 		r.Answer(zero, err)
@@ -196,7 +209,7 @@ func answerRead[T any](a *groupActor, r messages.ReplyTo[T], project func(*group
 		r.Answer(zero, groupNotFound())
 		return
 	}
-	r.Answer(project(a.committed), nil)
+	r.Answer(query(a.committed))
 }
 
 // routing projects the producer routing metadata of g.

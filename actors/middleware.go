@@ -66,6 +66,16 @@ func messageType(msg any) string {
 		return MsgGetAssignments
 	case *messages.GetRouting:
 		return MsgGetRouting
+	case *messages.Scale:
+		return MsgScale
+	case *messages.CheckScale:
+		return MsgCheckScale
+	case *messages.Rollback:
+		return MsgRollback
+	case *messages.GetMigration, *messages.GetMigrations:
+		return MsgGetMigrations
+	case *messages.GetSnapshot:
+		return MsgGetSnapshot
 	case *messages.Tick:
 		return MsgTick
 	case flush:
@@ -91,6 +101,18 @@ func failRequest(msg any, err error) {
 	case *messages.GetAssignments:
 		tryFail(m.Reply, err)
 	case *messages.GetRouting:
+		tryFail(m.Reply, err)
+	case *messages.Scale:
+		tryFail(m.Reply, err)
+	case *messages.CheckScale:
+		tryFail(m.Reply, err)
+	case *messages.Rollback:
+		tryFail(m.Reply, err)
+	case *messages.GetMigration:
+		tryFail(m.Reply, err)
+	case *messages.GetMigrations:
+		tryFail(m.Reply, err)
+	case *messages.GetSnapshot:
 		tryFail(m.Reply, err)
 	}
 }

@@ -19,7 +19,8 @@ type Observer interface {
 	// section took (retries included) and its outcome (nil on success).
 	BatchFlushed(key group.Key, size int, wrote bool, d time.Duration, err error)
 	// Conflict reports a revision conflict of operation ("flush", "create",
-	// "delete") on its attempt-th try.
+	// "delete", "scale-group", "scale-stream", "rollback-migration") on its
+	// attempt-th try.
 	Conflict(key group.Key, operation string, attempt int)
 	// ActorRestarted reports that a group actor is restarting after a panic.
 	ActorRestarted(key group.Key)
@@ -45,6 +46,11 @@ const (
 	MsgGetMembers     = "get_members"
 	MsgGetAssignments = "get_assignments"
 	MsgGetRouting     = "get_routing"
+	MsgScale          = "scale"
+	MsgCheckScale     = "check_scale"
+	MsgRollback       = "rollback"
+	MsgGetMigrations  = "get_migrations"
+	MsgGetSnapshot    = "get_snapshot"
 	MsgTick           = "tick"
 	MsgFlush          = "flush"
 )

@@ -44,8 +44,17 @@ type Options struct {
 	// CommitAttempts bounds the commits of one batch or admin command that
 	// end in a revision conflict.
 	CommitAttempts int
-	// StoreTimeout bounds each store call.
+	// StoreTimeout bounds each store call, and each Redis call of
+	// Provisioner and Drains.
 	StoreTimeout time.Duration
+
+	// Provisioner creates the Redis streams and consumer groups of the
+	// groups' shards on create, scale and routing reads (§6.6); nil
+	// disables provisioning (streams.provisioning-enabled=false).
+	Provisioner Provisioner
+	// Drains confirms that the removed shards of a scale-in are drained
+	// (§6.4). Required when Settings.DrainCheck is set, unused otherwise.
+	Drains DrainChecker
 
 	// Observer receives metrics hooks. nil → NopObserver.
 	Observer Observer
@@ -106,6 +115,9 @@ func (o Options) validate() error {
 	}
 	if o.StoreTimeout < 0 {
 		errs = append(errs, errors.New("actors: StoreTimeout must not be negative"))
+	}
+	if o.Settings.DrainCheck && o.Drains == nil {
+		errs = append(errs, errors.New("actors: Drains is required when Settings.DrainCheck is set"))
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -35,6 +36,7 @@ type Coordinator interface {
 	Routing(ctx context.Context, key group.Key) (messages.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
+	Resharding
 }
 
 // HealthReport is the body of GET /monitoring/health (§10.2).
@@ -92,6 +94,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// Middleware wraps every coordinator route; the first is outermost.
 	Middleware []Middleware
+	// DataPlane serves /offsets and the message explorer; nil answers them
+	// 503 REDIS_NOT_CONFIGURED.
+	DataPlane DataPlane
+	// BenchEndpoints adds the load harness's no-op route (BenchNoopTemplate;
+	// debug.bench-endpoints).
+	BenchEndpoints bool
 	// Security, when non-nil, enables authentication, audit, rate limiting
 	// and the login and session routes (see Security); its middlewares run
 	// inside Middleware. Nil serves an open API.
@@ -113,6 +121,9 @@ type API struct {
 	maxBody  int64
 	router   *httprouter.Router
 	draining atomic.Bool
+	data     DataPlane
+	// benchEndpoints is Options.BenchEndpoints.
+	benchEndpoints bool
 	// guard is the installed Security; nil when the API is open.
 	guard *guard
 }
@@ -142,6 +153,9 @@ func New(o Options) *API {
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
 		router:   httprouter.New(),
+		data:     o.DataPlane,
+
+		benchEndpoints: o.BenchEndpoints,
 	}
 	r := a.router
 	r.RedirectTrailingSlash = false
@@ -207,7 +221,7 @@ func (a *API) routes() []route {
 		monitoring = "/monitoring"
 		monGroup   = monitoring + grp
 	)
-	return append([]route{
+	return slices.Concat([]route{
 		{Route{http.MethodPost, stream, true, "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
 		{Route{http.MethodPost, grp, true, "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
 		{Route{http.MethodGet, grp, false, ""}, read(a, a.coord.Group, asIs[group.GroupView])},
@@ -221,7 +235,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
-	}, a.securityRoutes()...)
+	}, a.reshardingRoutes(stream, grp, monGroup), a.securityRoutes(), a.benchRoutes())
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// DataPlane reads the Redis streams behind the groups for the monitoring
+// API (§2.6 /offsets and /shards/{i}/messages); monitoring.Reader
+// implements it. Errors other than streams.ErrInvalidCursor are failures
+// to read Redis.
+type DataPlane interface {
+	// GroupOffsets observes g's shards (a live Redis read).
+	GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error)
+	// Page reads one page of a shard's entries (streams.Observer.Page).
+	Page(ctx context.Context, shard streams.Shard, dir streams.Direction, cursor string, limit int) (streams.Page, error)
+}
+
+var (
+	// errRedisNotConfigured answers the data-plane reads when the API has
+	// no DataPlane.
+	errRedisNotConfigured = errors.New("redis is not configured")
+	// errDataPlane marks a failure to read Redis.
+	errDataPlane = errors.New("redis data plane unavailable")
+)
+
+// dataPlane returns the DataPlane, or errRedisNotConfigured.
+func (a *API) dataPlane() (DataPlane, error) {
+	if a.data == nil {
+		return nil, errRedisNotConfigured
+	}
+	return a.data, nil
+}
+
+// dataPlaneError classifies a DataPlane error: a malformed cursor is the
+// client's (400), anything else a Redis failure.
+func dataPlaneError(err error) error {
+	if errors.Is(err, streams.ErrInvalidCursor) {
+		return invalid("cursor: %v", err)
+	}
+	return fmt.Errorf("%w: %w", errDataPlane, err)
+}
+
+// offsets fetches #21's body from the committed group and a live Redis
+// read.
+func (a *API) offsets(ctx context.Context, key group.Key) (monitoring.Offsets, error) {
+	g, err := a.coord.Snapshot(ctx, key)
+	if err != nil {
+		return monitoring.Offsets{}, err
+	}
+	data, err := a.dataPlane()
+	if err != nil {
+		return monitoring.Offsets{}, err
+	}
+	o, err := data.GroupOffsets(ctx, g)
+	if err != nil {
+		return monitoring.Offsets{}, dataPlaneError(err)
+	}
+	return o, nil
+}
+
+// messagesResponse is the body of #22 (§2.6).
+type messagesResponse struct {
+	StreamPrefix  string            `json:"streamPrefix"`
+	ConsumerGroup string            `json:"consumerGroup"`
+	Shard         group.Shard       `json:"shard"`
+	StreamKey     string            `json:"streamKey"`
+	Direction     streams.Direction `json:"direction"`
+	Limit         int               `json:"limit"`
+	Records       []messageRecord   `json:"records"`
+	NextCursor    *string           `json:"nextCursor"`
+}
+
+// messageRecord is one stream entry of #22.
+type messageRecord struct {
+	StreamPrefix      string            `json:"streamPrefix"`
+	ConsumerGroup     string            `json:"consumerGroup"`
+	Shard             group.Shard       `json:"shard"`
+	StreamKey         string            `json:"streamKey"`
+	RecordID          string            `json:"recordId"`
+	Fields            map[string]string `json:"fields"`
+	Payload           *string           `json:"payload"`
+	RecordTimestampMs int64             `json:"recordTimestampMs"`
+	RecordTime        group.Instant     `json:"recordTime"`
+}
+
+// shardMessages serves #22: ?direction=FORWARD|BACKWARD (default)
+// &cursor=&limit=25 (clamped to 1..1000). A shard index outside
+// [0, shardCount) is 400.
+func (a *API) shardMessages(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	body, err := a.messagesPage(r, ps)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesResponse, error) {
+	key, err := pathKey(ps)
+	if err != nil {
+		return messagesResponse{}, err
+	}
+	index, err := strconv.Atoi(ps.ByName("shardIndex"))
+	if err != nil {
+		return messagesResponse{}, invalid("shardIndex: must be an integer")
+	}
+	q := r.URL.Query()
+	dir, err := streams.ParseDirection(q.Get("direction"))
+	if err != nil {
+		return messagesResponse{}, invalid("direction: must be FORWARD or BACKWARD")
+	}
+	limit := streams.DefaultPageLimit
+	if s := q.Get("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil {
+			return messagesResponse{}, invalid("limit: must be an integer")
+		}
+	}
+	view, err := a.coord.Group(r.Context(), key)
+	if err != nil {
+		return messagesResponse{}, err
+	}
+	if index < 0 || index >= view.ShardCount {
+		return messagesResponse{}, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
+	}
+	data, err := a.dataPlane()
+	if err != nil {
+		return messagesResponse{}, err
+	}
+	shard := streams.Shard{Index: index, Key: streams.StreamKey(key.StreamPrefix, index)}
+	page, err := data.Page(r.Context(), shard, dir, q.Get("cursor"), limit)
+	if err != nil {
+		return messagesResponse{}, dataPlaneError(err)
+	}
+	out := messagesResponse{
+		StreamPrefix:  key.StreamPrefix,
+		ConsumerGroup: key.ConsumerGroup,
+		Shard:         group.Shard{ShardIndex: index},
+		StreamKey:     shard.Key,
+		Direction:     page.Direction,
+		Limit:         page.Limit,
+		Records:       make([]messageRecord, len(page.Records)),
+		NextCursor:    page.NextCursor,
+	}
+	for i, rec := range page.Records {
+		out.Records[i] = messageRecord{
+			StreamPrefix:      key.StreamPrefix,
+			ConsumerGroup:     key.ConsumerGroup,
+			Shard:             out.Shard,
+			StreamKey:         rec.StreamKey,
+			RecordID:          rec.ID,
+			Fields:            rec.Fields,
+			Payload:           rec.Payload,
+			RecordTimestampMs: rec.TimestampMs,
+			RecordTime:        group.Instant(rec.TimestampMs),
+		}
+	}
+	return out, nil
+}

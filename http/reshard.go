@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+)
+
+// Resharding is the part of Coordinator that scales groups and reads their
+// migrations (§2.5, §6), plus the group snapshot the data-plane monitoring
+// projects from.
+type Resharding interface {
+	// ScaleGroup scales one group (§6.2); the request has passed
+	// group.ValidateScale.
+	ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error)
+	// ScaleStream scales every group of a stream prefix (§6.3).
+	ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error)
+	// Rollback rolls a migration back (§6.5); the request has passed
+	// group.ValidateRollback.
+	Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error)
+	// Migration returns one migration of a group.
+	Migration(ctx context.Context, key group.Key, id string) (group.Migration, error)
+	// Migrations returns a group's migration history.
+	Migrations(ctx context.Context, key group.Key) (messages.Migrations, error)
+	// Snapshot returns a private copy of the committed group.
+	Snapshot(ctx context.Context, key group.Key) (*group.Group, error)
+}
+
+// reshardingRoutes lists the scale, migration and data-plane monitoring
+// routes (#3, #8–#10, #20–#22), templates relative to the base path.
+func (a *API) reshardingRoutes(stream, grp, monGroup string) []route {
+	return []route{
+		{Route{http.MethodPost, stream + "/scale", true, "SCALE_STREAM"}, a.scaleStream},
+		{Route{http.MethodPost, grp + "/scale", true, "SCALE_GROUP"}, a.scaleGroup},
+		{Route{http.MethodGet, grp + "/migrations/{reshardingId}", false, ""}, a.getMigration},
+		{Route{http.MethodPost, grp + "/migrations/{reshardingId}/rollback", true, "ROLLBACK_MIGRATION"}, a.rollback},
+		{Route{http.MethodGet, monGroup + "/migrations", false, ""}, read(a, a.coord.Migrations, migrationsBody)},
+		{Route{http.MethodGet, monGroup + "/offsets", false, ""}, read(a, a.offsets, asIs[monitoring.Offsets])},
+		{Route{http.MethodGet, monGroup + "/shards/{shardIndex}/messages", false, ""}, a.shardMessages},
+	}
+}
+
+// scaleBody decodes and validates a scale request body.
+func (a *API) scaleBody(w http.ResponseWriter, r *http.Request) (group.ScaleRequest, error) {
+	var req group.ScaleRequest
+	if err := a.decodeBody(w, r, &req); err != nil {
+		return req, err
+	}
+	return req, group.ValidateScale(&req, a.settings)
+}
+
+// scaleGroup serves #8: 202 with the Migration.
+func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var req group.ScaleRequest
+	key, err := pathKey(ps)
+	if err == nil {
+		req, err = a.scaleBody(w, r)
+	}
+	var m group.Migration
+	if err == nil {
+		m, err = a.coord.ScaleGroup(r.Context(), key, req)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, m)
+}
+
+// streamScaled is the 202 body of #3 (§2.5).
+type streamScaled struct {
+	StreamPrefix           string            `json:"streamPrefix"`
+	TargetShardCount       int               `json:"targetShardCount"`
+	AffectedConsumerGroups []string          `json:"affectedConsumerGroups"`
+	Migrations             []group.Migration `json:"migrations"`
+}
+
+// scaleStream serves #3.
+func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var req group.ScaleRequest
+	key, err := pathKey(ps)
+	if err == nil {
+		req, err = a.scaleBody(w, r)
+	}
+	var s messages.StreamScale
+	if err == nil {
+		s, err = a.coord.ScaleStream(r.Context(), key.StreamPrefix, req)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, streamScaled{
+		StreamPrefix:           s.StreamPrefix,
+		TargetShardCount:       s.TargetShardCount,
+		AffectedConsumerGroups: nonNil(s.AffectedConsumerGroups),
+		Migrations:             nonNil(s.Migrations),
+	})
+}
+
+// getMigration serves #9.
+func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	key, err := pathKey(ps)
+	var m group.Migration
+	if err == nil {
+		m, err = a.coord.Migration(r.Context(), key, ps.ByName("reshardingId"))
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// rollback serves #10: 202 with the Migration.
+func (a *API) rollback(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	var req group.RollbackRequest
+	key, err := pathKey(ps)
+	if err == nil {
+		err = a.decodeBody(w, r, &req)
+	}
+	if err == nil {
+		err = group.ValidateRollback(&req)
+	}
+	var m group.Migration
+	if err == nil {
+		m, err = a.coord.Rollback(r.Context(), key, ps.ByName("reshardingId"), req)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, m)
+}
+
+// migrationsResponse is the body of #20.
+type migrationsResponse struct {
+	Migrations         []group.Migration `json:"migrations"`
+	ActiveReshardingID *string           `json:"activeReshardingId"`
+}
+
+func migrationsBody(_ group.Key, m messages.Migrations) any {
+	return migrationsResponse{Migrations: nonNil(m.List), ActiveReshardingID: m.ActiveReshardingID}
+}

@@ -1,0 +1,80 @@
+package messages
+
+import (
+	"errors"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// ErrProvisioning is matched (errors.Is) by every request that failed
+// because the Redis streams of a group could not be provisioned or checked
+// (§6.6): the group's metadata is left as the request's contract says
+// (a failed create stores nothing, a failed scale stays PREPARING). The
+// HTTP layer maps it to 503 REDIS_STREAM_PROVISIONING_FAILED.
+var ErrProvisioning = errors.New("redis stream provisioning failed")
+
+// Scale runs a group scale (§6.2). NewID is the id a new migration gets;
+// StreamLevel marks a step of a stream scale (§6.3), for conflict metrics.
+// Answered once the migration is ACTIVE, or with the noop migration.
+type Scale struct {
+	Routed
+	Request     group.ScaleRequest
+	NewID       string
+	StreamLevel bool
+	Reply       ReplyTo[group.Migration]
+}
+
+// CheckScale runs the per-group pre-checks of a stream scale (§2.5) on the
+// committed state without changing anything: nil when Scale would start,
+// resume or noop, else the error Scale would answer.
+type CheckScale struct {
+	Routed
+	Request group.ScaleRequest
+	Reply   ReplyTo[struct{}]
+}
+
+// Rollback rolls back migration ID (§6.5).
+type Rollback struct {
+	Routed
+	ID      string
+	Request group.RollbackRequest
+	Reply   ReplyTo[group.Migration]
+}
+
+// GetMigration reads migration ID from the committed state.
+type GetMigration struct {
+	Routed
+	ID    string
+	Reply ReplyTo[group.Migration]
+}
+
+// Migrations is a group's migration history (§2.6 /migrations).
+type Migrations struct {
+	// List holds every migration ordered by creation time.
+	List []group.Migration
+	// ActiveReshardingID names the active migration, nil when none is.
+	ActiveReshardingID *string
+}
+
+// GetMigrations reads the committed migration history.
+type GetMigrations struct {
+	Routed
+	Reply ReplyTo[Migrations]
+}
+
+// GetSnapshot reads a private copy of the committed group, for read-only
+// projections built outside the actor (data-plane monitoring).
+type GetSnapshot struct {
+	Routed
+	Reply ReplyTo[*group.Group]
+}
+
+// StreamScale is the outcome of a stream scale (§2.5 #3).
+type StreamScale struct {
+	StreamPrefix     string
+	TargetShardCount int
+	// AffectedConsumerGroups lists the groups of the prefix, sorted; each
+	// has the migration of the same index in Migrations.
+	AffectedConsumerGroups []string
+	Migrations             []group.Migration
+}

@@ -1,0 +1,216 @@
+package monitoring
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// Offsets is the body of /offsets (§2.6), plus the group's observed rates.
+type Offsets struct {
+	StreamPrefix      string        `json:"streamPrefix"`
+	ConsumerGroup     string        `json:"consumerGroup"`
+	Shards            []ShardOffset `json:"shards"`
+	TotalStreamLength int64         `json:"totalStreamLength"`
+	TotalPendingCount int64         `json:"totalPendingCount"`
+	// TotalLag is null when any shard's lag is unknown.
+	TotalLag *int64 `json:"totalLag"`
+	// TotalMemoryUsageBytes sums the known values; MemoryUsageKnown
+	// reports whether all were known.
+	TotalMemoryUsageBytes int64 `json:"totalMemoryUsageBytes"`
+	MemoryUsageKnown      bool  `json:"memoryUsageKnown"`
+	// ProducedPerSecond and ConsumedPerSecond sum the shards' known rates;
+	// null when none is known.
+	ProducedPerSecond *float64 `json:"producedPerSecond"`
+	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+}
+
+// ShardOffset is one StreamShardOffset of §2.6, plus the shard's rates.
+type ShardOffset struct {
+	StreamPrefix        string      `json:"streamPrefix"`
+	ConsumerGroup       string      `json:"consumerGroup"`
+	Shard               group.Shard `json:"shard"`
+	StreamKey           string      `json:"streamKey"`
+	RedisSlot           int         `json:"redisSlot"`
+	RedisNodeEndpoint   *string     `json:"redisNodeEndpoint"`
+	RedisNodeID         *string     `json:"redisNodeId"`
+	RedisSlotRangeStart *int        `json:"redisSlotRangeStart"`
+	RedisSlotRangeEnd   *int        `json:"redisSlotRangeEnd"`
+	StreamLength        int64       `json:"streamLength"`
+	FirstRecordID       *string     `json:"firstRecordId"`
+	LastRecordID        *string     `json:"lastRecordId"`
+	LastGeneratedID     *string     `json:"lastGeneratedId"`
+	// GroupLastDeliveredID is the consumer group's last-delivered-id.
+	GroupLastDeliveredID *string `json:"groupLastDeliveredId"`
+	// ConsumerLastDeliveredID and ConsumerLastAckedID come from the newest
+	// member-reported progress of the shard.
+	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
+	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
+	// PendingCount is the consumer group's pending count, else the newest
+	// member-reported one, else 0.
+	PendingCount     int64  `json:"pendingCount"`
+	Lag              *int64 `json:"lag"`
+	MemoryUsageBytes *int64 `json:"memoryUsageBytes"`
+	// OwnerMemberIDs are the live members whose current assignment holds
+	// the shard, sorted.
+	OwnerMemberIDs []string `json:"ownerMemberIds"`
+	// ProducedPerSecond and ConsumedPerSecond are the rates since the
+	// previous observation of the shard (streams.RateTracker); null on the
+	// first one, and ConsumedPerSecond also when a lag is unknown.
+	ProducedPerSecond *float64 `json:"producedPerSecond"`
+	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+}
+
+// Observation is one reading of a group's shards from Redis with the rates
+// since the previous reading of each shard.
+type Observation struct {
+	Shards []ObservedShard
+}
+
+// ObservedShard is one shard of an Observation.
+type ObservedShard struct {
+	streams.ShardOffset
+	Produced, Consumed *float64
+}
+
+// Reader observes groups' shards in Redis and tracks their rates. It is
+// safe for concurrent use. The embedded Observer serves the message
+// explorer.
+type Reader struct {
+	*streams.Observer
+	rates *streams.RateTracker
+	now   func() time.Time
+}
+
+// NewReader returns a Reader over observer whose rates are measured with
+// now (nil: time.Now).
+func NewReader(observer *streams.Observer, now func() time.Time) *Reader {
+	if now == nil {
+		now = time.Now
+	}
+	return &Reader{Observer: observer, rates: streams.NewRateTracker(), now: now}
+}
+
+// Observe reads shards 0..shardCount-1 of key from Redis and feeds every
+// shard's length and lag to the rate tracker. Every call is a rate sample:
+// the rates compare it with the previous call for the same shard, whichever
+// endpoint made it.
+func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Observation, error) {
+	offsets, err := r.Observer.Offsets(ctx, key.StreamPrefix, key.ConsumerGroup, shardCount)
+	if err != nil {
+		return Observation{}, err
+	}
+	at := r.now()
+	o := Observation{Shards: make([]ObservedShard, len(offsets))}
+	for i, s := range offsets {
+		rk := streams.RateKey{Prefix: key.StreamPrefix, Group: key.ConsumerGroup, Shard: s.Shard}
+		produced, consumed := r.rates.Observe(rk, at, s.StreamLength, s.Lag)
+		o.Shards[i] = ObservedShard{ShardOffset: s, Produced: produced, Consumed: consumed}
+	}
+	return o, nil
+}
+
+// GroupOffsets observes g's shards and projects them onto g (see Project).
+func (r *Reader) GroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
+	o, err := r.Observe(ctx, g.Meta.Key(), g.ShardCount)
+	if err != nil {
+		return Offsets{}, err
+	}
+	return Project(g, o), nil
+}
+
+// Project merges an observation of g's shards with g: owners are g's live
+// members whose current assignment holds the shard; consumer ids and the
+// pending fallback come from the newest progress any member reported for
+// the shard. The observation is of g's shards (Observe with g.ShardCount).
+func Project(g *group.Group, o Observation) Offsets {
+	key := g.Meta.Key()
+	out := Offsets{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, Shards: []ShardOffset{}}
+	owners, progress := owners(g), newestProgress(g)
+	var raw []streams.ShardOffset
+	var produced, consumed []*float64
+	for _, s := range o.Shards {
+		row := shardRow(key, s, owners[s.Shard], progress[s.Shard])
+		out.Shards = append(out.Shards, row)
+		out.TotalPendingCount += row.PendingCount
+		raw = append(raw, s.ShardOffset)
+		produced, consumed = append(produced, s.Produced), append(consumed, s.Consumed)
+	}
+	totals := streams.Totals(raw)
+	out.TotalStreamLength, out.TotalLag = totals.StreamLength, totals.Lag
+	out.TotalMemoryUsageBytes, out.MemoryUsageKnown = totals.MemoryUsageBytes, totals.MemoryUsageKnown
+	out.ProducedPerSecond, out.ConsumedPerSecond = streams.SumKnown(produced...), streams.SumKnown(consumed...)
+	return out
+}
+
+// shardRow builds one StreamShardOffset; p is nil when no member reported
+// progress for the shard.
+func shardRow(key group.Key, s ObservedShard, owners []string, p *group.ShardProgress) ShardOffset {
+	row := ShardOffset{
+		StreamPrefix:         key.StreamPrefix,
+		ConsumerGroup:        key.ConsumerGroup,
+		Shard:                group.Shard{ShardIndex: s.Shard},
+		StreamKey:            s.StreamKey,
+		RedisSlot:            s.RedisSlot,
+		RedisNodeEndpoint:    s.RedisNodeEndpoint,
+		RedisNodeID:          s.RedisNodeID,
+		RedisSlotRangeStart:  s.RedisSlotRangeStart,
+		RedisSlotRangeEnd:    s.RedisSlotRangeEnd,
+		StreamLength:         s.StreamLength,
+		FirstRecordID:        s.FirstRecordID,
+		LastRecordID:         s.LastRecordID,
+		LastGeneratedID:      s.LastGeneratedID,
+		GroupLastDeliveredID: s.GroupLastDeliveredID,
+		Lag:                  s.Lag,
+		MemoryUsageBytes:     s.MemoryUsageBytes,
+		OwnerMemberIDs:       owners,
+		ProducedPerSecond:    s.Produced,
+		ConsumedPerSecond:    s.Consumed,
+	}
+	if row.OwnerMemberIDs == nil {
+		row.OwnerMemberIDs = []string{}
+	}
+	if p != nil {
+		row.ConsumerLastDeliveredID, row.ConsumerLastAckedID = p.LastDeliveredID, p.LastAckedID
+		row.PendingCount = p.PendingCount
+	}
+	if s.GroupPending != nil {
+		row.PendingCount = *s.GroupPending
+	}
+	return row
+}
+
+// owners maps each shard to the live members whose current assignment
+// holds it, sorted.
+func owners(g *group.Group) map[int][]string {
+	out := map[int][]string{}
+	for _, id := range g.LiveMemberIDs() {
+		for _, s := range g.Members[id].CurrentAssignment {
+			out[s] = append(out[s], id)
+		}
+	}
+	return out
+}
+
+// newestProgress maps each shard to the progress report with the latest
+// UpdatedAt among all member records (ties: the lowest member id).
+func newestProgress(g *group.Group) map[int]*group.ShardProgress {
+	out := map[int]*group.ShardProgress{}
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		for i := range g.Members[id].ShardProgress {
+			p := &g.Members[id].ShardProgress[i]
+			if cur, ok := out[p.Shard.ShardIndex]; !ok || p.UpdatedAt > cur.UpdatedAt {
+				out[p.Shard.ShardIndex] = p
+			}
+		}
+	}
+	return out
+}
