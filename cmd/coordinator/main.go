@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}()
 
+	sec, err := newSecurity(cfg, back.redis, logger)
+	if err != nil {
+		return err
+	}
 	settings := domainSettings(cfg)
 	coord, err := actors.New(actorOptions(cfg, back, logger))
 	if err != nil {
@@ -80,6 +84,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Health:        back.health(cfg),
 		CoordinatorID: cfg.ID,
 		Logger:        logger,
+		Security:      sec,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Server.Address)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,6 +60,13 @@ func (l *logBuffer) find(msg string) (map[string]any, bool) {
 // cleanup) that shuts it down and checks it stopped cleanly.
 func start(t *testing.T, args ...string) (string, func()) {
 	t.Helper()
+	base, stop, _ := startLogged(t, args...)
+	return base, stop
+}
+
+// startLogged is start, also returning the process log.
+func startLogged(t *testing.T, args ...string) (string, func(), *logBuffer) {
+	t.Helper()
 	logs := newLogBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -78,7 +86,7 @@ func start(t *testing.T, args ...string) (string, func()) {
 	t.Cleanup(stop)
 	for {
 		if rec, ok := logs.find("coordinator listening"); ok {
-			return "http://" + rec["address"].(string), stop
+			return "http://" + rec["address"].(string), stop, logs
 		}
 		select {
 		case err := <-done:
@@ -97,12 +105,22 @@ func writeConfig(t *testing.T, yaml string) string {
 	return p
 }
 
-// send makes one request (body "" sends none) and returns status and body.
+// send makes one request (body "" sends none) as the default admin
+// principal and returns status and body.
 func send(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	return sendAs(t, "Basic "+base64.StdEncoding.EncodeToString([]byte("admin:password")), method, url, body)
+}
+
+// sendAs is send with the Authorization header auth ("" for none).
+func sendAs(t *testing.T, auth, method, url, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

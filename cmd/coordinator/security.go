@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/config"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/ratelimit"
+	"github.com/redis-stream-coordinator/coordinator/security"
+)
+
+// newSecurity builds the API's access control, audit and rate limit from
+// coordinator.api and coordinator.audit:
+//
+//   - users from api.users (or the admin pair), tokens signed with
+//     api.token-secret for api.token-ttl; a warning is logged when the
+//     secret is derived from the admin credentials, and for each configured
+//     user that was left out. Passwords and secrets are never logged.
+//   - audit.sink redis: a RedisSink on the shared client under
+//     store.key-prefix, capped at audit.redis-max-entries per list, which is
+//     also the recent-mutations history; log: the audit log lines on logger
+//     plus a MemorySink of the last httpapi.RecentMutationsLimit events per
+//     group as the history.
+//   - api.rate-limit.enabled: a limiter of max-requests per window.
+//
+// client is nil unless Redis is required, which audit.sink redis implies
+// (config.RedisRequired).
+func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slog.Logger) (*httpapi.Security, error) {
+	api := cfg.API
+	users := make([]security.User, len(api.Users))
+	for i, u := range api.Users {
+		users[i] = security.User{Username: u.Username, Password: u.Password, Roles: u.Roles}
+	}
+	accounts, err := security.NewUsers(security.Options{
+		AdminUsername: api.AdminUsername,
+		AdminPassword: api.AdminPassword,
+		Users:         users,
+		TokenSecret:   api.TokenSecret,
+		TokenTTL:      api.TokenTTL.Duration(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("coordinator.api: %w", err)
+	}
+	if accounts.DevSecret() {
+		logger.Warn("token secret derived from admin credentials: for local development only; set coordinator.api.token-secret")
+	}
+	for _, u := range accounts.Ignored() {
+		logger.Warn("configured API user ignored", "username", u.Username, "reason", u.Reason)
+	}
+
+	sec := &httpapi.Security{Users: accounts, AuthenticateMemberAPI: api.AuthenticateMemberAPI}
+	switch cfg.Audit.Sink {
+	case config.AuditRedis:
+		sink := audit.NewRedisSink(client, cfg.Store.KeyPrefix, cfg.Audit.RedisMaxEntries)
+		sec.Audit, sec.History = sink, sink
+	case config.AuditLog:
+		recent := audit.NewMemorySink(httpapi.RecentMutationsLimit)
+		sec.Audit, sec.History = audit.Tee(audit.NewLogSink(logger), recent), recent
+	default:
+		return nil, fmt.Errorf("coordinator.audit.sink %q: unknown audit sink", cfg.Audit.Sink)
+	}
+	if rl := api.RateLimit; rl.Enabled {
+		if sec.Limiter, err = ratelimit.New(rl.MaxRequests, rl.Window.Duration()); err != nil {
+			return nil, fmt.Errorf("coordinator.api.rate-limit: %w", err)
+		}
+	}
+	return sec, nil
+}
