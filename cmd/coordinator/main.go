@@ -85,6 +85,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		CoordinatorID: cfg.ID,
 		Logger:        logger,
 		Security:      sec,
+		DataPlane:     dataPlane(back.redis),
 	})
 
 	ln, err := net.Listen("tcp", cfg.Server.Address)
@@ -148,6 +149,8 @@ func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors
 		GroupCommit:  cfg.Coordination.GroupCommit.Enabled,
 		MaxBatch:     cfg.Coordination.GroupCommit.MaxBatch,
 		StoreTimeout: cfg.Store.Timeout.Duration(),
+		Provisioner:  provisioner(cfg, back.redis),
+		Drains:       drainChecker(back.redis),
 		Logger:       logger,
 	}
 }
@@ -162,6 +165,7 @@ func domainSettings(cfg *config.Config) group.Settings {
 		StaleMemberRetention: c.StaleMemberRetention.Duration(),
 		DefaultShardCount:    cfg.Defaults.InitialShardCount,
 		MaxShardCount:        cfg.Defaults.MaxShardCount,
+		DrainCheck:           cfg.RedisRequired(),
 	}
 }
 

@@ -1,0 +1,43 @@
+package main
+
+import (
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/config"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// The data plane: the coordinator's access to the Redis streams it
+// coordinates, on the shared Redis client (nil when Redis is not
+// configured, see config.RedisRequired).
+
+// provisioner returns the stream provisioner when
+// streams.provisioning-enabled is set (§6.6), nil otherwise. Provisioning
+// makes Redis required, so the client is there whenever it is enabled.
+func provisioner(cfg *config.Config, client goredis.UniversalClient) actors.Provisioner {
+	if !cfg.Streams.ProvisioningEnabled || client == nil {
+		return nil
+	}
+	return streams.NewProvisioner(client)
+}
+
+// drainChecker returns the Redis drain check of scale-ins (§6.4), nil
+// without Redis (domainSettings then turns the check off).
+func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
+	if client == nil {
+		return nil
+	}
+	return streams.NewObserver(client)
+}
+
+// dataPlane returns the reader behind /offsets and the message explorer,
+// nil without Redis (the API answers them 503 REDIS_NOT_CONFIGURED).
+func dataPlane(client goredis.UniversalClient) httpapi.DataPlane {
+	if client == nil {
+		return nil
+	}
+	return monitoring.NewReader(streams.NewObserver(client), nil)
+}
