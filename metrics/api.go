@@ -1,13 +1,15 @@
 package metrics
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 )
 
-// The methods of this file implement httpapi.RequestObserver.
+// The methods of this file implement httpapi.RequestObserver, and Health
+// decorates an httpapi.HealthChecker.
 
 // Request outcomes (§10.1 api_request_total{outcome}).
 const (
@@ -95,4 +97,21 @@ func outcomeOf(status int, panicked bool) string {
 		return OutcomeClientError
 	}
 	return OutcomeServerError
+}
+
+// Health returns next setting redis_stream_coord_up on every check: 1 when
+// the report's status is UP, 0 otherwise (DEGRADED).
+func (m *Metrics) Health(next httpapi.HealthChecker) httpapi.HealthChecker {
+	return health{next: next, m: m}
+}
+
+type health struct {
+	next httpapi.HealthChecker
+	m    *Metrics
+}
+
+func (h health) Check(ctx context.Context) httpapi.HealthReport {
+	r := h.next.Check(ctx)
+	h.m.SetUp(r.Status == "UP")
+	return r
 }

@@ -409,3 +409,25 @@ func TestCoordinatorLabelAndUp(t *testing.T) {
 		t.Errorf("up %v after SetUp(false), want 0", got)
 	}
 }
+
+// staticHealth answers every check with its report.
+type staticHealth httpapi.HealthReport
+
+func (s staticHealth) Check(context.Context) httpapi.HealthReport { return httpapi.HealthReport(s) }
+
+// Every health check sets redis_stream_coord_up: 1 when UP, else 0.
+func TestHealthSetsUp(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	for _, tc := range []struct {
+		status string
+		want   float64
+	}{{"DEGRADED", 0}, {"UP", 1}} {
+		if got := m.Health(staticHealth{Status: tc.status}).Check(context.Background()); got.Status != tc.status {
+			t.Errorf("report %+v, want status %s", got, tc.status)
+		}
+		if got := scrape(t, reg)[`up{}`]; got != tc.want {
+			t.Errorf("after a %s check up = %v, want %v", tc.status, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package deploy
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/redis-stream-coordinator/coordinator/config"
+)
+
+// The stack's coordinator configuration loads, uses the Redis store, and
+// gives Grafana's user (the datasource's) only the READ role.
+func TestStackCoordinatorConfig(t *testing.T) {
+	t.Setenv("COORDINATOR_GRAFANA_USER", "grafana")
+	cfg, err := config.Load("coordinator/coordinator.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Type != config.StoreRedis || !cfg.RedisRequired() {
+		t.Errorf("store %q, Redis required %v: the stack runs on Redis", cfg.Store.Type, cfg.RedisRequired())
+	}
+	i := slices.IndexFunc(cfg.API.Users, func(u config.User) bool { return u.Username == "grafana" })
+	if i < 0 || !slices.Equal(cfg.API.Users[i].Roles, []string{"READ"}) {
+		t.Errorf("users %+v: want grafana with roles [READ]", cfg.API.Users)
+	}
+}
+
+// The compose file runs the four services, the coordinator from the
+// repository's Dockerfile with the stack's configuration.
+func TestComposeFile(t *testing.T) {
+	raw, err := os.ReadFile("docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Build   struct{ Context, Dockerfile string } `yaml:"build"`
+			Command []string                             `yaml:"command"`
+			Volumes []string                             `yaml:"volumes"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"redis", "coordinator", "prometheus", "grafana"} {
+		if _, ok := compose.Services[s]; !ok {
+			t.Errorf("service %s missing", s)
+		}
+	}
+	c := compose.Services["coordinator"]
+	if !fileExists(c.Build.Context + "/" + c.Build.Dockerfile) {
+		t.Errorf("coordinator build %+v: no Dockerfile", c.Build)
+	}
+	for _, v := range slices.Concat(c.Volumes, compose.Services["prometheus"].Volumes, compose.Services["grafana"].Volumes) {
+		if src, _, _ := strings.Cut(v, ":"); !fileExists(src) {
+			t.Errorf("volume %s: no such file in deploy/", v)
+		}
+	}
+}
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
