@@ -195,3 +195,52 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	}
 	c.Check()
 }
+
+// TestBug_SyncMetadataForgetsActiveRevokes (regression of the fix for
+// TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning, commit 94c6a65):
+//
+// §5 revoke before assign: a moved shard stays pending for the new owner
+// until the old owner stops listing it in owned *or active revoking*.
+//
+// The SYNC_METADATA path now sets current := owned ∩ authority but ignores
+// the request's revoke reports, so a shard the member moved from owned to
+// DRAINING leaves its current set without entering its revoking set: it is
+// no longer held. The member's next heartbeat on the round's version then
+// has its DRAINING report discarded by the in-round rule of §4.4 ("entries
+// outside current ∪ revoking ∪ target are discarded first"), the round
+// closes, and the new owner is assigned the shard while the old owner still
+// drains (reads) it.
+//
+// Input: 2 shards, A{0,1}; B joins (target A{0} B{1}); A learns it keeps
+// {0} and drains 1 (DRAINING/1); A sends metadataVersion 9 with owned {0},
+// DRAINING 1 → SYNC_METADATA; A heartbeats on the current version with owned
+// {0}, DRAINING 1; B heartbeats.
+// Expected: 1 stays pending for B while A reports DRAINING 1.
+// Actual: B is assigned 1 (OK) while A drains it.
+// (Found by TestProperty_ProtocolWithResharding with slow, draining clients.)
+func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
+	c := grouptest.New(t, 2)
+	a := newClient("A")
+	a.slow = true
+	a.beat(c)
+	b := newClient("B")
+	b.beat(c)
+	a.beat(c) // OK assigned {0}: A drains 1
+	if !a.owned.Equal(shards(0)) || !a.draining.Equal(shards(1)) {
+		t.Fatalf("setup: A owns %v drains %v", a.owned, a.draining)
+	}
+	req := a.request()
+	req.MetadataVersion = 9
+	if resp := c.Heartbeat(req); resp.Status != group.StatusSyncMetadata {
+		t.Fatalf("A: %+v", resp)
+	}
+	if m := member(t, c, "A"); !m.Holding().Contains(1) {
+		t.Errorf("after SYNC_METADATA A's record no longer holds shard 1 it reports DRAINING: %+v", m)
+	}
+	a.beat(c)
+	resp := b.beat(c)
+	if b.reading().Contains(1) && a.reading().Contains(1) {
+		t.Errorf("B was assigned shard 1 (%s %v) while A reports DRAINING 1", resp.Status, resp.Assignment.AssignedShards)
+	}
+	c.Check()
+}

@@ -16,6 +16,10 @@ type client struct {
 	mv      int64
 	owned   group.ShardSet // what the process reads
 	revoked group.ShardSet // stopped reading, not yet reported
+	// slow clients drain what they must release (as the starter does): the
+	// shards stay read and are reported DRAINING/1 until finishDrain.
+	slow     bool
+	draining group.ShardSet
 	// leaving is set once the process asked to leave; it then reads nothing
 	// and sends epoch −1 until an answer arrives.
 	leaving bool
@@ -32,7 +36,7 @@ func (cl *client) request() group.HeartbeatRequest {
 		MemberEpoch:     cl.epoch,
 		MetadataVersion: cl.mv,
 		OwnedShards:     cl.owned,
-		RevokingShards:  grouptest.Revoked(cl.revoked...),
+		RevokingShards:  append(grouptest.Revoked(cl.revoked...), grouptest.Draining(cl.draining...)...),
 	}
 	if cl.leaving {
 		req.MemberEpoch = -1
@@ -44,14 +48,24 @@ func (cl *client) request() group.HeartbeatRequest {
 // handle applies the response to the request req.
 func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
 	sent := make([]int, 0, len(req.RevokingShards))
+	drained := true
 	for _, r := range req.RevokingShards {
-		sent = append(sent, r.Shard.ShardIndex)
+		if r.Terminal() {
+			sent = append(sent, r.Shard.ShardIndex)
+		} else {
+			drained = false
+		}
 	}
 	cl.revoked = cl.revoked.Minus(group.NewShardSet(sent...))
 	if cl.leaving {
 		switch resp.Status {
-		case group.StatusOK, group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
+		case group.StatusOK:
+			cl.done = drained && len(cl.draining) == 0
+		case group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
 			cl.done = true
+		}
+		if cl.done {
+			cl.draining, cl.revoked = nil, nil
 		}
 		return
 	}
@@ -64,27 +78,45 @@ func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatRespons
 	case group.StatusRetry:
 		return
 	default: // FENCED, UNKNOWN, INVALID, UNSUPPORTED: drop everything
-		cl.owned, cl.revoked, cl.epoch = nil, nil, 0
+		cl.owned, cl.revoked, cl.draining, cl.epoch = nil, nil, nil, 0
 		if resp.MetadataVersion > 0 {
 			cl.mv = resp.MetadataVersion
 		}
 		return
 	}
-	cl.revoked = cl.revoked.Union(cl.owned.Minus(keep))
+	if cl.slow {
+		cl.draining = cl.draining.Union(cl.owned.Minus(keep))
+	} else {
+		cl.revoked = cl.revoked.Union(cl.owned.Minus(keep))
+	}
 	cl.owned = keep
 	cl.epoch = resp.MemberEpoch
 	cl.mv = resp.MetadataVersion
 }
 
-// leave stops reading and asks to leave, reporting everything REVOKED.
+// leave asks to leave: a slow client drains what it reads first, any other
+// stops reading at once and reports everything REVOKED.
 func (cl *client) leave() {
-	cl.revoked = cl.revoked.Union(cl.owned)
+	if cl.slow {
+		cl.draining = cl.draining.Union(cl.owned)
+	} else {
+		cl.revoked = cl.revoked.Union(cl.owned)
+	}
 	cl.owned = nil
 	cl.leaving = true
 }
 
+// finishDrain stops reading the draining shards; they are reported REVOKED.
+func (cl *client) finishDrain() {
+	cl.revoked = cl.revoked.Union(cl.draining)
+	cl.draining = nil
+}
+
+// reading is every shard the process reads.
+func (cl *client) reading() group.ShardSet { return cl.owned.Union(cl.draining) }
+
 // restart drops the process state: a new process with the same id.
-func (cl *client) restart() { *cl = client{id: cl.id, mv: cl.mv} }
+func (cl *client) restart() { *cl = client{id: cl.id, mv: cl.mv, slow: cl.slow} }
 
 // beat sends the client's next heartbeat through c and applies the answer.
 func (cl *client) beat(c *grouptest.Context) group.HeartbeatResponse {
