@@ -12,7 +12,9 @@
 // Cross-cutting concerns (authentication, audit, rate limiting, metrics)
 // plug in as Middleware: each registered route is described by a Route
 // (method, path template, whether it mutates, its audit action), so a
-// middleware can decide per route what it does.
+// middleware can decide per route what it does. Options.Security installs
+// the access control, audit and rate-limit middlewares and the login and
+// session routes (see Security and docs/security.md).
 //
 // The package never panics on input; a panic in a handler is recovered and
 // answered with a 500 JSON error body.
