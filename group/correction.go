@@ -26,8 +26,8 @@ func (t *tx) openCorrection(observed int64) {
 // member's liveness is refreshed and it may keep reading only the shards it
 // already reads that are still its own.
 //
-// Unlike §4.5, the current set becomes what the member reports reading
-// (within its authority): the member may not get this answer, and until it
+// Unlike §4.5, the current and revoking sets become what the member reports
+// reading and draining (within its authority): the member may not get this answer, and until it
 // does, the shards it reads must keep blocking every other member.
 func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
 	g := t.g
@@ -36,6 +36,7 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 	t.refreshLiveness(rec, req)
 	rec.MetadataVersion = req.MetadataVersion
 	rec.CurrentAssignment = req.OwnedShards.Intersect(authority)
+	rec.Revoking = activeRevokes(req).Intersect(authority)
 	t.putMember(*rec, false)
 	if maint {
 		t.reconcile()
@@ -85,4 +86,15 @@ func (t *tx) correctionComplete(acked []string) bool {
 		}
 	}
 	return true
+}
+
+// activeRevokes returns the shards of the request's non-terminal revoke reports.
+func activeRevokes(req *HeartbeatRequest) ShardSet {
+	var out []int
+	for _, r := range req.RevokingShards {
+		if !r.Terminal() {
+			out = append(out, r.Shard.ShardIndex)
+		}
+	}
+	return NewShardSet(out...)
 }
