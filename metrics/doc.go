@@ -16,7 +16,7 @@
 //     producer routing, admin mutation and scale counters.
 //   - Persistence: Store and Locker decorate a persistence.Store and
 //     Locker (write latency and results, mutex latency and timeouts);
-//     BreakerHook follows a persistence/breaker state.
+//     WatchBreaker exports a persistence/breaker state.
 //   - Health and monitoring: SetUp (redis_stream_coord_up, set by every
 //     health check), ShardOffsets (the offset gauges, fed by the code that
 //     computes stream offsets) and MonitoringRefreshFailed.

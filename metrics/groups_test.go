@@ -354,22 +354,26 @@ func TestLockerInstrumentation(t *testing.T) {
 	}
 }
 
-// The breaker hook maps states to 0, 1, 2; ticks count by changed.
-func TestBreakerHookAndTicks(t *testing.T) {
+// The breaker state is read at scrape time and mapped to 0, 1, 2; ticks
+// count by changed.
+func TestBreakerStateAndTicks(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID)
-	hook := m.BreakerHook("redis")
+	state := "closed"
+	m.WatchBreaker("redis", func() string { return state })
 	const k = `store_breaker_state{store="redis"}`
 	for _, step := range []struct {
-		to   string
-		want float64
-	}{{"", 0}, {"open", 2}, {"half-open", 1}, {"bogus", 1}, {"closed", 0}} {
-		if step.to != "" {
-			hook("x", step.to)
-		}
+		state string
+		want  float64
+	}{{"closed", 0}, {"open", 2}, {"half-open", 1}, {"closed", 0}} {
+		state = step.state
 		if got := scrape(t, reg)[k]; got != step.want {
-			t.Errorf("after %q: %s = %v, want %v", step.to, k, got, step.want)
+			t.Errorf("%s: %s = %v, want %v", step.state, k, got, step.want)
 		}
+	}
+	state = "bogus"
+	if _, ok := scrape(t, reg)[k]; ok {
+		t.Errorf("an unknown breaker state was exported")
 	}
 	m.TickHandled(true, time.Millisecond)
 	m.TickHandled(false, time.Millisecond)

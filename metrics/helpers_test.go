@@ -235,13 +235,27 @@ func moved(before, after series) series {
 	return out
 }
 
+// asyncSeries is reported after the actor has answered (the message
+// latency is measured around the whole handler), so a step waits for it.
+const asyncSeries = "actor_message_duration_seconds_count{"
+
 // step runs f and checks that exactly the want series moved, by exactly
-// the given amounts.
+// the given amounts. It first waits until the asynchronous series have
+// moved as much as wanted.
 func (h *harness) step(name string, f func(), want series) {
 	h.t.Helper()
 	before := scrape(h.t, h.reg)
 	f()
-	got := moved(before, scrape(h.t, h.reg))
+	var got series
+	waitFor(h.t, h.reg, name+": the message latencies", func(after series) bool {
+		got = moved(before, after)
+		for k, v := range want {
+			if strings.HasPrefix(k, asyncSeries) && got[k] < v {
+				return false
+			}
+		}
+		return true
+	})
 	var diffs []string
 	for k, v := range want {
 		if got[k] != v {

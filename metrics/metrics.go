@@ -71,7 +71,7 @@ type Metrics struct {
 	storeDuration  *prometheus.HistogramVec // store, operation, result
 	mutexAcquire   *prometheus.HistogramVec // result
 	mutexTimeouts  prometheus.Counter
-	breakerState   *prometheus.GaugeVec // store
+	breakers       *breakerCollector
 	messageTime    *prometheus.HistogramVec
 	batchSize      prometheus.Histogram
 	commitDuration *prometheus.HistogramVec // result
@@ -142,7 +142,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.storeDuration = histogramVec("store_commit_duration_seconds", "Metadata store write latency by operation and result.", latencyBuckets, "store", "operation", "result")
 	m.mutexAcquire = histogramVec("mutex_acquire_duration_seconds", "State mutex acquire latency by result.", latencyBuckets, "result")
 	m.mutexTimeouts = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "mutex_timeout_total", Help: "State mutex acquisitions that timed out."})
-	m.breakerState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "store_breaker_state", Help: "Store circuit breaker state: 0 closed, 1 half-open, 2 open."}, []string{"store"})
+	m.breakers = &breakerCollector{states: map[string]func() string{}}
 	m.messageTime = histogramVec("actor_message_duration_seconds", "Time a group actor took to handle one message, by message type.", latencyBuckets, "type")
 	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "group_commit_batch_size", Help: "Requests and ticks per group commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)})
 	m.commitDuration = histogramVec("group_commit_duration_seconds", "Group commit critical section duration (retries included) by result.", latencyBuckets, "result")
@@ -157,7 +157,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	r.MustRegister(m.up, m.heartbeats, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration,
 		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
 		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
-		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakerState, m.messageTime,
+		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
 		m.batchSize, m.commitDuration, m.groupActors, groupCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -180,18 +180,39 @@ func (m *Metrics) MonitoringRefreshFailed(projection string) {
 	m.refreshFailed.WithLabelValues(projection).Inc()
 }
 
-// Breaker states as reported by persistence/breaker, and their gauge values.
+// breakerStates maps the state names of persistence/breaker to the values
+// of store_breaker_state.
 var breakerStates = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
 
-// BreakerHook returns a breaker.Options.OnStateChange hook that keeps the
-// store_breaker_state gauge of store in step with its breaker, and sets the
-// gauge to closed (a new breaker's state). Unknown state names are ignored.
-func (m *Metrics) BreakerHook(store string) func(from, to string) {
-	g := m.breakerState.WithLabelValues(store)
-	g.Set(breakerStates["closed"])
-	return func(_, to string) {
-		if v, ok := breakerStates[to]; ok {
-			g.Set(v)
+// WatchBreaker exports the state of a store's circuit breaker as
+// store_breaker_state{store}: state (e.g. (*breaker.Breaker).State) is
+// read at every scrape and mapped 0 closed, 1 half-open, 2 open; an
+// unknown name is not exported.
+func (m *Metrics) WatchBreaker(store string, state func() string) {
+	m.breakers.mu.Lock()
+	defer m.breakers.mu.Unlock()
+	m.breakers.states[store] = state
+}
+
+// breakerCollector exports the watched breakers' states.
+type breakerCollector struct {
+	mu     sync.Mutex
+	states map[string]func() string
+}
+
+var breakerDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "store_breaker_state"),
+	"Store circuit breaker state: 0 closed, 1 half-open, 2 open.", []string{"store"}, nil)
+
+// Describe implements prometheus.Collector.
+func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerDesc }
+
+// Collect implements prometheus.Collector.
+func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for store, state := range c.states {
+		if v, ok := breakerStates[state()]; ok {
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, store)
 		}
 	}
 }

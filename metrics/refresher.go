@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // Source reads a group's committed state; *actors.Coordinator implements
@@ -26,7 +27,8 @@ const RefreshProjection = "group_metrics"
 // members and assignments from src and refreshes from them. Without it, a
 // group that goes quiet right after such a commit would keep stale member
 // gauges. A read failure counts in monitoring_refresh_failed_total
-// (projection "group_metrics"); a group deleted meanwhile is skipped.
+// (projection "group_metrics"); a group deleted meanwhile, or a
+// coordinator shutting down, is skipped.
 func (m *Metrics) RefreshStale(ctx context.Context, src Source) {
 	for _, gs := range m.states() {
 		gs.mu.Lock()
@@ -41,7 +43,7 @@ func (m *Metrics) RefreshStale(ctx context.Context, src Source) {
 		if err == nil {
 			av, err = src.Assignments(ctx, gs.key)
 		}
-		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound || errors.Is(err, messages.ErrTerminating) {
 			continue
 		}
 		if err != nil {

@@ -67,17 +67,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			logger.Warn("closing store", "err", err)
 		}
 	}()
+	obs := newObservability(cfg, back)
 
 	sec, err := newSecurity(cfg, back.redis, logger)
 	if err != nil {
 		return err
 	}
 	settings := domainSettings(cfg)
-	coord, err := actors.New(actorOptions(cfg, back, logger))
+	opts := actorOptions(cfg, back, logger)
+	opts.Observer = obs.m
+	coord, err := actors.New(opts)
 	if err != nil {
 		return err
 	}
-	api := httpapi.New(httpapi.Options{
+	go obs.m.Run(ctx, coord)
+	api := httpapi.New(obs.apiOptions(httpapi.Options{
 		BasePath:      cfg.API.BasePath,
 		Coordinator:   coord,
 		Settings:      settings,
@@ -86,7 +90,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:        logger,
 		Security:      sec,
 		DataPlane:     dataPlane(back.redis),
-	})
+	}))
 
 	ln, err := net.Listen("tcp", cfg.Server.Address)
 	if err != nil {
