@@ -500,6 +500,11 @@ func (w *world) settle() {
 				changed = true // a dead member's lease has yet to expire
 			}
 		}
+		for _, m := range w.c.Group.Members {
+			if m.Holds() && m.RebalanceDeadlineAt != 0 {
+				changed = true // an owner has yet to release or be fenced
+			}
+		}
 		if changed {
 			quiet = 0
 		} else {
