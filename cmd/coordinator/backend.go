@@ -105,15 +105,18 @@ func openStore(ctx context.Context, cfg *config.Config, client goredis.Universal
 // newRedisClient builds the client for coordinator.redis: a cluster client
 // when cluster-nodes are listed, else a single-node client. It never
 // retries a command on its own, so store outcomes stay exact (see
-// persistence/redis.Options).
+// persistence/redis.Options), and dials once per connection, so a Redis
+// that is down fails a call at once: the breaker and the callers (members
+// get RETRY) do the retrying.
 func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 	r := cfg.Redis
 	o := &goredis.UniversalOptions{
-		Addrs:      []string{cfg.RedisAddr()},
-		DB:         r.Database,
-		Username:   r.Username,
-		Password:   r.Password,
-		MaxRetries: -1,
+		Addrs:         []string{cfg.RedisAddr()},
+		DB:            r.Database,
+		Username:      r.Username,
+		Password:      r.Password,
+		MaxRetries:    -1,
+		DialerRetries: 1,
 	}
 	if len(r.ClusterNodes) > 0 {
 		o.Addrs, o.DB, o.IsClusterMode = r.ClusterNodes, 0, true

@@ -127,6 +127,23 @@ func (m *Member) start(shards group.ShardSet) {
 	}
 }
 
+// Settled reports whether members together read each shard 0…shards−1
+// exactly once, and how many shards each reads differs by at most one.
+func Settled(shards int, members []*Member) bool {
+	read := make(map[int]bool, shards)
+	lo, hi := shards, 0
+	for _, m := range members {
+		for _, s := range m.owned {
+			if read[s] || s < 0 || s >= shards {
+				return false
+			}
+			read[s] = true
+		}
+		lo, hi = min(lo, len(m.owned)), max(hi, len(m.owned))
+	}
+	return len(read) == shards && hi-lo <= 1
+}
+
 // StatusError is a heartbeat answered with an HTTP status other than 200.
 type StatusError struct {
 	Code int

@@ -123,3 +123,27 @@ func TestHeartbeatOverHTTP(t *testing.T) {
 		t.Fatalf("200: %+v %v, epoch %d owned %v", resp, err, m.Epoch(), m.Owned())
 	}
 }
+
+func TestSettled(t *testing.T) {
+	owning := func(sets ...group.ShardSet) []*Member {
+		var ms []*Member
+		for _, s := range sets {
+			ms = append(ms, &Member{owned: s})
+		}
+		return ms
+	}
+	for name, tc := range map[string]struct {
+		members []*Member
+		want    bool
+	}{
+		"balanced":     {owning(group.NewShardSet(0, 1), group.NewShardSet(2)), true},
+		"unbalanced":   {owning(group.NewShardSet(0, 1, 2), nil), false},
+		"shard unread": {owning(group.NewShardSet(0), group.NewShardSet(1)), false},
+		"read twice":   {owning(group.NewShardSet(0, 1), group.NewShardSet(1, 2)), false},
+		"out of range": {owning(group.NewShardSet(0, 1), group.NewShardSet(2, 3)), false},
+	} {
+		if got := Settled(3, tc.members); got != tc.want {
+			t.Errorf("%s: Settled = %v", name, got)
+		}
+	}
+}

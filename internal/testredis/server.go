@@ -43,6 +43,14 @@ func Start(t testing.TB) *Server {
 	return start(t, t.TempDir())
 }
 
+// StartDurable is Start with an append-only file fsynced before every
+// reply (appendfsync always): every write the server acknowledged survives
+// Kill, and Restart reloads it.
+func StartDurable(t testing.TB) *Server {
+	t.Helper()
+	return start(t, t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
+}
+
 // start launches a server in dir with extra arguments, retrying on another
 // port when the chosen one turns out to be taken.
 func start(t testing.TB, dir string, extra ...string) *Server {
@@ -78,7 +86,8 @@ func (s *Server) Restart() {
 	}
 }
 
-// launch runs the process and waits until it answers PING or exits.
+// launch runs the process and waits until it answers PING or exits. The
+// extra arguments come last, so they override the defaults.
 func (s *Server) launch() error {
 	args := append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+)
+
+// Durability tests: coordinators wired as run wires them (configuration →
+// openBackend → actorOptions → httpapi) on real Redis and PostgreSQL,
+// driven over HTTP by simulated members (internal/membersim). A node runs
+// on a fake clock without the event loop, so member leases never expire
+// unless a test advances time.
+
+// testClock is a fake clock shared by the nodes of a test.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// loadConfig loads a configuration file with the given YAML.
+func loadConfig(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	cfg, err := config.Load(writeConfig(t, yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// node is one coordinator instance: its backend, actor system and HTTP API
+// on an httptest server.
+type node struct {
+	t     *testing.T
+	back  *backend
+	coord *actors.Coordinator
+	api   *httpapi.API
+	srv   *httptest.Server
+	base  string // the API's base URL, e.g. http://127.0.0.1:1234/coord/v1
+	once  sync.Once
+}
+
+// startNode starts a node as run does, but on clock and with the event
+// loop off. It is stopped at cleanup.
+func startNode(t *testing.T, cfg *config.Config, clock *testClock) *node {
+	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
+	back, err := openBackend(t.Context(), cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := actorOptions(cfg, back, logger)
+	o.Clock, o.TickEnabled = clock.Now, false
+	coord, err := actors.New(o)
+	if err != nil {
+		t.Fatal(errors.Join(err, back.Close()))
+	}
+	api := httpapi.New(httpapi.Options{
+		BasePath: cfg.API.BasePath, Coordinator: coord, Settings: o.Settings,
+		Health: back.health(cfg), CoordinatorID: cfg.ID, Logger: logger,
+	})
+	srv := httptest.NewServer(api)
+	n := &node{t: t, back: back, coord: coord, api: api, srv: srv, base: srv.URL + cfg.API.BasePath}
+	t.Cleanup(n.stop)
+	return n
+}
+
+// stop shuts the node down in run's order: refuse mutations, drain the
+// actors, close the server, close the store. It is idempotent.
+func (n *node) stop() {
+	n.once.Do(func() {
+		n.api.Drain()
+		if err := n.coord.Shutdown(context.Background()); err != nil {
+			n.t.Errorf("coordinator shutdown: %v", err)
+		}
+		n.srv.Close()
+		if err := n.back.Close(); err != nil {
+			n.t.Errorf("close backend: %v", err)
+		}
+	})
+}
+
+// call sends a JSON request and decodes a 2xx answer into out (if non-nil);
+// it returns the status and the raw body.
+func call(t *testing.T, method, url, body string, out any) (int, string) {
+	t.Helper()
+	st, b := send(t, method, url, body)
+	if out != nil && st/100 == 2 {
+		if err := json.Unmarshal([]byte(b), out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, url, err, b)
+		}
+	}
+	return st, b
+}
+
+// errorCode returns the errorCode of an error body, "" when there is none.
+func errorCode(body string) string {
+	var e struct{ ErrorCode string }
+	_ = json.Unmarshal([]byte(body), &e)
+	return e.ErrorCode
+}
+
+// groupURL is the admin URL of group key on the API at base.
+func groupURL(base string, key group.Key) string {
+	return base + "/streams/" + key.StreamPrefix + "/groups/" + key.ConsumerGroup
+}
+
+// createGroup creates key with the given shard count through the API at base.
+func createGroup(t *testing.T, base string, key group.Key, shards int) {
+	t.Helper()
+	if st, body := call(t, "POST", groupURL(base, key), fmt.Sprintf(`{"initialShardCount":%d,"requestedBy":"it"}`, shards), nil); st != http.StatusCreated {
+		t.Fatalf("create %s: %d %s", key, st, body)
+	}
+}
+
+// deleteGroup force-deletes key through the API at base.
+func deleteGroup(t *testing.T, base string, key group.Key) {
+	t.Helper()
+	if st, body := call(t, "DELETE", groupURL(base, key), `{"requestedBy":"it","reason":"cleanup","force":true}`, nil); st != http.StatusOK {
+		t.Errorf("delete %s: %d %s", key, st, body)
+	}
+}
+
+// groupView returns key's GroupResponse from the API at base.
+func groupView(t *testing.T, base string, key group.Key) group.GroupView {
+	t.Helper()
+	var v group.GroupView
+	if st, body := call(t, "GET", groupURL(base, key), "", &v); st != http.StatusOK {
+		t.Fatalf("get %s: %d %s", key, st, body)
+	}
+	return v
+}
+
+// memberRecords returns key's member records by id from the API at base.
+func memberRecords(t *testing.T, base string, key group.Key) map[string]group.Member {
+	t.Helper()
+	var body struct{ Members []group.Member }
+	url := base + "/monitoring/streams/" + key.StreamPrefix + "/groups/" + key.ConsumerGroup + "/members"
+	if st, b := call(t, "GET", url, "", &body); st != http.StatusOK {
+		t.Fatalf("members of %s: %d %s", key, st, b)
+	}
+	out := make(map[string]group.Member, len(body.Members))
+	for _, m := range body.Members {
+		out[m.MemberID] = m
+	}
+	return out
+}
+
+// waitHealth polls the health of the API at base until cond holds and
+// returns that report.
+func waitHealth(t *testing.T, base, what string, cond func(httpapi.HealthReport) bool) httpapi.HealthReport {
+	t.Helper()
+	var h httpapi.HealthReport
+	eventually(t, what, func() bool {
+		if st, body := call(t, "GET", base+"/monitoring/health", "", &h); st != http.StatusOK {
+			t.Fatalf("health: %d %s", st, body)
+		}
+		return cond(h)
+	})
+	return h
+}
+
+// eventually polls cond until it holds, failing the test after a generous
+// deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// answer is one member's heartbeat outcome in a round.
+type answer struct {
+	member *membersim.Member
+	target string // the base URL the heartbeat went to
+	resp   group.HeartbeatResponse
+	err    error
+}
+
+// round sends one heartbeat from every member at once, member i to
+// target(i), and returns the outcomes in member order.
+func round(key group.Key, members []*membersim.Member, target func(i int) string) []answer {
+	out := make([]answer, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members {
+		out[i] = answer{member: m, target: target(i)}
+		wg.Go(func() {
+			out[i].resp, out[i].err = membersim.Heartbeat(context.Background(), http.DefaultClient, out[i].target, key, m)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// swarm is the simulated members of one group and how they reach the
+// coordinators.
+type swarm struct {
+	key     group.Key
+	shards  int
+	members []*membersim.Member
+	// target returns the API base URL member i heartbeats to in round r.
+	target func(r, i int) string
+	// view returns the group as a coordinator serves it.
+	view func() group.GroupView
+	// tick, when set, runs after every round (e.g. to advance a clock).
+	tick func()
+	// rounds counts the rounds sent.
+	rounds int
+}
+
+// round sends one heartbeat from every member that has not left, member i
+// to s.target(s.rounds, i), and returns the outcomes.
+func (s *swarm) round() []answer {
+	r := s.rounds
+	out := round(s.key, present(s.members), func(i int) string { return s.target(r, i) })
+	s.rounds++
+	if s.tick != nil {
+		s.tick()
+	}
+	return out
+}
+
+// converge runs rounds until the members that have not left read every
+// shard once, balanced, and the group is STABLE with its assignment epoch
+// caught up. Every answer must be 200 with a steady status.
+func (s *swarm) converge(t *testing.T) {
+	t.Helper()
+	const maxRounds = 60
+	for range maxRounds {
+		for _, a := range s.round() {
+			if a.err != nil || !steady(a.resp.Status) {
+				t.Fatalf("round %d: %s via %s: %+v, %v", s.rounds-1, a.member.ID, a.target, a.resp, a.err)
+			}
+		}
+		if v := s.view(); membersim.Settled(s.shards, present(s.members)) && v.State == group.GroupStable && v.AssignmentEpoch == v.GroupEpoch {
+			return
+		}
+	}
+	t.Fatalf("not converged after %d rounds", maxRounds)
+}
+
+// present returns the members that have not left.
+func present(members []*membersim.Member) []*membersim.Member {
+	var out []*membersim.Member
+	for _, m := range members {
+		if !m.Done() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// steady reports the statuses a protocol-following member may get while
+// no lease expires and nobody is fenced.
+func steady(s group.HeartbeatStatus) bool {
+	return s == group.StatusOK || s == group.StatusRevokePending || s == group.StatusRetry
+}
+
+// redisStoreYAML configures the Redis store at addr under prefix.
+func redisStoreYAML(addr, prefix string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf("  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port)
+}
