@@ -117,7 +117,7 @@ func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group
 			lastHeartbeat: mem.LastHeartbeatAt, leaseEnd: mem.MemberLeaseExpiresAt,
 			maxConcurrency: mem.RuntimeMaxConcurrency, workers: mem.ActiveConsumerWorkers,
 			current: len(mem.CurrentAssignment), revoking: len(mem.Revoking),
-			progress: mem.ShardProgress,
+			progress: slices.Clone(mem.ShardProgress), // g is not kept
 		}
 		prev, seen := gs.members[mem.MemberID]
 		if changed := !seen || prev.state != s.state || prev.epoch != s.epoch; changed && !first {
