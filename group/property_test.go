@@ -41,9 +41,9 @@ import (
 //     it from producer routing) instead of a stale one.
 //   - TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning (fixed): a
 //     SYNC_METADATA answer is never lost (the client always applies it).
-//   - TestBug_SyncMetadataForgetsActiveRevokes: a draining client finishes
+//   - TestBug_SyncMetadataForgetsActiveRevokes (fixed): a draining client finishes
 //     draining before a heartbeat that will be answered SYNC_METADATA.
-const avoidKnownBugs = true
+const avoidKnownBugs = false
 
 // stats counts what the random sequences exercised (logged by each test).
 var stats = map[string]int{}
