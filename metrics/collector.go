@@ -28,6 +28,10 @@ type ShardSample struct {
 	LastGeneratedID      *string
 	GroupLastDeliveredID *string
 	ConsumerLastAckedID  *string
+	// ProducedPerSecond and ConsumedPerSecond are the observed rates; nil
+	// when unknown (not exported).
+	ProducedPerSecond *float64
+	ConsumedPerSecond *float64
 }
 
 // ShardOffsets replaces the shard offset gauges of key with shards (one
@@ -65,6 +69,18 @@ var (
 
 	membersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "members"),
 		"Member records by state: total, active (ACTIVE or STARTING), expired.", []string{"stream", "group", "state"}, nil)
+
+	shardRateDefs = []struct {
+		desc  *prometheus.Desc
+		value func(ShardSample) *float64
+	}{
+		{prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "shard_produced_per_second"),
+			"Entries produced per second between the last two observations; absent when unknown.", shardLabelNames, nil),
+			func(s ShardSample) *float64 { return s.ProducedPerSecond }},
+		{prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "shard_consumed_per_second"),
+			"Estimated entries consumed per second (length growth minus lag growth); absent when unknown.", shardLabelNames, nil),
+			func(s ShardSample) *float64 { return s.ConsumedPerSecond }},
+	}
 
 	groupDefs = []def[*groupState]{
 		newDef("group_epoch", "Group epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.groupEpoch) }),
@@ -135,6 +151,9 @@ func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	describe(ch, memberDefs)
 	describe(ch, progressDefs)
 	describe(ch, shardDefs)
+	for _, d := range shardRateDefs {
+		ch <- d.desc
+	}
 }
 
 func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
@@ -175,7 +194,13 @@ func (gs *groupState) metrics(now time.Time) []prometheus.Metric {
 		}
 	}
 	for _, s := range gs.shards {
-		out = appendGauges(out, shardDefs, s, now, p, g, strconv.Itoa(s.Shard), s.StreamKey)
+		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey}
+		out = appendGauges(out, shardDefs, s, now, labels...)
+		for _, d := range shardRateDefs {
+			if v := d.value(s); v != nil {
+				out = append(out, prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, *v, labels...))
+			}
+		}
 	}
 	return out
 }

@@ -303,6 +303,7 @@ func TestShardOffsets(t *testing.T) {
 	m := metrics.New(reg, coordinatorID)
 	lag := int64(4)
 	id := "1700000000000-7"
+	rate := 2.5
 	m.ShardOffsets(orders, []metrics.ShardSample{{Shard: 0, StreamKey: "orders:0"}})
 	for k := range scrape(t, reg) {
 		if strings.HasPrefix(k, "shard_") {
@@ -311,7 +312,7 @@ func TestShardOffsets(t *testing.T) {
 	}
 	m.GroupCommitted(orders, violating())
 	m.ShardOffsets(orders, []metrics.ShardSample{
-		{Shard: 1, StreamKey: "orders:1", StreamLength: 10, Pending: 2, Lag: &lag, LastRecordID: &id},
+		{Shard: 1, StreamKey: "orders:1", StreamLength: 10, Pending: 2, Lag: &lag, LastRecordID: &id, ProducedPerSecond: &rate},
 		{Shard: 0, StreamKey: "orders:0", StreamLength: 5},
 		{Shard: 1, StreamKey: "orders:1", StreamLength: 99},
 	})
@@ -321,9 +322,15 @@ func TestShardOffsets(t *testing.T) {
 		"shard_stream_length" + l1: 10, "shard_pending" + l1: 2, "shard_lag" + l1: 4, "shard_memory_usage_bytes" + l1: 0,
 		"shard_last_record_ms" + l1: 1700000000000, "shard_last_record_seq" + l1: 7, "shard_last_generated_ms" + l1: -1,
 		"shard_stream_length" + l0: 5, "shard_lag" + l0: 0, "shard_consumer_last_acked_seq" + l0: -1,
+		"shard_produced_per_second" + l1: 2.5,
 	} {
 		if got, ok := s[k]; !ok || got != want {
 			t.Errorf("%s = %v (exported %v), want %v", k, got, ok, want)
+		}
+	}
+	for _, k := range []string{"shard_consumed_per_second" + l1, "shard_produced_per_second" + l0} {
+		if _, ok := s[k]; ok {
+			t.Errorf("unknown rate %s exported", k)
 		}
 	}
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 // observability is the coordinator's Prometheus instrumentation: one
@@ -34,11 +39,48 @@ func newObservability(cfg *config.Config, back *backend) *observability {
 // apiOptions returns o with the metrics wired in: the registry served at
 // /actuator/prometheus and /metrics, requests observed by the outermost
 // middleware, heartbeat statuses and routing reads observed on the
-// coordinator, and every health check setting redis_stream_coord_up.
+// coordinator, every health check setting redis_stream_coord_up, and
+// every offsets read feeding the shard gauges.
 func (obs *observability) apiOptions(o httpapi.Options) httpapi.Options {
 	o.Metrics = promhttp.HandlerFor(obs.reg, promhttp.HandlerOpts{})
 	o.Middleware = append([]httpapi.Middleware{httpapi.ObserveRequests(obs.m)}, o.Middleware...)
 	o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, obs.m)
 	o.Health = obs.m.Health(o.Health)
+	if o.DataPlane != nil {
+		o.DataPlane = observedDataPlane{DataPlane: o.DataPlane, m: obs.m}
+	}
 	return o
+}
+
+// offsetsProjection names failed offsets reads in
+// monitoring_refresh_failed_total.
+const offsetsProjection = "offsets"
+
+// observedDataPlane feeds the shard offset gauges from every offsets read
+// and counts the reads that fail.
+type observedDataPlane struct {
+	httpapi.DataPlane
+	m *metrics.Metrics
+}
+
+func (d observedDataPlane) GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+	o, err := d.DataPlane.GroupOffsets(ctx, g)
+	switch {
+	case errors.Is(err, context.Canceled):
+	case err != nil:
+		d.m.MonitoringRefreshFailed(offsetsProjection)
+	default:
+		samples := make([]metrics.ShardSample, len(o.Shards))
+		for i, s := range o.Shards {
+			samples[i] = metrics.ShardSample{
+				Shard: s.Shard.ShardIndex, StreamKey: s.StreamKey, StreamLength: s.StreamLength,
+				Pending: s.PendingCount, Lag: s.Lag, MemoryUsageBytes: s.MemoryUsageBytes,
+				LastRecordID: s.LastRecordID, LastGeneratedID: s.LastGeneratedID,
+				GroupLastDeliveredID: s.GroupLastDeliveredID, ConsumerLastAckedID: s.ConsumerLastAckedID,
+				ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
+			}
+		}
+		d.m.ShardOffsets(g.Key(), samples)
+	}
+	return o, err
 }

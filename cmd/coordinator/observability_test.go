@@ -1,9 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 // The running coordinator serves its metrics at /actuator/prometheus and
@@ -39,4 +48,68 @@ func TestMetricsEndpoints(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fakeDataPlane answers GroupOffsets with its offsets or err.
+type fakeDataPlane struct {
+	httpapi.DataPlane
+	offsets monitoring.Offsets
+	err     error
+}
+
+func (f fakeDataPlane) GroupOffsets(context.Context, *group.Group) (monitoring.Offsets, error) {
+	return f.offsets, f.err
+}
+
+// Offsets reads feed the shard gauges of the group; failed reads count as
+// offsets refresh failures.
+func TestOffsetsFeedShardGauges(t *testing.T) {
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	obs := newObservability(cfg, back)
+	g := group.New()
+	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 1}})
+	obs.m.GroupCommitted(g.Key(), g)
+	lag, produced := int64(3), 1.5
+	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
+		{Shard: group.Shard{ShardIndex: 0}, StreamKey: "orders:0", StreamLength: 7, Lag: &lag, ProducedPerSecond: &produced},
+	}}}})
+	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{err: errors.New("redis down")}})
+	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err == nil {
+		t.Fatal("the failure was swallowed")
+	}
+	rec := httptest.NewRecorder()
+	o.Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	id := `coordinator="` + cfg.ID + `"`
+	shard := `,group="billing",shard="0",stream="orders",stream_key="orders:0"}`
+	for _, want := range []string{
+		`redis_stream_coord_monitoring_refresh_failed_total{` + id + `,projection="offsets"} 1`,
+		`redis_stream_coord_shard_lag{` + id + shard + ` 3`,
+		`redis_stream_coord_shard_produced_per_second{` + id + shard + ` 1.5`,
+		`redis_stream_coord_shard_stream_length{` + id + shard + ` 7`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %s", want)
+		}
+	}
+	if strings.Contains(rec.Body.String(), "redis_stream_coord_shard_consumed_per_second{") {
+		t.Errorf("an unknown consumed rate was exported")
+	}
+}
+
+// staticHealth reports UP.
+type staticHealth struct{}
+
+func (staticHealth) Check(context.Context) httpapi.HealthReport {
+	return httpapi.HealthReport{Status: "UP"}
 }
