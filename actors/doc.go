@@ -22,6 +22,11 @@
 //   - A panic while handling a message answers that message and every parked
 //     request with messages.ErrInternal, then lets the supervisor restart
 //     the actor, which reloads its state from the store.
+//   - Resharding (§6) reaches the data plane through two narrow interfaces:
+//     a Provisioner creates shard streams and consumer groups once the
+//     metadata naming them is stored (create, scale, routing reads), and a
+//     DrainChecker confirms on ticks that a scale-in's removed shards are
+//     drained. Each Redis call is bounded by StoreTimeout.
 //
 // The Coordinator is the facade the HTTP layer calls: each method sends one
 // message straight to the group's actor (a concurrent registry maps group

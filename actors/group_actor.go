@@ -22,10 +22,13 @@ import (
 //	                   failure fails closed (loadErr) until a later load works
 //	Heartbeat, Tick    run on working; records join the batch; the first
 //	                   entry of a batch queues flush{} (or flush at once when
-//	                   group commit is off or the batch is full)
+//	                   group commit is off or the batch is full); a tick of a
+//	                   DRAINING scale-in first asks Redis whether the removed
+//	                   shards are drained (Options.Drains)
 //	flush{}            commit the batch (see flush); answer every entry
-//	Create, Delete     flush, then run alone in the critical section
-//	Get*               answer from committed (after revalidating a shared store)
+//	Create, Delete,    flush, then run alone in the critical section; create
+//	Scale, Rollback    and scale provision Redis streams between commits
+//	Get*, CheckScale   answer from committed (after revalidating a shared store)
 //	Stopping           flush what is pending, so a drain answers everything
 //	Restarting         report; the panic middleware has answered the batch
 type groupActor struct {
