@@ -1,0 +1,43 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+)
+
+// TestDataPlaneFollowsConfig: provisioning only with
+// streams.provisioning-enabled; the drain check and the data-plane reads
+// whenever Redis is configured.
+func TestDataPlaneFollowsConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml          string
+		provisioning, redis bool
+	}{
+		{"memory store", "coordinator: {}\n", false, false},
+		{"redis store", "coordinator:\n  store: {type: redis}\n", false, true},
+		{"provisioning", "coordinator:\n  streams: {provisioning-enabled: true}\n", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := loadConfig(t, tc.yaml)
+			back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer back.Close()
+			o := actorOptions(cfg, back, slog.New(slog.DiscardHandler))
+			if (o.Provisioner != nil) != tc.provisioning || (o.Drains != nil) != tc.redis || o.Settings.DrainCheck != tc.redis ||
+				(dataPlane(back.redis) != nil) != tc.redis {
+				t.Errorf("provisioner %v, drains %v, drain check %v, data plane %v", o.Provisioner, o.Drains, o.Settings.DrainCheck, dataPlane(back.redis))
+			}
+			c, err := actors.New(o)
+			if err != nil {
+				t.Fatalf("actor options rejected: %v", err)
+			}
+			if err := c.Shutdown(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
