@@ -329,6 +329,16 @@ func (e *reshardEnv) groupInfo(i int, grp string) redis.XInfoGroup {
 	return redis.XInfoGroup{}
 }
 
+// settledGroup creates the group with n shards and lets k members
+// heartbeat and consume until they settle on it.
+func (e *reshardEnv) settledGroup(n, k int) []*membersim.Member {
+	e.t.Helper()
+	e.create(n)
+	ms := e.members(k)
+	e.until(fmt.Sprintf("settled on %d shards", n), 20, e.settled(ms), ms...)
+	return ms
+}
+
 // members returns n simulated members reporting to the env's oracle.
 func (e *reshardEnv) members(n int) []*membersim.Member {
 	ms := make([]*membersim.Member, n)
@@ -355,10 +365,15 @@ func (e *reshardEnv) group() group.GroupView {
 	return v
 }
 
-// wantAllConsumed checks that members received every entry produced to
-// shards 0..n-1 and Redis reports nothing pending or unread for the group.
-func (e *reshardEnv) wantAllConsumed(n int) {
+// wantAllConsumed lets ms consume what is left on their shards, then
+// checks that every entry produced to shards 0..n-1 was delivered (to
+// members or drain jobs) and Redis reports nothing pending or unread for
+// the group.
+func (e *reshardEnv) wantAllConsumed(n int, ms []*membersim.Member) {
 	e.t.Helper()
+	for _, m := range ms {
+		e.consume(m)
+	}
 	for i := range n {
 		g := e.groupInfo(i, e.key.ConsumerGroup)
 		if e.delivered[i] != e.produced[i] || g.Pending != 0 || g.Lag != 0 {
@@ -369,9 +384,7 @@ func (e *reshardEnv) wantAllConsumed(n int) {
 
 func TestReshardScaleOutUnderTraffic(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(4)
-	ms := e.members(3)
-	e.until("settled on 4 shards", 20, e.settled(ms), ms...)
+	ms := e.settledGroup(4, 3)
 	before := e.routing()
 
 	m := e.scale(8)
@@ -394,17 +407,12 @@ func TestReshardScaleOutUnderTraffic(t *testing.T) {
 	if v := e.group(); v.ActiveMigration != nil || v.ShardCount != 8 {
 		t.Fatalf("after the migration: %+v", v)
 	}
-	for _, mem := range ms {
-		e.consume(mem)
-	}
-	e.wantAllConsumed(8)
+	e.wantAllConsumed(8, ms)
 }
 
 func TestReshardScaleInWaitsForDrain(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(8)
-	ms := e.members(2)
-	e.until("settled on 8 shards", 20, e.settled(ms), ms...)
+	ms := e.settledGroup(8, 2)
 	old := e.routing()
 	// Entries nobody has read yet, on every shard, and entries another
 	// consumer group read but has not acknowledged.
@@ -443,17 +451,12 @@ func TestReshardScaleInWaitsForDrain(t *testing.T) {
 	if got := e.migration(m.ReshardingID); got.State != group.MigrationDeprecated || v.ActiveMigration != nil {
 		t.Fatalf("after draining: migration %+v, group %+v", got, v)
 	}
-	for _, mem := range ms {
-		e.consume(mem)
-	}
-	e.wantAllConsumed(8)
+	e.wantAllConsumed(8, ms)
 }
 
 func TestReshardUnknownLagKeepsDraining(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(8)
-	ms := e.members(2)
-	e.until("settled on 8 shards", 20, e.settled(ms), ms...)
+	ms := e.settledGroup(8, 2)
 	// Shard 6 gets a consumer group whose lag Redis cannot compute: it
 	// starts at 0 on a stream with a deleted entry.
 	e.add(6, "a")
@@ -486,9 +489,7 @@ func TestReshardUnknownLagKeepsDraining(t *testing.T) {
 
 func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(8)
-	ms := e.members(2)
-	e.until("settled on 8 shards", 20, e.settled(ms), ms...)
+	e.settledGroup(8, 2)
 	e.produce(e.routing(), 100)
 
 	m := e.scale(4)
@@ -508,9 +509,7 @@ func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
 
 func TestReshardRollback(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(4)
-	ms := e.members(2)
-	e.until("settled on 4 shards", 10, e.settled(ms), ms...)
+	ms := e.settledGroup(4, 2)
 	before := e.routing()
 
 	m := e.scale(8)
@@ -556,9 +555,7 @@ func TestReshardRollback(t *testing.T) {
 
 func TestReshardScaleToZeroRoutesNowhere(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(2)
-	ms := e.members(1)
-	e.until("settled on 2 shards", 10, e.settled(ms), ms...)
+	ms := e.settledGroup(2, 1)
 	m := e.scale(0)
 	if r := e.routing(); r.ShardCount != 0 || len(r.Shards) != 0 {
 		t.Fatalf("routing after scale to 0: %+v", r)
@@ -630,9 +627,7 @@ func TestReshardProvisioningFailureLeavesStateConsistent(t *testing.T) {
 
 func TestReshardOffsetsMatchRedis(t *testing.T) {
 	e := newReshardEnv(t)
-	e.create(4)
-	ms := e.members(2)
-	e.until("settled on 4 shards", 10, e.settled(ms), ms...)
+	ms := e.settledGroup(4, 2)
 	e.produce(e.routing(), 120)
 	// member-0's shards are read and acknowledged; on member-1's first
 	// shard 10 entries are read and left pending.
