@@ -239,7 +239,8 @@ func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, e
 // abort reverts working to committed after err. An error of no known class
 // may hide a completed write, so the group is first resynced with the
 // store (a failed resync is logged; the revision check of the next commit
-// still guards it). A store reporting the group corrupt fails it closed.
+// still guards it) and the error is marked messages.ErrOutcomeUnknown. A
+// store reporting the group corrupt fails it closed.
 func (a *groupActor) abort(err error) error {
 	if errors.Is(err, persistence.ErrCorrupt) {
 		a.loadErr = err
@@ -248,6 +249,7 @@ func (a *groupActor) abort(err error) error {
 		if rerr := a.resync(); rerr != nil {
 			a.c.opts.Logger.Warn("resync group after unknown store outcome", "group", a.key.String(), "err", rerr)
 		}
+		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
 	}
 	a.working = a.committed.Clone()
 	return err

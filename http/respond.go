@@ -97,6 +97,7 @@ var runtimeErrors = []struct {
 	{messages.ErrTerminating, http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"},
 	{persistence.ErrLockTimeout, http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
 	{persistence.ErrUnavailable, http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
+	{messages.ErrOutcomeUnknown, http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"},
 	{persistence.ErrCorrupt, http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
 	{messages.ErrProvisioning, http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"},
 	{errRedisNotConfigured, http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"},
