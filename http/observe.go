@@ -47,6 +47,11 @@ type RequestObserver interface {
 	// success; stale is set when the request's knownMetadataVersion was
 	// older than the version served.
 	RoutingServed(key group.Key, stale bool, err error)
+	// ScaleServed reports every scale request the coordinator answered:
+	// key names the group (ConsumerGroup is "" for a stream scale whose
+	// pre-checks failed), noop marks a same-count request, err is nil on
+	// success. A stream scale reports once per affected group.
+	ScaleServed(key group.Key, noop bool, err error)
 }
 
 // ObserveRequests is the Middleware reporting every request to o. Put it
@@ -80,8 +85,8 @@ func ObserveRequests(o RequestObserver) Middleware {
 	}
 }
 
-// ObserveCoordinator returns c reporting heartbeat statuses and producer
-// routing reads to o; every other call passes through.
+// ObserveCoordinator returns c reporting heartbeat statuses, producer
+// routing reads and scale requests to o; every other call passes through.
 func ObserveCoordinator(c Coordinator, o RequestObserver) Coordinator {
 	return observedCoordinator{Coordinator: c, o: o}
 }
@@ -104,6 +109,24 @@ func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (messag
 	known, ok := ctx.Value(knownVersionKey{}).(int64)
 	c.o.RoutingServed(key, err == nil && ok && known < routing.MetadataVersion, err)
 	return routing, err
+}
+
+func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error) {
+	m, err := c.Coordinator.ScaleGroup(ctx, key, req)
+	c.o.ScaleServed(key, err == nil && m.ReshardingID == group.NoopMigrationID, err)
+	return m, err
+}
+
+func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error) {
+	s, err := c.Coordinator.ScaleStream(ctx, prefix, req)
+	if err != nil {
+		c.o.ScaleServed(group.Key{StreamPrefix: prefix}, false, err)
+		return s, err
+	}
+	for i, g := range s.AffectedConsumerGroups {
+		c.o.ScaleServed(group.Key{StreamPrefix: prefix, ConsumerGroup: g}, s.Migrations[i].ReshardingID == group.NoopMigrationID, nil)
+	}
+	return s, err
 }
 
 // knownVersionKey is the context key of the request's knownMetadataVersion.

@@ -22,17 +22,14 @@ const (
 // Statuses of the scale and producer routing counters.
 const (
 	StatusSuccess = "SUCCESS"
+	StatusNoop    = "NOOP"
 	StatusError   = "ERROR"
 )
 
-// scaleActions are the audit actions of the scale endpoints.
-var scaleActions = map[string]bool{"SCALE_GROUP": true, "SCALE_STREAM": true}
-
 // RequestServed implements httpapi.RequestObserver: api_request_total and
-// api_request_duration_seconds for every request; for Admin API mutations
-// also admin_mutation_total{action,outcome} and admin_mutation_failed_total,
-// and for scale requests scale_request_total{status} and, on failure,
-// scale_request_failed_total. The stream and group labels are the path's
+// api_request_duration_seconds for every request, and for Admin API
+// mutations also admin_mutation_total{action,outcome} and
+// admin_mutation_failed_total. The stream and group labels are the path's
 // names when they name a known group (stream-level routes: a known stream
 // prefix, group "none"), "unknown" otherwise, and "none" off group paths.
 func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
@@ -55,14 +52,26 @@ func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 	if outcome != OutcomeSuccess {
 		m.adminFailures.WithLabelValues(action).Inc()
 	}
-	if scaleActions[action] {
-		status := StatusSuccess
-		if outcome != OutcomeSuccess {
-			status = StatusError
-			m.scaleFailed.WithLabelValues(stream, grp, status).Inc()
-		}
-		m.scaleRequests.WithLabelValues(stream, grp, status).Inc()
+}
+
+// ScaleServed implements httpapi.RequestObserver:
+// scale_request_total{status} (SUCCESS, NOOP or ERROR) and, for ERROR,
+// scale_request_failed_total. A stream scale that failed before reaching
+// its groups is labelled with the stream and group "none".
+func (m *Metrics) ScaleServed(key group.Key, noop bool, err error) {
+	stream, grp := m.streamLabel(key.StreamPrefix), LabelNone
+	if key.ConsumerGroup != "" {
+		stream, grp = m.groupLabels(key)
 	}
+	status := StatusSuccess
+	switch {
+	case err != nil:
+		status = StatusError
+		m.scaleFailed.WithLabelValues(stream, grp, status).Inc()
+	case noop:
+		status = StatusNoop
+	}
+	m.scaleRequests.WithLabelValues(stream, grp, status).Inc()
 }
 
 // HeartbeatHandled implements httpapi.RequestObserver:

@@ -130,21 +130,40 @@ func TestAdminMutationsAndScaleRequests(t *testing.T) {
 	if code, _ := h.do(http.MethodPost, groupPath(orders), map[string]any{"requestedBy": "t"}); code != http.StatusConflict {
 		t.Fatalf("second create: %d", code)
 	}
-	scale := httpapi.Route{Method: http.MethodPost, Template: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale", Mutation: true, Action: "SCALE_GROUP"}
-	h.m.RequestServed(httpapi.ServedRequest{Route: scale, StreamPrefix: "orders", ConsumerGroup: "billing", Status: http.StatusAccepted})
-	h.m.RequestServed(httpapi.ServedRequest{Route: scale, StreamPrefix: "orders", ConsumerGroup: "billing", Status: http.StatusConflict})
-	streamScale := httpapi.Route{Method: http.MethodPost, Template: "/coord/v1/streams/{streamPrefix}/scale", Mutation: true, Action: "SCALE_STREAM"}
-	h.m.RequestServed(httpapi.ServedRequest{Route: streamScale, StreamPrefix: "orders", Status: http.StatusAccepted})
+	if code, body := h.do(http.MethodPost, "/coord/v1/streams/audit", map[string]any{"initialShardCount": 4, "requestedBy": "t"}); code != http.StatusCreated {
+		t.Fatalf("create stream: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		path   string
+		target int
+		want   int
+	}{
+		{groupPath(orders) + "/scale", 4, http.StatusAccepted},      // same count: noop
+		{groupPath(orders) + "/scale", 8, http.StatusAccepted},      // scale out, still active
+		{"/coord/v1/streams/orders/scale", 16, http.StatusConflict}, // pre-check fails
+		{"/coord/v1/streams/audit/scale", 4, http.StatusAccepted},   // noop for group audit
+		{"/coord/v1/streams/ghost/scale", 8, http.StatusNotFound},   // no such stream
+		{groupPath(orders) + "/scale", -1, http.StatusBadRequest},   // refused before the coordinator
+	} {
+		if code, body := h.do(http.MethodPost, tc.path, map[string]any{"targetShardCount": tc.target, "requestedBy": "t"}); code != tc.want {
+			t.Fatalf("POST %s %d: %d %s", tc.path, tc.target, code, body)
+		}
+	}
 	s := scrape(t, h.reg)
 	for k, want := range map[string]float64{
-		`admin_mutation_total{action="CREATE_GROUP",outcome="SUCCESS"}`:              1,
-		`admin_mutation_total{action="CREATE_GROUP",outcome="CLIENT_ERROR"}`:         1,
-		`admin_mutation_failed_total{action="CREATE_GROUP"}`:                         1,
-		`scale_request_total{group="billing",status="SUCCESS",stream="orders"}`:      1,
-		`scale_request_total{group="billing",status="ERROR",stream="orders"}`:        1,
-		`scale_request_failed_total{group="billing",status="ERROR",stream="orders"}`: 1,
-		`scale_request_total{group="none",status="SUCCESS",stream="orders"}`:         1,
-		`admin_mutation_failed_total{action="SCALE_GROUP"}`:                          1,
+		`admin_mutation_total{action="CREATE_GROUP",outcome="SUCCESS"}`:            1,
+		`admin_mutation_total{action="CREATE_GROUP",outcome="CLIENT_ERROR"}`:       1,
+		`admin_mutation_failed_total{action="CREATE_GROUP"}`:                       1,
+		`admin_mutation_total{action="SCALE_GROUP",outcome="SUCCESS"}`:             2,
+		`admin_mutation_failed_total{action="SCALE_GROUP"}`:                        1,
+		`admin_mutation_failed_total{action="SCALE_STREAM"}`:                       2,
+		`scale_request_total{group="billing",status="NOOP",stream="orders"}`:       1,
+		`scale_request_total{group="billing",status="SUCCESS",stream="orders"}`:    1,
+		`scale_request_total{group="audit",status="NOOP",stream="audit"}`:          1,
+		`scale_request_total{group="none",status="ERROR",stream="orders"}`:         1,
+		`scale_request_failed_total{group="none",status="ERROR",stream="orders"}`:  1,
+		`scale_request_total{group="none",status="ERROR",stream="unknown"}`:        1,
+		`scale_request_failed_total{group="none",status="ERROR",stream="unknown"}`: 1,
 	} {
 		if s[k] != want {
 			t.Errorf("%s = %v, want %v", k, s[k], want)

@@ -118,7 +118,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.rebalanceDuration = histogramVec("rebalance_duration_seconds", "Duration of the group commits that recomputed the target assignment.", latencyBuckets, with("reason")...)
 	m.violationsTotal = counterVec("invariant_violation_total", "Invariant violations, added up at every group refresh that found some.", grp...)
 	m.actorRestarts = counterVec("actor_restarts_total", "Group actor restarts after a panic.", grp...)
-	m.scaleRequests = counterVec("scale_request_total", "Scale requests by result (SUCCESS or ERROR).", with("status")...)
+	m.scaleRequests = counterVec("scale_request_total", "Scale requests by result (SUCCESS, NOOP or ERROR).", with("status")...)
 	m.scaleFailed = counterVec("scale_request_failed_total", "Scale requests that failed.", with("status")...)
 	m.routingRequests = counterVec("producer_routing_request_total", "Producer routing reads by result (SUCCESS or ERROR).", with("status")...)
 	m.routingStale = counterVec("producer_routing_stale_total", "Producer routing reads whose knownMetadataVersion was older than the current one.", grp...)
