@@ -145,6 +145,9 @@ func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
 // revalidated first, so that expiry is computed on fresh state; a tick that
 // changes nothing in an idle group is dropped.
 func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
+	start := time.Now()
+	changed := false
+	defer func() { a.c.opts.Observer.TickHandled(changed, time.Since(start)) }()
 	if len(a.entries) == 0 {
 		if err := a.refresh(); err != nil {
 			a.c.opts.Logger.Warn("tick: revalidate group", "group", a.key.String(), "err", err)
@@ -156,7 +159,8 @@ func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
 	if e.drained = a.drainedMigration(); e.drained != "" {
 		recs = append(recs, a.confirmDrain(&e)...)
 	}
-	if len(recs) == 0 && len(a.entries) == 0 {
+	changed = len(recs) > 0
+	if !changed && len(a.entries) == 0 {
 		return
 	}
 	a.park(ctx, e, recs)

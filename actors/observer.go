@@ -22,6 +22,9 @@ type Observer interface {
 	// "delete", "scale-group", "scale-stream", "rollback-migration") on its
 	// attempt-th try.
 	Conflict(key group.Key, operation string, attempt int)
+	// TickHandled reports one maintenance tick of a group: whether it
+	// changed the group and how long it took (commit excluded).
+	TickHandled(changed bool, d time.Duration)
 	// ActorRestarted reports that a group actor is restarting after a panic.
 	ActorRestarted(key group.Key)
 	// ActorsLive reports the number of group actors after one started or
@@ -61,6 +64,7 @@ type NopObserver struct{}
 func (NopObserver) MessageHandled(string, time.Duration)                    {}
 func (NopObserver) BatchFlushed(group.Key, int, bool, time.Duration, error) {}
 func (NopObserver) Conflict(group.Key, string, int)                         {}
+func (NopObserver) TickHandled(bool, time.Duration)                         {}
 func (NopObserver) ActorRestarted(group.Key)                                {}
 func (NopObserver) ActorsLive(int)                                          {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
