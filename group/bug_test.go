@@ -244,3 +244,88 @@ func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 	}
 	c.Check()
 }
+
+// stuckB builds A{0,1} B{2,3}; C joins at t0 (targets A{0,1} B{2} C{3}) and
+// B stays stuck owning 3 while everybody heartbeats until t0+55s. It
+// returns the clients A and C and t0; B's deadline is t0+60s.
+func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) {
+	t.Helper()
+	c := stableAB(t)
+	cls := clientsAB(c)
+	a := cls[0]
+	c.Advance(time.Second)
+	t0 := c.Now
+	cc := newClient("C")
+	cc.beat(c)
+	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
+	for c.Now < t0.Add(55*time.Second) {
+		c.Advance(5 * time.Second)
+		a.beat(c)
+		cc.beat(c)
+		expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch, 2, 3)), group.StatusOK, c.Group.AssignmentEpoch, shards(2), nil)
+	}
+	if d := member(t, c, "B").RebalanceDeadlineAt; d != t0.Add(60*time.Second) {
+		t.Fatalf("B's deadline %v", d)
+	}
+	return c, a, cc, t0
+}
+
+// TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass:
+//
+// §4.1/§4.2: an OK answer carries the member's target at the assignment
+// epoch it reports (assigned = target − blocked, pending = target ∩
+// blocked). joinReplay now runs enforceTimeouts after it has computed the
+// answer; when that pass fences a stuck owner (G bump, new targets), the
+// answer reports the new group/assignment epoch with the old target.
+//
+// Input: A{0,1} B{2,3}; C joins at t0 (C{3}, B stuck on 3, deadline
+// t0+60s); at t0+60s C's process restarts and sends epoch 0 with nothing.
+// Expected: the answer matches the assignment epoch it carries: B is fenced
+// in that pass, C's target is {2,3} and nothing blocks it: assigned {2,3}
+// (or, if the timeout pass ran after answering, the old epochs).
+// Actual: groupEpoch/assignmentEpoch of the new assignment (5) with C's old
+// target: assigned [] pending [3]; shard 2 is in neither list.
+// (Found by TestProperty_ProtocolSafetyAndConvergence; same ordering in
+// syncMetadata, see the next test.)
+func TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass(t *testing.T) {
+	c, _, cc, t0 := stuckB(t)
+	c.Now = t0.Add(60 * time.Second)
+	cc.restart()
+	resp := cc.beat(c)
+	expectState(t, c, "B", group.MemberFenced, 5)
+	target := c.Group.Targets["C"]
+	if all := resp.Assignment.AssignedShards.Union(resp.Assignment.PendingShards); !all.Equal(target) ||
+		resp.AssignmentEpoch != c.Group.AssignmentEpoch {
+		t.Errorf("answer at assignmentEpoch %d: assigned %v pending %v; C's target at that epoch is %v",
+			resp.AssignmentEpoch, resp.Assignment.AssignedShards, resp.Assignment.PendingShards, target)
+	}
+	c.Check()
+}
+
+// TestBug_SyncMetadataAnswersAFencedMember:
+//
+// §4.2 step 12: a member fenced by the rebalance timeout while its own
+// heartbeat is processed gets FENCED_MEMBER_EPOCH. syncMetadata now runs
+// enforceTimeouts for the member after computing its answer; when the
+// member is past its deadline it is fenced (record FENCED, epoch bumped, G
+// bump), yet the answer is SYNC_METADATA with an assignment, telling it to
+// keep reading.
+//
+// Input: A{0,1} B{2,3}; C joins at t0 (B stuck on 3, deadline t0+60s); at
+// t0+60s B heartbeats with metadataVersion 99, owning {2,3}.
+// Expected: FENCED_MEMBER_EPOCH (B's record is FENCED).
+// Actual: SYNC_METADATA with assigned [2] and memberEpoch 5 while B's
+// record is FENCED.
+func TestBug_SyncMetadataAnswersAFencedMember(t *testing.T) {
+	c, _, _, t0 := stuckB(t)
+	c.Now = t0.Add(60 * time.Second)
+	hb := c.Member("B", member(t, c, "B").MemberEpoch, 2, 3)
+	hb.MetadataVersion = 99
+	resp := c.Heartbeat(hb)
+	m := member(t, c, "B")
+	if m.State == group.MemberFenced && resp.Status != group.StatusFencedMemberEpoch {
+		t.Errorf("B's record is FENCED (epoch %d) but it was answered %s assigned %v epoch %d",
+			m.MemberEpoch, resp.Status, resp.Assignment.AssignedShards, resp.MemberEpoch)
+	}
+	c.Check()
+}
