@@ -59,6 +59,8 @@ func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 		`members{group="billing",state="expired",stream="orders"}`:                                1,
 		`target_assignment_shards{group="billing",stream="orders"}`:                               -4,
 		`actor_message_duration_seconds_count{type="tick"}`:                                       1,
+		`tick_total{changed="true"}`:                                                              1,
+		`tick_duration_seconds_count{changed="true"}`:                                             1,
 		`actor_message_duration_seconds_count{type="flush"}`:                                      1,
 		`group_commit_batch_size_count{}`:                                                         1,
 		`group_commit_duration_seconds_count{result="success"}`:                                   1,
