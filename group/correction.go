@@ -41,14 +41,16 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 	if maint {
 		t.reconcile()
 	}
+	t.enforceTimeouts(rec.MemberID)
+	if rec = t.member(rec.MemberID); rec.State == MemberFenced {
+		return t.fenced(req, rec)
+	}
 	target = g.Targets[rec.MemberID]
 	assigned := req.OwnedShards.Intersect(target.Minus(g.blocked(rec.MemberID, target)))
 	if !rec.GrantedAssignment.Equal(assigned) {
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
-	t.enforceTimeouts(rec.MemberID)
-	rec = t.member(rec.MemberID)
 	return t.answer(req, StatusSyncMetadata, rec, assigned, target.Minus(assigned))
 }
 

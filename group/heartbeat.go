@@ -160,6 +160,8 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 	if maint || !livenessOnly {
 		t.reconcile()
 	}
+	t.enforceTimeouts(rec.MemberID)
+	rec = t.member(rec.MemberID)
 	target := g.Targets[rec.MemberID]
 	blocked := g.blocked(rec.MemberID, target)
 	assigned, pending := target.Minus(blocked), target.Intersect(blocked)
@@ -167,8 +169,6 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
-	t.enforceTimeouts(rec.MemberID)
-	rec = t.member(rec.MemberID)
 	return t.answer(req, StatusOK, rec, assigned, pending)
 }
 

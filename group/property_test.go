@@ -32,23 +32,6 @@ import (
 // The clone variant also runs every handler on g.Clone() (derived indexes
 // rebuilt from scratch) and requires identical responses, records and state.
 
-// avoidKnownBugs keeps the random sequences away from the scenarios of the
-// failing TestBug_… tests, so the properties can find other problems. Set it
-// to false once those bugs are fixed.
-//   - TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne (fixed):
-//     a process starting over a LEAVING record while a correction round is
-//     open joins with the group's metadata version (as if it had just read
-//     it from producer routing) instead of a stale one.
-//   - TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning (fixed): a
-//     SYNC_METADATA answer is never lost (the client always applies it).
-//   - TestBug_SyncMetadataForgetsActiveRevokes (fixed): a draining client
-//     finishes draining before a heartbeat that will be answered
-//     SYNC_METADATA.
-//   - TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass and
-//     TestBug_SyncMetadataAnswersAFencedMember: the answer-vs-record checks
-//     are skipped when the handler fenced a member.
-const avoidKnownBugs = true
-
 // stats counts what the random sequences exercised (logged by each test).
 var stats = map[string]int{}
 
@@ -167,12 +150,6 @@ func revokedShards(req group.HeartbeatRequest) []int {
 
 func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatResponse, recs []group.Record) {
 	w.t.Helper()
-	fenced := false
-	for _, r := range recs {
-		if mr, ok := r.(group.MemberRecord); ok && mr.Member.State == group.MemberFenced {
-			fenced = true
-		}
-	}
 	switch resp.Status {
 	case group.StatusRetry:
 		w.fail("RETRY emitted by the domain")
@@ -183,9 +160,6 @@ func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatRe
 	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
 		// The answer carries the stored epoch and records what was granted;
 		// assigned ∪ pending is the member's target.
-		if avoidKnownBugs && fenced {
-			break
-		}
 		m := w.c.Group.Members[req.MemberID]
 		if m == nil || m.MemberEpoch != resp.MemberEpoch || !m.GrantedAssignment.Equal(resp.Assignment.AssignedShards) {
 			w.fail("%s answered %+v but its record is %+v", req.MemberID, resp, m)
@@ -212,7 +186,6 @@ func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatRe
 func (w *world) beat(id, what string) group.HeartbeatResponse {
 	w.t.Helper()
 	cl := w.cls[id]
-	w.avoidSyncWhileDraining(cl, cl.mv)
 	req := cl.request()
 	resp := w.heartbeat(req, what)
 	w.apply(cl, req, resp)
@@ -361,7 +334,6 @@ func (w *world) step() {
 			w.cls[id].slow = rapid.IntRange(0, 2).Draw(t, "slow") == 0
 			w.cls[id].mv = rapid.Int64Range(0, w.c.Group.MetadataVersion).Draw(t, "join mv")
 			w.procs[id] = procRunning
-			w.avoidLeavingRejoinSync(id)
 			w.beat(id, "join")
 		case procRunning:
 			w.beat(id, "beat")
@@ -396,21 +368,15 @@ func (w *world) step() {
 	case op < 75: // restart: a new process with epoch 0
 		if running {
 			cl.restart()
-			w.avoidLeavingRejoinSync(id)
 			w.beat(id, "restart")
 		}
 	case op < 82: // lost response: the server processed it, the client heard nothing
 		if running {
-			w.avoidSyncWhileDraining(cl, cl.mv)
 			req := cl.request()
-			resp := w.heartbeat(req, "lost")
-			if avoidKnownBugs && resp.Status == group.StatusSyncMetadata {
-				w.apply(cl, req, resp)
-			}
+			w.heartbeat(req, "lost")
 		}
 	case op < 87: // stale epoch: the client sends its previous epoch
 		if running && !leaving && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch {
-			w.avoidSyncWhileDraining(cl, cl.mv)
 			req := cl.request()
 			req.MemberEpoch = w.prevEpoch[id]
 			resp := w.heartbeat(req, "stale")
@@ -418,7 +384,6 @@ func (w *world) step() {
 		}
 	case op < 90: // future metadata version
 		if running && !leaving {
-			w.avoidSyncWhileDraining(cl, w.c.Group.MetadataVersion+1)
 			req := cl.request()
 			req.MetadataVersion = w.c.Group.MetadataVersion + rapid.Int64Range(1, 3).Draw(t, "ahead")
 			resp := w.heartbeat(req, "future")
@@ -439,24 +404,6 @@ func (w *world) step() {
 		}
 	}
 	w.check()
-}
-
-// avoidSyncWhileDraining: see avoidKnownBugs.
-func (w *world) avoidSyncWhileDraining(cl *client, mv int64) {
-	g := w.c.Group
-	sync := mv > g.MetadataVersion || (g.MetadataCorrection != nil && mv != g.MetadataVersion)
-	if avoidKnownBugs && sync && !cl.leaving && len(cl.draining) > 0 {
-		cl.finishDrain()
-		w.logf("%s finished draining (avoiding a known bug)", cl.id)
-	}
-}
-
-// avoidLeavingRejoinSync: see avoidKnownBugs.
-func (w *world) avoidLeavingRejoinSync(id string) {
-	g := w.c.Group
-	if m := g.Members[id]; avoidKnownBugs && m != nil && m.State == group.MemberLeaving && g.MetadataCorrection != nil {
-		w.cls[id].mv = g.MetadataVersion
-	}
 }
 
 // countRecords adds the time-driven and admin events in recs to stats.
