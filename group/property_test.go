@@ -135,7 +135,7 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 	w.logf("%s %s epoch=%d mv=%d owned=%v revoking=%v → %s epoch=%d assigned=%v pending=%v (G=%d V=%d)",
 		what, req.MemberID, req.MemberEpoch, req.MetadataVersion, req.OwnedShards, revokedShards(req), resp.Status,
 		resp.MemberEpoch, resp.Assignment.AssignedShards, resp.Assignment.PendingShards, resp.GroupEpoch, resp.MetadataVersion)
-	w.checkResponse(req, resp, recs)
+	w.checkResponse(req, resp)
 	stats[what+"→"+string(resp.Status)]++
 	return resp
 }
@@ -148,7 +148,7 @@ func revokedShards(req group.HeartbeatRequest) []int {
 	return out
 }
 
-func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatResponse, recs []group.Record) {
+func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
 	w.t.Helper()
 	switch resp.Status {
 	case group.StatusRetry:
