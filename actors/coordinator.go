@@ -216,17 +216,22 @@ func (c *Coordinator) send(msg messages.Request) error {
 	return nil
 }
 
-// ask sends msg and waits for its reply on r, or for ctx.
+// ask sends msg and waits for its reply on r, for ctx, or at most
+// RequestTimeout (context.DeadlineExceeded).
 func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r messages.ReplyTo[T]) (T, error) {
 	var zero T
 	if err := c.send(msg); err != nil {
 		return zero, err
 	}
+	timer := time.NewTimer(c.opts.RequestTimeout)
+	defer timer.Stop()
 	select {
 	case rep := <-r:
 		return rep.Value, rep.Err
 	case <-ctx.Done():
 		return zero, ctx.Err()
+	case <-timer.C:
+		return zero, fmt.Errorf("group %s did not answer in %s: %w", msg.GroupKey(), c.opts.RequestTimeout, context.DeadlineExceeded)
 	}
 }
 

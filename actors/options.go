@@ -14,6 +14,7 @@ const (
 	DefaultMaxBatch       = 1024
 	DefaultCommitAttempts = 3
 	DefaultStoreTimeout   = 2 * time.Second
+	DefaultRequestTimeout = 30 * time.Second
 )
 
 // Options configure a Coordinator. Store and Settings are required; every
@@ -47,6 +48,10 @@ type Options struct {
 	// StoreTimeout bounds each store call, and each Redis call of
 	// Provisioner and Drains.
 	StoreTimeout time.Duration
+	// RequestTimeout bounds how long a caller waits for a group actor's
+	// answer (the caller's own context may end sooner). It is a safety net:
+	// every request is answered, normally within a few store calls.
+	RequestTimeout time.Duration
 
 	// Provisioner creates the Redis streams and consumer groups of the
 	// groups' shards on create, scale and routing reads (§6.6); nil
@@ -86,6 +91,9 @@ func (o Options) withDefaults() Options {
 	if o.StoreTimeout == 0 {
 		o.StoreTimeout = DefaultStoreTimeout
 	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
 	if o.Observer == nil {
 		o.Observer = NopObserver{}
 	}
@@ -115,6 +123,9 @@ func (o Options) validate() error {
 	}
 	if o.StoreTimeout < 0 {
 		errs = append(errs, errors.New("actors: StoreTimeout must not be negative"))
+	}
+	if o.RequestTimeout < 0 {
+		errs = append(errs, errors.New("actors: RequestTimeout must not be negative"))
 	}
 	if o.Settings.DrainCheck && o.Drains == nil {
 		errs = append(errs, errors.New("actors: Drains is required when Settings.DrainCheck is set"))
