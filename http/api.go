@@ -94,8 +94,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Middleware wraps every coordinator route; the first is outermost.
 	Middleware []Middleware
-	// DataPlane serves /offsets and the message explorer; nil answers them
-	// 503 REDIS_NOT_CONFIGURED.
+	// DataPlane serves /offsets, the message explorers and the Grafana
+	// rows' offsets; nil answers the Redis reads 503 REDIS_NOT_CONFIGURED
+	// and gives the Grafana rows unknown offsets.
 	DataPlane DataPlane
 	// Security, when non-nil, enables authentication, audit, rate limiting
 	// and the login and session routes (see Security); its middlewares run
@@ -228,7 +229,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.securityRoutes())
+	}, a.reshardingRoutes(stream, grp, monGroup), a.grafanaRoutes(), a.securityRoutes())
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/julienschmidt/httprouter"
@@ -15,14 +16,15 @@ import (
 )
 
 // DataPlane reads the Redis streams behind the groups for the monitoring
-// API (§2.6 /offsets and /shards/{i}/messages); monitoring.Reader
-// implements it. Errors other than streams.ErrInvalidCursor are failures
+// API (§2.6 /offsets and /shards/{i}/messages, and the Grafana rows of §2.7
+// through GrafanaDataPlane); monitoring.Reader implements it. Errors other than streams.ErrInvalidCursor are failures
 // to read Redis.
 type DataPlane interface {
 	// GroupOffsets observes g's shards (a live Redis read).
 	GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error)
 	// Page reads one page of a shard's entries (streams.Observer.Page).
 	Page(ctx context.Context, shard streams.Shard, dir streams.Direction, cursor string, limit int) (streams.Page, error)
+	GrafanaDataPlane
 }
 
 var (
@@ -115,15 +117,9 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesRespo
 		return messagesResponse{}, invalid("shardIndex: must be an integer")
 	}
 	q := r.URL.Query()
-	dir, err := streams.ParseDirection(q.Get("direction"))
+	dir, limit, err := pageQuery(q)
 	if err != nil {
-		return messagesResponse{}, invalid("direction: must be FORWARD or BACKWARD")
-	}
-	limit := streams.DefaultPageLimit
-	if s := q.Get("limit"); s != "" {
-		if limit, err = strconv.Atoi(s); err != nil {
-			return messagesResponse{}, invalid("limit: must be an integer")
-		}
+		return messagesResponse{}, err
 	}
 	view, err := a.coord.Group(r.Context(), key)
 	if err != nil {
@@ -165,4 +161,21 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesRespo
 		}
 	}
 	return out, nil
+}
+
+// pageQuery reads the explorers' page parameters: direction
+// (FORWARD|BACKWARD, default BACKWARD) and limit (default 25; clamped by the
+// data plane). A malformed value is INVALID_REQUEST.
+func pageQuery(q url.Values) (streams.Direction, int, error) {
+	dir, err := streams.ParseDirection(q.Get("direction"))
+	if err != nil {
+		return "", 0, invalid("direction: must be FORWARD or BACKWARD")
+	}
+	limit := streams.DefaultPageLimit
+	if s := q.Get("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil {
+			return "", 0, invalid("limit: must be an integer")
+		}
+	}
+	return dir, limit, nil
 }

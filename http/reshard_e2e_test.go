@@ -63,7 +63,7 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 		t.Fatal(err)
 	}
 	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, Logger: logger,
-		DataPlane: monitoring.NewReader(observer, clock.Now)})
+		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL)})
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
 		api.Drain()

@@ -83,15 +83,19 @@ type Reader struct {
 	*streams.Observer
 	rates *streams.RateTracker
 	now   func() time.Time
+	// cache holds the observations behind CachedGroupOffsets.
+	cache *streams.Cache[group.Key, Observation]
 }
 
-// NewReader returns a Reader over observer whose rates are measured with
-// now (nil: time.Now).
-func NewReader(observer *streams.Observer, now func() time.Time) *Reader {
+// NewReader returns a Reader over observer whose rates and offset cache
+// ages are measured with now (nil: time.Now). CachedGroupOffsets reuses an
+// observation for cacheTTL (≤ 0: never).
+func NewReader(observer *streams.Observer, now func() time.Time, cacheTTL time.Duration) *Reader {
 	if now == nil {
 		now = time.Now
 	}
-	return &Reader{Observer: observer, rates: streams.NewRateTracker(), now: now}
+	return &Reader{Observer: observer, rates: streams.NewRateTracker(), now: now,
+		cache: streams.NewCache[group.Key, Observation](cacheTTL, now)}
 }
 
 // Observe reads shards 0..shardCount-1 of key from Redis and feeds every

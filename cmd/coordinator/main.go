@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		CoordinatorID: cfg.ID,
 		Logger:        logger,
 		Security:      sec,
-		DataPlane:     dataPlane(back.redis),
+		DataPlane:     dataPlane(cfg, back.redis),
 	}))
 
 	ln, err := net.Listen("tcp", cfg.Server.Address)

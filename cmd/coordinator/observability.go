@@ -56,8 +56,9 @@ func (obs *observability) apiOptions(o httpapi.Options) httpapi.Options {
 // monitoring_refresh_failed_total.
 const offsetsProjection = "offsets"
 
-// observedDataPlane feeds the shard offset gauges from every offsets read
-// and counts the reads that fail.
+// observedDataPlane feeds the shard offset gauges from every offsets read,
+// live (/offsets) or cached (the Grafana rows), and counts the reads that
+// fail.
 type observedDataPlane struct {
 	httpapi.DataPlane
 	m *metrics.Metrics
@@ -65,6 +66,19 @@ type observedDataPlane struct {
 
 func (d observedDataPlane) GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
 	o, err := d.DataPlane.GroupOffsets(ctx, g)
+	d.record(g, o, err)
+	return o, err
+}
+
+func (d observedDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+	o, err := d.DataPlane.CachedGroupOffsets(ctx, g)
+	d.record(g, o, err)
+	return o, err
+}
+
+// record sets g's shard gauges from o, or counts err (a canceled read is
+// neither).
+func (d observedDataPlane) record(g *group.Group, o monitoring.Offsets, err error) {
 	switch {
 	case errors.Is(err, context.Canceled):
 	case err != nil:
@@ -82,5 +96,4 @@ func (d observedDataPlane) GroupOffsets(ctx context.Context, g *group.Group) (mo
 		}
 		d.m.ShardOffsets(g.Key(), samples)
 	}
-	return o, err
 }

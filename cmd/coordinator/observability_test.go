@@ -50,7 +50,8 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 }
 
-// fakeDataPlane answers GroupOffsets with its offsets or err.
+// fakeDataPlane answers GroupOffsets and CachedGroupOffsets with its
+// offsets or err.
 type fakeDataPlane struct {
 	httpapi.DataPlane
 	offsets monitoring.Offsets
@@ -61,8 +62,12 @@ func (f fakeDataPlane) GroupOffsets(context.Context, *group.Group) (monitoring.O
 	return f.offsets, f.err
 }
 
-// Offsets reads feed the shard gauges of the group; failed reads count as
-// offsets refresh failures.
+func (f fakeDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+	return f.GroupOffsets(ctx, g)
+}
+
+// Offsets reads, live or cached, feed the shard gauges of the group;
+// failed reads count as offsets refresh failures.
 func TestOffsetsFeedShardGauges(t *testing.T) {
 	cfg, err := config.Load("")
 	if err != nil {
@@ -84,19 +89,28 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
+	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
+		{Shard: group.Shard{ShardIndex: 0}, StreamKey: "orders:0", StreamLength: 9, Lag: &lag, ProducedPerSecond: &produced},
+	}}}})
+	if _, err := o.DataPlane.CachedGroupOffsets(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
 	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{err: errors.New("redis down")}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err == nil {
 		t.Fatal("the failure was swallowed")
+	}
+	if _, err := o.DataPlane.CachedGroupOffsets(t.Context(), g); err == nil {
+		t.Fatal("the cached read's failure was swallowed")
 	}
 	rec := httptest.NewRecorder()
 	o.Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	id := `coordinator="` + cfg.ID + `"`
 	shard := `,group="billing",shard="0",stream="orders",stream_key="orders:0"}`
 	for _, want := range []string{
-		`redis_stream_coord_monitoring_refresh_failed_total{` + id + `,projection="offsets"} 1`,
+		`redis_stream_coord_monitoring_refresh_failed_total{` + id + `,projection="offsets"} 2`,
 		`redis_stream_coord_shard_lag{` + id + shard + ` 3`,
 		`redis_stream_coord_shard_produced_per_second{` + id + shard + ` 1.5`,
-		`redis_stream_coord_shard_stream_length{` + id + shard + ` 7`,
+		`redis_stream_coord_shard_stream_length{` + id + shard + ` 9`,
 	} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("no %s", want)

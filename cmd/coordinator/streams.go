@@ -33,11 +33,14 @@ func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
 	return streams.NewObserver(client)
 }
 
-// dataPlane returns the reader behind /offsets and the message explorer,
-// nil without Redis (the API answers them 503 REDIS_NOT_CONFIGURED).
-func dataPlane(client goredis.UniversalClient) httpapi.DataPlane {
+// dataPlane returns the reader behind /offsets, the message explorers and
+// the Grafana rows, whose offset cache keeps observations for
+// monitoring.offset-cache-ttl; nil without Redis (the API then answers
+// the Redis reads 503 REDIS_NOT_CONFIGURED and the Grafana rows with
+// unknown offsets).
+func dataPlane(cfg *config.Config, client goredis.UniversalClient) httpapi.DataPlane {
 	if client == nil {
 		return nil
 	}
-	return monitoring.NewReader(streams.NewObserver(client), nil)
+	return monitoring.NewReader(streams.NewObserver(client), nil, cfg.Monitoring.OffsetCacheTTL.Duration())
 }

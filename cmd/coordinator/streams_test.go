@@ -28,8 +28,8 @@ func TestDataPlaneFollowsConfig(t *testing.T) {
 			defer back.Close()
 			o := actorOptions(cfg, back, slog.New(slog.DiscardHandler))
 			if (o.Provisioner != nil) != tc.provisioning || (o.Drains != nil) != tc.redis || o.Settings.DrainCheck != tc.redis ||
-				(dataPlane(back.redis) != nil) != tc.redis {
-				t.Errorf("provisioner %v, drains %v, drain check %v, data plane %v", o.Provisioner, o.Drains, o.Settings.DrainCheck, dataPlane(back.redis))
+				(dataPlane(cfg, back.redis) != nil) != tc.redis {
+				t.Errorf("provisioner %v, drains %v, drain check %v, data plane %v", o.Provisioner, o.Drains, o.Settings.DrainCheck, dataPlane(cfg, back.redis))
 			}
 			c, err := actors.New(o)
 			if err != nil {

@@ -1,0 +1,602 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// The Grafana rows (§2.7, #23–#30) are flat JSON arrays for the bundled
+// dashboard's Infinity datasource. Except options/streams and
+// options/consumer-groups, every endpoint requires the streamPrefix and
+// consumerGroup query parameters (absent: 400), which may be blank.
+
+// GrafanaDataPlane is what the Grafana rows read from Redis;
+// monitoring.Reader implements it. Errors other than streams.ErrInvalidCursor
+// and streams.ErrInvalidID are failures to read Redis.
+type GrafanaDataPlane interface {
+	// CachedGroupOffsets observes g's shards through the offset cache
+	// (monitoring.Reader.CachedGroupOffsets).
+	CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error)
+	// Browse reads one page of the message explorer over shards
+	// (streams.Observer.Browse).
+	Browse(ctx context.Context, shards []streams.Shard, dir streams.Direction, cursor string, limit int) (streams.Page, error)
+	// Lookup returns the entry recordID of each of shards that has it
+	// (streams.Observer.Lookup).
+	Lookup(ctx context.Context, shards []streams.Shard, recordID string) ([]streams.Record, error)
+	// TotalLength sums the lengths of shards (streams.Observer.TotalLength).
+	TotalLength(ctx context.Context, shards []streams.Shard) (int64, error)
+}
+
+// grafanaRoutes lists #23–#30, templates relative to the base path.
+func (a *API) grafanaRoutes() []route {
+	const grafana = "/monitoring/grafana"
+	return []route{
+		{Route{http.MethodGet, grafana + "/groups", false, ""}, rows(a, a.groupRows)},
+		{Route{http.MethodGet, grafana + "/options/streams", false, ""}, rows(a, a.streamOptions)},
+		{Route{http.MethodGet, grafana + "/options/consumer-groups", false, ""}, rows(a, a.consumerGroupOptions)},
+		{Route{http.MethodGet, grafana + "/options/shards", false, ""}, rows(a, a.shardOptions)},
+		{Route{http.MethodGet, grafana + "/members", false, ""}, rows(a, a.memberRows)},
+		{Route{http.MethodGet, grafana + "/shards", false, ""}, rows(a, a.shardRows)},
+		{Route{http.MethodGet, grafana + "/assignments", false, ""}, rows(a, a.assignmentRows)},
+		{Route{http.MethodGet, grafana + "/messages", false, ""}, rows(a, a.messageRows)},
+	}
+}
+
+// rows serves one Grafana rows endpoint: 200 with fetch's rows ([] when
+// none), or fetch's error.
+func rows[T any](a *API, fetch func(*http.Request) ([]T, error)) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		out, err := fetch(r)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, nonNil(out))
+	}
+}
+
+// groupQuery reads the streamPrefix and consumerGroup parameters: both must
+// be present; values are trimmed, blank ones are kept blank and the others
+// must be valid names (§3).
+func groupQuery(q url.Values) (group.Key, error) {
+	var names [2]string
+	for i, param := range []string{"streamPrefix", "consumerGroup"} {
+		if !q.Has(param) {
+			return group.Key{}, invalid("%s: query parameter is required", param)
+		}
+		names[i] = strings.TrimSpace(q.Get(param))
+		if names[i] == "" {
+			continue
+		}
+		if err := group.ValidateName(param, names[i]); err != nil {
+			return group.Key{}, err
+		}
+	}
+	return group.Key{StreamPrefix: names[0], ConsumerGroup: names[1]}, nil
+}
+
+// namedGroup is groupQuery for the rows of one group; ok is false when
+// either name is blank (the answer is then []).
+func namedGroup(q url.Values) (key group.Key, ok bool, err error) {
+	key, err = groupQuery(q)
+	return key, err == nil && key.StreamPrefix != "" && key.ConsumerGroup != "", err
+}
+
+// selectedGroups returns snapshots of the groups sel selects, sorted by
+// stream prefix then consumer group: every group when both names are
+// blank, those with the set name when one is, the named group when both
+// are (none when it does not exist). Groups deleted meanwhile are skipped.
+func (a *API) selectedGroups(ctx context.Context, sel group.Key) ([]*group.Group, error) {
+	keys := []group.Key{sel}
+	if sel.StreamPrefix == "" || sel.ConsumerGroup == "" {
+		views, err := a.coord.Groups(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keys = keys[:0]
+		for _, v := range views {
+			if (sel.StreamPrefix == "" || v.StreamPrefix == sel.StreamPrefix) && (sel.ConsumerGroup == "" || v.ConsumerGroup == sel.ConsumerGroup) {
+				keys = append(keys, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup})
+			}
+		}
+	}
+	groups := make([]*group.Group, 0, len(keys))
+	for _, k := range keys {
+		g, err := a.coord.Snapshot(ctx, k)
+		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
+// cachedOffsets projects the offset cache's observation of g's shards onto
+// g. Without Redis, or when reading it fails (logged; counted by the
+// metrics' data-plane wrapper), the Redis-observed fields are unknown
+// (monitoring.Unobserved) rather than failing the rows.
+func (a *API) cachedOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+	if a.data != nil {
+		o, err := a.data.CachedGroupOffsets(ctx, g)
+		if err == nil {
+			return o, nil
+		}
+		if ctx.Err() != nil {
+			return monitoring.Offsets{}, ctx.Err()
+		}
+		a.log.Warn("grafana rows: offsets unknown, reading Redis failed", "stream", g.StreamPrefix, "group", g.ConsumerGroup, "err", err)
+	}
+	return monitoring.Project(g, monitoring.Unobserved(g.StreamPrefix, g.ShardCount)), nil
+}
+
+// groupRow is one row of #23.
+type groupRow struct {
+	StreamPrefix    string           `json:"streamPrefix"`
+	ConsumerGroup   string           `json:"consumerGroup"`
+	State           group.GroupState `json:"state"`
+	GroupEpoch      int64            `json:"groupEpoch"`
+	AssignmentEpoch int64            `json:"assignmentEpoch"`
+	MetadataVersion int64            `json:"metadataVersion"`
+	ShardCount      int              `json:"shardCount"`
+	// ActiveMembers counts ACTIVE and STARTING members, TotalMembers every
+	// member record.
+	ActiveMembers int `json:"activeMembers"`
+	TotalMembers  int `json:"totalMembers"`
+	// CurrentShards sums the live members' current assignments,
+	// TargetShards the target assignment, RevokingShards the revoking sets
+	// of the members that still hold theirs (group.Member.Holds).
+	CurrentShards      int    `json:"currentShards"`
+	TargetShards       int    `json:"targetShards"`
+	AssignedShardRatio string `json:"assignedShardRatio"`
+	RevokingShards     int    `json:"revokingShards"`
+	// The offsets totals (§2.6 /offsets) and the summed known rates.
+	TotalStreamLength     int64    `json:"totalStreamLength"`
+	TotalPendingCount     int64    `json:"totalPendingCount"`
+	TotalLag              *int64   `json:"totalLag"`
+	ProducedPerSecond     *float64 `json:"producedPerSecond"`
+	ConsumedPerSecond     *float64 `json:"consumedPerSecond"`
+	TotalMemoryUsageBytes int64    `json:"totalMemoryUsageBytes"`
+	MemoryUsageKnown      bool     `json:"memoryUsageKnown"`
+}
+
+// groupRows serves #23 for the groups the query selects (selectedGroups).
+func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
+	sel, err := groupQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	groups, err := a.selectedGroups(r.Context(), sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]groupRow, 0, len(groups))
+	for _, g := range groups {
+		o, err := a.cachedOffsets(r.Context(), g)
+		if err != nil {
+			return nil, err
+		}
+		row := groupRow{
+			StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, State: g.State,
+			GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, MetadataVersion: g.MetadataVersion,
+			ShardCount: g.ShardCount, ActiveMembers: len(g.LiveMemberIDs()), TotalMembers: len(g.Members),
+			TotalStreamLength: o.TotalStreamLength, TotalPendingCount: o.TotalPendingCount, TotalLag: o.TotalLag,
+			ProducedPerSecond: o.ProducedPerSecond, ConsumedPerSecond: o.ConsumedPerSecond,
+			TotalMemoryUsageBytes: o.TotalMemoryUsageBytes, MemoryUsageKnown: o.MemoryUsageKnown,
+		}
+		for _, id := range g.LiveMemberIDs() {
+			row.CurrentShards += len(g.Members[id].CurrentAssignment)
+		}
+		for _, t := range g.Targets {
+			row.TargetShards += len(t)
+		}
+		for _, m := range g.Members {
+			if m.Holds() {
+				row.RevokingShards += len(m.Revoking)
+			}
+		}
+		row.AssignedShardRatio = fmt.Sprintf("%d / %d", row.CurrentShards, g.ShardCount)
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// option is one value of a Grafana template variable.
+type option struct {
+	Text  string `json:"__text"`
+	Value string `json:"__value"`
+}
+
+// streamOptions serves #24: every stream prefix with a group, sorted.
+func (a *API) streamOptions(r *http.Request) ([]option, error) {
+	views, err := a.coord.Groups(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var out []option
+	for _, v := range views { // sorted by prefix, then group
+		if len(out) == 0 || out[len(out)-1].Value != v.StreamPrefix {
+			out = append(out, option{Text: v.StreamPrefix, Value: v.StreamPrefix})
+		}
+	}
+	return out, nil
+}
+
+// consumerGroupOptions serves #25: every group ("P / G", value G), sorted by
+// prefix then group; a non-blank streamPrefix parameter keeps that
+// prefix's groups only.
+func (a *API) consumerGroupOptions(r *http.Request) ([]option, error) {
+	prefix := strings.TrimSpace(r.URL.Query().Get("streamPrefix"))
+	views, err := a.coord.Groups(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var out []option
+	for _, v := range views {
+		if prefix == "" || v.StreamPrefix == prefix {
+			out = append(out, option{Text: v.StreamPrefix + " / " + v.ConsumerGroup, Value: v.ConsumerGroup})
+		}
+	}
+	return out, nil
+}
+
+// shardOptions serves #26: the named group's shards {":i", "i"}.
+func (a *API) shardOptions(r *http.Request) ([]option, error) {
+	key, ok, err := namedGroup(r.URL.Query())
+	if !ok {
+		return nil, err
+	}
+	v, err := a.coord.Group(r.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]option, v.ShardCount)
+	for i := range out {
+		out[i] = option{Text: shardLabel(i), Value: strconv.Itoa(i)}
+	}
+	return out, nil
+}
+
+// shardLabel is a shard's display label ":i".
+func shardLabel(i int) string { return ":" + strconv.Itoa(i) }
+
+// memberRow is one row of #27.
+type memberRow struct {
+	StreamPrefix          string            `json:"streamPrefix"`
+	ConsumerGroup         string            `json:"consumerGroup"`
+	MemberID              string            `json:"memberId"`
+	MemberName            string            `json:"memberName"`
+	State                 group.MemberState `json:"state"`
+	MemberEpoch           int64             `json:"memberEpoch"`
+	MetadataVersion       int64             `json:"metadataVersion"`
+	CurrentShardCount     int               `json:"currentShardCount"`
+	RevokingShardCount    int               `json:"revokingShardCount"`
+	RuntimeMaxConcurrency int               `json:"runtimeMaxConcurrency"`
+	ActiveConsumerWorkers int               `json:"activeConsumerWorkers"`
+	LastHeartbeatAt       group.Instant     `json:"lastHeartbeatAt"`
+	MemberLeaseExpiresAt  group.Instant     `json:"memberLeaseExpiresAt"`
+}
+
+// memberRows serves #27: every member record of the named group, by id.
+func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
+	key, ok, err := namedGroup(r.URL.Query())
+	if !ok {
+		return nil, err
+	}
+	members, err := a.coord.Members(r.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memberRow, len(members))
+	for i, m := range members {
+		out[i] = memberRow{
+			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup,
+			MemberID: m.MemberID, MemberName: m.MemberName, State: m.State,
+			MemberEpoch: m.MemberEpoch, MetadataVersion: m.MetadataVersion,
+			CurrentShardCount: len(m.CurrentAssignment), RevokingShardCount: len(m.Revoking),
+			RuntimeMaxConcurrency: m.RuntimeMaxConcurrency, ActiveConsumerWorkers: m.ActiveConsumerWorkers,
+			LastHeartbeatAt: m.LastHeartbeatAt, MemberLeaseExpiresAt: m.MemberLeaseExpiresAt,
+		}
+	}
+	return out, nil
+}
+
+// shardOwners are the members in each ownership role of one shard, sorted.
+type shardOwners struct {
+	// target: the target assignment holds the shard. current and revoking:
+	// the member's current or revoking set holds it and the member still
+	// holds what it holds (group.Member.Holds: not EXPIRED or FENCED).
+	target, current, revoking []string
+}
+
+// ownersOf maps every shard of g that has an owner in some role to its
+// owners; a shard without any maps to the zero shardOwners.
+func ownersOf(g *group.Group) map[int]shardOwners {
+	out := map[int]shardOwners{}
+	add := func(shards group.ShardSet, id string, role func(*shardOwners) *[]string) {
+		for _, s := range shards {
+			o := out[s]
+			*role(&o) = append(*role(&o), id)
+			out[s] = o
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(g.Targets)) {
+		add(g.Targets[id], id, func(o *shardOwners) *[]string { return &o.target })
+	}
+	for _, id := range slices.Sorted(maps.Keys(g.Members)) {
+		if m := g.Members[id]; m.Holds() {
+			add(m.CurrentAssignment, id, func(o *shardOwners) *[]string { return &o.current })
+			add(m.Revoking, id, func(o *shardOwners) *[]string { return &o.revoking })
+		}
+	}
+	return out
+}
+
+// Owner states of a shard row: no owner in any role, a target owner but no
+// current one, target and current owners equal, or anything else.
+const (
+	ownerUnassigned    = "UNASSIGNED"
+	ownerPendingAck    = "PENDING_ACK"
+	ownerCurrent       = "CURRENT"
+	ownerTransitioning = "TRANSITIONING"
+)
+
+func (o shardOwners) state() string {
+	switch {
+	case len(o.target) == 0 && len(o.current) == 0:
+		return ownerUnassigned
+	case len(o.current) == 0:
+		return ownerPendingAck
+	case slices.Equal(o.target, o.current):
+		return ownerCurrent
+	}
+	return ownerTransitioning
+}
+
+// idList joins sorted member ids with commas ("" when none).
+func idList(ids []string) string { return strings.Join(ids, ",") }
+
+// shardRow is one row of #28: the scalars of a StreamShardOffset (§2.6)
+// plus the group's view of the shard.
+type shardRow struct {
+	StreamPrefix            string  `json:"streamPrefix"`
+	ConsumerGroup           string  `json:"consumerGroup"`
+	ShardCount              int     `json:"shardCount"`
+	ShardIndex              int     `json:"shardIndex"`
+	ShardLabel              string  `json:"shardLabel"`
+	StreamKey               string  `json:"streamKey"`
+	RedisSlot               int     `json:"redisSlot"`
+	RedisNodeEndpoint       *string `json:"redisNodeEndpoint"`
+	RedisNodeID             *string `json:"redisNodeId"`
+	RedisSlotRangeStart     *int    `json:"redisSlotRangeStart"`
+	RedisSlotRangeEnd       *int    `json:"redisSlotRangeEnd"`
+	StreamLength            int64   `json:"streamLength"`
+	FirstRecordID           *string `json:"firstRecordId"`
+	LastRecordID            *string `json:"lastRecordId"`
+	LastGeneratedID         *string `json:"lastGeneratedId"`
+	GroupLastDeliveredID    *string `json:"groupLastDeliveredId"`
+	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
+	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
+	PendingCount            int64   `json:"pendingCount"`
+	// Lag is null when unknown, never negative (streams.ShardOffset).
+	Lag               *int64   `json:"lag"`
+	LagKnown          bool     `json:"lagKnown"`
+	ProducedPerSecond *float64 `json:"producedPerSecond"`
+	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+	MemoryUsageBytes  *int64   `json:"memoryUsageBytes"`
+	MemoryUsageKnown  bool     `json:"memoryUsageKnown"`
+	// Comma-joined sorted member ids: target and current owners as in
+	// shardOwners; ownerMemberIds are the live members whose current
+	// assignment holds the shard (§2.6).
+	TargetOwnerMemberIDs  string `json:"targetOwnerMemberIds"`
+	CurrentOwnerMemberIDs string `json:"currentOwnerMemberIds"`
+	OwnerMemberIDs        string `json:"ownerMemberIds"`
+	OwnerState            string `json:"ownerState"`
+}
+
+// shardRows serves #28 for the shards of the groups the query selects
+// (selectedGroups), by group then shard index.
+func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
+	sel, err := groupQuery(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	groups, err := a.selectedGroups(r.Context(), sel)
+	if err != nil {
+		return nil, err
+	}
+	var out []shardRow
+	for _, g := range groups {
+		o, err := a.cachedOffsets(r.Context(), g)
+		if err != nil {
+			return nil, err
+		}
+		owners := ownersOf(g)
+		for _, s := range o.Shards {
+			i := s.Shard.ShardIndex
+			own := owners[i]
+			out = append(out, shardRow{
+				StreamPrefix: s.StreamPrefix, ConsumerGroup: s.ConsumerGroup, ShardCount: g.ShardCount,
+				ShardIndex: i, ShardLabel: shardLabel(i), StreamKey: s.StreamKey,
+				RedisSlot: s.RedisSlot, RedisNodeEndpoint: s.RedisNodeEndpoint, RedisNodeID: s.RedisNodeID,
+				RedisSlotRangeStart: s.RedisSlotRangeStart, RedisSlotRangeEnd: s.RedisSlotRangeEnd,
+				StreamLength: s.StreamLength, FirstRecordID: s.FirstRecordID, LastRecordID: s.LastRecordID,
+				LastGeneratedID: s.LastGeneratedID, GroupLastDeliveredID: s.GroupLastDeliveredID,
+				ConsumerLastDeliveredID: s.ConsumerLastDeliveredID, ConsumerLastAckedID: s.ConsumerLastAckedID,
+				PendingCount: s.PendingCount, Lag: s.Lag, LagKnown: s.Lag != nil,
+				ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
+				MemoryUsageBytes: s.MemoryUsageBytes, MemoryUsageKnown: s.MemoryUsageBytes != nil,
+				TargetOwnerMemberIDs: idList(own.target), CurrentOwnerMemberIDs: idList(own.current),
+				OwnerMemberIDs: idList(s.OwnerMemberIDs), OwnerState: own.state(),
+			})
+		}
+	}
+	return out, nil
+}
+
+// assignmentRow is one row of #29: a readable shard's owners in each role
+// (shardOwners), comma-joined and sorted.
+type assignmentRow struct {
+	StreamPrefix   string `json:"streamPrefix"`
+	ConsumerGroup  string `json:"consumerGroup"`
+	ShardIndex     int    `json:"shardIndex"`
+	TargetOwners   string `json:"targetOwners"`
+	CurrentOwners  string `json:"currentOwners"`
+	RevokingOwners string `json:"revokingOwners"`
+}
+
+// assignmentRows serves #29: one row per readable shard 0..shardCount-1 of
+// the named group.
+func (a *API) assignmentRows(r *http.Request) ([]assignmentRow, error) {
+	key, ok, err := namedGroup(r.URL.Query())
+	if !ok {
+		return nil, err
+	}
+	g, err := a.coord.Snapshot(r.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	owners := ownersOf(g)
+	out := make([]assignmentRow, g.ShardCount)
+	for i := range out {
+		own := owners[i]
+		out[i] = assignmentRow{
+			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, ShardIndex: i,
+			TargetOwners: idList(own.target), CurrentOwners: idList(own.current), RevokingOwners: idList(own.revoking),
+		}
+	}
+	return out, nil
+}
+
+// allShards is the shardSelector of message rows read from every shard.
+const allShards = "all"
+
+// shardSelector parses the messages' shardIndex parameter: "all", ".*",
+// "__all" or "$__all" (any case), blank or absent select every shard;
+// otherwise it must be an integer (range-checked by the caller).
+func shardSelector(s string) (index int, all bool, err error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "", allShards, ".*", "__all", "$__all":
+		return 0, true, nil
+	}
+	if index, err = strconv.Atoi(s); err != nil {
+		return 0, false, invalid("shardIndex: must be a shard index or all")
+	}
+	return index, false, nil
+}
+
+// messageRow is one row of #30: a stream entry and the page it is on.
+type messageRow struct {
+	StreamPrefix  string  `json:"streamPrefix"`
+	ConsumerGroup string  `json:"consumerGroup"`
+	ShardIndex    int     `json:"shardIndex"`
+	ShardSelector string  `json:"shardSelector"`
+	ShardLabel    string  `json:"shardLabel"`
+	StreamKey     string  `json:"streamKey"`
+	RecordID      string  `json:"recordId"`
+	Payload       *string `json:"payload"`
+	// FieldsJSON is the entry's fields as a JSON object string.
+	FieldsJSON     string            `json:"fieldsJson"`
+	PageDirection  streams.Direction `json:"pageDirection"`
+	PageLimit      int               `json:"pageLimit"`
+	PageNextCursor *string           `json:"pageNextCursor"`
+	// PageTotalMessages sums the lengths of the selected shards.
+	PageTotalMessages int64         `json:"pageTotalMessages"`
+	RecordTimestampMs int64         `json:"recordTimestampMs"`
+	RecordTime        group.Instant `json:"recordTime"`
+}
+
+// messageRows serves #30 for the named group:
+// ?shardIndex=&direction=&cursor=&limit=&recordId=. The shard selector
+// (shardSelector) picks one in-range shard (else 400) or every shard; the
+// page is streams.Observer.Browse's (plain, merged "all:…" and tail
+// cursors). A recordId instead looks the entry up on every shard (selector
+// all, cursor ignored, no next cursor).
+func (a *API) messageRows(r *http.Request) ([]messageRow, error) {
+	q := r.URL.Query()
+	key, ok, err := namedGroup(q)
+	if !ok {
+		return nil, err
+	}
+	dir, limit, err := pageQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	index, all, err := shardSelector(q.Get("shardIndex"))
+	if err != nil {
+		return nil, err
+	}
+	view, err := a.coord.Group(r.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	if !all && (index < 0 || index >= view.ShardCount) {
+		return nil, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
+	}
+	data, err := a.dataPlane()
+	if err != nil {
+		return nil, err
+	}
+	shards, selector := streams.ShardsOf(key.StreamPrefix, view.ShardCount), allShards
+	recordID := strings.TrimSpace(q.Get("recordId"))
+	if !all && recordID == "" {
+		shards, selector = shards[index:index+1], strconv.Itoa(index)
+	}
+	page, err := messagePage(r.Context(), data, shards, dir, q.Get("cursor"), limit, recordID)
+	if err != nil {
+		return nil, err
+	}
+	total, err := data.TotalLength(r.Context(), shards)
+	if err != nil {
+		return nil, dataPlaneError(err)
+	}
+	out := make([]messageRow, len(page.Records))
+	for i, rec := range page.Records {
+		fields, _ := json.Marshal(rec.Fields) // a map of strings always encodes
+		out[i] = messageRow{
+			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup,
+			ShardIndex: rec.Shard, ShardSelector: selector, ShardLabel: shardLabel(rec.Shard), StreamKey: rec.StreamKey,
+			RecordID: rec.ID, Payload: rec.Payload, FieldsJSON: string(fields),
+			PageDirection: page.Direction, PageLimit: page.Limit, PageNextCursor: page.NextCursor, PageTotalMessages: total,
+			RecordTimestampMs: rec.TimestampMs, RecordTime: group.Instant(rec.TimestampMs),
+		}
+	}
+	return out, nil
+}
+
+// messagePage reads the page of messageRows: the lookup of recordID when it
+// is set, else a Browse page. Malformed ids and cursors are 400.
+func messagePage(ctx context.Context, data DataPlane, shards []streams.Shard, dir streams.Direction, cursor string, limit int, recordID string) (streams.Page, error) {
+	if recordID == "" {
+		page, err := data.Browse(ctx, shards, dir, cursor, limit)
+		if err != nil {
+			return streams.Page{}, dataPlaneError(err)
+		}
+		return page, nil
+	}
+	records, err := data.Lookup(ctx, shards, recordID)
+	switch {
+	case errors.Is(err, streams.ErrInvalidID):
+		return streams.Page{}, invalid("recordId: %v", err)
+	case err != nil:
+		return streams.Page{}, dataPlaneError(err)
+	}
+	return streams.Page{Direction: dir, Limit: streams.ClampLimit(limit), Records: records}, nil
+}

@@ -1,0 +1,42 @@
+package monitoring
+
+import (
+	"context"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// CachedGroupOffsets is GroupOffsets through the offset cache of the
+// Grafana rows (§2.7): one observation per group key, reused while it is
+// younger than the cache TTL and discarded when g's shard count differs
+// from the one it was read with. An expired observation is still answered
+// while a single background read refreshes it (streams.Cache), so only a
+// group's first read, or its first after a shard count change, waits for
+// Redis. The observation is projected onto g at every call: owners and
+// member-reported progress are always g's. Rates are those computed when
+// the observation was read; every read, cached or not, is a rate sample
+// shared with GroupOffsets.
+func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
+	key := g.Meta.Key()
+	o, err := r.cache.Get(ctx, key, g.ShardCount, func(ctx context.Context) (Observation, error) {
+		return r.Observe(ctx, key, g.ShardCount)
+	})
+	if err != nil {
+		return Offsets{}, err
+	}
+	return Project(g, o), nil
+}
+
+// Unobserved is an observation of shards 0..shardCount-1 of prefix whose
+// Redis state is unknown (no Redis, or a failed read): each shard has its
+// key and slot, zero length, and nil ids, lag, pending and memory, so that
+// Project falls back to what members reported.
+func Unobserved(prefix string, shardCount int) Observation {
+	shards := streams.ShardsOf(prefix, shardCount)
+	o := Observation{Shards: make([]ObservedShard, len(shards))}
+	for i, s := range shards {
+		o.Shards[i].ShardOffset = streams.ShardOffset{Shard: s.Index, StreamKey: s.Key, RedisSlot: streams.Slot(s.Key)}
+	}
+	return o
+}
