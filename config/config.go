@@ -203,6 +203,9 @@ type Health struct {
 type Debug struct {
 	// Pprof mounts net/http/pprof on the API server.
 	Pprof bool `yaml:"pprof"`
+	// BenchEndpoints adds the load harness's no-op heartbeat route
+	// (<base-path>/bench/noop/…, cmd/coord-bench's ceiling scenario).
+	BenchEndpoints bool `yaml:"bench-endpoints"`
 }
 
 // Default returns the §11 defaults (what an empty file yields) with ID set to

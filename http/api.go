@@ -98,6 +98,9 @@ type Options struct {
 	// rows' offsets; nil answers the Redis reads 503 REDIS_NOT_CONFIGURED
 	// and gives the Grafana rows unknown offsets.
 	DataPlane DataPlane
+	// BenchEndpoints adds the load harness's no-op route (BenchNoopTemplate;
+	// debug.bench-endpoints).
+	BenchEndpoints bool
 	// Security, when non-nil, enables authentication, audit, rate limiting
 	// and the login and session routes (see Security); its middlewares run
 	// inside Middleware. Nil serves an open API.
@@ -120,6 +123,8 @@ type API struct {
 	router   *httprouter.Router
 	draining atomic.Bool
 	data     DataPlane
+	// benchEndpoints is Options.BenchEndpoints.
+	benchEndpoints bool
 	// guard is the installed Security; nil when the API is open.
 	guard *guard
 }
@@ -150,6 +155,8 @@ func New(o Options) *API {
 		maxBody:  o.MaxBodyBytes,
 		router:   httprouter.New(),
 		data:     o.DataPlane,
+
+		benchEndpoints: o.BenchEndpoints,
 	}
 	r := a.router
 	r.RedirectTrailingSlash = false
@@ -229,7 +236,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.grafanaRoutes(), a.securityRoutes())
+	}, a.reshardingRoutes(stream, grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes())
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -13,6 +13,24 @@ import (
 // heartbeat status in a 200 answer. Runtime failures (terminating, state
 // conflicts, mutex timeouts) map like any other error.
 func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	key, req, err := a.heartbeatRequest(w, r, ps)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	resp, err := a.coord.Heartbeat(r.Context(), key, req)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// heartbeatRequest reads and validates (§3) the group key, member id and
+// body of a heartbeat. §4.2 step 2 (body memberId ≠ path M → status
+// INVALID_REQUEST) is the domain's: the path's member id is passed on in
+// PathMemberID.
+func (a *API) heartbeatRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) (group.Key, *group.HeartbeatRequest, error) {
 	key, err := pathKey(ps)
 	member := ps.ByName("memberId")
 	if err == nil {
@@ -26,16 +44,8 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		err = group.ValidateHeartbeat(req, a.settings)
 	}
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return group.Key{}, nil, err
 	}
-	// §4.2 step 2 (body memberId ≠ path M → INVALID_REQUEST status) is
-	// the domain's; it needs the path's member id.
 	req.PathMemberID = member
-	resp, err := a.coord.Heartbeat(r.Context(), key, req)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
+	return key, req, nil
 }

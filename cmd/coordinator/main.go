@@ -90,6 +90,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:        logger,
 		Security:      sec,
 		DataPlane:     dataPlane(cfg, back.redis),
+
+		BenchEndpoints: cfg.Debug.BenchEndpoints,
 	}))
 
 	ln, err := net.Listen("tcp", cfg.Server.Address)
