@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
@@ -118,24 +119,9 @@ func (s *testStore) stored(t *testing.T, key group.Key) *group.Group {
 	return g
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a settable clock at the tests' start time.
+func newFakeClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 }
 
 // recorder is an Observer that keeps the conflicts and restarts it saw.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
@@ -71,7 +72,7 @@ var errRedis = errors.New("WRONGTYPE Operation against a key holding the wrong k
 
 // startResharding starts a coordinator on store with f as its data plane
 // and the drain check on.
-func startResharding(t *testing.T, store *testStore, f *fakeDataPlane, clock *fakeClock) *Coordinator {
+func startResharding(t *testing.T, store *testStore, f *fakeDataPlane, clock *fakeclock.Clock) *Coordinator {
 	s := group.DefaultSettings()
 	s.DrainCheck = true
 	return start(t, Options{Store: store, Settings: s, Clock: clock.Now, GroupCommit: true, Provisioner: f, Drains: f})

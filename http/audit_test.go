@@ -180,7 +180,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 					s.Limiter, _ = ratelimit.New(0, time.Minute)
 				}
 			})
-			e.clock.step = 7 * time.Millisecond
+			e.clock.SetStep(7 * time.Millisecond)
 			auth := ""
 			switch name, isBearer := strings.CutPrefix(tc.auth, "bearer:"); {
 			case isBearer:
@@ -193,7 +193,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 			if tc.group != "" {
 				path, route = path+"/groups/"+tc.group, groupRoute
 			}
-			start := e.clock.peek()
+			start := e.clock.Peek()
 			rec := e.send(tc.method, path+"?dryRun=false&access_token="+querySecret, auth, tc.body,
 				"X-Request-Id", "req-"+tc.name, "X-Forwarded-For", "203.0.113.7, 10.0.0.1", "User-Agent", "audit-test/1.0")
 			logs.Write(e.logs.Bytes())
@@ -347,7 +347,7 @@ func TestRecentMutations(t *testing.T) {
 				sinks.install(e, s)
 				s.History = history
 			})
-			e.clock.step = time.Millisecond
+			e.clock.SetStep(time.Millisecond)
 			monitor := func(g string) []audit.Event {
 				t.Helper()
 				rec := e.send("GET", DefaultBasePath+"/monitoring/streams/"+stream+"/groups/"+g, basicOf("monitor"), "")

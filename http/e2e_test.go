@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
@@ -22,34 +22,17 @@ import (
 // memory store, with a fake clock (no ticker; time moves only when a test
 // advances it).
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type cluster struct {
 	t        *testing.T
 	srv      *httptest.Server
 	coord    *actors.Coordinator
-	clock    *fakeClock
+	clock    *fakeclock.Clock
 	settings group.Settings
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 	settings := group.DefaultSettings()
 	store := memory.New()
 	logger := slog.New(slog.DiscardHandler)
@@ -306,9 +289,9 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 
 	// B goes silent. A keeps heartbeating while time passes beyond B's lease.
 	half := c.settings.MemberLeaseTTL/2 + time.Millisecond
-	c.clock.advance(half)
+	c.clock.Advance(half)
 	a.heartbeat()
-	c.clock.advance(half)
+	c.clock.Advance(half)
 	c.coord.TickNow()
 	c.eventually("member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 

@@ -160,14 +160,14 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 
 	// 10 s later, within the TTL, both endpoints answer the cached
 	// observation.
-	e.clock.advance(10 * time.Second)
+	e.clock.Advance(10 * time.Second)
 	if g, s := e.grafanaGroup(), e.grafanaShards(); g.TotalStreamLength != 0 || s[0].StreamLength != 0 || s[1].StreamLength != 0 {
 		t.Fatalf("within the TTL: group %+v shards %+v", g, s)
 	}
 
 	// 20 s after the first observation it has expired: the stale one is
 	// answered while one background read refreshes it.
-	e.clock.advance(10 * time.Second)
+	e.clock.Advance(10 * time.Second)
 	e.eventually("the refreshed observation", func() bool { return e.grafanaGroup().TotalStreamLength == 80 })
 	g, s := e.grafanaGroup(), e.grafanaShards()
 	want := func(what string, got *float64, v float64) {
@@ -188,7 +188,7 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 	for range 10 {
 		e.add(0, "z")
 	}
-	e.clock.advance(5 * time.Second)
+	e.clock.Advance(5 * time.Second)
 	var o monitoring.Offsets
 	e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
 	want("offsets shard 0 produced", o.Shards[0].ProducedPerSecond, 2)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
 
 // pinger answers each ping with the next error sent on results and counts
@@ -50,10 +52,8 @@ func waitFor(t *testing.T, h *PingHealth, want string) HealthReport {
 
 func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
 	p := &pinger{results: make(chan error)}
-	var mu sync.Mutex
-	now := time.Unix(1000, 0)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c1", Ping: p.ping, Timeout: time.Hour, CacheTTL: time.Second, Now: clock})
+	clock := fakeclock.New(time.Unix(1000, 0))
+	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c1", Ping: p.ping, Timeout: time.Hour, CacheTTL: time.Second, Now: clock.Now})
 
 	// The first checks answer UNKNOWN at once while one ping is in flight.
 	for range 3 {
@@ -74,9 +74,7 @@ func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
 	}
 
 	// Stale result: the old value is served while the next ping runs.
-	mu.Lock()
-	now = now.Add(time.Second)
-	mu.Unlock()
+	clock.Advance(time.Second)
 	if r := h.Check(context.Background()); r.Redis != RedisUp {
 		t.Fatalf("stale report %+v", r)
 	}

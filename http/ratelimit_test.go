@@ -51,7 +51,7 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 			t.Fatalf("mutation %d: %d %s", i+1, rec.Code, rec.Body)
 		}
 	}
-	e.clock.advance(20*time.Second + 500*time.Millisecond)
+	e.clock.Advance(20*time.Second + 500*time.Millisecond)
 	calls := e.coord.calls
 	rec := e.send("DELETE", grp, writer, deleteBody)
 	wantJSON(t, rec, http.StatusTooManyRequests, `{"status":"TOO_MANY_REQUESTS","errorCode":"RATE_LIMIT_EXCEEDED","message":"Coordinator API rate limit exceeded"}`)
@@ -90,11 +90,11 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 		}
 	})
 	t.Run("refusals do not extend the window", func(t *testing.T) {
-		e.clock.advance(39 * time.Second)
+		e.clock.Advance(39 * time.Second)
 		if secs := wantLimited(t, e.send("POST", grp, writer, createBody)); secs != 1 {
 			t.Errorf("Retry-After %d, want 1", secs)
 		}
-		e.clock.advance(500 * time.Millisecond)
+		e.clock.Advance(500 * time.Millisecond)
 		if rec := e.send("POST", grp, writer, createBody); rec.Code != http.StatusCreated {
 			t.Errorf("first mutation of the next window: %d %s", rec.Code, rec.Body)
 		}

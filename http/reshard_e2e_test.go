@@ -16,6 +16,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
@@ -49,7 +50,7 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 	t.Helper()
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
-	clock := &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 	settings := group.DefaultSettings()
 	settings.DrainCheck = true
 	store := memory.New()
@@ -494,7 +495,7 @@ func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
 
 	m := e.scale(4)
 	// Nobody heartbeats any more: the leases run out.
-	e.clock.advance(e.settings.MemberLeaseTTL + time.Second)
+	e.clock.Advance(e.settings.MemberLeaseTTL + time.Second)
 	v := e.tick()
 	if len(v.TargetAssignmentSummary) != 0 {
 		t.Fatalf("members still live after their leases: %+v", v)
@@ -530,7 +531,7 @@ func TestReshardRollback(t *testing.T) {
 	e.until("settled on 4 shards", 10, e.settled(ms), ms...)
 
 	// A completed migration cannot be rolled back.
-	e.clock.advance(time.Second)
+	e.clock.Advance(time.Second)
 	done := e.scale(6)
 	e.until("migration deprecated", 20, func() bool { return e.migration(done.ReshardingID).State == group.MigrationDeprecated }, ms...)
 	e.expectError("POST", e.groupPath()+"/migrations/"+done.ReshardingID+"/rollback", rollback, http.StatusUnprocessableEntity, "ROLLBACK_NOT_ALLOWED")
@@ -706,7 +707,7 @@ func TestReshardRatesMatchTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.readAll(e.streamKey(1), e.key.ConsumerGroup, "c", true)
-	e.clock.advance(10 * time.Second)
+	e.clock.Advance(10 * time.Second)
 
 	o := offsets()
 	want := func(what string, got *float64, v float64) {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
@@ -95,49 +96,21 @@ func newUsers(t *testing.T, secret string, now time.Time) *security.Users {
 	return users
 }
 
-// testClock is a manual clock; every reading advances it by step.
-type testClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	step time.Duration
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now
-	c.now = c.now.Add(c.step)
-	return now
-}
-
-// peek returns the next reading without taking it.
-func (c *testClock) peek() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // secureEnv is an API with Security over a fake coordinator.
 type secureEnv struct {
 	api    *API
 	coord  *fakeCoord
 	users  *security.Users
-	clock  *testClock
-	logs   *bytes.Buffer // the API's JSON log (and the log audit sink, when used)
-	routes []Route       // every route the router serves, as its middlewares saw them
+	clock  *fakeclock.Clock // a test may make every reading step forward (SetStep)
+	logs   *bytes.Buffer    // the API's JSON log (and the log audit sink, when used)
+	routes []Route          // every route the router serves, as its middlewares saw them
 }
 
 // newSecureEnv builds the API; mod adjusts the Security (Users and Now are
 // preset) and may use the environment's logger and clock.
 func newSecureEnv(t *testing.T, coord Coordinator, mod func(*secureEnv, *Security)) *secureEnv {
 	t.Helper()
-	e := &secureEnv{users: newUsers(t, tokenSecret, t0), clock: &testClock{now: t0}, logs: &bytes.Buffer{}}
+	e := &secureEnv{users: newUsers(t, tokenSecret, t0), clock: fakeclock.New(t0), logs: &bytes.Buffer{}}
 	if f, ok := coord.(*fakeCoord); ok {
 		e.coord = f
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -37,31 +37,17 @@ var (
 // waitLimit only keeps a broken test from hanging; no assertion depends on it.
 const waitLimit = 30 * time.Second
 
-// fakeClock is a settable clock shared by a coordinator and its metrics.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a settable clock, shared by a coordinator and its
+// metrics, at the tests' start time.
+func newFakeClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 }
 
 // harness is one coordinator on a store, observed by its own Metrics and
 // served by the real HTTP API with the observing middleware and coordinator.
 type harness struct {
 	t     *testing.T
-	clock *fakeClock
+	clock *fakeclock.Clock
 	reg   *prometheus.Registry
 	m     *metrics.Metrics
 	coord *actors.Coordinator
@@ -77,7 +63,7 @@ var (
 
 // newHarness starts a coordinator on store (instrumented as "memory") with
 // the clock; ticks are sent by the test (TickNow).
-func newHarness(t *testing.T, store persistence.Store, clock *fakeClock) *harness {
+func newHarness(t *testing.T, store persistence.Store, clock *fakeclock.Clock) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))

@@ -10,19 +10,16 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
-
-// clock is a settable test clock.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
 
 var t0 = time.Date(2026, 5, 21, 0, 0, 3, 123_000_000, time.UTC)
 
-func newTestUsers(t *testing.T, opts Options) (*Users, *clock) {
+func newTestUsers(t *testing.T, opts Options) (*Users, *fakeclock.Clock) {
 	t.Helper()
-	c := &clock{t: t0}
-	opts.Now = c.now
+	c := fakeclock.New(t0)
+	opts.Now = c.Now
 	u, err := NewUsers(opts)
 	if err != nil {
 		t.Fatalf("NewUsers: %v", err)
@@ -110,7 +107,7 @@ func TestTokenExpiry(t *testing.T) {
 		{"after exp", tok.ExpiresAt.Add(time.Hour), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c.t = tc.at
+			c.Set(tc.at)
 			_, err := u.Authenticate("Bearer " + tok.AccessToken)
 			if tc.ok && err != nil {
 				t.Fatalf("rejected: %v", err)

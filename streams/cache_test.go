@@ -8,25 +8,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
-
-// manualClock is a clock the test moves by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // loader counts calls and returns the values it is told to.
 type loader struct {
@@ -57,7 +41,7 @@ func mustGet(t *testing.T, c *Cache[string, int], version int, l *loader, want i
 
 func TestCacheFreshStaleAndVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &manualClock{now: time.Unix(1000, 0)}
+		clock := fakeclock.New(time.Unix(1000, 0))
 		c := NewCache[string, int](15*time.Second, clock.Now)
 		l := &loader{}
 		l.value.Store(1)
@@ -88,7 +72,7 @@ func TestCacheFreshStaleAndVersion(t *testing.T) {
 
 func TestCacheRefreshesAtMostOnceAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &manualClock{now: time.Unix(1000, 0)}
+		clock := fakeclock.New(time.Unix(1000, 0))
 		c := NewCache[string, int](time.Second, clock.Now)
 		l := &loader{}
 		l.value.Store(1)
@@ -113,7 +97,7 @@ func TestCacheRefreshesAtMostOnceAtATime(t *testing.T) {
 
 func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &manualClock{now: time.Unix(1000, 0)}
+		clock := fakeclock.New(time.Unix(1000, 0))
 		c := NewCache[string, int](time.Second, clock.Now)
 		l := &loader{}
 		l.value.Store(1)
@@ -139,7 +123,7 @@ func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
 }
 
 func TestCacheMissErrorIsNotStored(t *testing.T) {
-	clock := &manualClock{now: time.Unix(1000, 0)}
+	clock := fakeclock.New(time.Unix(1000, 0))
 	c := NewCache[string, int](time.Second, clock.Now)
 	l := &loader{}
 	boom := errors.New("redis down")
@@ -157,7 +141,7 @@ func TestCacheMissErrorIsNotStored(t *testing.T) {
 
 func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &manualClock{now: time.Unix(1000, 0)}
+		clock := fakeclock.New(time.Unix(1000, 0))
 		c := NewCache[string, int](time.Second, clock.Now)
 		l := &loader{gate: make(chan struct{})}
 		l.value.Store(5)
@@ -185,7 +169,7 @@ func TestCacheDisabled(t *testing.T) {
 
 func TestCacheMissWaitHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := &manualClock{now: time.Unix(1000, 0)}
+		clock := fakeclock.New(time.Unix(1000, 0))
 		c := NewCache[string, int](time.Second, clock.Now)
 		l := &loader{gate: make(chan struct{})}
 		go func() { _, _ = c.Get(context.Background(), "k", 1, l.load) }()

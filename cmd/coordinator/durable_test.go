@@ -17,6 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
@@ -26,26 +27,9 @@ import (
 // on a fake clock without the event loop, so member leases never expire
 // unless a test advances time.
 
-// testClock is a fake clock shared by the nodes of a test.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock() *testClock {
-	return &testClock{now: time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newTestClock returns a fake clock to share between the nodes of a test.
+func newTestClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 }
 
 // loadConfig loads a configuration file with the given YAML.
@@ -72,7 +56,7 @@ type node struct {
 
 // startNode starts a node as run does, but on clock and with the event
 // loop off. It is stopped at cleanup.
-func startNode(t *testing.T, cfg *config.Config, clock *testClock) *node {
+func startNode(t *testing.T, cfg *config.Config, clock *fakeclock.Clock) *node {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	back, err := openBackend(t.Context(), cfg, logger)

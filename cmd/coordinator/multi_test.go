@@ -59,7 +59,7 @@ func severalCoordinators(t *testing.T, storeYAML string) {
 		key: key, shards: shards,
 		target: func(r, i int) string { return live[(r+i)%len(live)].base },
 		view:   func() group.GroupView { return groupView(t, live[0].base, key) },
-		tick:   func() { clock.advance(interval) },
+		tick:   func() { clock.Advance(interval) },
 	}
 	for i := range 12 {
 		sw.members = append(sw.members, membersim.New(fmt.Sprintf("m-%02d", i), oracle))
