@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/coordinator
 
-.PHONY: build run test lint services
+.PHONY: build run test lint services bench
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/coordinator
@@ -22,3 +22,10 @@ test: services
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+
+# bench runs the default load suite of cmd/coord-bench (under 3 minutes on
+# 2 cores): ceiling, steady and baseline on Redis with 10,000 members,
+# churn with both release policies, and the assignor benchmarks. It prints
+# goals P1-P5 and writes bench/results/<date>-bench.json (docs/benchmarks.md).
+bench: services
+	$(GO) run ./cmd/coord-bench -name bench -duration 8s

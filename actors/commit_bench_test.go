@@ -1,0 +1,110 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+)
+
+// settledCoordinator starts a coordinator on the memory store with one
+// group of members members and 10 shards each, and heartbeats the members
+// (membersim, in passes) until every one owns its full target.
+func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Coordinator, group.Key, []*membersim.Member) {
+	b.Helper()
+	ctx := context.Background()
+	store := memory.New()
+	s := group.DefaultSettings()
+	s.MaxShardCount = 10 * members
+	c, err := actors.New(actors.Options{Store: store, Settings: s, GroupCommit: groupCommit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := c.Shutdown(ctx); err != nil {
+			b.Error(err)
+		}
+	})
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
+	shards := 10 * members
+	if _, err := c.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {
+		b.Fatal(err)
+	}
+	ms := make([]*membersim.Member, members)
+	for i := range ms {
+		ms[i] = membersim.New(fmt.Sprintf("member-%05d", i), nil)
+	}
+	for pass := 0; ; pass++ {
+		settled := true
+		for _, m := range ms {
+			resp := heartbeat(b, c, key, m)
+			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
+		}
+		if settled {
+			return c, key, ms
+		}
+		if pass == 20 {
+			b.Fatal("members did not settle in 20 passes")
+		}
+	}
+}
+
+// heartbeat sends m's next heartbeat through the coordinator and applies
+// the answer.
+func heartbeat(b *testing.B, c *actors.Coordinator, key group.Key, m *membersim.Member) group.HeartbeatResponse {
+	req := m.Request()
+	resp, err := c.Heartbeat(context.Background(), key, &req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Apply(req, resp)
+	return resp
+}
+
+// BenchmarkCoordinatorHeartbeat measures the actor path of a steady
+// heartbeat (message to the group actor, domain, batch, commit on the
+// memory store, reply) for a settled group of 1,000 members and 10,000
+// shards: one caller at a time ("serial", batches of one) and 32 callers
+// per core (group commit batches them; "no-group-commit" commits each
+// alone).
+func BenchmarkCoordinatorHeartbeat(b *testing.B) {
+	const members, perCore = 1000, 32
+	c, key, ms := settledCoordinator(b, true, members)
+	b.Run("serial", func(b *testing.B) {
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			heartbeat(b, c, key, ms[i])
+			i = (i + 1) % members
+		}
+	})
+	callers := perCore * runtime.GOMAXPROCS(0)
+	parallel := func(c *actors.Coordinator, ms []*membersim.Member) func(b *testing.B) {
+		return func(b *testing.B) {
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(perCore)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				// Caller k drives members k, k+callers, …: no member is
+				// used by two goroutines at once.
+				first := int(next.Add(1) - 1)
+				for i := first; pb.Next(); {
+					heartbeat(b, c, key, ms[i])
+					if i += callers; i >= members {
+						i = first
+					}
+				}
+			})
+		}
+	}
+	b.Run("parallel", parallel(c, ms))
+	c1, _, ms1 := settledCoordinator(b, false, members)
+	b.Run("parallel-no-group-commit", parallel(c1, ms1))
+}

@@ -1,0 +1,31 @@
+// Package bench is the load harness of cmd/coord-bench: it runs the
+// coordinator as a separate process (built from ./cmd/coordinator, on a
+// free loopback port, with a generated configuration) and drives its real
+// HTTP API with simulated members that follow the heartbeat protocol
+// (internal/membersim).
+//
+// Scenarios (Options.Scenarios):
+//
+//   - ceiling: the no-op heartbeat route of the same server stack
+//     (debug.bench-endpoints) at maximum closed-loop load, and open loop at
+//     a fraction of that rate: the denominator of the heartbeat figures;
+//   - steady: heartbeats of settled members at maximum rate (closed loop)
+//     and at a fixed offered rate (open loop);
+//   - baseline: the steady closed loop with one critical section per
+//     heartbeat (coordination.group-commit.enabled=false);
+//   - churn: members join in waves, crash, leave and rejoin; it measures
+//     convergence, shards moved against the minimum and double ownership;
+//   - store: the steady closed loop on the memory, Redis and PostgreSQL
+//     stores.
+//
+// Every load phase reports throughput, a latency histogram (log-linear
+// buckets, at most 1/64 relative error), heartbeat statuses and errors, the
+// coordinator's CPU seconds and peak RSS (from /proc) and the bytes written
+// to the store per heartbeat. An Oracle checks, over the members' read
+// intervals, that no shard was read by two live members at once.
+//
+// Closed loop: Options.Connections workers each send back to back, every
+// member driven by one worker only. Open loop: every member sends on its
+// own schedule; latency is measured from the scheduled time, so a server
+// that falls behind is charged for the wait (no coordinated omission).
+package bench

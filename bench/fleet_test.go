@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+)
+
+// scripted is a fake coordinator: it answers every heartbeat OK with the
+// assignment set for the member.
+type scripted struct {
+	mu       sync.Mutex
+	assigned map[string]group.ShardSet
+	pending  map[string]group.ShardSet
+}
+
+func (s *scripted) set(member string, assigned, pending group.ShardSet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.assigned[member], s.pending[member] = assigned, pending
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req group.HeartbeatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	resp := group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusOK, MemberID: req.MemberID, MemberEpoch: 2,
+		MetadataVersion: 1, Assignment: group.AssignmentPayload{AssignedShards: s.assigned[req.MemberID], PendingShards: s.pending[req.MemberID]}}
+	s.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// newTestFleet returns a fleet of members m-00000… over a scripted coordinator.
+func newTestFleet(t *testing.T, members, shards int, ttl time.Duration) (*Fleet, *scripted) {
+	t.Helper()
+	coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
+	srv := httptest.NewServer(coord)
+	t.Cleanup(srv.Close)
+	api, err := NewAPI(srv.URL+"/coord/v1", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := group.Key{StreamPrefix: "bench", ConsumerGroup: "g0"}
+	return NewFleet(api, key, members, shards, ttl, NewOracle(), time.Now()), coord
+}
+
+func beat(f *Fleet, i int) {
+	f.sims[i].Beat(context.Background(), time.Now(), NewRecorder())
+}
+
+func TestFleetTracksOwnersAndSettles(t *testing.T) {
+	f, coord := newTestFleet(t, 2, 4, time.Minute)
+	coord.set("m-00000", group.Range(0, 4), nil)
+	beat(f, 0)
+	coord.set("m-00001", nil, group.NewShardSet(2, 3))
+	beat(f, 1)
+	if f.Settled(f.sims, 0) {
+		t.Fatal("settled while m-00001 waits for shards")
+	}
+	coord.set("m-00000", group.NewShardSet(0, 1), nil)
+	beat(f, 0) // releases 2 and 3
+	coord.set("m-00001", group.NewShardSet(2, 3), nil)
+	beat(f, 1)
+	want := Owners{0: "m-00000", 1: "m-00000", 2: "m-00001", 3: "m-00001"}
+	if got := f.Owners(); len(got) != 4 || Moved(4, got, want) != 0 {
+		t.Fatalf("owners %v", got)
+	}
+	if !f.Settled(f.sims, 0) || f.Settled(f.sims, f.now()) {
+		t.Error("settled must hold for answers since 0 only")
+	}
+	f.Close()
+	if v := f.oracle.Violations(); len(v) != 0 {
+		t.Errorf("hand-over reported: %v", v)
+	}
+}
+
+func TestFleetMeasuresCrashAndRejoin(t *testing.T) {
+	f, coord := newTestFleet(t, 2, 4, time.Minute)
+	coord.set("m-00000", group.NewShardSet(0, 1), nil)
+	coord.set("m-00001", group.NewShardSet(2, 3), nil)
+	beat(f, 0)
+	beat(f, 1)
+	f.sims[0].Crash()
+	if _, open := f.CrashMoves(); open != 1 {
+		t.Fatalf("%d open crash watches, want 1", open)
+	}
+	coord.set("m-00001", group.Range(0, 4), nil)
+	beat(f, 1)
+	took, open := f.CrashMoves()
+	if len(took) != 1 || open != 0 || took[0] <= 0 {
+		t.Fatalf("crash moves %v, %d open", took, open)
+	}
+
+	f.sims[0].Rejoin(true)
+	coord.set("m-00000", nil, group.NewShardSet(0))
+	beat(f, 0)
+	if j := f.Joins(); len(j) != 0 {
+		t.Fatalf("join measured while shard 0 is pending: %v", j)
+	}
+	coord.set("m-00001", group.NewShardSet(1, 2, 3), nil)
+	beat(f, 1)
+	coord.set("m-00000", group.NewShardSet(0), nil)
+	beat(f, 0)
+	if j := f.Joins(); len(j) != 1 || j[0] <= 0 {
+		t.Fatalf("joins %v", j)
+	}
+	f.Close()
+	if v := f.oracle.Violations(); len(v) != 0 {
+		t.Errorf("violations after crash and rejoin: %v", v)
+	}
+}
+
+func TestFleetFeedsTheOracleLiveWindows(t *testing.T) {
+	for _, c := range []struct {
+		ttl        time.Duration
+		violations int
+	}{{time.Minute, 1}, {time.Nanosecond, 0}} {
+		f, coord := newTestFleet(t, 2, 1, c.ttl)
+		coord.set("m-00000", group.NewShardSet(0), nil)
+		coord.set("m-00001", group.NewShardSet(0), nil) // a broken coordinator
+		beat(f, 0)
+		time.Sleep(time.Millisecond)
+		beat(f, 1)
+		f.Close()
+		// With a lease of 1ns, m-00000 may have expired before m-00001
+		// started: no violation.
+		if v := f.oracle.Violations(); len(v) != c.violations {
+			t.Errorf("ttl %v: violations %v, want %d", c.ttl, v, c.violations)
+		}
+	}
+}
+
+func TestStatusLabel(t *testing.T) {
+	ok := group.HeartbeatResponse{Status: group.StatusFencedMemberEpoch}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, "FENCED_MEMBER_EPOCH"},
+		{&membersim.StatusError{Code: 503}, "HTTP 503"},
+		{errors.New("connection refused"), "transport"},
+	} {
+		if got := statusLabel(ok, c.err); got != c.want {
+			t.Errorf("%v: %q, want %q", c.err, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// exclusive is a fireFunc that fails the test when one member is driven by
+// two goroutines at once, and counts the requests per member.
+type exclusive struct {
+	t      *testing.T
+	mu     sync.Mutex
+	busy   map[int]bool
+	fired  map[int]int
+	starts map[int][]time.Time
+}
+
+func newExclusive(t *testing.T) *exclusive {
+	return &exclusive{t: t, busy: map[int]bool{}, fired: map[int]int{}, starts: map[int][]time.Time{}}
+}
+
+func (e *exclusive) fire(_ context.Context, i int, intended time.Time, rec *Recorder) {
+	e.mu.Lock()
+	if e.busy[i] {
+		e.t.Errorf("member %d driven concurrently", i)
+	}
+	e.busy[i] = true
+	e.fired[i]++
+	e.starts[i] = append(e.starts[i], intended)
+	e.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	e.mu.Lock()
+	e.busy[i] = false
+	e.mu.Unlock()
+	rec.Observe(time.Millisecond, "OK", nil)
+}
+
+func TestClosedLoopDrivesEveryMemberExclusively(t *testing.T) {
+	e := newExclusive(t)
+	rec := closedLoop(context.Background(), 10, 3, 50*time.Millisecond, e.fire)
+	if len(e.fired) != 10 {
+		t.Fatalf("members fired: %v", e.fired)
+	}
+	if n := rec.Latency.Count(); n != rec.Statuses()["OK"] || n < 10 {
+		t.Errorf("count %d statuses %v", n, rec.Statuses())
+	}
+}
+
+func TestOpenLoopKeepsEachMembersSchedule(t *testing.T) {
+	e := newExclusive(t)
+	start := time.Now()
+	openLoop(context.Background(), 4, 200, 100*time.Millisecond, e.fire) // every member every 20ms
+	for i := range 4 {
+		ts := e.starts[i]
+		if len(ts) != 5 {
+			t.Fatalf("member %d fired %d times, want 5", i, len(ts))
+		}
+		if first := ts[0].Sub(start); first < time.Duration(i)*5*time.Millisecond || first > time.Duration(i)*5*time.Millisecond+5*time.Millisecond {
+			t.Errorf("member %d first scheduled at %v", i, first)
+		}
+		for k := 1; k < len(ts); k++ {
+			if d := ts[k].Sub(ts[k-1]); d != 20*time.Millisecond {
+				t.Errorf("member %d period %v", i, d)
+			}
+		}
+	}
+}
+
+func TestRecorderKeepsFewErrorSamples(t *testing.T) {
+	r := NewRecorder()
+	for range 8 {
+		r.Observe(time.Millisecond, "transport", errors.New("refused"))
+	}
+	r.Observe(time.Millisecond, "OK", nil)
+	n, samples := r.Errors()
+	if n != 8 || len(samples) != maxErrorSamples || r.Statuses()["transport"] != 8 {
+		t.Errorf("errors %d samples %v statuses %v", n, samples, r.Statuses())
+	}
+}

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Scenario names (Options.Scenarios).
+const (
+	ScenarioCeiling  = "ceiling"
+	ScenarioSteady   = "steady"
+	ScenarioBaseline = "baseline"
+	ScenarioChurn    = "churn"
+	ScenarioStore    = "store"
+	// ScenarioAssignor runs the assignor's Go benchmarks (goal P5).
+	ScenarioAssignor = "assignor"
+)
+
+// Scenarios lists every scenario in the order a run executes them.
+var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioChurn, ScenarioStore, ScenarioAssignor}
+
+// Release policies of the churn members.
+const (
+	// ReleasePrompt: a member that stopped reading shards reports them in
+	// a heartbeat sent at once (as KIP-848 consumers do).
+	ReleasePrompt = "prompt"
+	// ReleaseInterval: the report waits for the next scheduled heartbeat
+	// (the shipped Python client and Spring starter, §4.9).
+	ReleaseInterval = "interval"
+)
+
+// Options configure a run.
+type Options struct {
+	// Name names the output files: <OutDir>/<date>-<Name>.json.
+	Name   string
+	OutDir string
+	// Scenarios to run, a subset of Scenarios.
+	Scenarios []string
+	// Store is the store of ceiling, steady, baseline and churn: memory,
+	// redis or jdbc. The store scenario runs all three.
+	Store string
+
+	// Groups, Members (per group) and Shards (per group) of ceiling,
+	// steady, baseline and store.
+	Groups, Members, Shards int
+	// Interval is coordination.heartbeat-interval and the churn members'
+	// interval; LeaseTTL is coordination.member-lease-ttl.
+	Interval, LeaseTTL time.Duration
+	// SetupLeaseTTL is the lease TTL while the members of ceiling, steady,
+	// baseline and store join: a join storm of thousands of members takes
+	// longer than LeaseTTL (every join runs the assignor). On Redis and
+	// PostgreSQL the coordinator is then restarted with LeaseTTL and every
+	// member process restarts (a join replay, which rewrites its lease)
+	// before anything is measured; the memory store forgets everything on
+	// a restart, so there the measured phases run with SetupLeaseTTL.
+	SetupLeaseTTL time.Duration
+	// Duration of every measured load phase.
+	Duration time.Duration
+	// SettleTimeout bounds the wait for members to settle (join, churn steps).
+	SettleTimeout time.Duration
+	// Connections is the HTTP connection pool size and the number of
+	// closed-loop workers.
+	Connections int
+	// OpenRate is the offered rate of the open-loop phases (requests/s);
+	// 0 means OpenFraction × the ceiling's closed-loop throughput when the
+	// ceiling ran, else members/Interval.
+	OpenRate     float64
+	OpenFraction float64
+
+	// ChurnMembers and ChurnShards size the churn group.
+	ChurnMembers, ChurnShards int
+	// Releases are the churn members' release policies (ReleasePrompt,
+	// ReleaseInterval): the churn scenario runs once for each.
+	Releases []string
+
+	// RedisAddr is host:port of Redis; PostgresURL the PostgreSQL URL.
+	RedisAddr, PostgresURL string
+	// CoordinatorBin is a prebuilt coordinator; empty builds ./cmd/coordinator.
+	CoordinatorBin string
+	// Profile is the length of the coordinator CPU profile taken during the
+	// steady closed loop (0: none).
+	Profile time.Duration
+	// AssignorBenchtime is go test's -benchtime for the assignor benchmarks.
+	AssignorBenchtime string
+
+	// Log receives progress lines and the final tables.
+	Log io.Writer
+}
+
+// runs reports whether scenario s is selected.
+func (o *Options) runs(s string) bool { return slices.Contains(o.Scenarios, s) }
+
+// validate reports every invalid option.
+func (o *Options) validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	for _, s := range o.Scenarios {
+		check(slices.Contains(Scenarios, s), "unknown scenario %q: want one of %v", s, Scenarios)
+	}
+	check(len(o.Scenarios) > 0, "no scenario selected")
+	check(slices.Contains([]string{StoreMemory, StoreRedis, StoreJDBC}, o.Store), "unknown store %q: want memory, redis or jdbc", o.Store)
+	check(o.Groups >= 1 && o.Members >= 1 && o.Shards >= 1, "groups, members and shards must be positive")
+	check(o.ChurnMembers >= 20 && o.ChurnShards >= 1, "churn needs at least 20 members and one shard")
+	check(o.Interval > 0 && o.LeaseTTL > o.Interval && o.SetupLeaseTTL >= o.LeaseTTL,
+		"interval must be positive and below the lease TTL, the setup lease TTL at least the lease TTL")
+	check(o.Duration > 0 && o.SettleTimeout > 0, "duration and settle timeout must be positive")
+	check(o.Connections >= 1, "connections must be positive")
+	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
+	for _, rel := range o.Releases {
+		check(rel == ReleasePrompt || rel == ReleaseInterval, "unknown release %q: want prompt or interval", rel)
+	}
+	check(!o.runs(ScenarioChurn) || len(o.Releases) > 0, "churn needs a release policy")
+	check(o.Name != "" && o.OutDir != "", "name and output directory are required")
+	return errors.Join(errs...)
+}

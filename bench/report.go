@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is the JSON output of a run.
+type Report struct {
+	Name        string      `json:"name"`
+	Date        time.Time   `json:"date"`
+	Command     string      `json:"command"`
+	Environment Environment `json:"environment"`
+	Options     Options     `json:"options"`
+	Phases      []Phase     `json:"phases"`
+	Churn       []*Churn    `json:"churn,omitempty"`
+	// Assignor maps a Go benchmark name (without the -GOMAXPROCS suffix)
+	// to its ns/op.
+	Assignor   map[string]float64 `json:"assignorNsPerOp,omitempty"`
+	Violations int                `json:"doubleOwnershipViolations"`
+	// ViolationSamples are the first violations the oracle found.
+	ViolationSamples []string `json:"violationSamples,omitempty"`
+	Goals            []Goal   `json:"goals"`
+	ElapsedSeconds   float64  `json:"elapsedSeconds"`
+}
+
+// Environment describes where the run happened.
+type Environment struct {
+	GoVersion   string  `json:"goVersion"`
+	OS          string  `json:"os"`
+	Kernel      string  `json:"kernel"`
+	CPUModel    string  `json:"cpuModel"`
+	CPUs        int     `json:"cpus"`
+	MemTotalMB  int64   `json:"memTotalMb"`
+	LoadAvg     string  `json:"loadAvgAtStart"`
+	GitCommit   string  `json:"gitCommit"`
+	Redis       string  `json:"redisVersion,omitempty"`
+	Postgres    string  `json:"postgresVersion,omitempty"`
+	Note        string  `json:"note"`
+	ClockTickHz float64 `json:"procClockTickHz"`
+}
+
+// Phase is the result of one load phase.
+type Phase struct {
+	// Name is "<scenario>/<phase>", e.g. "steady/closed".
+	Name        string  `json:"name"`
+	Store       string  `json:"store"`
+	GroupCommit bool    `json:"groupCommit"`
+	Groups      int     `json:"groups"`
+	Members     int     `json:"members"`
+	Shards      int     `json:"shards"`
+	Mode        string  `json:"mode"` // closed or open
+	Connections int     `json:"connections"`
+	OfferedRate float64 `json:"offeredRate,omitempty"`
+	Seconds     float64 `json:"seconds"`
+	Requests    int64   `json:"requests"`
+	// Throughput is answered requests per second.
+	Throughput   float64          `json:"throughput"`
+	Latency      Latency          `json:"latency"`
+	Statuses     map[string]int64 `json:"statuses"`
+	Errors       int64            `json:"errors"`
+	ErrorSamples []string         `json:"errorSamples,omitempty"`
+	// CPUSeconds is the coordinator's CPU time during the phase; CPUCores
+	// the same per second of phase.
+	CPUSeconds float64 `json:"coordinatorCpuSeconds"`
+	CPUCores   float64 `json:"coordinatorCpuCores"`
+	PeakRSSMB  float64 `json:"coordinatorPeakRssMb"`
+	// LoadGenCores, StoreCores (Redis only) and MachineCores are the CPU
+	// cores the load generator, the store server and the whole machine
+	// (every process) used during the phase.
+	LoadGenCores float64 `json:"loadGeneratorCpuCores"`
+	StoreCores   float64 `json:"storeCpuCores"`
+	MachineCores float64 `json:"machineCpuCores"`
+	// Store traffic during the phase (see StoreMetric).
+	StoreBytes           int64   `json:"storeBytes"`
+	BytesPerHeartbeat    float64 `json:"storeBytesPerHeartbeat"`
+	StoreCommands        int64   `json:"storeCommands"`
+	CommandsPerHeartbeat float64 `json:"storeCommandsPerHeartbeat"`
+	StoreMetric          string  `json:"storeMetric"`
+	// Profile is the CPU profile file taken during the phase, if any.
+	Profile string `json:"profile,omitempty"`
+}
+
+// environment collects the run's environment.
+func environment() Environment {
+	e := Environment{
+		GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
+		ClockTickHz: userHZ,
+		Note:        "load generator, coordinator and stores share the machine; ratios are measured side by side in one run",
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		e.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		e.CPUModel = parseCPUInfo(b)
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if kb, err := parseStatusKB(b, "MemTotal"); err == nil {
+			e.MemTotalMB = kb / 1024
+		}
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		e.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		e.GitCommit = strings.TrimSpace(string(out))
+	}
+	return e
+}
+
+// parseCPUInfo returns the first "model name" of /proc/cpuinfo.
+func parseCPUInfo(b []byte) string {
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && string(bytes.TrimSpace(k)) == "model name" {
+			return string(bytes.TrimSpace(v))
+		}
+	}
+	return ""
+}
+
+// WriteJSON writes the report to path.
+func (r *Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// PrintTables writes the phase table, the churn figures and the goals.
+func (r *Report) PrintTables(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tstore\tmembers\tconns\toffered/s\tanswered/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\terrors\tcoord cpu s\tcoord\tloadgen\tstore\tmachine\tpeak MB\tstore B/hb\tcmds/hb\t")
+	for _, p := range r.Phases {
+		offered := "max"
+		if p.Mode == "open" {
+			offered = fmt.Sprintf("%.0f", p.OfferedRate)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d×%d\t%d\t%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.2f\t\n",
+			p.Name, p.Store, p.Groups, p.Members, p.Connections, offered, p.Throughput,
+			p.Latency.P50, p.Latency.P95, p.Latency.P99, p.Latency.Max, p.Errors,
+			p.CPUSeconds, p.CPUCores, p.LoadGenCores, p.StoreCores, p.MachineCores, p.PeakRSSMB, p.BytesPerHeartbeat, p.CommandsPerHeartbeat)
+	}
+	tw.Flush()
+	for _, p := range r.Phases {
+		fmt.Fprintf(w, "  %-16s statuses %s\n", p.Name, formatCounts(p.Statuses))
+		for _, e := range p.ErrorSamples {
+			fmt.Fprintf(w, "  %-16s error: %s\n", "", e)
+		}
+	}
+	for _, c := range r.Churn {
+		c.print(w)
+	}
+	fmt.Fprintf(w, "double ownership (oracle over every member's read intervals): %d violations\n", r.Violations)
+	for _, v := range r.ViolationSamples {
+		fmt.Fprintf(w, "  %s\n", v)
+	}
+	fmt.Fprintln(w, "cores: CPU cores used during the phase by the coordinator, the load generator, the store server (Redis) and the whole machine")
+	fmt.Fprintln(w)
+	printGoals(w, r.Goals)
+}
+
+// formatCounts renders counts sorted by key.
+func formatCounts(m map[string]int64) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%s=%d", k, m[k])
+	}
+	return b.String()
+}

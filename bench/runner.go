@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Runner runs the selected scenarios and builds the report.
+type Runner struct {
+	opts   Options
+	bin    string
+	tmp    string // configurations, coordinator logs
+	runID  string
+	epoch  time.Time
+	oracle *Oracle
+	env    *Environment
+	report *Report
+	// ceiling is the ceiling's closed-loop throughput, once measured.
+	ceiling float64
+}
+
+// Run runs every selected scenario and returns the report; it also
+// writes it to <OutDir>/<date>-<Name>.json. A failing scenario ends the
+// run, but the report of what ran is still written.
+func Run(ctx context.Context, o Options, command string) (*Report, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	r := &Runner{opts: o, runID: start.UTC().Format("20060102T150405"), epoch: start, oracle: NewOracle()}
+	r.report = &Report{Name: o.Name, Date: start.UTC(), Command: command, Environment: environment(), Options: o}
+	r.env = &r.report.Environment
+	r.tmp = filepath.Join(o.OutDir, "tmp", r.runID+"-"+o.Name)
+	if err := os.MkdirAll(r.tmp, 0o755); err != nil {
+		return nil, err
+	}
+	err := r.run(ctx)
+	r.finish(start)
+	path := r.outputPath(".json")
+	if werr := r.report.WriteJSON(path); werr != nil {
+		err = errors.Join(err, werr)
+	} else {
+		r.logf("wrote %s (coordinator logs and configurations in %s)", path, r.tmp)
+	}
+	return r.report, err
+}
+
+// outputPath is <OutDir>/<date>-<Name><suffix>.
+func (r *Runner) outputPath(suffix string) string {
+	return filepath.Join(r.opts.OutDir, r.report.Date.Format("2006-01-02")+"-"+r.opts.Name+suffix)
+}
+
+// run runs the scenarios in the order of Scenarios.
+func (r *Runner) run(ctx context.Context) error {
+	o := r.opts
+	r.bin = o.CoordinatorBin
+	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) || o.runs(ScenarioStore)) {
+		r.logf("building ./cmd/coordinator")
+		bin, err := BuildCoordinator(ctx, r.tmp)
+		if err != nil {
+			return err
+		}
+		r.bin = bin
+	}
+	if o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) {
+		if err := r.runHeartbeat(ctx); err != nil {
+			return err
+		}
+	}
+	if o.runs(ScenarioChurn) {
+		for _, release := range o.Releases {
+			if err := r.runChurn(ctx, release); err != nil {
+				return err
+			}
+		}
+	}
+	if o.runs(ScenarioStore) {
+		for _, store := range []string{StoreMemory, StoreRedis, StoreJDBC} {
+			if err := r.runStore(ctx, store); err != nil {
+				return err
+			}
+		}
+	}
+	if o.runs(ScenarioAssignor) {
+		return r.runAssignor(ctx)
+	}
+	return nil
+}
+
+// finish runs the oracle and evaluates the goals.
+func (r *Runner) finish(start time.Time) {
+	v := r.oracle.Violations()
+	r.report.Violations = len(v)
+	for _, x := range v[:min(len(v), 10)] {
+		r.report.ViolationSamples = append(r.report.ViolationSamples, x.String())
+	}
+	r.report.evaluate()
+	r.report.ElapsedSeconds = time.Since(start).Seconds()
+}
+
+// now is the offset of the current time from the run's start.
+func (r *Runner) now() time.Duration { return time.Since(r.epoch) }
+
+// logf writes one progress line.
+func (r *Runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.opts.Log, "[%6.1fs] %s\n", r.now().Seconds(), fmt.Sprintf(format, args...))
+}
+
+// runHeartbeat runs ceiling, steady and baseline on one store and one
+// stored state. The members join and settle with SetupLeaseTTL; on Redis
+// and PostgreSQL the coordinator then restarts with LeaseTTL and every
+// member process restarts (see Options.SetupLeaseTTL). Then: the ceiling
+// (closed, then open loop at OpenFraction of its throughput), steady
+// closed and open loop on the same process, and the baseline closed loop
+// after a restart without group commit.
+func (r *Runner) runHeartbeat(ctx context.Context) error {
+	o := r.opts
+	s, err := r.openSession(ctx, "heartbeat-"+o.Store, o.Store, true, o.Shards, o.SetupLeaseTTL)
+	if err != nil {
+		return err
+	}
+	defer s.close(ctx)
+	members := o.runs(ScenarioSteady) || o.runs(ScenarioBaseline)
+	if members {
+		if err := r.join(ctx, s, "setup"); err != nil {
+			return err
+		}
+	}
+	// The ceiling runs while the joined members' setup leases still hold.
+	if o.runs(ScenarioCeiling) {
+		if err := r.runCeiling(ctx, s); err != nil {
+			return err
+		}
+	}
+	if !members {
+		return nil
+	}
+	if err := r.phase(s.settle(ctx, "steady")); err != nil {
+		return err
+	}
+	if o.runs(ScenarioSteady) {
+		if err := r.steady(ctx, s); err != nil {
+			return err
+		}
+	}
+	if !o.runs(ScenarioBaseline) {
+		return nil
+	}
+	if err := s.restart(ctx, false, s.cfg.LeaseTTL); err != nil {
+		return err
+	}
+	if err := r.phase(s.settle(ctx, "baseline")); err != nil {
+		return err
+	}
+	return r.phase(s.measure(ctx, "baseline/closed", "closed", 0, func() (*Recorder, error) {
+		return closedLoop(ctx, s.size(), o.Connections, o.Duration, s.fire), nil
+	}))
+}
+
+// join creates the session's groups, lets the members join and settle
+// with SetupLeaseTTL and, on a persistent store, restarts the coordinator
+// with LeaseTTL and the member processes (their leases are then renewed
+// with LeaseTTL by the first settle).
+func (r *Runner) join(ctx context.Context, s *session, scenario string) error {
+	o := r.opts
+	if err := s.createGroups(ctx, o.Groups, o.Members, o.Shards); err != nil {
+		return err
+	}
+	if err := r.phase(s.settle(ctx, scenario)); err != nil {
+		return err
+	}
+	if s.cfg.Store == StoreMemory {
+		return nil
+	}
+	if err := s.restart(ctx, true, o.LeaseTTL); err != nil {
+		return err
+	}
+	s.restartMembers()
+	return nil
+}
+
+// runCeiling measures the no-op route in closed loop, then in open loop.
+func (r *Runner) runCeiling(ctx context.Context, s *session) error {
+	o := r.opts
+	n := s.size()
+	nop := newNoop(s.api, groupKey(0), n, max(o.Shards/o.Members, 1))
+	closed, err := s.measure(ctx, "ceiling/closed", "closed", 0, func() (*Recorder, error) {
+		return closedLoop(ctx, n, o.Connections, o.Duration, nop.fire), nil
+	})
+	if err := r.phase(closed, err); err != nil {
+		return err
+	}
+	r.ceiling = closed.Throughput
+	rate := r.openRate(n)
+	return r.phase(s.measure(ctx, "ceiling/open", "open", rate, func() (*Recorder, error) {
+		return openLoop(ctx, n, rate, o.Duration, nop.fire), nil
+	}))
+}
+
+// steady measures the settled members in closed loop (with a CPU profile
+// when Options.Profile is set) and in open loop.
+func (r *Runner) steady(ctx context.Context, s *session) error {
+	o := r.opts
+	n := s.size()
+	var profiled chan error
+	profile := r.outputPath("-steady-" + s.cfg.Store + ".pprof")
+	if o.Profile > 0 {
+		profiled = make(chan error, 1)
+		go func() { profiled <- s.profile(ctx, min(o.Profile, o.Duration), profile) }()
+	}
+	closed, err := s.measure(ctx, "steady/closed", "closed", 0, func() (*Recorder, error) {
+		return closedLoop(ctx, n, o.Connections, o.Duration, s.fire), nil
+	})
+	if profiled != nil {
+		if perr := <-profiled; perr != nil {
+			r.logf("steady: CPU profile: %v", perr)
+		} else {
+			closed.Profile = profile
+			r.logf("steady: CPU profile in %s (go tool pprof -top %s %s)", profile, r.bin, profile)
+		}
+	}
+	if err := r.phase(closed, err); err != nil {
+		return err
+	}
+	rate := r.openRate(n)
+	return r.phase(s.measure(ctx, "steady/open", "open", rate, func() (*Recorder, error) {
+		return openLoop(ctx, n, rate, o.Duration, s.fire), nil
+	}))
+}
+
+// runStore runs the steady closed loop on one store.
+func (r *Runner) runStore(ctx context.Context, store string) error {
+	o := r.opts
+	s, err := r.openSession(ctx, "store-"+store, store, true, o.Shards, o.SetupLeaseTTL)
+	if err != nil {
+		return err
+	}
+	defer s.close(ctx)
+	if err := r.join(ctx, s, "store-"+store); err != nil {
+		return err
+	}
+	if err := r.phase(s.settle(ctx, "store-"+store)); err != nil {
+		return err
+	}
+	return r.phase(s.measure(ctx, "store/"+store, "closed", 0, func() (*Recorder, error) {
+		return closedLoop(ctx, s.size(), o.Connections, o.Duration, s.fire), nil
+	}))
+}
+
+// phase adds a measured phase to the report and passes its error on.
+func (r *Runner) phase(p Phase, err error) error {
+	r.report.Phases = append(r.report.Phases, p)
+	return err
+}
+
+// openRate is the offered rate of the open-loop phases for n members.
+func (r *Runner) openRate(n int) float64 {
+	switch {
+	case r.opts.OpenRate > 0:
+		return r.opts.OpenRate
+	case r.ceiling > 0:
+		return r.opts.OpenFraction * r.ceiling
+	}
+	return float64(n) / r.opts.Interval.Seconds()
+}
+
+// runAssignor runs the assignor's Go benchmarks (goal P5).
+func (r *Runner) runAssignor(ctx context.Context) error {
+	r.logf("go test -bench Assign ./group/assignor -benchtime %s", r.opts.AssignorBenchtime)
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "Assign", "-benchtime", r.opts.AssignorBenchtime, "./group/assignor")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("assignor benchmarks: %w\n%s", err, out.String())
+	}
+	r.report.Assignor = parseBenchmarks(&out)
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if strings.HasPrefix(line, "Benchmark") {
+			r.logf("  %s", line)
+		}
+	}
+	return nil
+}

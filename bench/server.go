@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Store types of the coordinator's store.type.
+const (
+	StoreMemory = "memory"
+	StoreRedis  = "redis"
+	StoreJDBC   = "jdbc"
+)
+
+// ServerConfig is what one coordinator process runs with.
+type ServerConfig struct {
+	// Store is store.type; KeyPrefix is store.key-prefix (Redis).
+	Store, KeyPrefix string
+	// RedisAddr is host:port of Redis; JDBCURL the PostgreSQL URL.
+	RedisAddr, JDBCURL string
+	// GroupCommit is coordination.group-commit.enabled.
+	GroupCommit bool
+	// Interval and LeaseTTL are coordination.heartbeat-interval and
+	// member-lease-ttl.
+	Interval, LeaseTTL time.Duration
+	// MaxShards is defaults.max-shard-count.
+	MaxShards int
+}
+
+// Server is a running coordinator process.
+type Server struct {
+	// Base is the API's base URL, http://127.0.0.1:<port>/coord/v1.
+	Base string
+	// Root is http://127.0.0.1:<port>.
+	Root   string
+	cmd    *exec.Cmd
+	exited chan error
+	log    string
+}
+
+// BuildCoordinator builds ./cmd/coordinator of the module in the working
+// directory into dir and returns the binary's path.
+func BuildCoordinator(ctx context.Context, dir string) (string, error) {
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	bin := filepath.Join(dir, "coordinator")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/coordinator")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/coordinator: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// StartServer writes the configuration of c into dir and starts bin with
+// it on a free loopback port; the process logs to dir/<name>.log. It
+// returns once the server answers /readyz.
+func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, name+".yaml")
+	cfg, err := c.yaml(name, port)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	cmd := exec.Command(bin, "-config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	root := "http://127.0.0.1:" + strconv.Itoa(port)
+	s := &Server{Base: root + "/coord/v1", Root: root, cmd: cmd, exited: make(chan error, 1), log: logPath}
+	go func() { s.exited <- cmd.Wait() }()
+	if err := s.awaitReady(ctx); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// yaml renders the coordinator configuration.
+func (c ServerConfig) yaml(id string, port int) ([]byte, error) {
+	host, redisPort, err := net.SplitHostPort(c.RedisAddr)
+	if err != nil {
+		return nil, fmt.Errorf("redis address %q: %w", c.RedisAddr, err)
+	}
+	rp, err := strconv.Atoi(redisPort)
+	if err != nil {
+		return nil, fmt.Errorf("redis address %q: %w", c.RedisAddr, err)
+	}
+	tree := map[string]any{"coordinator": map[string]any{
+		"id":     id,
+		"server": map[string]any{"address": "127.0.0.1:" + strconv.Itoa(port)},
+		// Admin mutations only; heartbeats are never rate limited.
+		"api": map[string]any{"rate-limit": map[string]any{"enabled": false}},
+		"store": map[string]any{
+			"type": c.Store, "key-prefix": c.KeyPrefix,
+			"jdbc": map[string]any{"url": c.JDBCURL},
+		},
+		"redis": map[string]any{"host": host, "port": rp},
+		"coordination": map[string]any{
+			"heartbeat-interval": c.Interval.String(),
+			"member-lease-ttl":   c.LeaseTTL.String(),
+			"group-commit":       map[string]any{"enabled": c.GroupCommit},
+		},
+		"defaults": map[string]any{"max-shard-count": max(c.MaxShards, 4096)},
+		"debug":    map[string]any{"pprof": true, "bench-endpoints": true},
+	}}
+	return yaml.Marshal(tree)
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// awaitReady polls /readyz for up to 30 s.
+func (s *Server) awaitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Root+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-s.exited:
+			s.exited <- err
+			return fmt.Errorf("coordinator exited (%v) before it was ready:\n%s", err, s.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("coordinator not ready: %w\n%s", ctx.Err(), s.logTail())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// logTail returns the last lines of the server's log.
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(s.log)
+	if i := len(b) - 2000; i > 0 {
+		b = b[i:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// Pid is the coordinator's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// Usage reads the coordinator's CPU time and peak RSS.
+func (s *Server) Usage() (ProcUsage, error) { return readProc(s.Pid()) }
+
+// ResetPeak restarts the peak RSS measurement (see resetPeakRSS).
+func (s *Server) ResetPeak() { resetPeakRSS(s.Pid()) }
+
+// Stop sends SIGTERM and waits for the ordered shutdown, killing the
+// process after 30 s.
+func (s *Server) Stop() error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
+		return exitError(err)
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		return fmt.Errorf("coordinator did not stop within 30s; killed: %w", exitError(<-s.exited))
+	}
+}
+
+// exitError drops the error of a process that ended by our SIGTERM.
+func exitError(err error) error {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return nil
+		}
+	}
+	return err
+}

@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// session is one coordinator process on one store with its fleets; it can
+// be restarted with another configuration on the same stored state.
+type session struct {
+	r      *Runner
+	name   string
+	cfg    ServerConfig
+	probe  storeProbe
+	srv    *Server
+	api    *API
+	fleets []*Fleet
+	// groups and members (per group) size the load; createGroups sets them.
+	groups, members int
+}
+
+// openSession starts a coordinator on store with a fresh key prefix (Redis)
+// or schema (PostgreSQL).
+func (r *Runner) openSession(ctx context.Context, name, store string, groupCommit bool, shards int, ttl time.Duration) (*session, error) {
+	id := r.runID + "_" + name
+	cfg := ServerConfig{
+		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
+		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, MaxShards: shards,
+	}
+	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members}
+	switch store {
+	case StoreRedis:
+		p := newRedisProbe(r.opts.RedisAddr, cfg.KeyPrefix)
+		r.env.Redis = p.Version(ctx)
+		s.probe = p
+	case StoreJDBC:
+		p, err := newPGProbe(ctx, r.opts.PostgresURL, "coord_bench_"+id)
+		if err != nil {
+			return nil, err
+		}
+		r.env.Postgres = p.Version(ctx)
+		s.probe = p
+		if s.cfg.JDBCURL, err = withSearchPath(r.opts.PostgresURL, p.schema); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.start(ctx); err != nil {
+		_ = s.probe.Cleanup(ctx)
+		return nil, err
+	}
+	return s, nil
+}
+
+// start starts the coordinator with s.cfg.
+func (s *session) start(ctx context.Context) error {
+	name := s.name
+	if !s.cfg.GroupCommit {
+		name += "-no-group-commit"
+	}
+	srv, err := StartServer(ctx, s.r.bin, s.r.tmp, name, s.cfg)
+	if err != nil {
+		return err
+	}
+	s.srv = srv
+	if s.api, err = NewAPI(srv.Base, s.r.opts.Connections); err != nil {
+		return err
+	}
+	for _, f := range s.fleets {
+		f.api, f.ttl = s.api, s.cfg.LeaseTTL
+	}
+	s.r.logf("%s: coordinator pid %d at %s (store %s, group commit %v, lease TTL %v)",
+		s.name, srv.Pid(), srv.Root, s.cfg.Store, s.cfg.GroupCommit, s.cfg.LeaseTTL)
+	return nil
+}
+
+// restart stops the coordinator and starts it again with group commit on
+// or off and lease TTL ttl; the fleets keep their state and carry on (on
+// the memory store the groups are created again and the members rejoin).
+func (s *session) restart(ctx context.Context, groupCommit bool, ttl time.Duration) error {
+	s.api.Close()
+	if err := s.srv.Stop(); err != nil {
+		return err
+	}
+	s.cfg.GroupCommit, s.cfg.LeaseTTL = groupCommit, ttl
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Store != StoreMemory {
+		return nil
+	}
+	for _, f := range s.fleets { // the memory store forgot them
+		if err := s.api.CreateGroup(ctx, f.key, f.shards); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close stops the coordinator and removes the run's data from the store,
+// also when ctx has ended.
+func (s *session) close(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if s.srv != nil {
+		s.api.Close()
+		if err := s.srv.Stop(); err != nil {
+			s.r.logf("%s: stopping the coordinator: %v", s.name, err)
+		}
+	}
+	for _, f := range s.fleets {
+		f.Close()
+	}
+	if err := s.probe.Cleanup(ctx); err != nil {
+		s.r.logf("%s: store cleanup: %v", s.name, err)
+	}
+}
+
+// createGroups creates groups groups of members members and shards shards
+// and their fleets.
+func (s *session) createGroups(ctx context.Context, groups, members, shards int) error {
+	s.groups, s.members = groups, members
+	for g := range groups {
+		key := groupKey(g)
+		if err := s.api.CreateGroup(ctx, key, shards); err != nil {
+			return err
+		}
+		s.fleets = append(s.fleets, NewFleet(s.api, key, members, shards, s.cfg.LeaseTTL, s.r.oracle, s.r.epoch))
+	}
+	return nil
+}
+
+// restartMembers replaces every member's process by a new one (see
+// Sim.Rejoin): its epoch-0 heartbeat is a join replay, which rewrites its
+// lease without moving any shard. The joins are not measured.
+func (s *session) restartMembers() {
+	for _, f := range s.fleets {
+		for _, sim := range f.sims {
+			sim.Rejoin(false)
+		}
+	}
+}
+
+// size is the number of members over all groups.
+func (s *session) size() int { return s.groups * s.members }
+
+// fire is a fireFunc over every member of every group, the groups
+// interleaved.
+func (s *session) fire(ctx context.Context, i int, intended time.Time, rec *Recorder) {
+	s.fleets[i%len(s.fleets)].fire(ctx, i/len(s.fleets), intended, rec)
+}
+
+// settle heartbeats every member in passes (each member once per pass,
+// closed loop) until every group is settled: joined, full targets owned,
+// every shard read once. It returns the phase and fails after the settle
+// timeout (requests still in flight then are canceled).
+func (s *session) settle(ctx context.Context, scenario string) (Phase, error) {
+	since := s.r.now()
+	return s.measure(ctx, scenario+"/settle", "closed", 0, func() (*Recorder, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.r.opts.SettleTimeout)
+		defer cancel()
+		rec := NewRecorder()
+		for !s.settled(since) {
+			if ctx.Err() != nil {
+				return rec, fmt.Errorf("%s: members not settled after %v", s.name, s.r.opts.SettleTimeout)
+			}
+			pass(ctx, s.size(), s.r.opts.Connections, s.fire, rec)
+		}
+		return rec, nil
+	})
+}
+
+// settled reports whether every group is settled.
+func (s *session) settled(since time.Duration) bool {
+	for _, f := range s.fleets {
+		if !f.Settled(f.sims, since) {
+			return false
+		}
+	}
+	return true
+}
+
+// usage is what measure samples around a phase.
+type usage struct {
+	coord, self ProcUsage
+	machine     time.Duration // CPU time of every processor outside idle
+	store       StoreCounters
+}
+
+// sample reads the usage counters.
+func (s *session) sample(ctx context.Context) (usage, error) {
+	var u usage
+	var errs [4]error
+	u.coord, errs[0] = s.srv.Usage()
+	u.self, errs[1] = readProc(os.Getpid())
+	u.machine, errs[2] = readMachineBusy()
+	u.store, errs[3] = s.probe.Sample(ctx)
+	return u, errors.Join(errs[:]...)
+}
+
+// measure runs one load phase and collects the coordinator's usage and
+// the store's traffic around it.
+func (s *session) measure(ctx context.Context, name, mode string, offered float64, run func() (*Recorder, error)) (Phase, error) {
+	before, err := s.sample(ctx)
+	if err != nil {
+		return Phase{}, err
+	}
+	s.srv.ResetPeak()
+	t0 := time.Now()
+	rec, runErr := run()
+	elapsed := time.Since(t0)
+	after, err := s.sample(ctx)
+	if err != nil {
+		return Phase{}, err
+	}
+	p := Phase{
+		Name: name, Store: s.cfg.Store, GroupCommit: s.cfg.GroupCommit, Groups: s.groups, Members: s.members,
+		Shards: s.r.opts.Shards, Mode: mode, Connections: s.r.opts.Connections, OfferedRate: offered,
+		StoreMetric: s.probe.Metric(),
+	}
+	p.fill(rec, elapsed, before, after)
+	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, machine %.2f",
+		name, p.Throughput, p.Latency.P99, p.Errors, p.CPUCores, p.LoadGenCores, p.StoreCores, p.MachineCores)
+	return p, runErr
+}
+
+// fill sets the figures of a phase from its recorder and the usage
+// sampled around it.
+func (p *Phase) fill(rec *Recorder, elapsed time.Duration, before, after usage) {
+	p.Seconds = elapsed.Seconds()
+	p.Requests = rec.Latency.Count()
+	p.Throughput = float64(p.Requests) / p.Seconds
+	p.Latency = rec.Latency.Summary()
+	p.Statuses = rec.Statuses()
+	p.Errors, p.ErrorSamples = rec.Errors()
+	p.CPUSeconds = (after.coord.CPU - before.coord.CPU).Seconds()
+	p.CPUCores = p.CPUSeconds / p.Seconds
+	p.PeakRSSMB = float64(after.coord.PeakRSS) / (1 << 20)
+	p.LoadGenCores = (after.self.CPU - before.self.CPU).Seconds() / p.Seconds
+	p.MachineCores = (after.machine - before.machine).Seconds() / p.Seconds
+	store := after.store.Sub(before.store)
+	p.StoreCores = store.CPU.Seconds() / p.Seconds
+	p.StoreBytes, p.StoreCommands = store.Bytes, store.Commands
+	if p.Requests > 0 {
+		p.BytesPerHeartbeat = float64(store.Bytes) / float64(p.Requests)
+		p.CommandsPerHeartbeat = float64(store.Commands) / float64(p.Requests)
+	}
+}
+
+// profile saves a CPU profile of the coordinator taken over d into path;
+// it runs concurrently with a load phase.
+func (s *session) profile(ctx context.Context, d time.Duration, path string) error {
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.srv.Root, max(int(d.Seconds()), 1))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: HTTP %d", res.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.ReadFrom(res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// groupKey is the key of group g of a session.
+func groupKey(g int) group.Key {
+	return group.Key{StreamPrefix: "bench", ConsumerGroup: fmt.Sprintf("g%d", g)}
+}

@@ -1,0 +1,219 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// StoreCounters are cumulative counters of the store server, sampled
+// before and after a load phase.
+type StoreCounters struct {
+	// Bytes the store received (Redis: total_net_input_bytes) or wrote
+	// (PostgreSQL: WAL bytes).
+	Bytes int64
+	// Commands the store ran (Redis: sum of INFO commandstats calls); 0
+	// when unknown.
+	Commands int64
+	// CPU is the store server's CPU time (Redis: INFO cpu); 0 when unknown.
+	CPU time.Duration
+}
+
+// Sub returns c − o.
+func (c StoreCounters) Sub(o StoreCounters) StoreCounters {
+	return StoreCounters{Bytes: c.Bytes - o.Bytes, Commands: c.Commands - o.Commands, CPU: c.CPU - o.CPU}
+}
+
+// storeProbe samples the counters of a store server and removes what a
+// run left in it.
+type storeProbe interface {
+	// Metric names what Bytes and Commands count.
+	Metric() string
+	Sample(ctx context.Context) (StoreCounters, error)
+	// Cleanup removes the run's data and closes the probe.
+	Cleanup(ctx context.Context) error
+}
+
+// noProbe is the memory store's probe: it writes nowhere.
+type noProbe struct{}
+
+func (noProbe) Metric() string                                { return "none (memory store)" }
+func (noProbe) Sample(context.Context) (StoreCounters, error) { return StoreCounters{}, nil }
+func (noProbe) Cleanup(context.Context) error                 { return nil }
+
+// redisProbe reads INFO of the Redis server the coordinator uses and
+// deletes the run's keys (store.key-prefix) at the end. INFO counts every
+// client of the server: other traffic during a phase inflates the figures.
+type redisProbe struct {
+	client *goredis.Client
+	prefix string
+}
+
+func newRedisProbe(addr, prefix string) *redisProbe {
+	return &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: addr}), prefix: prefix}
+}
+
+func (p *redisProbe) Metric() string {
+	return "Redis INFO: total_net_input_bytes, the sum of commandstats calls, used_cpu_user+sys (server-wide deltas)"
+}
+
+func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
+	info, err := p.client.Info(ctx, "stats", "cpu").Result()
+	if err != nil {
+		return StoreCounters{}, err
+	}
+	cmds, err := p.client.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return StoreCounters{}, err
+	}
+	fields := parseInfo(info)
+	bytes, err := strconv.ParseInt(fields["total_net_input_bytes"], 10, 64)
+	if err != nil {
+		return StoreCounters{}, fmt.Errorf("INFO stats: total_net_input_bytes: %w", err)
+	}
+	var cpu float64
+	for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
+		v, err := strconv.ParseFloat(fields[k], 64)
+		if err != nil {
+			return StoreCounters{}, fmt.Errorf("INFO cpu: %s: %w", k, err)
+		}
+		cpu += v
+	}
+	return StoreCounters{Bytes: bytes, Commands: commandCalls(cmds), CPU: time.Duration(cpu * float64(time.Second))}, nil
+}
+
+func (p *redisProbe) Cleanup(ctx context.Context) error {
+	defer p.client.Close()
+	iter := p.client.Scan(ctx, 0, p.prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := p.client.Unlink(ctx, keys[:n]...).Err(); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// Version returns the server's redis_version.
+func (p *redisProbe) Version(ctx context.Context) string {
+	info, err := p.client.Info(ctx, "server").Result()
+	if err != nil {
+		return "unavailable: " + err.Error()
+	}
+	return parseInfo(info)["redis_version"]
+}
+
+// parseInfo parses the key:value lines of an INFO answer.
+func parseInfo(info string) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":"); ok && !strings.HasPrefix(k, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// commandCalls sums calls=N over the cmdstat_* lines of INFO commandstats.
+func commandCalls(info string) int64 {
+	var total int64
+	for k, v := range parseInfo(info) {
+		if !strings.HasPrefix(k, "cmdstat_") {
+			continue
+		}
+		for field := range strings.SplitSeq(v, ",") {
+			if n, ok := strings.CutPrefix(field, "calls="); ok {
+				c, _ := strconv.ParseInt(n, 10, 64)
+				total += c
+			}
+		}
+	}
+	return total
+}
+
+// pgProbe gives the coordinator a schema of its own (the coordinator's
+// URL gets search_path=<schema>) and reads the WAL insert position: the
+// bytes PostgreSQL wrote to its log, server-wide. Cleanup drops the schema.
+type pgProbe struct {
+	conn   *pgx.Conn
+	schema string
+}
+
+func newPGProbe(ctx context.Context, dsn, schema string) (*pgProbe, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("postgres: create schema: %w", err)
+	}
+	return &pgProbe{conn: conn, schema: schema}, nil
+}
+
+// withSearchPath returns dsn with search_path set to schema.
+func withSearchPath(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("postgres URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func (p *pgProbe) Metric() string {
+	return "PostgreSQL WAL bytes (pg_current_wal_insert_lsn delta, server-wide)"
+}
+
+func (p *pgProbe) Sample(ctx context.Context) (StoreCounters, error) {
+	var lsn string
+	if err := p.conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
+		return StoreCounters{}, err
+	}
+	n, err := parseLSN(lsn)
+	return StoreCounters{Bytes: n}, err
+}
+
+func (p *pgProbe) Cleanup(ctx context.Context) error {
+	defer p.conn.Close(ctx)
+	_, err := p.conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{p.schema}.Sanitize()+" CASCADE")
+	return err
+}
+
+// Version returns the server's version string.
+func (p *pgProbe) Version(ctx context.Context) string {
+	var v string
+	if err := p.conn.QueryRow(ctx, "SHOW server_version").Scan(&v); err != nil {
+		return "unavailable: " + err.Error()
+	}
+	return v
+}
+
+// parseLSN converts a log sequence number "X/Y" (hex) to a byte position.
+func parseLSN(s string) (int64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("invalid LSN %q", s)
+	}
+	return int64(h<<32 | l), nil
+}

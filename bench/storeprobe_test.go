@@ -1,0 +1,41 @@
+package bench
+
+import "testing"
+
+const commandStats = "# Commandstats\r\n" +
+	"cmdstat_evalsha:calls=120,usec=900,usec_per_call=7.50,rejected_calls=0,failed_calls=0\r\n" +
+	"cmdstat_set:calls=30,usec=60,usec_per_call=2.00,rejected_calls=0,failed_calls=0\r\n"
+
+func TestParseInfo(t *testing.T) {
+	info := parseInfo("# Stats\r\ntotal_net_input_bytes:12345\r\ninstantaneous_ops_per_sec:7\r\n")
+	if info["total_net_input_bytes"] != "12345" || len(info) != 2 {
+		t.Errorf("info %v", info)
+	}
+	if n := commandCalls(commandStats); n != 150 {
+		t.Errorf("calls %d, want 150", n)
+	}
+}
+
+func TestParseLSN(t *testing.T) {
+	if n, err := parseLSN("1/A0"); err != nil || n != 1<<32+160 {
+		t.Errorf("LSN %d, %v", n, err)
+	}
+	for _, bad := range []string{"", "12", "x/1"} {
+		if _, err := parseLSN(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestWithSearchPath(t *testing.T) {
+	got, err := withSearchPath("postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "coord_bench_1")
+	if err != nil || got != "postgres://postgres@127.0.0.1:5432/test?search_path=coord_bench_1&sslmode=disable" {
+		t.Errorf("%s, %v", got, err)
+	}
+}
+
+func TestCountersSub(t *testing.T) {
+	if d := (StoreCounters{Bytes: 10, Commands: 4, CPU: 5}).Sub(StoreCounters{Bytes: 3, Commands: 1, CPU: 2}); d != (StoreCounters{7, 3, 3}) {
+		t.Errorf("%+v", d)
+	}
+}

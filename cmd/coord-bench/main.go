@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "coord-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags, runs the scenarios and prints the tables.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("coord-bench", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	o := bench.Options{Log: stdout}
+	scenarios := fs.String("scenarios", "ceiling,steady,baseline,churn,assignor",
+		"comma-separated scenarios: "+strings.Join(bench.Scenarios, ","))
+	fs.StringVar(&o.Name, "name", "bench", "run name: the output is <out>/<date>-<name>.json")
+	fs.StringVar(&o.OutDir, "out", "bench/results", "output directory")
+	fs.StringVar(&o.Store, "store", bench.StoreRedis, "store of ceiling, steady, baseline and churn: memory, redis or jdbc")
+	fs.IntVar(&o.Groups, "groups", 1, "groups (ceiling, steady, baseline, store)")
+	fs.IntVar(&o.Members, "members", 10000, "members per group (ceiling, steady, baseline, store)")
+	fs.IntVar(&o.Shards, "shards", 10000, "shards per group (ceiling, steady, baseline, store)")
+	fs.DurationVar(&o.Interval, "interval", time.Second, "heartbeat interval (coordinator setting; churn members' schedule)")
+	fs.DurationVar(&o.LeaseTTL, "lease-ttl", 10*time.Second, "member lease TTL of the measured phases")
+	fs.DurationVar(&o.SetupLeaseTTL, "setup-lease-ttl", time.Minute, "member lease TTL while thousands of members join (see bench.Options)")
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "length of every measured load phase")
+	fs.DurationVar(&o.SettleTimeout, "settle-timeout", 90*time.Second, "longest wait for members to settle")
+	fs.IntVar(&o.Connections, "connections", 64, "HTTP connections and closed-loop workers")
+	fs.Float64Var(&o.OpenRate, "rate", 0, "open-loop offered rate per second (0: -open-fraction of the ceiling, else members/interval)")
+	fs.Float64Var(&o.OpenFraction, "open-fraction", 0.5, "open-loop rate as a fraction of the ceiling's closed-loop throughput")
+	fs.IntVar(&o.ChurnMembers, "churn-members", 1000, "members of the churn group")
+	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
+	releases := fs.String("release", bench.ReleasePrompt+","+bench.ReleaseInterval,
+		"churn release policies, one churn run each: prompt (released shards reported at once) or interval (at the next heartbeat)")
+	fs.StringVar(&o.RedisAddr, "redis", "127.0.0.1:6379", "Redis host:port")
+	fs.StringVar(&o.PostgresURL, "postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL URL")
+	fs.StringVar(&o.CoordinatorBin, "coordinator-bin", "", "prebuilt coordinator binary (default: build ./cmd/coordinator)")
+	fs.DurationVar(&o.Profile, "profile", 0, "take a coordinator CPU profile this long during steady/closed (0: none)")
+	fs.StringVar(&o.AssignorBenchtime, "assignor-benchtime", "1s", "go test -benchtime of the assignor benchmarks")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	o.Scenarios = strings.Split(*scenarios, ",")
+	o.Releases = strings.Split(*releases, ",")
+	report, err := bench.Run(ctx, o, "coord-bench "+strings.Join(args, " "))
+	if report != nil {
+		fmt.Fprintln(stdout)
+		report.PrintTables(stdout)
+	}
+	return err
+}
