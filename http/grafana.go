@@ -146,6 +146,28 @@ func (a *API) cachedOffsets(ctx context.Context, g *group.Group) (monitoring.Off
 	return monitoring.Project(g, monitoring.Unobserved(g.StreamPrefix, g.ShardCount)), nil
 }
 
+// eachSelected calls add, in order, for every group the query of r selects
+// (groupQuery, selectedGroups) with its cached offsets (cachedOffsets); it
+// stops at the first error.
+func (a *API) eachSelected(r *http.Request, add func(*group.Group, monitoring.Offsets)) error {
+	sel, err := groupQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	groups, err := a.selectedGroups(r.Context(), sel)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		o, err := a.cachedOffsets(r.Context(), g)
+		if err != nil {
+			return err
+		}
+		add(g, o)
+	}
+	return nil
+}
+
 // groupRow is one row of #23.
 type groupRow struct {
 	StreamPrefix    string           `json:"streamPrefix"`
@@ -178,20 +200,8 @@ type groupRow struct {
 
 // groupRows serves #23 for the groups the query selects (selectedGroups).
 func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
-	sel, err := groupQuery(r.URL.Query())
-	if err != nil {
-		return nil, err
-	}
-	groups, err := a.selectedGroups(r.Context(), sel)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]groupRow, 0, len(groups))
-	for _, g := range groups {
-		o, err := a.cachedOffsets(r.Context(), g)
-		if err != nil {
-			return nil, err
-		}
+	var out []groupRow
+	err := a.eachSelected(r, func(g *group.Group, o monitoring.Offsets) {
 		row := groupRow{
 			StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, State: g.State,
 			GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, MetadataVersion: g.MetadataVersion,
@@ -213,6 +223,9 @@ func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
 		}
 		row.AssignedShardRatio = fmt.Sprintf("%d / %d", row.CurrentShards, g.ShardCount)
 		out = append(out, row)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -413,20 +426,8 @@ type shardRow struct {
 // shardRows serves #28 for the shards of the groups the query selects
 // (selectedGroups), by group then shard index.
 func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
-	sel, err := groupQuery(r.URL.Query())
-	if err != nil {
-		return nil, err
-	}
-	groups, err := a.selectedGroups(r.Context(), sel)
-	if err != nil {
-		return nil, err
-	}
 	var out []shardRow
-	for _, g := range groups {
-		o, err := a.cachedOffsets(r.Context(), g)
-		if err != nil {
-			return nil, err
-		}
+	err := a.eachSelected(r, func(g *group.Group, o monitoring.Offsets) {
 		owners := ownersOf(g)
 		for _, s := range o.Shards {
 			i := s.Shard.ShardIndex
@@ -446,6 +447,9 @@ func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 				OwnerMemberIDs: idList(s.OwnerMemberIDs), OwnerState: own.state(),
 			})
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
