@@ -15,6 +15,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
@@ -123,58 +124,31 @@ func (c *cluster) assignments() group.AssignmentsView {
 	return v
 }
 
-// member simulates a client that follows the protocol (§4.9, Python
-// client): it reads only shards answered as assigned, reports them as
-// owned, reports released shards once as REVOKED/0, and rejoins with epoch
-// 0 (nothing owned) when fenced or unknown.
+// member is a simulated client that follows the protocol (§4.9;
+// internal/membersim) heartbeating orders/workers through the cluster's API.
 type member struct {
-	c        *cluster
-	id       string
-	epoch    int64
-	version  int64
-	owned    group.ShardSet
-	released group.ShardSet
-	seq      int
-	last     group.HeartbeatResponse
+	*membersim.Member
+	c    *cluster
+	last group.HeartbeatResponse
 }
 
-func (c *cluster) member(id string) *member { return &member{c: c, id: id} }
+func (c *cluster) member(id string) *member { return &member{Member: membersim.New(id, nil), c: c} }
 
-// heartbeat sends one heartbeat with the member's state and applies the answer.
+// heartbeat sends one heartbeat with the member's state and applies the
+// answer; an answer other than 200, one that does not echo the request and
+// a status a protocol-following member never meets here fail the test.
 func (m *member) heartbeat() group.HeartbeatResponse {
 	m.c.t.Helper()
-	m.seq++
-	req := group.HeartbeatRequest{
-		ProtocolVersion: 1, RequestID: fmt.Sprintf("%s-%d", m.id, m.seq), MemberID: m.id,
-		MemberEpoch: m.epoch, MetadataVersion: m.version,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
-		OwnedShards:             m.owned,
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
+	resp, err := membersim.Heartbeat(m.c.t.Context(), m.c.srv.Client(), m.c.srv.URL+"/coord/v1", key, m.Member)
+	if err != nil {
+		m.c.t.Fatalf("%s heartbeat: %v", m.ID, err)
 	}
-	for _, s := range m.released {
-		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeRevoked})
-	}
-	var resp group.HeartbeatResponse
-	if st := m.c.call("POST", "/streams/orders/groups/workers/members/"+m.id+"/heartbeat", req, &resp); st != http.StatusOK {
-		m.c.t.Fatalf("%s heartbeat: status %d", m.id, st)
-	}
-	if resp.ResponseTo != req.RequestID || resp.MemberID != m.id {
-		m.c.t.Fatalf("%s: answer %+v does not echo request %s", m.id, resp, req.RequestID)
-	}
-	m.released = nil
 	switch resp.Status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
-		keep := resp.Assignment.AssignedShards
-		if resp.Status != group.StatusOK {
-			keep = m.owned.Intersect(keep)
-		}
-		m.released = m.owned.Minus(keep)
-		m.owned = keep
-		m.epoch, m.version = resp.MemberEpoch, resp.MetadataVersion
-	case group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
-		m.epoch, m.owned = 0, nil
-	case group.StatusRetry:
+	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata,
+		group.StatusUnknownMemberID, group.StatusFencedMemberEpoch, group.StatusRetry:
 	default:
-		m.c.t.Fatalf("%s: unexpected status %s", m.id, resp.Status)
+		m.c.t.Fatalf("%s: unexpected status %s", m.ID, resp.Status)
 	}
 	m.last = resp
 	return resp
@@ -183,7 +157,7 @@ func (m *member) heartbeat() group.HeartbeatResponse {
 // leave sends the graceful leave (epoch −1) with nothing owned.
 func (m *member) leave() group.HeartbeatResponse {
 	m.c.t.Helper()
-	m.epoch, m.owned, m.released = -1, nil, nil
+	m.Leave()
 	return m.heartbeat()
 }
 
@@ -202,24 +176,24 @@ func (c *cluster) converge(shards int, members ...*member) {
 		}
 	}
 	for _, m := range members {
-		c.t.Logf("%s: epoch %d owned %v last %+v", m.id, m.epoch, m.owned, m.last)
+		c.t.Logf("%s: epoch %d owned %v last %+v", m.ID, m.Epoch(), m.Owned(), m.last)
 	}
 	c.t.Fatalf("not converged after %d rounds: %+v", maxRounds, c.assignments())
 }
 
 func (c *cluster) converged(shards int, members []*member) bool {
 	owner := map[int]string{}
-	lo, hi := shards, 0
-	for _, m := range members {
-		for _, s := range m.owned {
+	sims := make([]*membersim.Member, len(members))
+	for i, m := range members {
+		for _, s := range m.Owned() {
 			if prev, dup := owner[s]; dup {
-				c.t.Fatalf("shard %d owned by %s and %s", s, prev, m.id)
+				c.t.Fatalf("shard %d owned by %s and %s", s, prev, m.ID)
 			}
-			owner[s] = m.id
+			owner[s] = m.ID
 		}
-		lo, hi = min(lo, len(m.owned)), max(hi, len(m.owned))
+		sims[i] = m.Member
 	}
-	if len(owner) != shards || hi-lo > 1 {
+	if !membersim.Settled(shards, sims) {
 		return false
 	}
 	v := c.group()
@@ -235,8 +209,8 @@ func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
 	}
 	c.converge(32, ms...)
 	for _, m := range ms {
-		if len(m.owned) != 4 {
-			t.Errorf("%s owns %v, want 4 shards", m.id, m.owned)
+		if len(m.Owned()) != 4 {
+			t.Errorf("%s owns %v, want 4 shards", m.ID, m.Owned())
 		}
 	}
 	a := c.assignments()
@@ -244,8 +218,8 @@ func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
 		t.Errorf("invariant violations: %v", a.InvariantViolations)
 	}
 	for _, m := range ms {
-		if !a.TargetAssignment[m.id].Equal(m.owned) || !a.CurrentAssignments[m.id].Equal(m.owned) {
-			t.Errorf("%s: target %v current %v, member reads %v", m.id, a.TargetAssignment[m.id], a.CurrentAssignments[m.id], m.owned)
+		if !a.TargetAssignment[m.ID].Equal(m.Owned()) || !a.CurrentAssignments[m.ID].Equal(m.Owned()) {
+			t.Errorf("%s: target %v current %v, member reads %v", m.ID, a.TargetAssignment[m.ID], a.CurrentAssignments[m.ID], m.Owned())
 		}
 	}
 }
@@ -269,8 +243,8 @@ func TestE2EWorkedExample(t *testing.T) {
 	}
 	want(b.heartbeat(), 3, nil, group.NewShardSet(2, 3))
 	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
-	if !a.released.Equal(group.NewShardSet(2, 3)) {
-		t.Fatalf("A released %v", a.released)
+	if !a.Released().Equal(group.NewShardSet(2, 3)) {
+		t.Fatalf("A released %v", a.Released())
 	}
 	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
 	want(b.heartbeat(), 3, group.NewShardSet(2, 3), nil)
@@ -296,8 +270,8 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	c.eventually("member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
 	c.converge(4, a)
-	if !a.owned.Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after B expired", a.owned)
+	if !a.Owned().Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after B expired", a.Owned())
 	}
 	if r := b.heartbeat(); r.Status != group.StatusFencedMemberEpoch {
 		t.Fatalf("expired member's heartbeat answered %s", r.Status)
@@ -331,8 +305,8 @@ func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
 		t.Fatalf("B is %s after leaving", st)
 	}
 	c.converge(4, a)
-	if !a.owned.Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after B left", a.owned)
+	if !a.Owned().Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after B left", a.Owned())
 	}
 }
 
@@ -341,18 +315,24 @@ func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
 	c.createGroup(4)
 	a := c.member("member-a")
 	c.converge(4, a)
-	good := a.epoch
+	good := a.Epoch()
 
-	a.epoch = good - 1
-	if r := a.heartbeat(); r.Status != group.StatusFencedMemberEpoch || r.MemberEpoch != good {
+	req := a.Request()
+	req.MemberEpoch = good - 1
+	var r group.HeartbeatResponse
+	if st := c.call("POST", "/streams/orders/groups/workers/members/member-a/heartbeat", req, &r); st != http.StatusOK {
+		t.Fatalf("stale epoch heartbeat: status %d", st)
+	}
+	if r.Status != group.StatusFencedMemberEpoch || r.MemberEpoch != good {
 		t.Fatalf("stale epoch answered %+v, want FENCED_MEMBER_EPOCH with epoch %d", r, good)
 	}
-	if a.epoch != 0 || a.owned != nil {
-		t.Fatalf("fenced member kept state: epoch %d owned %v", a.epoch, a.owned)
+	a.Apply(req, r)
+	if a.Epoch() != 0 || a.Owned() != nil {
+		t.Fatalf("fenced member kept state: epoch %d owned %v", a.Epoch(), a.Owned())
 	}
 	c.converge(4, a)
-	if !a.owned.Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after rejoining", a.owned)
+	if !a.Owned().Equal(group.Range(0, 4)) {
+		t.Fatalf("A owns %v after rejoining", a.Owned())
 	}
 }
 

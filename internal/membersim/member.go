@@ -43,6 +43,10 @@ func (m *Member) Epoch() int64 { return m.epoch }
 // Owned returns the shards the member reads.
 func (m *Member) Owned() group.ShardSet { return m.owned }
 
+// Released returns the shards the member stopped reading whose release no
+// answer has acknowledged yet: the next heartbeat reports them as REVOKED.
+func (m *Member) Released() group.ShardSet { return m.released }
+
 // Done reports whether the member left: a leave request was answered.
 func (m *Member) Done() bool { return m.done }
 
