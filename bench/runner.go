@@ -159,9 +159,7 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 	if err := r.phase(s.settle(ctx, "baseline")); err != nil {
 		return err
 	}
-	return r.phase(s.measure(ctx, "baseline/closed", "closed", 0, func() (*Recorder, error) {
-		return closedLoop(ctx, s.size(), o.Connections, o.Duration, s.fire), nil
-	}))
+	return r.phase(r.closed(ctx, s, "baseline/closed", s.fire))
 }
 
 // join creates the session's groups, lets the members join and settle
@@ -191,9 +189,7 @@ func (r *Runner) runCeiling(ctx context.Context, s *session) error {
 	o := r.opts
 	n := s.size()
 	nop := newNoop(s.api, groupKey(0), n, max(o.Shards/o.Members, 1))
-	closed, err := s.measure(ctx, "ceiling/closed", "closed", 0, func() (*Recorder, error) {
-		return closedLoop(ctx, n, o.Connections, o.Duration, nop.fire), nil
-	})
+	closed, err := r.closed(ctx, s, "ceiling/closed", nop.fire)
 	if err := r.phase(closed, err); err != nil {
 		return err
 	}
@@ -204,35 +200,39 @@ func (r *Runner) runCeiling(ctx context.Context, s *session) error {
 	}))
 }
 
-// steady measures the settled members in closed loop (with a CPU profile
-// when Options.Profile is set) and in open loop.
+// steady measures the settled members in closed loop, then in open loop.
 func (r *Runner) steady(ctx context.Context, s *session) error {
+	if err := r.phase(r.closed(ctx, s, "steady/closed", s.fire)); err != nil {
+		return err
+	}
+	rate := r.openRate(s.size())
+	return r.phase(s.measure(ctx, "steady/open", "open", rate, func() (*Recorder, error) {
+		return openLoop(ctx, s.size(), rate, r.opts.Duration, s.fire), nil
+	}))
+}
+
+// closed measures fire in closed loop over the session's members, with a
+// coordinator CPU profile of the phase when Options.Profile is set.
+func (r *Runner) closed(ctx context.Context, s *session, name string, fire fireFunc) (Phase, error) {
 	o := r.opts
-	n := s.size()
 	var profiled chan error
-	profile := r.outputPath("-steady-" + s.cfg.Store + ".pprof")
+	profile := r.outputPath("-" + strings.ReplaceAll(name, "/", "-") + "-" + s.cfg.Store + ".pprof")
 	if o.Profile > 0 {
 		profiled = make(chan error, 1)
 		go func() { profiled <- s.profile(ctx, min(o.Profile, o.Duration), profile) }()
 	}
-	closed, err := s.measure(ctx, "steady/closed", "closed", 0, func() (*Recorder, error) {
-		return closedLoop(ctx, n, o.Connections, o.Duration, s.fire), nil
+	p, err := s.measure(ctx, name, "closed", 0, func() (*Recorder, error) {
+		return closedLoop(ctx, s.size(), o.Connections, o.Duration, fire), nil
 	})
 	if profiled != nil {
 		if perr := <-profiled; perr != nil {
-			r.logf("steady: CPU profile: %v", perr)
+			r.logf("%s: CPU profile: %v", name, perr)
 		} else {
-			closed.Profile = profile
-			r.logf("steady: CPU profile in %s (go tool pprof -top %s %s)", profile, r.bin, profile)
+			p.Profile = profile
+			r.logf("%s: CPU profile in %s (go tool pprof -top %s %s)", name, profile, r.bin, profile)
 		}
 	}
-	if err := r.phase(closed, err); err != nil {
-		return err
-	}
-	rate := r.openRate(n)
-	return r.phase(s.measure(ctx, "steady/open", "open", rate, func() (*Recorder, error) {
-		return openLoop(ctx, n, rate, o.Duration, s.fire), nil
-	}))
+	return p, err
 }
 
 // runStore runs the steady closed loop on one store.
@@ -249,9 +249,7 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 	if err := r.phase(s.settle(ctx, "store-"+store)); err != nil {
 		return err
 	}
-	return r.phase(s.measure(ctx, "store/"+store, "closed", 0, func() (*Recorder, error) {
-		return closedLoop(ctx, s.size(), o.Connections, o.Duration, s.fire), nil
-	}))
+	return r.phase(r.closed(ctx, s, "store/"+store, s.fire))
 }
 
 // phase adds a measured phase to the report and passes its error on.

@@ -56,7 +56,9 @@ func (i *Instant) UnmarshalJSON(data []byte) error {
 	}
 	if len(data) > 0 && data[0] == '"' {
 		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
+		if len(data) >= 2 && data[len(data)-1] == '"' && bytes.IndexByte(data, '\\') < 0 {
+			s = string(data[1 : len(data)-1]) // no escapes: the common case, without reflection
+		} else if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
 		if s == "" {

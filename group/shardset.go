@@ -1,6 +1,7 @@
 package group
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -157,19 +158,123 @@ func (s ShardSet) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes [{"shardIndex":n},…] (extra keys ignored); null is empty.
 func (s *ShardSet) UnmarshalJSON(data []byte) error {
-	var raw []shardJSON
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	idx := make([]int, 0, len(raw))
-	for _, r := range raw {
-		if r.ShardIndex == nil {
-			return fmt.Errorf("shard: shardIndex must not be null")
+	idx, ok := scanShards(data)
+	if !ok {
+		var raw []shardJSON
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return err
 		}
-		idx = append(idx, *r.ShardIndex)
+		idx = make([]int, 0, len(raw))
+		for _, r := range raw {
+			if r.ShardIndex == nil {
+				return fmt.Errorf("shard: shardIndex must not be null")
+			}
+			idx = append(idx, *r.ShardIndex)
+		}
 	}
-	*s = NewShardSet(idx...)
+	if len(idx) == 0 {
+		*s = nil
+		return nil
+	}
+	slices.Sort(idx)
+	*s = ShardSet(slices.Compact(idx))
 	return nil
+}
+
+// scanShards is the fast path of UnmarshalJSON, without reflection: it
+// reads null or an array of objects whose only key is "shardIndex" with an
+// integer value, whitespace allowed. Anything else (other keys, escapes,
+// fractions, huge numbers) reports !ok and goes through encoding/json.
+func scanShards(data []byte) (idx []int, ok bool) {
+	sc := scanner{b: data}
+	if sc.literal("null") {
+		return nil, sc.end()
+	}
+	if !sc.char('[') {
+		return nil, false
+	}
+	if sc.char(']') {
+		return nil, sc.end()
+	}
+	idx = make([]int, 0, bytes.Count(data, []byte{'{'}))
+	for {
+		if !sc.char('{') || !sc.literal(`"shardIndex"`) || !sc.char(':') {
+			return nil, false
+		}
+		n, ok := sc.integer()
+		if !ok || !sc.char('}') {
+			return nil, false
+		}
+		idx = append(idx, n)
+		if sc.char(']') {
+			return idx, sc.end()
+		}
+		if !sc.char(',') {
+			return nil, false
+		}
+	}
+}
+
+// scanner reads JSON tokens from b; every method skips the whitespace
+// before its token.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (sc *scanner) skipSpace() {
+	for sc.i < len(sc.b) && (sc.b[sc.i] == ' ' || sc.b[sc.i] == '\t' || sc.b[sc.i] == '\n' || sc.b[sc.i] == '\r') {
+		sc.i++
+	}
+}
+
+// char consumes c.
+func (sc *scanner) char(c byte) bool {
+	sc.skipSpace()
+	if sc.i < len(sc.b) && sc.b[sc.i] == c {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// literal consumes lit.
+func (sc *scanner) literal(lit string) bool {
+	sc.skipSpace()
+	if bytes.HasPrefix(sc.b[sc.i:], []byte(lit)) {
+		sc.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// integer consumes an optionally negative integer of at most 18 digits
+// that is not followed by a fraction or an exponent.
+func (sc *scanner) integer() (int, bool) {
+	sc.skipSpace()
+	neg := sc.i < len(sc.b) && sc.b[sc.i] == '-'
+	if neg {
+		sc.i++
+	}
+	start, n := sc.i, 0
+	for sc.i < len(sc.b) && sc.b[sc.i] >= '0' && sc.b[sc.i] <= '9' {
+		n = n*10 + int(sc.b[sc.i]-'0')
+		sc.i++
+	}
+	digits := sc.i - start
+	if digits == 0 || digits > 18 || (sc.i < len(sc.b) && (sc.b[sc.i] == '.' || sc.b[sc.i] == 'e' || sc.b[sc.i] == 'E')) {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// end reports whether only whitespace is left.
+func (sc *scanner) end() bool {
+	sc.skipSpace()
+	return sc.i == len(sc.b)
 }
 
 // Shard is one shard on the wire: {"shardIndex": n}.
