@@ -42,6 +42,15 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, CoordinatorID: "e2e", Logger: logger})
+	srv := serve(t, api, coord, store)
+	return &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings}
+}
+
+// serve starts a test server for api, the API over coord on store; the
+// test's cleanup drains the API, shuts coord down and closes the server and
+// the store.
+func serve(t *testing.T, api *httpapi.API, coord *actors.Coordinator, store *memory.Store) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
 		api.Drain()
@@ -51,7 +60,7 @@ func newCluster(t *testing.T) *cluster {
 		srv.Close()
 		_ = store.Close()
 	})
-	return &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings}
+	return srv
 }
 
 // call sends body (JSON-encoded unless nil) and decodes the answer into out

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -86,10 +83,7 @@ func (e *reshardEnv) grafanaGroup() grafanaGroup {
 
 func TestGrafanaShardRowsMatchRedis(t *testing.T) {
 	e := newReshardEnv(t)
-	ms := e.settledGroup(4, 2)
-	e.produce(e.routing(), 120)
-	e.consume(ms[0])
-	e.readAll(e.streamKey(ms[1].Owned()[0]), e.key.ConsumerGroup, ms[1].ID, false)
+	ms := e.pendingTraffic()
 
 	rows := e.grafanaShards()
 	if len(rows) != 4 {
@@ -98,15 +92,7 @@ func TestGrafanaShardRowsMatchRedis(t *testing.T) {
 	var length, pending, lag int64
 	for i, r := range rows {
 		key := e.streamKey(i)
-		info, err := e.rdb.XInfoStream(t.Context(), key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := e.groupInfo(i, e.key.ConsumerGroup)
-		owner := ms[0].ID
-		if ms[1].Owned().Contains(i) {
-			owner = ms[1].ID
-		}
+		info, g, owner := e.redisShard(i, ms)
 		if r.StreamPrefix != e.prefix || r.ConsumerGroup != e.key.ConsumerGroup || r.ShardIndex != i || r.ShardCount != 4 ||
 			r.ShardLabel != ":"+strconv.Itoa(i) || r.StreamKey != key || r.RedisSlot != streams.Slot(key) ||
 			r.StreamLength != info.Length || deref(r.FirstRecordID) != info.FirstEntry.ID || deref(r.LastRecordID) != info.LastEntry.ID ||
@@ -140,23 +126,8 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 		t.Fatalf("first observation: %+v", g)
 	}
 	// 50 entries on shard 0 and 30 on shard 1; a consumer reads and
-	// acknowledges 20 of shard 0 and all of shard 1.
-	for range 50 {
-		e.add(0, "x")
-	}
-	for range 30 {
-		e.add(1, "y")
-	}
-	res, err := e.rdb.XReadGroup(t.Context(), &redis.XReadGroupArgs{Group: e.key.ConsumerGroup, Consumer: "c", Streams: []string{e.streamKey(0), ">"}, Count: 20, Block: -1}).Result()
-	if err != nil || len(res[0].Messages) != 20 {
-		t.Fatalf("XREADGROUP: %v", err)
-	}
-	for _, msg := range res[0].Messages {
-		if err := e.rdb.XAck(t.Context(), e.streamKey(0), e.key.ConsumerGroup, msg.ID).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.readAll(e.streamKey(1), e.key.ConsumerGroup, "c", true)
+	// acknowledges 20 of shard 0 and all of shard 1 (sampleTraffic).
+	e.sampleTraffic()
 
 	// 10 s later, within the TTL, both endpoints answer the cached
 	// observation.
@@ -170,18 +141,12 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 	e.clock.Advance(10 * time.Second)
 	e.eventually("the refreshed observation", func() bool { return e.grafanaGroup().TotalStreamLength == 80 })
 	g, s := e.grafanaGroup(), e.grafanaShards()
-	want := func(what string, got *float64, v float64) {
-		t.Helper()
-		if got == nil || *got != v {
-			t.Errorf("%s = %s, want %v", what, fmtRate(got), v)
-		}
-	}
-	want("shard 0 produced", s[0].ProducedPerSecond, 2.5)
-	want("shard 0 consumed", s[0].ConsumedPerSecond, 1)
-	want("shard 1 produced", s[1].ProducedPerSecond, 1.5)
-	want("shard 1 consumed", s[1].ConsumedPerSecond, 1.5)
-	want("group produced", g.ProducedPerSecond, 4)
-	want("group consumed", g.ConsumedPerSecond, 2.5)
+	wantRate(t, "shard 0 produced", s[0].ProducedPerSecond, 2.5)
+	wantRate(t, "shard 0 consumed", s[0].ConsumedPerSecond, 1)
+	wantRate(t, "shard 1 produced", s[1].ProducedPerSecond, 1.5)
+	wantRate(t, "shard 1 consumed", s[1].ConsumedPerSecond, 1.5)
+	wantRate(t, "group produced", g.ProducedPerSecond, 4)
+	wantRate(t, "group consumed", g.ConsumedPerSecond, 2.5)
 
 	// /offsets reads live and compares with the cached sample: 10 entries
 	// in 5 s on shard 0.
@@ -189,9 +154,8 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 		e.add(0, "z")
 	}
 	e.clock.Advance(5 * time.Second)
-	var o monitoring.Offsets
-	e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
-	want("offsets shard 0 produced", o.Shards[0].ProducedPerSecond, 2)
+	o := e.offsets()
+	wantRate(t, "offsets shard 0 produced", o.Shards[0].ProducedPerSecond, 2)
 	if s := e.grafanaShards(); s[0].StreamLength != 50 {
 		t.Errorf("the live read replaced the cached observation: %+v", s[0])
 	}

@@ -1,12 +1,10 @@
 package httpapi_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -65,15 +63,7 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 	}
 	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, Logger: logger,
 		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL)})
-	srv := httptest.NewServer(api)
-	t.Cleanup(func() {
-		api.Drain()
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Errorf("coordinator shutdown: %v", err)
-		}
-		srv.Close()
-		_ = store.Close()
-	})
+	srv := serve(t, api, coord, store)
 	return &reshardEnv{
 		cluster:  &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings},
 		rdb:      rdb,
@@ -234,6 +224,46 @@ func (e *reshardEnv) readAll(key, grp, consumer string, ack bool) int {
 			}
 		}
 		n += len(ids)
+	}
+}
+
+// sampleTraffic adds 50 entries on shard 0 and 30 on shard 1; consumer c
+// reads and acknowledges 20 of shard 0 and all of shard 1.
+func (e *reshardEnv) sampleTraffic() {
+	e.t.Helper()
+	for range 50 {
+		e.add(0, "x")
+	}
+	for range 30 {
+		e.add(1, "y")
+	}
+	res, err := e.rdb.XReadGroup(e.t.Context(), &redis.XReadGroupArgs{Group: e.key.ConsumerGroup, Consumer: "c", Streams: []string{e.streamKey(0), ">"}, Count: 20, Block: -1}).Result()
+	if err != nil || len(res[0].Messages) != 20 {
+		e.t.Fatalf("XREADGROUP: %v", err)
+	}
+	var ids []string
+	for _, msg := range res[0].Messages {
+		ids = append(ids, msg.ID)
+	}
+	if err := e.rdb.XAck(e.t.Context(), e.streamKey(0), e.key.ConsumerGroup, ids...).Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.readAll(e.streamKey(1), e.key.ConsumerGroup, "c", true)
+}
+
+// offsets GETs the group's /offsets (§2.6).
+func (e *reshardEnv) offsets() monitoring.Offsets {
+	e.t.Helper()
+	var o monitoring.Offsets
+	e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
+	return o
+}
+
+// wantRate fails the test unless the rate got is known and equal to v.
+func wantRate(t *testing.T, what string, got *float64, v float64) {
+	t.Helper()
+	if got == nil || *got != v {
+		t.Errorf("%s = %s, want %v", what, fmtRate(got), v)
 	}
 }
 
@@ -626,32 +656,46 @@ func TestReshardProvisioningFailureLeavesStateConsistent(t *testing.T) {
 	e.produce(e.routing(), 100) // NOMKSTREAM: every routed shard exists
 }
 
-func TestReshardOffsetsMatchRedis(t *testing.T) {
-	e := newReshardEnv(t)
+// pendingTraffic settles 4 shards on 2 members and produces 120 entries:
+// member-0's shards are read and acknowledged; on member-1's first shard
+// the entries are read and left pending, on its others they stay unread.
+func (e *reshardEnv) pendingTraffic() []*membersim.Member {
+	e.t.Helper()
 	ms := e.settledGroup(4, 2)
 	e.produce(e.routing(), 120)
-	// member-0's shards are read and acknowledged; on member-1's first
-	// shard 10 entries are read and left pending.
 	e.consume(ms[0])
 	e.readAll(e.streamKey(ms[1].Owned()[0]), e.key.ConsumerGroup, ms[1].ID, false)
+	return ms
+}
 
-	var o monitoring.Offsets
-	e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
+// redisShard reads shard i as Redis has it: XINFO STREAM, the XINFO GROUPS
+// entry of the env's group, and which of the two members of
+// pendingTraffic reads it.
+func (e *reshardEnv) redisShard(i int, ms []*membersim.Member) (*redis.XInfoStream, redis.XInfoGroup, string) {
+	e.t.Helper()
+	info, err := e.rdb.XInfoStream(e.t.Context(), e.streamKey(i)).Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	owner := ms[0].ID
+	if ms[1].Owned().Contains(i) {
+		owner = ms[1].ID
+	}
+	return info, e.groupInfo(i, e.key.ConsumerGroup), owner
+}
+
+func TestReshardOffsetsMatchRedis(t *testing.T) {
+	e := newReshardEnv(t)
+	ms := e.pendingTraffic()
+
+	o := e.offsets()
 	if len(o.Shards) != 4 || o.StreamPrefix != e.prefix || o.ConsumerGroup != e.key.ConsumerGroup {
 		t.Fatalf("offsets %+v", o)
 	}
 	var length, pending, lag int64
 	for i, s := range o.Shards {
 		key := e.streamKey(i)
-		info, err := e.rdb.XInfoStream(t.Context(), key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := e.groupInfo(i, e.key.ConsumerGroup)
-		owner := ms[0].ID
-		if ms[1].Owned().Contains(i) {
-			owner = ms[1].ID
-		}
+		info, g, owner := e.redisShard(i, ms)
 		if s.Shard.ShardIndex != i || s.StreamKey != key || s.RedisSlot != streams.Slot(key) || s.StreamLength != info.Length ||
 			deref(s.FirstRecordID) != info.FirstEntry.ID || deref(s.LastRecordID) != info.LastEntry.ID ||
 			deref(s.LastGeneratedID) != info.LastGeneratedID || deref(s.GroupLastDeliveredID) != g.LastDeliveredID ||
@@ -679,49 +723,20 @@ func deref(s *string) string {
 func TestReshardRatesMatchTraffic(t *testing.T) {
 	e := newReshardEnv(t)
 	e.create(2)
-	offsets := func() monitoring.Offsets {
-		var o monitoring.Offsets
-		e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
-		return o
-	}
-	if o := offsets(); o.ProducedPerSecond != nil || o.Shards[0].ConsumedPerSecond != nil {
+	if o := e.offsets(); o.ProducedPerSecond != nil || o.Shards[0].ConsumedPerSecond != nil {
 		t.Fatalf("first sample has rates: %+v", o)
 	}
-	// In 10 s: 50 entries on shard 0 and 30 on shard 1; a consumer reads
-	// and acknowledges 20 of shard 0 and all of shard 1.
-	for range 50 {
-		e.add(0, "x")
-	}
-	for range 30 {
-		e.add(1, "y")
-	}
-	res, err := e.rdb.XReadGroup(t.Context(), &redis.XReadGroupArgs{Group: e.key.ConsumerGroup, Consumer: "c", Streams: []string{e.streamKey(0), ">"}, Count: 20, Block: -1}).Result()
-	if err != nil || len(res[0].Messages) != 20 {
-		t.Fatalf("XREADGROUP: %v", err)
-	}
-	var ids []string
-	for _, msg := range res[0].Messages {
-		ids = append(ids, msg.ID)
-	}
-	if err := e.rdb.XAck(t.Context(), e.streamKey(0), e.key.ConsumerGroup, ids...).Err(); err != nil {
-		t.Fatal(err)
-	}
-	e.readAll(e.streamKey(1), e.key.ConsumerGroup, "c", true)
+	// In 10 s: the sample traffic (sampleTraffic).
+	e.sampleTraffic()
 	e.clock.Advance(10 * time.Second)
 
-	o := offsets()
-	want := func(what string, got *float64, v float64) {
-		t.Helper()
-		if got == nil || *got != v {
-			t.Errorf("%s = %v, want %v", what, got, v)
-		}
-	}
-	want("shard 0 produced", o.Shards[0].ProducedPerSecond, 5)
-	want("shard 0 consumed", o.Shards[0].ConsumedPerSecond, 2)
-	want("shard 1 produced", o.Shards[1].ProducedPerSecond, 3)
-	want("shard 1 consumed", o.Shards[1].ConsumedPerSecond, 3)
-	want("group produced", o.ProducedPerSecond, 8)
-	want("group consumed", o.ConsumedPerSecond, 5)
+	o := e.offsets()
+	wantRate(t, "shard 0 produced", o.Shards[0].ProducedPerSecond, 5)
+	wantRate(t, "shard 0 consumed", o.Shards[0].ConsumedPerSecond, 2)
+	wantRate(t, "shard 1 produced", o.Shards[1].ProducedPerSecond, 3)
+	wantRate(t, "shard 1 consumed", o.Shards[1].ConsumedPerSecond, 3)
+	wantRate(t, "group produced", o.ProducedPerSecond, 8)
+	wantRate(t, "group consumed", o.ConsumedPerSecond, 5)
 }
 
 func TestReshardMessageExplorerPagesBothWays(t *testing.T) {
