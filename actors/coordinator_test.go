@@ -37,26 +37,10 @@ func TestGroupCommit(t *testing.T) {
 			c := start(t, Options{Store: store, GroupCommit: tc.groupCommit, MaxBatch: tc.maxBatch})
 			createGroup(t, c, orders)
 
-			out := make(chan result, n)
-			goHeartbeat(c, store, orders, "m-00", out)
-			<-g.entered
-			for i := 1; i < n; i++ {
-				goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
-			}
-			// The flush blocked in the first commit, plus the n-1 heartbeats.
-			waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= n })
+			out := queueJoins(t, c, store, g, n)
 			close(g.release)
 
-			for range n {
-				r := <-out
-				if r.err != nil {
-					t.Fatalf("%s: %v", r.id, r.err)
-				}
-				wantStatus(t, r.resp, group.StatusOK)
-				if !r.stored {
-					t.Errorf("%s answered before its commit returned", r.id)
-				}
-			}
+			wantJoinsStored(t, out, n)
 			if got := store.commits(); got != tc.wantCommits {
 				t.Errorf("%d commits for %d heartbeats, want %d", got, n, tc.wantCommits)
 			}
@@ -257,14 +241,7 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	createGroup(t, c, orders)
 
-	out := make(chan result, n)
-	goHeartbeat(c, store, orders, "m-00", out)
-	<-g.entered
-	for i := 1; i < n; i++ {
-		goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
-	}
-	// The flush blocked in the first commit, plus the n-1 heartbeats.
-	waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= n })
+	out := queueJoins(t, c, store, g, n)
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Shutdown(testCtx(t)) }()
@@ -274,16 +251,7 @@ func TestShutdownDrains(t *testing.T) {
 	})
 	close(g.release)
 
-	for range n {
-		r := <-out
-		if r.err != nil {
-			t.Fatalf("%s: %v", r.id, r.err)
-		}
-		wantStatus(t, r.resp, group.StatusOK)
-		if !r.stored {
-			t.Errorf("%s answered before its commit returned", r.id)
-		}
-	}
+	wantJoinsStored(t, out, n)
 	if err := <-stopped; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}

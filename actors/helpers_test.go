@@ -293,3 +293,36 @@ func goHeartbeat(c *Coordinator, store *testStore, key group.Key, id string, out
 		out <- result{id: id, resp: resp, err: err, stored: store.wrote(id)}
 	}()
 }
+
+// queueJoins sends n joins to orders (m-00 … m-nn) from goroutines so that
+// they queue behind g: the first blocks in its commit, the other n-1 wait
+// in the mailbox. It returns once all n are queued; their results arrive
+// on the returned channel after g is released.
+func queueJoins(t *testing.T, c *Coordinator, store *testStore, g *gate, n int) <-chan result {
+	t.Helper()
+	out := make(chan result, n)
+	goHeartbeat(c, store, orders, "m-00", out)
+	<-g.entered
+	for i := 1; i < n; i++ {
+		goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
+	}
+	// The flush blocked in the first commit, plus the n-1 heartbeats.
+	waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= int64(n) })
+	return out
+}
+
+// wantJoinsStored takes n results from out and fails unless each is OK
+// and was answered only after its commit returned.
+func wantJoinsStored(t *testing.T, out <-chan result, n int) {
+	t.Helper()
+	for range n {
+		r := <-out
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.id, r.err)
+		}
+		wantStatus(t, r.resp, group.StatusOK)
+		if !r.stored {
+			t.Errorf("%s answered before its commit returned", r.id)
+		}
+	}
+}
