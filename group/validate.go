@@ -27,6 +27,22 @@ func (v *violations) notBlank(field, value string) {
 	}
 }
 
+// atLeast adds a violation unless n ≥ least; it reports whether n is.
+func (v *violations) atLeast(field string, n, least int) bool {
+	if n < least {
+		v.add(field, fmt.Sprintf("must be greater than or equal to %d", least))
+		return false
+	}
+	return true
+}
+
+// atMost adds a violation unless n ≤ most.
+func (v *violations) atMost(field string, n, most int) {
+	if n > most {
+		v.add(field, fmt.Sprintf("must be less than or equal to %d", most))
+	}
+}
+
 const maxNameBytes = 200
 
 // ValidateName checks a stream prefix, consumer group or member id (§3):
@@ -52,20 +68,14 @@ func ValidateName(field, value string) error {
 // (HTTP 400 INVALID_REQUEST). Lists are capped at MaxShardCount entries.
 func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 	var v violations
-	if req.ProtocolVersion < 1 {
-		v.add("protocolVersion", "must be greater than or equal to 1")
-	}
+	v.atLeast("protocolVersion", req.ProtocolVersion, 1)
 	v.notBlank("requestId", req.RequestID)
 	v.notBlank("memberId", req.MemberID)
 	if c := req.RuntimeConsumerCapacity; c == nil {
 		v.add("runtimeConsumerCapacity", "must not be null")
 	} else {
-		if c.RuntimeMaxConcurrency < 1 {
-			v.add("runtimeConsumerCapacity.runtimeMaxConcurrency", "must be greater than or equal to 1")
-		}
-		if c.AvailableConcurrency < 0 {
-			v.add("runtimeConsumerCapacity.availableConcurrency", "must be greater than or equal to 0")
-		}
+		v.atLeast("runtimeConsumerCapacity.runtimeMaxConcurrency", c.RuntimeMaxConcurrency, 1)
+		v.atLeast("runtimeConsumerCapacity.availableConcurrency", c.AvailableConcurrency, 0)
 	}
 	for field, n := range map[string]int{
 		"ownedShards": len(req.OwnedShards), "revokingShards": len(req.RevokingShards), "shardProgress": len(req.ShardProgress),
@@ -80,12 +90,8 @@ func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 // ValidateCreate checks a create body (§2.2).
 func ValidateCreate(req *CreateRequest, s Settings) error {
 	var v violations
-	if n := req.InitialShardCount; n != nil {
-		if *n < 1 {
-			v.add("initialShardCount", "must be greater than or equal to 1")
-		} else if *n > s.MaxShardCount {
-			v.add("initialShardCount", fmt.Sprintf("must be less than or equal to %d", s.MaxShardCount))
-		}
+	if n := req.InitialShardCount; n != nil && v.atLeast("initialShardCount", *n, 1) {
+		v.atMost("initialShardCount", *n, s.MaxShardCount)
 	}
 	v.notBlank("requestedBy", req.RequestedBy)
 	return v.err()
@@ -107,8 +113,8 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 		v.add("targetShardCount", "must not be null")
 	case *n < 0:
 		return Errorf(CodeInvalidRequest, "targetShardCount must be zero or positive")
-	case *n > s.MaxShardCount:
-		v.add("targetShardCount", fmt.Sprintf("must be less than or equal to %d", s.MaxShardCount))
+	default:
+		v.atMost("targetShardCount", *n, s.MaxShardCount)
 	}
 	v.notBlank("requestedBy", req.RequestedBy)
 	return v.err()
