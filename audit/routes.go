@@ -1,9 +1,13 @@
 package audit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+)
 
 // DefaultBasePath is the Admin API base path used when Routes.BasePath is blank.
-const DefaultBasePath = "/coord/v1"
+const DefaultBasePath = basepath.Default
 
 // mutation is one audited route, relative to the base path. Wildcard
 // segments name the Target field they bind.
@@ -83,16 +87,7 @@ func (rt Routes) Match(method, path string) (Target, bool) {
 	return Target{}, false
 }
 
-func (rt Routes) basePath() string {
-	base := strings.TrimRight(strings.TrimSpace(rt.BasePath), "/")
-	if base == "" {
-		return DefaultBasePath
-	}
-	if !strings.HasPrefix(base, "/") {
-		base = "/" + base
-	}
-	return base
-}
+func (rt Routes) basePath() string { return basepath.Clean(rt.BasePath) }
 
 // relative returns the segments of path below the base path.
 func (rt Routes) relative(path string) ([]string, bool) {

@@ -1,9 +1,13 @@
 package security
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+)
 
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
-const DefaultBasePath = "/coord/v1"
+const DefaultBasePath = basepath.Default
 
 // Policy is the route → required-role table of §1.
 type Policy struct {
@@ -60,16 +64,7 @@ func IsMutatingMethod(method string) bool {
 	return false
 }
 
-func (p Policy) basePath() string {
-	base := strings.TrimRight(strings.TrimSpace(p.BasePath), "/")
-	if base == "" {
-		return DefaultBasePath
-	}
-	if !strings.HasPrefix(base, "/") {
-		base = "/" + base
-	}
-	return base
-}
+func (p Policy) basePath() string { return basepath.Clean(p.BasePath) }
 
 // underPath reports whether path is prefix itself or below it, segment-wise
 // (/coord/v1 covers /coord/v1/x but not /coord/v10).
