@@ -39,10 +39,24 @@ func mustGet(t *testing.T, c *Cache[string, int], version int, l *loader, want i
 	}
 }
 
+// newTestCache returns a cache with ttl whose ages are read from a fake
+// clock at 1000 s.
+func newTestCache(ttl time.Duration) (*Cache[string, int], *fakeclock.Clock) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	return NewCache[string, int](ttl, clock.Now), clock
+}
+
+// wantLoads fails the test unless l was called n times.
+func wantLoads(t *testing.T, l *loader, n int32) {
+	t.Helper()
+	if got := l.calls.Load(); got != n {
+		t.Fatalf("loads = %d, want %d", got, n)
+	}
+}
+
 func TestCacheFreshStaleAndVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := fakeclock.New(time.Unix(1000, 0))
-		c := NewCache[string, int](15*time.Second, clock.Now)
+		c, clock := newTestCache(15 * time.Second)
 		l := &loader{}
 		l.value.Store(1)
 
@@ -50,30 +64,23 @@ func TestCacheFreshStaleAndVersion(t *testing.T) {
 		l.value.Store(2)
 		clock.Advance(14 * time.Second)
 		mustGet(t, c, 4, l, 1) // fresh
-		if n := l.calls.Load(); n != 1 {
-			t.Fatalf("loads = %d, want 1", n)
-		}
+		wantLoads(t, l, 1)
 
 		clock.Advance(time.Second) // expired: stale value, background refresh
 		mustGet(t, c, 4, l, 1)
 		synctest.Wait()
-		if n := l.calls.Load(); n != 2 {
-			t.Fatalf("loads = %d, want 2", n)
-		}
+		wantLoads(t, l, 2)
 		mustGet(t, c, 4, l, 2) // refreshed, fresh again
 
 		l.value.Store(3)
 		mustGet(t, c, 8, l, 3) // shard count changed: synchronous reload
-		if n := l.calls.Load(); n != 3 {
-			t.Fatalf("loads = %d, want 3", n)
-		}
+		wantLoads(t, l, 3)
 	})
 }
 
 func TestCacheRefreshesAtMostOnceAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := fakeclock.New(time.Unix(1000, 0))
-		c := NewCache[string, int](time.Second, clock.Now)
+		c, clock := newTestCache(time.Second)
 		l := &loader{}
 		l.value.Store(1)
 		mustGet(t, c, 1, l, 1)
@@ -97,8 +104,7 @@ func TestCacheRefreshesAtMostOnceAtATime(t *testing.T) {
 
 func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := fakeclock.New(time.Unix(1000, 0))
-		c := NewCache[string, int](time.Second, clock.Now)
+		c, clock := newTestCache(time.Second)
 		l := &loader{}
 		l.value.Store(1)
 		mustGet(t, c, 1, l, 1)
@@ -110,9 +116,7 @@ func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
 		synctest.Wait()
 		mustGet(t, c, 1, l, 1) // still stale; this Get retries the refresh
 		synctest.Wait()
-		if n := l.calls.Load(); n != 3 {
-			t.Fatalf("loads = %d, want 3", n)
-		}
+		wantLoads(t, l, 3)
 
 		l.err.Store(nil)
 		l.value.Store(2)
@@ -123,8 +127,7 @@ func TestCacheFailedRefreshKeepsStaleValue(t *testing.T) {
 }
 
 func TestCacheMissErrorIsNotStored(t *testing.T) {
-	clock := fakeclock.New(time.Unix(1000, 0))
-	c := NewCache[string, int](time.Second, clock.Now)
+	c, _ := newTestCache(time.Second)
 	l := &loader{}
 	boom := errors.New("redis down")
 	l.err.Store(&boom)
@@ -134,15 +137,12 @@ func TestCacheMissErrorIsNotStored(t *testing.T) {
 	l.err.Store(nil)
 	l.value.Store(7)
 	mustGet(t, c, 1, l, 7)
-	if n := l.calls.Load(); n != 2 {
-		t.Fatalf("loads = %d, want 2", n)
-	}
+	wantLoads(t, l, 2)
 }
 
 func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := fakeclock.New(time.Unix(1000, 0))
-		c := NewCache[string, int](time.Second, clock.Now)
+		c, _ := newTestCache(time.Second)
 		l := &loader{gate: make(chan struct{})}
 		l.value.Store(5)
 		var wg sync.WaitGroup
@@ -152,9 +152,7 @@ func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
 		synctest.Wait()
 		l.gate <- struct{}{} // exactly one load is waiting
 		wg.Wait()
-		if n := l.calls.Load(); n != 1 {
-			t.Fatalf("loads = %d, want 1", n)
-		}
+		wantLoads(t, l, 1)
 	})
 }
 
@@ -169,8 +167,7 @@ func TestCacheDisabled(t *testing.T) {
 
 func TestCacheMissWaitHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clock := fakeclock.New(time.Unix(1000, 0))
-		c := NewCache[string, int](time.Second, clock.Now)
+		c, _ := newTestCache(time.Second)
 		l := &loader{gate: make(chan struct{})}
 		go func() { _, _ = c.Get(context.Background(), "k", 1, l.load) }()
 		synctest.Wait() // the first Get is loading
