@@ -43,49 +43,47 @@ func streamCreatedBody(v group.GroupView) any {
 // groupCreatedBody renders #4's answer: the GroupResponse.
 func groupCreatedBody(v group.GroupView) any { return v }
 
-// create builds the handle of a create endpoint (#2 with streamLevel, #4):
-// validate path and body, create, answer 201 with render's body.
-func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		var req group.CreateRequest
-		key, err := pathKey(ps)
-		if err == nil {
-			err = a.decodeBody(w, r, &req)
-		}
-		if err == nil {
-			err = group.ValidateCreate(&req, a.settings)
-		}
-		var view group.GroupView
-		if err == nil {
-			view, err = a.coord.CreateGroup(r.Context(), key, req, streamLevel)
-		}
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusCreated, render(view))
-	}
-}
-
-// deleteGroup serves #6; the body is required.
-func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	var req group.DeleteRequest
+// mutate serves a mutation of a group or stream: validate the path (the
+// first failure answers), decode the body into a Req, validate it, run do,
+// and answer status with do's body.
+func mutate[Req any](a *API, w http.ResponseWriter, r *http.Request, ps httprouter.Params, status int,
+	validate func(*Req) error, do func(ctx context.Context, key group.Key, req Req) (any, error)) {
+	var req Req
 	key, err := pathKey(ps)
 	if err == nil {
 		err = a.decodeBody(w, r, &req)
 	}
 	if err == nil {
-		err = group.ValidateDelete(&req)
+		err = validate(&req)
 	}
-	var view group.GroupView
+	var body any
 	if err == nil {
-		view, err = a.coord.DeleteGroup(r.Context(), key, req)
+		body, err = do(r.Context(), key, req)
 	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, view)
+	writeJSON(w, status, body)
+}
+
+// create builds the handle of a create endpoint (#2 with streamLevel, #4):
+// validate path and body, create, answer 201 with render's body.
+func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprouter.Handle {
+	validate := func(req *group.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req group.CreateRequest) (any, error) {
+			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
+			return render(view), err
+		})
+	}
+}
+
+// deleteGroup serves #6; the body is required.
+func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	mutate(a, w, r, ps, http.StatusOK, group.ValidateDelete, func(ctx context.Context, key group.Key, req group.DeleteRequest) (any, error) {
+		return a.coord.DeleteGroup(ctx, key, req)
+	})
 }
 
 // read builds the handle of a GET on one group: validate the path, fetch,

@@ -45,31 +45,14 @@ func (a *API) reshardingRoutes(stream, grp, monGroup string) []route {
 	}
 }
 
-// scaleBody decodes and validates a scale request body.
-func (a *API) scaleBody(w http.ResponseWriter, r *http.Request) (group.ScaleRequest, error) {
-	var req group.ScaleRequest
-	if err := a.decodeBody(w, r, &req); err != nil {
-		return req, err
-	}
-	return req, group.ValidateScale(&req, a.settings)
-}
+// validScale validates a scale request body.
+func (a *API) validScale(req *group.ScaleRequest) error { return group.ValidateScale(req, a.settings) }
 
 // scaleGroup serves #8: 202 with the Migration.
 func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	var req group.ScaleRequest
-	key, err := pathKey(ps)
-	if err == nil {
-		req, err = a.scaleBody(w, r)
-	}
-	var m group.Migration
-	if err == nil {
-		m, err = a.coord.ScaleGroup(r.Context(), key, req)
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, m)
+	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req group.ScaleRequest) (any, error) {
+		return a.coord.ScaleGroup(ctx, key, req)
+	})
 }
 
 // streamScaled is the 202 body of #3 (§2.5).
@@ -82,24 +65,14 @@ type streamScaled struct {
 
 // scaleStream serves #3.
 func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	var req group.ScaleRequest
-	key, err := pathKey(ps)
-	if err == nil {
-		req, err = a.scaleBody(w, r)
-	}
-	var s messages.StreamScale
-	if err == nil {
-		s, err = a.coord.ScaleStream(r.Context(), key.StreamPrefix, req)
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, streamScaled{
-		StreamPrefix:           s.StreamPrefix,
-		TargetShardCount:       s.TargetShardCount,
-		AffectedConsumerGroups: nonNil(s.AffectedConsumerGroups),
-		Migrations:             nonNil(s.Migrations),
+	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req group.ScaleRequest) (any, error) {
+		s, err := a.coord.ScaleStream(ctx, key.StreamPrefix, req)
+		return streamScaled{
+			StreamPrefix:           s.StreamPrefix,
+			TargetShardCount:       s.TargetShardCount,
+			AffectedConsumerGroups: nonNil(s.AffectedConsumerGroups),
+			Migrations:             nonNil(s.Migrations),
+		}, err
 	})
 }
 
@@ -119,23 +92,9 @@ func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // rollback serves #10: 202 with the Migration.
 func (a *API) rollback(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	var req group.RollbackRequest
-	key, err := pathKey(ps)
-	if err == nil {
-		err = a.decodeBody(w, r, &req)
-	}
-	if err == nil {
-		err = group.ValidateRollback(&req)
-	}
-	var m group.Migration
-	if err == nil {
-		m, err = a.coord.Rollback(r.Context(), key, ps.ByName("reshardingId"), req)
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, m)
+	mutate(a, w, r, ps, http.StatusAccepted, group.ValidateRollback, func(ctx context.Context, key group.Key, req group.RollbackRequest) (any, error) {
+		return a.coord.Rollback(ctx, key, ps.ByName("reshardingId"), req)
+	})
 }
 
 // migrationsResponse is the body of #20.
