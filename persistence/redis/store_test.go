@@ -48,18 +48,7 @@ func TestHashLayout(t *testing.T) {
 	s := newStore(t, c)
 	ctx := t.Context()
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
-	g := storetest.Group(key, "m-1", "m-2")
-	if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
-		t.Fatal(err)
-	}
-	recs := []group.Record{group.MemberRemovedRecord{MemberID: "m-2"}, group.TargetRemovedRecord{MemberID: "m-2"}}
-	for _, r := range recs {
-		g.Apply(r)
-	}
-	at := time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
-	if _, err := s.Commit(ctx, key, 1, persistence.MutationOf(g, recs, at)); err != nil {
-		t.Fatal(err)
-	}
+	storetest.CreatePruned(t, s, key, time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC))
 	mk := s.prefix + ":{orders:billing}:metadata"
 	fields, err := c.HGetAll(ctx, mk).Result()
 	if err != nil {

@@ -79,17 +79,7 @@ func TestRows(t *testing.T) {
 	s := newStore(t)
 	ctx := t.Context()
 	key := storetest.Key(t)
-	g := storetest.Group(key, "m-1", "m-2")
-	if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
-		t.Fatal(err)
-	}
-	recs := []group.Record{group.MemberRemovedRecord{MemberID: "m-2"}, group.TargetRemovedRecord{MemberID: "m-2"}}
-	for _, r := range recs {
-		g.Apply(r)
-	}
-	if _, err := s.Commit(ctx, key, 1, persistence.MutationOf(g, recs, time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC))); err != nil {
-		t.Fatal(err)
-	}
+	storetest.CreatePruned(t, s, key, time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC))
 	var (
 		rev, jsonRev, members int64
 		updated, kind         string

@@ -71,6 +71,25 @@ func Run(t *testing.T, newStore func(t *testing.T) persistence.Store, opts Optio
 	}
 }
 
+// CreatePruned creates key's group of members m-1 and m-2 in s (revision
+// 1), then commits m-2's removal at at (revision 2): the fixture of the
+// stores' layout tests, which then read what the store wrote.
+func CreatePruned(t testing.TB, s persistence.Store, key group.Key, at time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	g := Group(key, "m-1", "m-2")
+	if _, err := s.Create(ctx, key, persistence.Encode(g)); err != nil {
+		t.Fatal(err)
+	}
+	recs := []group.Record{group.MemberRemovedRecord{MemberID: "m-2"}, group.TargetRemovedRecord{MemberID: "m-2"}}
+	for _, r := range recs {
+		g.Apply(r)
+	}
+	if _, err := s.Commit(ctx, key, 1, persistence.MutationOf(g, recs, at)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Key returns a group key no other test uses.
 func Key(t testing.TB) group.Key {
 	return group.Key{StreamPrefix: "st-" + random(t), ConsumerGroup: "cg-" + random(t)}
