@@ -98,10 +98,14 @@ func ValidateCreate(req *CreateRequest, s Settings) error {
 }
 
 // ValidateDelete checks a delete body (§2.3).
-func ValidateDelete(req *DeleteRequest) error {
+func ValidateDelete(req *DeleteRequest) error { return validateWhoAndWhy(req.RequestedBy, req.Reason) }
+
+// validateWhoAndWhy checks the requestedBy and reason every destructive
+// request carries: neither may be blank.
+func validateWhoAndWhy(requestedBy, reason string) error {
 	var v violations
-	v.notBlank("requestedBy", req.RequestedBy)
-	v.notBlank("reason", req.Reason)
+	v.notBlank("requestedBy", requestedBy)
+	v.notBlank("reason", reason)
 	return v.err()
 }
 
@@ -122,8 +126,5 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 
 // ValidateRollback checks a rollback body (§2.5).
 func ValidateRollback(req *RollbackRequest) error {
-	var v violations
-	v.notBlank("requestedBy", req.RequestedBy)
-	v.notBlank("reason", req.Reason)
-	return v.err()
+	return validateWhoAndWhy(req.RequestedBy, req.Reason)
 }
