@@ -50,12 +50,13 @@ type Options struct {
 	// interval; LeaseTTL is coordination.member-lease-ttl.
 	Interval, LeaseTTL time.Duration
 	// SetupLeaseTTL is the lease TTL while the members of ceiling, steady,
-	// baseline and store join: a join storm of thousands of members takes
-	// longer than LeaseTTL (every join runs the assignor). On Redis and
-	// PostgreSQL the coordinator is then restarted with LeaseTTL and every
-	// member process restarts (a join replay, which rewrites its lease)
-	// before anything is measured; the memory store forgets everything on
-	// a restart, so there the measured phases run with SetupLeaseTTL.
+	// baseline and store join (a join storm of thousands of members takes
+	// longer than LeaseTTL: every join runs the assignor) and during the
+	// baseline. On Redis and PostgreSQL the coordinator then restarts with
+	// LeaseTTL and every member process restarts (a join replay, which
+	// rewrites its lease) before steady is measured; the memory store
+	// forgets everything on a restart, so there every phase runs with
+	// SetupLeaseTTL.
 	SetupLeaseTTL time.Duration
 	// Duration of every measured load phase.
 	Duration time.Duration

@@ -51,7 +51,7 @@ func (t *rawTransport) get(ctx context.Context) (*rawConn, error) {
 			<-t.slots
 			return nil, err
 		}
-		return &rawConn{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10)}, nil
+		return &rawConn{c: c, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
