@@ -190,6 +190,16 @@ func (c *cluster) converge(shards int, members ...*member) {
 	c.t.Fatalf("not converged after %d rounds: %+v", maxRounds, c.assignments())
 }
 
+// convergeAlone lets m converge alone on the 4 shards of the group and
+// fails unless it then reads all of them; when says after what.
+func (c *cluster) convergeAlone(m *member, when string) {
+	c.t.Helper()
+	c.converge(4, m)
+	if !m.Owned().Equal(group.Range(0, 4)) {
+		c.t.Fatalf("%s owns %v %s", m.ID, m.Owned(), when)
+	}
+}
+
 func (c *cluster) converged(shards int, members []*member) bool {
 	owner := map[int]string{}
 	sims := make([]*membersim.Member, len(members))
@@ -278,10 +288,7 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	c.coord.TickNow()
 	c.eventually("member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
-	c.converge(4, a)
-	if !a.Owned().Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after B expired", a.Owned())
-	}
+	c.convergeAlone(a, "after B expired")
 	if r := b.heartbeat(); r.Status != group.StatusFencedMemberEpoch {
 		t.Fatalf("expired member's heartbeat answered %s", r.Status)
 	}
@@ -313,10 +320,7 @@ func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
 	if st := c.members()["member-b"].State; st != group.MemberLeaving {
 		t.Fatalf("B is %s after leaving", st)
 	}
-	c.converge(4, a)
-	if !a.Owned().Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after B left", a.Owned())
-	}
+	c.convergeAlone(a, "after B left")
 }
 
 func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
@@ -339,10 +343,7 @@ func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
 	if a.Epoch() != 0 || a.Owned() != nil {
 		t.Fatalf("fenced member kept state: epoch %d owned %v", a.Epoch(), a.Owned())
 	}
-	c.converge(4, a)
-	if !a.Owned().Equal(group.Range(0, 4)) {
-		t.Fatalf("A owns %v after rejoining", a.Owned())
-	}
+	c.convergeAlone(a, "after rejoining")
 }
 
 func TestE2ECreateHeartbeatDelete(t *testing.T) {
