@@ -137,7 +137,7 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if err := s.createGroups(ctx, o.Groups, o.Members, o.Shards); err != nil {
 			return err
 		}
-		if err := r.phase(s.settle(ctx, "setup")); err != nil {
+		if err := r.phase(s.settle(ctx, "setup/settle")); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if persistent {
 			s.restartMembers()
 		}
-		if err := r.phase(s.settle(ctx, "steady")); err != nil {
+		if err := r.phase(s.settle(ctx, "steady/settle")); err != nil {
 			return err
 		}
 		if err := r.steady(ctx, s); err != nil {
@@ -180,22 +180,22 @@ func (r *Runner) baseline(ctx context.Context, s *session) error {
 	if err := s.restart(ctx, false, s.cfg.LeaseTTL); err != nil {
 		return err
 	}
-	if err := r.phase(s.settle(ctx, "baseline")); err != nil {
+	if err := r.phase(s.settle(ctx, "baseline/settle")); err != nil {
 		return err
 	}
 	return r.phase(r.closed(ctx, s, "baseline/closed", s.fire))
 }
 
 // join creates the session's groups, lets the members join and settle
-// with SetupLeaseTTL and, on a persistent store, restarts the coordinator
-// with LeaseTTL and the member processes (their leases are then renewed
-// with LeaseTTL by the first settle).
-func (r *Runner) join(ctx context.Context, s *session, scenario string) error {
+// (phase name) with SetupLeaseTTL and, on a persistent store, restarts the
+// coordinator with LeaseTTL and the member processes (their leases are
+// then renewed with LeaseTTL by the next settle).
+func (r *Runner) join(ctx context.Context, s *session, name string) error {
 	o := r.opts
 	if err := s.createGroups(ctx, o.Groups, o.Members, o.Shards); err != nil {
 		return err
 	}
-	if err := r.phase(s.settle(ctx, scenario)); err != nil {
+	if err := r.phase(s.settle(ctx, name)); err != nil {
 		return err
 	}
 	if s.cfg.Store == StoreMemory {
@@ -267,10 +267,10 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 		return err
 	}
 	defer s.close(ctx)
-	if err := r.join(ctx, s, "store-"+store); err != nil {
+	if err := r.join(ctx, s, "store/"+store+"-setup"); err != nil {
 		return err
 	}
-	if err := r.phase(s.settle(ctx, "store-"+store)); err != nil {
+	if err := r.phase(s.settle(ctx, "store/"+store+"-settle")); err != nil {
 		return err
 	}
 	return r.phase(r.closed(ctx, s, "store/"+store, s.fire))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -40,7 +41,7 @@ func (r *Runner) openSession(ctx context.Context, name, store string, groupCommi
 		r.env.Redis = p.Version(ctx)
 		s.probe = p
 	case StoreJDBC:
-		p, err := newPGProbe(ctx, r.opts.PostgresURL, "coord_bench_"+id)
+		p, err := newPGProbe(ctx, r.opts.PostgresURL, schemaName("coord_bench_"+id))
 		if err != nil {
 			return nil, err
 		}
@@ -157,11 +158,11 @@ func (s *session) fire(ctx context.Context, i int, intended time.Time, rec *Reco
 
 // settle heartbeats every member in passes (each member once per pass,
 // closed loop) until every group is settled: joined, full targets owned,
-// every shard read once. It returns the phase and fails after the settle
-// timeout (requests still in flight then are canceled).
-func (s *session) settle(ctx context.Context, scenario string) (Phase, error) {
+// every shard read once. It returns the phase, named name, and fails after
+// the settle timeout (requests still in flight then are canceled).
+func (s *session) settle(ctx context.Context, name string) (Phase, error) {
 	since := s.r.now()
-	return s.measure(ctx, scenario+"/settle", "closed", 0, func() (*Recorder, error) {
+	return s.measure(ctx, name, "closed", 0, func() (*Recorder, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.r.opts.SettleTimeout)
 		defer cancel()
 		rec := NewRecorder()
@@ -282,4 +283,18 @@ func (s *session) profile(ctx context.Context, d time.Duration, path string) err
 // groupKey is the key of group g of a session.
 func groupKey(g int) group.Key {
 	return group.Key{StreamPrefix: "bench", ConsumerGroup: fmt.Sprintf("g%d", g)}
+}
+
+// schemaName maps s to a PostgreSQL identifier that needs no quoting
+// (lower-case letters, digits and underscores), as search_path reads it.
+func schemaName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, s)
 }

@@ -39,3 +39,9 @@ func TestCountersSub(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+func TestSchemaName(t *testing.T) {
+	if got := schemaName("coord_bench_20261129T115940_store-jdbc"); got != "coord_bench_20261129t115940_store_jdbc" {
+		t.Errorf("schema %q", got)
+	}
+}
