@@ -225,8 +225,8 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 		StoreMetric: s.probe.Metric(),
 	}
 	p.fill(rec, elapsed, before, after)
-	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, machine %.2f",
-		name, p.Throughput, p.Latency.P99, p.Errors, p.CPUCores, p.LoadGenCores, p.StoreCores, p.MachineCores)
+	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, others %.2f",
+		name, p.Throughput, p.Latency.P99, p.Errors, p.CPUCores, p.LoadGenCores, p.StoreCores, p.OtherCores)
 	return p, runErr
 }
 
@@ -246,6 +246,7 @@ func (p *Phase) fill(rec *Recorder, elapsed time.Duration, before, after usage) 
 	p.MachineCores = (after.machine - before.machine).Seconds() / p.Seconds
 	store := after.store.Sub(before.store)
 	p.StoreCores = store.CPU.Seconds() / p.Seconds
+	p.OtherCores = max(p.MachineCores-p.CPUCores-p.LoadGenCores-p.StoreCores, 0)
 	p.StoreBytes, p.StoreCommands = store.Bytes, store.Commands
 	if p.Requests > 0 {
 		p.BytesPerHeartbeat = float64(store.Bytes) / float64(p.Requests)
