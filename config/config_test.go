@@ -408,6 +408,7 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"token ttl", func(c *Config) { c.API.TokenTTL = 0 }, "coordinator.api.token-ttl"},
 		{"window", func(c *Config) { c.API.RateLimit.Window = 0 }, "coordinator.api.rate-limit.window"},
 		{"base path", func(c *Config) { c.API.BasePath = "coord" }, "coordinator.api.base-path"},
+		{"root base path", func(c *Config) { c.API.BasePath = "/" }, "coordinator.api.base-path"},
 		{"address", func(c *Config) { c.Server.Address = "8080" }, "coordinator.server.address"},
 		{"key prefix", func(c *Config) { c.Store.KeyPrefix = "" }, "coordinator.store.key-prefix"},
 		{"breaker threshold", func(c *Config) { c.Store.Breaker.FailureThreshold = 0 }, "coordinator.store.breaker.failure-threshold"},

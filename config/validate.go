@@ -26,6 +26,7 @@ func (c *Config) Validate() error {
 	}
 
 	v.check(strings.HasPrefix(c.API.BasePath, "/"), root+"api.base-path", "must start with /, got %q", c.API.BasePath)
+	v.check(strings.Trim(c.API.BasePath, "/") != "", root+"api.base-path", "must not be the root path")
 	if len(c.API.Users) == 0 {
 		v.check(strings.TrimSpace(c.API.AdminUsername) != "", root+"api.admin-username", "must not be blank when api.users is empty")
 		v.check(strings.TrimSpace(c.API.AdminPassword) != "", root+"api.admin-password", "must not be blank when api.users is empty")

@@ -12,6 +12,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
@@ -76,7 +77,8 @@ type Middleware func(Route, httprouter.Handle) httprouter.Handle
 
 // Options configure an API. Only Coordinator is required.
 type Options struct {
-	// BasePath prefixes the coordinator routes; default "/coord/v1".
+	// BasePath prefixes the coordinator routes; blank or "/" means the
+	// default "/coord/v1" (the security policy and audit read it the same way).
 	BasePath    string
 	Coordinator Coordinator
 	// Settings supply the validation limits (MaxShardCount, heartbeat
@@ -108,7 +110,7 @@ type Options struct {
 }
 
 // DefaultBasePath is the base path of the coordinator routes (§0).
-const DefaultBasePath = "/coord/v1"
+const DefaultBasePath = basepath.Default
 
 // DefaultMaxBodyBytes is the request body limit of §3.
 const DefaultMaxBodyBytes = 1 << 20
@@ -169,10 +171,7 @@ func New(o Options) *API {
 	})
 	r.PanicHandler = a.recovered
 
-	base := DefaultBasePath
-	if o.BasePath != "" {
-		base = strings.TrimSuffix("/"+strings.Trim(o.BasePath, "/"), "/")
-	}
+	base := basepath.Clean(o.BasePath)
 	middleware := a.secure(o, base)
 	for _, rt := range a.routes() {
 		h := rt.handle
