@@ -68,10 +68,14 @@ func (g *Group) Apply(r Record) {
 		g.Meta = r.Meta
 	case MemberRecord:
 		m := r.Member
-		if old := g.Members[m.MemberID]; old != nil {
+		old := g.Members[m.MemberID]
+		g.Members[m.MemberID] = &m
+		if old != nil && sameIndexFields(old, &m) {
+			return // a lease renewal: nothing the index derives from changed
+		}
+		if old != nil {
 			g.unindexMember(old)
 		}
-		g.Members[m.MemberID] = &m
 		g.indexMember(&m)
 	case MemberRemovedRecord:
 		if old := g.Members[r.MemberID]; old != nil {
@@ -87,6 +91,13 @@ func (g *Group) Apply(r Record) {
 	default:
 		panic("group: unknown record type")
 	}
+}
+
+// sameIndexFields reports whether two values of one member agree on every
+// field the index derives from: state and holdings.
+func sameIndexFields(a, b *Member) bool {
+	return a.State == b.State && a.CurrentAssignment.Equal(b.CurrentAssignment) &&
+		a.Revoking.Equal(b.Revoking) && a.GrantedAssignment.Equal(b.GrantedAssignment)
 }
 
 // setTarget replaces one target entry and keeps the index in step.
