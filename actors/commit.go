@@ -32,7 +32,11 @@ func (a *groupActor) flush() {
 	start := time.Now()
 	size := len(a.entries)
 	a.c.opts.Observer.MailboxDepth(a.key, int(a.depth.n.Load()))
-	wrote, err := critical(a, "flush", false, a.writeBatch)
+	var wrote bool
+	var err error
+	if !a.unchangedInStore() {
+		wrote, err = critical(a, "flush", false, a.writeBatch)
+	}
 	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
 	if err == nil {
 		a.applyCommitted(a.records)
@@ -46,6 +50,25 @@ func (a *groupActor) applyCommitted(recs []group.Record) {
 		a.committed.Apply(r)
 	}
 	a.c.opts.Observer.GroupCommitted(a.key, a.committed)
+}
+
+// unchangedInStore is the flush's fast path: the batch needs no write (only
+// coalesced lease renewals) and the store still holds our revision, so the
+// answers computed on working are the stored truth. It reads one revision
+// and takes no mutex; any other outcome leaves the batch to the critical
+// section (which locks, resyncs and re-runs as needed).
+func (a *groupActor) unchangedInStore() bool {
+	if a.legacy && len(a.records) > 0 {
+		return false
+	}
+	if len(a.coalesce(a.c.opts.Clock())) > 0 {
+		return false
+	}
+	if !a.shared() {
+		return true
+	}
+	rev, err := a.storedRevision()
+	return err == nil && rev == a.rev
 }
 
 // writeBatch stores the batch's records as one mutation and reports whether
