@@ -34,7 +34,7 @@ func (a *groupActor) flush() {
 	a.c.opts.Observer.MailboxDepth(a.key, int(a.depth.n.Load()))
 	var wrote bool
 	var err error
-	if !a.unchangedInStore() {
+	if !a.c.opts.GroupCommit || !a.unchangedInStore() {
 		wrote, err = critical(a, "flush", false, a.writeBatch)
 	}
 	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
@@ -52,7 +52,9 @@ func (a *groupActor) applyCommitted(recs []group.Record) {
 	a.c.opts.Observer.GroupCommitted(a.key, a.committed)
 }
 
-// unchangedInStore is the flush's fast path: the batch needs no write (only
+// unchangedInStore is group commit's fast path (GroupCommit=false, the
+// benchmark baseline, takes the critical section for every heartbeat): the
+// batch needs no write (only
 // coalesced lease renewals) and the store still holds our revision, so the
 // answers computed on working are the stored truth. It reads one revision
 // and takes no mutex; any other outcome leaves the batch to the critical
