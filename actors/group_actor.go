@@ -29,6 +29,9 @@ import (
 //	Create, Delete,    flush, then run alone in the critical section; create
 //	Scale, Rollback    and scale provision Redis streams between commits
 //	Get*, CheckScale   answer from committed (after revalidating a shared store)
+//	request, idle      group does not exist, nothing pending: ask the manager
+//	                   to passivate (once)
+//	retire             out of the registry: flush what is pending and stop
 //	Stopping           flush what is pending, so a drain answers everything
 //	Restarting         report; the panic middleware has answered the batch
 type groupActor struct {
@@ -54,6 +57,7 @@ type groupActor struct {
 	entries     []entry
 	records     []group.Record
 	flushQueued bool // a flush{} is in the mailbox
+	passivating bool // passivate{} was sent to the manager
 }
 
 // flush is the message a group actor sends itself when the first entry
@@ -86,12 +90,28 @@ func (a *groupActor) Receive(ctx actor.Context) {
 	case flush:
 		a.flushQueued = false
 		a.flush()
+	case retire:
+		a.flush()
+		ctx.Stop(ctx.Self())
 	case messages.Request:
 		if h := a.c.opts.BeforeHandle; h != nil {
 			h(a.key, msg)
 		}
 		a.handle(ctx, msg)
+		a.passivateIfIdle(ctx)
 	}
+}
+
+// passivateIfIdle asks the manager, once, to retire this actor when its
+// group does not exist and nothing is pending: a request for an unknown
+// group must not keep an actor alive. A later request for the group spawns
+// a new actor, which loads it from the store.
+func (a *groupActor) passivateIfIdle(ctx actor.Context) {
+	if a.passivating || a.loadErr != nil || a.committed.Exists() || len(a.entries) > 0 {
+		return
+	}
+	a.passivating = true
+	ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
 }
 
 // handle serves one request or tick once the group is loaded.

@@ -15,6 +15,18 @@ type child struct {
 	depth *mailboxDepth
 }
 
+// passivate asks the manager to retire pid, the idle actor of a group that
+// does not exist (so unknown keys do not keep actors alive).
+type passivate struct {
+	key group.Key
+	pid *actor.PID
+}
+
+// retire tells a group actor that it left the registry: every request sent
+// to it was queued before this message, and none will follow, so it can
+// answer what it holds and stop.
+type retire struct{}
+
 // drain asks the manager to poison every group actor (each answers what is
 // already queued, then stops) and to close done once none is left.
 type drain struct{ done chan struct{} }
@@ -30,11 +42,15 @@ type manager struct {
 	c        *Coordinator
 	keys     map[string]group.Key // child PID id → key
 	draining chan struct{}        // closed once no child is left
+	// retiring holds the requests for groups whose passivated actor has not
+	// stopped yet; they go to the group's next actor, so that a group never
+	// has two actors at once.
+	retiring map[group.Key][]messages.Request
 }
 
 func (c *Coordinator) managerProps() *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &manager{c: c, keys: map[string]group.Key{}}
+		return &manager{c: c, keys: map[string]group.Key{}, retiring: map[group.Key][]messages.Request{}}
 	}, actor.WithSupervisor(actor.RestartingSupervisorStrategy()))
 }
 
@@ -43,6 +59,10 @@ func (c *Coordinator) managerProps() *actor.Props {
 func (m *manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case messages.Request:
+		if held, ok := m.retiring[msg.GroupKey()]; ok {
+			m.retiring[msg.GroupKey()] = append(held, msg)
+			return
+		}
 		ctx.Send(m.child(ctx, msg.GroupKey()), msg)
 	case drain:
 		m.draining = msg.done
@@ -50,11 +70,17 @@ func (m *manager) Receive(ctx actor.Context) {
 			ctx.Poison(pid)
 		}
 		m.closeIfDrained()
+	case passivate:
+		m.unpublish(msg.key, msg.pid, func() {
+			m.retiring[msg.key] = nil
+			ctx.Send(msg.pid, retire{})
+		})
 	case *actor.Terminated:
 		if key, ok := m.keys[msg.Who.Id]; ok {
 			delete(m.keys, msg.Who.Id)
-			m.c.registry.Delete(key)
+			m.unpublish(key, msg.Who, nil)
 			m.c.opts.Observer.ActorsLive(len(m.keys))
+			m.respawn(ctx, key)
 		}
 		m.closeIfDrained()
 	}
@@ -71,6 +97,40 @@ func (m *manager) child(ctx actor.Context, key group.Key) *actor.PID {
 	m.c.registry.Store(key, &child{pid: pid, depth: depth})
 	m.c.opts.Observer.ActorsLive(len(m.keys))
 	return pid
+}
+
+// unpublish removes key's registry entry if it still names pid, then runs
+// then (if any). It holds the Coordinator's send lock exclusively while it
+// does, so every send that found pid in the registry has been queued in
+// pid's mailbox before then runs, and no later send can find it.
+func (m *manager) unpublish(key group.Key, pid *actor.PID, then func()) {
+	ch, ok := m.c.registry.Load(key)
+	if !ok || ch.(*child).pid.Id != pid.Id {
+		return
+	}
+	m.c.mu.Lock()
+	m.c.registry.Delete(key)
+	m.c.mu.Unlock()
+	if then != nil {
+		then()
+	}
+}
+
+// respawn hands the requests held while key's actor retired to a new
+// actor, or answers them ErrTerminating when the coordinator is draining.
+func (m *manager) respawn(ctx actor.Context, key group.Key) {
+	held, ok := m.retiring[key]
+	if !ok {
+		return
+	}
+	delete(m.retiring, key)
+	for _, msg := range held {
+		if m.draining != nil {
+			failRequest(msg, messages.ErrTerminating)
+			continue
+		}
+		ctx.Send(m.child(ctx, key), msg)
+	}
 }
 
 func (m *manager) closeIfDrained() {
