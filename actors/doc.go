@@ -31,6 +31,9 @@
 // The Coordinator is the facade the HTTP layer calls: each method sends one
 // message straight to the group's actor (a concurrent registry maps group
 // keys to PIDs; only a missing actor costs a hop through the manager) and
-// waits for the reply or the caller's context. A ticker drives time-based
-// maintenance; Shutdown drains every actor before returning.
+// waits for the reply, the caller's context or RequestTimeout. The actor of
+// a group that does not exist (an unknown key, a deleted group) passivates
+// once idle; the manager holds requests for the key until it has stopped, so
+// a group never has two actors. A ticker drives time-based maintenance;
+// Shutdown drains every actor before returning.
 package actors
