@@ -388,31 +388,15 @@ func idList(ids []string) string { return strings.Join(ids, ",") }
 // shardRow is one row of #28: the scalars of a StreamShardOffset (§2.6)
 // plus the group's view of the shard.
 type shardRow struct {
-	StreamPrefix            string  `json:"streamPrefix"`
-	ConsumerGroup           string  `json:"consumerGroup"`
-	ShardCount              int     `json:"shardCount"`
-	ShardIndex              int     `json:"shardIndex"`
-	ShardLabel              string  `json:"shardLabel"`
-	StreamKey               string  `json:"streamKey"`
-	RedisSlot               int     `json:"redisSlot"`
-	RedisNodeEndpoint       *string `json:"redisNodeEndpoint"`
-	RedisNodeID             *string `json:"redisNodeId"`
-	RedisSlotRangeStart     *int    `json:"redisSlotRangeStart"`
-	RedisSlotRangeEnd       *int    `json:"redisSlotRangeEnd"`
-	StreamLength            int64   `json:"streamLength"`
-	FirstRecordID           *string `json:"firstRecordId"`
-	LastRecordID            *string `json:"lastRecordId"`
-	LastGeneratedID         *string `json:"lastGeneratedId"`
-	GroupLastDeliveredID    *string `json:"groupLastDeliveredId"`
-	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
-	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
-	PendingCount            int64   `json:"pendingCount"`
-	// Lag is null when unknown, never negative (streams.ShardOffset).
-	Lag               *int64   `json:"lag"`
+	StreamPrefix  string `json:"streamPrefix"`
+	ConsumerGroup string `json:"consumerGroup"`
+	ShardCount    int    `json:"shardCount"`
+	ShardIndex    int    `json:"shardIndex"`
+	ShardLabel    string `json:"shardLabel"`
+	monitoring.StreamPosition
 	LagKnown          bool     `json:"lagKnown"`
 	ProducedPerSecond *float64 `json:"producedPerSecond"`
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
-	MemoryUsageBytes  *int64   `json:"memoryUsageBytes"`
 	MemoryUsageKnown  bool     `json:"memoryUsageKnown"`
 	// Comma-joined sorted member ids: target and current owners as in
 	// shardOwners; ownerMemberIds are the live members whose current
@@ -434,15 +418,10 @@ func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 			own := owners[i]
 			out = append(out, shardRow{
 				StreamPrefix: s.StreamPrefix, ConsumerGroup: s.ConsumerGroup, ShardCount: g.ShardCount,
-				ShardIndex: i, ShardLabel: shardLabel(i), StreamKey: s.StreamKey,
-				RedisSlot: s.RedisSlot, RedisNodeEndpoint: s.RedisNodeEndpoint, RedisNodeID: s.RedisNodeID,
-				RedisSlotRangeStart: s.RedisSlotRangeStart, RedisSlotRangeEnd: s.RedisSlotRangeEnd,
-				StreamLength: s.StreamLength, FirstRecordID: s.FirstRecordID, LastRecordID: s.LastRecordID,
-				LastGeneratedID: s.LastGeneratedID, GroupLastDeliveredID: s.GroupLastDeliveredID,
-				ConsumerLastDeliveredID: s.ConsumerLastDeliveredID, ConsumerLastAckedID: s.ConsumerLastAckedID,
-				PendingCount: s.PendingCount, Lag: s.Lag, LagKnown: s.Lag != nil,
+				ShardIndex: i, ShardLabel: shardLabel(i), StreamPosition: s.StreamPosition,
+				LagKnown:          s.Lag != nil,
 				ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
-				MemoryUsageBytes: s.MemoryUsageBytes, MemoryUsageKnown: s.MemoryUsageBytes != nil,
+				MemoryUsageKnown:     s.MemoryUsageBytes != nil,
 				TargetOwnerMemberIDs: idList(own.target), CurrentOwnerMemberIDs: idList(own.current),
 				OwnerMemberIDs: idList(s.OwnerMemberIDs), OwnerState: own.state(),
 			})

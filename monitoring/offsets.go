@@ -30,30 +30,10 @@ type Offsets struct {
 
 // ShardOffset is one StreamShardOffset of §2.6, plus the shard's rates.
 type ShardOffset struct {
-	StreamPrefix        string      `json:"streamPrefix"`
-	ConsumerGroup       string      `json:"consumerGroup"`
-	Shard               group.Shard `json:"shard"`
-	StreamKey           string      `json:"streamKey"`
-	RedisSlot           int         `json:"redisSlot"`
-	RedisNodeEndpoint   *string     `json:"redisNodeEndpoint"`
-	RedisNodeID         *string     `json:"redisNodeId"`
-	RedisSlotRangeStart *int        `json:"redisSlotRangeStart"`
-	RedisSlotRangeEnd   *int        `json:"redisSlotRangeEnd"`
-	StreamLength        int64       `json:"streamLength"`
-	FirstRecordID       *string     `json:"firstRecordId"`
-	LastRecordID        *string     `json:"lastRecordId"`
-	LastGeneratedID     *string     `json:"lastGeneratedId"`
-	// GroupLastDeliveredID is the consumer group's last-delivered-id.
-	GroupLastDeliveredID *string `json:"groupLastDeliveredId"`
-	// ConsumerLastDeliveredID and ConsumerLastAckedID come from the newest
-	// member-reported progress of the shard.
-	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
-	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
-	// PendingCount is the consumer group's pending count, else the newest
-	// member-reported one, else 0.
-	PendingCount     int64  `json:"pendingCount"`
-	Lag              *int64 `json:"lag"`
-	MemoryUsageBytes *int64 `json:"memoryUsageBytes"`
+	StreamPrefix  string      `json:"streamPrefix"`
+	ConsumerGroup string      `json:"consumerGroup"`
+	Shard         group.Shard `json:"shard"`
+	StreamPosition
 	// OwnerMemberIDs are the live members whose current assignment holds
 	// the shard, sorted.
 	OwnerMemberIDs []string `json:"ownerMemberIds"`
@@ -62,6 +42,34 @@ type ShardOffset struct {
 	// first one, and ConsumedPerSecond also when a lag is unknown.
 	ProducedPerSecond *float64 `json:"producedPerSecond"`
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+}
+
+// StreamPosition is where one shard stream stands in Redis and in its
+// consumer group: the scalar fields of a StreamShardOffset (§2.6), shared by
+// /offsets and the Grafana shard rows.
+type StreamPosition struct {
+	StreamKey           string  `json:"streamKey"`
+	RedisSlot           int     `json:"redisSlot"`
+	RedisNodeEndpoint   *string `json:"redisNodeEndpoint"`
+	RedisNodeID         *string `json:"redisNodeId"`
+	RedisSlotRangeStart *int    `json:"redisSlotRangeStart"`
+	RedisSlotRangeEnd   *int    `json:"redisSlotRangeEnd"`
+	StreamLength        int64   `json:"streamLength"`
+	FirstRecordID       *string `json:"firstRecordId"`
+	LastRecordID        *string `json:"lastRecordId"`
+	LastGeneratedID     *string `json:"lastGeneratedId"`
+	// GroupLastDeliveredID is the consumer group's last-delivered-id.
+	GroupLastDeliveredID *string `json:"groupLastDeliveredId"`
+	// ConsumerLastDeliveredID and ConsumerLastAckedID come from the newest
+	// member-reported progress of the shard.
+	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
+	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
+	// PendingCount is the consumer group's pending count, else the newest
+	// member-reported one, else 0.
+	PendingCount int64 `json:"pendingCount"`
+	// Lag is null when unknown, never negative (streams.ShardOffset).
+	Lag              *int64 `json:"lag"`
+	MemoryUsageBytes *int64 `json:"memoryUsageBytes"`
 }
 
 // Observation is one reading of a group's shards from Redis with the rates
@@ -154,25 +162,27 @@ func Project(g *group.Group, o Observation) Offsets {
 // progress for the shard.
 func shardRow(key group.Key, s ObservedShard, owners []string, p *group.ShardProgress) ShardOffset {
 	row := ShardOffset{
-		StreamPrefix:         key.StreamPrefix,
-		ConsumerGroup:        key.ConsumerGroup,
-		Shard:                group.Shard{ShardIndex: s.Shard},
-		StreamKey:            s.StreamKey,
-		RedisSlot:            s.RedisSlot,
-		RedisNodeEndpoint:    s.RedisNodeEndpoint,
-		RedisNodeID:          s.RedisNodeID,
-		RedisSlotRangeStart:  s.RedisSlotRangeStart,
-		RedisSlotRangeEnd:    s.RedisSlotRangeEnd,
-		StreamLength:         s.StreamLength,
-		FirstRecordID:        s.FirstRecordID,
-		LastRecordID:         s.LastRecordID,
-		LastGeneratedID:      s.LastGeneratedID,
-		GroupLastDeliveredID: s.GroupLastDeliveredID,
-		Lag:                  s.Lag,
-		MemoryUsageBytes:     s.MemoryUsageBytes,
-		OwnerMemberIDs:       owners,
-		ProducedPerSecond:    s.Produced,
-		ConsumedPerSecond:    s.Consumed,
+		StreamPrefix:  key.StreamPrefix,
+		ConsumerGroup: key.ConsumerGroup,
+		Shard:         group.Shard{ShardIndex: s.Shard},
+		StreamPosition: StreamPosition{
+			StreamKey:            s.StreamKey,
+			RedisSlot:            s.RedisSlot,
+			RedisNodeEndpoint:    s.RedisNodeEndpoint,
+			RedisNodeID:          s.RedisNodeID,
+			RedisSlotRangeStart:  s.RedisSlotRangeStart,
+			RedisSlotRangeEnd:    s.RedisSlotRangeEnd,
+			StreamLength:         s.StreamLength,
+			FirstRecordID:        s.FirstRecordID,
+			LastRecordID:         s.LastRecordID,
+			LastGeneratedID:      s.LastGeneratedID,
+			GroupLastDeliveredID: s.GroupLastDeliveredID,
+			Lag:                  s.Lag,
+			MemoryUsageBytes:     s.MemoryUsageBytes,
+		},
+		OwnerMemberIDs:    owners,
+		ProducedPerSecond: s.Produced,
+		ConsumedPerSecond: s.Consumed,
 	}
 	if row.OwnerMemberIDs == nil {
 		row.OwnerMemberIDs = []string{}

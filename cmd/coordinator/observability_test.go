@@ -84,13 +84,13 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	obs.m.GroupCommitted(g.Key(), g)
 	lag, produced := int64(3), 1.5
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: group.Shard{ShardIndex: 0}, StreamKey: "orders:0", StreamLength: 7, Lag: &lag, ProducedPerSecond: &produced},
+		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
 	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: group.Shard{ShardIndex: 0}, StreamKey: "orders:0", StreamLength: 9, Lag: &lag, ProducedPerSecond: &produced},
+		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 9, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.CachedGroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
