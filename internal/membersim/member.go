@@ -53,10 +53,19 @@ func (m *Member) Done() bool { return m.done }
 // Leave stops reading every shard; the following heartbeats are leave
 // requests (epoch −1) until one is answered.
 func (m *Member) Leave() {
+	m.StopReading()
+	m.leaving = true
+}
+
+// StopReading stops reading every shard and keeps everything else (epoch,
+// metadata version): the next heartbeats report the shards as REVOKED
+// until an answer acknowledges them. A process does this when its local
+// lease lapses (no heartbeat answered for a lease TTL since the send time
+// of its last answered one); an OK answer may then assign shards again.
+func (m *Member) StopReading() {
 	m.stop(m.owned)
 	m.released = m.released.Union(m.owned)
 	m.owned = nil
-	m.leaving = true
 }
 
 // Request returns the member's next heartbeat.
@@ -114,7 +123,9 @@ func (m *Member) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse)
 	dropped := m.owned.Minus(keep)
 	m.stop(dropped)
 	m.start(keep.Minus(m.owned))
-	m.released = m.released.Union(dropped)
+	// A shard read again is no longer released (only after StopReading can
+	// an answer to an older request assign a shard still reported REVOKED).
+	m.released = m.released.Union(dropped).Minus(keep)
 	m.owned = keep
 	m.epoch, m.version = resp.MemberEpoch, resp.MetadataVersion
 }
@@ -163,12 +174,26 @@ func (e *StatusError) Error() string { return fmt.Sprintf("heartbeat answered %d
 // and changes nothing, like a lost answer.
 func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (group.HeartbeatResponse, error) {
 	req := m.Request()
+	resp, err := Post(ctx, c, base, key, req)
+	if err != nil {
+		return resp, err
+	}
+	m.Apply(req, resp)
+	return resp, nil
+}
+
+// Post sends heartbeat req of member req.MemberID for group key to the API
+// at base through c and returns the answer without applying it (callers
+// that lose, duplicate or delay answers apply them themselves). A
+// transport failure, an answer other than 200 (a *StatusError), an
+// undecodable body or one that does not echo req is an error.
+func Post(ctx context.Context, c *http.Client, base string, key group.Key, req group.HeartbeatRequest) (group.HeartbeatResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return group.HeartbeatResponse{}, err
 	}
 	u := base + "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup) +
-		"/members/" + url.PathEscape(m.ID) + "/heartbeat"
+		"/members/" + url.PathEscape(req.MemberID) + "/heartbeat"
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return group.HeartbeatResponse{}, err
@@ -190,9 +215,8 @@ func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, 
 	if err := json.Unmarshal(b, &resp); err != nil {
 		return group.HeartbeatResponse{}, fmt.Errorf("heartbeat answer %s: %w", b, err)
 	}
-	if resp.ResponseTo != req.RequestID || resp.MemberID != m.ID {
-		return group.HeartbeatResponse{}, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, m.ID)
+	if resp.ResponseTo != req.RequestID || resp.MemberID != req.MemberID {
+		return group.HeartbeatResponse{}, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
 	}
-	m.Apply(req, resp)
 	return resp, nil
 }
