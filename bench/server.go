@@ -36,6 +36,9 @@ type ServerConfig struct {
 	// Interval and LeaseTTL are coordination.heartbeat-interval and
 	// member-lease-ttl.
 	Interval, LeaseTTL time.Duration
+	// RebalanceTimeout is coordination.rebalance-timeout; zero keeps the
+	// default.
+	RebalanceTimeout time.Duration
 	// MaxShards is defaults.max-shard-count.
 	MaxShards int
 }
@@ -115,6 +118,14 @@ func (c ServerConfig) yaml(id string, port int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis address %q: %w", c.RedisAddr, err)
 	}
+	coordination := map[string]any{
+		"heartbeat-interval": c.Interval.String(),
+		"member-lease-ttl":   c.LeaseTTL.String(),
+		"group-commit":       map[string]any{"enabled": c.GroupCommit},
+	}
+	if c.RebalanceTimeout > 0 {
+		coordination["rebalance-timeout"] = c.RebalanceTimeout.String()
+	}
 	tree := map[string]any{"coordinator": map[string]any{
 		"id":     id,
 		"server": map[string]any{"address": "127.0.0.1:" + strconv.Itoa(port)},
@@ -124,14 +135,10 @@ func (c ServerConfig) yaml(id string, port int) ([]byte, error) {
 			"type": c.Store, "key-prefix": c.KeyPrefix,
 			"jdbc": map[string]any{"url": c.JDBCURL},
 		},
-		"redis": map[string]any{"host": host, "port": rp},
-		"coordination": map[string]any{
-			"heartbeat-interval": c.Interval.String(),
-			"member-lease-ttl":   c.LeaseTTL.String(),
-			"group-commit":       map[string]any{"enabled": c.GroupCommit},
-		},
-		"defaults": map[string]any{"max-shard-count": max(c.MaxShards, 4096)},
-		"debug":    map[string]any{"pprof": true, "bench-endpoints": true},
+		"redis":        map[string]any{"host": host, "port": rp},
+		"coordination": coordination,
+		"defaults":     map[string]any{"max-shard-count": max(c.MaxShards, 4096)},
+		"debug":        map[string]any{"pprof": true, "bench-endpoints": true},
 	}}
 	return yaml.Marshal(tree)
 }
@@ -201,6 +208,14 @@ func (s *Server) Stop() error {
 		_ = s.cmd.Process.Kill()
 		return fmt.Errorf("coordinator did not stop within 30s; killed: %w", exitError(<-s.exited))
 	}
+}
+
+// Kill stops the process with SIGKILL (no ordered shutdown) and waits for
+// it to exit.
+func (s *Server) Kill() {
+	_ = s.cmd.Process.Kill()
+	err := <-s.exited
+	s.exited <- err // a later Stop or Kill returns at once
 }
 
 // exitError drops the error of a process that ended by our SIGTERM.
