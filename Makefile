@@ -1,11 +1,13 @@
 # Redis Stream Coordinator: build, run, lint and test.
 GO ?= go
 BIN := bin/coordinator
+# VERSION is stamped into the binary (coordinator -version, /actuator/info).
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 .PHONY: build run test lint services bench
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/coordinator
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/coordinator
 
 run:
 	$(GO) run ./cmd/coordinator

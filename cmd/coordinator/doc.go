@@ -4,7 +4,8 @@
 //
 // Usage:
 //
-//	coordinator [-config FILE] [-log-format json|text]
+//	coordinator [-config FILE] [-log-format json|text] [-log-level debug|info|warn|error]
+//	coordinator -version | -help
 //
 // Without -config the file named by $COORDINATOR_CONFIG is read; without
 // either the embedded default configuration (in-memory store, :8080) is used.

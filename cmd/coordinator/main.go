@@ -40,20 +40,39 @@ func main() {
 // run starts the coordinator, serves until ctx ends or the server fails,
 // then shuts down in order: refuse new mutations (api.Drain), let the group
 // actors answer what they hold (coordinator.Shutdown), stop the HTTP server,
-// close the store. Logs go to stdout.
+// close the store. Logs go to stdout. -h/-help/--help print the usage and
+// -version/--version the version to stdout; both return nil at once.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	flags := flag.NewFlagSet("coordinator", flag.ContinueOnError)
 	flags.SetOutput(stdout)
+	flags.Usage = func() {
+		fmt.Fprint(flags.Output(), usage)
+		flags.PrintDefaults()
+	}
 	configPath := flags.String("config", os.Getenv("COORDINATOR_CONFIG"),
-		"configuration file (default $COORDINATOR_CONFIG, else the embedded default)")
+		"configuration file merged over the embedded default (default $COORDINATOR_CONFIG)")
 	logFormat := flags.String("log-format", "json", "log format: json or text")
+	logLevel := slog.LevelInfo
+	flags.TextVar(&logLevel, "log-level", logLevel, "lowest `level` logged: debug, info, warn or error")
+	showVersion := flags.Bool("version", false, "print the version and exit")
 	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
-	logger, err := newLogger(stdout, *logFormat)
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see -help)", flags.Arg(0))
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, "coordinator", buildVersion())
+		return nil
+	}
+	logger, err := newLogger(stdout, *logFormat, logLevel)
 	if err != nil {
 		return err
 	}
+	routeRedisLogs(logger)
 	cfg, err := config.Load(*configPath)
 	if err != nil {
 		return err
@@ -107,7 +126,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("coordinator listening", "address", ln.Addr().String(), "store", cfg.Store.Type,
-		"coordinatorId", cfg.ID, "basePath", cfg.API.BasePath)
+		"coordinatorId", cfg.ID, "basePath", cfg.API.BasePath, "version", buildVersion())
 
 	var serveErr error
 	select {
@@ -131,13 +150,23 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// newLogger builds the process logger.
-func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+// usage heads the -help output, above the flag list.
+const usage = `Usage: coordinator [flags]
+
+Runs the Redis Stream Coordinator with the configuration file -config FILE,
+else the embedded default (in-memory store); see README.md.
+
+Flags:
+`
+
+// newLogger builds the process logger at level.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	o := &slog.HandlerOptions{Level: level}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, o)), nil
 	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: must be json or text", format)
 }

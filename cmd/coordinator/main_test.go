@@ -236,6 +236,8 @@ func TestRunRejectsBadSetups(t *testing.T) {
 		{"missing file", []string{"-config", filepath.Join(t.TempDir(), "absent.yaml")}, "absent.yaml"},
 		{"database down", []string{"-config", writeConfig(t, "coordinator:\n  store: {type: jdbc, jdbc: {url: \"postgres://postgres@127.0.0.1:1/test?sslmode=disable\"}}\n")}, "unavailable"},
 		{"log format", []string{"-log-format", "xml"}, "xml"},
+		{"log level", []string{"-log-level", "loud"}, "loud"},
+		{"argument", []string{"extra"}, "extra"},
 		{"flag", []string{"-bogus"}, "bogus"},
 	}
 	for _, tc := range tests {
