@@ -1,0 +1,46 @@
+// Package chaos is the fault-injection suite of cmd/coord-chaos and of
+// TestChaosShort: it runs several coordinator processes (bench.StartServer)
+// on one shared store (a throwaway redis-server with appendfsync always,
+// or a schema of its own in PostgreSQL), drives simulated members
+// (internal/membersim) that send every heartbeat to a randomly chosen live
+// coordinator, and injects a seeded schedule of faults:
+//
+//   - coordinator SIGKILL and restart (on a new port);
+//   - Redis SIGKILL and restart (same port and data directory; Redis store
+//     only, the shared PostgreSQL is never stopped);
+//   - member crash (the process stops heartbeating and reading at once and
+//     comes back later as a new process, epoch 0);
+//   - member partition and heal (no heartbeat gets through, but the member
+//     keeps reading until its local lease ends; on heal it carries on with
+//     its old epoch and sets);
+//   - lost answers (the coordinator processed the heartbeat, the member
+//     never sees the answer), and duplicated, delayed heartbeats (an old
+//     request body re-sent later; the member ignores the answer);
+//   - scale-out and scale-in of the group's shard count.
+//
+// The package owns the member-side local lease rule (PROTOCOL.md, the
+// deliberate improvement 3): a member stops reading every shard once no
+// heartbeat has been answered (OK, REVOKE_PENDING or SYNC_METADATA) for one
+// lease TTL since the send time of its last answered heartbeat. Reads are
+// recorded as the members really perform them, so a partitioned member
+// reads until its local lease ends.
+//
+// A run fails on any of (see Result.Failed):
+//
+//   - an overlap: two members reading one shard at the same time (strict:
+//     bench.Oracle with every member live for the whole run);
+//   - no balanced settle within Options.SettleTimeout after the faults
+//     stop: every member reads exactly its target, target sizes differ by
+//     at most one, the target covers every shard and the assignments view
+//     has no invariant violations;
+//   - a lost admin change: the final shard count is not the last
+//     acknowledged scale target (or a later unacknowledged one), or an
+//     acknowledged migration is missing from the migrations view;
+//   - an epoch that moves back: an answer whose groupEpoch,
+//     assignmentEpoch or metadataVersion (or, per member, memberEpoch) is
+//     lower than that of an answer received before it was sent.
+//
+// Every violation is reported with the timeline of the members involved
+// (heartbeats sent and answered with status, epochs and sets, lease lapses
+// and faults), so a failing seed can be replayed with -seed.
+package chaos

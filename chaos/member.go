@@ -1,0 +1,293 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+)
+
+// sim is one simulated member process: a membersim.Member (which builds
+// the requests and applies the answers) plus the local lease rule, the
+// record of what it reads for the oracle, and the member-side faults.
+//
+// Contract: the member reads a shard only after an OK answer assigned it;
+// it stops reading a shard before it sends the heartbeat that reports the
+// release; after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID it stops reading
+// and rejoins with epoch 0; RETRY or no answer changes nothing; and it
+// stops reading everything once no heartbeat has been answered for one
+// lease TTL since the send time of its last answered heartbeat.
+//
+// Only the member's goroutine (loop) sends; the scheduler calls crash,
+// restart, partition and heal. mu guards everything below it.
+type sim struct {
+	id string
+	r  *run
+
+	mu sync.Mutex
+	// rng drives routing, lost answers and duplicates of this member.
+	rng *rand.Rand
+	m   *membersim.Member
+	// gen changes on crash and partition: an answer to a request of an
+	// older generation is never seen by the member.
+	gen                  int
+	crashed, partitioned bool
+	// reads: shard → offset since which the member reads it.
+	reads map[int]time.Duration
+	// leaseFrom is the send time of the last answered heartbeat; answered
+	// says there was one (in this process).
+	leaseFrom time.Duration
+	answered  bool
+	// last is the last answer the member applied.
+	last *group.HeartbeatResponse
+}
+
+func newSim(r *run, i int) *sim {
+	return &sim{
+		id: fmt.Sprintf("m-%02d", i), r: r,
+		rng:   rand.New(rand.NewPCG(uint64(r.opts.Seed), uint64(i)+1)),
+		m:     membersim.New(fmt.Sprintf("m-%02d", i), nil),
+		reads: map[int]time.Duration{},
+	}
+}
+
+// logf adds an event of this member at offset at.
+func (s *sim) logf(at time.Duration, format string, args ...any) {
+	s.r.log.add(at, s.id, fmt.Sprintf(format, args...))
+}
+
+// loop heartbeats every interval until ctx ends.
+func (s *sim) loop(ctx context.Context) {
+	tick := time.NewTicker(s.r.opts.Interval)
+	defer tick.Stop()
+	for {
+		s.beat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// beat sends one heartbeat, unless the member is down or cut off, and
+// applies its answer.
+func (s *sim) beat(ctx context.Context) {
+	s.mu.Lock()
+	now := s.r.now()
+	s.checkLease(now)
+	if s.crashed || s.partitioned {
+		s.mu.Unlock()
+		return
+	}
+	coord, base, ok := s.r.cluster.pick(s.rng)
+	if !ok {
+		s.mu.Unlock()
+		return
+	}
+	req := s.m.Request()
+	gen := s.gen
+	faulty := !s.r.healed.Load()
+	lost := faulty && s.rng.Float64() < s.r.opts.LostRate
+	var dupDelay time.Duration
+	if faulty && s.rng.Float64() < s.r.opts.DupRate {
+		dupDelay = s.r.opts.Interval + time.Duration(s.rng.Int64N(int64(9*s.r.opts.Interval)))
+	}
+	s.logf(now, "send %s → %s epoch %d owned %v released %v%s", req.RequestID, coord, req.MemberEpoch,
+		req.OwnedShards, revoked(req), map[bool]string{true: " (answer will be lost)"}[lost])
+	s.mu.Unlock()
+
+	if dupDelay > 0 {
+		s.r.count("duplicated heartbeat")
+		s.r.duplicate(ctx, s, req, dupDelay)
+	}
+	resp, err := membersim.Post(ctx, s.r.client, base, s.r.key, req)
+	recv := s.r.now()
+	if err == nil {
+		s.r.answers.add(answer{member: s.id, req: req.RequestID, coord: coord, sent: now, recv: recv, resp: resp, lost: lost})
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkLease(recv)
+	switch {
+	case gen != s.gen:
+		s.logf(recv, "answer to %s dropped: the member crashed or was cut off meanwhile", req.RequestID)
+	case lost:
+		s.r.count("lost answer")
+		s.logf(recv, "answer to %s lost (%s)", req.RequestID, describe(resp, err))
+	case err != nil:
+		s.logf(recv, "no answer to %s: %v", req.RequestID, err)
+	default:
+		s.apply(req, resp, now, recv)
+	}
+}
+
+// apply applies resp, the answer to req sent at sent, received at recv.
+func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, recv time.Duration) {
+	before := s.m.Owned()
+	s.m.Apply(req, resp)
+	switch resp.Status {
+	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+		s.leaseFrom, s.answered = sent, true
+	case group.StatusRetry:
+	default: // fenced or rejected: the process starts over
+		s.answered = false
+	}
+	if resp.Status != group.StatusRetry {
+		s.last = &resp
+	}
+	s.logf(recv, "answer to %s: %s", req.RequestID, describe(resp, nil))
+	s.track(before, s.m.Owned(), recv)
+}
+
+// checkLease applies the local lease rule at offset now: when the lease
+// ran out, the member stopped reading at its end (recorded at that
+// instant even when noticed later; nothing else of this member happened
+// in between, as only the member's own steps start reads).
+func (s *sim) checkLease(now time.Duration) {
+	if !s.answered || len(s.m.Owned()) == 0 {
+		return
+	}
+	end := s.leaseFrom + s.r.opts.LeaseTTL
+	if now < end {
+		return
+	}
+	owned := s.m.Owned()
+	s.m.StopReading()
+	s.answered = false
+	s.r.count("local lease lapse")
+	s.logf(end, "local lease ran out (last answered heartbeat sent at %v): stops reading %v", fmtOffset(s.leaseFrom), owned)
+	s.track(owned, nil, end)
+}
+
+// track records the change from reading before to reading after at at:
+// closed read intervals go to the oracle.
+func (s *sim) track(before, after group.ShardSet, at time.Duration) {
+	stopped, started := before.Minus(after), after.Minus(before)
+	for _, sh := range stopped {
+		s.r.oracle.Read(s.id, sh, s.reads[sh], at)
+		delete(s.reads, sh)
+	}
+	for _, sh := range started {
+		s.reads[sh] = at
+	}
+	if len(stopped) > 0 || len(started) > 0 {
+		s.logf(at, "reads %v (stopped %v, started %v)", after, stopped, started)
+	}
+}
+
+// crash kills the process: it stops reading and heartbeating at once and
+// loses its state.
+func (s *sim) crash() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.r.now()
+	s.checkLease(at)
+	s.logf(at, "FAULT crash (was reading %v)", s.m.Owned())
+	s.track(s.m.Owned(), nil, at)
+	s.gen++
+	s.crashed, s.partitioned = true, false
+	s.m = membersim.New(s.id, nil)
+	s.answered, s.last = false, nil
+}
+
+// restart starts a new process of the member (epoch 0, reads nothing).
+func (s *sim) restart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.crashed {
+		s.crashed = false
+		s.logf(s.r.now(), "FAULT end: new process starts (epoch 0)")
+	}
+}
+
+// partition cuts the member off: no heartbeat and no answer gets through,
+// but it keeps reading until its local lease ends.
+func (s *sim) partition() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.crashed || s.partitioned {
+		return
+	}
+	s.gen++
+	s.partitioned = true
+	s.logf(s.r.now(), "FAULT partition (reading %v, lease until %v)", s.m.Owned(), fmtOffset(s.leaseFrom+s.r.opts.LeaseTTL))
+}
+
+// heal ends a partition: the member resumes with its old epoch and sets.
+func (s *sim) heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.partitioned {
+		s.partitioned = false
+		s.logf(s.r.now(), "FAULT end: partition healed (epoch %d, reading %v)", s.m.Epoch(), s.m.Owned())
+	}
+}
+
+// state returns what the member reads and its last applied answer, and
+// whether it runs connected.
+func (s *sim) state() (group.ShardSet, *group.HeartbeatResponse, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.Owned(), s.last, !s.crashed && !s.partitioned
+}
+
+// close ends every open read interval at offset at.
+func (s *sim) close(at time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkLease(at)
+	s.track(s.m.Owned(), nil, at)
+}
+
+// duplicate re-sends req of s after delay to a live coordinator; the
+// answer is recorded but the member never applies it.
+func (r *run) duplicate(ctx context.Context, s *sim, req group.HeartbeatRequest, delay time.Duration) {
+	r.bg.Go(func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		s.mu.Lock()
+		coord, base, ok := r.cluster.pick(s.rng)
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+		sent := r.now()
+		s.logf(sent, "duplicate of %s (epoch %d owned %v) re-sent → %s", req.RequestID, req.MemberEpoch, req.OwnedShards, coord)
+		resp, err := membersim.Post(ctx, r.client, base, r.key, req)
+		recv := r.now()
+		if err == nil {
+			r.answers.add(answer{member: s.id, req: req.RequestID + " (duplicate)", coord: coord, sent: sent, recv: recv, resp: resp, dup: true})
+		}
+		s.logf(recv, "duplicate of %s answered, ignored: %s", req.RequestID, describe(resp, err))
+	})
+}
+
+// revoked lists the shards req reports as revoked.
+func revoked(req group.HeartbeatRequest) group.ShardSet {
+	var out []int
+	for _, r := range req.RevokingShards {
+		out = append(out, r.Shard.ShardIndex)
+	}
+	return group.NewShardSet(out...)
+}
+
+// describe is a one-line summary of an answer.
+func describe(resp group.HeartbeatResponse, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("%s memberEpoch %d gE %d aE %d mV %d assigned %v pending %v", resp.Status, resp.MemberEpoch,
+		resp.GroupEpoch, resp.AssignmentEpoch, resp.MetadataVersion, resp.Assignment.AssignedShards, resp.Assignment.PendingShards)
+}
+
+// fmtOffset prints an offset from the start of the run.
+func fmtOffset(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }

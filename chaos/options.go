@@ -1,0 +1,95 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/bench"
+)
+
+// Options configure one run. The zero value of a field means its default
+// (Defaults); Seed 0 is a valid seed.
+type Options struct {
+	// Seed drives the fault schedule and every random choice of the
+	// members (routing, lost and duplicated heartbeats).
+	Seed int64
+	// Duration is the fault phase; the heal phase follows it.
+	Duration time.Duration
+	// Store is bench.StoreRedis or bench.StoreJDBC.
+	Store string
+	// PostgresURL is the PostgreSQL server of the jdbc store; each run
+	// creates a schema of its own there and drops it afterwards.
+	PostgresURL string
+	// Coordinators, Members and Shards size the run.
+	Coordinators, Members, Shards int
+	// Interval, LeaseTTL and RebalanceTimeout are the coordinators'
+	// coordination.* settings; members use Interval and LeaseTTL too.
+	Interval, LeaseTTL, RebalanceTimeout time.Duration
+	// LostRate is the share of heartbeats whose answer is lost; DupRate the
+	// share re-sent later as a duplicate.
+	LostRate, DupRate float64
+	// SettleTimeout bounds the heal phase.
+	SettleTimeout time.Duration
+	// Binary is the coordinator executable (bench.BuildCoordinator).
+	Binary string
+	// Dir holds the run's files (configurations, logs, Redis data); a
+	// temporary directory when empty, removed after a passing run.
+	Dir string
+}
+
+// Defaults returns the default options: 3 coordinators, 10 members, 24
+// shards, 60 s of faults on Redis, 300 ms heartbeats, a 3 s lease, a 4 s
+// rebalance timeout, 10 % lost answers and 5 % duplicates.
+func Defaults() Options {
+	return Options{
+		Duration: 60 * time.Second, Store: bench.StoreRedis,
+		PostgresURL:  "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		Coordinators: 3, Members: 10, Shards: 24,
+		Interval: 300 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 4 * time.Second,
+		LostRate: 0.10, DupRate: 0.05, SettleTimeout: 30 * time.Second,
+	}
+}
+
+// withDefaults fills the zero fields of o from Defaults.
+func (o Options) withDefaults() Options {
+	d := Defaults()
+	set := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	seti := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	set(&o.Duration, d.Duration)
+	set(&o.Interval, d.Interval)
+	set(&o.LeaseTTL, d.LeaseTTL)
+	set(&o.RebalanceTimeout, d.RebalanceTimeout)
+	set(&o.SettleTimeout, d.SettleTimeout)
+	seti(&o.Coordinators, d.Coordinators)
+	seti(&o.Members, d.Members)
+	seti(&o.Shards, d.Shards)
+	if o.Store == "" {
+		o.Store = d.Store
+	}
+	if o.PostgresURL == "" {
+		o.PostgresURL = d.PostgresURL
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Store != bench.StoreRedis && o.Store != bench.StoreJDBC:
+		return fmt.Errorf("store %q: want %s or %s", o.Store, bench.StoreRedis, bench.StoreJDBC)
+	case o.Coordinators < 1 || o.Members < 1 || o.Shards < 1:
+		return fmt.Errorf("coordinators %d, members %d, shards %d: each must be at least 1", o.Coordinators, o.Members, o.Shards)
+	case o.LostRate < 0 || o.LostRate >= 1 || o.DupRate < 0 || o.DupRate >= 1:
+		return fmt.Errorf("lost rate %v, duplicate rate %v: each must be in [0,1)", o.LostRate, o.DupRate)
+	case o.Binary == "":
+		return fmt.Errorf("no coordinator binary")
+	}
+	return nil
+}

@@ -1,0 +1,482 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Result is the outcome of one run.
+type Result struct {
+	Seed     int64
+	Store    string
+	Duration time.Duration
+	// Coordinators, Members and Shards are the sizes of the run.
+	Coordinators, Members, Shards int
+	// Counts is how many faults of each kind were injected (and how many
+	// local lease lapses, lost answers and duplicates happened).
+	Counts map[string]int
+	// Settled says the group settled balanced after the faults stopped,
+	// SettleTime how long that took from the start of the heal phase.
+	Settled    bool
+	SettleTime time.Duration
+	// Heartbeats is the number of answers received.
+	Heartbeats int
+	// Overlaps counts the overlap violations.
+	Overlaps   int
+	Violations []Violation
+	// Dir holds the run's configurations and logs; kept when it failed.
+	Dir string
+}
+
+// Failed reports whether any check failed.
+func (r *Result) Failed() bool { return len(r.Violations) > 0 }
+
+// run is the state of one run, shared by its goroutines.
+type run struct {
+	opts    Options
+	start   time.Time
+	key     group.Key
+	client  *http.Client
+	cluster *cluster
+	redis   *redisProc
+	oracle  *bench.Oracle
+	log     eventLog
+	answers answers
+	sims    []*sim
+	// healed is set when the faults stop: no more lost or duplicated
+	// heartbeats.
+	healed atomic.Bool
+	// adminRng routes the scheduler's admin requests.
+	adminRng *rand.Rand
+	// bg runs duplicates and coordinator restarts.
+	bg sync.WaitGroup
+
+	mu     sync.Mutex
+	counts map[string]int
+	admin  []adminOp
+}
+
+// now is the offset from the start of the run.
+func (r *run) now() time.Duration { return time.Since(r.start) }
+
+func (r *run) count(kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.counts[kind]++
+}
+
+// Run executes one run: it starts the store and the coordinators, creates
+// the group, runs the members through the fault schedule of o.Seed for
+// o.Duration, heals everything, waits for the group to settle and checks
+// the oracles. An error means the run could not be carried out (a process
+// did not start); check failures are in the Result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	dir := o.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", fmt.Sprintf("coord-chaos-%s-%d-", o.Store, o.Seed)); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Seed: o.Seed, Store: o.Store, Duration: o.Duration, Dir: dir,
+		Coordinators: o.Coordinators, Members: o.Members, Shards: o.Shards}
+	suffix := randomSuffix()
+	r := &run{
+		opts: o, key: group.Key{StreamPrefix: "chaos-" + suffix, ConsumerGroup: "g"},
+		oracle: bench.NewOracle(), counts: map[string]int{}, adminRng: rand.New(rand.NewPCG(uint64(o.Seed), 0xad)),
+		client: &http.Client{
+			Timeout:   min(time.Second, o.LeaseTTL/3),
+			Transport: &http.Transport{MaxIdleConnsPerHost: 4 * o.Members},
+		},
+	}
+	defer r.client.CloseIdleConnections()
+
+	// The Redis server runs for the jdbc store too (the coordinators'
+	// redis.* settings), but it is killed only when it is the store.
+	var err error
+	if r.redis, err = startRedis(ctx, dir); err != nil {
+		return nil, err
+	}
+	defer r.redis.kill()
+	cfg := bench.ServerConfig{
+		Store: o.Store, KeyPrefix: "chaos:" + suffix + ":", RedisAddr: r.redis.addr, GroupCommit: true,
+		Interval: o.Interval, LeaseTTL: o.LeaseTTL, RebalanceTimeout: o.RebalanceTimeout, MaxShards: 2 * o.Shards,
+	}
+	if o.Store == bench.StoreJDBC {
+		schema, err := newPGSchema(ctx, o.PostgresURL)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = schema.drop(context.Background()) }()
+		if cfg.JDBCURL, err = schema.url(); err != nil {
+			return nil, err
+		}
+	}
+	if r.cluster, err = startCluster(ctx, o.Binary, dir, cfg, o.Coordinators); err != nil {
+		return nil, err
+	}
+	defer r.cluster.close()
+	_, base, _ := r.cluster.pick(rand.New(rand.NewPCG(1, 1)))
+	api, err := bench.NewAPI(base, 2)
+	if err != nil {
+		return nil, err
+	}
+	if err := api.CreateGroup(ctx, r.key, o.Shards); err != nil {
+		return nil, err
+	}
+	api.Close()
+
+	r.start = time.Now()
+	r.log.add(0, "", fmt.Sprintf("run seed %d store %s: group %s, %d shards, %d members, %d coordinators", o.Seed, o.Store, r.key, o.Shards, o.Members, o.Coordinators))
+	mctx, stopMembers := context.WithCancel(ctx)
+	var members sync.WaitGroup
+	for i := range o.Members {
+		s := newSim(r, i)
+		r.sims = append(r.sims, s)
+		members.Go(func() { s.loop(mctx) })
+	}
+
+	r.inject(ctx, Schedule(o))
+	healAt := r.now()
+	r.heal(ctx)
+	settleErr := r.settle(ctx, healAt)
+
+	end := r.now()
+	if settleErr == nil {
+		res.Settled, res.SettleTime = true, end-healAt
+		res.Violations = append(res.Violations, r.checkAdmin(ctx, end)...)
+	} else {
+		res.Violations = append(res.Violations, Violation{Kind: "settle", At: end,
+			Text: fmt.Sprintf("not settled %v after the faults stopped: %v", end-healAt, settleErr)})
+	}
+	stopMembers()
+	members.Wait()
+	r.bg.Wait()
+	end = r.now()
+	for _, s := range r.sims {
+		s.close(end)
+	}
+	for _, s := range r.sims {
+		r.oracle.Live(s.id, 0, end+time.Hour) // strict: no live-window excuse
+	}
+	var overlaps []Violation
+	for _, v := range r.oracle.Violations() {
+		overlaps = append(overlaps, Violation{Kind: "overlap", At: v.From, Members: v.Members[:],
+			Text: fmt.Sprintf("%v (until %s)", v, fmtOffset(v.From+v.Duration))})
+	}
+	res.Overlaps = len(overlaps)
+	res.Violations = append(overlaps, res.Violations...)
+	r.answers.mu.Lock()
+	res.Heartbeats = len(r.answers.all)
+	res.Violations = append(res.Violations, epochViolations(r.answers.all)...)
+	r.answers.mu.Unlock()
+	r.attachTimelines(res.Violations, overlaps)
+	res.Counts = r.counts
+	if !res.Failed() && o.Dir == "" {
+		r.cluster.close()
+		removeDir(dir)
+		res.Dir = ""
+	}
+	return res, nil
+}
+
+// inject executes the schedule until it ends (at o.Duration).
+func (r *run) inject(ctx context.Context, faults []Fault) {
+	for _, f := range faults {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(r.start.Add(f.At))):
+		}
+		r.apply(ctx, f)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(r.start.Add(r.opts.Duration))):
+	}
+}
+
+// apply injects one fault.
+func (r *run) apply(ctx context.Context, f Fault) {
+	at := r.now()
+	switch f.Kind {
+	case CoordinatorKill:
+		if r.cluster.kill(f.Target) {
+			r.count(f.Kind)
+			r.log.add(at, "", fmt.Sprintf("FAULT coordinator c%d SIGKILL (%d up)", f.Target, r.cluster.up()))
+		}
+	case CoordinatorRestart:
+		r.bg.Go(func() {
+			if err := r.cluster.restart(ctx, f.Target); err == nil {
+				r.log.add(r.now(), "", fmt.Sprintf("FAULT end: coordinator c%d restarted (%d up)", f.Target, r.cluster.up()))
+			}
+		})
+	case RedisKill:
+		r.redis.kill()
+		r.count(f.Kind)
+		r.log.add(at, "", "FAULT redis SIGKILL")
+	case RedisRestart:
+		if err := r.redis.restart(ctx); err != nil {
+			r.log.add(r.now(), "", "redis restart failed: "+err.Error())
+			return
+		}
+		r.log.add(r.now(), "", "FAULT end: redis restarted")
+	case MemberCrash:
+		r.count(f.Kind)
+		r.sims[f.Target].crash()
+	case MemberRestart:
+		r.sims[f.Target].restart()
+	case MemberPartition:
+		r.count(f.Kind)
+		r.sims[f.Target].partition()
+	case MemberHeal:
+		r.sims[f.Target].heal()
+	case Scale:
+		r.count("scale attempt")
+		r.scale(ctx, f.Target)
+	}
+}
+
+// heal ends every fault: Redis and every coordinator up, members
+// restarted and reconnected, no more lost or duplicated heartbeats.
+func (r *run) heal(ctx context.Context) {
+	r.healed.Store(true)
+	if r.redis.cmd == nil {
+		if err := r.redis.restart(ctx); err != nil {
+			r.log.add(r.now(), "", "redis restart failed: "+err.Error())
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range r.cluster.slots {
+		wg.Go(func() { _ = r.cluster.restart(ctx, i) })
+	}
+	wg.Wait()
+	for _, s := range r.sims {
+		s.restart()
+		s.heal()
+	}
+	r.log.add(r.now(), "", fmt.Sprintf("heal: faults stop, %d coordinators up", r.cluster.up()))
+}
+
+// scale sends one scale request to a live coordinator and records it.
+func (r *run) scale(ctx context.Context, target int) {
+	coord, base, ok := r.cluster.pick(r.adminRng)
+	if !ok {
+		return
+	}
+	op := adminOp{at: r.now(), target: target}
+	body, _ := json.Marshal(group.ScaleRequest{TargetShardCount: &target, RequestedBy: "coord-chaos"})
+	var m group.Migration
+	code, err := r.call(ctx, http.MethodPost, base+groupPath(r.key)+"/scale", body, &m)
+	op.code, op.id = code, m.ReshardingID
+	if err != nil {
+		op.err = err.Error()
+	}
+	r.mu.Lock()
+	r.admin = append(r.admin, op)
+	r.mu.Unlock()
+	if op.acked() {
+		r.count("scale acknowledged")
+	}
+	r.log.add(op.at, "", fmt.Sprintf("scale to %d via %s: HTTP %d %s %s %s", target, coord, code, m.ReshardingID, m.State, op.err))
+}
+
+// groupPath is the path of key under the base path.
+func groupPath(key group.Key) string {
+	return "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup)
+}
+
+// call sends an authenticated admin request and decodes a 2xx answer into
+// out. code is 0 when no answer arrived.
+func (r *run) call(ctx context.Context, method, u string, body []byte, out any) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth("admin", "password")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, err
+	}
+	if res.StatusCode/100 != 2 {
+		return res.StatusCode, fmt.Errorf("%s", bytes.TrimSpace(b))
+	}
+	return res.StatusCode, json.Unmarshal(b, out)
+}
+
+// get reads a monitoring or admin view from a live coordinator.
+func (r *run) get(ctx context.Context, path string, out any) error {
+	_, base, ok := r.cluster.pick(rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)))
+	if !ok {
+		return errors.New("no coordinator up")
+	}
+	_, err := r.call(ctx, http.MethodGet, base+path, nil, out)
+	return err
+}
+
+// settle waits until the group is balanced (balanced) or the settle
+// timeout ends, and returns the last reason it was not.
+func (r *run) settle(ctx context.Context, healAt time.Duration) error {
+	deadline := r.start.Add(healAt + r.opts.SettleTimeout)
+	for {
+		err := r.balanced(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// balanced checks the settle condition once: no invariant violations;
+// the target covers shards 0…shardCount−1 once each, names exactly the
+// members, and its sizes differ by at most one; every member reads
+// exactly its target and its last answer was OK with nothing pending.
+func (r *run) balanced(ctx context.Context) error {
+	var g group.GroupView
+	if err := r.get(ctx, groupPath(r.key), &g); err != nil {
+		return fmt.Errorf("group: %w", err)
+	}
+	var a group.AssignmentsView
+	if err := r.get(ctx, "/monitoring"+groupPath(r.key)+"/assignments", &a); err != nil {
+		return fmt.Errorf("assignments: %w", err)
+	}
+	if len(a.InvariantViolations) > 0 {
+		return fmt.Errorf("invariant violations %v", a.InvariantViolations)
+	}
+	covered := map[int]string{}
+	lo, hi := g.ShardCount, 0
+	for m, set := range a.TargetAssignment {
+		for _, sh := range set {
+			if other, dup := covered[sh]; dup {
+				return fmt.Errorf("shard %d targeted to %s and %s", sh, other, m)
+			}
+			covered[sh] = m
+		}
+		lo, hi = min(lo, len(set)), max(hi, len(set))
+	}
+	if len(covered) != g.ShardCount {
+		return fmt.Errorf("target covers %d of %d shards", len(covered), g.ShardCount)
+	}
+	if len(a.TargetAssignment) != len(r.sims) {
+		return fmt.Errorf("target names %d members, want %d: %v", len(a.TargetAssignment), len(r.sims), sortedKeys(a.TargetAssignment))
+	}
+	if hi-lo > 1 {
+		return fmt.Errorf("target sizes from %d to %d", lo, hi)
+	}
+	for _, s := range r.sims {
+		reads, last, connected := s.state()
+		want := a.TargetAssignment[s.id]
+		switch {
+		case !connected:
+			return fmt.Errorf("%s not connected", s.id)
+		case !reads.Equal(want):
+			return fmt.Errorf("%s reads %v, target %v", s.id, reads, want)
+		case last == nil || last.Status != group.StatusOK || len(last.Assignment.PendingShards) > 0:
+			return fmt.Errorf("%s last answer %v", s.id, last)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// migrationsView is the /migrations answer.
+type migrationsView struct {
+	Migrations         []group.Migration `json:"migrations"`
+	ActiveReshardingID *string           `json:"activeReshardingId"`
+}
+
+// checkAdmin checks the acknowledged admin changes against the final state.
+func (r *run) checkAdmin(ctx context.Context, at time.Duration) []Violation {
+	var g group.GroupView
+	var ms migrationsView
+	if err := r.get(ctx, groupPath(r.key), &g); err != nil {
+		return []Violation{{Kind: "admin", At: at, Text: "read group: " + err.Error()}}
+	}
+	if err := r.get(ctx, "/monitoring"+groupPath(r.key)+"/migrations", &ms); err != nil {
+		return []Violation{{Kind: "admin", At: at, Text: "read migrations: " + err.Error()}}
+	}
+	var listed []string
+	for _, m := range ms.Migrations {
+		listed = append(listed, m.ReshardingID)
+	}
+	r.mu.Lock()
+	ops := r.admin
+	r.mu.Unlock()
+	r.log.add(at, "", fmt.Sprintf("final: shardCount %d, %d migrations listed", g.ShardCount, len(listed)))
+	return adminViolations(ops, r.opts.Shards, g.ShardCount, listed, at)
+}
+
+// maxTimelines bounds how many incidents get a full timeline.
+const maxTimelines = 10
+
+// attachTimelines gives each violation the timeline of its members; an
+// overlap of the same two members within a lease TTL of one already shown
+// gets none (same incident).
+func (r *run) attachTimelines(vs []Violation, overlaps []Violation) {
+	type shown struct {
+		members string
+		at      time.Duration
+	}
+	var done []shown
+	for i := range vs {
+		v := &vs[i]
+		pair := strings.Join(v.Members, "+")
+		same := false
+		for _, d := range done {
+			if d.members == pair && v.At-d.at < r.opts.LeaseTTL && v.At >= d.at {
+				same = true
+			}
+		}
+		if same || len(done) >= maxTimelines {
+			continue
+		}
+		done = append(done, shown{pair, v.At})
+		until := v.At
+		end := v.At + 2*r.opts.LeaseTTL
+		v.Timeline = r.log.timeline(v.Members, until, end, 24, 8)
+	}
+	_ = overlaps
+}

@@ -1,0 +1,103 @@
+// Command coord-chaos runs the fault-injection suite of package chaos:
+// for each seed, N coordinator processes on one shared store (a throwaway
+// redis-server, or a schema of its own in PostgreSQL), simulated members
+// and a seeded schedule of faults, then the heal phase and the oracle
+// checks. It prints one summary line per run and every violation with its
+// timeline, and exits 1 when any run failed. `make chaos` runs 50 seeds on
+// each store.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/chaos"
+)
+
+func main() {
+	d := chaos.Defaults()
+	fs := flag.NewFlagSet("coord-chaos", flag.ExitOnError)
+	seed := fs.Int64("seed", 1, "first seed")
+	seeds := fs.Int("seeds", 1, "number of consecutive seeds to run")
+	parallel := fs.Int("parallel", 1, "runs at once")
+	fs.DurationVar(&d.Duration, "duration", d.Duration, "fault phase of each run")
+	fs.StringVar(&d.Store, "store", d.Store, "store: redis or jdbc")
+	fs.StringVar(&d.PostgresURL, "postgres", d.PostgresURL, "PostgreSQL URL of the jdbc store (a schema per run)")
+	fs.IntVar(&d.Coordinators, "coordinators", d.Coordinators, "coordinator processes")
+	fs.IntVar(&d.Members, "members", d.Members, "simulated members")
+	fs.IntVar(&d.Shards, "shards", d.Shards, "initial shard count")
+	fs.DurationVar(&d.Interval, "interval", d.Interval, "heartbeat interval")
+	fs.DurationVar(&d.LeaseTTL, "lease", d.LeaseTTL, "member lease TTL")
+	fs.DurationVar(&d.RebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "rebalance timeout")
+	fs.Float64Var(&d.LostRate, "lost", d.LostRate, "share of heartbeat answers lost")
+	fs.Float64Var(&d.DupRate, "dup", d.DupRate, "share of heartbeats duplicated and delayed")
+	fs.DurationVar(&d.SettleTimeout, "settle", d.SettleTimeout, "bound of the heal phase")
+	_ = fs.Parse(os.Args[1:])
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	binDir, err := os.MkdirTemp("", "coord-chaos-bin-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(binDir)
+	if d.Binary, err = bench.BuildCoordinator(ctx, binDir); err != nil {
+		fatal(err)
+	}
+
+	began := time.Now()
+	var mu sync.Mutex
+	failed, errored := 0, 0
+	var overlaps int
+	var worstSettle time.Duration
+	jobs := make(chan int64)
+	var wg sync.WaitGroup
+	for range max(1, *parallel) {
+		wg.Go(func() {
+			for s := range jobs {
+				o := d
+				o.Seed = s
+				res, err := chaos.Run(ctx, o)
+				mu.Lock()
+				switch {
+				case err != nil:
+					errored++
+					fmt.Printf("ERROR seed %d store %s: %v\n", s, o.Store, err)
+				default:
+					res.Report(os.Stdout)
+					if res.Failed() {
+						failed++
+					}
+					overlaps += res.Overlaps
+					worstSettle = max(worstSettle, res.SettleTime)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range *seeds {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- *seed + int64(i)
+	}
+	close(jobs)
+	wg.Wait()
+	fmt.Printf("coord-chaos %s: %d runs (seeds %d…%d), %d failed, %d could not run, %d overlaps, slowest settle %.1fs, took %v\n",
+		d.Store, *seeds, *seed, *seed+int64(*seeds)-1, failed, errored, overlaps, worstSettle.Seconds(), time.Since(began).Round(time.Second))
+	if failed+errored > 0 {
+		os.Exit(1)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "coord-chaos:", err)
+	os.Exit(2)
+}
