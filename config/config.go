@@ -24,6 +24,13 @@ const (
 	AuditRedis = "redis"
 )
 
+// DefaultAdminPassword is the admin password of the default configuration,
+// refused on a non-loopback listen address (see API.AllowInsecureDefaults).
+const DefaultAdminPassword = "password"
+
+// DefaultAddress is the default listen address: loopback only.
+const DefaultAddress = "127.0.0.1:8080"
+
 // FallbackID is the coordinator id used when neither COORDINATOR_ID nor the
 // host name yields one.
 const FallbackID = "local-coordinator"
@@ -49,7 +56,8 @@ type Config struct {
 
 // Server is the HTTP listener.
 type Server struct {
-	// Address is the net.Listen address, e.g. ":8080".
+	// Address is the net.Listen address. The default, "127.0.0.1:8080",
+	// accepts local connections only; ":8080" listens on every interface.
 	Address string `yaml:"address"`
 }
 
@@ -65,6 +73,11 @@ type API struct {
 	AuthenticateMemberAPI bool      `yaml:"authenticate-member-api"`
 	Users                 []User    `yaml:"users"`
 	RateLimit             RateLimit `yaml:"rate-limit"`
+	// AllowInsecureDefaults lets the coordinator listen on a non-loopback
+	// address with the default admin password (DefaultAdminPassword, when
+	// Users is empty) or a blank TokenSecret; Validate refuses those
+	// otherwise.
+	AllowInsecureDefaults bool `yaml:"allow-insecure-defaults"`
 }
 
 // User is one configured principal. When API.Users is empty the admin
@@ -220,11 +233,11 @@ func Default() *Config {
 // base every file is decoded onto.
 func defaults() *Config {
 	return &Config{
-		Server: Server{Address: ":8080"},
+		Server: Server{Address: DefaultAddress},
 		API: API{
 			BasePath:      "/coord/v1",
 			AdminUsername: "admin",
-			AdminPassword: "password",
+			AdminPassword: DefaultAdminPassword,
 			TokenTTL:      Duration(7 * 24 * time.Hour),
 			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60},
 		},

@@ -49,11 +49,12 @@ func d(s string) Duration {
 	return Duration(v)
 }
 
-// seedDefaults is the §11 tree with the seed's values, written out by hand.
+// seedDefaults is the §11 tree with the seed's values, written out by hand,
+// except that the server listens on loopback only (§11 has ":8080").
 func seedDefaults() *Config {
 	return &Config{
 		ID:     "test-host",
-		Server: Server{Address: ":8080"},
+		Server: Server{Address: "127.0.0.1:8080"},
 		API: API{
 			BasePath: "/coord/v1", AdminUsername: "admin", AdminPassword: "password",
 			TokenTTL:  d("168h"),

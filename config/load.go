@@ -14,7 +14,7 @@ import (
 )
 
 // defaultFile is the §11 tree with the seed's values; it runs on the memory
-// store with no setup and is what Load("") reads.
+// store with no setup and is the base layer of every Parse.
 //
 //go:embed default.yaml
 var defaultFile []byte
@@ -61,11 +61,11 @@ func WithLookupEnv(lookup LookupEnv) Option {
 	return func(o *options) { o.lookup = lookup }
 }
 
-// Load reads the file at path (the embedded default file when path is ""),
-// parses it as Parse does and validates it. Every error names the offending
-// key.
+// Load reads the file at path (none when path is ""), parses it as Parse
+// does and validates it. Every error names the offending key.
 func Load(path string, opts ...Option) (*Config, error) {
-	data, name := defaultFile, "embedded default.yaml"
+	var data []byte
+	name := "embedded default.yaml"
 	if path != "" {
 		var err error
 		if data, err = os.ReadFile(path); err != nil {
@@ -83,47 +83,65 @@ func Load(path string, opts ...Option) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes one YAML document onto the defaults without validating it.
-// Placeholders in scalar values are expanded before typing, so
-// `port: ${REDIS_PORT:6379}` is an integer. Null or empty values keep the
-// key's default, except that a string key becomes "". An empty ID becomes
-// the host name (FallbackID when unavailable). Errors are *KeyError for
-// unknown keys (ErrUnknownKey), Admin-API-only keys anywhere in the file
-// (ErrAdminAPIOnly), bad placeholders and values of the wrong type.
+// Parse builds the configuration in three layers without validating it:
+// the embedded default.yaml, then the YAML document data merged over it,
+// then the environment overrides (see EnvName). Merging is per key: a key
+// data leaves out keeps the default file's value, placeholder included
+// (`admin-password: ${COORDINATOR_ADMIN_PASSWORD:password}`), while a list
+// given in data replaces the default list. Placeholders in scalar values
+// are expanded before typing, so `port: ${REDIS_PORT:6379}` is an integer.
+// Null or empty values keep the key's default, except that a string key
+// becomes "". An empty ID becomes the host name (FallbackID when
+// unavailable). Errors are *KeyError for unknown keys (ErrUnknownKey),
+// Admin-API-only keys anywhere in the file (ErrAdminAPIOnly), bad
+// placeholders and values of the wrong type.
 func Parse(data []byte, opts ...Option) (*Config, error) {
 	o := options{lookup: os.LookupEnv, hostname: os.Hostname}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return nil, fmt.Errorf("invalid YAML: %w", err)
-		}
-		return nil, errors.New("invalid YAML: more than one document")
-	}
 	c := defaults()
-	if root := documentRoot(&doc); root != nil {
-		if err := checkAdminAPIOnly("", root); err != nil {
+	d := decoder{lookup: o.lookup}
+	// The default file can fail only on the environment its placeholders read.
+	for _, doc := range [][]byte{defaultFile, data} {
+		if err := d.document(doc, c); err != nil {
 			return nil, err
 		}
-		file := struct {
-			Coordinator *Config `yaml:"coordinator"`
-		}{c}
-		d := decoder{lookup: o.lookup}
-		if err := d.value("", root, reflect.ValueOf(&file).Elem()); err != nil {
-			return nil, err
-		}
+	}
+	if err := applyEnv(c, o.lookup); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(c.ID) == "" {
 		c.ID = hostnameOr(o.hostname)
 	}
 	return c, nil
+}
+
+// document decodes one YAML document (nothing for an empty one) onto c.
+func (d decoder) document(data []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("invalid YAML: %w", err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return fmt.Errorf("invalid YAML: %w", err)
+		}
+		return errors.New("invalid YAML: more than one document")
+	}
+	root := documentRoot(&doc)
+	if root == nil {
+		return nil
+	}
+	if err := checkAdminAPIOnly("", root); err != nil {
+		return err
+	}
+	file := struct {
+		Coordinator *Config `yaml:"coordinator"`
+	}{c}
+	return d.value("", root, reflect.ValueOf(&file).Elem())
 }
 
 // documentRoot returns the document's top node, or nil for an empty file.
@@ -179,6 +197,7 @@ func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 // decoder walks a yaml.Node tree onto a Config, keeping the dotted path of
 // every value so errors can name it.
 type decoder struct {
+	// lookup expands placeholders; nil takes scalars literally.
 	lookup LookupEnv
 }
 
@@ -244,6 +263,9 @@ func (d decoder) value(path string, n *yaml.Node, v reflect.Value) error {
 // (unquoted, untagged) scalar that changed is re-typed from its new text, so
 // `${REDIS_PORT:6379}` becomes an integer and `${REDIS_USERNAME:}` null.
 func (d decoder) expandScalar(path string, n *yaml.Node) (*yaml.Node, error) {
+	if d.lookup == nil {
+		return n, nil
+	}
 	s, err := expand(n.Value, d.lookup)
 	if err != nil {
 		return nil, &KeyError{Key: path, Err: err}

@@ -44,6 +44,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	v.positive(root+"api.rate-limit.window", c.API.RateLimit.Window)
+	c.checkExposure(&v)
 
 	switch c.Store.Type {
 	case StoreMemory, StoreRedis:
@@ -95,6 +96,38 @@ func (c *Config) Validate() error {
 	v.check(c.Health.CacheTTLMs >= 0, root+"health.cache-ttl-ms", "must not be negative, got %d", c.Health.CacheTTLMs)
 
 	return errors.Join(v.errs...)
+}
+
+// checkExposure refuses the well-known credentials on a listen address
+// other machines can reach, unless api.allow-insecure-defaults is set: the
+// default admin password (when it is a principal, i.e. api.users is empty)
+// and a blank token secret (derived from the admin credentials, so anyone
+// who knows them can forge tokens). Each error names the key to set.
+func (c *Config) checkExposure(v *validator) {
+	host, _, err := net.SplitHostPort(c.Server.Address)
+	if err != nil || c.API.AllowInsecureDefaults || loopback(host) {
+		return // an invalid address is reported on its own
+	}
+	const fix = "set it, listen on a loopback server.address, or set coordinator.api.allow-insecure-defaults: true"
+	if len(c.API.Users) == 0 && c.API.AdminPassword == DefaultAdminPassword {
+		v.add("coordinator.api.admin-password", "is the default %q while server.address %q is not loopback: %s (e.g. $COORDINATOR_ADMIN_PASSWORD)",
+			DefaultAdminPassword, c.Server.Address, fix)
+	}
+	if strings.TrimSpace(c.API.TokenSecret) == "" {
+		v.add("coordinator.api.token-secret", "is empty (derived from the admin credentials) while server.address %q is not loopback: %s (e.g. $COORDINATOR_TOKEN_SECRET)",
+			c.Server.Address, fix)
+	}
+}
+
+// loopback reports whether a listen address's host accepts local
+// connections only: "localhost" or a loopback IP. An empty host (":8080")
+// means every interface.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // mutexKey names the state-mutex key that supplied a value: the deprecated

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +26,50 @@ func TestStackCoordinatorConfig(t *testing.T) {
 	i := slices.IndexFunc(cfg.API.Users, func(u config.User) bool { return u.Username == "grafana" })
 	if i < 0 || !slices.Equal(cfg.API.Users[i].Roles, []string{"READ"}) {
 		t.Errorf("users %+v: want grafana with roles [READ]", cfg.API.Users)
+	}
+}
+
+// The coordinator container starts: with the image's environment (the
+// Dockerfile's ENV, listening on every interface) and the compose file's
+// defaults, the stack's configuration passes the insecure-defaults check.
+func TestStackCoordinatorStartsInTheImage(t *testing.T) {
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^ENV (\w+)=(\S*)$`).FindAllStringSubmatch(string(dockerfile), -1) {
+		env[m[1]] = m[2]
+	}
+	if env["COORDINATOR_SERVER_ADDRESS"] != ":8080" {
+		t.Fatalf("Dockerfile ENV %v: want COORDINATOR_SERVER_ADDRESS=:8080", env)
+	}
+	raw, err := os.ReadFile("docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatal(err)
+	}
+	// ${NAME:-default} as compose expands it with NAME unset.
+	unset := regexp.MustCompile(`\$\{\w+:-([^}]*)\}`)
+	for k, v := range compose.Services["coordinator"].Environment {
+		env[k] = unset.ReplaceAllString(v, "$1")
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	cfg, err := config.Load("coordinator/coordinator.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Address != ":8080" || cfg.API.TokenSecret == "" {
+		t.Errorf("address %q, token secret set %v", cfg.Server.Address, cfg.API.TokenSecret != "")
 	}
 }
 

@@ -7,6 +7,8 @@
 //	coordinator [-config FILE] [-log-format json|text] [-log-level debug|info|warn|error]
 //	coordinator -version | -help
 //
-// Without -config the file named by $COORDINATOR_CONFIG is read; without
-// either the embedded default configuration (in-memory store, :8080) is used.
+// Without -config the file named by $COORDINATOR_CONFIG is read. The file is
+// merged over the embedded default configuration (in-memory store,
+// 127.0.0.1:8080), and COORDINATOR_* environment variables override both
+// (package config).
 package main

@@ -153,8 +153,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 // usage heads the -help output, above the flag list.
 const usage = `Usage: coordinator [flags]
 
-Runs the Redis Stream Coordinator with the configuration file -config FILE,
-else the embedded default (in-memory store); see README.md.
+Runs the Redis Stream Coordinator. The configuration is the embedded default
+(in-memory store on 127.0.0.1:8080), with -config FILE merged over it and
+COORDINATOR_* environment variables (e.g. COORDINATOR_SERVER_ADDRESS) over
+both; see README.md.
 
 Flags:
 `
