@@ -4,7 +4,7 @@ BIN := bin/coordinator
 # VERSION is stamped into the binary (coordinator -version, /actuator/info).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-.PHONY: build run test lint services bench
+.PHONY: build run test lint services bench chaos
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/coordinator
@@ -31,3 +31,14 @@ lint:
 # goals P1-P5 and writes bench/results/<date>-bench.json (docs/benchmarks.md).
 bench: services
 	$(GO) run ./cmd/coord-bench -name bench -duration 8s
+
+# chaos runs the fault-injection suite of cmd/coord-chaos (package chaos):
+# 50 seeds of 60 s each on a throwaway Redis, then on PostgreSQL, 6 runs at
+# once (about 25 minutes on 2 cores). It prints every overlap, settle, admin
+# and epoch violation with its timeline; replay one with
+# go run ./cmd/coord-chaos -store redis -seed N.
+CHAOS_SEEDS ?= 50
+CHAOS_PARALLEL ?= 6
+chaos: services
+	$(GO) run ./cmd/coord-chaos -store redis -seeds $(CHAOS_SEEDS) -parallel $(CHAOS_PARALLEL) -duration 60s; r=$$?; \
+	$(GO) run ./cmd/coord-chaos -store jdbc -seeds $(CHAOS_SEEDS) -parallel $(CHAOS_PARALLEL) -duration 60s && exit $$r

@@ -34,7 +34,7 @@ func (f Fault) String() string { return fmt.Sprintf("%s %s %d", fmtOffset(f.At),
 
 // mean gaps between two faults of a kind, for the default sizes.
 const (
-	coordinatorGap = 8 * time.Second
+	coordinatorGap = 6 * time.Second
 	redisGap       = 15 * time.Second
 	crashGap       = 5 * time.Second
 	partitionGap   = 4 * time.Second

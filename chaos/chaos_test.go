@@ -1,0 +1,147 @@
+package chaos
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+)
+
+// TestChaosShort is the short form of make chaos: two fixed seeds on a
+// throwaway Redis and one on PostgreSQL, 15 s of faults each, run at once.
+// Every run must end without an overlap, settle balanced, keep every
+// acknowledged scale and never see an epoch move back.
+func TestChaosShort(t *testing.T) {
+	if _, err := os.Stat(RedisBinary); err != nil {
+		testredis.Unavailable(t, "redis-server binary: %v", err)
+	}
+	ctx := context.Background()
+	pg := Defaults().PostgresURL
+	if conn, err := pgx.Connect(ctx, pg); err != nil {
+		testredis.Unavailable(t, "PostgreSQL at %s: %v", pg, err)
+	} else {
+		conn.Close(ctx)
+	}
+	bin, err := bench.BuildCoordinator(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []Options{{Seed: 1, Store: bench.StoreRedis}, {Seed: 2, Store: bench.StoreRedis}, {Seed: 1, Store: bench.StoreJDBC}}
+	var wg sync.WaitGroup
+	for _, o := range runs {
+		d := Defaults()
+		d.Seed, d.Store, d.Binary = o.Seed, o.Store, bin
+		d.Duration, d.SettleTimeout = 15*time.Second, 20*time.Second
+		wg.Go(func() {
+			res, err := Run(ctx, d)
+			if err != nil {
+				t.Errorf("seed %d on %s: %v", d.Seed, d.Store, err)
+				return
+			}
+			var b strings.Builder
+			res.Report(&b)
+			if res.Failed() {
+				t.Error(b.String())
+			} else {
+				t.Log(b.String())
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestScheduleIsSeededAndConsistent(t *testing.T) {
+	o := Defaults()
+	o.Seed = 7
+	a, b := Schedule(o), Schedule(o)
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("schedules of one seed: %d and %d faults", len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("fault %d: %v and %v", i, a[i], b[i])
+		}
+	}
+	coordDown := map[int]bool{}
+	memberBusy := map[int]bool{}
+	kinds := map[string]bool{}
+	for i, f := range a {
+		kinds[f.Kind] = true
+		if f.At < 0 || f.At > o.Duration || (i > 0 && f.At < a[i-1].At) {
+			t.Fatalf("fault %v out of order or range", f)
+		}
+		switch f.Kind {
+		case CoordinatorKill:
+			coordDown[f.Target] = true
+			if len(coordDown) >= o.Coordinators {
+				t.Fatalf("%v: every coordinator down", f)
+			}
+		case CoordinatorRestart:
+			delete(coordDown, f.Target)
+		case MemberCrash, MemberPartition:
+			if memberBusy[f.Target] {
+				t.Fatalf("%v: member already in a fault", f)
+			}
+			memberBusy[f.Target] = true
+		case MemberRestart, MemberHeal:
+			delete(memberBusy, f.Target)
+		}
+	}
+	if len(coordDown)+len(memberBusy) > 0 {
+		t.Errorf("faults still open at the end: coordinators %v members %v", coordDown, memberBusy)
+	}
+	for _, k := range []string{CoordinatorKill, RedisKill, MemberCrash, MemberPartition, Scale} {
+		if !kinds[k] {
+			t.Errorf("no %s in 60 s", k)
+		}
+	}
+	o.Store = bench.StoreJDBC
+	for _, f := range Schedule(o) {
+		if f.Kind == RedisKill {
+			t.Fatalf("Redis fault on the jdbc store: %v", f)
+		}
+	}
+}
+
+func TestEpochViolationsOrderAnswersBySendAndReceipt(t *testing.T) {
+	ans := func(member string, sent, recv time.Duration, ge, me int64) answer {
+		return answer{member: member, req: member, sent: sent, recv: recv,
+			resp: group.HeartbeatResponse{Status: group.StatusOK, GroupEpoch: ge, AssignmentEpoch: ge, MetadataVersion: ge, MemberEpoch: me}}
+	}
+	concurrent := []answer{ans("a", 0, 10, 5, 5), ans("b", 1, 9, 4, 4)}
+	if v := epochViolations(concurrent); len(v) != 0 {
+		t.Errorf("overlapping requests compared: %v", v)
+	}
+	back := []answer{ans("a", 0, 10, 5, 5), ans("b", 11, 12, 4, 4)}
+	if v := epochViolations(back); len(v) != 3 { // groupEpoch, assignmentEpoch, metadataVersion
+		t.Errorf("violations %v, want three", v)
+	}
+	member := []answer{ans("a", 0, 10, 5, 5), ans("a", 11, 12, 5, 4), ans("b", 13, 14, 5, 1)}
+	if v := epochViolations(member); len(v) != 1 || v[0].Members[0] != "a" {
+		t.Errorf("violations %v, want a's member epoch", v)
+	}
+	rejected := []answer{ans("a", 0, 10, 5, 5), {member: "b", sent: 11, recv: 12, resp: group.HeartbeatResponse{Status: group.StatusUnknownMemberID}}}
+	if v := epochViolations(rejected); len(v) != 0 {
+		t.Errorf("rejected answer compared: %v", v)
+	}
+}
+
+func TestAdminViolations(t *testing.T) {
+	ops := []adminOp{{target: 30, code: 202, id: "r1"}, {target: 12, code: 409}, {target: 16, code: 0}}
+	if v := adminViolations(ops, 24, 30, []string{"r1"}, 0); len(v) != 0 {
+		t.Errorf("kept change reported: %v", v)
+	}
+	if v := adminViolations(ops, 24, 16, []string{"r1", "r2"}, 0); len(v) != 0 {
+		t.Errorf("unanswered later change reported: %v", v)
+	}
+	if v := adminViolations(ops, 24, 24, nil, 0); len(v) != 2 {
+		t.Errorf("lost change and missing migration: %v", v)
+	}
+}
