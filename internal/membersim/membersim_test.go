@@ -147,3 +147,23 @@ func TestSettled(t *testing.T) {
 		}
 	}
 }
+
+func TestStopReadingKeepsTheEpochAndReportsTheRelease(t *testing.T) {
+	o := NewOracle()
+	m := New("a", o)
+	req := m.Request()
+	m.Apply(req, answer(req, group.StatusOK, 2, group.NewShardSet(0, 1)))
+	stale := m.Request() // in flight while the local lease lapses
+	m.StopReading()
+	req = m.Request()
+	if req.MemberEpoch != 2 || len(req.OwnedShards) != 0 || !released(req).Equal(group.NewShardSet(0, 1)) || len(o.Readers()) != 0 {
+		t.Fatalf("after StopReading: request %+v, readers %v", req, o.Readers())
+	}
+	// The answer to the older request assigns shard 1 again: it is read,
+	// so it is no longer reported released; shard 0 still is.
+	m.Apply(stale, answer(stale, group.StatusOK, 2, group.NewShardSet(1)))
+	req = m.Request()
+	if !req.OwnedShards.Equal(group.NewShardSet(1)) || !released(req).Equal(group.NewShardSet(0)) {
+		t.Fatalf("after the late answer: owned %v released %v", req.OwnedShards, released(req))
+	}
+}
