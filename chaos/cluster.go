@@ -85,13 +85,13 @@ func (c *cluster) kill(i int) bool {
 	return true
 }
 
-// restart starts slot i again if it is down, retrying until ctx ends
+// restart starts slot i again if it is down, retrying up to 10 times
 // (a coordinator may fail to start while the store is down).
 func (c *cluster) restart(ctx context.Context, i int) error {
 	s := c.slots[i]
 	s.busy.Lock()
 	defer s.busy.Unlock()
-	for {
+	for attempt := 1; ; attempt++ {
 		c.mu.Lock()
 		up := s.srv != nil
 		c.mu.Unlock()
@@ -99,7 +99,7 @@ func (c *cluster) restart(ctx context.Context, i int) error {
 			return nil
 		}
 		err := c.start(ctx, i)
-		if err == nil || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil || attempt == 10 {
 			return err
 		}
 	}

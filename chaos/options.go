@@ -7,8 +7,9 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/bench"
 )
 
-// Options configure one run. The zero value of a field means its default
-// (Defaults); Seed 0 is a valid seed.
+// Options configure one run; start from Defaults. Run replaces zero
+// durations, sizes and store settings by their defaults; the rates are
+// used as given (0: no lost or duplicated heartbeats). Seed 0 is a seed.
 type Options struct {
 	// Seed drives the fault schedule and every random choice of the
 	// members (routing, lost and duplicated heartbeats).

@@ -164,11 +164,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	end := r.now()
 	if settleErr == nil {
 		res.Settled, res.SettleTime = true, end-healAt
-		res.Violations = append(res.Violations, r.checkAdmin(ctx, end)...)
+		r.log.add(end, "", fmt.Sprintf("settled %v after the faults stopped", end-healAt))
 	} else {
 		res.Violations = append(res.Violations, Violation{Kind: "settle", At: end,
 			Text: fmt.Sprintf("not settled %v after the faults stopped: %v", end-healAt, settleErr)})
 	}
+	res.Violations = append(res.Violations, r.checkAdmin(ctx, end)...)
 	stopMembers()
 	members.Wait()
 	r.bg.Wait()
@@ -190,7 +191,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Heartbeats = len(r.answers.all)
 	res.Violations = append(res.Violations, epochViolations(r.answers.all)...)
 	r.answers.mu.Unlock()
-	r.attachTimelines(res.Violations, overlaps)
+	r.attachTimelines(res.Violations)
 	res.Counts = r.counts
 	if !res.Failed() && o.Dir == "" {
 		r.cluster.close()
@@ -452,10 +453,11 @@ func (r *run) checkAdmin(ctx context.Context, at time.Duration) []Violation {
 // maxTimelines bounds how many incidents get a full timeline.
 const maxTimelines = 10
 
-// attachTimelines gives each violation the timeline of its members; an
-// overlap of the same two members within a lease TTL of one already shown
-// gets none (same incident).
-func (r *run) attachTimelines(vs []Violation, overlaps []Violation) {
+// attachTimelines gives each violation the timeline of its members (and
+// of the cluster); a violation of the same members within a lease TTL of
+// one already shown gets none (same incident), nor do those after the
+// first maxTimelines incidents.
+func (r *run) attachTimelines(vs []Violation) {
 	type shown struct {
 		members string
 		at      time.Duration
@@ -466,7 +468,7 @@ func (r *run) attachTimelines(vs []Violation, overlaps []Violation) {
 		pair := strings.Join(v.Members, "+")
 		same := false
 		for _, d := range done {
-			if d.members == pair && v.At-d.at < r.opts.LeaseTTL && v.At >= d.at {
+			if d.members == pair && (v.At-d.at).Abs() < r.opts.LeaseTTL {
 				same = true
 			}
 		}
@@ -478,5 +480,4 @@ func (r *run) attachTimelines(vs []Violation, overlaps []Violation) {
 		end := v.At + 2*r.opts.LeaseTTL
 		v.Timeline = r.log.timeline(v.Members, until, end, 24, 8)
 	}
-	_ = overlaps
 }
