@@ -50,6 +50,10 @@ type HealthReport struct {
 	Store StoreHealth `json:"store,omitzero"`
 }
 
+// ready reports whether the coordinator can serve: its metadata store is
+// not DOWN (a report without a store counts as ready).
+func (r HealthReport) ready() bool { return r.Store.Status != StoreDown }
+
 // HealthChecker produces the health report. Check must not block on Redis
 // (§10.2: it answers from a cache and refreshes asynchronously).
 type HealthChecker interface {
@@ -90,6 +94,8 @@ type Options struct {
 	// Metrics, when non-nil, is served at /actuator/prometheus and /metrics.
 	Metrics       http.Handler
 	CoordinatorID string
+	// Version is the build's version, served by /actuator/info.
+	Version string
 	// Logger receives panics and server-side (5xx) errors; default slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes caps request bodies (413 above it); default 1 MiB.
@@ -125,6 +131,8 @@ type API struct {
 	router   *httprouter.Router
 	draining atomic.Bool
 	data     DataPlane
+	// info is the body of /actuator/info.
+	info info
 	// benchEndpoints is Options.BenchEndpoints.
 	benchEndpoints bool
 	// guard is the installed Security; nil when the API is open.
@@ -157,6 +165,7 @@ func New(o Options) *API {
 		maxBody:  o.MaxBodyBytes,
 		router:   httprouter.New(),
 		data:     o.DataPlane,
+		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
 
 		benchEndpoints: o.BenchEndpoints,
 	}
@@ -189,7 +198,10 @@ func New(o Options) *API {
 		writeJSON(w, http.StatusOK, probeUp)
 	})
 	r.GET("/readyz", a.ready)
-	r.GET("/actuator/health", a.ready)
+	r.GET("/actuator/health", a.actuatorHealth)
+	r.GET("/actuator/info", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		writeJSON(w, http.StatusOK, a.info)
+	})
 	if o.Metrics != nil {
 		r.Handler(http.MethodGet, "/actuator/prometheus", o.Metrics)
 		r.Handler(http.MethodGet, "/metrics", o.Metrics)
@@ -259,18 +271,46 @@ type probe struct {
 	Status string `json:"status"`
 }
 
-var (
-	probeUp       = probe{"UP"}
-	probeDraining = probe{"OUT_OF_SERVICE"}
+// Probe and readiness statuses.
+const (
+	statusUp           = "UP"
+	statusOutOfService = "OUT_OF_SERVICE"
 )
 
-// ready is the readiness probe: 503 once draining.
-func (a *API) ready(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
-	if a.draining.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, probeDraining)
-		return
+var probeUp = probe{statusUp}
+
+// info is the body of /actuator/info.
+type info struct {
+	Version       string `json:"version"`
+	CoordinatorID string `json:"coordinatorId"`
+}
+
+// readiness returns the health report and the readiness answer: 503 with
+// status OUT_OF_SERVICE once draining, 503 with the report's status
+// (DEGRADED) while the metadata store is DOWN, else 200.
+func (a *API) readiness(ctx context.Context) (int, HealthReport) {
+	rep := a.health.Check(ctx)
+	switch {
+	case a.draining.Load():
+		rep.Status = statusOutOfService
+		return http.StatusServiceUnavailable, rep
+	case !rep.ready():
+		return http.StatusServiceUnavailable, rep
 	}
-	writeJSON(w, http.StatusOK, probeUp)
+	return http.StatusOK, rep
+}
+
+// ready is the readiness probe /readyz: {"status"} with readiness's code.
+func (a *API) ready(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	code, rep := a.readiness(r.Context())
+	writeJSON(w, code, probe{rep.Status})
+}
+
+// actuatorHealth is /actuator/health: the §10.2 report with readiness's
+// code (status OUT_OF_SERVICE while draining).
+func (a *API) actuatorHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	code, rep := a.readiness(r.Context())
+	writeJSON(w, code, rep)
 }
 
 // recovered answers a handler panic with 500 INTERNAL_ERROR. An

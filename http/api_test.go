@@ -428,6 +428,35 @@ type fixedHealth HealthReport
 
 func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h) }
 
+// Readiness follows the store: 503 while it is DOWN, whatever Redis is;
+// /actuator/health carries the §10.2 report with the same code.
+func TestReadinessFollowsTheStore(t *testing.T) {
+	for _, tc := range []struct {
+		report HealthReport
+		code   int
+	}{
+		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: StoreHealth{"redis", "closed", StoreUp}}, 200},
+		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UNKNOWN", Loop: "UP", Store: StoreHealth{"redis", "closed", StoreUnknown}}, 200},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: StoreHealth{"memory", "closed", StoreUp}}, 200},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: StoreHealth{"redis", "open", StoreDown}}, 503},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: StoreHealth{"jdbc", "closed", StoreDown}}, 503},
+	} {
+		api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Health = fixedHealth(tc.report) })
+		body, err := json.Marshal(tc.report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON(t, do(api, "GET", "/readyz", ""), tc.code, `{"status":"`+tc.report.Status+`"}`)
+		wantJSON(t, do(api, "GET", "/actuator/health", ""), tc.code, string(body))
+		wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, string(body))
+	}
+}
+
+func TestActuatorInfo(t *testing.T) {
+	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Version = "v1.2.3" })
+	wantJSON(t, do(api, "GET", "/actuator/info", ""), 200, `{"version":"v1.2.3","coordinatorId":"test-coordinator"}`)
+}
+
 func TestHealthAndCompatibility(t *testing.T) {
 	api := newTestAPI(&fakeCoord{})
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200,
@@ -525,7 +554,7 @@ func TestDrainRefusesMutationsOnly(t *testing.T) {
 	}
 	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
 	wantJSON(t, do(api, "GET", "/readyz", ""), 503, `{"status":"OUT_OF_SERVICE"}`)
-	wantJSON(t, do(api, "GET", "/actuator/health", ""), 503, `{"status":"OUT_OF_SERVICE"}`)
+	wantJSON(t, do(api, "GET", "/actuator/health", ""), 503, `{"status":"OUT_OF_SERVICE","coordinatorId":"test-coordinator","redis":"NOT_CONFIGURED","loop":"UP"}`)
 	wantJSON(t, do(api, "GET", "/healthz", ""), 200, `{"status":"UP"}`)
 }
 

@@ -14,12 +14,88 @@ const (
 	RedisUnknown       = "UNKNOWN"
 )
 
+// Store states of the health report's "store" member.
+const (
+	StoreUp      = "UP"
+	StoreDown    = "DOWN"
+	StoreUnknown = "UNKNOWN"
+)
+
 // StoreHealth is the "store" member of the health report: the metadata
-// store's type (memory, redis, jdbc) and its circuit breaker's state
-// (closed, half-open, open). It never changes the report's status.
+// store's type (memory, redis, jdbc), its circuit breaker's state (closed,
+// half-open, open) and its status: DOWN while the breaker is open or the
+// store failed its last probe, UNKNOWN before the first probe ends, else
+// UP. While it is DOWN the report's status is DEGRADED and readiness
+// (/readyz, /actuator/health) answers 503.
 type StoreHealth struct {
 	Type    string `json:"type"`
 	Breaker string `json:"breaker"`
+	Status  string `json:"status"`
+}
+
+// ProbeOptions configure a Probe.
+type ProbeOptions struct {
+	// Check tests the dependency; nil means healthy. Required.
+	Check func(context.Context) error
+	// Timeout bounds one check; default 300ms.
+	Timeout time.Duration
+	// CacheTTL is how long a result is served; default 1s.
+	CacheTTL time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Probe caches the result of a dependency check that runs asynchronously.
+// State never blocks: while the last result is fresh it is served;
+// otherwise State starts one check (never two at once) and answers with
+// the previous result, UNKNOWN before the first check ends.
+type Probe struct {
+	o ProbeOptions
+
+	mu        sync.Mutex
+	state     string
+	checkedAt time.Time
+	probing   bool
+}
+
+// NewProbe returns a Probe whose state is UNKNOWN until the first check,
+// which the first State call starts.
+func NewProbe(o ProbeOptions) *Probe {
+	if o.Timeout <= 0 {
+		o.Timeout = 300 * time.Millisecond
+	}
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Probe{o: o, state: RedisUnknown}
+}
+
+// State returns "UP", "DOWN" or "UNKNOWN" (the Redis* and Store* values).
+func (p *Probe) State() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.probing && (p.checkedAt.IsZero() || p.o.Now().Sub(p.checkedAt) >= p.o.CacheTTL) {
+		p.probing = true
+		go p.run()
+	}
+	return p.state
+}
+
+// run checks once and caches the result.
+func (p *Probe) run() {
+	ctx, cancel := context.WithTimeout(context.Background(), p.o.Timeout)
+	err := p.o.Check(ctx)
+	cancel()
+	state := RedisUp
+	if err != nil {
+		state = RedisDown
+	}
+	p.mu.Lock()
+	p.state, p.checkedAt, p.probing = state, p.o.Now(), false
+	p.mu.Unlock()
 }
 
 // PingHealthOptions configure a PingHealth.
@@ -37,59 +113,24 @@ type PingHealthOptions struct {
 }
 
 // PingHealth is the HealthChecker used when Redis is a required dependency
-// (§10.2). Check never blocks: while the last result is fresh it is
-// served; otherwise Check starts one asynchronous ping (never two at once)
-// and answers with the previous result, UNKNOWN before the first one ends.
+// (§10.2): its Redis state is a Probe of Ping, so Check never blocks.
 type PingHealth struct {
-	o PingHealthOptions
-
-	mu        sync.Mutex
-	redis     string
-	checkedAt time.Time
-	probing   bool
+	id    string
+	probe *Probe
 }
 
 // NewPingHealth returns a PingHealth whose Redis state is UNKNOWN until the
 // first ping, which the first Check starts.
 func NewPingHealth(o PingHealthOptions) *PingHealth {
-	if o.Timeout <= 0 {
-		o.Timeout = 300 * time.Millisecond
-	}
-	if o.CacheTTL <= 0 {
-		o.CacheTTL = time.Second
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return &PingHealth{o: o, redis: RedisUnknown}
+	return &PingHealth{id: o.CoordinatorID, probe: NewProbe(ProbeOptions{Check: o.Ping, Timeout: o.Timeout, CacheTTL: o.CacheTTL, Now: o.Now})}
 }
 
 // Check returns the report: status DEGRADED iff Redis is DOWN, loop UP.
 func (h *PingHealth) Check(context.Context) HealthReport {
-	h.mu.Lock()
-	if !h.probing && (h.checkedAt.IsZero() || h.o.Now().Sub(h.checkedAt) >= h.o.CacheTTL) {
-		h.probing = true
-		go h.probe()
-	}
-	redis := h.redis
-	h.mu.Unlock()
+	redis := h.probe.State()
 	status := "UP"
 	if redis == RedisDown {
 		status = "DEGRADED"
 	}
-	return HealthReport{Status: status, CoordinatorID: h.o.CoordinatorID, Redis: redis, Loop: "UP"}
-}
-
-// probe pings once and caches the result.
-func (h *PingHealth) probe() {
-	ctx, cancel := context.WithTimeout(context.Background(), h.o.Timeout)
-	err := h.o.Ping(ctx)
-	cancel()
-	state := RedisUp
-	if err != nil {
-		state = RedisDown
-	}
-	h.mu.Lock()
-	h.redis, h.checkedAt, h.probing = state, h.o.Now(), false
-	h.mu.Unlock()
+	return HealthReport{Status: status, CoordinatorID: h.id, Redis: redis, Loop: "UP"}
 }

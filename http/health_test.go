@@ -40,9 +40,9 @@ func (p *pinger) count() int {
 func waitFor(t *testing.T, h *PingHealth, want string) HealthReport {
 	t.Helper()
 	for {
-		h.mu.Lock()
-		done := !h.probing
-		h.mu.Unlock()
+		h.probe.mu.Lock()
+		done := !h.probe.probing
+		h.probe.mu.Unlock()
 		if r := h.Check(context.Background()); r.Redis == want && done {
 			return r
 		}

@@ -349,6 +349,7 @@ func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 		{"GET", "/coord/v10/monitoring/groups", "", http.StatusNotFound},
 		{"GET", "/healthz", "", http.StatusOK},
 		{"GET", "/actuator/health", "", http.StatusOK},
+		{"GET", "/actuator/info", "", http.StatusOK},
 	}
 	for _, tc := range tests {
 		rec := e.send(tc.method, tc.path, tc.auth, "")

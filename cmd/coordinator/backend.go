@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/breaker"
@@ -23,6 +24,9 @@ import (
 type backend struct {
 	// store is the configured store behind breaker.
 	store persistence.Store
+	// direct is the configured store without the breaker, for the
+	// readiness probe (which must not use up the breaker's probe calls).
+	direct persistence.Store
 	// locker is the Redis state mutex behind breaker; nil means none
 	// (persistence.NoLocker).
 	locker persistence.Locker
@@ -59,7 +63,7 @@ func openBackend(ctx context.Context, cfg *config.Config, logger *slog.Logger) (
 	if err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
-	b.store = br.Store(store)
+	b.direct, b.store = store, br.Store(store)
 	if locker != nil {
 		b.locker = br.Locker(locker)
 	}
@@ -127,14 +131,21 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 	return goredis.NewUniversalClient(o)
 }
 
-// health returns the §10.2 health checker with the store's type and
-// breaker state added: it pings Redis when Redis is required (status
-// DEGRADED while Redis is DOWN), otherwise it reports Redis NOT_CONFIGURED.
+// health returns the §10.2 health checker with the store's type, breaker
+// state and status added: it pings Redis when Redis is required, otherwise
+// it reports Redis NOT_CONFIGURED; it probes the store (probeStore) with
+// the store timeout, the result cached for health.cache-ttl-ms. The status
+// is DEGRADED while Redis or the store is DOWN.
 func (b *backend) health(cfg *config.Config) httpapi.HealthChecker {
 	h := &health{
 		report:  httpapi.HealthReport{Status: "UP", CoordinatorID: cfg.ID, Redis: httpapi.RedisNotConfigured, Loop: "UP"},
 		store:   cfg.Store.Type,
 		breaker: b.breaker,
+		probe: httpapi.NewProbe(httpapi.ProbeOptions{
+			Check:    b.probeStore,
+			Timeout:  cfg.Store.Timeout.Duration(),
+			CacheTTL: cfg.Health.CacheTTL(),
+		}),
 	}
 	if b.redis != nil {
 		h.redis = httpapi.NewPingHealth(httpapi.PingHealthOptions{
@@ -147,22 +158,45 @@ func (b *backend) health(cfg *config.Config) httpapi.HealthChecker {
 	return h
 }
 
+// probeKey names a group that is never created (its prefix starts with
+// underscores); probeStore reads its revision.
+var probeKey = group.Key{StreamPrefix: "__coordinator", ConsumerGroup: "__readiness-probe"}
+
+// probeStore checks that the store answers: one cheap revision read of
+// probeKey, past the breaker. Not found is an answer.
+func (b *backend) probeStore(ctx context.Context) error {
+	if _, err := b.direct.Revision(ctx, probeKey); err != nil && !errors.Is(err, persistence.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
 // health is the coordinator's HealthChecker. It never blocks: the Redis
-// part comes from PingHealth's cache, the breaker state from memory.
+// part comes from PingHealth's cache, the store probe from its Probe, the
+// breaker state from memory.
 type health struct {
 	// redis answers when Redis is required; nil → report.
 	redis   *httpapi.PingHealth
 	report  httpapi.HealthReport
 	store   string
 	breaker *breaker.Breaker
+	probe   *httpapi.Probe
 }
 
+// Check returns the report; the store is DOWN while the breaker is open or
+// the last probe failed.
 func (h *health) Check(ctx context.Context) httpapi.HealthReport {
 	r := h.report
 	if h.redis != nil {
 		r = h.redis.Check(ctx)
 	}
-	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State()}
+	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State(), Status: h.probe.State()}
+	if r.Store.Breaker == "open" {
+		r.Store.Status = httpapi.StoreDown
+	}
+	if r.Store.Status == httpapi.StoreDown {
+		r.Status = "DEGRADED"
+	}
 	return r
 }
 

@@ -55,7 +55,7 @@ func TestBreakerGuardsStoreAndMutex(t *testing.T) {
   redis: {host: 127.0.0.1, port: 1}
 `)
 	ctx, key := t.Context(), group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
-	if h := health.Check(ctx); h.Store != (httpapi.StoreHealth{Type: "redis", Breaker: "closed"}) {
+	if h := health.Check(ctx); h.Store.Type != "redis" || h.Store.Breaker != "closed" {
 		t.Fatalf("health before any call: %+v", h)
 	}
 	if _, err := back.locker.Lock(ctx, key); !errors.Is(err, persistence.ErrUnavailable) {
@@ -70,7 +70,7 @@ func TestBreakerGuardsStoreAndMutex(t *testing.T) {
 	if _, err := back.locker.Lock(ctx, key); !errors.Is(err, gobreaker.ErrOpenState) {
 		t.Fatalf("lock after two failures: %v, want the open breaker", err)
 	}
-	if h := health.Check(ctx); h.Store.Breaker != "open" {
+	if h := health.Check(ctx); h.Store.Breaker != "open" || h.Store.Status != httpapi.StoreDown || h.Status != "DEGRADED" {
 		t.Errorf("health with the breaker open: %+v", h)
 	}
 }

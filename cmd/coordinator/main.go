@@ -106,6 +106,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Settings:      settings,
 		Health:        back.health(cfg),
 		CoordinatorID: cfg.ID,
+		Version:       buildVersion(),
 		Logger:        logger,
 		Security:      sec,
 		DataPlane:     dataPlane(cfg, back.redis),
@@ -203,6 +204,7 @@ func domainSettings(cfg *config.Config) group.Settings {
 		DefaultShardCount:    cfg.Defaults.InitialShardCount,
 		MaxShardCount:        cfg.Defaults.MaxShardCount,
 		DrainCheck:           cfg.RedisRequired(),
+		Coordinator:          cfg.ID,
 	}
 }
 

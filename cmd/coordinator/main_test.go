@@ -158,9 +158,25 @@ func TestRunServesTheAPI(t *testing.T) {
 		t.Fatalf("readyz: %d %s", st, body)
 	}
 	createAndJoin(t, base+"/coord/v1", "orders")
-	st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
-	if st != http.StatusOK || body != `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP","store":{"type":"memory","breaker":"closed"}}` {
-		t.Fatalf("health: %d %s", st, body)
+	waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP","store":{"type":"memory","breaker":"closed","status":"UP"}}`)
+	if st, body := send(t, "GET", base+"/actuator/info", ""); st != http.StatusOK || body != `{"version":"`+buildVersion()+`","coordinatorId":"it"}` {
+		t.Fatalf("info: %d %s", st, body)
+	}
+}
+
+// waitHealthBody polls the health report until it is want; meanwhile only
+// probes still UNKNOWN may differ.
+func waitHealthBody(t *testing.T, base, want string) {
+	t.Helper()
+	for {
+		st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
+		if body == want {
+			return
+		}
+		if st != http.StatusOK || !strings.Contains(body, `"UNKNOWN"`) {
+			t.Fatalf("health: %d %s, want %s", st, body, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -199,17 +215,7 @@ func TestRunKeepsGroupsAcrossRestarts(t *testing.T) {
 			if st != http.StatusOK || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
 				t.Fatalf("group after restart: %d %s", st, body)
 			}
-			want := `{"status":"UP","coordinatorId":"it","redis":"` + tc.redis + `","loop":"UP","store":{"type":"` + tc.name + `","breaker":"closed"}}`
-			for {
-				st, body = send(t, "GET", base+"/coord/v1/monitoring/health", "")
-				if body == want {
-					break
-				}
-				if st != http.StatusOK || !strings.Contains(body, `"redis":"UNKNOWN"`) {
-					t.Fatalf("health: %d %s, want %s", st, body, want)
-				}
-				time.Sleep(time.Millisecond)
-			}
+			waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"`+tc.redis+`","loop":"UP","store":{"type":"`+tc.name+`","breaker":"closed","status":"UP"}}`)
 			if st, body := send(t, "DELETE", grp, `{"requestedBy":"it","reason":"cleanup","force":true}`); st != http.StatusOK {
 				t.Fatalf("delete: %d %s", st, body)
 			}
