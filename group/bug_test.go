@@ -43,7 +43,10 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	t0 := c.Now
 	a.beat(c)
 	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(2, 3), "b": shards(0, 1)})
-	// b is stuck: it keeps reading 2,3 and reports them draining.
+	// b is stuck: it keeps reading 2,3 and reports them draining; it is told
+	// its reduced target at t0.
+	stuck := c.Member("b", member(t, c, "b").MemberEpoch, 0, 1, 2, 3)
+	expect(t, c.Heartbeat(stuck), group.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
 	for c.Now < t0.Add(55*time.Second) {
 		c.Advance(5 * time.Second)
 		hb := c.Member("b", member(t, c, "b").MemberEpoch, 0, 1)
@@ -57,6 +60,8 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	// b restarts at t0+58s.
 	c.Now = t0.Add(58 * time.Second)
 	b.restart()
+	expect(t, b.beat(c), group.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
+	// Its next heartbeat says it reads 0,1 only: 2,3 are released.
 	expect(t, b.beat(c), group.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
 	// t0+58.5s: a heartbeats (and reads 2,3), a tick runs.
 	c.Now = t0.Add(58500 * time.Millisecond)
@@ -246,8 +251,9 @@ func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 }
 
 // stuckB builds A{0,1} B{2,3}; C joins at t0 (targets A{0,1} B{2} C{3}) and
-// B stays stuck owning 3 while everybody heartbeats until t0+55s. It
-// returns the clients A and C and t0; B's deadline is t0+60s.
+// B stays stuck owning 3 while everybody heartbeats until t0+55s; B is
+// told its reduced target at t0. It returns the clients A and C and t0; B's
+// deadline is t0+60s.
 func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) {
 	t.Helper()
 	c := stableAB(t)
@@ -258,6 +264,7 @@ func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) 
 	cc := newClient("C")
 	cc.beat(c)
 	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
+	c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch, 2, 3))
 	for c.Now < t0.Add(55*time.Second) {
 		c.Advance(5 * time.Second)
 		a.beat(c)

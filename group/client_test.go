@@ -25,6 +25,10 @@ type client struct {
 	leaving bool
 	// done is set when a leaving process got its answer: it is gone.
 	done bool
+	// leaseEnd is the member's local lease: one lease TTL after the send
+	// time of its last answered heartbeat. The process reads nothing once
+	// it has passed (the member's side of the safety contract).
+	leaseEnd group.Instant
 }
 
 func newClient(id string) *client { return &client{id: id} }
@@ -112,11 +116,27 @@ func (cl *client) finishDrain() {
 	cl.draining = nil
 }
 
+// lapse stops reading everything: the local lease ran out. What was read
+// is reported REVOKED from now on.
+func (cl *client) lapse() {
+	cl.revoked = cl.revoked.Union(cl.owned).Union(cl.draining)
+	cl.owned, cl.draining = nil, nil
+}
+
 // reading is every shard the process reads.
 func (cl *client) reading() group.ShardSet { return cl.owned.Union(cl.draining) }
 
 // restart drops the process state: a new process with the same id.
 func (cl *client) restart() { *cl = client{id: cl.id, mv: cl.mv, slow: cl.slow} }
+
+// answered reports whether resp renews the member's local lease.
+func answered(resp group.HeartbeatResponse) bool {
+	switch resp.Status {
+	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+		return true
+	}
+	return false
+}
 
 // beat sends the client's next heartbeat through c and applies the answer.
 func (cl *client) beat(c *grouptest.Context) group.HeartbeatResponse {

@@ -31,6 +31,7 @@ func (t *tx) openCorrection(observed int64) {
 // does, the shards it reads must keep blocking every other member.
 func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
 	g := t.g
+	before := *rec
 	target := g.Targets[rec.MemberID]
 	authority := rec.Holding().Union(target.Minus(g.blocked(rec.MemberID, target)))
 	t.refreshLiveness(rec, req)
@@ -43,6 +44,7 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 	}
 	t.enforceTimeouts(rec.MemberID)
 	if rec = t.member(rec.MemberID); rec.State == MemberFenced {
+		t.retain(rec, &before)
 		return t.fenced(req, rec)
 	}
 	target = g.Targets[rec.MemberID]
@@ -51,6 +53,7 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
+	t.retain(rec, &before)
 	return t.answer(req, StatusSyncMetadata, rec, assigned, target.Minus(assigned))
 }
 

@@ -29,6 +29,7 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 5–7. Metadata correction (§4.8).
 	id := req.MemberID
 	rec := t.member(id)
+	before := t.member(id)
 	// Deviations from §4.2 that keep a round from trapping members: a leave
 	// (epoch −1) is never intercepted, so a leaving member can always leave
 	// (and its G bump ends the round); a new process of a LEAVING member
@@ -41,6 +42,15 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	}
 	if syncable && g.MetadataCorrection != nil && req.MetadataVersion != g.MetadataVersion {
 		return t.syncMetadata(req, rec, maint)
+	}
+	// A heartbeat proves the shards it omits released only when the member
+	// sent it knowing the current target (its epoch is the assignment
+	// epoch) or it is a leave; any other one (a retry with the previous
+	// epoch, a delayed duplicate, a rejoin over a record that still holds
+	// shards) may predate what the member reads now, so what the record
+	// held stays held (retain).
+	if req.MemberEpoch == -1 || req.MemberEpoch == g.AssignmentEpoch {
+		before = nil
 	}
 
 	// 8. Epoch dispatch.
@@ -96,6 +106,7 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 12. Fenced by a timeout in step 11.
 	rec = t.member(id)
 	if rec.State == MemberFenced {
+		t.retain(rec, before)
 		return t.fenced(req, rec)
 	}
 	// 13. A live member moves to the assignment epoch.
@@ -118,6 +129,7 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 		pending = target.Intersect(blocked)
 	}
 	rec.GrantedAssignment = assigned
+	t.retain(rec, before)
 	t.saveMember(rec)
 	return t.answer(req, status, rec, assigned, pending)
 }
@@ -147,11 +159,16 @@ func (t *tx) join(id string, req *HeartbeatRequest) *Member {
 
 // joinReplay answers an epoch-0 heartbeat of a live member that reports
 // nothing: the member has dropped its state (a lost join response or a client
-// restart). Whatever the record still holds is cleared (improvement 8b), and
-// the member gets its current target with its stored epoch; nothing is bumped.
+// restart), or this is a delayed duplicate of its join. It gets its current
+// target with its stored epoch and nothing is bumped (improvement 8b).
+// Unlike 8b, whatever the record held and its target no longer grants
+// stays held as revoking until the member's next heartbeat says what it
+// reads: a duplicate join must not free shards the member still reads.
 func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
 	g := t.g
-	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0
+	before := *rec
+	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0 &&
+		rec.LeaseWriter == t.s.Coordinator
 	if !livenessOnly {
 		rec.CurrentAssignment, rec.Revoking, rec.GrantedAssignment, rec.ShardProgress = nil, nil, nil, nil
 	}
@@ -169,6 +186,7 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 		rec.GrantedAssignment = assigned
 		t.putMember(*rec, false)
 	}
+	t.retain(rec, &before)
 	return t.answer(req, StatusOK, rec, assigned, pending)
 }
 
@@ -252,11 +270,29 @@ func (t *tx) applyReport(req *HeartbeatRequest, rec *Member, r report) {
 		before.CurrentAssignment.Equal(rec.CurrentAssignment) &&
 		before.Revoking.Equal(rec.Revoking) &&
 		before.GrantedAssignment.Equal(rec.GrantedAssignment) &&
-		before.State == rec.State && before.MemberEpoch == rec.MemberEpoch
+		before.State == rec.State && before.MemberEpoch == rec.MemberEpoch &&
+		before.LeaseWriter == rec.LeaseWriter
 	t.putMember(*rec, r.livenessOnly)
 }
 
-// refreshLiveness updates the liveness fields from a heartbeat.
+// retain re-adds to m's revoking set every shard that the record before
+// held and m no longer holds, keeping the lease end that went with them,
+// and stores m if that changed it: the heartbeat that produced m does not
+// prove those shards released. A nil before, or one that held nothing,
+// keeps nothing.
+func (t *tx) retain(m *Member, before *Member) {
+	if before == nil || !before.Holds() {
+		return
+	}
+	if kept := before.Holding().Minus(m.Holding()); len(kept) > 0 {
+		m.Revoking = m.Revoking.Union(kept)
+		m.LeaseHold = max(m.LeaseHold, before.LeaseEnd())
+		t.putMember(*m, false)
+	}
+}
+
+// refreshLiveness updates the liveness fields from a heartbeat. The lease
+// never moves back, and it is stamped with this coordinator's identity.
 func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
 	if req.MemberName != nil {
 		m.MemberName = *req.MemberName
@@ -266,7 +302,8 @@ func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
 		m.ActiveConsumerWorkers = max(0, c.RuntimeMaxConcurrency-c.AvailableConcurrency)
 	}
 	m.LastHeartbeatAt = t.now
-	m.MemberLeaseExpiresAt = t.now.Add(t.s.MemberLeaseTTL)
+	m.MemberLeaseExpiresAt = max(m.MemberLeaseExpiresAt, t.now.Add(t.s.MemberLeaseTTL))
+	m.LeaseWriter = t.s.Coordinator
 }
 
 // saveMember stores the member after steps 13–16 unless they changed nothing.

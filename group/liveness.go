@@ -8,7 +8,8 @@ import (
 // never is the scan bound of a group with no pending time-driven event.
 const never = Instant(math.MaxInt64)
 
-// maintain expires leases and prunes stale records (§4.6; §4.2 step 4). It
+// maintain expires leases, releases what fenced members held once their
+// leases have run out, and prunes stale records (§4.6; §4.2 step 4). It
 // scans the members only when the earliest pending event is due, and
 // reconciles when something changed. It reports whether anything changed.
 func (t *tx) maintain() bool {
@@ -17,15 +18,20 @@ func (t *tx) maintain() bool {
 		return false
 	}
 	next := never
-	var expired, pruned []string
+	var expired, released, pruned []string
 	for _, id := range sortedMemberIDs(g) {
 		m := g.Members[id]
 		switch {
-		case m.State.Live() && t.now > m.MemberLeaseExpiresAt:
+		case m.State.Live() && t.now > m.LeaseEnd():
 			expired = append(expired, id)
 			next = min(next, t.pruneAt(m.LastHeartbeatAt))
 		case m.State.Live():
-			next = min(next, m.MemberLeaseExpiresAt)
+			next = min(next, m.LeaseEnd())
+		case m.State == MemberFenced && m.Holds() && t.now > m.LeaseEnd():
+			released = append(released, id)
+			next = min(next, t.pruneAt(m.LastHeartbeatAt))
+		case m.State == MemberFenced && m.Holds():
+			next = min(next, m.LeaseEnd())
 		case prunable(m) && t.s.StaleMemberRetention > 0:
 			if at := t.pruneAt(m.LastHeartbeatAt); t.now >= at {
 				pruned = append(pruned, id)
@@ -43,6 +49,11 @@ func (t *tx) maintain() bool {
 	if len(expired) > 0 {
 		t.bumpGroupEpoch()
 	}
+	for _, id := range released {
+		m := t.member(id)
+		m.CurrentAssignment, m.GrantedAssignment, m.Revoking = nil, nil, nil
+		t.putMember(*m, false)
+	}
 	for _, id := range pruned {
 		t.apply(MemberRemovedRecord{MemberID: id})
 		if _, ok := g.Targets[id]; ok {
@@ -53,11 +64,26 @@ func (t *tx) maintain() bool {
 		t.bumpMetadataVersion()
 	}
 	g.idx.nextScanAt = next
-	changed := len(expired)+len(pruned) > 0
+	changed := len(expired)+len(released)+len(pruned) > 0
 	if changed {
 		t.reconcile()
 	}
 	return changed
+}
+
+// HoldLeases makes every owner's lease end at least its stored lease plus
+// the coalescing window (Settings.CoalesceWindow). Call it on a group just
+// read from a store that other coordinator processes (or an earlier run of
+// this one) write: the writer of a lease may have granted renewals up to
+// that window past the stored value without writing them, so no member may
+// be expired, and no fenced member's shards released, before then.
+func (g *Group) HoldLeases(s Settings) {
+	for _, m := range g.Members {
+		if m.Holds() {
+			m.LeaseHold = max(m.LeaseHold, m.MemberLeaseExpiresAt.Add(s.CoalesceWindow()))
+		}
+	}
+	g.idx.nextScanAt = 0
 }
 
 // pruneAt is when a record last heard from at lastHeartbeat may be pruned.
@@ -71,20 +97,24 @@ func (t *tx) pruneAt(lastHeartbeat Instant) Instant {
 // prunable reports whether a record is a pruning candidate (§4.6).
 func prunable(m *Member) bool {
 	switch m.State {
-	case MemberExpired, MemberFenced:
+	case MemberExpired:
 		return true
+	case MemberFenced:
+		return !m.Holds()
 	case MemberLeaving:
 		return len(m.CurrentAssignment) == 0 && len(m.Revoking) == 0
 	}
 	return false
 }
 
-// enforceTimeouts applies the rebalance timeout of §4.6 to the owners:
-// every owner holding shards outside its target gets a deadline, an owner
-// that released everything loses it, and an owner past its deadline is
-// fenced. It checks every owner when a deadline is due or the bound is
-// unknown, and only the member named only otherwise (its holdings may just
-// have changed). It reports whether it fenced anyone.
+// enforceTimeouts applies the rebalance timeout of §4.6 to the owners: an
+// owner that released everything outside its target loses its deadline, and
+// an owner past its deadline is fenced. A deadline starts only for the
+// member named only, whose answer is being computed: the clock of a
+// reduced assignment starts when the member is told of it, not when the
+// target changed. It checks every owner when a deadline is due or the bound
+// is unknown, and only the member named otherwise. It reports whether it
+// fenced anyone.
 func (t *tx) enforceTimeouts(only string) bool {
 	g := t.g
 	ids := []string{only}
@@ -96,7 +126,7 @@ func (t *tx) enforceTimeouts(only string) bool {
 	var fenced []string
 	for _, id := range ids {
 		m := g.Members[id]
-		if m == nil || !m.Holds() {
+		if m == nil || !m.releasing() {
 			continue
 		}
 		release := m.Holding().Minus(g.Targets[id])
@@ -105,14 +135,14 @@ func (t *tx) enforceTimeouts(only string) bool {
 			cp := *m
 			cp.RebalanceDeadlineAt = 0
 			t.putMember(cp, false)
-		case len(release) > 0 && m.RebalanceDeadlineAt == 0:
+		case len(release) > 0 && m.RebalanceDeadlineAt == 0 && id == only:
 			cp := *m
 			cp.RebalanceDeadlineAt = t.now.Add(msDuration(m.RebalanceTimeoutMs))
 			t.putMember(cp, false)
 			next = min(next, cp.RebalanceDeadlineAt)
-		case len(release) > 0 && t.now >= m.RebalanceDeadlineAt:
+		case len(release) > 0 && m.RebalanceDeadlineAt != 0 && t.now >= m.RebalanceDeadlineAt:
 			fenced = append(fenced, id)
-		case len(release) > 0:
+		case len(release) > 0 && m.RebalanceDeadlineAt != 0:
 			next = min(next, m.RebalanceDeadlineAt)
 		}
 	}
@@ -132,12 +162,13 @@ func (t *tx) enforceTimeouts(only string) bool {
 }
 
 // fence marks a member FENCED with an epoch above both its own and the
-// group's (groupEpoch is the value before this pass's G bump) and clears
-// what it holds.
+// group's (groupEpoch is the value before this pass's G bump). It keeps
+// what the member holds: the member may not hear of the fence and reads
+// until its lease runs out, so those shards stay blocked until then
+// (maintain releases them).
 func (t *tx) fence(m *Member, groupEpoch int64) {
 	m.State = MemberFenced
 	m.MemberEpoch = max(groupEpoch+1, m.MemberEpoch+1)
-	m.CurrentAssignment, m.GrantedAssignment, m.Revoking = nil, nil, nil
 	m.RebalanceDeadlineAt = 0
 	t.putMember(*m, false)
 }

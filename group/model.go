@@ -82,12 +82,41 @@ type Member struct {
 	// so a retry after a lost response is accepted (improvement 8a).
 	PreviousMemberEpoch       int64    `json:"previousMemberEpoch"`
 	PreviousGrantedAssignment ShardSet `json:"previousGrantedAssignment"`
+	// LeaseWriter names the coordinator process (Settings.Coordinator) that
+	// granted the lease in MemberLeaseExpiresAt. Only that process may
+	// leave a renewal unwritten (coalesce it): a renewal answered by any
+	// other process changes this field and so is always written. Empty on
+	// records written before it existed.
+	LeaseWriter string `json:"leaseWriter,omitempty"`
+	// LeaseHold is a lower bound of the lease end that this process must
+	// honour beyond MemberLeaseExpiresAt: set when the record is read from
+	// a shared store (HoldLeases), because the writer may have promised up
+	// to the coalescing window more without writing it. Never stored.
+	LeaseHold Instant `json:"-"`
 }
 
+// LeaseEnd is the instant after which no coordinator can have promised the
+// member a lease: the later of the lease it was granted and the hold.
+func (m *Member) LeaseEnd() Instant { return max(m.MemberLeaseExpiresAt, m.LeaseHold) }
+
 // Holds reports whether the member counts as an owner of what it holds:
-// ACTIVE, STARTING and LEAVING members block others; EXPIRED and FENCED
-// records keep stale sets but never block (§4.6).
-func (m *Member) Holds() bool { return m.State != MemberExpired && m.State != MemberFenced }
+// ACTIVE, STARTING and LEAVING members block others; a FENCED member blocks
+// what it held until its lease has run out (it may not have heard that it
+// was fenced, and reads until its own lease lapses; maintain then clears
+// its sets); EXPIRED records keep stale sets but never block (§4.6).
+func (m *Member) Holds() bool {
+	switch m.State {
+	case MemberExpired:
+		return false
+	case MemberFenced:
+		return len(m.CurrentAssignment)+len(m.Revoking)+len(m.GrantedAssignment) > 0
+	}
+	return true
+}
+
+// releasing reports whether the rebalance timeout applies to the member:
+// an owner that is not already fenced.
+func (m *Member) releasing() bool { return m.Holds() && m.State != MemberFenced }
 
 // ProgressList is a member's shard progress; it encodes as [] when empty.
 type ProgressList []ShardProgress
@@ -159,7 +188,16 @@ type Settings struct {
 	// Redis (ConfirmDrain) before a scale-in completes (§6.4); false when
 	// Redis is not configured.
 	DrainCheck bool
+	// Coordinator identifies this coordinator process (its id and a token
+	// drawn at start); it is stamped on every lease it grants
+	// (Member.LeaseWriter).
+	Coordinator string
 }
+
+// CoalesceWindow is how far a granted lease may run past the stored one:
+// the writer of a member's lease leaves a renewal unwritten only while the
+// stored lease is at most this much shorter than the one it grants.
+func (s Settings) CoalesceWindow() time.Duration { return s.MemberLeaseTTL / 2 }
 
 // DefaultSettings returns the seed's defaults.
 func DefaultSettings() Settings {

@@ -10,8 +10,9 @@ import (
 // Tests of §4.4 ownership validation and of the fence it triggers (§4.2 step 9).
 
 // expectFencedByReport checks the outcome of an invalid report: FENCED with
-// epoch max(groupEpoch+1, epoch+1), sets and deadline cleared, one G bump,
-// the target recomputed without the member.
+// epoch max(groupEpoch+1, epoch+1), what it held kept (blocked until its
+// lease runs out), deadline cleared, one G bump, the target recomputed
+// without the member.
 func expectFencedByReport(t *testing.T, c *grouptest.Context, id string, hb group.HeartbeatRequest) {
 	t.Helper()
 	v := versionsOf(c.Group)
@@ -22,8 +23,8 @@ func expectFencedByReport(t *testing.T, c *grouptest.Context, id string, hb grou
 	if m.State != group.MemberFenced || m.MemberEpoch != max(v.G+1, before.MemberEpoch+1) {
 		t.Fatalf("%s after invalid report: %s epoch %d (group epoch was %d)", id, m.State, m.MemberEpoch, v.G)
 	}
-	if len(m.CurrentAssignment)+len(m.GrantedAssignment)+len(m.Revoking) != 0 || m.RebalanceDeadlineAt != 0 {
-		t.Fatalf("fenced record keeps sets %+v", m)
+	if !m.Holding().Equal(before.Holding()) || m.RebalanceDeadlineAt != 0 {
+		t.Fatalf("fenced record %+v, want it to hold %v without a deadline", m, before.Holding())
 	}
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 1})
 	if _, ok := c.Group.Targets[id]; ok {

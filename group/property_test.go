@@ -59,11 +59,14 @@ type world struct {
 	scale bool
 	seq   int
 	log   []string
+	// sent keeps each member's recent requests, for delayed duplicates.
+	sent map[string][]group.HeartbeatRequest
 }
 
 func newWorld(t *rapid.T, members, shardCount int, diff, scale bool) *world {
 	w := &world{t: t, c: grouptest.New(t, shardCount), cls: map[string]*client{}, procs: map[string]procState{},
-		prevEpoch: map[string]int64{}, maxEpoch: map[string]int64{}, diff: diff, scale: scale}
+		prevEpoch: map[string]int64{}, maxEpoch: map[string]int64{}, diff: diff, scale: scale,
+		sent: map[string][]group.HeartbeatRequest{}}
 	s := &w.c.Settings
 	s.MemberLeaseTTL = rapid.SampledFrom([]time.Duration{4 * time.Second, 10 * time.Second}).Draw(t, "lease")
 	s.RebalanceTimeout = rapid.SampledFrom([]time.Duration{5 * time.Second, 20 * time.Second, time.Minute}).Draw(t, "rebalance timeout")
@@ -124,6 +127,20 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 	if err := group.ValidateHeartbeat(&req, w.c.Settings); err != nil {
 		w.fail("invalid heartbeat %+v: %v", req, err)
 	}
+	switch {
+	case req.MemberEpoch == 0:
+		// A new process: duplicates come from this one only. (A delayed
+		// duplicate of an older process's request, or of a leave, cannot
+		// be told from a new one: PROTOCOL's unsupported duplicate ids.)
+		if what != "duplicate" {
+			w.sent[req.MemberID] = []group.HeartbeatRequest{req}
+		}
+	case what != "duplicate" && req.MemberEpoch > 0:
+		w.sent[req.MemberID] = append(w.sent[req.MemberID], req)
+		if n := len(w.sent[req.MemberID]); n > 8 {
+			w.sent[req.MemberID] = w.sent[req.MemberID][n-8:]
+		}
+	}
 	cl := w.clone()
 	resp, recs := w.c.Group.Heartbeat(w.c.Now, w.c.Settings, &req)
 	w.c.Records = append(w.c.Records, recs...)
@@ -135,7 +152,9 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 	w.logf("%s %s epoch=%d mv=%d owned=%v revoking=%v → %s epoch=%d assigned=%v pending=%v (G=%d V=%d)",
 		what, req.MemberID, req.MemberEpoch, req.MetadataVersion, req.OwnedShards, revokedShards(req), resp.Status,
 		resp.MemberEpoch, resp.Assignment.AssignedShards, resp.Assignment.PendingShards, resp.GroupEpoch, resp.MetadataVersion)
-	w.checkResponse(req, resp)
+	if what != "duplicate" { // an old request may well be refused now
+		w.checkResponse(req, resp)
+	}
 	stats[what+"→"+string(resp.Status)]++
 	return resp
 }
@@ -196,6 +215,9 @@ func (w *world) beat(id, what string) group.HeartbeatResponse {
 func (w *world) apply(cl *client, req group.HeartbeatRequest, resp group.HeartbeatResponse) {
 	before := cl.epoch
 	cl.handle(req, resp)
+	if answered(resp) {
+		cl.leaseEnd = max(cl.leaseEnd, w.c.Now.Add(w.c.Settings.MemberLeaseTTL))
+	}
 	if cl.epoch != before && before > 0 {
 		w.prevEpoch[cl.id] = before
 	}
@@ -282,21 +304,18 @@ func (w *world) confirmDrain() {
 func (w *world) check() {
 	w.t.Helper()
 	g := w.c.Group
-	// (a) Safety, from the processes' own view.
+	// (a) Safety, from the processes' own view: a process (running or
+	// paused) reads what it believes it owns until its local lease lapses,
+	// whatever the coordinator has decided about it meanwhile.
 	readers := map[int]string{}
 	for _, id := range w.ids {
 		cl := w.cls[id]
-		if w.procs[id] == procNone || cl == nil {
-			continue
-		}
-		m := g.Members[id]
-		if m == nil || (m.State != group.MemberActive && m.State != group.MemberLeaving) {
+		if w.procs[id] == procNone || cl == nil || w.c.Now >= cl.leaseEnd {
 			continue
 		}
 		for _, s := range cl.reading() {
 			if other, dup := readers[s]; dup {
-				w.fail("shard %d read by %s and %s, both %s/%s in the group", s, other, id,
-					g.Members[other].State, m.State)
+				w.fail("shard %d read by %s and %s (records %+v / %+v)", s, other, id, g.Members[other], g.Members[id])
 			}
 			readers[s] = id
 		}
@@ -316,6 +335,7 @@ func (w *world) check() {
 // step draws and runs one operation.
 func (w *world) step() {
 	t := w.t
+	w.lapse()
 	id := rapid.SampledFrom(w.ids).Draw(t, "member")
 	cl, proc := w.cls[id], w.procs[id]
 	running := proc == procRunning
@@ -370,10 +390,14 @@ func (w *world) step() {
 			cl.restart()
 			w.beat(id, "restart")
 		}
-	case op < 82: // lost response: the server processed it, the client heard nothing
+	case op < 79: // lost response: the server processed it, the client heard nothing
 		if running {
 			req := cl.request()
 			w.heartbeat(req, "lost")
+		}
+	case op < 82: // delayed duplicate: an old request arrives again, its answer is lost
+		if old := w.sent[id]; len(old) > 0 {
+			w.heartbeat(old[rapid.IntRange(0, len(old)-1).Draw(t, "duplicate")], "duplicate")
 		}
 	case op < 87: // stale epoch: the client sends its previous epoch
 		if running && !leaving && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch {
@@ -424,6 +448,15 @@ func countRecords(recs []group.Record) {
 	}
 }
 
+// lapse makes every process whose local lease has run out stop reading.
+func (w *world) lapse() {
+	for _, id := range w.ids {
+		if cl := w.cls[id]; cl != nil && w.procs[id] != procNone && w.c.Now >= cl.leaseEnd {
+			cl.lapse()
+		}
+	}
+}
+
 // beatAll lets every running process heartbeat once.
 func (w *world) beatAll() {
 	for _, id := range w.ids {
@@ -455,6 +488,7 @@ func (w *world) settle() {
 	}
 	for round := 0; round < 200 && quiet < 3; round++ {
 		w.c.Now += 1000
+		w.lapse()
 		n := len(w.c.Records)
 		v := versionsOf(w.c.Group)
 		w.beatAll()
@@ -476,6 +510,9 @@ func (w *world) settle() {
 		for _, m := range w.c.Group.Members {
 			if m.Holds() && m.RebalanceDeadlineAt != 0 {
 				changed = true // an owner has yet to release or be fenced
+			}
+			if m.State == group.MemberFenced && m.Holds() {
+				changed = true // a fenced member's lease has yet to run out
 			}
 		}
 		if changed {

@@ -29,24 +29,18 @@ func (t *tx) setMeta(m Meta) {
 // fields only (see MemberRecord). It lowers the scan bounds so time-driven
 // events of the new record are not missed.
 //
-// Every stored record keeps the rebalance-deadline rule of §4.6 for its own
-// holdings: an owner holding shards outside its target has a deadline, one
-// that holds nothing outside it has none. (Target changes are covered by a
-// full re-check: see assign.)
+// An owner that holds nothing outside its target loses its rebalance
+// deadline here; deadlines start in enforceTimeouts, when the member is
+// answered.
 func (t *tx) putMember(m Member, livenessOnly bool) {
-	if m.Holds() {
-		release := m.Holding().Minus(t.g.Targets[m.MemberID])
-		switch {
-		case len(release) == 0 && m.RebalanceDeadlineAt != 0:
-			m.RebalanceDeadlineAt, livenessOnly = 0, false
-		case len(release) > 0 && m.RebalanceDeadlineAt == 0:
-			m.RebalanceDeadlineAt, livenessOnly = t.now.Add(msDuration(m.RebalanceTimeoutMs)), false
-		}
+	if m.releasing() && m.RebalanceDeadlineAt != 0 && len(m.Holding().Minus(t.g.Targets[m.MemberID])) == 0 {
+		m.RebalanceDeadlineAt, livenessOnly = 0, false
 	}
 	t.apply(MemberRecord{Member: m, LivenessOnly: livenessOnly})
-	if m.State.Live() {
-		lowerBound(&t.g.idx.nextScanAt, m.MemberLeaseExpiresAt)
-	} else if t.s.StaleMemberRetention > 0 && m.LastHeartbeatAt != 0 {
+	switch {
+	case m.State.Live() || (m.State == MemberFenced && m.Holds()):
+		lowerBound(&t.g.idx.nextScanAt, m.LeaseEnd())
+	case t.s.StaleMemberRetention > 0 && m.LastHeartbeatAt != 0:
 		lowerBound(&t.g.idx.nextScanAt, m.LastHeartbeatAt.Add(t.s.StaleMemberRetention))
 	}
 	lowerBound(&t.g.idx.nextDeadlineAt, m.RebalanceDeadlineAt)

@@ -45,12 +45,14 @@ func TestWorkedExample(t *testing.T) {
 	if g.MetadataVersion != 3 || !g.Targets["A"].Equal(shards(0, 1)) || !g.Targets["B"].Equal(shards(2, 3)) {
 		t.Fatalf("targets %v", g.Targets)
 	}
+	// A at epoch 2 still owning everything → epoch 3 assigned {0,1}. A's
+	// 60 s deadline starts now that it is told (PROTOCOL starts it at B's
+	// join; see README, deviations).
+	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
+	expect(t, r, group.StatusOK, 3, shards(0, 1), nil)
 	if g.Members["A"].RebalanceDeadlineAt != c.Now.Add(60_000_000_000) {
 		t.Fatalf("A deadline %v", g.Members["A"].RebalanceDeadlineAt)
 	}
-	// A at epoch 2 still owning everything → epoch 3 assigned {0,1}.
-	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
-	expect(t, r, group.StatusOK, 3, shards(0, 1), nil)
 	// A revokes 2,3 → deadline cleared.
 	hb := c.Member("A", 3, 0, 1)
 	hb.RevokingShards = grouptest.Revoked(2, 3)
