@@ -123,12 +123,17 @@ func (a *groupActor) mutation(now time.Time) (persistence.Mutation, bool) {
 }
 
 // coalesce returns the batch's records without the lease renewals that
-// need no write: a liveness-only member record is dropped while the
-// member's stored lease still has at least half the lease TTL left, so
-// another coordinator never expires a member that keeps heartbeating. A
-// member never stored is always written.
+// need no write. A liveness-only member record is one whose lease this
+// process granted before (group.Member.LeaseWriter; a renewal answered by
+// another process is never liveness-only); it is dropped while the stored
+// lease is at most the coalescing window shorter than the new one
+// (group.Settings.CoalesceWindow). Every coordinator that reads the group
+// holds the stored lease for that window (group.HoldLeases), so none
+// expires the member before the lease this process granted has run out. A
+// member never stored is always written. docs/safety.md has the argument.
 func (a *groupActor) coalesce(now time.Time) []group.Record {
-	fresh := group.InstantOf(now).Add(a.c.opts.Settings.MemberLeaseTTL / 2)
+	s := a.c.opts.Settings
+	fresh := group.InstantOf(now).Add(s.MemberLeaseTTL - s.CoalesceWindow())
 	out := make([]group.Record, 0, len(a.records))
 	for _, r := range a.records {
 		if mr, ok := r.(group.MemberRecord); ok && mr.LivenessOnly {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"time"
@@ -27,6 +28,8 @@ type Options struct {
 	// persistence.ErrLockTimeout). nil → persistence.NoLocker{}.
 	Locker persistence.Locker
 	// Settings are the domain settings (lease TTL, intervals, shard limits).
+	// Settings.Coordinator names this coordinator (its id); New appends a
+	// token drawn at start, so that every run has an identity of its own.
 	Settings group.Settings
 	// Clock is the time source of every domain decision. nil → time.Now.
 	Clock func() time.Time
@@ -100,6 +103,8 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Every run of the process grants leases under its own identity.
+	o.Settings.Coordinator += "/" + rand.Text()[:8]
 	return o
 }
 
