@@ -30,7 +30,11 @@ type MutexOptions struct {
 	// DefaultKeyPrefix. Use the store's prefix.
 	KeyPrefix string
 	// CoordinatorID starts every token (<coordinatorID>:<uuid>), so an
-	// operator can tell which process holds a mutex.
+	// operator can tell which process holds a mutex, and so that a
+	// coordinator takes over a mutex it left behind (a release that could
+	// not reach Redis) instead of waiting out its TTL. Coordinator ids must
+	// be unique among running coordinators; within one, a group's critical
+	// sections never overlap (one actor per group).
 	CoordinatorID string
 	// TTL is how long a mutex outlives a holder that stopped renewing it.
 	// A holder renews it every TTL/3.
@@ -84,8 +88,9 @@ func (l *Locker) mutexKey(k group.Key) string {
 	return l.o.KeyPrefix + ":{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}:mutex"
 }
 
-// Lock takes the group's mutex with SET NX PX, retrying every
-// RetryInterval until AcquireTimeout (ErrLockTimeout) or ctx ends. While
+// Lock takes the group's mutex (SET PX when it is free or holds a token of
+// this coordinator id), retrying every RetryInterval until AcquireTimeout
+// (ErrLockTimeout) or ctx ends. While
 // held, a goroutine renews the TTL every TTL/3; unlock stops it and
 // deletes the key if this holder's token is still there. unlock is
 // idempotent.
@@ -95,12 +100,13 @@ func (l *Locker) mutexKey(k group.Key) string {
 // (best effort) before returning the error.
 func (l *Locker) Lock(ctx context.Context, key group.Key) (func(), error) {
 	mk := l.mutexKey(key)
-	token := l.o.CoordinatorID + ":" + uuid.NewString()
+	own := l.o.CoordinatorID + ":"
+	token := own + uuid.NewString()
 	ttl := l.o.TTL.Milliseconds()
 	deadline := time.NewTimer(l.o.AcquireTimeout)
 	defer deadline.Stop()
 	for {
-		ok, err := acquireScript.Run(ctx, l.o.Client, []string{mk}, token, ttl).Bool()
+		ok, err := acquireScript.Run(ctx, l.o.Client, []string{mk}, token, ttl, own).Bool()
 		if err != nil {
 			if notSent(err) {
 				return nil, fmt.Errorf("redis mutex %s: %w: %w", key, persistence.ErrUnavailable, err)

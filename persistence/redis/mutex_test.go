@@ -145,3 +145,38 @@ func TestMutexOptions(t *testing.T) {
 		t.Error("store without client accepted")
 	}
 }
+
+// A mutex this coordinator left behind (its release never reached Redis,
+// e.g. Redis restarted with the key on disk) is taken over at once by the
+// same coordinator id; any other coordinator still waits for its TTL.
+func TestMutexTakesOverItsOwnLeftover(t *testing.T) {
+	c := testredis.Shared(t)
+	prefix := testredis.Prefix(t, c)
+	ctx := t.Context()
+	key := storetest.Key(t)
+	mk := prefix + ":{" + key.StreamPrefix + ":" + key.ConsumerGroup + "}:mutex"
+	if err := c.Set(ctx, mk, "coord-a:left-behind", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b := newLocker(t, c, prefix, "coord-b", time.Minute, 50*time.Millisecond)
+	if _, err := b.Lock(ctx, key); !errors.Is(err, persistence.ErrLockTimeout) {
+		t.Fatalf("another coordinator: %v, want ErrLockTimeout", err)
+	}
+	// "coord-a" must not match a coordinator named "coord-ab".
+	ab := newLocker(t, c, prefix, "coord-ab", time.Minute, 50*time.Millisecond)
+	if _, err := ab.Lock(ctx, key); !errors.Is(err, persistence.ErrLockTimeout) {
+		t.Fatalf("coordinator with a longer id: %v, want ErrLockTimeout", err)
+	}
+	a := newLocker(t, c, prefix, "coord-a", time.Minute, time.Hour)
+	unlock, err := a.Lock(ctx, key)
+	if err != nil {
+		t.Fatalf("own leftover: %v", err)
+	}
+	if tok, _ := c.Get(ctx, mk).Result(); tok == "coord-a:left-behind" || !strings.HasPrefix(tok, "coord-a:") {
+		t.Fatalf("token after takeover %q", tok)
+	}
+	unlock()
+	if n, _ := c.Exists(ctx, mk).Result(); n != 0 {
+		t.Fatal("unlock left the mutex")
+	}
+}

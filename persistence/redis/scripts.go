@@ -101,15 +101,16 @@ return 1
 // Mutex scripts. KEYS[1] is the mutex key, ARGV[1] the token, ARGV[2] the
 // TTL in milliseconds.
 
-// acquireScript takes the mutex, or refreshes it when this token already
-// holds it (a retried acquire whose reply was lost). Returns 1 or 0.
+// acquireScript takes the mutex when it is free or held by a token that
+// starts with ARGV[3], the holder's own coordinator prefix: this token (a
+// retried acquire whose reply was lost) or one this coordinator left
+// behind when a release could not reach Redis (e.g. across a Redis
+// restart). Returns 1 or 0.
 var acquireScript = goredis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
+local cur = redis.call('GET', KEYS[1])
+if cur and string.sub(cur, 1, #ARGV[3]) ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 `)
 
 // renewScript extends the TTL if the token still holds the mutex.
