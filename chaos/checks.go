@@ -32,27 +32,39 @@ func (l *eventLog) add(at time.Duration, member, text string) {
 	l.events = append(l.events, event{at, member, text})
 }
 
-// timeline renders the last n events up to offset until of the given
-// members and of the cluster, then at most after events of the members
-// up to offset end.
+// timeline renders, in time order, the last n events up to offset until
+// of each given member, the cluster events since the earliest of those,
+// then at most after events of the members up to offset end.
 func (l *eventLog) timeline(members []string, until, end time.Duration, n, after int) []string {
 	l.mu.Lock()
 	evs := slices.Clone(l.events)
 	l.mu.Unlock()
 	slices.SortStableFunc(evs, func(a, b event) int { return cmp.Compare(a.at, b.at) })
-	var before, later []event
+	var before, later, cluster []event
+	from := until
+	for _, m := range members {
+		var mine []event
+		for _, e := range evs {
+			if e.member == m && e.at <= until {
+				mine = append(mine, e)
+			}
+		}
+		mine = mine[max(0, len(mine)-n):]
+		if len(mine) > 0 {
+			from = min(from, mine[0].at)
+		}
+		before = append(before, mine...)
+	}
 	for _, e := range evs {
-		mine := slices.Contains(members, e.member)
 		switch {
-		case e.at <= until && (mine || e.member == ""):
-			before = append(before, e)
-		case e.at > until && e.at <= end && mine && len(later) < after:
+		case e.member == "" && e.at >= from && e.at <= until:
+			cluster = append(cluster, e)
+		case e.at > until && e.at <= end && slices.Contains(members, e.member) && len(later) < after:
 			later = append(later, e)
 		}
 	}
-	if len(before) > n {
-		before = before[len(before)-n:]
-	}
+	before = append(before, cluster...)
+	slices.SortStableFunc(before, func(a, b event) int { return cmp.Compare(a.at, b.at) })
 	var out []string
 	for _, e := range before {
 		out = append(out, e.String())

@@ -141,7 +141,11 @@ func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, se
 	if resp.Status != group.StatusRetry {
 		s.last = &resp
 	}
-	s.logf(recv, "answer to %s: %s", req.RequestID, describe(resp, nil))
+	lease := ""
+	if s.answered {
+		lease = "; local lease until " + fmtOffset(s.leaseFrom+s.r.opts.LeaseTTL)
+	}
+	s.logf(recv, "answer to %s: %s%s", req.RequestID, describe(resp, nil), lease)
 	s.track(before, s.m.Owned(), recv)
 }
 

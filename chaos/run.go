@@ -182,8 +182,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var overlaps []Violation
 	for _, v := range r.oracle.Violations() {
+		// Members[0] read first (bench.Oracle orders spans by start).
 		overlaps = append(overlaps, Violation{Kind: "overlap", At: v.From, Members: v.Members[:],
-			Text: fmt.Sprintf("%v (until %s)", v, fmtOffset(v.From+v.Duration))})
+			Text: fmt.Sprintf("shard %d: %s started reading it at %s while %s still read it, for %v (until %s)",
+				v.Shard, v.Members[1], fmtOffset(v.From), v.Members[0], v.Duration, fmtOffset(v.From+v.Duration))})
 	}
 	res.Overlaps = len(overlaps)
 	res.Violations = append(overlaps, res.Violations...)
@@ -478,6 +480,6 @@ func (r *run) attachTimelines(vs []Violation) {
 		done = append(done, shown{pair, v.At})
 		until := v.At
 		end := v.At + 2*r.opts.LeaseTTL
-		v.Timeline = r.log.timeline(v.Members, until, end, 24, 8)
+		v.Timeline = r.log.timeline(v.Members, until, end, 12, 8)
 	}
 }
