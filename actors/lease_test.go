@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// leaseSettings names the coordinator; everything else is the default.
+func leaseSettings(name string) group.Settings {
+	s := group.DefaultSettings()
+	s.Coordinator = name
+	return s
+}
+
+// memberState reads one member's state through coordinator c.
+func memberState(t *testing.T, c *Coordinator, id string) group.MemberState {
+	t.Helper()
+	members, err := c.Members(testCtx(t), orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if m.MemberID == id {
+			return m.State
+		}
+	}
+	t.Fatalf("no member %s", id)
+	return ""
+}
+
+// A renewal that coordinator A answers without writing it (coalesced) is a
+// promise that coordinator B, which reads the group from the store, must
+// keep: B expires the member only after A's promise has run out. (Before
+// the read-side hold, B expired it at the stored lease, up to TTL/2 early.)
+func TestAnotherCoordinatorKeepsACoalescedPromise(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	clock := newFakeClock()
+	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
+	createGroup(t, a, orders)
+	resp := heartbeat(t, a, orders, join("m-1"))
+	resp = heartbeat(t, a, orders, next("m-1", resp))
+	stored := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
+
+	clock.Advance(2 * time.Second)
+	commits := store.commits()
+	heartbeat(t, a, orders, next("m-1", resp))
+	if store.commits() != commits {
+		t.Fatal("the renewal was written; this test needs a coalesced one")
+	}
+	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+
+	b := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("b")})
+	clock.Set(promised.Time()) // past the stored lease, at A's promise
+	if clock.Now().UnixMilli() <= int64(stored) {
+		t.Fatal("the promise must outlast the stored lease")
+	}
+	b.TickNow()
+	wantStatus(t, heartbeat(t, b, orders, join("m-2")), group.StatusOK)
+	if st := memberState(t, b, "m-1"); st != group.MemberActive {
+		t.Fatalf("m-1 is %s at the lease coordinator a promised it", st)
+	}
+	// B cannot know A's promise; it holds the stored lease for the whole
+	// coalescing window, and expires m-1 right after that.
+	clock.Set(stored.Add(group.DefaultSettings().CoalesceWindow()).Time())
+	b.TickNow()
+	if st := memberState(t, b, "m-1"); st != group.MemberActive {
+		t.Fatalf("m-1 is %s within the coalescing window", st)
+	}
+	clock.Advance(time.Millisecond)
+	b.TickNow()
+	waitFor(t, "m-1 expired once the window has passed", func() bool {
+		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
+	})
+}
+
+// The coordinator that granted a lease (and every later renewal) expires a
+// silent member exactly when the lease it promised runs out: coalescing
+// costs a single coordinator no failover time.
+func TestTheWriterExpiresAtItsOwnPromise(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	clock := newFakeClock()
+	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
+	createGroup(t, a, orders)
+	resp := heartbeat(t, a, orders, join("m-1"))
+	resp = heartbeat(t, a, orders, next("m-1", resp))
+	clock.Advance(2 * time.Second)
+	heartbeat(t, a, orders, next("m-1", resp)) // coalesced
+	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+
+	clock.Set(promised.Time().Add(time.Millisecond))
+	a.TickNow()
+	waitFor(t, "m-1 expired right after its lease", func() bool {
+		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
+	})
+}
