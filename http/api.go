@@ -14,6 +14,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Coordinator is what the HTTP layer needs from the actor system. Every
@@ -199,6 +200,7 @@ func New(o Options) *API {
 	})
 	r.GET("/readyz", a.ready)
 	r.GET("/actuator/health", a.actuatorHealth)
+	r.GET(APIDocsPath, openAPI)
 	r.GET("/actuator/info", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		writeJSON(w, http.StatusOK, a.info)
 	})
@@ -247,6 +249,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
+		{Route{http.MethodGet, security.OpenAPIPath, false, ""}, openAPI},
 	}, a.reshardingRoutes(stream, grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes())
 }
 

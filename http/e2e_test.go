@@ -46,12 +46,13 @@ func newCluster(t *testing.T) *cluster {
 	return &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings}
 }
 
-// serve starts a test server for api, the API over coord on store; the
+// serve starts a test server for api, the API over coord on store, that
+// checks every answer against the OpenAPI document (conformant); the
 // test's cleanup drains the API, shuts coord down and closes the server and
 // the store.
 func serve(t *testing.T, api *httpapi.API, coord *actors.Coordinator, store *memory.Store) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(api)
+	srv := httptest.NewServer(conformant(t, api))
 	t.Cleanup(func() {
 		api.Drain()
 		if err := coord.Shutdown(context.Background()); err != nil {

@@ -229,13 +229,16 @@ func samplePath(template string) string {
 }
 
 // requiredRole is §2's Role column in rule form: login needs any valid
-// credentials (it refreshes them when the body names no user), heartbeats
+// credentials (it refreshes them when the body names no user), the OpenAPI
+// document none, heartbeats
 // MEMBER only with authenticate-member-api, every other GET READ and every
 // other method WRITE. check is false when credentials are not looked at.
 func requiredRole(rt Route, memberAuth bool) (role security.Role, check bool) {
 	switch {
 	case rt.Template == DefaultBasePath+"/auth/login":
 		return "", true
+	case rt.Template == DefaultBasePath+security.OpenAPIPath:
+		return "", false
 	case strings.HasSuffix(rt.Template, "/heartbeat"):
 		return security.RoleMember, memberAuth
 	case rt.Method == http.MethodGet:

@@ -6,6 +6,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 )
 
+// OpenAPIPath is the path of the OpenAPI document below the base path; it
+// is open like login.
+const OpenAPIPath = "/openapi.json"
+
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
 const DefaultBasePath = basepath.Default
 
@@ -23,7 +27,7 @@ type Policy struct {
 // authentication at all. path is the request's URL path (r.URL.Path). Rules,
 // first match wins, only for the base path and below:
 //
-//  1. <base>/auth/login → open;
+//  1. <base>/auth/login and <base>/openapi.json (the API description) → open;
 //  2. a path containing /members/ and ending in /heartbeat → MEMBER when
 //     AuthenticateMemberAPI, otherwise open;
 //  3. <base>/monitoring and below → READ;
@@ -38,7 +42,7 @@ func (p Policy) RequiredRole(method, path string) (role Role, needsAuth bool) {
 		return "", false
 	}
 	switch {
-	case path == base+"/auth/login":
+	case path == base+"/auth/login", path == base+OpenAPIPath:
 		return "", false
 	case strings.Contains(path, "/members/") && strings.HasSuffix(path, "/heartbeat"):
 		if p.AuthenticateMemberAPI {

@@ -31,6 +31,7 @@ func protocolRoutes(p, g, m string) map[string]string {
 	group := "/streams/" + p + "/groups/" + g
 	routes := map[string]string{
 		"/auth/login":                            "login",
+		"/openapi.json":                          "login",
 		"/streams/" + p:                          "streams",
 		"/streams/" + p + "/scale":               "streams",
 		group:                                    "streams",
