@@ -154,7 +154,7 @@ func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, se
 // instant even when noticed later; nothing else of this member happened
 // in between, as only the member's own steps start reads).
 func (s *sim) checkLease(now time.Duration) {
-	if !s.answered || len(s.m.Owned()) == 0 {
+	if !s.answered || len(s.m.Owned()) == 0 || s.r.opts.IgnoreLease {
 		return
 	}
 	end := s.leaseFrom + s.r.opts.LeaseTTL

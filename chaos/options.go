@@ -29,6 +29,10 @@ type Options struct {
 	// LostRate is the share of heartbeats whose answer is lost; DupRate the
 	// share re-sent later as a duplicate.
 	LostRate, DupRate float64
+	// IgnoreLease turns the members' local lease rule off (a partitioned
+	// member reads until it is healed): a control that must make the
+	// overlap oracle fire, never a setting for a real run.
+	IgnoreLease bool
 	// SettleTimeout bounds the heal phase.
 	SettleTimeout time.Duration
 	// Binary is the coordinator executable (bench.BuildCoordinator).

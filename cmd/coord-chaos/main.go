@@ -38,6 +38,7 @@ func main() {
 	fs.DurationVar(&d.RebalanceTimeout, "rebalance-timeout", d.RebalanceTimeout, "rebalance timeout")
 	fs.Float64Var(&d.LostRate, "lost", d.LostRate, "share of heartbeat answers lost")
 	fs.Float64Var(&d.DupRate, "dup", d.DupRate, "share of heartbeats duplicated and delayed")
+	fs.BoolVar(&d.IgnoreLease, "ignore-lease", false, "control run: members ignore their local lease (the overlap oracle must fire)")
 	fs.DurationVar(&d.SettleTimeout, "settle", d.SettleTimeout, "bound of the heal phase")
 	_ = fs.Parse(os.Args[1:])
 
