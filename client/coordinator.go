@@ -1,0 +1,290 @@
+package client
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Coordinator is a connection to a coordinator's HTTP API: its base URL,
+// the HTTP client and the credentials. Members, consumers and producers of
+// one process may share one. It is safe for concurrent use.
+type Coordinator struct {
+	base string
+	hc   *http.Client
+	auth *authState
+}
+
+// CoordinatorOption configures a Coordinator.
+type CoordinatorOption func(*Coordinator)
+
+// WithHTTPClient sets the HTTP client (default: one with a 10 s timeout).
+func WithHTTPClient(hc *http.Client) CoordinatorOption {
+	return func(c *Coordinator) { c.hc = hc }
+}
+
+// WithBasicAuth sends username and password as HTTP Basic credentials on
+// every request.
+func WithBasicAuth(username, password string) CoordinatorOption {
+	return func(c *Coordinator) { c.auth = &authState{mode: authBasic, user: username, pass: password} }
+}
+
+// WithBearerLogin logs in with username and password (POST /auth/login)
+// and sends the Bearer token it answers. The token is renewed before it
+// expires (once 80 % of its lifetime has passed) and after a 401.
+func WithBearerLogin(username, password string) CoordinatorOption {
+	return func(c *Coordinator) { c.auth = &authState{mode: authBearer, user: username, pass: password} }
+}
+
+// WithBearerToken sends a fixed Bearer token (no login, no renewal).
+func WithBearerToken(token string) CoordinatorOption {
+	return func(c *Coordinator) { c.auth = &authState{mode: authToken, token: token} }
+}
+
+// NewCoordinator returns a connection to the coordinator API at baseURL,
+// which includes the base path, e.g. "http://127.0.0.1:8080/coord/v1".
+func NewCoordinator(baseURL string, opts ...CoordinatorOption) *Coordinator {
+	c := &Coordinator{base: strings.TrimRight(baseURL, "/"), hc: &http.Client{Timeout: 10 * time.Second}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// BaseURL is the API's base URL.
+func (c *Coordinator) BaseURL() string { return c.base }
+
+// APIError is an answer other than 2xx. ErrorCode and Message come from the
+// coordinator's JSON error body when it has one.
+type APIError struct {
+	StatusCode int
+	ErrorCode  string
+	Message    string
+}
+
+func (e *APIError) Error() string {
+	if e.ErrorCode != "" {
+		return fmt.Sprintf("coordinator answered %d %s: %s", e.StatusCode, e.ErrorCode, e.Message)
+	}
+	return fmt.Sprintf("coordinator answered %d", e.StatusCode)
+}
+
+// IsErrorCode reports whether err is an *APIError with the given errorCode
+// (e.g. "GROUP_ALREADY_EXISTS").
+func IsErrorCode(err error, code string) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.ErrorCode == code
+}
+
+// CreateGroup creates consumer group g of stream prefix p with shards
+// shards (0: the coordinator's default), endpoint #4. requestedBy names the
+// operator in the audit trail.
+func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (GroupInfo, error) {
+	body := map[string]any{"requestedBy": requestedBy, "reason": "created by the Go client"}
+	if shards > 0 {
+		body["initialShardCount"] = shards
+	}
+	var out GroupInfo
+	err := c.do(ctx, http.MethodPost, groupPath(p, g), body, &out)
+	return out, err
+}
+
+// Group reads the coordinator's view of group g of stream prefix p.
+func (c *Coordinator) Group(ctx context.Context, p, g string) (GroupInfo, error) {
+	var out GroupInfo
+	err := c.do(ctx, http.MethodGet, groupPath(p, g), nil, &out)
+	return out, err
+}
+
+// ScaleStream changes the shard count of every group of stream prefix p to
+// target (POST /streams/{P}/scale).
+func (c *Coordinator) ScaleStream(ctx context.Context, p string, target int, requestedBy string) error {
+	body := map[string]any{"targetShardCount": target, "requestedBy": requestedBy, "reason": "scaled by the Go client"}
+	return c.do(ctx, http.MethodPost, "/streams/"+url.PathEscape(p)+"/scale", body, nil)
+}
+
+// ProducerRouting reads the producer routing metadata of group g of
+// stream prefix p and checks that it names p, g and exactly the shards
+// 0…shardCount−1.
+func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (Routing, error) {
+	var r Routing
+	if err := c.do(ctx, http.MethodGet, groupPath(p, g)+"/producer-routing", nil, &r); err != nil {
+		return r, err
+	}
+	if r.StreamPrefix != p || r.ConsumerGroup != g {
+		return r, fmt.Errorf("producer routing for %s/%s answered %s/%s", p, g, r.StreamPrefix, r.ConsumerGroup)
+	}
+	if len(r.Shards) != r.ShardCount {
+		return r, fmt.Errorf("producer routing: %d shards listed, shardCount %d", len(r.Shards), r.ShardCount)
+	}
+	for i, s := range r.Shards {
+		if s.ShardIndex != i {
+			return r, fmt.Errorf("producer routing: shard %d at position %d", s.ShardIndex, i)
+		}
+	}
+	return r, nil
+}
+
+// heartbeat posts one heartbeat of member m.
+func (c *Coordinator) heartbeat(ctx context.Context, p, g string, req *heartbeatRequest) (heartbeatResponse, error) {
+	var out heartbeatResponse
+	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/members/"+url.PathEscape(req.MemberID)+"/heartbeat", req, &out)
+	if err == nil && out.ResponseTo != req.RequestID {
+		err = fmt.Errorf("heartbeat %s answered as %q", req.RequestID, out.ResponseTo)
+	}
+	return out, err
+}
+
+func groupPath(p, g string) string {
+	return "/streams/" + url.PathEscape(p) + "/groups/" + url.PathEscape(g)
+}
+
+// do sends a JSON request and decodes a 2xx answer into out (if non-nil).
+// A 401 with Bearer login drops the token and tries once more.
+func (c *Coordinator) do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		err := c.doOnce(ctx, method, path, body, out)
+		var ae *APIError
+		if attempt == 0 && errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer {
+			c.auth.invalidate()
+			continue
+		}
+		return err
+	}
+}
+
+func (c *Coordinator) doOnce(ctx context.Context, method, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.auth != nil {
+		if err := c.auth.authorize(ctx, c, req); err != nil {
+			return err
+		}
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	if err != nil {
+		return err
+	}
+	if res.StatusCode/100 != 2 {
+		ae := &APIError{StatusCode: res.StatusCode}
+		var eb struct{ ErrorCode, Message string }
+		if json.Unmarshal(raw, &eb) == nil {
+			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message
+		}
+		return ae
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode %s %s answer: %w", method, path, err)
+	}
+	return nil
+}
+
+type authMode int
+
+const (
+	authBasic authMode = iota
+	authBearer
+	authToken
+)
+
+// authState holds credentials and, for Bearer login, the current token.
+type authState struct {
+	mode       authMode
+	user, pass string
+
+	mu      sync.Mutex
+	token   string
+	renewAt time.Time
+}
+
+func (a *authState) invalidate() {
+	a.mu.Lock()
+	a.token = ""
+	a.mu.Unlock()
+}
+
+func (a *authState) authorize(ctx context.Context, c *Coordinator, req *http.Request) error {
+	switch a.mode {
+	case authBasic:
+		req.SetBasicAuth(a.user, a.pass)
+		return nil
+	case authToken:
+		req.Header.Set("Authorization", "Bearer "+a.token)
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token == "" || !time.Now().Before(a.renewAt) {
+		if err := a.login(ctx, c); err != nil {
+			return err
+		}
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	return nil
+}
+
+// login posts the credentials to /auth/login and keeps the token, to be
+// renewed after 80 % of its lifetime.
+func (a *authState) login(ctx context.Context, c *Coordinator) error {
+	body, _ := json.Marshal(map[string]string{"username": a.user, "password": a.pass})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/auth/login", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("login: %w", &APIError{StatusCode: res.StatusCode})
+	}
+	var lr struct {
+		AccessToken      string `json:"accessToken"`
+		Token            string `json:"token"`
+		ExpiresInSeconds int64  `json:"expiresInSeconds"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&lr); err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+	tok := cmp.Or(lr.AccessToken, lr.Token)
+	if tok == "" {
+		return errors.New("login: no token in the answer")
+	}
+	life := time.Duration(lr.ExpiresInSeconds) * time.Second
+	if life <= 0 {
+		life = time.Hour
+	}
+	a.token, a.renewAt = tok, time.Now().Add(life*8/10)
+	return nil
+}

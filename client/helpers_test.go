@@ -1,0 +1,103 @@
+package client
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/bench"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// coordinatorBin builds ./cmd/coordinator once per test binary.
+func coordinatorBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "client-coord-*")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath, buildErr = bench.BuildCoordinator(context.Background(), dir)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// startCoordinator starts a real coordinator process with a short
+// interval and lease on the given store.
+func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease time.Duration) *bench.Server {
+	t.Helper()
+	s, err := bench.StartServer(context.Background(), coordinatorBin(t), t.TempDir(), "coord", bench.ServerConfig{
+		Store: store, KeyPrefix: keyPrefix, RedisAddr: redisAddr,
+		Interval: 200 * time.Millisecond, LeaseTTL: lease, RebalanceTimeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// eventually polls cond every 20 ms for up to d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// readers records which member reads which shard and fails the test when
+// two read one shard at once.
+type readers struct {
+	t  *testing.T
+	mu sync.Mutex
+	by map[int]string
+}
+
+func newReaders(t *testing.T) *readers { return &readers{t: t, by: map[int]string{}} }
+
+func (r *readers) hooks(id string) Hooks {
+	return Hooks{
+		OnAssigned: func(s int) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if o, ok := r.by[s]; ok {
+				r.t.Errorf("shard %d assigned to %s while %s reads it", s, id, o)
+			}
+			r.by[s] = id
+		},
+		OnRevoked: func(s int) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.by[s] == id {
+				delete(r.by, s)
+			}
+		},
+	}
+}
+
+func (r *readers) count(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, o := range r.by {
+		if o == id {
+			n++
+		}
+	}
+	return n
+}

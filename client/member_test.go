@@ -1,0 +1,263 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+)
+
+// Two members share a real coordinator's group: they split the shards
+// without ever reading one at the same time; when one leaves, the other
+// gets every shard.
+func TestMemberJoinSplitLeave(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a coordinator process")
+	}
+	srv := startCoordinator(t, "memory", "127.0.0.1:6379", "unused", 3*time.Second)
+	coord := NewCoordinator(srv.Base, WithBearerLogin("admin", "password"))
+	ctx := context.Background()
+	if _, err := coord.CreateGroup(ctx, "mjs", "g", 4, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r := newReaders(t)
+	run := func(id string) (context.CancelFunc, chan error) {
+		m, err := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "mjs", Group: "g", MemberID: id, LeaseTTL: 3 * time.Second, Hooks: r.hooks(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- m.Run(mctx) }()
+		return cancel, done
+	}
+	stopA, doneA := run("a")
+	eventually(t, 5*time.Second, "a reads 4 shards", func() bool { return r.count("a") == 4 })
+	stopB, doneB := run("b")
+	eventually(t, 5*time.Second, "a and b read 2 shards each", func() bool { return r.count("a") == 2 && r.count("b") == 2 })
+	stopA()
+	if err := <-doneA; err != nil {
+		t.Fatalf("a: %v", err)
+	}
+	eventually(t, 5*time.Second, "b reads 4 shards", func() bool { return r.count("b") == 4 })
+	g, err := coord.Group(ctx, "mjs", "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.TargetAssignmentSummary["b"] != 4 || len(g.TargetAssignmentSummary) != 1 {
+		t.Errorf("target summary %v: want only b with 4", g.TargetAssignmentSummary)
+	}
+	stopB()
+	if err := <-doneB; err != nil {
+		t.Fatalf("b: %v", err)
+	}
+}
+
+// With the coordinator gone, a member stops reading every shard one lease
+// TTL after the send time of its last answered heartbeat.
+func TestMemberLocalLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a coordinator process")
+	}
+	rs := testredis.Start(t)
+	srv := startCoordinator(t, "redis", rs.Addr, "lease", 2*time.Second)
+	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
+	if _, err := coord.CreateGroup(context.Background(), "lease", "g", 2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r := newReaders(t)
+	var mu sync.Mutex
+	var revokedAt time.Time
+	h := r.hooks("a")
+	onRevoked := h.OnRevoked
+	h.OnRevoked = func(s int) {
+		onRevoked(s)
+		mu.Lock()
+		revokedAt = time.Now()
+		mu.Unlock()
+	}
+	m, _ := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "lease", Group: "g", MemberID: "a", LeaseTTL: 2 * time.Second, Hooks: h})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = m.Run(ctx) }()
+	eventually(t, 5*time.Second, "a reads 2 shards", func() bool { return r.count("a") == 2 })
+	killed := time.Now()
+	srv.Kill()
+	eventually(t, 5*time.Second, "a stops reading", func() bool { return r.count("a") == 0 })
+	mu.Lock()
+	gap := revokedAt.Sub(killed)
+	mu.Unlock()
+	// The last answered heartbeat was sent at most one interval (200 ms)
+	// before the kill.
+	if gap > 2*time.Second+100*time.Millisecond || gap < 2*time.Second-300*time.Millisecond {
+		t.Errorf("stopped reading %v after the coordinator died: want about the 2 s lease", gap)
+	}
+}
+
+// fakeCoordinator answers heartbeats from a script and records requests.
+type fakeCoordinator struct {
+	mu      sync.Mutex
+	reqs    []heartbeatRequest
+	answer  func(n int, req heartbeatRequest) (heartbeatResponse, int)
+	httpSrv *httptest.Server
+}
+
+func newFake(t *testing.T, answer func(n int, req heartbeatRequest) (heartbeatResponse, int)) *fakeCoordinator {
+	f := &fakeCoordinator{answer: answer}
+	f.httpSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req heartbeatRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		f.mu.Lock()
+		f.reqs = append(f.reqs, req)
+		n := len(f.reqs)
+		f.mu.Unlock()
+		resp, code := f.answer(n, req)
+		if code != 200 {
+			w.WriteHeader(code)
+			return
+		}
+		resp.ResponseTo, resp.MemberID, resp.HeartbeatIntervalMs = req.RequestID, req.MemberID, 10
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(f.httpSrv.Close)
+	return f
+}
+
+func (f *fakeCoordinator) requests() []heartbeatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]heartbeatRequest(nil), f.reqs...)
+}
+
+func ok(epoch int64, shards ...int) heartbeatResponse {
+	r := heartbeatResponse{Status: StatusOK, MemberEpoch: epoch, MetadataVersion: epoch}
+	r.Assignment.AssignedShards = shardRefs(shards)
+	return r
+}
+
+// The status table of the member: a lost answer is retried with the
+// previous epoch; FENCED_MEMBER_EPOCH drops everything and rejoins with
+// epoch 0; RETRY keeps the state; INVALID_REQUEST ends Run with an error.
+func TestMemberStatuses(t *testing.T) {
+	f := newFake(t, func(n int, req heartbeatRequest) (heartbeatResponse, int) {
+		switch n {
+		case 1:
+			return ok(2, 0, 1), 200
+		case 2:
+			return heartbeatResponse{}, 500 // lost answer
+		case 3:
+			return heartbeatResponse{Status: StatusRetry}, 200
+		case 4:
+			return heartbeatResponse{Status: StatusFencedMemberEpoch, MemberEpoch: 5, MetadataVersion: 4}, 200
+		case 5:
+			return ok(6, 1), 200
+		case 6:
+			r := ok(6, 1)
+			r.Status = StatusRevokePending
+			r.Assignment.AssignedShards = nil
+			return r, 200
+		default:
+			return heartbeatResponse{Status: StatusInvalidRequest}, 200
+		}
+	})
+	var mu sync.Mutex
+	var events []string
+	rec := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	m, _ := NewMember(MemberConfig{
+		Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m",
+		Hooks: Hooks{
+			OnAssigned: func(s int) { rec("+" + string(rune('0'+s))) },
+			OnRevoked:  func(s int) { rec("-" + string(rune('0'+s))) },
+			OnFenced:   func(Status) { rec("fenced") },
+		},
+	})
+	err := m.Run(context.Background())
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || pe.Status != StatusInvalidRequest {
+		t.Fatalf("Run: %v, want INVALID_REQUEST", err)
+	}
+	reqs := f.requests()
+	epochs := []int64{}
+	for _, r := range reqs {
+		epochs = append(epochs, r.MemberEpoch)
+	}
+	want := []int64{0, 2, 2, 2, 0, 6, 6}
+	if len(epochs) != len(want) {
+		t.Fatalf("epochs %v, want %v", epochs, want)
+	}
+	for i := range want {
+		if epochs[i] != want[i] {
+			t.Fatalf("epochs %v, want %v", epochs, want)
+		}
+	}
+	if got := len(reqs[4].OwnedShards) + len(reqs[4].RevokingShards); got != 0 {
+		t.Errorf("rejoin reports %+v", reqs[4])
+	}
+	if len(reqs[6].OwnedShards) != 0 || len(reqs[6].RevokingShards) != 1 || reqs[6].RevokingShards[0].State != revokeRevoked {
+		t.Errorf("after REVOKE_PENDING dropped shard 1: %+v", reqs[6])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	wantEv := []string{"+0", "+1", "-0", "-1", "fenced", "+1", "-1"}
+	if len(events) != len(wantEv) {
+		t.Fatalf("events %v, want %v", events, wantEv)
+	}
+	for i := range wantEv {
+		if events[i] != wantEv[i] {
+			t.Fatalf("events %v, want %v", events, wantEv)
+		}
+	}
+}
+
+// RETRY answers do not renew the local lease, and a revoked shard is
+// reported DRAINING with its in-flight count until it drains.
+func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
+	var inflight sync.Map
+	inflight.Store(0, 3)
+	f := newFake(t, func(n int, req heartbeatRequest) (heartbeatResponse, int) {
+		if n == 1 {
+			return ok(2, 0), 200
+		}
+		return heartbeatResponse{Status: StatusRetry}, 200
+	})
+	revoked := make(chan time.Time, 1)
+	m, _ := NewMember(MemberConfig{
+		Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m", LeaseTTL: 300 * time.Millisecond,
+		Hooks: Hooks{
+			OnRevoked: func(int) { revoked <- time.Now() },
+			InFlight:  func(s int) int { v, _ := inflight.Load(s); return v.(int) },
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	go func() { _ = m.Run(ctx) }()
+	select {
+	case at := <-revoked:
+		if d := at.Sub(start); d < 300*time.Millisecond || d > 600*time.Millisecond {
+			t.Errorf("revoked %v after the answered heartbeat, want about 300ms", d)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("RETRY answers renewed the lease")
+	}
+	time.Sleep(50 * time.Millisecond)
+	last := f.requests()
+	if r := last[len(last)-1]; len(r.RevokingShards) != 1 || r.RevokingShards[0].State != revokeDraining || r.RevokingShards[0].InFlight != 3 {
+		t.Errorf("while draining: %+v", r.RevokingShards)
+	}
+	inflight.Store(0, 0)
+	eventually(t, time.Second, "REVOKED report", func() bool {
+		r := f.requests()
+		rs := r[len(r)-1].RevokingShards
+		return len(rs) == 1 && rs[0].State == revokeRevoked && rs[0].InFlight == 0
+	})
+}
