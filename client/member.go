@@ -89,7 +89,9 @@ type ProtocolError struct {
 	Status Status
 }
 
-func (e *ProtocolError) Error() string { return "coordinator rejected the heartbeat: " + string(e.Status) }
+func (e *ProtocolError) Error() string {
+	return "coordinator rejected the heartbeat: " + string(e.Status)
+}
 
 // Member is one consumer-group member: it joins the group and heartbeats
 // at the interval the coordinator answers, tells its Hooks which shards to
