@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/bench"
 )
@@ -101,3 +104,11 @@ func (r *readers) count(id string) int {
 	}
 	return n
 }
+
+func redisClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
