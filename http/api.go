@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/console"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 	"github.com/redis-stream-coordinator/coordinator/messages"
@@ -204,6 +205,11 @@ func New(o Options) *API {
 	r.GET("/actuator/info", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		writeJSON(w, http.StatusOK, a.info)
 	})
+	// The web console's static files are open (§1: /console/**); the
+	// API calls it makes carry the token.
+	ui := console.Handler(base)
+	r.Handler(http.MethodGet, console.Path, ui)
+	r.Handler(http.MethodGet, console.Path+"/*file", ui)
 	if o.Metrics != nil {
 		r.Handler(http.MethodGet, "/actuator/prometheus", o.Metrics)
 		r.Handler(http.MethodGet, "/metrics", o.Metrics)

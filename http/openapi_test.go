@@ -25,7 +25,7 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 }
 
 // outsideRoutes are the routes New registers outside the base path.
-var outsideRoutes = []string{"/healthz", "/readyz", "/actuator/health", "/actuator/info", "/actuator/prometheus", "/metrics", APIDocsPath}
+var outsideRoutes = []string{"/healthz", "/readyz", "/actuator/health", "/actuator/info", "/actuator/prometheus", "/metrics", APIDocsPath, "/console", "/console/{file}"}
 
 // Every route the router serves is documented with its method, and every
 // documented operation is served.

@@ -1,0 +1,22 @@
+// Package console is the coordinator's web console: a single-page app of
+// plain HTML, CSS and JavaScript modules, embedded in the binary and served
+// by the HTTP API at /console/ (open, PROTOCOL.md §1: the files need no
+// credentials; every API call the page makes carries the Bearer token it
+// got from POST <base>/auth/login).
+//
+// The app uses the public API only (PROTOCOL.md §2) and polls it about
+// every 1.5 s. Its pages are hash routes:
+//
+//   - #/login: username and password → POST <base>/auth/login; the token
+//     is kept in sessionStorage, never in a URL;
+//   - #/groups: GET <base>/monitoring/groups with the lag of the Grafana
+//     group rows, a create form and a delete with confirmation;
+//   - #/group/{P}/{G}: members with lease countdown and capacity, the
+//     target and current assignment as a shards × members grid, revoke
+//     progress, invariant violations, migrations with scale and rollback,
+//     and the recent audit events (recentMutations of #16);
+//   - #/messages/{P}/{G}/{i}: one shard's entries, page by page.
+//
+// The console has no build step and loads nothing from the network but
+// the coordinator itself.
+package console

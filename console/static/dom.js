@@ -1,0 +1,64 @@
+// dom.js: small helpers to build elements (text is always set as text,
+// never parsed as HTML) and to format values.
+
+// h builds an element: attributes (on* are listeners, class, value,
+// checked, hidden set as properties) and children (strings, nodes, arrays;
+// null and false are skipped).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'value' || k === 'checked' || k === 'hidden' || k === 'disabled') el[k] = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  el.append(...nodes(children));
+  return el;
+}
+
+function nodes(children) {
+  return children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
+}
+
+// fill replaces el's children.
+export function fill(el, ...children) { el.replaceChildren(...nodes(children)); }
+
+// indexes turns a ShardSet [{shardIndex}] into [n].
+export const indexes = (set) => (set ?? []).map((s) => s.shardIndex);
+
+// shardList renders a shard set as "0, 1, 5" or "–".
+export const shardList = (set) => (set?.length ? indexes(set).join(', ') : '–');
+
+// time renders an instant as local time with seconds, "–" when null.
+export function time(iso) {
+  if (!iso) return '–';
+  const d = new Date(iso);
+  return isNaN(d) ? iso : d.toLocaleString(undefined, { hour12: false });
+}
+
+// seconds renders ms as "4.2 s".
+export const seconds = (ms) => (ms / 1000).toFixed(1) + ' s';
+
+// badge renders an enum value with a class of its own (style.css).
+export const badge = (v) => h('span', { class: 'badge badge-' + String(v).toLowerCase() }, v);
+
+// table builds a table from header labels and rows of cells.
+export function table(headers, rows, empty = 'none') {
+  return h('table', null,
+    h('thead', null, h('tr', null, headers.map((x) => h('th', null, x)))),
+    h('tbody', null, rows.length ? rows : h('tr', null, h('td', { colspan: headers.length, class: 'empty' }, empty))));
+}
+
+// field is a labelled input.
+export const field = (label, input) => h('label', null, h('span', null, label), input);
+
+// errorBox is the element where a form shows the error of its last call.
+export const errorBox = () => h('div', { class: 'error form-error', role: 'alert', hidden: true });
+
+// showError shows err (an ApiError) in box, or hides box when err is null.
+export function showError(box, err) {
+  box.hidden = !err;
+  box.textContent = err ? err.message : '';
+}
