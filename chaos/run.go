@@ -345,6 +345,19 @@ func (r *run) get(ctx context.Context, path string, out any) error {
 	return err
 }
 
+// getSoon is get retried for up to 10 s: a coordinator may still report
+// the store unavailable for a moment after it came back.
+func (r *run) getSoon(ctx context.Context, path string, out any) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := r.get(ctx, path, out)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // settle waits until the group is balanced (balanced) or the settle
 // timeout ends, and returns the last reason it was not.
 func (r *run) settle(ctx context.Context, healAt time.Duration) error {
@@ -435,10 +448,10 @@ type migrationsView struct {
 func (r *run) checkAdmin(ctx context.Context, at time.Duration) []Violation {
 	var g group.GroupView
 	var ms migrationsView
-	if err := r.get(ctx, groupPath(r.key), &g); err != nil {
+	if err := r.getSoon(ctx, groupPath(r.key), &g); err != nil {
 		return []Violation{{Kind: "admin", At: at, Text: "read group: " + err.Error()}}
 	}
-	if err := r.get(ctx, "/monitoring"+groupPath(r.key)+"/migrations", &ms); err != nil {
+	if err := r.getSoon(ctx, "/monitoring"+groupPath(r.key)+"/migrations", &ms); err != nil {
 		return []Violation{{Kind: "admin", At: at, Text: "read migrations: " + err.Error()}}
 	}
 	var listed []string
