@@ -302,6 +302,13 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The group's Redis consumer groups, from the start: shard 0's 25
+	// entries are its whole lag.
+	for i := range 4 {
+		if err := rdb.XGroupCreateMkStream(ctx, fmt.Sprintf("%s:%d", prefix, i), "workers", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rowSel := `tr[data-group=` + js(prefix+"/workers") + `]`
 
 	// Login: a wrong password shows the 401, the right one the groups.
@@ -324,7 +331,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do("create a group", fill(`#create-form input[name=streamPrefix]`, prefix), fill(`#create-form input[name=consumerGroup]`, "workers"),
 		fill(`#create-form input[name=initialShardCount]`, "4"), fill(`#create-form input[name=reason]`, "browser test"),
 		chromedp.Click(chromedp.CSS(`#create-form button[type=submit]`)))
-	b.waitFor("the group is listed", `document.querySelector(`+js(rowSel+` td.shard-count`)+`)?.textContent === "4"`)
+	b.waitFor("the group is listed with its lag", `document.querySelector(`+js(rowSel+` td.shard-count`)+`)?.textContent === "4" && `+
+		`document.querySelector(`+js(rowSel+` td.lag`)+`)?.textContent === "25"`)
 	b.do("create it again", chromedp.Click(chromedp.CSS(`#create-form button[type=submit]`)))
 	b.waitFor("the conflict shows", `document.querySelector("#create-form .form-error:not([hidden])")?.textContent.includes("409 GROUP_ALREADY_EXISTS")`)
 	b.shot("groups")

@@ -88,7 +88,7 @@ export function groupsView() {
           h('td', { class: 'member-count' }, r ? `${r.activeMembers} live / ${r.totalMembers}` : Object.keys(g.targetAssignmentSummary).length),
           h('td', null, r ? `${r.currentShards} / ${r.targetShards}` : '–'),
           h('td', null, m ? [badge(m.state), ` ${m.fromShardCount} → ${m.toShardCount}`] : '–'),
-          h('td', null, r?.totalLag ?? '–'),
+          h('td', { class: 'lag' }, r?.totalLag ?? '–'),
           h('td', null, h('button', { type: 'button', class: 'small danger', onclick: () => askDelete(g) }, 'Delete')));
       }), 'No groups yet: create one above.'));
   }
