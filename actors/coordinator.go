@@ -143,9 +143,10 @@ func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
 	return views, nil
 }
 
-// TickNow sends Tick{now} to every group with an actor and every group the
-// store lists (so leases of groups nobody talks to still expire). It does
-// not wait for the ticks to be handled.
+// TickNow sweeps: it sends Tick{now} to every group with an actor and every
+// group the store lists (so leases of groups nobody talks to here still
+// expire; the group actors' own timers handle the rest). It does not wait
+// for the ticks to be handled.
 func (c *Coordinator) TickNow() {
 	now := c.opts.Clock()
 	keys := map[group.Key]bool{}
@@ -235,10 +236,12 @@ func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r mes
 	}
 }
 
-// runTicker calls TickNow every TickInterval until Shutdown.
+// runTicker sweeps (TickNow) at start and every SweepInterval until
+// Shutdown.
 func (c *Coordinator) runTicker() {
 	defer close(c.tickerDone)
-	t := time.NewTicker(c.opts.TickInterval)
+	c.TickNow()
+	t := time.NewTicker(c.opts.SweepInterval)
 	defer t.Stop()
 	for {
 		select {

@@ -32,8 +32,12 @@ import (
 //	request, idle      group does not exist, nothing pending: ask the manager
 //	                   to passivate (once)
 //	retire             out of the registry: flush what is pending and stop
-//	Stopping           flush what is pending, so a drain answers everything
-//	Restarting         report; the panic middleware has answered the batch
+//	dueTick            the group's next time-driven event is due: run a Tick
+//	(after each)       arm the timer for the next one (see arm)
+//	Stopping           stop the timer, flush what is pending, so a drain
+//	                   answers everything
+//	Restarting         stop the timer, report; the panic middleware has
+//	                   answered the batch
 type groupActor struct {
 	c     *Coordinator
 	key   group.Key
@@ -58,6 +62,12 @@ type groupActor struct {
 	records     []group.Record
 	flushQueued bool // a flush{} is in the mailbox
 	passivating bool // passivate{} was sent to the manager
+
+	// self is the actor's PID (set on Started); timer ticks the group when
+	// its next time-driven event is due (see arm).
+	self     *actor.PID
+	timer    groupTimer
+	stopping bool
 }
 
 // flush is the message a group actor sends itself when the first entry
@@ -82,11 +92,20 @@ func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupAct
 func (a *groupActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
+		a.self = ctx.Self()
 		_ = a.reload() // a failure is kept in loadErr
 	case *actor.Stopping:
+		a.stopping = true
+		a.disarm()
 		a.flush()
 	case *actor.Restarting:
+		a.stopping = true // a new instance takes over
+		a.disarm()
 		a.c.opts.Observer.ActorRestarted(a.key)
+	case dueTick:
+		if a.fired(msg) {
+			a.handle(ctx, a.dueTickMessage())
+		}
 	case flush:
 		a.flushQueued = false
 		a.flush()
@@ -100,6 +119,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.handle(ctx, msg)
 		a.passivateIfIdle(ctx)
 	}
+	a.arm()
 }
 
 // passivateIfIdle asks the manager, once, to retire this actor when its

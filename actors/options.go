@@ -16,6 +16,7 @@ const (
 	DefaultCommitAttempts = 3
 	DefaultStoreTimeout   = 2 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
+	DefaultSweepInterval  = time.Minute
 )
 
 // Options configure a Coordinator. Store and Settings are required; every
@@ -34,10 +35,18 @@ type Options struct {
 	// Clock is the time source of every domain decision. nil → time.Now.
 	Clock func() time.Time
 
-	// TickEnabled starts a ticker that sends a Tick to every known group
-	// every TickInterval (which must then be positive).
+	// TickEnabled turns on the time-driven work: each group actor arms a
+	// timer for its group's next due event (lease expiry, release of a
+	// fenced member, prune, rebalance deadline) and ticks itself then;
+	// while a migration waits on Redis, or the group's bounds are unknown
+	// after a load, it ticks every TickInterval (which must then be
+	// positive). A sweep also ticks every group the store lists, at start
+	// and every SweepInterval, so groups no member talks to here are still
+	// maintained.
 	TickInterval time.Duration
 	TickEnabled  bool
+	// SweepInterval is the pause between sweeps. 0 → DefaultSweepInterval.
+	SweepInterval time.Duration
 
 	// GroupCommit batches the heartbeats and ticks queued in a group's
 	// mailbox into one commit. false commits each one alone (the benchmark
@@ -91,6 +100,9 @@ func (o Options) withDefaults() Options {
 	if o.CommitAttempts == 0 {
 		o.CommitAttempts = DefaultCommitAttempts
 	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = DefaultSweepInterval
+	}
 	if o.StoreTimeout == 0 {
 		o.StoreTimeout = DefaultStoreTimeout
 	}
@@ -119,6 +131,9 @@ func (o Options) validate() error {
 	}
 	if o.TickEnabled && o.TickInterval <= 0 {
 		errs = append(errs, errors.New("actors: TickInterval must be positive when TickEnabled"))
+	}
+	if o.SweepInterval < 0 {
+		errs = append(errs, errors.New("actors: SweepInterval must not be negative"))
 	}
 	if o.MaxBatch < 1 {
 		errs = append(errs, errors.New("actors: MaxBatch must be positive"))

@@ -157,10 +157,13 @@ type Coordination struct {
 	GroupCommit          GroupCommit `yaml:"group-commit"`
 }
 
-// EventLoop is the background tick (§7).
+// EventLoop is the time-driven work (§7): each group ticks itself when its
+// next event is due, polling every Interval while a migration waits on
+// Redis; a sweep ticks every stored group every SweepInterval.
 type EventLoop struct {
-	Enabled  bool     `yaml:"enabled"`
-	Interval Duration `yaml:"interval"`
+	Enabled       bool     `yaml:"enabled"`
+	Interval      Duration `yaml:"interval"`
+	SweepInterval Duration `yaml:"sweep-interval"`
 }
 
 // StateMutex is the Redis state mutex (§8.2). Read the effective values
@@ -254,7 +257,7 @@ func defaults() *Config {
 			MemberLeaseTTL:       Duration(10 * time.Second),
 			RebalanceTimeout:     Duration(60 * time.Second),
 			StaleMemberRetention: Duration(10 * time.Minute),
-			EventLoop:            EventLoop{Enabled: true, Interval: Duration(time.Second)},
+			EventLoop:            EventLoop{Enabled: true, Interval: Duration(time.Second), SweepInterval: Duration(time.Minute)},
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 		},

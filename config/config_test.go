@@ -70,7 +70,7 @@ func seedDefaults() *Config {
 		Coordination: Coordination{
 			HeartbeatInterval: d("1s"), MemberLeaseTTL: d("10s"), RebalanceTimeout: d("60s"),
 			StaleMemberRetention: d("10m"),
-			EventLoop:            EventLoop{Enabled: true, Interval: d("1s")},
+			EventLoop:            EventLoop{Enabled: true, Interval: d("1s"), SweepInterval: d("1m")},
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 		},
@@ -389,6 +389,7 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"rebalance", func(c *Config) { c.Coordination.RebalanceTimeout = 0 }, "coordinator.coordination.rebalance-timeout"},
 		{"retention", func(c *Config) { c.Coordination.StaleMemberRetention = -1 }, "coordinator.coordination.stale-member-retention"},
 		{"event loop", func(c *Config) { c.Coordination.EventLoop.Interval = 0 }, "coordinator.coordination.event-loop.interval"},
+		{"sweep", func(c *Config) { c.Coordination.EventLoop.SweepInterval = 0 }, "coordinator.coordination.event-loop.sweep-interval"},
 		{"mutex ttl", func(c *Config) { c.Coordination.StateMutex.TTLMs = 0 }, "coordinator.coordination.state-mutex.ttl-ms"},
 		{"mutex acquire", func(c *Config) { c.Coordination.StateMutex.AcquireTimeoutMs = -1 }, "coordinator.coordination.state-mutex.acquire-timeout-ms"},
 		{"max batch", func(c *Config) { c.Coordination.GroupCommit.MaxBatch = 0 }, "coordinator.coordination.group-commit.max-batch"},

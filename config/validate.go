@@ -77,6 +77,7 @@ func (c *Config) Validate() error {
 	v.positive(co+"rebalance-timeout", c.Coordination.RebalanceTimeout)
 	v.nonNegative(co+"stale-member-retention", c.Coordination.StaleMemberRetention)
 	v.positive(co+"event-loop.interval", c.Coordination.EventLoop.Interval)
+	v.positive(co+"event-loop.sweep-interval", c.Coordination.EventLoop.SweepInterval)
 	m := c.Coordination.StateMutex
 	v.positive(mutexKey(co, "ttl", m.DeprecatedTTL != nil), Duration(m.TTL()))
 	v.nonNegative(mutexKey(co, "acquire-timeout", m.DeprecatedAcquireTimeout != nil), Duration(m.AcquireTimeout()))

@@ -182,3 +182,30 @@ func sortedMemberIDs(g *Group) []string {
 	slices.Sort(ids)
 	return ids
 }
+
+// NextDue tells the runtime when the group next needs a Tick to make
+// progress on its own (no request arriving): at due, some lease may have
+// run out, a fenced member's holdings may be releasable, a record may be
+// prunable or a rebalance deadline may have passed. due is a lower bound
+// derived from the applied state (an early Tick finds nothing and costs one
+// scan); zero means the bound is unknown (the group was just loaded or its
+// targets changed), and the next Tick computes it. poll is set while an
+// active migration waits for something only a Tick observes (a scale-in
+// draining in Redis, §6.4): the runtime then ticks at its own polling
+// pace. A group with nothing pending returns never and no poll.
+func (g *Group) NextDue() (due Instant, poll bool) {
+	if !g.Exists() {
+		return never, false
+	}
+	if m := g.activeMigration(); m != nil && (m.State == MigrationActive || m.State == MigrationDraining) {
+		poll = true
+	}
+	scan, deadline := g.idx.nextScanAt, g.idx.nextDeadlineAt
+	if scan == 0 || deadline == 0 {
+		return 0, poll
+	}
+	return min(scan, deadline), poll
+}
+
+// Never is the due instant of a group with nothing pending (NextDue).
+const Never = never

@@ -238,3 +238,25 @@ func TestLiveness_LeavingWithRevokingNotPruned(t *testing.T) {
 	expectState(t, c, "A", group.MemberLeaving, -1)
 	c.Check()
 }
+
+// NextDue: unknown right after a load, the earliest lease end once a tick
+// has scanned, never for a group without members, a poll while a
+// migration is active.
+func TestLiveness_NextDue(t *testing.T) {
+	c := grouptest.New(t, 4)
+	c.Tick()
+	if due, poll := c.Group.NextDue(); due != group.Never || poll {
+		t.Fatalf("empty group: due %v poll %v", due, poll)
+	}
+	c.Join("A")
+	if due, _ := c.Group.NextDue(); due != member(t, c, "A").MemberLeaseExpiresAt {
+		t.Fatalf("due %v, want A's lease end %v", due, member(t, c, "A").MemberLeaseExpiresAt)
+	}
+	if due, _ := c.Replay().NextDue(); due != 0 {
+		t.Fatalf("a replayed group's bound is unknown, got %v", due)
+	}
+	c.Scale(8)
+	if _, poll := c.Group.NextDue(); !poll {
+		t.Fatal("no poll while a migration is active")
+	}
+}

@@ -1,0 +1,42 @@
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// With the event loop on, a group's own timer expires a silent member: no
+// sweep is needed (the sweep interval is far beyond the test).
+func TestGroupTimerExpiresASilentMember(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	s := group.DefaultSettings()
+	s.MemberLeaseTTL = 200 * time.Millisecond
+	c := start(t, Options{Store: store, GroupCommit: true, Settings: s,
+		TickEnabled: true, TickInterval: 20 * time.Millisecond, SweepInterval: time.Hour})
+	createGroup(t, c, orders)
+	resp := heartbeat(t, c, orders, join("m-1"))
+	heartbeat(t, c, orders, next("m-1", resp))
+	waitFor(t, "m-1 expired by the group's timer", func() bool {
+		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
+	})
+}
+
+// The sweep at start ticks groups this coordinator has no actor for, so a
+// group whose members all vanished elsewhere is still maintained.
+func TestSweepAtStartMaintainsGroupsNobodyTalksTo(t *testing.T) {
+	store := newTestStore()
+	store.shared = true
+	s := group.DefaultSettings()
+	s.MemberLeaseTTL = 200 * time.Millisecond
+	a := start(t, Options{Store: store, GroupCommit: true, Settings: s})
+	createGroup(t, a, orders)
+	heartbeat(t, a, orders, join("m-1"))
+	start(t, Options{Store: store, GroupCommit: true, Settings: s,
+		TickEnabled: true, TickInterval: 20 * time.Millisecond, SweepInterval: time.Hour})
+	waitFor(t, "m-1 expired by the other coordinator", func() bool {
+		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
+	})
+}
