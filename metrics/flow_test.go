@@ -48,7 +48,7 @@ func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 	// The fenced m-a may still read its shards until its lease runs out:
 	// its current set is released (and its gauge drops) with m-b's expiry.
 	h.clock.Advance(2 * time.Second)
-	h.heartbeat(orders, hb{member: "m-b"})
+	h.await(`actor_message_duration_seconds_count{type="flush"}`, func() { h.heartbeat(orders, hb{member: "m-b"}) })
 	h.clock.Advance(settings.MemberLeaseTTL + time.Second)
 	h.step("expiry", func() {
 		h.coord.TickNow()

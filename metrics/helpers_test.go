@@ -114,11 +114,24 @@ func groupPath(key group.Key) string {
 }
 
 // create creates key's group with 4 shards.
+// It returns once the create's message latency is recorded (after the
+// answer), so that it moves no series of a later step.
 func (h *harness) create(key group.Key) {
 	h.t.Helper()
-	if code, body := h.do(http.MethodPost, groupPath(key), map[string]any{"initialShardCount": 4, "requestedBy": "test"}); code != http.StatusCreated {
-		h.t.Fatalf("create %s: %d %s", key, code, body)
-	}
+	h.await(`actor_message_duration_seconds_count{type="create_group"}`, func() {
+		if code, body := h.do(http.MethodPost, groupPath(key), map[string]any{"initialShardCount": 4, "requestedBy": "test"}); code != http.StatusCreated {
+			h.t.Fatalf("create %s: %d %s", key, code, body)
+		}
+	})
+}
+
+// await runs f and waits until the counter named grew: the actor records a
+// message's latency only after it has answered.
+func (h *harness) await(counter string, f func()) {
+	h.t.Helper()
+	before := scrape(h.t, h.reg)[counter]
+	f()
+	waitFor(h.t, h.reg, counter, func(s series) bool { return s[counter] > before })
 }
 
 // hb is a heartbeat body.
