@@ -31,6 +31,8 @@ import (
 //	Get*, CheckScale   answer from committed (after revalidating a shared store)
 //	request, idle      group does not exist, nothing pending: ask the manager
 //	                   to passivate (once)
+//	ReceiveTimeout     no request for IdleTimeout, nothing pending or due:
+//	                   ask the manager to passivate (once)
 //	retire             out of the registry: flush what is pending and stop
 //	dueTick            the group's next time-driven event is due: run a Tick
 //	(after each)       arm the timer for the next one (see arm)
@@ -93,7 +95,11 @@ func (a *groupActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		a.self = ctx.Self()
+		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout)
 		_ = a.reload() // a failure is kept in loadErr
+	case *actor.ReceiveTimeout:
+		a.passivateIdle(ctx)
+		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout) // a fired timeout is cancelled
 	case *actor.Stopping:
 		a.stopping = true
 		a.disarm()
@@ -120,6 +126,18 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.passivateIfIdle(ctx)
 	}
 	a.arm()
+}
+
+// passivateIdle asks the manager, once, to retire this actor when nothing
+// is pending or due: its group got no request for IdleTimeout. A live
+// member always keeps a lease expiry due, so only groups without live
+// members passivate.
+func (a *groupActor) passivateIdle(ctx actor.Context) {
+	if a.passivating || a.loadErr != nil || len(a.entries) > 0 || a.timer.t != nil {
+		return
+	}
+	a.passivating = true
+	ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
 }
 
 // passivateIfIdle asks the manager, once, to retire this actor when its

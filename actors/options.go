@@ -17,6 +17,7 @@ const (
 	DefaultStoreTimeout   = 2 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultSweepInterval  = time.Minute
+	DefaultIdleTimeout    = 5 * time.Minute
 )
 
 // Options configure a Coordinator. Store and Settings are required; every
@@ -47,6 +48,11 @@ type Options struct {
 	TickEnabled  bool
 	// SweepInterval is the pause between sweeps. 0 → DefaultSweepInterval.
 	SweepInterval time.Duration
+	// IdleTimeout retires the actor of a group that got no request (ticks
+	// do not count) for this long and has nothing due: no pending batch and
+	// no armed timer. A later request or sweep loads it again.
+	// 0 → DefaultIdleTimeout.
+	IdleTimeout time.Duration
 
 	// GroupCommit batches the heartbeats and ticks queued in a group's
 	// mailbox into one commit. false commits each one alone (the benchmark
@@ -103,6 +109,9 @@ func (o Options) withDefaults() Options {
 	if o.SweepInterval == 0 {
 		o.SweepInterval = DefaultSweepInterval
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	if o.StoreTimeout == 0 {
 		o.StoreTimeout = DefaultStoreTimeout
 	}
@@ -132,8 +141,8 @@ func (o Options) validate() error {
 	if o.TickEnabled && o.TickInterval <= 0 {
 		errs = append(errs, errors.New("actors: TickInterval must be positive when TickEnabled"))
 	}
-	if o.SweepInterval < 0 {
-		errs = append(errs, errors.New("actors: SweepInterval must not be negative"))
+	if o.SweepInterval < 0 || o.IdleTimeout < 0 {
+		errs = append(errs, errors.New("actors: SweepInterval and IdleTimeout must not be negative"))
 	}
 	if o.MaxBatch < 1 {
 		errs = append(errs, errors.New("actors: MaxBatch must be positive"))

@@ -12,6 +12,9 @@ import (
 // was re-armed or stopped meanwhile) from the current one.
 type dueTick struct{ gen uint64 }
 
+// NotInfluenceReceiveTimeout: a timer's tick does not keep the actor alive.
+func (dueTick) NotInfluenceReceiveTimeout() {}
+
 // groupTimer is a group actor's one timer. Only the actor's Receive uses
 // it; the timer goroutine only sends dueTick.
 type groupTimer struct {

@@ -40,3 +40,17 @@ func TestSweepAtStartMaintainsGroupsNobodyTalksTo(t *testing.T) {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }
+
+// The actor of a group without live members passivates once it got no
+// request for IdleTimeout; a request loads it again.
+func TestIdleGroupActorPassivates(t *testing.T) {
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, IdleTimeout: 20 * time.Millisecond})
+	createGroup(t, c, orders)
+	waitFor(t, "the idle actor retired", func() bool {
+		_, live := c.registry.Load(orders)
+		return !live
+	})
+	if _, err := c.Group(testCtx(t), orders); err != nil {
+		t.Fatalf("read after passivation: %v", err)
+	}
+}

@@ -89,3 +89,8 @@ type Tick struct {
 	Routed
 	Now time.Time
 }
+
+// NotInfluenceReceiveTimeout marks ticks as not keeping a group actor
+// alive: an actor whose group only gets ticks passivates when idle (the
+// protoactor receive timeout).
+func (*Tick) NotInfluenceReceiveTimeout() {}
