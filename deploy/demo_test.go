@@ -20,11 +20,11 @@ func TestComposeDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	type service struct {
-		Image       string                             `yaml:"image"`
+		Image       string                               `yaml:"image"`
 		Build       struct{ Context, Dockerfile string } `yaml:"build"`
-		Entrypoint  []string                           `yaml:"entrypoint"`
-		Command     []string                           `yaml:"command"`
-		Environment map[string]string                  `yaml:"environment"`
+		Entrypoint  []string                             `yaml:"entrypoint"`
+		Command     []string                             `yaml:"command"`
+		Environment map[string]string                    `yaml:"environment"`
 		DependsOn   map[string]struct {
 			Condition string `yaml:"condition"`
 		} `yaml:"depends_on"`
