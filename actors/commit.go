@@ -49,7 +49,7 @@ func (a *groupActor) applyCommitted(recs []group.Record) {
 	for _, r := range recs {
 		a.committed.Apply(r)
 	}
-	a.c.opts.Observer.GroupCommitted(a.key, a.committed)
+	a.c.opts.Observer.GroupCommitted(a.key, a.committed, recs)
 }
 
 // unchangedInStore is group commit's fast path (GroupCommit=false, the

@@ -72,7 +72,7 @@ func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bo
 	for id, m := range g.Members {
 		a.leases[id] = m.MemberLeaseExpiresAt
 	}
-	a.c.opts.Observer.GroupCommitted(a.key, g)
+	a.c.opts.Observer.GroupCommitted(a.key, g, nil)
 }
 
 // refresh revalidates the cached state when another process may write the

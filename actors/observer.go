@@ -35,9 +35,11 @@ type Observer interface {
 	MailboxDepth(key group.Key, n int)
 	// GroupCommitted reports the committed state after every load, reload,
 	// commit, create and delete (a deleted group reports a group for which
-	// Exists() is false). g must be read during the call only, never kept
-	// or modified.
-	GroupCommitted(key group.Key, g *group.Group)
+	// Exists() is false), and the records the commit stored (none for a
+	// load): each decision appears in exactly one commit of the coordinator
+	// that made it. g and recs must be read during the call only, never
+	// kept or modified.
+	GroupCommitted(key group.Key, g *group.Group, recs []group.Record)
 }
 
 // Message types reported by Observer.MessageHandled.
@@ -68,4 +70,4 @@ func (NopObserver) TickHandled(bool, time.Duration)                         {}
 func (NopObserver) ActorRestarted(group.Key)                                {}
 func (NopObserver) ActorsLive(int)                                          {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
-func (NopObserver) GroupCommitted(group.Key, *group.Group)                  {}
+func (NopObserver) GroupCommitted(group.Key, *group.Group, []group.Record)  {}

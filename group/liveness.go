@@ -44,7 +44,7 @@ func (t *tx) maintain() bool {
 		m := t.member(id)
 		m.State = MemberExpired
 		m.MemberEpoch++
-		t.putMember(*m, false)
+		t.putMemberRecord(MemberRecord{Member: *m, Event: MemberExpiredEvent})
 	}
 	if len(expired) > 0 {
 		t.bumpGroupEpoch()
@@ -170,7 +170,7 @@ func (t *tx) fence(m *Member, groupEpoch int64) {
 	m.State = MemberFenced
 	m.MemberEpoch = max(groupEpoch+1, m.MemberEpoch+1)
 	m.RebalanceDeadlineAt = 0
-	t.putMember(*m, false)
+	t.putMemberRecord(MemberRecord{Member: *m, Event: MemberFencedEvent})
 }
 
 // sortedMemberIDs returns every member id in ascending order.

@@ -17,10 +17,25 @@ type MetaRecord struct{ Meta Meta }
 // MemberRecord upserts one member record. LivenessOnly is true when only the
 // liveness fields (name, capacity, workers, progress, lastHeartbeatAt, lease)
 // differ from the previous value: a store may persist such records coalesced.
+// Event names the decision the record carries out, if it is one that is
+// counted (metrics count the records where a decision is made, not states).
 type MemberRecord struct {
 	Member       Member
 	LivenessOnly bool
+	Event        MemberEvent
 }
+
+// MemberEvent is a counted decision about a member.
+type MemberEvent uint8
+
+const (
+	NoMemberEvent MemberEvent = iota
+	// MemberExpiredEvent: the member's lease ran out (§4.6).
+	MemberExpiredEvent
+	// MemberFencedEvent: the member was fenced (invalid report, §4.4, or
+	// rebalance timeout, §4.6).
+	MemberFencedEvent
+)
 
 // MemberRemovedRecord deletes a member record (pruning).
 type MemberRemovedRecord struct{ MemberID string }

@@ -27,10 +27,10 @@ func BenchmarkGroupCommittedThrottled(b *testing.B) {
 	clock := newFakeClock()
 	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now))
 	g := largeGroup(10_000)
-	m.GroupCommitted(orders, g) // the first refresh
+	m.GroupCommitted(orders, g, nil) // the first refresh
 	b.ReportAllocs()
 	for b.Loop() {
-		m.GroupCommitted(orders, g)
+		m.GroupCommitted(orders, g, nil)
 	}
 }
 
@@ -43,6 +43,6 @@ func BenchmarkGroupCommittedRefresh(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		clock.Advance(time.Second)
-		m.GroupCommitted(orders, g)
+		m.GroupCommitted(orders, g, nil)
 	}
 }

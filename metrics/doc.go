@@ -26,14 +26,15 @@
 // GroupCommitted runs after every commit — many per second for a large
 // group — so it refreshes the group gauges from O(1) fields each time and
 // does the O(members) refresh (member gauges, member state counts,
-// violations, expiry and fencing counters) at most once per refresh
+// violations) at most once per refresh
 // interval per group (WithRefreshInterval, default 1 s, measured on the
 // clock of WithClock). A commit inside the interval marks the group dirty;
 // Run (RefreshStale every interval) reads dirty groups through a Source
 // (the actors.Coordinator) so that a group that goes quiet is not left
-// stale. Expiry and fencing are counted by comparing each member's state
-// and epoch with the previous refresh, so two transitions of one member
-// inside one interval count once.
+// stale. Expiries and fencings are counted exactly, from the records of
+// each commit that carry them out (group.MemberRecord.Event): each is
+// counted once, by the coordinator that decided it, as soon as it is
+// committed.
 //
 // Per-group, per-member, per-progress and per-shard gauges are produced at
 // scrape time from the groups' last refreshed state by one collector: age

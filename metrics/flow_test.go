@@ -150,3 +150,41 @@ func member(id string, s series) series {
 	}
 	return out
 }
+
+// Expiries are counted from the commit that decides them: a scrape right
+// after an expiry shows it, also when an earlier commit of the group fell
+// within the refresh interval (the member gauges are still throttled).
+func TestExpiryIsCountedAtItsCommit(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	h.heartbeat(orders, hb{member: "m-b"})
+	h.clock.Advance(500 * time.Millisecond)
+	h.heartbeat(orders, hb{member: "m-c"})
+	expired := `member_expired_total{group="billing",stream="orders"}`
+	expire := func(id string) {
+		t.Helper()
+		h.coord.TickNow()
+		waitFor(t, h.reg, id+" expired", func(series) bool {
+			members, err := h.coord.Members(context.Background(), orders)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range members {
+				if m.MemberID == id {
+					return m.State == group.MemberExpired
+				}
+			}
+			return false
+		})
+	}
+	h.clock.Advance(settings.MemberLeaseTTL - 500*time.Millisecond + time.Millisecond)
+	expire("m-b")
+	if got := scrape(t, h.reg)[expired]; got != 1 {
+		t.Fatalf("after the first expiry the counter is %v", got)
+	}
+	h.clock.Advance(500 * time.Millisecond) // within the refresh interval
+	expire("m-c")
+	if got := scrape(t, h.reg)[expired]; got != 2 {
+		t.Fatalf("right after the second expiry the counter is %v, want 2", got)
+	}
+}

@@ -53,7 +53,6 @@ type groupState struct {
 // memberSample is the part of a member record the member gauges show.
 type memberSample struct {
 	state                   group.MemberState
-	epoch                   int64
 	lastHeartbeat, leaseEnd group.Instant
 	maxConcurrency, workers int
 	current, revoking       int
@@ -66,18 +65,21 @@ func duplicateOwnerViolation(v string) bool {
 	return strings.HasPrefix(v, "shard ShardId(") && strings.Contains(v, "duplicate current owners")
 }
 
-// GroupCommitted implements actors.Observer. It refreshes the group-level
-// gauges from O(1) fields every time, counts a rebalance when a group
-// commit raised the assignment epoch, and refreshes everything that needs
-// a pass over the members (member gauges, member states, violations,
-// expiry and fencing counters) at most once per refresh interval; a commit
-// that falls inside the interval marks the group dirty for RefreshStale.
-// A group that no longer exists is forgotten with all its series.
-func (m *Metrics) GroupCommitted(key group.Key, g *group.Group) {
+// GroupCommitted implements actors.Observer. It counts the expiries and
+// fencings that the commit's records carry out (exactly: each decision is
+// committed once, by the coordinator that made it), refreshes the
+// group-level gauges from O(1) fields every time, counts a rebalance when a
+// group commit raised the assignment epoch, and refreshes everything that
+// needs a pass over the members (member gauges, member states, violations)
+// at most once per refresh interval; a commit that falls inside the
+// interval marks the group dirty for RefreshStale. A group that no longer
+// exists is forgotten with all its series.
+func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Record) {
 	if !g.Exists() {
 		m.forget(key)
 		return
 	}
+	m.countEvents(key, recs)
 	gs := m.state(key)
 	now := m.now()
 	gs.mu.Lock()
@@ -101,32 +103,38 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group) {
 	m.refresh(gs, now, maps.Values(g.Members), g.Targets, g.Violations())
 }
 
-// refresh is the O(members) refresh of gs (locked by the caller). Member
-// state changes since the previous refresh are counted: a member seen
-// EXPIRED or FENCED with a state or epoch it did not have before expired or
-// was fenced once (two transitions of one member inside one interval count
-// once). The first refresh of a group counts nothing: its members' past is
-// unknown.
+// countEvents counts the member decisions that recs carry out.
+func (m *Metrics) countEvents(key group.Key, recs []group.Record) {
+	var expired, fenced int
+	for _, r := range recs {
+		if mr, ok := r.(group.MemberRecord); ok {
+			switch mr.Event {
+			case group.MemberExpiredEvent:
+				expired++
+			case group.MemberFencedEvent:
+				fenced++
+			}
+		}
+	}
+	if expired > 0 {
+		m.memberExpired.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(expired))
+	}
+	if fenced > 0 {
+		m.memberFenced.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(fenced))
+	}
+}
+
+// refresh is the O(members) refresh of gs (locked by the caller).
 func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group.Member], targets map[string]group.ShardSet, violations []string) {
-	first := gs.refreshedAt.IsZero()
 	next := make(map[string]memberSample, len(gs.members))
-	var total, active, expired, revoking, current, newlyExpired, newlyFenced int
+	var total, active, expired, revoking, current int
 	for mem := range members {
 		s := memberSample{
-			state: mem.State, epoch: mem.MemberEpoch,
+			state:         mem.State,
 			lastHeartbeat: mem.LastHeartbeatAt, leaseEnd: mem.MemberLeaseExpiresAt,
 			maxConcurrency: mem.RuntimeMaxConcurrency, workers: mem.ActiveConsumerWorkers,
 			current: len(mem.CurrentAssignment), revoking: len(mem.Revoking),
 			progress: slices.Clone(mem.ShardProgress), // g is not kept
-		}
-		prev, seen := gs.members[mem.MemberID]
-		if changed := !seen || prev.state != s.state || prev.epoch != s.epoch; changed && !first {
-			switch s.state {
-			case group.MemberExpired:
-				newlyExpired++
-			case group.MemberFenced:
-				newlyFenced++
-			}
 		}
 		next[mem.MemberID] = s
 		total++
@@ -156,15 +164,8 @@ func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group
 	gs.revokePending, gs.currentShards, gs.targetShards = revoking, current, target
 	gs.violations, gs.duplicates = len(violations), duplicates
 
-	p, g := gs.key.StreamPrefix, gs.key.ConsumerGroup
-	if newlyExpired > 0 {
-		m.memberExpired.WithLabelValues(p, g).Add(float64(newlyExpired))
-	}
-	if newlyFenced > 0 {
-		m.memberFenced.WithLabelValues(p, g).Add(float64(newlyFenced))
-	}
 	if len(violations) > 0 {
-		m.violationsTotal.WithLabelValues(p, g).Add(float64(len(violations)))
+		m.violationsTotal.WithLabelValues(gs.key.StreamPrefix, gs.key.ConsumerGroup).Add(float64(len(violations)))
 	}
 }
 

@@ -279,9 +279,9 @@ func TestInvariantViolations(t *testing.T) {
 	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
 	g := violating()
 	n := float64(len(g.Violations())) // no target owner, duplicate current owners
-	m.GroupCommitted(orders, g)
+	m.GroupCommitted(orders, g, nil)
 	clock.Advance(time.Second)
-	m.GroupCommitted(orders, g)
+	m.GroupCommitted(orders, g, nil)
 	s := scrape(t, reg)
 	for k, want := range map[string]float64{
 		`invariant_violations{group="billing",stream="orders"}`:       n,
@@ -309,8 +309,8 @@ func TestRefreshStaleFailures(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
 	g := violating()
-	m.GroupCommitted(orders, g)
-	m.GroupCommitted(orders, g) // inside the interval: dirty
+	m.GroupCommitted(orders, g, nil)
+	m.GroupCommitted(orders, g, nil) // inside the interval: dirty
 	clock.Advance(time.Second)
 	m.RefreshStale(context.Background(), failingSource{group.Errorf(group.CodeGroupNotFound, "gone")})
 	m.RefreshStale(context.Background(), failingSource{errors.New("store down")})
@@ -333,7 +333,7 @@ func TestShardOffsets(t *testing.T) {
 			t.Errorf("offset %s of an unknown group was exported", k)
 		}
 	}
-	m.GroupCommitted(orders, violating())
+	m.GroupCommitted(orders, violating(), nil)
 	m.ShardOffsets(orders, []metrics.ShardSample{
 		{Shard: 1, StreamKey: "orders:1", StreamLength: 10, Pending: 2, Lag: &lag, LastRecordID: &id, ProducedPerSecond: &rate},
 		{Shard: 0, StreamKey: "orders:0", StreamLength: 5},

@@ -81,7 +81,7 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	obs := newObservability(cfg, back)
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 1}})
-	obs.m.GroupCommitted(g.Key(), g)
+	obs.m.GroupCommitted(g.Key(), g, nil)
 	lag, produced := int64(3), 1.5
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
 		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
