@@ -18,6 +18,7 @@ import (
 type Fleet struct {
 	api    *API
 	key    group.Key
+	group  string // key.String(): the oracle's name of the group
 	shards int
 	ttl    time.Duration
 	// epoch is time zero of every offset the fleet records.
@@ -64,7 +65,7 @@ type crashWatch struct {
 
 // NewFleet returns the fleet of members 0..members-1 of key, none joined.
 func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, oracle *Oracle, epoch time.Time) *Fleet {
-	f := &Fleet{api: api, key: key, shards: shards, ttl: ttl, epoch: epoch, oracle: oracle, readers: map[int][]string{}}
+	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, epoch: epoch, oracle: oracle, readers: map[int][]string{}}
 	f.sims = make([]*Sim, members)
 	for i := range f.sims {
 		f.sims[i] = f.newSim(memberID(i))
@@ -134,7 +135,7 @@ func statusLabel(resp group.HeartbeatResponse, err error) string {
 // accepted, sent at sent.
 func (s *Sim) renew(sent time.Duration) {
 	if sent > s.liveTo {
-		s.f.oracle.Live(s.ID, s.liveFrom, s.liveTo)
+		s.f.oracle.Live(s.f.group, s.ID, s.liveFrom, s.liveTo)
 		s.liveFrom = sent
 	}
 	s.liveTo = max(s.liveTo, sent+s.f.ttl)
@@ -147,7 +148,7 @@ func (s *Sim) track(before, after group.ShardSet, at time.Duration) {
 		return
 	}
 	for _, sh := range stopped {
-		s.f.oracle.Read(s.ID, sh, s.reads[sh], at)
+		s.f.oracle.Read(s.f.group, s.ID, sh, s.reads[sh], at)
 		delete(s.reads, sh)
 	}
 	for _, sh := range started {
@@ -194,7 +195,7 @@ func (s *Sim) Crash() {
 	at := s.f.now()
 	owned := s.m.Owned()
 	s.track(owned, nil, at)
-	s.f.oracle.Live(s.ID, s.liveFrom, s.liveTo)
+	s.f.oracle.Live(s.f.group, s.ID, s.liveFrom, s.liveTo)
 	s.liveFrom, s.liveTo = 0, 0
 	s.m = membersim.New(s.ID, nil) // the process is gone, and its state with it
 	if len(owned) > 0 {
@@ -228,6 +229,12 @@ func (s *Sim) Done() bool { return s.m.Done() }
 func (s *Sim) Rejoin(measure bool) {
 	at := s.f.now()
 	s.track(s.m.Owned(), nil, at)
+	// The old process is gone: its live window ends here. The new one is
+	// live from its first accepted heartbeat, for the lease TTL in force
+	// then (a window kept from a longer setup lease would count the new
+	// process live after its lease may have lapsed).
+	s.f.oracle.Live(s.f.group, s.ID, s.liveFrom, min(s.liveTo, at))
+	s.liveFrom, s.liveTo = 0, 0
 	s.m = membersim.New(s.ID, nil)
 	s.converged.Store(false)
 	s.measureJoin, s.joinedAt = measure, -1
@@ -299,10 +306,10 @@ func (f *Fleet) Close() {
 	at := f.now()
 	for _, s := range f.sims {
 		for sh, from := range s.reads {
-			f.oracle.Read(s.ID, sh, from, at)
+			f.oracle.Read(f.group, s.ID, sh, from, at)
 		}
 		s.reads = map[int]time.Duration{}
-		f.oracle.Live(s.ID, s.liveFrom, min(s.liveTo, at))
+		f.oracle.Live(f.group, s.ID, s.liveFrom, min(s.liveTo, at))
 		s.liveFrom, s.liveTo = 0, 0
 	}
 }

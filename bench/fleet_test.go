@@ -156,3 +156,59 @@ func TestStatusLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestOracleKeepsGroupsApart: two groups on one oracle, each with its own
+// members and shards; shard 0 of g0 and shard 0 of g1 are read at the
+// same time by members of different groups, which is no double ownership.
+func TestOracleKeepsGroupsApart(t *testing.T) {
+	oracle, epoch := NewOracle(), time.Now()
+	var fleets []*Fleet
+	for g := range 2 {
+		coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
+		srv := httptest.NewServer(coord)
+		t.Cleanup(srv.Close)
+		api, err := NewAPI(srv.URL+"/coord/v1", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch)
+		// g0: m-00000 reads 0, m-00001 reads 1; g1 the other way round.
+		coord.set(memberID(g), group.NewShardSet(0), nil)
+		coord.set(memberID(1-g), group.NewShardSet(1), nil)
+		beat(f, 0)
+		beat(f, 1)
+		fleets = append(fleets, f)
+	}
+	for _, f := range fleets {
+		if !f.Settled(f.sims, 0) {
+			t.Fatalf("%s not settled: %v", f.group, f.Owners())
+		}
+		f.Close()
+	}
+	if v := oracle.Violations(); len(v) != 0 {
+		t.Fatalf("violations across groups: %v", v)
+	}
+}
+
+// TestRejoinEndsTheOldLiveWindow: a member live under a 1 h setup lease
+// that restarts after the lease became 1 min is live for 1 min from its
+// new process's first accepted heartbeat, not for the rest of the hour.
+func TestRejoinEndsTheOldLiveWindow(t *testing.T) {
+	f, coord := newTestFleet(t, 1, 1, time.Hour)
+	coord.set("m-00000", group.NewShardSet(0), nil)
+	beat(f, 0)
+	sim := f.sims[0]
+	if sim.liveTo < time.Hour {
+		t.Fatalf("live until %v after a heartbeat under a 1 h lease", sim.liveTo)
+	}
+	f.ttl = time.Minute // as session.start does after a restart
+	sim.Rejoin(false)
+	sent := f.now()
+	beat(f, 0)
+	if after := f.now(); sim.liveTo > after+time.Minute { // the beat was sent before after
+		t.Fatalf("live until %v, beyond the 1 min lease of a heartbeat sent by %v", sim.liveTo, after)
+	}
+	if sim.liveFrom < sent {
+		t.Fatalf("new window starts at %v, before the new process's heartbeat at %v", sim.liveFrom, sent)
+	}
+}
