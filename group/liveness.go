@@ -107,14 +107,16 @@ func prunable(m *Member) bool {
 	return false
 }
 
-// enforceTimeouts applies the rebalance timeout of §4.6 to the owners: an
-// owner that released everything outside its target loses its deadline, and
-// an owner past its deadline is fenced. A deadline starts only for the
-// member named only, whose answer is being computed: the clock of a
-// reduced assignment starts when the member is told of it, not when the
-// target changed. It checks every owner when a deadline is due or the bound
-// is unknown, and only the member named otherwise. It reports whether it
-// fenced anyone.
+// enforceTimeouts applies the rebalance timeout of §4.6 to the owners. For
+// the member named only, whose answer is being computed, a deadline starts
+// when it holds shards outside its target (the clock of a reduced
+// assignment starts when the member is told of it, not when the target
+// changed) and is cleared once it holds none. Every other owner is looked
+// at only once its deadline has passed: it is fenced if it still holds
+// shards outside its target, and loses the deadline otherwise. Owners are
+// scanned when a deadline is due or the bound is unknown; what the pass
+// does never depends on which (a clone with an unknown bound behaves the
+// same). It reports whether it fenced anyone.
 func (t *tx) enforceTimeouts(only string) bool {
 	g := t.g
 	ids := []string{only}
@@ -130,8 +132,9 @@ func (t *tx) enforceTimeouts(only string) bool {
 			continue
 		}
 		release := m.Holding().Minus(g.Targets[id])
+		due := m.RebalanceDeadlineAt != 0 && t.now >= m.RebalanceDeadlineAt
 		switch {
-		case len(release) == 0 && m.RebalanceDeadlineAt != 0:
+		case len(release) == 0 && m.RebalanceDeadlineAt != 0 && (id == only || due):
 			cp := *m
 			cp.RebalanceDeadlineAt = 0
 			t.putMember(cp, false)
@@ -140,9 +143,9 @@ func (t *tx) enforceTimeouts(only string) bool {
 			cp.RebalanceDeadlineAt = t.now.Add(msDuration(m.RebalanceTimeoutMs))
 			t.putMember(cp, false)
 			next = min(next, cp.RebalanceDeadlineAt)
-		case len(release) > 0 && m.RebalanceDeadlineAt != 0 && t.now >= m.RebalanceDeadlineAt:
+		case len(release) > 0 && due:
 			fenced = append(fenced, id)
-		case len(release) > 0 && m.RebalanceDeadlineAt != 0:
+		case m.RebalanceDeadlineAt != 0 && !due:
 			next = min(next, m.RebalanceDeadlineAt)
 		}
 	}

@@ -26,8 +26,9 @@ func (t *tx) reconcile() {
 }
 
 // assign recomputes the targets of the live members with the sticky
-// assignor and drops the entries of members that are no longer live.
-// Deadlines then need a full re-check, so the deadline bound becomes unknown.
+// assignor and drops the entries of members that are no longer live. The
+// deadline bound stays valid: a target change starts no deadline (the
+// member's own answer does) and moves none.
 func (t *tx) assign() {
 	g := t.g
 	live := g.LiveMemberIDs()
@@ -58,7 +59,6 @@ func (t *tx) assign() {
 			t.apply(TargetRecord{MemberID: id, Shards: nil})
 		}
 	}
-	g.idx.nextDeadlineAt = 0
 }
 
 // state derives the group state (§5): EMPTY without live members, STABLE
