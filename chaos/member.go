@@ -174,7 +174,7 @@ func (s *sim) checkLease(now time.Duration) {
 func (s *sim) track(before, after group.ShardSet, at time.Duration) {
 	stopped, started := before.Minus(after), after.Minus(before)
 	for _, sh := range stopped {
-		s.r.oracle.Read(s.id, sh, s.reads[sh], at)
+		s.r.oracle.Read(s.r.key.String(), s.id, sh, s.reads[sh], at)
 		delete(s.reads, sh)
 	}
 	for _, sh := range started {

@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		s.close(end)
 	}
 	for _, s := range r.sims {
-		r.oracle.Live(s.id, 0, end+time.Hour) // strict: no live-window excuse
+		r.oracle.Live(r.key.String(), s.id, 0, end+time.Hour) // strict: no live-window excuse
 	}
 	var overlaps []Violation
 	for _, v := range r.oracle.Violations() {
