@@ -212,3 +212,58 @@ func TestRejoinEndsTheOldLiveWindow(t *testing.T) {
 		t.Fatalf("new window starts at %v, before the new process's heartbeat at %v", sim.liveFrom, sent)
 	}
 }
+
+// TestSettledCoversTheWavesSoFar: session.settled checks the members of
+// the waves so far, group after group, and nothing beyond them.
+func TestSettledCoversTheWavesSoFar(t *testing.T) {
+	oracle, epoch := NewOracle(), time.Now()
+	s := &session{groups: 2, members: 2}
+	var coords []*scripted
+	for g := range 2 {
+		coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
+		srv := httptest.NewServer(coord)
+		t.Cleanup(srv.Close)
+		api, err := NewAPI(srv.URL+"/coord/v1", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.fleets = append(s.fleets, NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch))
+		coords = append(coords, coord)
+	}
+	coords[0].set("m-00000", group.Range(0, 2), nil)
+	s.fireGroupMajor(context.Background(), 0, time.Now(), NewRecorder())
+	if !s.settled(1, 0) {
+		t.Fatal("the first member of g0 reads both shards: settled")
+	}
+	if s.settled(2, 0) {
+		t.Fatal("m-00001 of g0 has not heartbeated: not settled")
+	}
+	coords[0].set("m-00001", nil, nil)
+	s.fireGroupMajor(context.Background(), 1, time.Now(), NewRecorder())
+	if !s.settled(2, 0) || s.settled(3, 0) {
+		t.Fatal("g0 settled, g1 not yet")
+	}
+	coords[1].set("m-00000", group.NewShardSet(0), nil)
+	coords[1].set("m-00001", group.NewShardSet(1), nil)
+	s.fireGroupMajor(context.Background(), 2, time.Now(), NewRecorder())
+	s.fireGroupMajor(context.Background(), 3, time.Now(), NewRecorder())
+	if !s.settled(4, 0) {
+		t.Fatal("every member settled")
+	}
+}
+
+func TestSetupScalesWithTheMemberCount(t *testing.T) {
+	r := &Runner{opts: Options{SetupLeaseTTL: time.Minute, SettleTimeout: 90 * time.Second, PassBudget: 1500 * time.Microsecond}}
+	if got := r.setupTTL(10_000); got != time.Minute {
+		t.Errorf("setup lease of 10,000 members %v, want the 1m floor", got)
+	}
+	if got := r.setupTTL(100_000); got != 300*time.Second {
+		t.Errorf("setup lease of 100,000 members %v, want 2 passes of 150s", got)
+	}
+	if got := r.settleTimeout(100_000); got != 1500*time.Second {
+		t.Errorf("settle timeout of 100,000 members %v, want 10 passes", got)
+	}
+	if rebalanceTimeout(time.Minute) != 0 || rebalanceTimeout(5*time.Minute) != 5*time.Minute {
+		t.Error("the rebalance timeout follows setup leases over the 1m default only")
+	}
+}

@@ -58,6 +58,15 @@ type Options struct {
 	// forgets everything on a restart, so there every phase runs with
 	// SetupLeaseTTL.
 	SetupLeaseTTL time.Duration
+	// PassBudget is the expected time per member of a closed-loop pass
+	// while members join (a pass over n members takes n × PassBudget at
+	// the coordinator's join throughput, ~1.5 ms at 1,000–2,500 joins and
+	// acknowledgements per second): the setup lease is at least two passes
+	// and the settle timeout at least ten (Runner.setupTTL, settleTimeout).
+	PassBudget time.Duration
+	// WaveMembers is how many members join per wave during setup (whole
+	// groups when a group is smaller): see session.settle.
+	WaveMembers int
 	// Duration of every measured load phase.
 	Duration time.Duration
 	// SettleTimeout bounds the wait for members to settle (join, churn steps).
@@ -112,6 +121,7 @@ func (o *Options) validate() error {
 	check(o.Interval > 0 && o.LeaseTTL > o.Interval && o.SetupLeaseTTL >= o.LeaseTTL,
 		"interval must be positive and below the lease TTL, the setup lease TTL at least the lease TTL")
 	check(o.Duration > 0 && o.SettleTimeout > 0, "duration and settle timeout must be positive")
+	check(o.PassBudget >= 0 && o.WaveMembers >= 1, "pass budget must not be negative, wave must be positive")
 	check(o.Connections >= 1, "connections must be positive")
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {

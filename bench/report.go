@@ -65,7 +65,12 @@ type Phase struct {
 	Seconds     float64 `json:"seconds"`
 	Requests    int64   `json:"requests"`
 	// Throughput is answered requests per second.
-	Throughput   float64          `json:"throughput"`
+	Throughput float64 `json:"throughput"`
+	// Passes is requests ÷ members: how many times each member
+	// heartbeated during the phase on average (closed-loop passes over
+	// every member; an open loop at the members' own rate makes one per
+	// interval).
+	Passes       float64          `json:"passes"`
 	Latency      Latency          `json:"latency"`
 	Statuses     map[string]int64 `json:"statuses"`
 	Errors       int64            `json:"errors"`
@@ -143,14 +148,14 @@ func (r *Report) WriteJSON(path string) error {
 // PrintTables writes the phase table, the churn figures and the goals.
 func (r *Report) PrintTables(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tstore\tmembers\tconns\toffered/s\tanswered/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\terrors\tcoord cpu s\tcoord\tloadgen\tstore\tothers\tpeak MB\tstore B/hb\tcmds/hb\t")
+	fmt.Fprintln(tw, "phase\tstore\tmembers\tconns\toffered/s\tanswered/s\tpasses\tp50 ms\tp95 ms\tp99 ms\tmax ms\terrors\tcoord cpu s\tcoord\tloadgen\tstore\tothers\tpeak MB\tstore B/hb\tcmds/hb\t")
 	for _, p := range r.Phases {
 		offered := "max"
 		if p.Mode == "open" {
 			offered = fmt.Sprintf("%.0f", p.OfferedRate)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d×%d\t%d\t%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.2f\t\n",
-			p.Name, p.Store, p.Groups, p.Members, p.Connections, offered, p.Throughput,
+		fmt.Fprintf(tw, "%s\t%s\t%d×%d\t%d\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.2f\t\n",
+			p.Name, p.Store, p.Groups, p.Members, p.Connections, offered, p.Throughput, p.Passes,
 			p.Latency.P50, p.Latency.P95, p.Latency.P99, p.Latency.Max, p.Errors,
 			p.CPUSeconds, p.CPUCores, p.LoadGenCores, p.StoreCores, p.OtherCores, p.PeakRSSMB, p.BytesPerHeartbeat, p.CommandsPerHeartbeat)
 	}

@@ -105,6 +105,20 @@ func (r *Runner) finish(start time.Time) {
 	r.report.ElapsedSeconds = time.Since(start).Seconds()
 }
 
+// setupTTL is the lease TTL while n members join: Options.SetupLeaseTTL,
+// or two setup passes over n members at Options.PassBudget each when that
+// is longer (a member heartbeats once per pass, so its lease must outlast
+// a pass with room to spare).
+func (r *Runner) setupTTL(n int) time.Duration {
+	return max(r.opts.SetupLeaseTTL, 2*time.Duration(n)*r.opts.PassBudget)
+}
+
+// settleTimeout bounds the wait for n members to settle: Options.
+// SettleTimeout, or ten setup passes over n members when that is longer.
+func (r *Runner) settleTimeout(n int) time.Duration {
+	return max(r.opts.SettleTimeout, 10*time.Duration(n)*r.opts.PassBudget)
+}
+
 // now is the offset of the current time from the run's start.
 func (r *Runner) now() time.Duration { return time.Since(r.epoch) }
 
@@ -127,7 +141,7 @@ func (r *Runner) logf(format string, args ...any) {
 // SetupLeaseTTL and the baseline comes last.
 func (r *Runner) runHeartbeat(ctx context.Context) error {
 	o := r.opts
-	s, err := r.openSession(ctx, "heartbeat-"+o.Store, o.Store, true, o.Shards, o.SetupLeaseTTL)
+	s, err := r.openSession(ctx, "heartbeat-"+o.Store, o.Store, true, o.Shards, r.setupTTL(o.Groups*o.Members))
 	if err != nil {
 		return err
 	}
@@ -262,7 +276,7 @@ func (r *Runner) closed(ctx context.Context, s *session, name string, fire fireF
 // runStore runs the steady closed loop on one store.
 func (r *Runner) runStore(ctx context.Context, store string) error {
 	o := r.opts
-	s, err := r.openSession(ctx, "store-"+store, store, true, o.Shards, o.SetupLeaseTTL)
+	s, err := r.openSession(ctx, "store-"+store, store, true, o.Shards, r.setupTTL(o.Groups*o.Members))
 	if err != nil {
 		return err
 	}

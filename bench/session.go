@@ -32,7 +32,7 @@ func (r *Runner) openSession(ctx context.Context, name, store string, groupCommi
 	id := r.runID + "_" + name
 	cfg := ServerConfig{
 		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
-		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, MaxShards: shards,
+		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
 	}
 	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members}
 	switch store {
@@ -88,7 +88,7 @@ func (s *session) restart(ctx context.Context, groupCommit bool, ttl time.Durati
 	if err := s.srv.Stop(); err != nil {
 		return err
 	}
-	s.cfg.GroupCommit, s.cfg.LeaseTTL = groupCommit, ttl
+	s.cfg.GroupCommit, s.cfg.LeaseTTL, s.cfg.RebalanceTimeout = groupCommit, ttl, rebalanceTimeout(ttl)
 	if err := s.start(ctx); err != nil {
 		return err
 	}
@@ -156,30 +156,57 @@ func (s *session) fire(ctx context.Context, i int, intended time.Time, rec *Reco
 	s.fleets[i%len(s.fleets)].fire(ctx, i/len(s.fleets), intended, rec)
 }
 
-// settle heartbeats every member in passes (each member once per pass,
+// settle heartbeats the members in passes (each member once per pass,
 // closed loop) until every group is settled: joined, full targets owned,
-// every shard read once. It returns the phase, named name, and fails after
-// the settle timeout (requests still in flight then are canceled).
+// every shard read once. Members join in waves of Options.WaveMembers, in
+// group order (groups of up to WaveMembers members join whole): each pass
+// covers the members of the waves so far, and the next wave starts once
+// they are settled, so a pass over members that already joined stays
+// short while the next ones join. It returns the phase, named name, and
+// fails after the settle timeout, which grows with the member count (see
+// Runner.settleTimeout; requests still in flight then are canceled).
 func (s *session) settle(ctx context.Context, name string) (Phase, error) {
 	since := s.r.now()
+	timeout := s.r.settleTimeout(s.size())
+	wave := max(s.r.opts.WaveMembers, 1)
+	if s.members <= wave {
+		wave = max(wave/s.members, 1) * s.members // whole groups
+	}
 	return s.measure(ctx, name, "closed", 0, func() (*Recorder, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.r.opts.SettleTimeout)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		rec := NewRecorder()
-		for !s.settled(since) {
-			if ctx.Err() != nil {
-				return rec, fmt.Errorf("%s: members not settled after %v", s.name, s.r.opts.SettleTimeout)
+		for active := min(wave, s.size()); ; active = min(active+wave, s.size()) {
+			for !s.settled(active, since) {
+				if ctx.Err() != nil {
+					return rec, fmt.Errorf("%s: %d of %d members not settled after %v", s.name, active, s.size(), timeout)
+				}
+				pass(ctx, active, s.r.opts.Connections, s.fireGroupMajor, rec)
 			}
-			pass(ctx, s.size(), s.r.opts.Connections, s.fire, rec)
+			if active == s.size() {
+				return rec, nil
+			}
+			s.r.logf("%s: %d of %d members settled", name, active, s.size())
 		}
-		return rec, nil
 	})
 }
 
-// settled reports whether every group is settled.
-func (s *session) settled(since time.Duration) bool {
-	for _, f := range s.fleets {
-		if !f.Settled(f.sims, since) {
+// fireGroupMajor is a fireFunc over every member of every group, group
+// after group (the order in which settle's waves join them).
+func (s *session) fireGroupMajor(ctx context.Context, i int, intended time.Time, rec *Recorder) {
+	s.fleets[i/s.members].fire(ctx, i%s.members, intended, rec)
+}
+
+// settled reports whether the first active members in group-major order
+// (see fireGroupMajor) are settled: every group they complete, and the
+// members of the group they end in, whose shards they must then read alone.
+func (s *session) settled(active int, since time.Duration) bool {
+	for g, f := range s.fleets {
+		n := min(max(active-g*s.members, 0), len(f.sims))
+		if n == 0 {
+			break
+		}
+		if !f.Settled(f.sims[:n], since) {
 			return false
 		}
 	}
@@ -236,6 +263,9 @@ func (p *Phase) fill(rec *Recorder, elapsed time.Duration, before, after usage) 
 	p.Seconds = elapsed.Seconds()
 	p.Requests = rec.Latency.Count()
 	p.Throughput = float64(p.Requests) / p.Seconds
+	if n := p.Groups * p.Members; n > 0 {
+		p.Passes = float64(p.Requests) / float64(n)
+	}
 	p.Latency = rec.Latency.Summary()
 	p.Statuses = rec.Statuses()
 	p.Errors, p.ErrorSamples = rec.Errors()
@@ -279,6 +309,17 @@ func (s *session) profile(ctx context.Context, d time.Duration, path string) err
 		return err
 	}
 	return f.Close()
+}
+
+// rebalanceTimeout is coordination.rebalance-timeout for lease TTL ttl:
+// the default (60 s, written as 0) unless ttl is longer, as a setup lease
+// scaled with the member count is (a member whose pass comes round once a
+// minute would else be fenced for not acknowledging a revoke in time).
+func rebalanceTimeout(ttl time.Duration) time.Duration {
+	if ttl > time.Minute {
+		return ttl
+	}
+	return 0
 }
 
 // groupKey is the key of group g of a session.

@@ -43,6 +43,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.SetupLeaseTTL, "setup-lease-ttl", time.Minute, "member lease TTL while thousands of members join (see bench.Options)")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "length of every measured load phase")
 	fs.DurationVar(&o.SettleTimeout, "settle-timeout", 90*time.Second, "longest wait for members to settle")
+	fs.DurationVar(&o.PassBudget, "pass-budget", 1500*time.Microsecond, "expected setup time per member of one pass: the setup lease is at least 2 passes, the settle timeout at least 10")
+	fs.IntVar(&o.WaveMembers, "wave", 10000, "members joining per wave during setup (whole groups when smaller)")
 	fs.IntVar(&o.Connections, "connections", 256, "HTTP connections and closed-loop workers")
 	fs.Float64Var(&o.OpenRate, "rate", 0, "open-loop offered rate per second (0: -open-fraction of the ceiling, else members/interval)")
 	fs.Float64Var(&o.OpenFraction, "open-fraction", 0.5, "open-loop rate as a fraction of the ceiling's closed-loop throughput")
