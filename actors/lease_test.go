@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
 
 // leaseSettings names the coordinator; everything else is the default.
@@ -30,6 +31,25 @@ func memberState(t *testing.T, c *Coordinator, id string) group.MemberState {
 	return ""
 }
 
+// coalescedRenewal starts coordinator "a" on store, joins m-1 through it
+// and has it answer one renewal without writing it. It returns a, the
+// stored lease and the lease a promised with that renewal.
+func coalescedRenewal(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, group.Instant, group.Instant) {
+	t.Helper()
+	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
+	createGroup(t, a, orders)
+	resp := heartbeat(t, a, orders, join("m-1"))
+	resp = heartbeat(t, a, orders, next("m-1", resp))
+	stored := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
+	clock.Advance(2 * time.Second)
+	commits := store.commits()
+	heartbeat(t, a, orders, next("m-1", resp))
+	if store.commits() != commits {
+		t.Fatal("the renewal was written; this test needs a coalesced one")
+	}
+	return a, stored, group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+}
+
 // A renewal that coordinator A answers without writing it (coalesced) is a
 // promise that coordinator B, which reads the group from the store, must
 // keep: B expires the member only after A's promise has run out. (Before
@@ -38,19 +58,7 @@ func TestAnotherCoordinatorKeepsACoalescedPromise(t *testing.T) {
 	store := newTestStore()
 	store.shared = true
 	clock := newFakeClock()
-	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
-	createGroup(t, a, orders)
-	resp := heartbeat(t, a, orders, join("m-1"))
-	resp = heartbeat(t, a, orders, next("m-1", resp))
-	stored := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
-
-	clock.Advance(2 * time.Second)
-	commits := store.commits()
-	heartbeat(t, a, orders, next("m-1", resp))
-	if store.commits() != commits {
-		t.Fatal("the renewal was written; this test needs a coalesced one")
-	}
-	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+	_, stored, promised := coalescedRenewal(t, store, clock)
 
 	b := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("b")})
 	clock.Set(promised.Time()) // past the stored lease, at A's promise
@@ -83,13 +91,7 @@ func TestTheWriterExpiresAtItsOwnPromise(t *testing.T) {
 	store := newTestStore()
 	store.shared = true
 	clock := newFakeClock()
-	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
-	createGroup(t, a, orders)
-	resp := heartbeat(t, a, orders, join("m-1"))
-	resp = heartbeat(t, a, orders, next("m-1", resp))
-	clock.Advance(2 * time.Second)
-	heartbeat(t, a, orders, next("m-1", resp)) // coalesced
-	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+	a, _, promised := coalescedRenewal(t, store, clock)
 
 	clock.Set(promised.Time().Add(time.Millisecond))
 	a.TickNow()
