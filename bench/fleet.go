@@ -16,7 +16,10 @@ import (
 // shard (for the Oracle, convergence and shard moves) from the members'
 // own view: a member starts and stops reading when it applies an answer.
 type Fleet struct {
-	api    *API
+	api *API
+	// apis, when set, spread the members over several coordinators:
+	// member i sends to apis[i % len(apis)].
+	apis   []*API
 	key    group.Key
 	group  string // key.String(): the oracle's name of the group
 	shards int
@@ -37,6 +40,7 @@ type Fleet struct {
 type Sim struct {
 	ID string
 	f  *Fleet
+	n  int // index in the fleet
 	m  *membersim.Member
 	// reads holds the shards the member reads and since when.
 	reads map[int]time.Duration
@@ -69,6 +73,7 @@ func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, o
 	f.sims = make([]*Sim, members)
 	for i := range f.sims {
 		f.sims[i] = f.newSim(memberID(i))
+		f.sims[i].n = i
 	}
 	return f
 }
@@ -94,7 +99,11 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 	if s.measureJoin {
 		s.measureJoin, s.joinedAt = false, sent
 	}
-	resp, err := membersim.Heartbeat(ctx, f.api.Client, f.api.Base, f.key, s.m)
+	api := f.api
+	if len(f.apis) > 0 {
+		api = f.apis[s.n%len(f.apis)]
+	}
+	resp, err := membersim.Heartbeat(ctx, api.Client, api.Base, f.key, s.m)
 	done := f.now()
 	rec.Observe(time.Since(intended), statusLabel(resp, err), err)
 	if err != nil {

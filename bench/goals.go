@@ -63,24 +63,48 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// evaluate computes goals P1–P5 from the report's figures.
+// perRequest is a phase's figure x per answered request, 0 without requests.
+func perRequest(x float64, p Phase) float64 { return ratio(x, float64(p.Requests)) }
+
+// evaluate computes goals P1–P8 (issue #12) from the report's figures.
 func (r *Report) evaluate() {
 	ceil, okC := r.phase("ceiling/closed")
 	ceilOpen, okCO := r.phase("ceiling/open")
 	steady, okS := r.phase("steady/closed")
 	steadyOpen, okSO := r.phase("steady/open")
 	base, okB := r.phase("baseline/closed")
+	multi, okM := r.phase("multi/closed")
+	pg, okPG := r.phase("store/jdbc")
+	rd, okRD := r.phase("store/redis")
+	if !okRD && okS && steady.Store == StoreRedis {
+		rd, okRD = steady, true
+	}
+	storeCPU := func(p Phase) float64 { return perRequest(p.StoreCores*p.Seconds, p) * 1e6 } // µs per heartbeat
+	coordCPU := func(p Phase) float64 { return perRequest(p.CPUSeconds, p) * 1e6 }
+	perCore := func(p Phase) float64 { return ratio(p.Throughput, p.CPUCores) }
 	r.Goals = append(r.Goals,
 		goal("P1", fmt.Sprintf("heartbeats/s, %s store, %d×%d members, over the no-op ceiling", steady.Store, steady.Groups, steady.Members),
-			ratio(steady.Throughput, ceil.Throughput), 0.55, false, okC && okS,
+			ratio(steady.Throughput, ceil.Throughput), 0.75, false, okC && okS,
 			fmt.Sprintf("steady %.0f/s ÷ ceiling %.0f/s", steady.Throughput, ceil.Throughput)),
-		goal("P2", "group commit over one critical section per heartbeat",
-			ratio(steady.Throughput, base.Throughput), 20, false, okS && okB,
-			fmt.Sprintf("steady %.0f/s ÷ baseline %.0f/s", steady.Throughput, base.Throughput)),
+		goal("P2a", "store commands per heartbeat, group commit over baseline",
+			ratio(steady.CommandsPerHeartbeat, base.CommandsPerHeartbeat), 1.0/20, true, okS && okB && base.CommandsPerHeartbeat > 0,
+			fmt.Sprintf("steady %.3f ÷ baseline %.2f commands/hb", steady.CommandsPerHeartbeat, base.CommandsPerHeartbeat)),
+		goal("P2b", "store CPU per heartbeat, group commit over baseline",
+			ratio(storeCPU(steady), storeCPU(base)), 1.0/10, true, okS && okB && storeCPU(base) > 0,
+			fmt.Sprintf("steady %.2f µs ÷ baseline %.2f µs of store CPU/hb", storeCPU(steady), storeCPU(base))),
 		goal("P3", fmt.Sprintf("heartbeat p99 over ceiling p99 at %.0f/s offered", steadyOpen.OfferedRate),
 			ratio(steadyOpen.Latency.P99, ceilOpen.Latency.P99), 1.5, true, okCO && okSO,
-			fmt.Sprintf("heartbeat p99 %.2f ms ÷ ceiling p99 %.2f ms", steadyOpen.Latency.P99, ceilOpen.Latency.P99)),
+			fmt.Sprintf("heartbeat p50/p99 %.2f/%.2f ms ÷ ceiling p50/p99 %.2f/%.2f ms",
+				steadyOpen.Latency.P50, steadyOpen.Latency.P99, ceilOpen.Latency.P50, ceilOpen.Latency.P99)),
+		goal("P3b", "coordinator CPU per heartbeat over CPU per no-op request",
+			ratio(coordCPU(steady), coordCPU(ceil)), 1.3, true, okS && okC && coordCPU(ceil) > 0,
+			fmt.Sprintf("steady %.1f µs ÷ ceiling %.1f µs (closed loops)", coordCPU(steady), coordCPU(ceil))),
 	)
+	if own, ok := r.phase("steady/open-members"); ok {
+		r.Goals = append(r.Goals, goal("P3-own", fmt.Sprintf("heartbeat p99 (ms) at the members' own rate, %.0f/s, within an interval", own.OfferedRate),
+			own.Latency.P99, float64(r.Options.Interval.Milliseconds()), true, r.Options.Interval > 0,
+			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms, answered %.0f/s", own.Latency.P50, own.Latency.P99, own.Throughput)))
+	}
 	for _, c := range r.Churn {
 		r.Goals = append(r.Goals, c.goals()...)
 	}
@@ -97,6 +121,7 @@ func (r *Report) evaluate() {
 		goal("P5b", "assignor incremental join (ms)", join/1e6, 0.5, true, okJ, "AssignOrdered"),
 		goal("P5c", "assignor incremental leave (ms)", leave/1e6, 0.5, true, okL, "AssignOrdered"),
 	)
+	r.Goals = append(r.Goals, r.laterGoals(okS, steady, okRD, rd, okPG, pg, okM, multi, perCore)...)
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release
@@ -149,4 +174,37 @@ func parseBenchmarks(out io.Reader) map[string]float64 {
 		}
 	}
 	return res
+}
+
+// laterGoals evaluates P6–P8 (issue #12): memory, store bytes, several
+// coordinators.
+func (r *Report) laterGoals(okS bool, steady Phase, okRD bool, rd Phase, okPG bool, pg Phase, okM bool, multi Phase, perCore func(Phase) float64) []Goal {
+	h := r.CoordinatorHeap
+	var peak float64
+	var peakPhase string
+	for _, p := range r.Phases {
+		if strings.HasPrefix(p.Name, "groups/") && p.PeakRSSMB > peak {
+			peak, peakPhase = p.PeakRSSMB, p.Name
+		}
+	}
+	gs, _ := r.phase("groups/closed")
+	return []Goal{
+		goal("P6a", "heap per member (B), domain state, 100×1,000 (BenchmarkHeapPerMember)", r.HeapPerMember, 1024, true, r.HeapPerMember > 0,
+			fmt.Sprintf("coordinator heap after GC: %.0f B/member (%.1f MiB with %d members, %.1f MiB empty)",
+				h.PerMember, float64(h.Bytes)/(1<<20), h.Members, float64(h.EmptyBytes)/(1<<20))),
+		goal("P6a-coord", "coordinator heap per member (B) after GC, heartbeat scenario", h.PerMember, 1024, true, h.PerMember > 0,
+			fmt.Sprintf("(%d − %d bytes) ÷ %d members", h.Bytes, h.EmptyBytes, h.Members)),
+		goal("P6b", fmt.Sprintf("peak RSS (MiB), %d×%d members, scraped", gs.Groups, gs.Members), peak, 300, true, peak > 0 && r.Scrapes.Count > 0,
+			fmt.Sprintf("worst phase %s; %d scrapes, largest %.1f MB", peakPhase, r.Scrapes.Count, float64(r.Scrapes.MaxBytes)/1e6)),
+		goal("P7a", "bytes to the store per heartbeat, Redis", rd.BytesPerHeartbeat, 256, true, okRD,
+			fmt.Sprintf("%s: %.0f B/hb (bytes Redis received)", rd.Name, rd.BytesPerHeartbeat)),
+		goal("P7b", "bytes written per heartbeat, PostgreSQL", pg.BytesPerHeartbeat, 256, true, okPG,
+			fmt.Sprintf("%s: %.0f B/hb (WAL)", pg.Name, pg.BytesPerHeartbeat)),
+		goal("P7c", "PostgreSQL over Redis heartbeats/s, steady closed loop", ratio(pg.Throughput, rd.Throughput), 0.85, false, okPG && okRD,
+			fmt.Sprintf("%s %.0f/s ÷ %s %.0f/s", pg.Name, pg.Throughput, rd.Name, rd.Throughput)),
+		goal("P8", fmt.Sprintf("%d coordinators on one group, heartbeats/s per core over one coordinator's", multi.Coordinators),
+			ratio(perCore(multi), perCore(steady)), 0.9, false, okM && okS && perCore(steady) > 0,
+			fmt.Sprintf("%.0f/s on %.2f cores (p99 %.1f ms) vs %.0f/s on %.2f cores (p99 %.1f ms)",
+				multi.Throughput, multi.CPUCores, multi.Latency.P99, steady.Throughput, steady.CPUCores, steady.Latency.P99)),
+	}
 }

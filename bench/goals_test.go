@@ -3,6 +3,7 @@ package bench
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const benchOutput = `goos: linux
@@ -36,19 +37,33 @@ func TestParseBenchmarks(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	r := &Report{
 		Phases: []Phase{
-			{Name: "ceiling/closed", Throughput: 10000},
+			{Name: "ceiling/closed", Throughput: 10000, Requests: 100000, CPUSeconds: 4},
 			{Name: "ceiling/open", Latency: Latency{P99: 2}},
-			{Name: "steady/closed", Throughput: 6000, Store: "redis", Groups: 1, Members: 10000},
+			{Name: "steady/closed", Throughput: 8000, Store: "redis", Groups: 1, Members: 10000, Requests: 80000, CPUSeconds: 4, CPUCores: 1,
+				Seconds: 10, StoreCores: 0.01, CommandsPerHeartbeat: 0.25, BytesPerHeartbeat: 120},
 			{Name: "steady/open", Latency: Latency{P99: 3.5}, OfferedRate: 5000},
-			{Name: "baseline/closed", Throughput: 500},
+			{Name: "steady/open-members", Latency: Latency{P50: 1, P99: 30}, OfferedRate: 10000},
+			{Name: "baseline/closed", Throughput: 500, Requests: 5000, Seconds: 10, StoreCores: 0.2, CommandsPerHeartbeat: 6},
+			{Name: "multi/closed", Throughput: 9000, CPUCores: 1.5, Coordinators: 3},
+			{Name: "store/jdbc", Throughput: 7000, BytesPerHeartbeat: 300},
+			{Name: "groups/settle", Groups: 100, Members: 1000, PeakRSSMB: 280},
+			{Name: "groups/closed", Groups: 100, Members: 1000, PeakRSSMB: 250},
 		},
 		Churn: []*Churn{{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1.2, P99: 3.1}, Crash: Quantiles{Count: 2, Max: 11},
 			CrashBound: 12, Moved: 110, Minimum: 100}},
-		Assignor: parseBenchmarks(strings.NewReader(benchOutput)),
+		Assignor:        parseBenchmarks(strings.NewReader(benchOutput)),
+		HeapPerMember:   900,
+		CoordinatorHeap: HeapFigure{EmptyBytes: 1 << 20, Bytes: 1<<20 + 20_000_000, Members: 10000, PerMember: 2000},
+		Scrapes:         Scrapes{Count: 3},
+		Options:         Options{Interval: time.Second},
 	}
 	r.evaluate()
-	want := map[string]string{"P1": Pass, "P2": Miss, "P3": Miss, "P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
-		"P5a": Pass, "P5b": Pass, "P5c": Miss}
+	// P2a 0.25/6 = 0.042; P2b (0.01·10/80000) ÷ (0.2·10/5000) = 0.003;
+	// P3b 50 µs ÷ 40 µs = 1.25; P7c 7000/8000 = 0.875; P8 6000 ÷ 8000 per core = 0.75.
+	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
+		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
+		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
+		"P7a": Pass, "P7b": Miss, "P7c": Pass, "P8": Miss}
 	for _, g := range r.Goals {
 		if g.Status != want[g.ID] {
 			t.Errorf("%s: %s (measured %v), want %s", g.ID, g.Status, g.Measured, want[g.ID])
@@ -57,6 +72,19 @@ func TestEvaluate(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("goals not evaluated: %v", want)
+	}
+}
+
+func TestParseMetric(t *testing.T) {
+	out := "BenchmarkHeapPerMember-2   \t       1\t 119274246 ns/op\t       618.6 B/member\nPASS\n"
+	if v, ok := parseMetric(out, "BenchmarkHeapPerMember", "B/member"); !ok || v != 618.6 {
+		t.Fatalf("parsed %v %v", v, ok)
+	}
+	if _, ok := parseMetric(out, "BenchmarkOther", "B/member"); ok {
+		t.Fatal("found another benchmark's metric")
+	}
+	if v, err := parseHeapAlloc([]byte("# runtime.MemStats\n# Alloc = 5\n# HeapAlloc = 12345\n")); err != nil || v != 12345 {
+		t.Fatalf("heap alloc %v %v", v, err)
 	}
 }
 

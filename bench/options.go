@@ -15,12 +15,28 @@ const (
 	ScenarioBaseline = "baseline"
 	ScenarioChurn    = "churn"
 	ScenarioStore    = "store"
+	// ScenarioMulti: after steady, Coordinators coordinator processes on
+	// the same store serve the same group, the members spread over them
+	// (goal P8).
+	ScenarioMulti = "multi"
+	// ScenarioPeer is the hand-rolled Redis lease scheme (peerLeases).
+	ScenarioPeer = "peer"
 	// ScenarioAssignor runs the assignor's Go benchmarks (goal P5).
 	ScenarioAssignor = "assignor"
+	// ScenarioHeap runs BenchmarkHeapPerMember (goal P6a).
+	ScenarioHeap = "heap"
+	// ScenarioGroups is the many-group run, ManyGroups × ManyMembers
+	// scraped every ScrapeInterval (goal P6b; not in the default suite).
+	ScenarioGroups = "groups"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
-var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioChurn, ScenarioStore, ScenarioAssignor}
+var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
+	ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups}
+
+// DefaultScenarios are those of make bench.
+var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
+	ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (
@@ -80,6 +96,19 @@ type Options struct {
 	OpenRate     float64
 	OpenFraction float64
 
+	// Coordinators is the number of coordinator processes of the multi
+	// scenario.
+	Coordinators int
+	// StoreList are the stores of the store scenario; empty: PostgreSQL
+	// only when steady runs on Redis in the same run (P7 then compares it
+	// with steady/closed), else memory, Redis and PostgreSQL.
+	StoreList []string
+	// ManyGroups × ManyMembers members of ManyShards shards each are the
+	// groups scenario; ScrapeInterval is how often it scrapes
+	// /actuator/prometheus meanwhile.
+	ManyGroups, ManyMembers, ManyShards int
+	ScrapeInterval                      time.Duration
+
 	// ChurnMembers and ChurnShards size the churn group.
 	ChurnMembers, ChurnShards int
 	// Releases are the churn members' release policies (ReleasePrompt,
@@ -123,6 +152,13 @@ func (o *Options) validate() error {
 	check(o.Duration > 0 && o.SettleTimeout > 0, "duration and settle timeout must be positive")
 	check(o.PassBudget >= 0 && o.WaveMembers >= 1, "pass budget must not be negative, wave must be positive")
 	check(o.Connections >= 1, "connections must be positive")
+	check(!o.runs(ScenarioMulti) || o.Coordinators >= 2, "multi needs at least 2 coordinators")
+	check(!o.runs(ScenarioMulti) || o.Store != StoreMemory, "multi needs a shared store (redis or jdbc)")
+	for _, st := range o.StoreList {
+		check(slices.Contains([]string{StoreMemory, StoreRedis, StoreJDBC}, st), "unknown store %q in the store list", st)
+	}
+	check(!o.runs(ScenarioGroups) || (o.ManyGroups >= 1 && o.ManyMembers >= 1 && o.ManyShards >= 1 && o.ScrapeInterval > 0),
+		"groups needs positive groups, members, shards and scrape interval")
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {
 		check(rel == ReleasePrompt || rel == ReleaseInterval, "unknown release %q: want prompt or interval", rel)

@@ -30,8 +30,24 @@ type Report struct {
 	Violations int                `json:"doubleOwnershipViolations"`
 	// ViolationSamples are the first violations the oracle found.
 	ViolationSamples []string `json:"violationSamples,omitempty"`
-	Goals            []Goal   `json:"goals"`
-	ElapsedSeconds   float64  `json:"elapsedSeconds"`
+	// HeapPerMember is BenchmarkHeapPerMember's B/member (domain state).
+	HeapPerMember float64 `json:"heapBytesPerMemberDomain,omitempty"`
+	// CoordinatorHeap is the coordinator's heap after GC, empty and with
+	// the heartbeat scenario's members settled.
+	CoordinatorHeap HeapFigure `json:"coordinatorHeap"`
+	// Scrapes are the groups scenario's Prometheus scrapes.
+	Scrapes        Scrapes `json:"scrapes"`
+	Goals          []Goal  `json:"goals"`
+	ElapsedSeconds float64 `json:"elapsedSeconds"`
+}
+
+// HeapFigure is the coordinator's heap after a forced GC
+// (runtime.MemStats.HeapAlloc from /debug/pprof/heap?gc=1).
+type HeapFigure struct {
+	EmptyBytes int64   `json:"emptyBytes"`
+	Bytes      int64   `json:"bytes"`
+	Members    int     `json:"members"`
+	PerMember  float64 `json:"bytesPerMember"`
 }
 
 // Environment describes where the run happened.
@@ -53,17 +69,20 @@ type Environment struct {
 // Phase is the result of one load phase.
 type Phase struct {
 	// Name is "<scenario>/<phase>", e.g. "steady/closed".
-	Name        string  `json:"name"`
-	Store       string  `json:"store"`
-	GroupCommit bool    `json:"groupCommit"`
-	Groups      int     `json:"groups"`
-	Members     int     `json:"members"`
-	Shards      int     `json:"shards"`
-	Mode        string  `json:"mode"` // closed or open
-	Connections int     `json:"connections"`
-	OfferedRate float64 `json:"offeredRate,omitempty"`
-	Seconds     float64 `json:"seconds"`
-	Requests    int64   `json:"requests"`
+	Name        string `json:"name"`
+	Store       string `json:"store"`
+	GroupCommit bool   `json:"groupCommit"`
+	Groups      int    `json:"groups"`
+	Members     int    `json:"members"`
+	Shards      int    `json:"shards"`
+	Mode        string `json:"mode"` // closed or open
+	Connections int    `json:"connections"`
+	// Coordinators is the number of coordinator processes serving the
+	// phase (the multi scenario spreads the members over several).
+	Coordinators int     `json:"coordinators"`
+	OfferedRate  float64 `json:"offeredRate,omitempty"`
+	Seconds      float64 `json:"seconds"`
+	Requests     int64   `json:"requests"`
 	// Throughput is answered requests per second.
 	Throughput float64 `json:"throughput"`
 	// Passes is requests ÷ members: how many times each member
@@ -177,8 +196,30 @@ func (r *Report) PrintTables(w io.Writer) {
 	if busiest := r.busiest(); busiest.OtherCores > 0.25 {
 		fmt.Fprintf(w, "warning: other processes used up to %.2f cores (%s): figures and ratios are skewed by background load\n", busiest.OtherCores, busiest.Name)
 	}
+	r.printPeer(w)
 	fmt.Fprintln(w)
 	printGoals(w, r.Goals)
+}
+
+// printPeer compares the hand-rolled lease scheme with the coordinator at
+// the members' own rate (one request per member and interval).
+func (r *Report) printPeer(w io.Writer) {
+	peer, ok1 := r.phase("peer/open-members")
+	coord, ok2 := r.phase("steady/open-members")
+	if !ok1 || !ok2 {
+		return
+	}
+	us := func(cores float64, p Phase) float64 { return perRequest(cores*p.Seconds, p) * 1e6 }
+	fmt.Fprintf(w, "peer baseline (hand-rolled Redis leases: SET PX per owned shard + SET NX claims, one pipeline per member-interval) vs coordinator, %d members at %.0f/s:\n",
+		peer.Members, peer.OfferedRate)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "per member-interval\tRedis commands\tbytes to Redis\tRedis CPU µs\tcoordinator CPU µs\tmember-side CPU µs\tp50 ms\tp99 ms\t")
+	fmt.Fprintf(tw, "peer leases\t%.2f\t%.0f\t%.1f\t–\t%.1f\t%.2f\t%.2f\t\n", peer.CommandsPerHeartbeat, peer.BytesPerHeartbeat,
+		us(peer.StoreCores, peer), us(peer.LoadGenCores, peer), peer.Latency.P50, peer.Latency.P99)
+	fmt.Fprintf(tw, "coordinator\t%.2f\t%.0f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t\n", coord.CommandsPerHeartbeat, coord.BytesPerHeartbeat,
+		us(coord.StoreCores, coord), perRequest(coord.CPUSeconds, coord)*1e6, us(coord.LoadGenCores, coord), coord.Latency.P50, coord.Latency.P99)
+	tw.Flush()
+	fmt.Fprintln(w, "  member-side CPU is the load generator's (it runs the peer members, or the simulated members' HTTP clients)")
 }
 
 // formatCounts renders counts sorted by key.

@@ -61,7 +61,8 @@ func (r *Runner) outputPath(suffix string) string {
 func (r *Runner) run(ctx context.Context) error {
 	o := r.opts
 	r.bin = o.CoordinatorBin
-	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) || o.runs(ScenarioStore)) {
+	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) ||
+		o.runs(ScenarioStore) || o.runs(ScenarioMulti) || o.runs(ScenarioGroups)) {
 		r.logf("building ./cmd/coordinator")
 		bin, err := BuildCoordinator(ctx, r.tmp)
 		if err != nil {
@@ -69,8 +70,25 @@ func (r *Runner) run(ctx context.Context) error {
 		}
 		r.bin = bin
 	}
-	if o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) {
+	if o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioMulti) {
 		if err := r.runHeartbeat(ctx); err != nil {
+			return err
+		}
+	}
+	if o.runs(ScenarioStore) {
+		for _, store := range r.storeList() {
+			if err := r.runStore(ctx, store); err != nil {
+				return err
+			}
+		}
+	}
+	if o.runs(ScenarioPeer) {
+		if err := r.runPeer(ctx); err != nil {
+			return err
+		}
+	}
+	if o.runs(ScenarioGroups) {
+		if err := r.runGroups(ctx); err != nil {
 			return err
 		}
 	}
@@ -81,17 +99,27 @@ func (r *Runner) run(ctx context.Context) error {
 			}
 		}
 	}
-	if o.runs(ScenarioStore) {
-		for _, store := range []string{StoreMemory, StoreRedis, StoreJDBC} {
-			if err := r.runStore(ctx, store); err != nil {
-				return err
-			}
+	if o.runs(ScenarioAssignor) {
+		if err := r.runAssignor(ctx); err != nil {
+			return err
 		}
 	}
-	if o.runs(ScenarioAssignor) {
-		return r.runAssignor(ctx)
+	if o.runs(ScenarioHeap) {
+		return r.runHeap(ctx)
 	}
 	return nil
+}
+
+// storeList is the stores of the store scenario (Options.StoreList).
+func (r *Runner) storeList() []string {
+	o := r.opts
+	switch {
+	case len(o.StoreList) > 0:
+		return o.StoreList
+	case o.runs(ScenarioSteady) && o.Store == StoreRedis:
+		return []string{StoreJDBC}
+	}
+	return []string{StoreMemory, StoreRedis, StoreJDBC}
 }
 
 // finish runs the oracle and evaluates the goals.
@@ -147,7 +175,12 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 	}
 	defer s.close(ctx)
 	persistent := o.Store != StoreMemory
-	if o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) {
+	if heap, err := s.heapAlloc(ctx); err == nil {
+		r.report.CoordinatorHeap.EmptyBytes = heap
+	} else {
+		r.logf("coordinator heap: %v", err)
+	}
+	if o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioMulti) {
 		if err := s.createGroups(ctx, o.Groups, o.Members, o.Shards); err != nil {
 			return err
 		}
@@ -171,14 +204,22 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 			return err
 		}
 	}
-	if o.runs(ScenarioSteady) {
+	if o.runs(ScenarioSteady) || o.runs(ScenarioMulti) {
 		if persistent {
 			s.restartMembers()
 		}
 		if err := r.phase(s.settle(ctx, "steady/settle")); err != nil {
 			return err
 		}
-		if err := r.steady(ctx, s); err != nil {
+		if o.runs(ScenarioSteady) {
+			if err := r.steady(ctx, s); err != nil {
+				return err
+			}
+		}
+		r.coordinatorHeap(ctx, s)
+	}
+	if o.runs(ScenarioMulti) && persistent {
+		if err := r.multi(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -186,6 +227,38 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		return r.baseline(ctx, s)
 	}
 	return nil
+}
+
+// coordinatorHeap records the coordinator's heap after GC with every
+// member of the session settled (goal P6a, the coordinator's side).
+func (r *Runner) coordinatorHeap(ctx context.Context, s *session) {
+	heap, err := s.heapAlloc(ctx)
+	if err != nil {
+		r.logf("coordinator heap: %v", err)
+		return
+	}
+	h := &r.report.CoordinatorHeap
+	h.Members, h.Bytes = s.size(), heap
+	if h.EmptyBytes > 0 && h.Members > 0 {
+		h.PerMember = float64(h.Bytes-h.EmptyBytes) / float64(h.Members)
+	}
+	r.logf("coordinator heap after GC: %.1f MiB with %d members, %.1f MiB empty: %.0f B/member",
+		float64(h.Bytes)/(1<<20), h.Members, float64(h.EmptyBytes)/(1<<20), h.PerMember)
+}
+
+// multi starts Coordinators−1 more coordinators on the session's store and
+// key prefix, spreads the members over all of them and measures the
+// closed loop (goal P8: throughput per coordinator core against steady's).
+func (r *Runner) multi(ctx context.Context, s *session) error {
+	if err := s.startPeers(ctx, r.opts.Coordinators-1); err != nil {
+		s.stopPeers()
+		return err
+	}
+	defer s.stopPeers()
+	if err := r.phase(s.settle(ctx, "multi/settle")); err != nil {
+		return err
+	}
+	return r.phase(r.closed(ctx, s, "multi/closed", s.fire))
 }
 
 // baseline restarts the coordinator without group commit and measures the
@@ -244,8 +317,15 @@ func (r *Runner) steady(ctx context.Context, s *session) error {
 		return err
 	}
 	rate := r.openRate(s.size())
-	return r.phase(s.measure(ctx, "steady/open", "open", rate, func() (*Recorder, error) {
+	if err := r.phase(s.measure(ctx, "steady/open", "open", rate, func() (*Recorder, error) {
 		return openLoop(ctx, s.size(), rate, r.opts.Duration, s.fire), nil
+	})); err != nil {
+		return err
+	}
+	// The members' own rate: every member once per interval.
+	own := float64(s.size()) / r.opts.Interval.Seconds()
+	return r.phase(s.measure(ctx, "steady/open-members", "open", own, func() (*Recorder, error) {
+		return openLoop(ctx, s.size(), own, r.opts.Duration, s.fire), nil
 	}))
 }
 
@@ -290,6 +370,38 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 	return r.phase(r.closed(ctx, s, "store/"+store, s.fire))
 }
 
+// runGroups is the many-group run: ManyGroups groups of ManyMembers
+// members and ManyShards shards join in waves and are measured in closed
+// loop, while /actuator/prometheus is scraped every ScrapeInterval (goal
+// P6b: peak RSS over both phases).
+func (r *Runner) runGroups(ctx context.Context) error {
+	o := r.opts
+	n := o.ManyGroups * o.ManyMembers
+	ttl := r.setupTTL(n)
+	s, err := r.openSession(ctx, "groups-"+o.Store, o.Store, true, o.ManyShards, ttl)
+	if err != nil {
+		return err
+	}
+	defer s.close(ctx)
+	sc := &scraper{url: s.srv.Root + "/actuator/prometheus"}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); sc.run(sctx, o.ScrapeInterval) }()
+	defer func() {
+		stop()
+		<-done
+		r.report.Scrapes = sc.result()
+		r.logf("groups: %d scrapes of /actuator/prometheus, last %d bytes, %d failed", r.report.Scrapes.Count, r.report.Scrapes.LastBytes, r.report.Scrapes.Failed)
+	}()
+	if err := s.createGroups(ctx, o.ManyGroups, o.ManyMembers, o.ManyShards); err != nil {
+		return err
+	}
+	if err := r.phase(s.settle(ctx, "groups/settle")); err != nil {
+		return err
+	}
+	return r.phase(r.closed(ctx, s, "groups/closed", s.fire))
+}
+
 // phase adds a measured phase to the report and passes its error on.
 func (r *Runner) phase(p Phase, err error) error {
 	r.report.Phases = append(r.report.Phases, p)
@@ -305,6 +417,24 @@ func (r *Runner) openRate(n int) float64 {
 		return r.opts.OpenFraction * r.ceiling
 	}
 	return float64(n) / r.opts.Interval.Seconds()
+}
+
+// runHeap runs BenchmarkHeapPerMember of this package (goal P6a).
+func (r *Runner) runHeap(ctx context.Context) error {
+	r.logf("go test -bench HeapPerMember ./bench -benchtime 1x")
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "HeapPerMember", "-benchtime", "1x", "./bench")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("heap benchmark: %w\n%s", err, out.String())
+	}
+	v, ok := parseMetric(out.String(), "BenchmarkHeapPerMember", "B/member")
+	if !ok {
+		return fmt.Errorf("heap benchmark: no B/member in\n%s", out.String())
+	}
+	r.report.HeapPerMember = v
+	r.logf("  BenchmarkHeapPerMember: %.0f B/member (100 × 1,000 members, domain state)", v)
+	return nil
 }
 
 // runAssignor runs the assignor's Go benchmarks (goal P5).

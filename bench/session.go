@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,15 +17,20 @@ import (
 // session is one coordinator process on one store with its fleets; it can
 // be restarted with another configuration on the same stored state.
 type session struct {
-	r      *Runner
-	name   string
-	cfg    ServerConfig
-	probe  storeProbe
-	srv    *Server
-	api    *API
-	fleets []*Fleet
-	// groups and members (per group) size the load; createGroups sets them.
-	groups, members int
+	r     *Runner
+	name  string
+	cfg   ServerConfig
+	probe storeProbe
+	srv   *Server
+	api   *API
+	// peers are further coordinators on the same store and key prefix
+	// (the multi scenario); their CPU counts with srv's.
+	peers    []*Server
+	peerAPIs []*API
+	fleets   []*Fleet
+	// groups, members and shards (per group) size the load; createGroups
+	// sets them.
+	groups, members, shards int
 }
 
 // openSession starts a coordinator on store with a fresh key prefix (Redis)
@@ -34,7 +41,7 @@ func (r *Runner) openSession(ctx context.Context, name, store string, groupCommi
 		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
 		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
 	}
-	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members}
+	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members, shards: shards}
 	switch store {
 	case StoreRedis:
 		p := newRedisProbe(r.opts.RedisAddr, cfg.KeyPrefix)
@@ -80,6 +87,75 @@ func (s *session) start(ctx context.Context) error {
 	return nil
 }
 
+// startPeers starts n more coordinators with the session's configuration
+// (same store, same key prefix: they share the groups) and spreads every
+// fleet's members over all of them, member i on coordinator i mod (n+1).
+func (s *session) startPeers(ctx context.Context, n int) error {
+	apis := []*API{s.api}
+	for i := range n {
+		srv, err := StartServer(ctx, s.r.bin, s.r.tmp, fmt.Sprintf("%s-peer%d", s.name, i+1), s.cfg)
+		if err != nil {
+			return err
+		}
+		s.peers = append(s.peers, srv)
+		api, err := NewAPI(srv.Base, s.r.opts.Connections)
+		if err != nil {
+			return err
+		}
+		s.peerAPIs = append(s.peerAPIs, api)
+		apis = append(apis, api)
+		s.r.logf("%s: peer coordinator pid %d at %s", s.name, srv.Pid(), srv.Root)
+	}
+	for _, f := range s.fleets {
+		f.apis = apis
+	}
+	return nil
+}
+
+// stopPeers stops the peer coordinators; every member sends to the
+// session's coordinator again.
+func (s *session) stopPeers() {
+	for _, f := range s.fleets {
+		f.apis = nil
+	}
+	for i, p := range s.peers {
+		s.peerAPIs[i].Close()
+		if err := p.Stop(); err != nil {
+			s.r.logf("%s: stopping peer coordinator %d: %v", s.name, p.Pid(), err)
+		}
+	}
+	s.peers, s.peerAPIs = nil, nil
+}
+
+// heapAlloc reads the coordinator's heap after a forced GC
+// (/debug/pprof/heap?gc=1&debug=1, runtime.MemStats.HeapAlloc).
+func (s *session) heapAlloc(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.Root+"/debug/pprof/heap?gc=1&debug=1", nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	return parseHeapAlloc(b)
+}
+
+// parseHeapAlloc finds "# HeapAlloc = N" in a debug=1 heap profile.
+func parseHeapAlloc(b []byte) (int64, error) {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("heap profile: no HeapAlloc line")
+}
+
 // restart stops the coordinator and starts it again with group commit on
 // or off and lease TTL ttl; the fleets keep their state and carry on (on
 // the memory store the groups are created again and the members rejoin).
@@ -108,6 +184,7 @@ func (s *session) restart(ctx context.Context, groupCommit bool, ttl time.Durati
 func (s *session) close(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	s.stopPeers()
 	if s.srv != nil {
 		s.api.Close()
 		if err := s.srv.Stop(); err != nil {
@@ -125,7 +202,7 @@ func (s *session) close(ctx context.Context) {
 // createGroups creates groups groups of members members and shards shards
 // and their fleets.
 func (s *session) createGroups(ctx context.Context, groups, members, shards int) error {
-	s.groups, s.members = groups, members
+	s.groups, s.members, s.shards = groups, members, shards
 	for g := range groups {
 		key := groupKey(g)
 		if err := s.api.CreateGroup(ctx, key, shards); err != nil {
@@ -223,8 +300,16 @@ type usage struct {
 // sample reads the usage counters.
 func (s *session) sample(ctx context.Context) (usage, error) {
 	var u usage
-	var errs [4]error
-	u.coord, errs[0] = s.srv.Usage()
+	var errs [5]error
+	if s.srv != nil { // the peer scenario runs no coordinator
+		u.coord, errs[0] = s.srv.Usage()
+	}
+	for _, p := range s.peers {
+		pu, err := p.Usage()
+		u.coord.CPU += pu.CPU
+		u.coord.PeakRSS = max(u.coord.PeakRSS, pu.PeakRSS)
+		errs[4] = errors.Join(errs[4], err)
+	}
 	u.self, errs[1] = readProc(os.Getpid())
 	u.machine, errs[2] = readMachineBusy()
 	u.store, errs[3] = s.probe.Sample(ctx)
@@ -238,7 +323,12 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 	if err != nil {
 		return Phase{}, err
 	}
-	s.srv.ResetPeak()
+	if s.srv != nil {
+		s.srv.ResetPeak()
+	}
+	for _, p := range s.peers {
+		p.ResetPeak()
+	}
 	t0 := time.Now()
 	rec, runErr := run()
 	elapsed := time.Since(t0)
@@ -248,8 +338,8 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 	}
 	p := Phase{
 		Name: name, Store: s.cfg.Store, GroupCommit: s.cfg.GroupCommit, Groups: s.groups, Members: s.members,
-		Shards: s.r.opts.Shards, Mode: mode, Connections: s.r.opts.Connections, OfferedRate: offered,
-		StoreMetric: s.probe.Metric(),
+		Shards: s.shards, Mode: mode, Connections: s.r.opts.Connections, OfferedRate: offered,
+		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(),
 	}
 	p.fill(rec, elapsed, before, after)
 	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, others %.2f",

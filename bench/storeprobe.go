@@ -54,14 +54,23 @@ func (noProbe) Cleanup(context.Context) error                 { return nil }
 type redisProbe struct {
 	client *goredis.Client
 	prefix string
+	// pid is the redis-server process (INFO server process_id): its CPU
+	// comes from /proc when visible, else from INFO cpu.
+	pid int
 }
 
 func newRedisProbe(addr, prefix string) *redisProbe {
-	return &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: addr}), prefix: prefix}
+	p := &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: addr}), prefix: prefix}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if info, err := p.client.Info(ctx, "server").Result(); err == nil {
+		p.pid, _ = strconv.Atoi(parseInfo(info)["process_id"])
+	}
+	return p
 }
 
 func (p *redisProbe) Metric() string {
-	return "Redis INFO: total_net_input_bytes, the sum of commandstats calls, used_cpu_user+sys (server-wide deltas)"
+	return "Redis INFO: total_net_input_bytes, the sum of commandstats calls (server-wide deltas); redis-server CPU from /proc/<process_id>/stat (else INFO cpu)"
 }
 
 func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
@@ -78,6 +87,11 @@ func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
 	if err != nil {
 		return StoreCounters{}, fmt.Errorf("INFO stats: total_net_input_bytes: %w", err)
 	}
+	c := StoreCounters{Bytes: bytes, Commands: commandCalls(cmds)}
+	if cpu, ok := redisServerCPU(p.pid); ok {
+		c.CPU = cpu
+		return c, nil
+	}
 	var cpu float64
 	for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
 		v, err := strconv.ParseFloat(fields[k], 64)
@@ -86,7 +100,8 @@ func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
 		}
 		cpu += v
 	}
-	return StoreCounters{Bytes: bytes, Commands: commandCalls(cmds), CPU: time.Duration(cpu * float64(time.Second))}, nil
+	c.CPU = time.Duration(cpu * float64(time.Second))
+	return c, nil
 }
 
 func (p *redisProbe) Cleanup(ctx context.Context) error {

@@ -30,7 +30,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("coord-bench", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	o := bench.Options{Log: stdout}
-	scenarios := fs.String("scenarios", "ceiling,steady,baseline,churn,assignor",
+	scenarios := fs.String("scenarios", strings.Join(bench.DefaultScenarios, ","),
 		"comma-separated scenarios: "+strings.Join(bench.Scenarios, ","))
 	fs.StringVar(&o.Name, "name", "bench", "run name: the output is <out>/<date>-<name>.json")
 	fs.StringVar(&o.OutDir, "out", "bench/results", "output directory")
@@ -48,6 +48,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&o.Connections, "connections", 256, "HTTP connections and closed-loop workers")
 	fs.Float64Var(&o.OpenRate, "rate", 0, "open-loop offered rate per second (0: -open-fraction of the ceiling, else members/interval)")
 	fs.Float64Var(&o.OpenFraction, "open-fraction", 0.5, "open-loop rate as a fraction of the ceiling's closed-loop throughput")
+	fs.IntVar(&o.Coordinators, "coordinators", 3, "coordinator processes of the multi scenario (one group, members spread over them)")
+	storeList := fs.String("store-list", "", "stores of the store scenario (default: jdbc when steady runs on redis, else memory,redis,jdbc)")
+	fs.IntVar(&o.ManyGroups, "many-groups", 100, "groups of the groups scenario")
+	fs.IntVar(&o.ManyMembers, "many-members", 1000, "members per group of the groups scenario")
+	fs.IntVar(&o.ManyShards, "many-shards", 1000, "shards per group of the groups scenario")
+	fs.DurationVar(&o.ScrapeInterval, "scrape-interval", 5*time.Second, "how often the groups scenario scrapes /actuator/prometheus")
 	fs.IntVar(&o.ChurnMembers, "churn-members", 1000, "members of the churn group")
 	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
 	releases := fs.String("release", bench.ReleasePrompt+","+bench.ReleaseInterval,
@@ -80,6 +86,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	o.Scenarios = strings.Split(*scenarios, ",")
 	o.Releases = strings.Split(*releases, ",")
+	if *storeList != "" {
+		o.StoreList = strings.Split(*storeList, ",")
+	}
 	report, err := bench.Run(ctx, o, "coord-bench "+strings.Join(args, " "))
 	if report != nil {
 		fmt.Fprintln(stdout)
