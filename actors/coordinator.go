@@ -63,11 +63,13 @@ func New(o Options) (*Coordinator, error) {
 	return c, nil
 }
 
-// Heartbeat runs a member heartbeat. It is answered once the change it made
-// is stored; a store that is briefly unavailable yields status RETRY.
+// Heartbeat runs a member heartbeat, at the time it was called (its
+// arrival). It is answered once the change it made is stored; a store that
+// is briefly unavailable yields status RETRY.
 func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
 	r := messages.NewReplyTo[group.HeartbeatResponse]()
-	return ask(ctx, c, &messages.Heartbeat{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r)
+	msg := &messages.Heartbeat{Routed: messages.Routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
+	return ask(ctx, c, msg, r)
 }
 
 // CreateGroup creates a group (endpoint #4), or with streamLevel the group

@@ -186,11 +186,15 @@ func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
 	}
 }
 
-// heartbeat runs a heartbeat on working and parks it in the batch. With
-// nothing to store, nothing pending and no other writer to check for, it
-// is answered at once.
+// heartbeat runs a heartbeat on working, at its arrival time, and parks it
+// in the batch. With nothing to store, nothing pending and no other writer
+// to check for, it is answered at once.
 func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
-	e := entry{now: a.c.opts.Clock(), hb: m}
+	at := m.Arrived
+	if at.IsZero() {
+		at = a.c.opts.Clock()
+	}
+	e := entry{now: at, hb: m}
 	recs := a.run(&e)
 	if len(recs) == 0 && len(a.entries) == 0 && !a.shared() {
 		m.Reply.Answer(e.resp, nil)

@@ -1,11 +1,13 @@
 package actors
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // leaseSettings names the coordinator; everything else is the default.
@@ -98,4 +100,47 @@ func TestTheWriterExpiresAtItsOwnPromise(t *testing.T) {
 	waitFor(t, "m-1 expired right after its lease", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
+}
+
+// A heartbeat counts from its arrival: one that arrived before the
+// member's lease ran out renews it even when the actor only gets to it
+// later (here: behind a commit that blocks while the clock passes the
+// lease end).
+func TestHeartbeatCountsFromItsArrival(t *testing.T) {
+	g := newGate()
+	store := newTestStore()
+	clock := newFakeClock()
+	c := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now})
+	createGroup(t, c, orders)
+	resp := heartbeat(t, c, orders, join("m-1"))
+	resp = heartbeat(t, c, orders, next("m-1", resp))
+	lease := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
+	blockAt := store.commits() + 1 // block the next commit
+	store.onCommit = func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
+		return g.onCommit(n-blockAt+1, write)
+	}
+	clock.Set(lease.Time())
+	out := make(chan result, 2)
+	goHeartbeat(c, store, orders, "m-2", out) // its commit blocks the actor
+	<-g.entered
+	renewal := next("m-1", resp)
+	late := make(chan group.HeartbeatResponse, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		r, err := c.Heartbeat(ctx, orders, renewal) // arrives at the lease end
+		if err != nil {
+			t.Error(err)
+		}
+		late <- r
+	}()
+	waitFor(t, "m-1's heartbeat queued behind the blocked flush", func() bool { return queued(c, orders) >= 2 })
+	clock.Advance(time.Second) // the actor gets to it after the lease end
+	close(g.release)
+	if r := <-late; r.Status != group.StatusOK {
+		t.Fatalf("a heartbeat that arrived in time got %+v; stored %+v", r, store.stored(t, orders).Members["m-1"])
+	}
+	if m := store.stored(t, orders).Members["m-1"]; m.State != group.MemberActive {
+		t.Fatalf("m-1 is %s", m.State)
+	}
 }

@@ -35,6 +35,10 @@ type Heartbeat struct {
 	Routed
 	Request *group.HeartbeatRequest
 	Reply   ReplyTo[group.HeartbeatResponse]
+	// Arrived is when the heartbeat reached the coordinator: it proves the
+	// member alive then, so it is the heartbeat's time in the domain (a
+	// heartbeat that waited in a busy mailbox is not charged the wait).
+	Arrived time.Time
 }
 
 // CreateGroup creates the group (§2.2). StreamLevel marks endpoint #2.
