@@ -207,6 +207,10 @@ type Monitoring struct {
 	// OffsetCacheTTL is how long computed stream offsets are reused; 0
 	// disables the cache.
 	OffsetCacheTTL Duration `yaml:"offset-cache-ttl"`
+	// MemberSeries is how many members per group get per-member metric
+	// series (member_* and consumer_shard_*), the first by member id; 0
+	// turns them off.
+	MemberSeries int `yaml:"member-series"`
 }
 
 // Health tunes the non-blocking Redis health probe (§10.2).

@@ -93,6 +93,7 @@ func (c *Config) Validate() error {
 	}
 
 	v.nonNegative(root+"monitoring.offset-cache-ttl", c.Monitoring.OffsetCacheTTL)
+	v.check(c.Monitoring.MemberSeries >= 0, root+"monitoring.member-series", "must not be negative, got %d", c.Monitoring.MemberSeries)
 	v.check(c.Health.RedisTimeoutMs >= 1, root+"health.redis-timeout-ms", "must be at least 1, got %d", c.Health.RedisTimeoutMs)
 	v.check(c.Health.CacheTTLMs >= 0, root+"health.cache-ttl-ms", "must not be negative, got %d", c.Health.CacheTTLMs)
 

@@ -30,7 +30,7 @@ type coordinator struct {
 func startCoordinator(t *testing.T) *coordinator {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, "deploy-test")
+	m := metrics.New(reg, "deploy-test", metrics.WithMemberSeries(1000))
 	settings := group.DefaultSettings()
 	coord, err := actors.New(actors.Options{Store: m.Store("memory", memory.New()), Settings: settings, GroupCommit: true, Observer: m})
 	if err != nil {

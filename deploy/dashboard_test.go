@@ -160,7 +160,7 @@ func containsCredentials(s string) bool {
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	rec := &recorder{names: map[string]bool{}}
-	metrics.New(rec, "dashboard-test")
+	metrics.New(rec, "dashboard-test", metrics.WithMemberSeries(1000))
 	if len(rec.names) == 0 {
 		t.Fatal("no metric registered")
 	}

@@ -25,7 +25,7 @@ func largeGroup(n int) *group.Group {
 // steady state of a busy group): O(1) work per commit.
 func BenchmarkGroupCommittedThrottled(b *testing.B) {
 	clock := newFakeClock()
-	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now))
+	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
 	g := largeGroup(10_000)
 	m.GroupCommitted(orders, g, nil) // the first refresh
 	b.ReportAllocs()
@@ -38,7 +38,7 @@ func BenchmarkGroupCommittedThrottled(b *testing.B) {
 // does at most once per refresh interval.
 func BenchmarkGroupCommittedRefresh(b *testing.B) {
 	clock := newFakeClock()
-	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now))
+	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
 	g := largeGroup(10_000)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -183,7 +183,8 @@ func (gs *groupState) metrics(now time.Time) []prometheus.Metric {
 		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state))
 	}
 	out = appendGauges(out, groupDefs, gs, now, p, g)
-	for id, s := range gs.members {
+	for _, s := range gs.members {
+		id := s.id
 		out = appendGauges(out, memberDefs, s, now, p, g, id)
 		seen := map[int]bool{}
 		for _, pr := range slices.Backward(s.progress) { // a shard reported twice: the last report wins

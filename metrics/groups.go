@@ -44,7 +44,7 @@ type groupState struct {
 	currentShards int
 	violations    int
 	duplicates    int
-	members       map[string]memberSample
+	members       []memberSample // the members with series (WithMemberSeries)
 
 	// shards are the last observed stream offsets (ShardOffsets).
 	shards []ShardSample
@@ -52,6 +52,7 @@ type groupState struct {
 
 // memberSample is the part of a member record the member gauges show.
 type memberSample struct {
+	id                      string
 	state                   group.MemberState
 	lastHeartbeat, leaseEnd group.Instant
 	maxConcurrency, workers int
@@ -126,28 +127,33 @@ func (m *Metrics) countEvents(key group.Key, recs []group.Record) {
 
 // refresh is the O(members) refresh of gs (locked by the caller).
 func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group.Member], targets map[string]group.ShardSet, violations []string) {
-	next := make(map[string]memberSample, len(gs.members))
 	var total, active, expired, revoking, current int
+	var sampled []memberSample
 	for mem := range members {
-		s := memberSample{
-			state:         mem.State,
-			lastHeartbeat: mem.LastHeartbeatAt, leaseEnd: mem.MemberLeaseExpiresAt,
-			maxConcurrency: mem.RuntimeMaxConcurrency, workers: mem.ActiveConsumerWorkers,
-			current: len(mem.CurrentAssignment), revoking: len(mem.Revoking),
-			progress: slices.Clone(mem.ShardProgress), // g is not kept
-		}
-		next[mem.MemberID] = s
 		total++
 		switch {
-		case s.state.Live():
+		case mem.State.Live():
 			active++
-			current += s.current
-		case s.state == group.MemberExpired:
+			current += len(mem.CurrentAssignment)
+		case mem.State == group.MemberExpired:
 			expired++
 		}
 		if mem.Holds() {
-			revoking += s.revoking
+			revoking += len(mem.Revoking)
 		}
+		if m.memberSeries > 0 {
+			sampled = append(sampled, memberSample{
+				id: mem.MemberID, state: mem.State,
+				lastHeartbeat: mem.LastHeartbeatAt, leaseEnd: mem.MemberLeaseExpiresAt,
+				maxConcurrency: mem.RuntimeMaxConcurrency, workers: mem.ActiveConsumerWorkers,
+				current: len(mem.CurrentAssignment), revoking: len(mem.Revoking),
+				progress: slices.Clone(mem.ShardProgress), // g is not kept
+			})
+		}
+	}
+	if len(sampled) > m.memberSeries {
+		slices.SortFunc(sampled, func(a, b memberSample) int { return strings.Compare(a.id, b.id) })
+		sampled = slices.Clip(sampled[:m.memberSeries])
 	}
 	target := 0
 	for _, t := range targets {
@@ -159,7 +165,7 @@ func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group
 			duplicates++
 		}
 	}
-	gs.members, gs.refreshedAt, gs.dirty = next, now, false
+	gs.members, gs.refreshedAt, gs.dirty = sampled, now, false
 	gs.total, gs.active, gs.expired = total, active, expired
 	gs.revokePending, gs.currentShards, gs.targetShards = revoking, current, target
 	gs.violations, gs.duplicates = len(violations), duplicates

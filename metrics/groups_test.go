@@ -183,7 +183,7 @@ func (panicking) Group(context.Context, group.Key) (group.GroupView, error) { pa
 // A handler panic is an ERROR outcome with status 500.
 func TestPanicIsAnErrorOutcome(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID)
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	api := httpapi.New(httpapi.Options{Coordinator: panicking{}, Middleware: []httpapi.Middleware{httpapi.ObserveRequests(m)}})
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, groupPath(orders), nil))
@@ -276,7 +276,7 @@ func violating() *group.Group {
 func TestInvariantViolations(t *testing.T) {
 	clock := newFakeClock()
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
 	g := violating()
 	n := float64(len(g.Violations())) // no target owner, duplicate current owners
 	m.GroupCommitted(orders, g, nil)
@@ -307,7 +307,7 @@ func (f failingSource) Assignments(context.Context, group.Key) (group.Assignment
 func TestRefreshStaleFailures(t *testing.T) {
 	clock := newFakeClock()
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
 	g := violating()
 	m.GroupCommitted(orders, g, nil)
 	m.GroupCommitted(orders, g, nil) // inside the interval: dirty
@@ -323,7 +323,7 @@ func TestRefreshStaleFailures(t *testing.T) {
 // ids are -1, unknown lag and memory 0.
 func TestShardOffsets(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID)
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	lag := int64(4)
 	id := "1700000000000-7"
 	rate := 2.5
@@ -366,7 +366,7 @@ func (l stubLocker) Lock(context.Context, group.Key) (func(), error) { return fu
 // The Locker decorator observes acquisitions and counts timeouts.
 func TestLockerInstrumentation(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID)
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	for _, err := range []error{nil, persistence.ErrLockTimeout, persistence.ErrLockTimeout} {
 		if _, got := m.Locker(stubLocker{err}).Lock(context.Background(), orders); !errors.Is(got, err) && err != nil {
 			t.Fatalf("Lock returned %v, want %v", got, err)
@@ -388,7 +388,7 @@ func TestLockerInstrumentation(t *testing.T) {
 // count by changed.
 func TestBreakerStateAndTicks(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID)
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	state := "closed"
 	m.WatchBreaker("redis", func() string { return state })
 	const k = `store_breaker_state{store="redis"}`
@@ -452,7 +452,7 @@ func (s staticHealth) Check(context.Context) httpapi.HealthReport { return httpa
 // Every health check sets redis_stream_coord_up: 1 when UP, else 0.
 func TestHealthSetsUp(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID)
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	for _, tc := range []struct {
 		status string
 		want   float64
@@ -463,5 +463,35 @@ func TestHealthSetsUp(t *testing.T) {
 		if got := scrape(t, reg)[`up{}`]; got != tc.want {
 			t.Errorf("after a %s check up = %v, want %v", tc.status, got, tc.want)
 		}
+	}
+}
+
+// Per-member series are off by default and capped per group when on: the
+// first members by id get them; group series are always there.
+func TestMemberSeriesAreOptInAndCapped(t *testing.T) {
+	memberSeries := func(opts ...metrics.Option) []string {
+		t.Helper()
+		reg := prometheus.NewRegistry()
+		m := metrics.New(reg, coordinatorID, opts...)
+		m.GroupCommitted(orders, violating(), nil) // members a and b
+		var out []string
+		for k := range gauges(t, reg) {
+			if strings.HasPrefix(k, "member_active{") {
+				out = append(out, k)
+			}
+		}
+		if s := gauges(t, reg); s[`members{group="billing",state="total",stream="orders"}`] != 2 {
+			t.Fatalf("group series missing: %v", s)
+		}
+		return out
+	}
+	if got := memberSeries(); len(got) != 0 {
+		t.Errorf("member series by default: %v", got)
+	}
+	if got := memberSeries(metrics.WithMemberSeries(1)); len(got) != 1 || !strings.Contains(got[0], `member="a"`) {
+		t.Errorf("member series with a cap of 1: %v", got)
+	}
+	if got := memberSeries(metrics.WithMemberSeries(10)); len(got) != 2 {
+		t.Errorf("member series with a cap of 10: %v", got)
 	}
 }

@@ -66,7 +66,7 @@ var (
 func newHarness(t *testing.T, store persistence.Store, clock *fakeclock.Clock) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now))
+	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
 	coord, err := actors.New(actors.Options{
 		Store:       m.Store("memory", store),
 		Settings:    settings,

@@ -35,6 +35,13 @@ type Option func(*Metrics)
 // time.Now.
 func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = now } }
 
+// WithMemberSeries turns on the per-member series (member_* and
+// consumer_shard_* gauges) for at most limit members of each group, the
+// first limit by member id; 0 (the default) leaves them off, so that a
+// scrape stays small however many members there are. Group-level series
+// are always on.
+func WithMemberSeries(limit int) Option { return func(m *Metrics) { m.memberSeries = max(0, limit) } }
+
 // WithRefreshInterval sets the least time between two O(members)
 // refreshes of one group; default DefaultRefreshInterval.
 func WithRefreshInterval(d time.Duration) Option { return func(m *Metrics) { m.interval = d } }
@@ -44,6 +51,8 @@ func WithRefreshInterval(d time.Duration) Option { return func(m *Metrics) { m.i
 type Metrics struct {
 	now      func() time.Time
 	interval time.Duration
+	// memberSeries caps the members per group that get series (0: none).
+	memberSeries int
 
 	up prometheus.Gauge
 
