@@ -34,7 +34,7 @@ func buildGroups(tb testing.TB, groups, members, shards int) []*group.Group {
 		for _, id := range ids {
 			set := group.NewShardSet(targets[id]...)
 			g.Apply(group.TargetRecord{MemberID: id, Shards: set})
-			g.Apply(group.MemberRecord{Member: group.Member{
+			g.Apply(group.MemberRecord{Member: &group.Member{
 				MemberID: id, MemberName: id, State: group.MemberActive, MemberEpoch: 2, MetadataVersion: 1,
 				RuntimeMaxConcurrency: 1, CurrentAssignment: set, GrantedAssignment: set,
 				LastHeartbeatAt: now, MemberLeaseExpiresAt: now.Add(time.Hour), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds(),

@@ -45,14 +45,14 @@ func New() *Group {
 // Exists reports whether the group has been created and not deleted.
 func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
 
-// Clone returns an independent copy: member structs are copied, immutable
-// values (ShardSets, Meta maps and slices) are shared.
+// Clone returns an independent copy. Member records, like every other
+// value a record carries (ShardSets, Meta maps and slices), are immutable
+// and shared: Apply replaces a member, it never modifies one.
 func (g *Group) Clone() *Group {
 	c := New()
 	c.Meta = g.Meta
 	for id, m := range g.Members {
-		cp := *m
-		c.Members[id] = &cp
+		c.Members[id] = m
 	}
 	for id, t := range g.Targets {
 		c.Targets[id] = t
@@ -69,14 +69,14 @@ func (g *Group) Apply(r Record) {
 	case MemberRecord:
 		m := r.Member
 		old := g.Members[m.MemberID]
-		g.Members[m.MemberID] = &m
-		if old != nil && sameIndexFields(old, &m) {
+		g.Members[m.MemberID] = m
+		if old != nil && sameIndexFields(old, m) {
 			return // a lease renewal: nothing the index derives from changed
 		}
 		if old != nil {
 			g.unindexMember(old)
 		}
-		g.indexMember(&m)
+		g.indexMember(m)
 	case MemberRemovedRecord:
 		if old := g.Members[r.MemberID]; old != nil {
 			g.unindexMember(old)

@@ -32,7 +32,7 @@ func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.G
 	for i, id := range ids {
 		set := group.NewShardSet(targets[id]...)
 		g.Apply(group.TargetRecord{MemberID: id, Shards: set})
-		g.Apply(group.MemberRecord{Member: group.Member{
+		g.Apply(group.MemberRecord{Member: &group.Member{
 			MemberID: id, MemberName: id, State: group.MemberActive, MemberEpoch: epoch, MetadataVersion: 1,
 			RuntimeMaxConcurrency: 1, CurrentAssignment: set, GrantedAssignment: set,
 			LastHeartbeatAt: now, MemberLeaseExpiresAt: now.Add(time.Hour), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds(),

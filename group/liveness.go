@@ -44,7 +44,7 @@ func (t *tx) maintain() bool {
 		m := t.member(id)
 		m.State = MemberExpired
 		m.MemberEpoch++
-		t.putMemberRecord(MemberRecord{Member: *m, Event: MemberExpiredEvent})
+		t.putMemberRecord(MemberRecord{Member: m, Event: MemberExpiredEvent})
 	}
 	if len(expired) > 0 {
 		t.bumpGroupEpoch()
@@ -78,9 +78,11 @@ func (t *tx) maintain() bool {
 // that window past the stored value without writing them, so no member may
 // be expired, and no fenced member's shards released, before then.
 func (g *Group) HoldLeases(s Settings) {
-	for _, m := range g.Members {
+	for id, m := range g.Members {
 		if m.Holds() {
-			m.LeaseHold = max(m.LeaseHold, m.MemberLeaseExpiresAt.Add(s.CoalesceWindow()))
+			cp := *m // members are shared between copies: replace, never modify
+			cp.LeaseHold = max(m.LeaseHold, m.MemberLeaseExpiresAt.Add(s.CoalesceWindow()))
+			g.Members[id] = &cp
 		}
 	}
 	g.idx.nextScanAt = 0
@@ -173,7 +175,7 @@ func (t *tx) fence(m *Member, groupEpoch int64) {
 	m.State = MemberFenced
 	m.MemberEpoch = max(groupEpoch+1, m.MemberEpoch+1)
 	m.RebalanceDeadlineAt = 0
-	t.putMemberRecord(MemberRecord{Member: *m, Event: MemberFencedEvent})
+	t.putMemberRecord(MemberRecord{Member: m, Event: MemberFencedEvent})
 }
 
 // sortedMemberIDs returns every member id in ascending order.

@@ -19,8 +19,10 @@ type MetaRecord struct{ Meta Meta }
 // differ from the previous value: a store may persist such records coalesced.
 // Event names the decision the record carries out, if it is one that is
 // counted (metrics count the records where a decision is made, not states).
+// Member is immutable once the record is built: every Group copy the record
+// is applied to stores that same value, so copies share their members.
 type MemberRecord struct {
-	Member       Member
+	Member       *Member
 	LivenessOnly bool
 	Event        MemberEvent
 }

@@ -33,12 +33,12 @@ func (t *tx) setMeta(m Meta) {
 // deadline here; deadlines start in enforceTimeouts, when the member is
 // answered.
 func (t *tx) putMember(m Member, livenessOnly bool) {
-	t.putMemberRecord(MemberRecord{Member: m, LivenessOnly: livenessOnly})
+	t.putMemberRecord(MemberRecord{Member: &m, LivenessOnly: livenessOnly})
 }
 
 // putMemberRecord is putMember for a record that may carry an event.
 func (t *tx) putMemberRecord(r MemberRecord) {
-	m := &r.Member
+	m := r.Member
 	if m.releasing() && m.RebalanceDeadlineAt != 0 && len(m.Holding().Minus(t.g.Targets[m.MemberID])) == 0 {
 		m.RebalanceDeadlineAt, r.LivenessOnly = 0, false
 	}

@@ -16,7 +16,7 @@ func largeGroup(n int) *group.Group {
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 64}})
 	for i := range n {
-		g.Apply(group.MemberRecord{Member: group.Member{MemberID: fmt.Sprintf("m-%05d", i), State: group.MemberActive}})
+		g.Apply(group.MemberRecord{Member: &group.Member{MemberID: fmt.Sprintf("m-%05d", i), State: group.MemberActive}})
 	}
 	return g
 }

@@ -266,7 +266,7 @@ func violating() *group.Group {
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 1}})
 	for _, id := range []string{"a", "b"} {
-		g.Apply(group.MemberRecord{Member: group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
+		g.Apply(group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
 	}
 	return g
 }

@@ -255,7 +255,7 @@ func decode(doc Document) (*group.Group, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Apply(group.MemberRecord{Member: m.Member})
+		g.Apply(group.MemberRecord{Member: &m.Member})
 	}
 	for _, id := range slices.Sorted(maps.Keys(agg.TargetAssignments)) {
 		g.Apply(group.TargetRecord{MemberID: id, Shards: agg.TargetAssignments[id]})
@@ -265,7 +265,7 @@ func decode(doc Document) (*group.Group, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Apply(group.MemberRecord{Member: m.Member})
+		g.Apply(group.MemberRecord{Member: &m.Member})
 		if m.TargetAssignment != nil {
 			g.Apply(group.TargetRecord{MemberID: id, Shards: *m.TargetAssignment})
 		} else {

@@ -81,7 +81,7 @@ func TestMutationOf(t *testing.T) {
 		puts      []string
 		deletes   []string
 	}{
-		{"lease renewal", []group.Record{group.MemberRecord{Member: live, LivenessOnly: true}}, false, []string{"m-0"}, nil},
+		{"lease renewal", []group.Record{group.MemberRecord{Member: &live, LivenessOnly: true}}, false, []string{"m-0"}, nil},
 		{"meta only", []group.Record{group.MetaRecord{Meta: meta}}, true, nil, nil},
 		{"target change", []group.Record{group.TargetRecord{MemberID: "m-2", Shards: group.NewShardSet(4)}}, false, []string{"m-2"}, nil},
 		{"target removed", []group.Record{group.TargetRemovedRecord{MemberID: "m-0"}}, false, []string{"m-0"}, nil},
@@ -92,7 +92,7 @@ func TestMutationOf(t *testing.T) {
 		}, true, []string{"m-9"}, nil},
 		{"prune", []group.Record{group.MemberRemovedRecord{MemberID: "m-1"}, group.TargetRemovedRecord{MemberID: "m-1"}}, false, nil, []string{"m-1"}},
 		{"upsert then prune", []group.Record{
-			group.MemberRecord{Member: live}, group.MemberRemovedRecord{MemberID: "m-0"}, group.TargetRemovedRecord{MemberID: "m-0"},
+			group.MemberRecord{Member: &live}, group.MemberRemovedRecord{MemberID: "m-0"}, group.TargetRemovedRecord{MemberID: "m-0"},
 		}, false, nil, []string{"m-0"}},
 		{"delete", []group.Record{group.DeletedRecord{}}, false, nil, nil},
 	}

@@ -37,7 +37,7 @@ func Group(key group.Key, memberIDs ...string) *group.Group {
 	for i, id := range memberIDs {
 		shards := group.NewShardSet(2*i, 2*i+1)
 		stream := key.StreamPrefix + ":0"
-		g.Apply(group.MemberRecord{Member: group.Member{
+		g.Apply(group.MemberRecord{Member: &group.Member{
 			MemberID: id, MemberName: "consumer-" + id, State: group.MemberActive,
 			MemberEpoch: 3, MetadataVersion: 2, RuntimeMaxConcurrency: 4, ActiveConsumerWorkers: 2,
 			CurrentAssignment: shards, GrantedAssignment: shards,
@@ -57,8 +57,8 @@ func Group(key group.Key, memberIDs ...string) *group.Group {
 }
 
 // Member returns a fresh ACTIVE member record without shards.
-func Member(id string, epoch int64) group.Member {
-	return group.Member{
+func Member(id string, epoch int64) *group.Member {
+	return &group.Member{
 		MemberID: id, MemberName: "consumer-" + id, State: group.MemberActive,
 		MemberEpoch: epoch, RuntimeMaxConcurrency: 1,
 		LastHeartbeatAt: base + 100, MemberLeaseExpiresAt: base + 10_100, RebalanceTimeoutMs: 60_000,

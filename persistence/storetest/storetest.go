@@ -199,7 +199,7 @@ func testCommit(t *testing.T, s persistence.Store) {
 	meta.UpdatedAt = group.InstantOf(now)
 	m := g.Members["m-1"]
 	m.MemberEpoch = meta.GroupEpoch
-	rev, err := commit(t, s, g, 1, group.MetaRecord{Meta: meta}, group.MemberRecord{Member: *m})
+	rev, err := commit(t, s, g, 1, group.MetaRecord{Meta: meta}, group.MemberRecord{Member: m})
 	if err != nil || rev != 2 {
 		t.Fatalf("commit: revision %d, %v", rev, err)
 	}
