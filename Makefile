@@ -25,16 +25,19 @@ lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# bench runs the default load suite of cmd/coord-bench (under 3 minutes on
-# 2 cores): ceiling, steady and baseline on Redis with 10,000 members,
-# churn with both release policies, and the assignor benchmarks. It prints
-# goals P1-P5 and writes bench/results/<date>-bench.json (docs/benchmarks.md).
+# bench runs the default load suite of cmd/coord-bench (under 4 minutes on
+# 2 cores): ceiling, steady (closed, open at half the ceiling and at the
+# members' own rate) and baseline on Redis with 10,000 members, the store,
+# multi-coordinator, peer-baseline and heap scenarios, churn with both
+# release policies, and the assignor benchmarks. It prints goals P1-P8 and
+# writes bench/results/<date>-bench.json (docs/benchmarks.md). The
+# 100-group run is -scenarios groups.
 bench: services
 	$(GO) run ./cmd/coord-bench -name bench -duration 8s
 
 # chaos runs the fault-injection suite of cmd/coord-chaos (package chaos):
 # 50 seeds of 60 s each on a throwaway Redis, then on PostgreSQL, 6 runs at
-# once (about 25 minutes on 2 cores). It prints every overlap, settle, admin
+# once (about 19 minutes on 2 cores). It prints every overlap, settle, admin
 # and epoch violation with its timeline; replay one with
 # go run ./cmd/coord-chaos -store redis -seed N.
 CHAOS_SEEDS ?= 50
