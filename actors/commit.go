@@ -18,8 +18,8 @@ import (
 //     committed and every entry gets the response computed for it;
 //   - revision conflict: reload, re-run every entry in order, commit again,
 //     at most CommitAttempts times, then heartbeats get status RETRY;
-//   - store unavailable or mutex timeout: working reverts to committed and
-//     heartbeats get status RETRY;
+//   - store unavailable (or, with group commit off, a mutex timeout):
+//     working reverts to committed and heartbeats get status RETRY;
 //   - unknown outcome: the group is resynced (revisions compared, reloaded
 //     if they differ), then as unavailable;
 //   - corrupt group on reload, or a panic: heartbeats get the error.
@@ -34,8 +34,11 @@ func (a *groupActor) flush() {
 	a.c.opts.Observer.MailboxDepth(a.key, int(a.depth.n.Load()))
 	var wrote bool
 	var err error
-	if !a.c.opts.GroupCommit || !a.unchangedInStore() {
+	switch {
+	case !a.c.opts.GroupCommit:
 		wrote, err = critical(a, "flush", false, a.writeBatch)
+	case !a.unchangedInStore():
+		wrote, err = guarded(a, "flush", false, a.writeBatch)
 	}
 	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
 	if err == nil {
@@ -54,11 +57,11 @@ func (a *groupActor) applyCommitted(recs []group.Record) {
 
 // unchangedInStore is group commit's fast path (GroupCommit=false, the
 // benchmark baseline, takes the critical section for every heartbeat): the
-// batch needs no write (only
-// coalesced lease renewals) and the store still holds our revision, so the
-// answers computed on working are the stored truth. It reads one revision
-// and takes no mutex; any other outcome leaves the batch to the critical
-// section (which locks, resyncs and re-runs as needed).
+// batch needs no write (only coalesced lease renewals) and the store still
+// holds our revision, so the answers computed on working are the stored
+// truth. It reads one revision; any other outcome leaves the batch to
+// guarded (which writes with a compare-and-set, reloads and re-runs as
+// needed).
 func (a *groupActor) unchangedInStore() bool {
 	if a.legacy && len(a.records) > 0 {
 		return false
@@ -228,10 +231,10 @@ func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
 }
 
 // critical runs try in the group's critical section: under the state mutex
-// when the store is shared, after revalidating the cached revision when
-// revalidate is set, and again after each revision conflict (reload, and
-// re-run of the pending batch) up to CommitAttempts times. Any failure
-// reverts working to committed.
+// when the store is shared, then as guarded. Admin commands use it (their
+// steps between commits, like provisioning, must not interleave with
+// another coordinator's), and so does every batch when group commit is off
+// (the benchmark baseline).
 func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, error)) (T, error) {
 	var zero T
 	unlock, err := a.lock()
@@ -239,6 +242,16 @@ func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, e
 		return zero, a.abort(err)
 	}
 	defer unlock()
+	return guarded(a, op, revalidate, try)
+}
+
+// guarded runs try after revalidating the cached revision when revalidate
+// is set, and again after each revision conflict (reload, and re-run of the
+// pending batch) up to CommitAttempts times. Any failure reverts working to
+// committed. The store's compare-and-set is what guards the write: a
+// group-committed batch of heartbeats and ticks needs no mutex round trips.
+func guarded[T any](a *groupActor, op string, revalidate bool, try func() (T, error)) (T, error) {
+	var zero T
 	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
 		return zero, err
 	}
