@@ -29,7 +29,6 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 5–7. Metadata correction (§4.8).
 	id := req.MemberID
 	rec := t.member(id)
-	before := t.member(id)
 	// Deviations from §4.2 that keep a round from trapping members: a leave
 	// (epoch −1) is never intercepted, so a leaving member can always leave
 	// (and its G bump ends the round); a new process of a LEAVING member
@@ -49,8 +48,9 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// epoch, a delayed duplicate, a rejoin over a record that still holds
 	// shards) may predate what the member reads now, so what the record
 	// held stays held (retain).
-	if req.MemberEpoch == -1 || req.MemberEpoch == g.AssignmentEpoch {
-		before = nil
+	var before *Member
+	if req.MemberEpoch != -1 && req.MemberEpoch != g.AssignmentEpoch {
+		before = t.member(id)
 	}
 
 	// 8. Epoch dispatch.
