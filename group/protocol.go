@@ -127,4 +127,6 @@ type AssignmentsView struct {
 	CurrentAssignments  map[string]ShardSet `json:"currentAssignments"`
 	RevokeProgress      map[string]ShardSet `json:"revokeProgress"`
 	InvariantViolations []string            `json:"invariantViolations"`
+	// Violations are the same violations, typed (not on the wire).
+	Violations []Violation `json:"-"`
 }

@@ -43,11 +43,13 @@ func (g *Group) MemberList() []Member {
 // Assignments returns the /assignments projection (§2.6) with the invariant
 // violations.
 func (g *Group) Assignments() AssignmentsView {
+	violations := g.Violations()
 	v := AssignmentsView{
 		TargetAssignment:    make(map[string]ShardSet, len(g.Targets)),
 		CurrentAssignments:  make(map[string]ShardSet, len(g.Members)),
 		RevokeProgress:      map[string]ShardSet{},
-		InvariantViolations: g.Violations(),
+		InvariantViolations: ViolationTexts(violations),
+		Violations:          violations,
 	}
 	for id, t := range g.Targets {
 		v.TargetAssignment[id] = t
@@ -61,10 +63,42 @@ func (g *Group) Assignments() AssignmentsView {
 	return v
 }
 
+// ViolationKind names which invariant a Violation breaks.
+type ViolationKind string
+
+const (
+	UnknownTargetMember    ViolationKind = "UNKNOWN_TARGET_MEMBER"
+	NoTargetOwner          ViolationKind = "NO_TARGET_OWNER"
+	DuplicateTargetOwners  ViolationKind = "DUPLICATE_TARGET_OWNERS"
+	DuplicateCurrentOwners ViolationKind = "DUPLICATE_CURRENT_OWNERS"
+	EpochMismatch          ViolationKind = "EPOCH_MISMATCH"
+)
+
+// Violation is one broken invariant: its kind and the §2.6 text the
+// /assignments view shows.
+type Violation struct {
+	Kind ViolationKind
+	Text string
+}
+
+func (v Violation) String() string { return v.Text }
+
+// ViolationTexts returns the texts of vs, [] when there are none.
+func ViolationTexts(vs []Violation) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Text
+	}
+	return out
+}
+
 // Violations checks the invariants of §2.6 and ours (no shard in the
-// current sets of two owners). It returns [] when all hold.
-func (g *Group) Violations() []string {
-	out := []string{}
+// current sets of two owners). It returns none when all hold.
+func (g *Group) Violations() []Violation {
+	var out []Violation
+	add := func(kind ViolationKind, format string, args ...any) {
+		out = append(out, Violation{Kind: kind, Text: fmt.Sprintf(format, args...)})
+	}
 	anyActive := false
 	for _, m := range g.Members {
 		anyActive = anyActive || m.State == MemberActive
@@ -72,7 +106,7 @@ func (g *Group) Violations() []string {
 	targetOwners := map[int][]string{}
 	for _, id := range slices.Sorted(mapsKeys(g.Targets)) {
 		if g.Members[id] == nil {
-			out = append(out, "target assignment references unknown member "+id)
+			add(UnknownTargetMember, "target assignment references unknown member %s", id)
 		}
 		for _, s := range g.Targets[id] {
 			targetOwners[s] = append(targetOwners[s], id)
@@ -89,18 +123,18 @@ func (g *Group) Violations() []string {
 	for s := 0; s < g.ShardCount; s++ {
 		switch owners := targetOwners[s]; {
 		case len(owners) == 0 && anyActive:
-			out = append(out, fmt.Sprintf("readable shard ShardId(shardIndex=%d) has no target owner", s))
+			add(NoTargetOwner, "readable shard ShardId(shardIndex=%d) has no target owner", s)
 		case len(owners) > 1:
-			out = append(out, fmt.Sprintf("readable shard ShardId(shardIndex=%d) has duplicate target owners [%s]", s, strings.Join(owners, ", ")))
+			add(DuplicateTargetOwners, "readable shard ShardId(shardIndex=%d) has duplicate target owners [%s]", s, strings.Join(owners, ", "))
 		}
 	}
 	for _, s := range slices.Sorted(mapsKeys(currentOwners)) {
 		if owners := currentOwners[s]; len(owners) > 1 {
-			out = append(out, fmt.Sprintf("shard ShardId(shardIndex=%d) has duplicate current owners [%s]", s, strings.Join(owners, ", ")))
+			add(DuplicateCurrentOwners, "shard ShardId(shardIndex=%d) has duplicate current owners [%s]", s, strings.Join(owners, ", "))
 		}
 	}
 	if g.State != GroupEmpty && g.AssignmentEpoch != g.GroupEpoch {
-		out = append(out, fmt.Sprintf("assignmentEpoch %d does not match groupEpoch %d", g.AssignmentEpoch, g.GroupEpoch))
+		add(EpochMismatch, "assignmentEpoch %d does not match groupEpoch %d", g.AssignmentEpoch, g.GroupEpoch)
 	}
 	return out
 }

@@ -60,12 +60,6 @@ type memberSample struct {
 	progress                []group.ShardProgress
 }
 
-// duplicateOwnerViolation tells the duplicate current owner violations
-// apart from the other lines of group.Violations.
-func duplicateOwnerViolation(v string) bool {
-	return strings.HasPrefix(v, "shard ShardId(") && strings.Contains(v, "duplicate current owners")
-}
-
 // GroupCommitted implements actors.Observer. It counts the expiries and
 // fencings that the commit's records carry out (exactly: each decision is
 // committed once, by the coordinator that made it), refreshes the
@@ -126,7 +120,7 @@ func (m *Metrics) countEvents(key group.Key, recs []group.Record) {
 }
 
 // refresh is the O(members) refresh of gs (locked by the caller).
-func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group.Member], targets map[string]group.ShardSet, violations []string) {
+func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group.Member], targets map[string]group.ShardSet, violations []group.Violation) {
 	var total, active, expired, revoking, current int
 	var sampled []memberSample
 	for mem := range members {
@@ -161,7 +155,7 @@ func (m *Metrics) refresh(gs *groupState, now time.Time, members iter.Seq[*group
 	}
 	duplicates := 0
 	for _, v := range violations {
-		if duplicateOwnerViolation(v) {
+		if v.Kind == group.DuplicateCurrentOwners {
 			duplicates++
 		}
 	}

@@ -53,7 +53,7 @@ func (m *Metrics) RefreshStale(ctx context.Context, src Source) {
 		gs.mu.Lock()
 		// A refresh by GroupCommitted meanwhile saw newer state: keep it.
 		if !gs.deleted && gs.refreshedAt.Equal(refreshedAt) {
-			m.refresh(gs, m.now(), pointers(members), av.TargetAssignment, av.InvariantViolations)
+			m.refresh(gs, m.now(), pointers(members), av.TargetAssignment, av.Violations)
 			// A commit during the reads may be missing from them.
 			gs.dirty = gs.commits != commits
 		}
