@@ -42,19 +42,7 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 	if maint {
 		t.reconcile()
 	}
-	t.enforceTimeouts(rec.MemberID)
-	if rec = t.member(rec.MemberID); rec.State == MemberFenced {
-		t.retain(rec, &before)
-		return t.fenced(req, rec)
-	}
-	target = g.Targets[rec.MemberID]
-	assigned := req.OwnedShards.Intersect(target.Minus(g.blocked(rec.MemberID, target)))
-	if !rec.GrantedAssignment.Equal(assigned) {
-		rec.GrantedAssignment = assigned
-		t.putMember(*rec, false)
-	}
-	t.retain(rec, &before)
-	return t.answer(req, StatusSyncMetadata, rec, assigned, target.Minus(assigned))
+	return t.finish(req, rec.MemberID, &before, syncAnswer)
 }
 
 // acknowledgeCorrection records that member id runs on the current version

@@ -95,38 +95,62 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 10. Apply the report.
 	t.applyReport(req, rec, report)
 
-	// 11. Reconcile, rebalance timeouts, migration advance, correction ack.
+	// 11–16.
 	t.reconcile()
-	t.enforceTimeouts(id)
-	t.advanceMigration()
-	if g.MetadataCorrection != nil {
-		t.acknowledgeCorrection(id)
-	}
+	return t.finish(req, id, before, regularAnswer)
+}
 
+// answerMode is how finish answers: the regular path of §4.2, the join
+// replay (improvement 8b) or a metadata sync (§4.5).
+type answerMode int
+
+const (
+	regularAnswer answerMode = iota
+	joinReplayAnswer
+	syncAnswer
+)
+
+// finish is steps 11–16 of §4.2, the one ending of every accepted
+// heartbeat (the caller has reconciled): rebalance timeouts (and, on the
+// regular path, migration advance and the correction acknowledgement),
+// the fence check, the move to the assignment epoch (regular path only:
+// the other two answer with the stored epoch), the answer's sets, the
+// granted set, and retain of what an unproven heartbeat must not free.
+func (t *tx) finish(req *HeartbeatRequest, id string, before *Member, mode answerMode) HeartbeatResponse {
+	g := t.g
+	t.enforceTimeouts(id)
+	if mode == regularAnswer {
+		t.advanceMigration()
+		if g.MetadataCorrection != nil {
+			t.acknowledgeCorrection(id)
+		}
+	}
 	// 12. Fenced by a timeout in step 11.
-	rec = t.member(id)
+	rec := t.member(id)
 	if rec.State == MemberFenced {
 		t.retain(rec, before)
 		return t.fenced(req, rec)
 	}
 	// 13. A live member moves to the assignment epoch.
-	if rec.State.Live() && rec.MemberEpoch != g.AssignmentEpoch {
+	if mode == regularAnswer && rec.State.Live() && rec.MemberEpoch != g.AssignmentEpoch {
 		rec.PreviousMemberEpoch = rec.MemberEpoch
 		rec.PreviousGrantedAssignment = rec.GrantedAssignment
 		rec.MemberEpoch = g.AssignmentEpoch
 	}
-	// 14–16. Answer: REVOKE_PENDING while a round is open, OK otherwise.
+	// 14–16. Answer: SYNC_METADATA with what the member already reads,
+	// REVOKE_PENDING while a round is open, OK otherwise.
 	target := g.Targets[id]
 	blocked := g.blocked(id, target)
-	status := StatusOK
-	var assigned, pending ShardSet
-	if g.MetadataCorrection != nil {
+	status, assigned, pending := StatusOK, target.Minus(blocked), target.Intersect(blocked)
+	switch {
+	case mode == syncAnswer:
+		status = StatusSyncMetadata
+		assigned = req.OwnedShards.Intersect(target.Minus(blocked))
+		pending = target.Minus(assigned)
+	case mode == regularAnswer && g.MetadataCorrection != nil:
 		status = StatusRevokePending
 		assigned = rec.CurrentAssignment.Intersect(target.Minus(blocked))
 		pending = target.Minus(assigned)
-	} else {
-		assigned = target.Minus(blocked)
-		pending = target.Intersect(blocked)
 	}
 	rec.GrantedAssignment = assigned
 	t.retain(rec, before)
@@ -165,7 +189,6 @@ func (t *tx) join(id string, req *HeartbeatRequest) *Member {
 // stays held as revoking until the member's next heartbeat says what it
 // reads: a duplicate join must not free shards the member still reads.
 func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
-	g := t.g
 	before := *rec
 	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0 &&
 		rec.LeaseWriter == t.s.Coordinator
@@ -177,17 +200,7 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 	if maint || !livenessOnly {
 		t.reconcile()
 	}
-	t.enforceTimeouts(rec.MemberID)
-	rec = t.member(rec.MemberID)
-	target := g.Targets[rec.MemberID]
-	blocked := g.blocked(rec.MemberID, target)
-	assigned, pending := target.Minus(blocked), target.Intersect(blocked)
-	if !rec.GrantedAssignment.Equal(assigned) {
-		rec.GrantedAssignment = assigned
-		t.putMember(*rec, false)
-	}
-	t.retain(rec, &before)
-	return t.answer(req, StatusOK, rec, assigned, pending)
+	return t.finish(req, rec.MemberID, &before, joinReplayAnswer)
 }
 
 // acceptsPreviousEpoch implements improvement 8a: a retry with the epoch the
