@@ -164,13 +164,7 @@ func TestOracleKeepsGroupsApart(t *testing.T) {
 	oracle, epoch := NewOracle(), time.Now()
 	var fleets []*Fleet
 	for g := range 2 {
-		coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
-		srv := httptest.NewServer(coord)
-		t.Cleanup(srv.Close)
-		api, err := NewAPI(srv.URL+"/coord/v1", 4)
-		if err != nil {
-			t.Fatal(err)
-		}
+		coord, api := scriptedAPI(t)
 		f := NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch)
 		// g0: m-00000 reads 0, m-00001 reads 1; g1 the other way round.
 		coord.set(memberID(g), group.NewShardSet(0), nil)
@@ -220,13 +214,7 @@ func TestSettledCoversTheWavesSoFar(t *testing.T) {
 	s := &session{groups: 2, members: 2}
 	var coords []*scripted
 	for g := range 2 {
-		coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
-		srv := httptest.NewServer(coord)
-		t.Cleanup(srv.Close)
-		api, err := NewAPI(srv.URL+"/coord/v1", 4)
-		if err != nil {
-			t.Fatal(err)
-		}
+		coord, api := scriptedAPI(t)
 		s.fleets = append(s.fleets, NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch))
 		coords = append(coords, coord)
 	}
@@ -266,4 +254,18 @@ func TestSetupScalesWithTheMemberCount(t *testing.T) {
 	if rebalanceTimeout(time.Minute) != 0 || rebalanceTimeout(5*time.Minute) != 5*time.Minute {
 		t.Error("the rebalance timeout follows setup leases over the 1m default only")
 	}
+}
+
+// scriptedAPI serves a scripted coordinator with no assignments yet and
+// returns it with an API client for it.
+func scriptedAPI(t *testing.T) (*scripted, *API) {
+	t.Helper()
+	coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
+	srv := httptest.NewServer(coord)
+	t.Cleanup(srv.Close)
+	api, err := NewAPI(srv.URL+"/coord/v1", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coord, api
 }

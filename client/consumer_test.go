@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
 // A consumer handles every entry once, first reclaiming the entries a dead
@@ -20,15 +18,8 @@ func TestConsumerReclaimsAndDeadLetters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
-	rs := testredis.Start(t)
-	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv := startCoordinator(t, "redis", rs.Addr, "cons", 3*time.Second)
-	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
+	coord, rdb := provisionedGroup(t, "jobs", "cons")
 	ctx := context.Background()
-	if _, err := coord.CreateGroup(ctx, "jobs", "g", 4, "test"); err != nil {
-		t.Fatal(err)
-	}
-	rdb := redisClient(t, rs.Addr)
 	p, _ := NewProducer(ProducerConfig{Coordinator: coord, Redis: rdb, StreamPrefix: "jobs", Group: "g", NoMkStream: true})
 	const n = 200
 	for i := range n {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
 var (
@@ -112,3 +113,18 @@ func redisClient(t *testing.T, addr string) *redis.Client {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// provisionedGroup starts a coordinator with stream provisioning on a
+// throwaway Redis, creates group g of prefix with 4 shards, and returns the
+// coordinator client and a Redis client.
+func provisionedGroup(t *testing.T, prefix, keyPrefix string) (*Coordinator, *redis.Client) {
+	t.Helper()
+	rs := testredis.Start(t)
+	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
+	srv := startCoordinator(t, "redis", rs.Addr, keyPrefix, 3*time.Second)
+	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
+	if _, err := coord.CreateGroup(context.Background(), prefix, "g", 4, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return coord, redisClient(t, rs.Addr)
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
 // The routing of the Go client agrees with the Murmur3 vectors of
@@ -41,15 +39,8 @@ func TestProducerRoutesAndRefreshes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
-	rs := testredis.Start(t)
-	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv := startCoordinator(t, "redis", rs.Addr, "prod", 3*time.Second)
-	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
+	coord, rdb := provisionedGroup(t, "orders", "prod")
 	ctx := context.Background()
-	if _, err := coord.CreateGroup(ctx, "orders", "g", 4, "test"); err != nil {
-		t.Fatal(err)
-	}
-	rdb := redisClient(t, rs.Addr)
 	p, err := NewProducer(ProducerConfig{Coordinator: coord, Redis: rdb, StreamPrefix: "orders", Group: "g", NoMkStream: true, MaxLen: 1000, RefreshInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
