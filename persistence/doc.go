@@ -3,6 +3,14 @@
 // classes every store returns, and the codec between a group.Group and its
 // stored Document.
 //
+// # Outcomes
+//
+// Classify turns any error a store call (or the runtime around it) returns
+// into one Outcome: written, refused, stale, busy, unavailable, corrupt,
+// canceled or unknown. The group actor, the breaker, metrics and the HTTP
+// layer all decide from it, so they never disagree about what an error
+// means for the write.
+//
 // # Revisions
 //
 // Create stores a group at revision 1; every successful Commit adds 1 and

@@ -79,14 +79,7 @@ func New(o Options) (*Breaker, error) {
 }
 
 // isSuccessful reports whether err shows a working backend.
-func isSuccessful(err error) bool {
-	for _, ok := range []error{persistence.ErrConflict, persistence.ErrNotFound, persistence.ErrAlreadyExists, persistence.ErrCorrupt, persistence.ErrLockTimeout} {
-		if errors.Is(err, ok) {
-			return true
-		}
-	}
-	return err == nil
-}
+func isSuccessful(err error) bool { return persistence.Classify(err).BackendWorks() }
 
 // State returns "closed", "open" or "half-open".
 func (b *Breaker) State() string { return b.cb.State().String() }

@@ -10,8 +10,9 @@
 // failure opens it again.
 //
 // Only backend trouble counts as a failure. Answers that prove the backend
-// works count as successes: nil, ErrConflict, ErrNotFound,
-// ErrAlreadyExists, ErrCorrupt and ErrLockTimeout. A call whose caller
+// works count as successes (persistence.Outcome.BackendWorks: nil,
+// ErrConflict, ErrNotFound, ErrAlreadyExists, ErrCorrupt and
+// ErrLockTimeout). A call whose caller
 // canceled it (context.Canceled) says nothing about the backend and is
 // not counted at all — not even as a success, so a canceled half-open
 // probe cannot close the breaker. Everything else (ErrUnavailable,

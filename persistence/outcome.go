@@ -1,0 +1,95 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Outcome is what an error says about the store write a caller attempted.
+// It is the one classification of store outcomes: the group actor decides
+// from it whether to reload, retry or resync, the breaker whether the
+// backend works, metrics and the HTTP layer how to report it.
+type Outcome uint8
+
+const (
+	// Written: no error; the call did what it was asked.
+	Written Outcome = iota
+	// Refused: nothing was written and the store is not to blame: a domain
+	// refusal (*group.Error) or a failure outside any store call
+	// (ErrOutsideStore).
+	Refused
+	// Stale: the caller's cached state is stale (ErrConflict, ErrNotFound,
+	// ErrAlreadyExists); nothing was written. Reload and retry.
+	Stale
+	// Busy: the state mutex is held elsewhere (ErrLockTimeout); nothing was
+	// written and the backend works.
+	Busy
+	// Unavailable: the backend is down or the breaker is open
+	// (ErrUnavailable); nothing was written.
+	Unavailable
+	// Corrupt: the stored group cannot be decoded (ErrCorrupt); it fails
+	// closed.
+	Corrupt
+	// Canceled: the caller gave up (context.Canceled) before the store
+	// answered; a write may or may not have happened.
+	Canceled
+	// Unknown: any other error; a write may or may not have happened, so
+	// the caller compares revisions before trusting its cache.
+	Unknown
+)
+
+// ErrOutsideStore marks a failure that happened outside any store call (a
+// Redis stream that could not be provisioned, a panic answered by the
+// runtime): it says nothing about a store write.
+var ErrOutsideStore = errors.New("failure outside the metadata store")
+
+// outcomeOf maps each error class to its outcome, most specific first.
+var outcomeOf = []struct {
+	err     error
+	outcome Outcome
+}{
+	{ErrConflict, Stale},
+	{ErrNotFound, Stale},
+	{ErrAlreadyExists, Stale},
+	{ErrLockTimeout, Busy},
+	{ErrUnavailable, Unavailable},
+	{ErrCorrupt, Corrupt},
+	{ErrOutsideStore, Refused},
+	{context.Canceled, Canceled},
+}
+
+// Classify returns the outcome err reports.
+func Classify(err error) Outcome {
+	if err == nil {
+		return Written
+	}
+	if _, domain := errors.AsType[*group.Error](err); domain {
+		return Refused
+	}
+	for _, c := range outcomeOf {
+		if errors.Is(err, c.err) {
+			return c.outcome
+		}
+	}
+	return Unknown
+}
+
+// Retryable reports whether nothing was written because the store or its
+// mutex could not be reached: the caller may answer "retry" and keep its
+// state.
+func (o Outcome) Retryable() bool { return o == Busy || o == Unavailable }
+
+// BackendWorks reports whether the outcome shows a working backend (the
+// breaker's notion of success): it answered, whatever it answered.
+func (o Outcome) BackendWorks() bool {
+	switch o {
+	case Written, Refused, Stale, Busy, Corrupt:
+		return true
+	}
+	return false
+}
+
+// KnownWrite reports whether the caller knows if a write happened.
+func (o Outcome) KnownWrite() bool { return o != Unknown && o != Canceled }
