@@ -122,6 +122,7 @@ func (r *Report) evaluate() {
 		goal("P5c", "assignor incremental leave (ms)", leave/1e6, 0.5, true, okL, "AssignOrdered"),
 	)
 	r.Goals = append(r.Goals, r.laterGoals(okS, steady, okRD, rd, okPG, pg, okM, multi, perCore)...)
+	r.Goals = append(r.Goals, r.groupsGoal())
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release
@@ -207,4 +208,32 @@ func (r *Report) laterGoals(okS bool, steady Phase, okRD bool, rd Phase, okPG bo
 			fmt.Sprintf("%.0f/s on %.2f cores (p99 %.1f ms) vs %.0f/s on %.2f cores (p99 %.1f ms)",
 				multi.Throughput, multi.CPUCores, multi.Latency.P99, steady.Throughput, steady.CPUCores, steady.Latency.P99)),
 	}
+}
+
+// groupsGoal evaluates P6c (issue #11): the closed-loop heartbeats/s of
+// every later groups-ref phase and of groups/closed over the first
+// groups-ref phase's, all of one run; Measured is the smallest ratio.
+func (r *Report) groupsGoal() Goal {
+	var first Phase
+	var okFirst bool
+	var parts []string
+	worst := 0.0
+	measured := false
+	for _, p := range r.Phases {
+		ref := strings.HasPrefix(p.Name, "groups-ref/") && !strings.HasSuffix(p.Name, "-settle")
+		if !ref && p.Name != "groups/closed" {
+			continue
+		}
+		if !okFirst {
+			first, okFirst = p, true
+			continue
+		}
+		x := ratio(p.Throughput, first.Throughput)
+		parts = append(parts, fmt.Sprintf("%d×%d %.0f/s (%.2f)", p.Groups, p.Members, p.Throughput, x))
+		if !measured || x < worst {
+			worst, measured = x, true
+		}
+	}
+	return goal("P6c", "heartbeats/s with many groups over one group's, closed loop, same run", worst, 0.8, false, measured && first.Throughput > 0,
+		fmt.Sprintf("%d×%d %.0f/s; %s", first.Groups, first.Members, first.Throughput, strings.Join(parts, ", ")))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -108,6 +109,10 @@ type Options struct {
 	// /actuator/prometheus meanwhile.
 	ManyGroups, ManyMembers, ManyShards int
 	ScrapeInterval                      time.Duration
+	// ManyReferences are the sizes the groups scenario measures first, each
+	// in its own session and with the same setup lease as the many-group
+	// run, so that goal P6c compares throughputs of one run.
+	ManyReferences []Size
 
 	// ChurnMembers and ChurnShards size the churn group.
 	ChurnMembers, ChurnShards int
@@ -127,6 +132,31 @@ type Options struct {
 
 	// Log receives progress lines and the final tables.
 	Log io.Writer
+}
+
+// Size is groups × members per group × shards per group.
+type Size struct{ Groups, Members, Shards int }
+
+// String is the form ParseSizes reads: GxMxS.
+func (z Size) String() string { return fmt.Sprintf("%dx%dx%d", z.Groups, z.Members, z.Shards) }
+
+// ParseSizes reads a comma-separated list of GxMxS sizes ("" is none).
+func ParseSizes(s string) ([]Size, error) {
+	var out []Size
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		var z Size
+		if n, err := fmt.Sscanf(f, "%dx%dx%d", &z.Groups, &z.Members, &z.Shards); err != nil || n != 3 {
+			return nil, fmt.Errorf("size %q: want groups x members x shards, e.g. 10x1000x1000", f)
+		}
+		if z.String() != f {
+			return nil, fmt.Errorf("size %q: want groups x members x shards, e.g. 10x1000x1000", f)
+		}
+		out = append(out, z)
+	}
+	return out, nil
 }
 
 // runs reports whether scenario s is selected.
@@ -159,6 +189,9 @@ func (o *Options) validate() error {
 	}
 	check(!o.runs(ScenarioGroups) || (o.ManyGroups >= 1 && o.ManyMembers >= 1 && o.ManyShards >= 1 && o.ScrapeInterval > 0),
 		"groups needs positive groups, members, shards and scrape interval")
+	for _, z := range o.ManyReferences {
+		check(z.Groups >= 1 && z.Members >= 1 && z.Shards >= 1, "reference size %s must be positive", z)
+	}
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {
 		check(rel == ReleasePrompt || rel == ReleaseInterval, "unknown release %q: want prompt or interval", rel)

@@ -376,8 +376,12 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 // P6b: peak RSS over both phases).
 func (r *Runner) runGroups(ctx context.Context) error {
 	o := r.opts
-	n := o.ManyGroups * o.ManyMembers
-	ttl := r.setupTTL(n)
+	ttl := r.setupTTL(o.ManyGroups * o.ManyMembers)
+	for _, z := range o.ManyReferences {
+		if err := r.groupsReference(ctx, z, ttl); err != nil {
+			return err
+		}
+	}
 	s, err := r.openSession(ctx, "groups-"+o.Store, o.Store, true, o.ManyShards, ttl)
 	if err != nil {
 		return err
@@ -400,6 +404,25 @@ func (r *Runner) runGroups(ctx context.Context) error {
 		return err
 	}
 	return r.phase(r.closed(ctx, s, "groups/closed", s.fire))
+}
+
+// groupsReference measures size z in closed loop (phase
+// groups-ref/<z>) in a session of its own, with the many-group run's lease
+// ttl so that both write alike: a reference of goal P6c.
+func (r *Runner) groupsReference(ctx context.Context, z Size, ttl time.Duration) error {
+	name := "groups-ref/" + z.String()
+	s, err := r.openSession(ctx, "groups-ref-"+z.String()+"-"+r.opts.Store, r.opts.Store, true, z.Shards, ttl)
+	if err != nil {
+		return err
+	}
+	defer s.close(ctx)
+	if err := s.createGroups(ctx, z.Groups, z.Members, z.Shards); err != nil {
+		return err
+	}
+	if err := r.phase(s.settle(ctx, name+"-settle")); err != nil {
+		return err
+	}
+	return r.phase(r.closed(ctx, s, name, s.fire))
 }
 
 // phase adds a measured phase to the report and passes its error on.

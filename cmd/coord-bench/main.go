@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&o.ManyGroups, "many-groups", 100, "groups of the groups scenario")
 	fs.IntVar(&o.ManyMembers, "many-members", 1000, "members per group of the groups scenario")
 	fs.IntVar(&o.ManyShards, "many-shards", 1000, "shards per group of the groups scenario")
+	refs := fs.String("many-refs", "1x10000x10000,10x1000x1000",
+		"sizes (groups x members x shards) the groups scenario measures before the many-group run, for the same-run ratio P6c (empty: none)")
 	fs.DurationVar(&o.ScrapeInterval, "scrape-interval", 5*time.Second, "how often the groups scenario scrapes /actuator/prometheus")
 	fs.IntVar(&o.ChurnMembers, "churn-members", 1000, "members of the churn group")
 	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
@@ -86,6 +88,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	o.Scenarios = strings.Split(*scenarios, ",")
 	o.Releases = strings.Split(*releases, ",")
+	var err error
+	if o.ManyReferences, err = bench.ParseSizes(*refs); err != nil {
+		return err
+	}
 	if *storeList != "" {
 		o.StoreList = strings.Split(*storeList, ",")
 	}
