@@ -1,0 +1,172 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+)
+
+// benchFleet is the API wired as cmd/coordinator wires it (metrics
+// observing requests and heartbeats, the no-op route on) over a real
+// coordinator on the memory store, with one settled group: every member
+// owns its target and heartbeats the same body each time.
+type benchFleet struct {
+	api    http.Handler
+	bodies []string // steady heartbeat body of member i
+}
+
+func newBenchFleet(b *testing.B, members int) *benchFleet {
+	b.Helper()
+	ctx := context.Background()
+	settings := group.DefaultSettings()
+	logger := slog.New(slog.DiscardHandler)
+	m := metrics.New(prometheus.NewRegistry(), "bench")
+	coord, err := actors.New(actors.Options{Store: memory.New(), Settings: settings, GroupCommit: true, Observer: m, Logger: logger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := coord.Shutdown(ctx); err != nil {
+			b.Error(err)
+		}
+	})
+	api := httpapi.New(httpapi.Options{
+		Coordinator:    httpapi.ObserveCoordinator(coord, m),
+		Middleware:     []httpapi.Middleware{httpapi.ObserveRequests(m)},
+		Settings:       settings,
+		CoordinatorID:  "bench",
+		Logger:         logger,
+		BenchEndpoints: true,
+	})
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
+	if _, err := coord.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
+		b.Fatal(err)
+	}
+	ms := make([]*membersim.Member, members)
+	for i := range ms {
+		ms[i] = membersim.New(fmt.Sprintf("member-%05d", i), nil)
+	}
+	for pass := 0; ; pass++ {
+		settled := true
+		for _, mem := range ms {
+			req := mem.Request()
+			resp, err := coord.Heartbeat(ctx, key, &req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mem.Apply(req, resp)
+			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
+		}
+		if settled {
+			break
+		}
+		if pass == 20 {
+			b.Fatal("members did not settle in 20 passes")
+		}
+	}
+	f := &benchFleet{api: api, bodies: make([]string, members)}
+	for i, mem := range ms {
+		body, err := json.Marshal(mem.Request())
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.bodies[i] = string(body)
+	}
+	return f
+}
+
+// paths returns route's path (with %s for the member id) of every member.
+func (f *benchFleet) paths(route string) []string {
+	ps := make([]string, len(f.bodies))
+	for i := range ps {
+		ps[i] = fmt.Sprintf(route, fmt.Sprintf("member-%05d", i))
+	}
+	return ps
+}
+
+// serve posts member i's body to its path and
+// fails unless the answer is 200 with a status OK.
+func (f *benchFleet) serve(b *testing.B, paths []string, i int) {
+	req := httptest.NewRequest(http.MethodPost, paths[i], strings.NewReader(f.bodies[i]))
+	rec := httptest.NewRecorder()
+	f.api.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"status":"OK"`) {
+		b.Fatalf("%s: %d %s", req.URL.Path, rec.Code, rec.Body)
+	}
+}
+
+// cpuTime is the CPU time (user + system) this process used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHeartbeatVsNoop measures the heartbeat route end to end (HTTP
+// handler, metrics, actor ask, domain, commit on the memory store, answer)
+// beside the no-op route of the load harness (the same stack without the
+// actor), for a settled group of 1,000 members and 1,000 shards. cpu-ns/op
+// is the process's CPU time per request (every goroutine, GC included):
+// the P3b ratio of issue #12 is heartbeat cpu-ns/op ÷ noop cpu-ns/op.
+// "serial" sends one request at a time, "parallel" 32 per core.
+func BenchmarkHeartbeatVsNoop(b *testing.B) {
+	const members, perCore = 1000, 32
+	f := newBenchFleet(b, members)
+	routes := []struct{ name, path string }{
+		{"heartbeat", "/coord/v1/streams/orders/groups/orders-consumer/members/%s/heartbeat"},
+		{"noop", "/coord/v1" + strings.NewReplacer("{streamPrefix}", "orders", "{consumerGroup}", "orders-consumer", "{memberId}", "%s").Replace(httpapi.BenchNoopTemplate)},
+	}
+	for _, rt := range routes {
+		paths := f.paths(rt.path)
+		b.Run(rt.name+"/serial", func(b *testing.B) {
+			i := 0
+			b.ReportAllocs()
+			cpu := cpuTime(b)
+			for b.Loop() {
+				f.serve(b, paths, i)
+				i = (i + 1) % members
+			}
+			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+		})
+		b.Run(rt.name+"/parallel", func(b *testing.B) {
+			callers := perCore * runtime.GOMAXPROCS(0)
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(perCore)
+			cpu := cpuTime(b)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				// Caller k drives members k, k+callers, …
+				first := int(next.Add(1)-1) % members
+				for i := first; pb.Next(); {
+					f.serve(b, paths, i)
+					if i += callers; i >= members {
+						i = first
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
