@@ -300,25 +300,20 @@ func (a *groupActor) abort(err error) error {
 
 // isConflict reports errors that mean "our cached state is stale": a
 // revision conflict, a group that vanished or appeared under us.
-func isConflict(err error) bool {
-	return errors.Is(err, persistence.ErrConflict) || errors.Is(err, persistence.ErrNotFound) ||
-		errors.Is(err, persistence.ErrAlreadyExists)
-}
+func isConflict(err error) bool { return persistence.Classify(err) == persistence.Stale }
 
 // unknownOutcome reports errors after which a write may or may not have
-// happened: everything but domain refusals and the classes that guarantee
-// nothing was written.
-func unknownOutcome(err error) bool {
-	if _, domain := errors.AsType[*group.Error](err); domain {
-		return false
-	}
-	for _, known := range []error{persistence.ErrUnavailable, persistence.ErrLockTimeout, persistence.ErrCorrupt, messages.ErrInternal, messages.ErrProvisioning} {
-		if errors.Is(err, known) {
-			return false
-		}
-	}
-	return true
-}
+// happened.
+func unknownOutcome(err error) bool { return !persistence.Classify(err).KnownWrite() }
+
+// outsideStore marks sentinel, a runtime failure outside any store call,
+// for persistence.Classify (its outcome is known: persistence.Refused); its
+// text is sentinel's.
+func outsideStore(sentinel error) error { return outside{sentinel} }
+
+type outside struct{ error }
+
+func (o outside) Unwrap() []error { return []error{o.error, persistence.ErrOutsideStore} }
 
 // lock takes the state mutex when the store is shared. The Locker bounds
 // the wait itself (persistence.ErrLockTimeout).

@@ -41,7 +41,7 @@ func (a *groupActor) reload() error {
 func (a *groupActor) load() (g *group.Group, rev persistence.Revision, legacy bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("load group %s: %w: %v", a.key, messages.ErrInternal, r)
+			err = fmt.Errorf("load group %s: %w: %v", a.key, outsideStore(messages.ErrInternal), r)
 		}
 	}()
 	ctx, cancel := a.storeCtx()

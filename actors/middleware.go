@@ -35,7 +35,7 @@ func answerPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
 		defer func() {
 			if r := recover(); r != nil {
-				err := fmt.Errorf("%w: %v", messages.ErrInternal, r)
+				err := fmt.Errorf("%w: %v", outsideStore(messages.ErrInternal), r)
 				if a, ok := ctx.Actor().(*groupActor); ok {
 					a.failBatch(err)
 					a.c.opts.Logger.Error("group actor panicked; restarting", "group", a.key.String(), "panic", r)

@@ -39,7 +39,7 @@ func provisionShards(ctx context.Context, p Provisioner, key group.Key, n int) e
 		return nil
 	}
 	if err := p.Provision(ctx, key.StreamPrefix, key.ConsumerGroup, group.Range(0, n)); err != nil {
-		return fmt.Errorf("provision group %s: %w: %w", key, messages.ErrProvisioning, err)
+		return fmt.Errorf("provision group %s: %w: %w", key, outsideStore(messages.ErrProvisioning), err)
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 	defer cancel()
 	keys, err := p.ExistingKeys(ctx, a.key.StreamPrefix, n)
 	if err != nil {
-		return fmt.Errorf("check stream keys of %s: %w: %w", a.key.StreamPrefix, messages.ErrProvisioning, err)
+		return fmt.Errorf("check stream keys of %s: %w: %w", a.key.StreamPrefix, outsideStore(messages.ErrProvisioning), err)
 	}
 	if len(keys) > 0 {
 		return group.Errorf(group.CodeStreamPrefixAlreadyExists,
