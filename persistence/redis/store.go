@@ -54,17 +54,21 @@ func (o *Options) validate() error {
 // Store is the Redis persistence.Store. It is safe for concurrent use.
 type Store struct {
 	client goredis.UniversalClient
+	// pipe carries Revision's reads and the scripts, the calls every
+	// group actor makes per batch (see pipeliner).
+	pipe   *pipeliner
 	prefix string
 }
 
 var _ persistence.Store = (*Store)(nil)
 
-// New returns a store on o.Client. It does not contact Redis.
+// New returns a store on o.Client. It does not contact Redis; it starts
+// the pipeliner's goroutine, which Close stops.
 func New(o Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	return &Store{client: o.Client, prefix: cmp.Or(o.KeyPrefix, DefaultKeyPrefix)}, nil
+	return &Store{client: o.Client, pipe: newPipeliner(o.Client), prefix: cmp.Or(o.KeyPrefix, DefaultKeyPrefix)}, nil
 }
 
 // metadataKey is <kp>:{P:G}:metadata; the braces put every key of one
@@ -143,16 +147,18 @@ func parseInt(name, v string) (int64, error) {
 	return n, nil
 }
 
-// Revision reads the revision field only.
+// Revision reads the revision field only (one HGET, pipelined with
+// other callers' commands; an EXISTS more when the field is missing).
 func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revision, error) {
 	mk := s.metadataKey(key)
-	v, err := s.client.HGet(ctx, mk, fieldRevision).Result()
+	get := goredis.NewStringCmd(ctx, "hget", mk, fieldRevision)
+	err := s.pipe.do(ctx, get)
 	if errors.Is(err, goredis.Nil) {
-		n, err := s.client.Exists(ctx, mk).Result()
-		if err != nil {
+		exists := goredis.NewIntCmd(ctx, "exists", mk)
+		if err := s.pipe.do(ctx, exists); err != nil {
 			return 0, readError("revision", key, err)
 		}
-		if n == 0 {
+		if exists.Val() == 0 {
 			return 0, fmt.Errorf("redis store: revision %s: %w", key, persistence.ErrNotFound)
 		}
 		return 0, fmt.Errorf("redis store: revision %s: hash has no %s field: %w", key, fieldRevision, persistence.ErrCorrupt)
@@ -160,7 +166,7 @@ func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revisi
 	if err != nil {
 		return 0, readError("revision", key, err)
 	}
-	rev, err := parseInt(fieldRevision, v)
+	rev, err := parseInt(fieldRevision, get.Val())
 	if err != nil {
 		return 0, fmt.Errorf("redis store: revision %s: %w", key, err)
 	}
@@ -176,7 +182,7 @@ func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Docum
 	for _, id := range slices.Sorted(maps.Keys(doc.Members)) {
 		args = append(args, memberFieldPrefix+id, doc.Members[id])
 	}
-	created, err := createScript.Run(ctx, s.client, []string{mk}, args...).Int64()
+	created, err := s.pipe.eval(ctx, createScript, []string{mk}, args...).Int64()
 	if err != nil {
 		return 0, writeError("create", key, err)
 	}
@@ -205,7 +211,7 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 	for _, id := range m.DeleteMembers {
 		args = append(args, memberFieldPrefix+id)
 	}
-	res, err := commitScript.Run(ctx, s.client, []string{s.metadataKey(key)}, args...).Int64()
+	res, err := s.pipe.eval(ctx, commitScript, []string{s.metadataKey(key)}, args...).Int64()
 	if err != nil {
 		return 0, writeError("commit", key, err)
 	}
@@ -219,7 +225,7 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 // index. A failed SREM leaves a stale index entry, which List skips.
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
 	mk := s.metadataKey(key)
-	res, err := deleteScript.Run(ctx, s.client, []string{mk}, int64(expected)).Int64()
+	res, err := s.pipe.eval(ctx, deleteScript, []string{mk}, int64(expected)).Int64()
 	if err != nil {
 		return writeError("delete", key, err)
 	}
@@ -314,5 +320,9 @@ func (s *Store) keyFromName(name string) (group.Key, bool) {
 // Shared is true: other coordinator processes may write the same hashes.
 func (s *Store) Shared() bool { return true }
 
-// Close does nothing: the caller owns the client.
-func (s *Store) Close() error { return nil }
+// Close stops the pipeliner (calls still queued get an ErrUnavailable
+// error); it does not close the client, which the caller owns.
+func (s *Store) Close() error {
+	s.pipe.close()
+	return nil
+}

@@ -20,6 +20,7 @@ func newStore(t *testing.T, c goredis.UniversalClient) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
