@@ -66,7 +66,7 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	// t0+58.5s: a heartbeats (and reads 2,3), a tick runs.
 	c.Now = t0.Add(58500 * time.Millisecond)
 	a.beat(c)
-	clone := c.Group.Clone()
+	clone := group.Rebuilt(c.Group)
 	c.Tick()
 	clone.Tick(c.Now, c.Settings)
 	if err := grouptest.SameGroup(c.Group, clone); err != nil {

@@ -1,6 +1,9 @@
 package group
 
-import "slices"
+import (
+	"maps"
+	"slices"
+)
 
 // Group is one consumer group's state: the aggregate of §8.5 plus derived
 // indexes that keep the heartbeat path independent of the member count.
@@ -18,10 +21,12 @@ type Group struct {
 type index struct {
 	// liveIDs lists the ACTIVE/STARTING members, sorted.
 	liveIDs []string
-	// holders[s] lists the owners (Member.Holds) whose current ∪ revoking holds s.
-	holders map[int][]string
-	// targetOwner[s] is the member whose target holds s (targets are disjoint).
-	targetOwner map[int]string
+	// holders lists, for each shard s, the owners (Member.Holds) whose
+	// Holding contains s.
+	holders holderTable
+	// targetOwner maps each shard to the member whose target holds it
+	// (targets are disjoint).
+	targetOwner shardTable
 	// mismatched counts live members whose current set differs from their target.
 	mismatched int
 	// foreign counts (owner, shard) pairs where the shard is in another
@@ -38,7 +43,6 @@ func New() *Group {
 	return &Group{
 		Members: map[string]*Member{},
 		Targets: map[string]ShardSet{},
-		idx:     index{holders: map[int][]string{}, targetOwner: map[int]string{}},
 	}
 }
 
@@ -47,18 +51,23 @@ func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
 
 // Clone returns an independent copy. Member records, like every other
 // value a record carries (ShardSets, Meta maps and slices), are immutable
-// and shared: Apply replaces a member, it never modifies one.
+// and shared: Apply replaces a member, it never modifies one. The index is
+// copied, not rebuilt.
 func (g *Group) Clone() *Group {
-	c := New()
-	c.Meta = g.Meta
-	for id, m := range g.Members {
-		c.Members[id] = m
+	return &Group{
+		Meta:    g.Meta,
+		Members: maps.Clone(g.Members),
+		Targets: maps.Clone(g.Targets),
+		idx: index{
+			liveIDs:        slices.Clone(g.idx.liveIDs),
+			holders:        g.idx.holders.clone(),
+			targetOwner:    g.idx.targetOwner.clone(),
+			mismatched:     g.idx.mismatched,
+			foreign:        g.idx.foreign,
+			nextScanAt:     g.idx.nextScanAt,
+			nextDeadlineAt: g.idx.nextDeadlineAt,
+		},
 	}
-	for id, t := range g.Targets {
-		c.Targets[id] = t
-	}
-	c.rebuildIndex()
-	return c
 }
 
 // Apply applies one record. It is the only code that mutates a Group.
@@ -108,7 +117,7 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 		g.idx.mismatched--
 	}
 	for _, s := range g.Targets[id] {
-		if g.idx.targetOwner[s] == id {
+		if g.idx.targetOwner.get(s) == id {
 			g.retargetShard(s, "")
 		}
 	}
@@ -129,27 +138,17 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 // the count of foreign holdings in step.
 func (g *Group) retargetShard(s int, owner string) {
 	g.idx.foreign -= g.foreignHolders(s)
-	if owner == "" {
-		delete(g.idx.targetOwner, s)
-	} else {
-		g.idx.targetOwner[s] = owner
-	}
+	g.idx.targetOwner.set(s, owner)
 	g.idx.foreign += g.foreignHolders(s)
 }
 
 // foreignHolders counts owners of s other than its target owner.
 func (g *Group) foreignHolders(s int) int {
-	owner, ok := g.idx.targetOwner[s]
-	if !ok {
+	owner := g.idx.targetOwner.get(s)
+	if owner == "" {
 		return 0
 	}
-	n := 0
-	for _, h := range g.idx.holders[s] {
-		if h != owner {
-			n++
-		}
-	}
-	return n
+	return g.idx.holders.others(s, owner)
 }
 
 func (g *Group) indexMember(m *Member) {
@@ -164,8 +163,8 @@ func (g *Group) indexMember(m *Member) {
 		return
 	}
 	for _, s := range m.Holding() {
-		g.idx.holders[s] = append(g.idx.holders[s], m.MemberID)
-		if owner, ok := g.idx.targetOwner[s]; ok && owner != m.MemberID {
+		g.idx.holders.add(s, m.MemberID)
+		if owner := g.idx.targetOwner.get(s); owner != "" && owner != m.MemberID {
 			g.idx.foreign++
 		}
 	}
@@ -184,27 +183,20 @@ func (g *Group) unindexMember(m *Member) {
 		return
 	}
 	for _, s := range m.Holding() {
-		hs := g.idx.holders[s]
-		if i := slices.Index(hs, m.MemberID); i >= 0 {
-			hs = slices.Delete(hs, i, i+1)
-		}
-		if len(hs) == 0 {
-			delete(g.idx.holders, s)
-		} else {
-			g.idx.holders[s] = hs
-		}
-		if owner, ok := g.idx.targetOwner[s]; ok && owner != m.MemberID {
+		g.idx.holders.remove(s, m.MemberID)
+		if owner := g.idx.targetOwner.get(s); owner != "" && owner != m.MemberID {
 			g.idx.foreign--
 		}
 	}
 }
 
-// rebuildIndex recomputes the derived index from scratch.
+// rebuildIndex recomputes the derived index from scratch (the differential
+// tests compare it with the one Apply maintains).
 func (g *Group) rebuildIndex() {
-	g.idx = index{holders: map[int][]string{}, targetOwner: map[int]string{}}
+	g.idx = index{}
 	for id, t := range g.Targets {
 		for _, s := range t {
-			g.idx.targetOwner[s] = id
+			g.idx.targetOwner.set(s, id)
 		}
 	}
 	for _, m := range g.Members {
@@ -216,11 +208,8 @@ func (g *Group) rebuildIndex() {
 func (g *Group) blocked(id string, set ShardSet) ShardSet {
 	var out ShardSet
 	for _, s := range set {
-		for _, h := range g.idx.holders[s] {
-			if h != id {
-				out = append(out, s)
-				break
-			}
+		if g.idx.holders.others(s, id) > 0 {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -35,10 +35,8 @@ func (t *tx) completeDrain(confirmed bool) {
 	if m == nil || m.State != MigrationDraining {
 		return
 	}
-	for s := range g.idx.holders {
-		if s >= m.ToShardCount {
-			return
-		}
+	if g.idx.holders.anyFrom(m.ToShardCount) {
+		return
 	}
 	if m.ToShardCount < m.FromShardCount && t.s.DrainCheck && !confirmed {
 		return

@@ -29,7 +29,7 @@ import (
 //
 // Then everybody still running heartbeats until nothing changes: the group
 // must be STABLE, every live member reading exactly its target, balanced.
-// The clone variant also runs every handler on g.Clone() (derived indexes
+// The clone variant also runs every handler on group.Rebuilt(g) (derived indexes
 // rebuilt from scratch) and requires identical responses, records and state.
 
 // stats counts what the random sequences exercised (logged by each test).
@@ -97,7 +97,7 @@ func (w *world) clone() *group.Group {
 	if !w.diff {
 		return nil
 	}
-	return w.c.Group.Clone()
+	return group.Rebuilt(w.c.Group)
 }
 
 // compare checks the clone ran the handler like the group.
@@ -589,7 +589,7 @@ func logStats(t *testing.T) {
 }
 
 // TestProperty_CloneBehavesIdentically is the differential check of the
-// derived indexes: every handler also runs on g.Clone(), whose indexes are
+// derived indexes: every handler also runs on group.Rebuilt(g), whose indexes are
 // rebuilt from the records, and must answer and change state identically.
 func TestProperty_CloneBehavesIdentically(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) { runWorld(t, true, true) })

@@ -1,0 +1,160 @@
+package group
+
+import "maps"
+
+// denseShards bounds the shard indexes a shardTable keeps in its slice:
+// every index an assignment produces is far below it (MaxShardCount), so
+// the map only ever holds what a corrupt stored record or a test could
+// name, and such a record cannot make the table allocate without bound.
+const denseShards = 1 << 17
+
+// shardTable maps shard indexes to member ids ("" for none): a slice
+// indexed by shard for 0 ≤ s < denseShards, a map beyond. It costs one
+// string header per shard up to the highest one set, against a map entry
+// per shard, and copies with one slice copy.
+type shardTable struct {
+	dense  []string
+	sparse map[int]string // shards outside [0, denseShards); nil when none
+}
+
+// get returns the id stored for s, "" for none.
+func (t *shardTable) get(s int) string {
+	if s >= 0 && s < len(t.dense) {
+		return t.dense[s]
+	}
+	if s >= 0 && s < denseShards {
+		return ""
+	}
+	return t.sparse[s]
+}
+
+// set stores id for s; "" clears it.
+func (t *shardTable) set(s int, id string) {
+	if s < 0 || s >= denseShards {
+		if id == "" {
+			delete(t.sparse, s)
+			return
+		}
+		if t.sparse == nil {
+			t.sparse = map[int]string{}
+		}
+		t.sparse[s] = id
+		return
+	}
+	if s >= len(t.dense) {
+		if id == "" {
+			return
+		}
+		t.dense = append(t.dense, make([]string, s+1-len(t.dense))...)
+	}
+	t.dense[s] = id
+}
+
+// anyFrom reports whether some shard s ≥ n is set.
+func (t *shardTable) anyFrom(n int) bool {
+	for s := max(n, 0); s < len(t.dense); s++ {
+		if t.dense[s] != "" {
+			return true
+		}
+	}
+	for s := range t.sparse {
+		if s >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// clone returns an independent copy.
+func (t *shardTable) clone() shardTable {
+	c := shardTable{dense: make([]string, len(t.dense))}
+	copy(c.dense, t.dense)
+	if t.sparse != nil {
+		c.sparse = maps.Clone(t.sparse)
+	}
+	return c
+}
+
+// holderTable lists the owners holding each shard. Nearly every shard has
+// at most one holder (a second one exists only while the shard moves), so
+// the first holder lives in a shardTable and the others in a map that is
+// empty in a settled group.
+type holderTable struct {
+	first shardTable
+	more  map[int][]string // further holders of a shard whose first is set
+}
+
+// add records that id holds s.
+func (h *holderTable) add(s int, id string) {
+	if h.first.get(s) == "" {
+		h.first.set(s, id)
+		return
+	}
+	if h.more == nil {
+		h.more = map[int][]string{}
+	}
+	h.more[s] = append(h.more[s], id)
+}
+
+// remove records that id no longer holds s.
+func (h *holderTable) remove(s int, id string) {
+	more := h.more[s]
+	if h.first.get(s) == id {
+		if len(more) == 0 {
+			h.first.set(s, "")
+			return
+		}
+		h.first.set(s, more[0])
+		more = more[1:]
+	} else {
+		i := -1
+		for j, x := range more {
+			if x == id {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return
+		}
+		more = append(more[:i:i], more[i+1:]...)
+	}
+	if len(more) == 0 {
+		delete(h.more, s)
+	} else {
+		h.more[s] = more
+	}
+}
+
+// others counts the holders of s other than id.
+func (h *holderTable) others(s int, id string) int {
+	first := h.first.get(s)
+	if first == "" {
+		return 0
+	}
+	n := 0
+	if first != id {
+		n++
+	}
+	for _, x := range h.more[s] {
+		if x != id {
+			n++
+		}
+	}
+	return n
+}
+
+// anyFrom reports whether some shard s ≥ n has a holder.
+func (h *holderTable) anyFrom(n int) bool { return h.first.anyFrom(n) }
+
+// clone returns an independent copy.
+func (h *holderTable) clone() holderTable {
+	c := holderTable{first: h.first.clone()}
+	if len(h.more) > 0 {
+		c.more = make(map[int][]string, len(h.more))
+		for s, ids := range h.more {
+			c.more[s] = append([]string(nil), ids...)
+		}
+	}
+	return c
+}
