@@ -65,8 +65,14 @@ func New(o Options) (*Coordinator, error) {
 
 // Heartbeat runs a member heartbeat, at the time it was called (its
 // arrival). It is answered once the change it made is stored; a store that
-// is briefly unavailable yields status RETRY.
+// is briefly unavailable yields status RETRY, and so does a group with
+// MaxQueuedHeartbeats heartbeats already queued (at once, without queueing
+// this one: load shedding).
 func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	if ch, ok := c.registry.Load(key); ok && ch.(*child).depth.heartbeats.Load() >= int64(c.opts.MaxQueuedHeartbeats) {
+		c.opts.Observer.HeartbeatShed(key)
+		return group.RetryResponse(c.opts.Settings, req), nil
+	}
 	r := messages.NewReplyTo[group.HeartbeatResponse]()
 	msg := &messages.Heartbeat{Routed: messages.Routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
 	return ask(ctx, c, msg, r)

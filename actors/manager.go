@@ -148,11 +148,30 @@ func (c *Coordinator) groupProps(key group.Key, depth *mailboxDepth) *actor.Prop
 		actor.WithReceiverMiddleware(c.observeMessages, answerPanics))
 }
 
-// mailboxDepth counts the messages posted to a mailbox and not yet handled.
-// It is a protoactor mailbox middleware.
-type mailboxDepth struct{ n atomic.Int64 }
+// mailboxDepth counts the messages posted to a mailbox and not yet handled
+// (n; protoactor reports a message received once the actor has handled
+// it), and among them the heartbeats (heartbeats, the queue
+// Coordinator.Heartbeat bounds). It is a protoactor mailbox middleware.
+type mailboxDepth struct{ n, heartbeats atomic.Int64 }
 
-func (d *mailboxDepth) MailboxStarted()     {}
-func (d *mailboxDepth) MessagePosted(any)   { d.n.Add(1) }
-func (d *mailboxDepth) MessageReceived(any) { d.n.Add(-1) }
-func (d *mailboxDepth) MailboxEmpty()       {}
+func (d *mailboxDepth) MailboxStarted() {}
+func (d *mailboxDepth) MailboxEmpty()   {}
+
+func (d *mailboxDepth) MessagePosted(msg any) {
+	d.n.Add(1)
+	if isHeartbeat(msg) {
+		d.heartbeats.Add(1)
+	}
+}
+
+func (d *mailboxDepth) MessageReceived(msg any) {
+	d.n.Add(-1)
+	if isHeartbeat(msg) {
+		d.heartbeats.Add(-1)
+	}
+}
+
+func isHeartbeat(msg any) bool {
+	_, ok := actor.UnwrapEnvelopeMessage(msg).(*messages.Heartbeat)
+	return ok
+}

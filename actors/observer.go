@@ -30,6 +30,10 @@ type Observer interface {
 	// ActorsLive reports the number of group actors after one started or
 	// stopped.
 	ActorsLive(n int)
+	// HeartbeatShed reports a heartbeat answered RETRY at once because
+	// MaxQueuedHeartbeats heartbeats were already queued for its group.
+	// It is called on the caller's goroutine.
+	HeartbeatShed(key group.Key)
 	// MailboxDepth reports the number of messages queued for a group actor,
 	// sampled at each flush.
 	MailboxDepth(key group.Key, n int)
@@ -69,5 +73,6 @@ func (NopObserver) Conflict(group.Key, string, int)                         {}
 func (NopObserver) TickHandled(bool, time.Duration)                         {}
 func (NopObserver) ActorRestarted(group.Key)                                {}
 func (NopObserver) ActorsLive(int)                                          {}
+func (NopObserver) HeartbeatShed(group.Key)                                 {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
 func (NopObserver) GroupCommitted(group.Key, *group.Group, []group.Record)  {}

@@ -57,6 +57,7 @@ type Metrics struct {
 	up prometheus.Gauge
 
 	heartbeats        *prometheus.CounterVec // stream, group, status
+	heartbeatsShed    *prometheus.CounterVec // stream, group
 	memberExpired     *prometheus.CounterVec // stream, group
 	memberFenced      *prometheus.CounterVec // stream, group
 	rebalances        *prometheus.CounterVec // stream, group, reason
@@ -121,6 +122,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.up = gauge("up", "1 while the coordinator reports itself UP (set by every health check), else 0.")
 	m.up.Set(1)
 	m.heartbeats = counterVec("heartbeat_total", "Handled member heartbeats by response status.", with("status")...)
+	m.heartbeatsShed = counterVec("heartbeat_shed_total", "Heartbeats answered RETRY at once because too many were queued for their group (load shedding).", grp...)
 	m.memberExpired = counterVec("member_expired_total", "Members whose lease expired.", grp...)
 	m.memberFenced = counterVec("member_fenced_total", "Members fenced (invalid ownership report or rebalance timeout).", grp...)
 	m.rebalances = counterVec("rebalance_total", "Target assignment recomputations committed by a group commit.", with("reason")...)
@@ -159,11 +161,11 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 
 	m.groupVecs = []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{m.heartbeats, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration, m.violationsTotal,
+	}{m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration, m.violationsTotal,
 		m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale, m.apiRequests, m.apiDuration}
 
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
-	r.MustRegister(m.up, m.heartbeats, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration,
+	r.MustRegister(m.up, m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration,
 		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
 		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,

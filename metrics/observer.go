@@ -76,6 +76,12 @@ func (m *Metrics) ActorRestarted(key group.Key) {
 // ActorsLive implements actors.Observer: the group_actors gauge.
 func (m *Metrics) ActorsLive(n int) { m.groupActors.Set(float64(n)) }
 
+// HeartbeatShed implements actors.Observer: heartbeat_shed_total.
+func (m *Metrics) HeartbeatShed(key group.Key) {
+	p, g := m.groupLabels(key)
+	m.heartbeatsShed.WithLabelValues(p, g).Inc()
+}
+
 // MailboxDepth implements actors.Observer: actor_mailbox_depth of a known
 // group.
 func (m *Metrics) MailboxDepth(key group.Key, n int) {
