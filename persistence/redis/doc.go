@@ -34,6 +34,19 @@
 // exists, repairing a lost SADD), Delete removes it; List skips index
 // entries whose hash is gone.
 //
+// # Pipelining
+//
+// Revision's reads and the Create, Commit and Delete scripts go through
+// one sender goroutine per Store (pipeline.go) that sends the commands of
+// concurrent callers as one pipeline per round trip: the group actors of
+// many groups each read a revision or run a compare-and-set per batch, and
+// they share round trips instead of taking a pooled connection each. A
+// lone call is sent at once (nothing waits for company); each caller gets
+// its own reply and error, a caller whose context ends returns at once,
+// and a call whose context ended before its pipeline was built is not
+// sent. Load, List, the index updates and the mutex (a different Locker)
+// use the client directly. Close stops the sender.
+//
 // # Errors
 //
 // Reads that fail are ErrUnavailable. Writes are ErrUnavailable only when
