@@ -155,6 +155,9 @@ type Coordination struct {
 	EventLoop            EventLoop   `yaml:"event-loop"`
 	StateMutex           StateMutex  `yaml:"state-mutex"`
 	GroupCommit          GroupCommit `yaml:"group-commit"`
+	// MaxQueuedHeartbeats bounds the heartbeats queued for one group;
+	// beyond it a heartbeat is answered RETRY at once (load shedding).
+	MaxQueuedHeartbeats int `yaml:"max-queued-heartbeats"`
 }
 
 // EventLoop is the time-driven work (§7): each group ticks itself when its
@@ -264,6 +267,7 @@ func defaults() *Config {
 			EventLoop:            EventLoop{Enabled: true, Interval: Duration(time.Second), SweepInterval: Duration(time.Minute)},
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
+			MaxQueuedHeartbeats:  1024,
 		},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
 		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second)},

@@ -82,6 +82,7 @@ func (c *Config) Validate() error {
 	v.positive(mutexKey(co, "ttl", m.DeprecatedTTL != nil), Duration(m.TTL()))
 	v.nonNegative(mutexKey(co, "acquire-timeout", m.DeprecatedAcquireTimeout != nil), Duration(m.AcquireTimeout()))
 	v.positive(mutexKey(co, "retry-interval", m.DeprecatedRetryInterval != nil), Duration(m.RetryInterval()))
+	v.check(c.Coordination.MaxQueuedHeartbeats >= 1, co+"max-queued-heartbeats", "must be at least 1, got %d", c.Coordination.MaxQueuedHeartbeats)
 	v.check(c.Coordination.GroupCommit.MaxBatch >= 1, co+"group-commit.max-batch", "must be at least 1, got %d", c.Coordination.GroupCommit.MaxBatch)
 
 	d := c.Defaults

@@ -179,18 +179,19 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 // one critical section per request) and the store timeout.
 func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors.Options {
 	return actors.Options{
-		Store:         back.store,
-		Locker:        back.locker,
-		Settings:      domainSettings(cfg),
-		TickInterval:  cfg.Coordination.EventLoop.Interval.Duration(),
-		SweepInterval: cfg.Coordination.EventLoop.SweepInterval.Duration(),
-		TickEnabled:   cfg.Coordination.EventLoop.Enabled,
-		GroupCommit:   cfg.Coordination.GroupCommit.Enabled,
-		MaxBatch:      cfg.Coordination.GroupCommit.MaxBatch,
-		StoreTimeout:  cfg.Store.Timeout.Duration(),
-		Provisioner:   provisioner(cfg, back.redis),
-		Drains:        drainChecker(back.redis),
-		Logger:        logger,
+		Store:               back.store,
+		Locker:              back.locker,
+		Settings:            domainSettings(cfg),
+		TickInterval:        cfg.Coordination.EventLoop.Interval.Duration(),
+		SweepInterval:       cfg.Coordination.EventLoop.SweepInterval.Duration(),
+		TickEnabled:         cfg.Coordination.EventLoop.Enabled,
+		GroupCommit:         cfg.Coordination.GroupCommit.Enabled,
+		MaxBatch:            cfg.Coordination.GroupCommit.MaxBatch,
+		MaxQueuedHeartbeats: cfg.Coordination.MaxQueuedHeartbeats,
+		StoreTimeout:        cfg.Store.Timeout.Duration(),
+		Provisioner:         provisioner(cfg, back.redis),
+		Drains:              drainChecker(back.redis),
+		Logger:              logger,
 	}
 }
 
