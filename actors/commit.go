@@ -47,12 +47,17 @@ func (a *groupActor) flush() {
 	a.answerBatch(err)
 }
 
-// applyCommitted applies stored records to committed.
+// applyCommitted applies stored records to committed (the commit, or the
+// revision read that found nothing to write, has just validated it) and
+// outdates the published snapshot before anyone is answered.
 func (a *groupActor) applyCommitted(recs []group.Record) {
 	for _, r := range recs {
-		a.committed.Apply(r)
+		a.stats.apply(a.committed, r)
 	}
+	a.validated = a.c.opts.Clock()
+	a.committedChanged()
 	a.c.opts.Observer.GroupCommitted(a.key, a.committed, recs)
+	a.reportStats()
 }
 
 // unchangedInStore is group commit's fast path (GroupCommit=false, the

@@ -3,14 +3,13 @@ package actors
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
@@ -27,6 +26,11 @@ type Coordinator struct {
 	// registry maps group.Key → *child. Only the manager writes it; senders
 	// read it to reach a group actor without a hop through the manager.
 	registry sync.Map
+	// snapshots maps group.Key → *snapshotCell of the group's live actor;
+	// builds single-flights the snapshot reads that enter the mailbox
+	// (coordinator_read.go).
+	snapshots sync.Map
+	builds    singleflight.Group
 
 	// mu orders sends against Shutdown: senders hold it shared while they
 	// check terminating and enqueue, so once Shutdown has set terminating
@@ -92,63 +96,6 @@ func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.
 func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
 	r := messages.NewReplyTo[group.GroupView]()
 	return ask(ctx, c, &messages.DeleteGroup{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r)
-}
-
-// Group returns the committed GroupResponse.
-func (c *Coordinator) Group(ctx context.Context, key group.Key) (group.GroupView, error) {
-	r := messages.NewReplyTo[group.GroupView]()
-	return ask(ctx, c, &messages.GetGroup{Routed: messages.Routed{Key: key}, Reply: r}, r)
-}
-
-// Members returns the committed member records sorted by id.
-func (c *Coordinator) Members(ctx context.Context, key group.Key) ([]group.Member, error) {
-	r := messages.NewReplyTo[[]group.Member]()
-	return ask(ctx, c, &messages.GetMembers{Routed: messages.Routed{Key: key}, Reply: r}, r)
-}
-
-// Assignments returns the committed /assignments projection.
-func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error) {
-	r := messages.NewReplyTo[group.AssignmentsView]()
-	return ask(ctx, c, &messages.GetAssignments{Routed: messages.Routed{Key: key}, Reply: r}, r)
-}
-
-// Routing returns the committed producer routing metadata. With
-// provisioning enabled it first provisions the group's shards (§2.4),
-// outside the group's actor; a failure matches messages.ErrProvisioning.
-func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
-	r := messages.NewReplyTo[messages.Routing]()
-	rt, err := ask(ctx, c, &messages.GetRouting{Routed: messages.Routed{Key: key}, Reply: r}, r)
-	if err != nil {
-		return messages.Routing{}, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
-	defer cancel()
-	if err := provisionShards(pctx, c.opts.Provisioner, key, rt.ShardCount); err != nil {
-		return messages.Routing{}, err
-	}
-	return rt, nil
-}
-
-// Groups returns the view of every stored group, sorted by stream prefix
-// then consumer group. A group deleted while the list is read is skipped.
-func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
-	keys, err := c.opts.Store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list groups: %w", err)
-	}
-	slices.SortFunc(keys, compareKeys)
-	views := make([]group.GroupView, 0, len(keys))
-	for _, k := range keys {
-		v, err := c.Group(ctx, k)
-		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		views = append(views, v)
-	}
-	return views, nil
 }
 
 // TickNow sweeps: it sends Tick{now} to every group with an actor and every

@@ -9,6 +9,14 @@
 //   - It keeps two copies of the group: committed (what the store holds) and
 //     working (committed plus the changes of the pending batch). Handlers run
 //     on working; reads answer from committed.
+//   - Reads do not enter the mailbox while the group's published snapshot
+//     (an immutable clone of committed, built lazily once per version and
+//     dropped at the next commit) is current: every commit bumps a version
+//     before anyone is answered, so a coordinator reads its own writes; on
+//     a shared store a snapshot validated more than ReadStaleness ago is
+//     revalidated first. Admin commands publish before they answer. After
+//     each commit the actor reports O(1) GroupStats, kept up to date from
+//     the records, for the metrics gauges.
 //   - Heartbeats and ticks are group-committed (ARCHITECTURE principle 5):
 //     their records join a batch, the first request of a batch sends the
 //     actor a flush message, and because the mailbox is FIFO everything
@@ -28,8 +36,10 @@
 //     DrainChecker confirms on ticks that a scale-in's removed shards are
 //     drained. Each Redis call is bounded by StoreTimeout.
 //
-// The Coordinator is the facade the HTTP layer calls: each method sends one
-// message straight to the group's actor (a concurrent registry maps group
+// The Coordinator is the facade the HTTP layer calls (its methods are in
+// the coordinator*.go files, run on the caller's goroutine; the actor's side
+// is in the others): each command sends one message straight to the group's
+// actor (a concurrent registry maps group
 // keys to PIDs; only a missing actor costs a hop through the manager) and
 // waits for the reply, the caller's context or RequestTimeout. The actor of
 // a group that does not exist (an unknown key, a deleted group) passivates

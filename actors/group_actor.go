@@ -28,7 +28,10 @@ import (
 //	flush{}            commit the batch (see flush); answer every entry
 //	Create, Delete,    flush, then run alone in the critical section; create
 //	Scale, Rollback    and scale provision Redis streams between commits
-//	Get*, CheckScale   answer from committed (after revalidating a shared store)
+//	GetSnapshot        publish committed (see snapshot) and answer with it;
+//	                   other reads take the published snapshot without
+//	                   entering the mailbox (Coordinator.committed)
+//	CheckScale         answer from committed (after revalidating a shared store)
 //	request, idle      group does not exist, nothing pending: ask the manager
 //	                   to passivate (once)
 //	ReceiveTimeout     no request for IdleTimeout, nothing pending or due:
@@ -57,6 +60,12 @@ type groupActor struct {
 	// leases holds each member's memberLeaseExpiresAt as stored, the basis
 	// of lease-renewal coalescing.
 	leases map[string]group.Instant
+	// stats tracks committed's gauges (Observer.GroupStats).
+	stats statsTracker
+	// cell publishes committed to readers; validated is when committed was
+	// last confirmed against a shared store.
+	cell      *snapshotCell
+	validated time.Time
 
 	// The pending batch: its entries in arrival order and the records they
 	// produced on working.
@@ -87,7 +96,7 @@ type entry struct {
 }
 
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
-	return &groupActor{c: c, key: key, depth: depth}
+	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell)}
 }
 
 // Receive dispatches one message; each case is a few lines.
@@ -95,6 +104,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		a.self = ctx.Self()
+		a.c.snapshots.Store(a.key, a.cell)
 		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout)
 		_ = a.reload() // a failure is kept in loadErr
 	case *actor.ReceiveTimeout:
@@ -104,6 +114,8 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.stopping = true
 		a.disarm()
 		a.flush()
+	case *actor.Stopped:
+		a.c.snapshots.CompareAndDelete(a.key, a.cell)
 	case *actor.Restarting:
 		a.stopping = true // a new instance takes over
 		a.disarm()
@@ -125,6 +137,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.handle(ctx, msg)
 		a.passivateIfIdle(ctx)
 	}
+	a.withdrawIfFailed()
 	a.arm()
 }
 
@@ -169,18 +182,12 @@ func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
 		a.tick(ctx, m)
 	case *messages.CreateGroup:
 		a.flush()
-		m.Reply.Answer(critical(a, "create", true, func() (group.GroupView, error) { return a.create(m) }))
+		answerAdmin(a, m.Reply, "create", func() (group.GroupView, error) { return a.create(m) })
 	case *messages.DeleteGroup:
 		a.flush()
-		m.Reply.Answer(critical(a, "delete", true, func() (group.GroupView, error) { return a.delete(m) }))
-	case *messages.GetGroup:
-		answerRead(a, m.Reply, (*group.Group).View)
-	case *messages.GetMembers:
-		answerRead(a, m.Reply, (*group.Group).MemberList)
-	case *messages.GetAssignments:
-		answerRead(a, m.Reply, (*group.Group).Assignments)
-	case *messages.GetRouting:
-		answerRead(a, m.Reply, routing)
+		answerAdmin(a, m.Reply, "delete", func() (group.GroupView, error) { return a.delete(m) })
+	case *messages.GetSnapshot:
+		m.Reply.Answer(a.snapshot())
 	default:
 		a.handleResharding(msg)
 	}
@@ -262,12 +269,17 @@ func (a *groupActor) rerun() {
 	}
 }
 
-// answerRead answers a read from committed.
-func answerRead[T any](a *groupActor, r messages.ReplyTo[T], project func(*group.Group) T) {
-	answerQuery(a, r, func(g *group.Group) (T, error) { return project(g), nil })
+// answerAdmin runs an admin command in the critical section, publishes the
+// committed state, then answers: a read after the answer takes the
+// snapshot without a mailbox round trip.
+func answerAdmin[T any](a *groupActor, r messages.ReplyTo[T], op string, run func() (T, error)) {
+	v, err := critical(a, op, true, run)
+	a.publish()
+	r.Answer(v, err)
 }
 
-// answerQuery answers a read from committed that may fail.
+// answerQuery answers a query that must run on the actor (a pre-check of
+// an admin command) from committed.
 func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.Group) (T, error)) {
 	var zero T
 	if err := a.refresh(); err != nil {
@@ -279,16 +291,6 @@ func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.
 		return
 	}
 	r.Answer(query(a.committed))
-}
-
-// routing projects the producer routing metadata of g.
-func routing(g *group.Group) messages.Routing {
-	return messages.Routing{
-		StreamPrefix:    g.StreamPrefix,
-		ConsumerGroup:   g.ConsumerGroup,
-		MetadataVersion: g.MetadataVersion,
-		ShardCount:      g.ShardCount,
-	}
 }
 
 // answerHeartbeat answers a heartbeat with resp, or after a failure with

@@ -72,7 +72,11 @@ func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bo
 	for id, m := range g.Members {
 		a.leases[id] = m.MemberLeaseExpiresAt
 	}
+	a.stats.reset(g)
+	a.validated = a.c.opts.Clock()
+	a.committedChanged()
 	a.c.opts.Observer.GroupCommitted(a.key, g, nil)
+	a.reportStats()
 }
 
 // refresh revalidates the cached state when another process may write the

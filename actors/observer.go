@@ -44,6 +44,10 @@ type Observer interface {
 	// that made it. g and recs must be read during the call only, never
 	// kept or modified.
 	GroupCommitted(key group.Key, g *group.Group, recs []group.Record)
+	// GroupStats reports the stats of the committed group right after each
+	// GroupCommitted of a group that exists. It costs the actor O(records)
+	// per commit, no pass over the members.
+	GroupStats(key group.Key, s GroupStats)
 }
 
 // Message types reported by Observer.MessageHandled.
@@ -76,3 +80,4 @@ func (NopObserver) ActorsLive(int)                                          {}
 func (NopObserver) HeartbeatShed(group.Key)                                 {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
 func (NopObserver) GroupCommitted(group.Key, *group.Group, []group.Record)  {}
+func (NopObserver) GroupStats(group.Key, GroupStats)                        {}

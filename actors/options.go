@@ -83,6 +83,14 @@ type Options struct {
 	// StoreTimeout bounds each store call, and each Redis call of
 	// Provisioner and Drains.
 	StoreTimeout time.Duration
+	// ReadStaleness bounds how old, on a shared store, the state behind a
+	// read may be: reads take a group's published snapshot without entering
+	// its actor's mailbox while it was validated against the store (by a
+	// load, a commit or a revision read) less than this long ago; an older
+	// one is revalidated first. Writes by other coordinators are thus seen
+	// within ReadStaleness; this coordinator's own are seen at once. 0
+	// revalidates on every read. Unused when the store is not shared.
+	ReadStaleness time.Duration
 	// RequestTimeout bounds how long a caller waits for a group actor's
 	// answer (the caller's own context may end sooner). It is a safety net:
 	// every request is answered, normally within a few store calls.
@@ -175,6 +183,9 @@ func (o Options) validate() error {
 	}
 	if o.StoreTimeout < 0 {
 		errs = append(errs, errors.New("actors: StoreTimeout must not be negative"))
+	}
+	if o.ReadStaleness < 0 {
+		errs = append(errs, errors.New("actors: ReadStaleness must not be negative"))
 	}
 	if o.RequestTimeout < 0 {
 		errs = append(errs, errors.New("actors: RequestTimeout must not be negative"))

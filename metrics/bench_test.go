@@ -1,9 +1,9 @@
 package metrics_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -11,38 +11,56 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 )
 
-// largeGroup returns a group of n live members.
-func largeGroup(n int) *group.Group {
+// largeGroup returns group key of n live members.
+func largeGroup(key group.Key, n int) *group.Group {
 	g := group.New()
-	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 64}})
+	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 64}})
 	for i := range n {
 		g.Apply(group.MemberRecord{Member: &group.Member{MemberID: fmt.Sprintf("m-%05d", i), State: group.MemberActive}})
 	}
 	return g
 }
 
-// GroupCommitted on a 10,000-member group inside the refresh interval (the
-// steady state of a busy group): O(1) work per commit.
-func BenchmarkGroupCommittedThrottled(b *testing.B) {
-	clock := newFakeClock()
-	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
-	g := largeGroup(10_000)
-	m.GroupCommitted(orders, g, nil) // the first refresh
+// groupsSource serves each group's snapshot.
+type groupsSource map[group.Key]*group.Group
+
+func (s groupsSource) Snapshot(_ context.Context, key group.Key) (*group.Group, error) {
+	return s[key], nil
+}
+
+// The stats hook a group actor calls after every commit: O(1).
+func BenchmarkGroupStats(b *testing.B) {
+	m := metrics.New(prometheus.NewRegistry(), coordinatorID)
+	g := largeGroup(orders, 10_000)
+	commit(m, g)
+	s := statsOf(g)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.GroupCommitted(orders, g, nil)
+		m.GroupStats(orders, s)
 	}
 }
 
-// The O(members) refresh of a 10,000-member group, which GroupCommitted
-// does at most once per refresh interval.
-func BenchmarkGroupCommittedRefresh(b *testing.B) {
-	clock := newFakeClock()
-	m := metrics.New(prometheus.NewRegistry(), coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
-	g := largeGroup(10_000)
-	b.ReportAllocs()
-	for b.Loop() {
-		clock.Advance(time.Second)
-		m.GroupCommitted(orders, g, nil)
+// One scrape of 100 groups of 1,000 members: the group series only
+// (member series off), and with at most 200 members' series per group read
+// from the groups' snapshots.
+func BenchmarkScrape100x1000(b *testing.B) {
+	for _, cap := range []int{0, 200} {
+		b.Run(fmt.Sprintf("member-series=%d", cap), func(b *testing.B) {
+			reg := prometheus.NewRegistry()
+			m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(cap))
+			src := groupsSource{}
+			for i := range 100 {
+				key := group.Key{StreamPrefix: fmt.Sprintf("s%03d", i), ConsumerGroup: "g"}
+				src[key] = largeGroup(key, 1000)
+				commit(m, src[key])
+			}
+			m.SetSource(src)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := reg.Gather(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

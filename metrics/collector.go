@@ -83,31 +83,31 @@ var (
 	}
 
 	groupDefs = []def[*groupState]{
-		newDef("group_epoch", "Group epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.groupEpoch) }),
-		newDef("assignment_epoch", "Assignment epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.assignmentEpoch) }),
-		newDef("migration_active", "1 while a resharding migration is active.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return boolValue(g.migrationSince != 0) }),
+		newDef("group_epoch", "Group epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.GroupEpoch) }),
+		newDef("assignment_epoch", "Assignment epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.AssignmentEpoch) }),
+		newDef("migration_active", "1 while a resharding migration is active.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return boolValue(g.stats.MigrationSince != 0) }),
 		newDef("migration_active_age_seconds", "Age of the active resharding migration; 0 when none.", groupLabelNames, func(g *groupState, now time.Time) float64 {
-			if g.migrationSince == 0 {
+			if g.stats.MigrationSince == 0 {
 				return 0
 			}
-			return secondsSince(g.migrationSince, now)
+			return secondsSince(g.stats.MigrationSince, now)
 		}),
-		newDef("revoke_pending", "Shards that owners are still revoking.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.revokePending) }),
-		newDef("invariant_violations", "Current invariant violations.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.violations) }),
-		newDef("duplicate_owner_violations", "Shards currently owned by more than one member.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.duplicates) }),
-		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.targetShards) }),
-		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.currentShards) }),
+		newDef("revoke_pending", "Shards that owners are still revoking.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.RevokePending) }),
+		newDef("invariant_violations", "Current invariant violations.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.Violations) }),
+		newDef("duplicate_owner_violations", "Shards currently owned by more than one member.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.DuplicateOwners) }),
+		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
+		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.CurrentShards) }),
 		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
 	}
 
-	memberDefs = []def[memberSample]{
-		newDef("member_active", "1 while the member is ACTIVE or STARTING.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return boolValue(s.state.Live()) }),
-		newDef("member_heartbeat_age_seconds", "Time since the member's last heartbeat.", memberLabelNames, func(s memberSample, now time.Time) float64 { return secondsSince(s.lastHeartbeat, now) }),
-		newDef("member_lease_remaining_seconds", "Time until the member's lease expires (negative once past).", memberLabelNames, func(s memberSample, now time.Time) float64 { return -secondsSince(s.leaseEnd, now) }),
-		newDef("member_runtime_max_concurrency", "Reported runtime max concurrency.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.maxConcurrency) }),
-		newDef("member_active_workers", "Reported active consumer workers.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.workers) }),
-		newDef("member_current_shards", "Shards the member reports owning.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.current) }),
-		newDef("member_revoking_shards", "Shards the member is revoking.", memberLabelNames, func(s memberSample, _ time.Time) float64 { return float64(s.revoking) }),
+	memberDefs = []def[*group.Member]{
+		newDef("member_active", "1 while the member is ACTIVE or STARTING.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return boolValue(m.State.Live()) }),
+		newDef("member_heartbeat_age_seconds", "Time since the member's last heartbeat.", memberLabelNames, func(m *group.Member, now time.Time) float64 { return secondsSince(m.LastHeartbeatAt, now) }),
+		newDef("member_lease_remaining_seconds", "Time until the member's lease expires (negative once past).", memberLabelNames, func(m *group.Member, now time.Time) float64 { return -secondsSince(m.MemberLeaseExpiresAt, now) }),
+		newDef("member_runtime_max_concurrency", "Reported runtime max concurrency.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return float64(m.RuntimeMaxConcurrency) }),
+		newDef("member_active_workers", "Reported active consumer workers.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return float64(m.ActiveConsumerWorkers) }),
+		newDef("member_current_shards", "Shards the member reports owning.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return float64(len(m.CurrentAssignment)) }),
+		newDef("member_revoking_shards", "Shards the member is revoking.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return float64(len(m.Revoking)) }),
 	}
 
 	progressDefs = []def[group.ShardProgress]{
@@ -139,9 +139,11 @@ var (
 )
 
 // groupCollector exports the per-group, per-member, per-progress and
-// per-shard gauges from the groups' states at scrape time: ages are
-// computed against the clock when scraped, and a member or group that is
-// gone from the state is gone from the scrape (no stale series).
+// per-shard gauges at scrape time: the group gauges from the stats of each
+// group's last commit (O(1) per group), the member gauges, when on, from
+// the group's committed snapshot (at most WithMemberSeries members per
+// group); ages are computed against the clock when scraped, and a member
+// or group that is gone is gone from the scrape (no stale series).
 type groupCollector struct{ m *Metrics }
 
 // Describe implements prometheus.Collector.
@@ -163,38 +165,39 @@ func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
 }
 
 // Collect implements prometheus.Collector. Each group is locked only while
-// its values are copied out, never while sending.
+// its values are copied out, never while reading its members or sending.
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.m.now()
 	for _, gs := range c.m.states() {
-		for _, metric := range gs.metrics(now) {
+		for _, metric := range gs.metrics(now, c.m.sampledMembers(gs.key)) {
 			ch <- metric
 		}
 	}
 }
 
-// metrics returns every gauge of gs at now.
-func (gs *groupState) metrics(now time.Time) []prometheus.Metric {
+// metrics returns every gauge of gs, and of its sampled members, at now.
+func (gs *groupState) metrics(now time.Time, members []*group.Member) []prometheus.Metric {
 	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	p, g := gs.key.StreamPrefix, gs.key.ConsumerGroup
-	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(gs.members)*len(memberDefs)+len(gs.shards)*len(shardDefs))
-	for state, n := range map[string]int{"total": gs.total, "active": gs.active, "expired": gs.expired} {
+	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards}
+	gs.mu.Unlock()
+	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
+	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+len(v.shards)*len(shardDefs))
+	for state, n := range map[string]int{"total": v.stats.Members, "active": v.stats.Live, "expired": v.stats.Expired} {
 		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state))
 	}
-	out = appendGauges(out, groupDefs, gs, now, p, g)
-	for _, s := range gs.members {
-		id := s.id
-		out = appendGauges(out, memberDefs, s, now, p, g, id)
+	out = appendGauges(out, groupDefs, &v, now, p, g)
+	for _, mem := range members {
+		id := mem.MemberID
+		out = appendGauges(out, memberDefs, mem, now, p, g, id)
 		seen := map[int]bool{}
-		for _, pr := range slices.Backward(s.progress) { // a shard reported twice: the last report wins
+		for _, pr := range slices.Backward(mem.ShardProgress) { // a shard reported twice: the last report wins
 			if i := pr.Shard.ShardIndex; !seen[i] {
 				seen[i] = true
 				out = appendGauges(out, progressDefs, pr, now, p, g, id, strconv.Itoa(i))
 			}
 		}
 	}
-	for _, s := range gs.shards {
+	for _, s := range v.shards {
 		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey}
 		out = appendGauges(out, shardDefs, s, now, labels...)
 		for _, d := range shardRateDefs {

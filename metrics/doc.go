@@ -9,7 +9,7 @@
 //   - The actor runtime: *Metrics implements actors.Observer (message
 //     latency by type, group commit batch size and duration, mailbox depth,
 //     restarts, live actors, revision conflicts, and the committed state of
-//     every group through GroupCommitted).
+//     every group through GroupCommitted and GroupStats).
 //   - The HTTP edge: *Metrics implements httpapi.RequestObserver; wire
 //     httpapi.ObserveRequests (first middleware) and
 //     httpapi.ObserveCoordinator to get api_request_*, heartbeat_total,
@@ -24,24 +24,24 @@
 // # Cost and label bounds
 //
 // GroupCommitted runs after every commit — many per second for a large
-// group — so it refreshes the group gauges from O(1) fields each time and
-// does the O(members) refresh (member gauges, member state counts,
-// violations) at most once per refresh
-// interval per group (WithRefreshInterval, default 1 s, measured on the
-// clock of WithClock). A commit inside the interval marks the group dirty;
-// Run (RefreshStale every interval) reads dirty groups through a Source
-// (the actors.Coordinator) so that a group that goes quiet is not left
-// stale. Expiries and fencings are counted exactly, from the records of
-// each commit that carry them out (group.MemberRecord.Event): each is
-// counted once, by the coordinator that decided it, as soon as it is
-// committed.
+// group — and does O(records) work: expiries and fencings are counted
+// exactly, from the records that carry them out
+// (group.MemberRecord.Event), once, by the coordinator that decided them,
+// as soon as they are committed; a group commit that raised the
+// assignment epoch counts a rebalance. GroupStats keeps the group's
+// actors.GroupStats (maintained by the actor from the records, no pass
+// over the members) and counts in invariant_violation_total the
+// violations each commit introduced.
 //
-// Per-group, per-member, per-progress and per-shard gauges are produced at
-// scrape time from the groups' last refreshed state by one collector: age
-// gauges are computed against the clock when scraped, a pruned member's
-// series vanish with it, and a deleted group (GroupCommitted with
-// Exists() false) loses every series, its counters included. Stream and
-// group names taken from requests become label values only for groups the
+// Every gauge is computed at scrape time by one collector: the group
+// gauges from the last stats (O(1) per group); the per-member and
+// per-progress gauges, when WithMemberSeries is on, from each group's
+// committed snapshot read through the Source given to SetSource or Run
+// (the actors.Coordinator), for at most that many members per group; the
+// shard gauges from the last ShardOffsets. Age gauges are computed against
+// the clock when scraped, a pruned member's series vanish with it, and a
+// deleted group (GroupCommitted with Exists() false) loses every series,
+// its counters included. Stream and group names taken from requests become label values only for groups the
 // coordinator knows; other requests are labelled "unknown", and routes
 // without a group "none", so clients cannot grow the label space.
 //

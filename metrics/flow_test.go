@@ -12,9 +12,7 @@ import (
 // hbRoute are the API labels of a successful heartbeat, sorted.
 const hbRoute = `group="billing",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="orders"`
 
-// Every step of a scripted flow moves exactly the expected series. The
-// clock moves past the refresh interval before each step, so every commit
-// refreshes the member gauges at once.
+// Every step of a scripted flow moves exactly the expected series.
 func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 	h := newMemoryHarness(t)
 	h.create(orders)
@@ -71,9 +69,8 @@ func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 }
 
 // Two coordinators on one memory store: the one with stale state meets a
-// revision conflict, reloads, re-runs the join and commits. The reload
-// refreshes the member gauges; the commit right after it is inside the
-// refresh interval and waits for RefreshStale.
+// revision conflict, reloads, re-runs the join and commits; the next
+// scrape shows the reloaded and the joined members alike.
 func TestRevisionConflictMovesExactlyTheExpectedSeries(t *testing.T) {
 	store, clock := memory.New(), newFakeClock()
 	a := newHarness(t, store, clock)
@@ -84,25 +81,15 @@ func TestRevisionConflictMovesExactlyTheExpectedSeries(t *testing.T) {
 	b.heartbeat(orders, hb{member: "m-b"})
 	clock.Advance(2 * time.Second)
 
-	a.step("conflict", func() { a.heartbeat(orders, hb{member: "m-c"}) }, committed("OK", merge(bump, series{
+	a.step("conflict", func() { a.heartbeat(orders, hb{member: "m-c"}) }, committed("OK", merge(bump, merge(series{
 		`state_conflict_total{attempt="1",operation="heartbeat"}`:                                  1,
 		`store_commit_duration_seconds_count{operation="commit",result="conflict",store="memory"}`: 1,
 		`group_epoch{group="billing",stream="orders"}`:                                             1, // m-b's join, read by the reload
 		`assignment_epoch{group="billing",stream="orders"}`:                                        1,
 		`members{group="billing",state="active",stream="orders"}`:                                  2,
 		`members{group="billing",state="total",stream="orders"}`:                                   2,
-		`member_active{group="billing",member="m-b",stream="orders"}`:                              1,
-		`member_runtime_max_concurrency{group="billing",member="m-b",stream="orders"}`:             2,
-		`member_active_workers{group="billing",member="m-b",stream="orders"}`:                      1,
-	})))
-
-	// The reload refreshed the members; the commit right after it fell in
-	// the same refresh interval, so m-c's gauges wait for RefreshStale.
-	clock.Advance(2 * time.Second)
-	a.step("refresh stale", func() { a.m.RefreshStale(context.Background(), a.coord) }, merge(series{
-		`actor_message_duration_seconds_count{type="get_members"}`:     1,
-		`actor_message_duration_seconds_count{type="get_assignments"}`: 1,
-	}, member("m-c", series{"active": 1, "runtime_max_concurrency": 2, "active_workers": 1})))
+	}, merge(member("m-b", series{"active": 1, "runtime_max_concurrency": 2, "active_workers": 1}),
+		member("m-c", series{"active": 1, "runtime_max_concurrency": 2, "active_workers": 1}))))))
 }
 
 // committed returns the series every heartbeat answered with status and
@@ -152,8 +139,8 @@ func member(id string, s series) series {
 }
 
 // Expiries are counted from the commit that decides them: a scrape right
-// after an expiry shows it, also when an earlier commit of the group fell
-// within the refresh interval (the member gauges are still throttled).
+// after an expiry shows it, also when an earlier commit of the group was
+// half a second before.
 func TestExpiryIsCountedAtItsCommit(t *testing.T) {
 	h := newMemoryHarness(t)
 	h.create(orders)
@@ -182,7 +169,7 @@ func TestExpiryIsCountedAtItsCommit(t *testing.T) {
 	if got := scrape(t, h.reg)[expired]; got != 1 {
 		t.Fatalf("after the first expiry the counter is %v", got)
 	}
-	h.clock.Advance(500 * time.Millisecond) // within the refresh interval
+	h.clock.Advance(500 * time.Millisecond)
 	expire("m-c")
 	if got := scrape(t, h.reg)[expired]; got != 2 {
 		t.Fatalf("right after the second expiry the counter is %v, want 2", got)

@@ -12,32 +12,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// Commits inside one refresh interval refresh only the O(1) gauges; the
-// first commit after it refreshes the members.
-func TestMemberRefreshIsThrottled(t *testing.T) {
+// Every commit moves the group gauges and the member series at once,
+// however close together the commits are.
+func TestEveryCommitIsScrapedAtOnce(t *testing.T) {
 	h := newMemoryHarness(t)
 	h.create(orders)
-	h.clock.Advance(2 * time.Second)
 	resp := h.heartbeat(orders, hb{member: "m-a"})
-	h.clock.Advance(metrics.DefaultRefreshInterval / 2)
 	h.heartbeat(orders, hb{member: "m-b"})
 	s := scrape(t, h.reg)
 	if got := s[`members{group="billing",state="total",stream="orders"}`]; got != 2 {
-		t.Errorf("members total %v right after the second join, want 2 (an O(1) gauge)", got)
+		t.Errorf("members total %v right after the second join, want 2", got)
 	}
-	if _, ok := s[`member_active{group="billing",member="m-b",stream="orders"}`]; ok {
-		t.Errorf("m-b's member gauges refreshed inside the refresh interval")
+	if got := s[`member_active{group="billing",member="m-b",stream="orders"}`]; got != 1 {
+		t.Errorf("m-b active %v right after its join, want 1", got)
 	}
-	h.clock.Advance(metrics.DefaultRefreshInterval / 2)
 	h.heartbeat(orders, hb{member: "m-a", epoch: resp.MemberEpoch, owned: resp.Assignment.AssignedShards})
-	if got := scrape(t, h.reg)[`member_active{group="billing",member="m-b",stream="orders"}`]; got != 1 {
-		t.Errorf("m-b active %v after the interval, want 1", got)
+	if got := scrape(t, h.reg)[`member_current_shards{group="billing",member="m-a",stream="orders"}`]; got != float64(len(resp.Assignment.AssignedShards)) {
+		t.Errorf("m-a current shards %v right after its report, want %d", got, len(resp.Assignment.AssignedShards))
 	}
 }
 
@@ -103,7 +101,6 @@ func TestUnknownGroupsAreNotLabels(t *testing.T) {
 		`producer_routing_request_total{group="unknown",status="ERROR",stream="unknown"}`:                                                                                                                        1,
 		`api_request_total{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`:                  1,
 		`api_request_duration_seconds_count{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`: 1,
-		`actor_message_duration_seconds_count{type="get_routing"}`:                                                                                                                                               1,
 	})
 }
 
@@ -271,49 +268,62 @@ func violating() *group.Group {
 	return g
 }
 
-// Violations: the gauges show the current count, the counter adds it at
-// every refresh, duplicate current owners are counted apart.
+// staticSource serves one group, or fails every read with err.
+type staticSource struct {
+	g   *group.Group
+	err error
+}
+
+func (s staticSource) Snapshot(context.Context, group.Key) (*group.Group, error) { return s.g, s.err }
+
+// commit reports g as committed to m, as a group actor does.
+func commit(m *metrics.Metrics, g *group.Group) {
+	m.GroupCommitted(g.Key(), g, nil)
+	m.GroupStats(g.Key(), statsOf(g))
+}
+
+func statsOf(g *group.Group) actors.GroupStats { return actors.StatsOf(g) }
+
+// Violations: the gauges show the current count, the counter adds the
+// violations each commit introduces, duplicate current owners are counted
+// apart.
 func TestInvariantViolations(t *testing.T) {
-	clock := newFakeClock()
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
+	m := metrics.New(reg, coordinatorID)
 	g := violating()
 	n := float64(len(g.Violations())) // no target owner, duplicate current owners
-	m.GroupCommitted(orders, g, nil)
-	clock.Advance(time.Second)
-	m.GroupCommitted(orders, g, nil)
+	commit(m, g)
+	commit(m, g) // the same violations: none new
 	s := scrape(t, reg)
 	for k, want := range map[string]float64{
 		`invariant_violations{group="billing",stream="orders"}`:       n,
 		`duplicate_owner_violations{group="billing",stream="orders"}`: 1,
-		`invariant_violation_total{group="billing",stream="orders"}`:  2 * n,
+		`invariant_violation_total{group="billing",stream="orders"}`:  n,
 	} {
 		if s[k] != want {
 			t.Errorf("%s = %v, want %v", k, s[k], want)
 		}
 	}
+	g.Apply(group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberExpired}})
+	commit(m, g) // the duplicate is gone
+	g.Apply(group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
+	commit(m, g) // and back: one new violation
+	if got := scrape(t, reg)[`invariant_violation_total{group="billing",stream="orders"}`]; got != n+1 {
+		t.Errorf("violations counted %v, want %v", got, n+1)
+	}
 }
 
-// failingSource fails every read.
-type failingSource struct{ err error }
-
-func (f failingSource) Members(context.Context, group.Key) ([]group.Member, error) { return nil, f.err }
-func (f failingSource) Assignments(context.Context, group.Key) (group.AssignmentsView, error) {
-	return group.AssignmentsView{}, f.err
-}
-
-// A failed refresh read counts as a monitoring refresh failure; a group
-// deleted meanwhile does not.
-func TestRefreshStaleFailures(t *testing.T) {
-	clock := newFakeClock()
+// A failed read of the member series counts as a monitoring refresh
+// failure; a group deleted meanwhile does not.
+func TestMemberSeriesReadFailures(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
-	g := violating()
-	m.GroupCommitted(orders, g, nil)
-	m.GroupCommitted(orders, g, nil) // inside the interval: dirty
-	clock.Advance(time.Second)
-	m.RefreshStale(context.Background(), failingSource{group.Errorf(group.CodeGroupNotFound, "gone")})
-	m.RefreshStale(context.Background(), failingSource{errors.New("store down")})
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
+	commit(m, violating())
+	m.SetSource(staticSource{err: group.Errorf(group.CodeGroupNotFound, "gone")})
+	scrape(t, reg)
+	m.SetSource(staticSource{err: errors.New("store down")})
+	scrape(t, reg)
+	m.SetSource(nil) // the counter read by the failing scrape may predate its failure
 	if got := scrape(t, reg)[`monitoring_refresh_failed_total{projection="group_metrics"}`]; got != 1 {
 		t.Errorf("refresh failures %v, want 1", got)
 	}
@@ -473,7 +483,9 @@ func TestMemberSeriesAreOptInAndCapped(t *testing.T) {
 		t.Helper()
 		reg := prometheus.NewRegistry()
 		m := metrics.New(reg, coordinatorID, opts...)
-		m.GroupCommitted(orders, violating(), nil) // members a and b
+		g := violating() // members a and b
+		m.SetSource(staticSource{g: g})
+		commit(m, g)
 		var out []string
 		for k := range gauges(t, reg) {
 			if strings.HasPrefix(k, "member_active{") {

@@ -13,10 +13,6 @@ import (
 // Namespace prefixes every metric name.
 const Namespace = "redis_stream_coord"
 
-// DefaultRefreshInterval is the least time between two O(members)
-// refreshes of one group (see Metrics).
-const DefaultRefreshInterval = time.Second
-
 // Label values used when a name taken from a request must not become a
 // label (see Metrics).
 const (
@@ -30,7 +26,7 @@ const (
 // Option configures New.
 type Option func(*Metrics)
 
-// WithClock sets the clock used for throttling and for the age gauges
+// WithClock sets the clock used for the age gauges
 // (heartbeat age, lease remaining, progress age, migration age); default
 // time.Now.
 func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = now } }
@@ -42,17 +38,14 @@ func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = 
 // are always on.
 func WithMemberSeries(limit int) Option { return func(m *Metrics) { m.memberSeries = max(0, limit) } }
 
-// WithRefreshInterval sets the least time between two O(members)
-// refreshes of one group; default DefaultRefreshInterval.
-func WithRefreshInterval(d time.Duration) Option { return func(m *Metrics) { m.interval = d } }
-
 // Metrics holds every coordinator collector. All methods are safe for
 // concurrent use and never block on I/O.
 type Metrics struct {
-	now      func() time.Time
-	interval time.Duration
-	// memberSeries caps the members per group that get series (0: none).
+	now func() time.Time
+	// memberSeries caps the members per group that get series (0: none);
+	// members is where they are read from (SetSource).
 	memberSeries int
+	members      memberSource
 
 	up prometheus.Gauge
 
@@ -109,7 +102,6 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
 func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metrics {
 	m := &Metrics{
 		now:      time.Now,
-		interval: DefaultRefreshInterval,
 		groups:   map[group.Key]*groupState{},
 		prefixes: map[string]int{},
 	}

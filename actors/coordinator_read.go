@@ -1,0 +1,183 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+)
+
+// The Coordinator's reads, run on the caller's goroutine. Each takes the
+// group's published snapshot (snapshot.go) without entering the group
+// actor's mailbox when it is current:
+//
+//   - read your writes: a read that starts after this coordinator answered
+//     a request sees that request's change;
+//   - on a shared store, writes by other coordinators are seen within
+//     Options.ReadStaleness: a snapshot is served only while it was
+//     validated against the store less than that long ago.
+//
+// Otherwise one GetSnapshot round trip through the mailbox has the actor
+// revalidate and publish; concurrent readers of one version share it.
+
+// groupsReadParallelism bounds the snapshot reads Groups runs at once.
+const groupsReadParallelism = 16
+
+// committed returns key's committed group, shared and immutable: callers
+// must not modify it. A group that does not exist is group.CodeGroupNotFound.
+func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Group, error) {
+	var version uint64
+	if v, ok := c.snapshots.Load(key); ok {
+		cell := v.(*snapshotCell)
+		version = cell.version.Load()
+		if s := cell.current(c.opts.Clock(), c.opts.Store.Shared(), c.opts.ReadStaleness); s != nil {
+			return existing(s.g)
+		}
+	}
+	// The flight is keyed by the version seen: a reader that saw a newer
+	// version never joins a flight started before that version was
+	// committed.
+	flight := c.builds.DoChan(fmt.Sprintf("%q %q %d", key.StreamPrefix, key.ConsumerGroup, version), func() (any, error) {
+		r := messages.NewReplyTo[*group.Group]()
+		return ask(context.Background(), c, &messages.GetSnapshot{Routed: messages.Routed{Key: key}, Reply: r}, r)
+	})
+	select {
+	case res := <-flight:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return existing(res.Val.(*group.Group))
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// existing returns g, or the not-found error when g does not exist.
+func existing(g *group.Group) (*group.Group, error) {
+	if !g.Exists() {
+		return nil, groupNotFound()
+	}
+	return g, nil
+}
+
+// Snapshot returns the committed group, shared and immutable (callers must
+// not modify it), for read-only projections (the data-plane monitoring
+// endpoints, Grafana rows, member metric series).
+func (c *Coordinator) Snapshot(ctx context.Context, key group.Key) (*group.Group, error) {
+	return c.committed(ctx, key)
+}
+
+// Group returns the committed GroupResponse.
+func (c *Coordinator) Group(ctx context.Context, key group.Key) (group.GroupView, error) {
+	return project(ctx, c, key, (*group.Group).View)
+}
+
+// Members returns the committed member records sorted by id.
+func (c *Coordinator) Members(ctx context.Context, key group.Key) ([]group.Member, error) {
+	return project(ctx, c, key, (*group.Group).MemberList)
+}
+
+// Assignments returns the committed /assignments projection.
+func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error) {
+	return project(ctx, c, key, (*group.Group).Assignments)
+}
+
+// Routing returns the committed producer routing metadata. With
+// provisioning enabled it first provisions the group's shards (§2.4),
+// outside the group's actor; a failure matches messages.ErrProvisioning.
+func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
+	rt, err := project(ctx, c, key, routing)
+	if err != nil {
+		return messages.Routing{}, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
+	defer cancel()
+	if err := provisionShards(pctx, c.opts.Provisioner, key, rt.ShardCount); err != nil {
+		return messages.Routing{}, err
+	}
+	return rt, nil
+}
+
+// Migration returns migration id of a group (endpoint #9);
+// MIGRATION_NOT_FOUND when the group has none with that id.
+func (c *Coordinator) Migration(ctx context.Context, key group.Key, id string) (group.Migration, error) {
+	g, err := c.committed(ctx, key)
+	if err != nil {
+		return group.Migration{}, err
+	}
+	m, ok := g.Migration(id)
+	if !ok {
+		return group.Migration{}, group.Errorf(group.CodeMigrationNotFound, "Migration %s not found", id)
+	}
+	return m, nil
+}
+
+// Migrations returns a group's migration history (endpoint #20).
+func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (messages.Migrations, error) {
+	return project(ctx, c, key, func(g *group.Group) messages.Migrations {
+		return messages.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
+	})
+}
+
+// Groups returns the view of every stored group, sorted by stream prefix
+// then consumer group. The groups are read concurrently (at most
+// groupsReadParallelism at a time); a group deleted while the list is read
+// is skipped.
+func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
+	keys, err := c.opts.Store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	slices.SortFunc(keys, compareKeys)
+	views := make([]*group.GroupView, len(keys))
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(groupsReadParallelism)
+	for i, k := range keys {
+		eg.Go(func() error {
+			v, err := c.Group(ectx, k)
+			if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			views[i] = &v
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	out := make([]group.GroupView, 0, len(keys))
+	for _, v := range views {
+		if v != nil {
+			out = append(out, *v)
+		}
+	}
+	return out, nil
+}
+
+// project reads key's committed group and projects it.
+func project[T any](ctx context.Context, c *Coordinator, key group.Key, view func(*group.Group) T) (T, error) {
+	g, err := c.committed(ctx, key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return view(g), nil
+}
+
+// routing projects the producer routing metadata of g.
+func routing(g *group.Group) messages.Routing {
+	return messages.Routing{
+		StreamPrefix:    g.StreamPrefix,
+		ConsumerGroup:   g.ConsumerGroup,
+		MetadataVersion: g.MetadataVersion,
+		ShardCount:      g.ShardCount,
+	}
+}

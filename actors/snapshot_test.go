@@ -1,0 +1,224 @@
+package actors
+
+import (
+	"context"
+	"crypto/rand"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
+)
+
+// snapshotBuilds counts the GetSnapshot messages group actors handle.
+type snapshotBuilds struct{ n atomic.Int64 }
+
+func (b *snapshotBuilds) before(_ group.Key, msg any) {
+	if _, ok := msg.(*messages.GetSnapshot); ok {
+		b.n.Add(1)
+	}
+}
+
+// memberIDs reads key's members through c.
+func memberIDs(t *testing.T, c *Coordinator, key group.Key) []string {
+	t.Helper()
+	ms, err := c.Members(testCtx(t), key)
+	if err != nil {
+		t.Fatalf("members of %s: %v", key, err)
+	}
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.MemberID)
+	}
+	return ids
+}
+
+// A read with a current snapshot does not enter the mailbox: it answers
+// while the actor is blocked handling a heartbeat.
+func TestReadsDoNotEnterTheMailbox(t *testing.T) {
+	var block atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
+		if _, ok := msg.(*messages.Heartbeat); ok && block.Load() {
+			close(entered)
+			<-release
+		}
+	}})
+	createGroup(t, c, orders) // publishes
+	block.Store(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.Heartbeat(context.Background(), orders, join("m-a"))
+	}()
+	<-entered
+	if _, err := c.Group(testCtx(t), orders); err != nil {
+		t.Fatalf("group read while the actor is blocked: %v", err)
+	}
+	if ids := memberIDs(t, c, orders); len(ids) != 0 {
+		t.Fatalf("members %v before the heartbeat was handled", ids)
+	}
+	if _, err := c.Migrations(testCtx(t), orders); err != nil {
+		t.Fatalf("migrations read while the actor is blocked: %v", err)
+	}
+	close(release)
+	<-done
+}
+
+// Every read after an answer sees its change (read your writes), and a
+// read of an unchanged group reuses the published snapshot.
+func TestReadsSeeOwnWrites(t *testing.T) {
+	builds := new(snapshotBuilds)
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: builds.before})
+	createGroup(t, c, orders)
+	var want []string
+	for _, id := range []string{"m-a", "m-b", "m-c"} {
+		heartbeat(t, c, orders, join(id))
+		want = append(want, id)
+		if got := memberIDs(t, c, orders); !slices.Equal(got, want) {
+			t.Fatalf("members %v after %s's join, want %v", got, id, want)
+		}
+	}
+	n := builds.n.Load()
+	memberIDs(t, c, orders)
+	if _, err := c.Assignments(testCtx(t), orders); err != nil {
+		t.Fatal(err)
+	}
+	if got := builds.n.Load(); got != n {
+		t.Errorf("reads of an unchanged group built %d snapshots", got-n)
+	}
+	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Group(testCtx(t), orders)
+	wantCode(t, err, group.CodeGroupNotFound)
+}
+
+// A commit drops the published snapshot: a group that is written but not
+// read holds no copy beyond committed and working.
+func TestCommitDropsThePublishedSnapshot(t *testing.T) {
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
+	createGroup(t, c, orders)
+	cell := func() *snapshotCell {
+		v, ok := c.snapshots.Load(orders)
+		if !ok {
+			t.Fatal("no snapshot cell for a live actor")
+		}
+		return v.(*snapshotCell)
+	}
+	if cell().cur.Load() == nil {
+		t.Fatal("create published no snapshot")
+	}
+	heartbeat(t, c, orders, join("m-a"))
+	if cell().cur.Load() != nil {
+		t.Fatal("the snapshot outdated by a commit is still published")
+	}
+	memberIDs(t, c, orders)
+	if s := cell().cur.Load(); s == nil || s.g.Members["m-a"] == nil {
+		t.Fatal("a read published no current snapshot")
+	}
+}
+
+// inCommitted counts the goroutines waiting in Coordinator.committed for a
+// snapshot flight.
+func inCommitted() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "actors.(*Coordinator).committed(") {
+			n++
+		}
+	}
+	return n
+}
+
+// Concurrent readers of one outdated version share one snapshot build.
+func TestConcurrentReadsShareOneBuild(t *testing.T) {
+	builds := new(snapshotBuilds)
+	var block atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(k group.Key, msg any) {
+		builds.before(k, msg)
+		if _, ok := msg.(*messages.GetSnapshot); ok && block.Load() {
+			close(entered)
+			<-release
+		}
+	}})
+	createGroup(t, c, orders)
+	heartbeat(t, c, orders, join("m-a")) // outdates the snapshot
+	block.Store(true)
+	const readers = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, readers)
+	for range readers {
+		wg.Go(func() {
+			_, err := c.Members(context.Background(), orders)
+			errs <- err
+		})
+	}
+	<-entered
+	waitFor(t, "every reader waiting on the flight", func() bool { return inCommitted() == readers })
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := builds.n.Load(); got != 1 {
+		t.Errorf("%d snapshot builds for %d concurrent readers, want 1", got, readers)
+	}
+}
+
+// sharedRedisStore returns a Redis store under a key prefix of its own.
+func sharedRedisStore(t *testing.T) *redisstore.Store {
+	t.Helper()
+	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Skipf("no Redis at 127.0.0.1:6379: %v", err)
+	}
+	s, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "snapshot-test-" + rand.Text()[:10]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// On a shared store a write by another coordinator is seen once the
+// reader's snapshot is ReadStaleness old, and not served stale beyond it;
+// with ReadStaleness 0 every read revalidates.
+func TestOtherCoordinatorsWritesAreSeenWithinTheStaleness(t *testing.T) {
+	const staleness = 5 * time.Second
+	store := sharedRedisStore(t)
+	clock := newFakeClock()
+	a := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, ReadStaleness: staleness})
+	b := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
+	eager := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
+	createGroup(t, a, orders)
+	if ids := memberIDs(t, eager, orders); len(ids) != 0 {
+		t.Fatalf("members %v of a new group", ids)
+	}
+
+	heartbeat(t, b, orders, join("m-b"))
+	if ids := memberIDs(t, a, orders); len(ids) != 0 {
+		t.Fatalf("members %v inside the staleness bound: the snapshot was not served", ids)
+	}
+	if ids := memberIDs(t, eager, orders); !slices.Equal(ids, []string{"m-b"}) {
+		t.Fatalf("with ReadStaleness 0 the members are %v, want [m-b]", ids)
+	}
+	clock.Advance(staleness)
+	if ids := memberIDs(t, a, orders); !slices.Equal(ids, []string{"m-b"}) {
+		t.Fatalf("members %v once the snapshot is %s old, want [m-b]", ids, staleness)
+	}
+}

@@ -1,0 +1,151 @@
+package actors
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// oracleStats computes g's stats from scratch, the violations through
+// group.(*Group).Violations.
+func oracleStats(g *group.Group) GroupStats {
+	s := GroupStats{GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, Members: len(g.Members)}
+	if id := g.ActiveReshardingID; id != nil {
+		s.MigrationSince = g.Migrations[*id].CreatedAt
+	}
+	for _, m := range g.Members {
+		if m.State.Live() {
+			s.Live++
+			s.CurrentShards += len(m.CurrentAssignment)
+		}
+		if m.State == group.MemberExpired {
+			s.Expired++
+		}
+		if m.Holds() {
+			s.RevokePending += len(m.Revoking)
+		}
+	}
+	for _, t := range g.Targets {
+		s.TargetShards += len(t)
+	}
+	for _, v := range g.Violations() {
+		s.Violations++
+		if v.Kind == group.DuplicateCurrentOwners {
+			s.DuplicateOwners++
+		}
+	}
+	return s
+}
+
+// tracked applies the records a domain handler produced on the working
+// copy to the tracked copy and checks the stats against the oracle.
+type tracked struct {
+	t       *testing.T
+	g       *group.Group
+	tracker statsTracker
+}
+
+func (tr *tracked) apply(step string, recs []group.Record) {
+	tr.t.Helper()
+	for _, r := range recs {
+		tr.tracker.apply(tr.g, r)
+	}
+	if got, want := tr.tracker.stats(tr.g), oracleStats(tr.g); got != want {
+		tr.t.Fatalf("%s: stats %+v, want %+v", step, got, want)
+	}
+}
+
+// The tracked stats equal a recomputation after every commit of random
+// flows: joins, heartbeats owning random shards (fencing some), expiries,
+// prunes, scale-outs and rollbacks, deletes.
+func TestStatsTrackTheRecords(t *testing.T) {
+	s := group.DefaultSettings()
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		work := group.New()
+		tr := &tracked{t: t, g: group.New()}
+		tr.tracker.reset(tr.g)
+		now := group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
+		n := 4 + rng.IntN(8)
+		recs, err := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.apply("create", recs)
+		epochs := map[string]group.HeartbeatResponse{}
+		for step := range 300 {
+			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+			name := fmt.Sprintf("seed %d step %d", seed, step)
+			switch op := rng.IntN(20); {
+			case op < 14:
+				id := fmt.Sprintf("m-%d", rng.IntN(8))
+				req := join(id)
+				if prev, ok := epochs[id]; ok && rng.IntN(5) > 0 {
+					req = next(id, prev)
+					if rng.IntN(6) == 0 {
+						req.OwnedShards = append(req.OwnedShards, rng.IntN(work.ShardCount+2))
+					}
+				}
+				if group.ValidateHeartbeat(req, s) != nil {
+					continue
+				}
+				resp, recs := work.Heartbeat(now, s, req)
+				epochs[id] = resp
+				tr.apply(name+" heartbeat "+id, recs)
+			case op < 17:
+				now = now.Add(time.Duration(rng.IntN(20)) * time.Second)
+				tr.apply(name+" tick", work.Tick(now, s))
+			case op < 19:
+				target := 1 + rng.IntN(16)
+				mig, recs, err := work.StartScale(now, s, group.ScaleRequest{TargetShardCount: &target, RequestedBy: "t"}, fmt.Sprintf("mig-%d", step))
+				if err != nil {
+					continue
+				}
+				tr.apply(name+" start scale", recs)
+				if mig.State == group.MigrationPreparing {
+					_, recs, err = work.ActivateScale(now, s, mig.ReshardingID)
+					if err == nil {
+						tr.apply(name+" activate scale", recs)
+					}
+				}
+			default:
+				if id := work.ActiveReshardingID; id != nil {
+					if _, recs, err := work.Rollback(now, s, *id, group.RollbackRequest{RequestedBy: "t", Reason: "r"}); err == nil {
+						tr.apply(name+" rollback", recs)
+					}
+				}
+			}
+		}
+		recs, err = work.Delete(now, s, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.apply(fmt.Sprintf("seed %d delete", seed), recs)
+	}
+}
+
+// Records that break the invariants directly (two current owners of a
+// shard, a target naming no member, a shard beyond the count) are counted
+// like group.Violations counts them, also when the shard count changes.
+func TestStatsCountViolationsLikeTheDomain(t *testing.T) {
+	tr := &tracked{t: t, g: group.New()}
+	tr.tracker.reset(tr.g)
+	meta := group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 2}
+	tr.apply("meta", []group.Record{group.MetaRecord{Meta: meta}})
+	for _, id := range []string{"a", "b"} {
+		tr.apply("member "+id, []group.Record{group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0, 3)}}})
+	}
+	tr.apply("targets", []group.Record{
+		group.TargetRecord{MemberID: "a", Shards: group.NewShardSet(0, 1)},
+		group.TargetRecord{MemberID: "ghost", Shards: group.NewShardSet(1, 2)},
+	})
+	meta.ShardCount, meta.GroupEpoch = 3, 3
+	tr.apply("more shards, epoch mismatch", []group.Record{group.MetaRecord{Meta: meta}})
+	tr.apply("b fenced", []group.Record{group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberFenced}}})
+	tr.apply("ghost joins", []group.Record{group.MemberRecord{Member: &group.Member{MemberID: "ghost", State: group.MemberStarting}}})
+	tr.apply("a removed", []group.Record{group.MemberRemovedRecord{MemberID: "a"}, group.TargetRemovedRecord{MemberID: "ghost"}})
+}
