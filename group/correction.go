@@ -64,7 +64,7 @@ func (t *tx) acknowledgeCorrection(id string) {
 
 func (t *tx) correctionComplete(acked []string) bool {
 	g := t.g
-	if g.idx.foreign > 0 {
+	if g.shardIndex().foreign > 0 {
 		return false
 	}
 	for id, m := range g.Members {

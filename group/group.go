@@ -21,21 +21,29 @@ type Group struct {
 type index struct {
 	// liveIDs lists the ACTIVE/STARTING members, sorted.
 	liveIDs []string
+	// mismatched counts live members whose current set differs from their target.
+	mismatched int
+	// shards is the per-shard part, which only handlers read: nil until
+	// one runs (Group.shardIndex builds it), so a copy that is only read
+	// and applied to, like the actor's committed one, never holds it.
+	shards *shardIndex
+	// nextScanAt is a lower bound of the earliest lease expiry or prune time;
+	// nextDeadlineAt of the earliest rebalance deadline. Zero means unknown:
+	// the next handler scans all members and recomputes it.
+	nextScanAt, nextDeadlineAt Instant
+}
+
+// shardIndex is the per-shard part of the index.
+type shardIndex struct {
 	// holders lists, for each shard s, the owners (Member.Holds) whose
 	// Holding contains s.
 	holders holderTable
 	// targetOwner maps each shard to the member whose target holds it
 	// (targets are disjoint).
 	targetOwner shardTable
-	// mismatched counts live members whose current set differs from their target.
-	mismatched int
 	// foreign counts (owner, shard) pairs where the shard is in another
 	// member's target: each such pair blocks that member.
 	foreign int
-	// nextScanAt is a lower bound of the earliest lease expiry or prune time;
-	// nextDeadlineAt of the earliest rebalance deadline. Zero means unknown:
-	// the next handler scans all members and recomputes it.
-	nextScanAt, nextDeadlineAt Instant
 }
 
 // New returns an empty, not yet created group. Apply a MetaRecord to create it.
@@ -52,7 +60,8 @@ func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
 // Clone returns an independent copy. Member records, like every other
 // value a record carries (ShardSets, Meta maps and slices), are immutable
 // and shared: Apply replaces a member, it never modifies one. The index is
-// copied, not rebuilt.
+// copied, except its per-shard part, which the copy builds when a handler
+// first runs on it.
 func (g *Group) Clone() *Group {
 	return &Group{
 		Meta:    g.Meta,
@@ -60,14 +69,29 @@ func (g *Group) Clone() *Group {
 		Targets: maps.Clone(g.Targets),
 		idx: index{
 			liveIDs:        slices.Clone(g.idx.liveIDs),
-			holders:        g.idx.holders.clone(),
-			targetOwner:    g.idx.targetOwner.clone(),
 			mismatched:     g.idx.mismatched,
-			foreign:        g.idx.foreign,
 			nextScanAt:     g.idx.nextScanAt,
 			nextDeadlineAt: g.idx.nextDeadlineAt,
 		},
 	}
+}
+
+// shardIndex returns the per-shard index, building it on first use. Only
+// handlers call it: a Group that is only read never writes to itself.
+func (g *Group) shardIndex() *shardIndex {
+	if g.idx.shards == nil {
+		x := &shardIndex{}
+		for id, t := range g.Targets {
+			for _, s := range t {
+				x.targetOwner.set(s, id)
+			}
+		}
+		for _, m := range g.Members {
+			x.addMember(m)
+		}
+		g.idx.shards = x
+	}
+	return g.idx.shards
 }
 
 // Apply applies one record. It is the only code that mutates a Group.
@@ -116,16 +140,18 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
 		g.idx.mismatched--
 	}
-	for _, s := range g.Targets[id] {
-		if g.idx.targetOwner.get(s) == id {
-			g.retargetShard(s, "")
+	if x := g.idx.shards; x != nil {
+		for _, s := range g.Targets[id] {
+			if x.targetOwner.get(s) == id {
+				x.retarget(s, "")
+			}
+		}
+		for _, s := range shards {
+			x.retarget(s, id)
 		}
 	}
 	if keep {
 		g.Targets[id] = shards
-		for _, s := range shards {
-			g.retargetShard(s, id)
-		}
 	} else {
 		delete(g.Targets, id)
 	}
@@ -134,21 +160,47 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	}
 }
 
-// retargetShard moves shard s to a new target owner ("" for none), keeping
-// the count of foreign holdings in step.
-func (g *Group) retargetShard(s int, owner string) {
-	g.idx.foreign -= g.foreignHolders(s)
-	g.idx.targetOwner.set(s, owner)
-	g.idx.foreign += g.foreignHolders(s)
+// retarget moves shard s to a new target owner ("" for none), keeping the
+// count of foreign holdings in step.
+func (x *shardIndex) retarget(s int, owner string) {
+	x.foreign -= x.foreignHolders(s)
+	x.targetOwner.set(s, owner)
+	x.foreign += x.foreignHolders(s)
 }
 
 // foreignHolders counts owners of s other than its target owner.
-func (g *Group) foreignHolders(s int) int {
-	owner := g.idx.targetOwner.get(s)
+func (x *shardIndex) foreignHolders(s int) int {
+	owner := x.targetOwner.get(s)
 	if owner == "" {
 		return 0
 	}
-	return g.idx.holders.others(s, owner)
+	return x.holders.others(s, owner)
+}
+
+// addMember indexes what m holds.
+func (x *shardIndex) addMember(m *Member) {
+	if !m.Holds() {
+		return
+	}
+	for _, s := range m.Holding() {
+		x.holders.add(s, m.MemberID)
+		if owner := x.targetOwner.get(s); owner != "" && owner != m.MemberID {
+			x.foreign++
+		}
+	}
+}
+
+// removeMember drops what m holds from the index.
+func (x *shardIndex) removeMember(m *Member) {
+	if !m.Holds() {
+		return
+	}
+	for _, s := range m.Holding() {
+		x.holders.remove(s, m.MemberID)
+		if owner := x.targetOwner.get(s); owner != "" && owner != m.MemberID {
+			x.foreign--
+		}
+	}
 }
 
 func (g *Group) indexMember(m *Member) {
@@ -159,14 +211,8 @@ func (g *Group) indexMember(m *Member) {
 			g.idx.mismatched++
 		}
 	}
-	if !m.Holds() {
-		return
-	}
-	for _, s := range m.Holding() {
-		g.idx.holders.add(s, m.MemberID)
-		if owner := g.idx.targetOwner.get(s); owner != "" && owner != m.MemberID {
-			g.idx.foreign++
-		}
+	if x := g.idx.shards; x != nil {
+		x.addMember(m)
 	}
 }
 
@@ -179,14 +225,8 @@ func (g *Group) unindexMember(m *Member) {
 			g.idx.mismatched--
 		}
 	}
-	if !m.Holds() {
-		return
-	}
-	for _, s := range m.Holding() {
-		g.idx.holders.remove(s, m.MemberID)
-		if owner := g.idx.targetOwner.get(s); owner != "" && owner != m.MemberID {
-			g.idx.foreign--
-		}
+	if x := g.idx.shards; x != nil {
+		x.removeMember(m)
 	}
 }
 
@@ -194,21 +234,18 @@ func (g *Group) unindexMember(m *Member) {
 // tests compare it with the one Apply maintains).
 func (g *Group) rebuildIndex() {
 	g.idx = index{}
-	for id, t := range g.Targets {
-		for _, s := range t {
-			g.idx.targetOwner.set(s, id)
-		}
-	}
 	for _, m := range g.Members {
 		g.indexMember(m)
 	}
+	g.shardIndex()
 }
 
 // blocked returns the shards of set held by an owner other than id.
 func (g *Group) blocked(id string, set ShardSet) ShardSet {
+	x := g.shardIndex()
 	var out ShardSet
 	for _, s := range set {
-		if g.idx.holders.others(s, id) > 0 {
+		if x.holders.others(s, id) > 0 {
 			out = append(out, s)
 		}
 	}

@@ -35,7 +35,7 @@ func (t *tx) completeDrain(confirmed bool) {
 	if m == nil || m.State != MigrationDraining {
 		return
 	}
-	if g.idx.holders.anyFrom(m.ToShardCount) {
+	if g.shardIndex().holders.anyFrom(m.ToShardCount) {
 		return
 	}
 	if m.ToShardCount < m.FromShardCount && t.s.DrainCheck && !confirmed {

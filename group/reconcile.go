@@ -68,7 +68,7 @@ func (t *tx) state() GroupState {
 	switch idx := &t.g.idx; {
 	case len(idx.liveIDs) == 0:
 		return GroupEmpty
-	case idx.mismatched == 0 && idx.foreign == 0:
+	case idx.mismatched == 0 && t.g.shardIndex().foreign == 0:
 		return GroupStable
 	default:
 		return GroupReconciling
