@@ -65,6 +65,27 @@ func (a *API) CreateGroup(ctx context.Context, key group.Key, shards int) error 
 	return nil
 }
 
+// DeleteGroup deletes key with its members (endpoint #6, forced).
+func (a *API) DeleteGroup(ctx context.Context, key group.Key) error {
+	body, _ := json.Marshal(group.DeleteRequest{RequestedBy: "coord-bench", Reason: "bench probe", Force: true})
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.Base+groupPath(key), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(a.User, a.Password)
+	res, err := a.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("delete group %s: HTTP %d: %s", key, res.StatusCode, b)
+	}
+	return nil
+}
+
 // noop drives the no-op heartbeat route (debug.bench-endpoints) with
 // heartbeat-sized bodies: member i of the group sends the body a settled
 // member of a group with shardsPerMember shards each would send.

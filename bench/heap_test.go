@@ -18,7 +18,7 @@ func buildGroups(tb testing.TB, groups, members, shards int) []*group.Group {
 	tb.Helper()
 	s := group.DefaultSettings()
 	s.MaxShardCount = max(shards, s.MaxShardCount)
-	now := group.Instant(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	now := benchNow
 	out := make([]*group.Group, groups)
 	ids := make([]string, members)
 	for i := range ids {
@@ -57,23 +57,52 @@ func heapAfterGC() uint64 {
 	return m.HeapAlloc
 }
 
+// benchNow is the instant buildGroups builds at.
+var benchNow = group.Instant(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+
+// workingCopy returns a copy of g as the group actor's working copy holds
+// it: a clone on which a handler ran (a renewal of the first live member),
+// so it carries the per-shard index that handlers build; the heartbeat's
+// answer is returned for the caller to check.
+func workingCopy(g *group.Group) (*group.Group, group.HeartbeatResponse) {
+	w := g.Clone()
+	id := g.LiveMemberIDs()[0]
+	m := g.Members[id]
+	resp, _ := w.Heartbeat(benchNow.Add(time.Second), group.DefaultSettings(), &group.HeartbeatRequest{
+		ProtocolVersion: 1, RequestID: id + "-bench", MemberID: id, MemberEpoch: m.MemberEpoch, MetadataVersion: m.MetadataVersion,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+		OwnedShards:             m.CurrentAssignment,
+	})
+	return w, resp
+}
+
 // BenchmarkHeapPerMember reports the heap one settled member costs in the
 // domain's group.Group (goal P6: ≤ 1 KiB): 100 groups × 1,000 members ×
 // 1,000 shards built from records, heap after GC before and after, over
-// the member count. It is the domain state of one copy of each group; the
-// coordinator's own figure (heap after GC over its members, every actor,
-// index and metric included) is in the heartbeat scenario's report.
+// the member count. B/member is one copy of each group as the actor's
+// committed copy holds it (records applied, no handler run);
+// B/member-committed+working adds the working copy (a clone with the
+// per-shard index a handler builds). The coordinator's own figure (every
+// actor, index and metric included) is in the heartbeat scenario's report.
 func BenchmarkHeapPerMember(b *testing.B) {
 	const groups, members, shards = 100, 1000, 1000
-	var perMember float64
+	var perMember, perMemberBoth float64
 	for b.Loop() {
 		before := heapAfterGC()
 		gs := buildGroups(b, groups, members, shards)
+		built := heapAfterGC()
+		ws := make([]*group.Group, len(gs))
+		for i, g := range gs {
+			ws[i], _ = workingCopy(g)
+		}
 		after := heapAfterGC()
 		runtime.KeepAlive(gs)
-		perMember = (float64(after) - float64(before)) / (groups * members)
+		runtime.KeepAlive(ws)
+		perMember = (float64(built) - float64(before)) / (groups * members)
+		perMemberBoth = (float64(after) - float64(before)) / (groups * members)
 	}
 	b.ReportMetric(perMember, "B/member")
+	b.ReportMetric(perMemberBoth, "B/member-committed+working")
 }
 
 func TestBuildGroupsIsSettled(t *testing.T) {
@@ -84,6 +113,9 @@ func TestBuildGroupsIsSettled(t *testing.T) {
 		}
 		if n := len(g.LiveMemberIDs()); n != 10 {
 			t.Fatalf("%d live members", n)
+		}
+		if _, resp := workingCopy(g); resp.Status != group.StatusOK {
+			t.Fatalf("working copy heartbeat: %+v", resp)
 		}
 	}
 }

@@ -42,12 +42,16 @@ type Report struct {
 }
 
 // HeapFigure is the coordinator's heap after a forced GC
-// (runtime.MemStats.HeapAlloc from /debug/pprof/heap?gc=1).
+// (runtime.MemStats.HeapAlloc from /debug/pprof/heap?gc=1): empty, with
+// Members settled members, and with ProbeMembers more (see
+// Runner.coordinatorHeap). PerMember is the slope between the last two.
 type HeapFigure struct {
-	EmptyBytes int64   `json:"emptyBytes"`
-	Bytes      int64   `json:"bytes"`
-	Members    int     `json:"members"`
-	PerMember  float64 `json:"bytesPerMember"`
+	EmptyBytes   int64   `json:"emptyBytes"`
+	Bytes        int64   `json:"bytes"`
+	Members      int     `json:"members"`
+	ProbeBytes   int64   `json:"probeBytes"`
+	ProbeMembers int     `json:"probeMembers"`
+	PerMember    float64 `json:"bytesPerMember"`
 }
 
 // Environment describes where the run happened.

@@ -187,6 +187,9 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if err := r.phase(s.settle(ctx, "setup/settle")); err != nil {
 			return err
 		}
+		if err := r.coordinatorHeap(ctx, s); err != nil {
+			return err
+		}
 	}
 	if o.runs(ScenarioBaseline) && persistent {
 		if err := r.baseline(ctx, s); err != nil {
@@ -216,7 +219,6 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 				return err
 			}
 		}
-		r.coordinatorHeap(ctx, s)
 	}
 	if o.runs(ScenarioMulti) && persistent {
 		if err := r.multi(ctx, s); err != nil {
@@ -229,21 +231,52 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 	return nil
 }
 
-// coordinatorHeap records the coordinator's heap after GC with every
-// member of the session settled (goal P6a, the coordinator's side).
-func (r *Runner) coordinatorHeap(ctx context.Context, s *session) {
+// coordinatorHeap measures what one more settled member costs the
+// coordinator's heap (goal P6a, the coordinator's side). It runs right
+// after setup, while the members hold setup leases: the heap after GC with
+// every member of the session settled, then with a probe group beside
+// them (half a session group: half its members and shards, so as many
+// shards per member) joined and settled over the same connections. The
+// slope between the two leaves out every cost that does not grow with the
+// members: connection buffers, pools, caches, the empty coordinator. The
+// session's members send nothing while the probe settles, so it gets at
+// most half their setup lease (no figure when it needs longer); the probe
+// group is deleted afterwards.
+func (r *Runner) coordinatorHeap(ctx context.Context, s *session) error {
+	h := &r.report.CoordinatorHeap
 	heap, err := s.heapAlloc(ctx)
 	if err != nil {
 		r.logf("coordinator heap: %v", err)
-		return
+		return nil
 	}
-	h := &r.report.CoordinatorHeap
 	h.Members, h.Bytes = s.size(), heap
-	if h.EmptyBytes > 0 && h.Members > 0 {
-		h.PerMember = float64(h.Bytes-h.EmptyBytes) / float64(h.Members)
+	members, shards := max(s.members/2, 1), max(s.shards/2, 1)
+	key := groupKey(s.groups)
+	if err := s.api.CreateGroup(ctx, key, shards); err != nil {
+		return err
 	}
-	r.logf("coordinator heap after GC: %.1f MiB with %d members, %.1f MiB empty: %.0f B/member",
-		float64(h.Bytes)/(1<<20), h.Members, float64(h.EmptyBytes)/(1<<20), h.PerMember)
+	probe := NewFleet(s.api, key, members, shards, s.cfg.LeaseTTL, s.r.oracle, s.r.epoch)
+	ps := *s
+	ps.fleets, ps.groups, ps.members, ps.shards = []*Fleet{probe}, 1, members, shards
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.LeaseTTL/2)
+	err = r.phase(ps.settle(pctx, "heap/probe-settle"))
+	cancel()
+	probe.Close()
+	if err == nil {
+		heap, err = s.heapAlloc(ctx)
+	}
+	if err := s.api.DeleteGroup(ctx, key); err != nil {
+		return err
+	}
+	if err != nil {
+		r.logf("coordinator heap: probe: %v", err)
+		return nil
+	}
+	h.ProbeMembers, h.ProbeBytes = members, heap
+	h.PerMember = float64(h.ProbeBytes-h.Bytes) / float64(h.ProbeMembers)
+	r.logf("coordinator heap after GC: %.1f MiB empty, %.1f MiB with %d members, %.1f MiB with %d more: %.0f B/member",
+		float64(h.EmptyBytes)/(1<<20), float64(h.Bytes)/(1<<20), h.Members, float64(h.ProbeBytes)/(1<<20), h.ProbeMembers, h.PerMember)
+	return nil
 }
 
 // multi starts Coordinators−1 more coordinators on the session's store and
