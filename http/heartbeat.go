@@ -23,7 +23,7 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	writeHeartbeat(w, &resp)
 }
 
 // heartbeatRequest reads and validates (§3) the group key, member id and

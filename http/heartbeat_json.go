@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// writeHeartbeat writes resp as the 200 JSON body of a heartbeat answer,
+// encoded by appendHeartbeat without reflection into a pooled buffer.
+func writeHeartbeat(w http.ResponseWriter, resp *group.HeartbeatResponse) {
+	bp := heartbeatBuffers.Get().(*[]byte)
+	b := appendHeartbeat((*bp)[:0], resp)
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	if cap(b) <= maxPooledBody {
+		*bp = b
+		heartbeatBuffers.Put(bp)
+	}
+}
+
+// heartbeatBuffers recycles the encoding buffers of writeHeartbeat.
+var heartbeatBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// appendHeartbeat appends the JSON encoding of r to b: byte for byte what
+// json.Marshal produces for a group.HeartbeatResponse (its field order and
+// names, no omitempty, shard sets as [{"shardIndex":n},…] and [] when
+// empty, strings escaped as encoding/json escapes them). Tests compare the
+// two on generated values; a field added to the type must be added here.
+func appendHeartbeat(b []byte, r *group.HeartbeatResponse) []byte {
+	b = append(b, `{"responseTo":`...)
+	b = appendJSONString(b, r.ResponseTo)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(r.Status))
+	b = append(b, `,"memberId":`...)
+	b = appendJSONString(b, r.MemberID)
+	b = append(b, `,"memberEpoch":`...)
+	b = strconv.AppendInt(b, r.MemberEpoch, 10)
+	b = append(b, `,"heartbeatIntervalMs":`...)
+	b = strconv.AppendInt(b, r.HeartbeatIntervalMs, 10)
+	b = append(b, `,"rebalanceTimeoutMs":`...)
+	b = strconv.AppendInt(b, r.RebalanceTimeoutMs, 10)
+	b = append(b, `,"groupEpoch":`...)
+	b = strconv.AppendInt(b, r.GroupEpoch, 10)
+	b = append(b, `,"assignmentEpoch":`...)
+	b = strconv.AppendInt(b, r.AssignmentEpoch, 10)
+	b = append(b, `,"metadataVersion":`...)
+	b = strconv.AppendInt(b, r.MetadataVersion, 10)
+	b = append(b, `,"assignment":{"assignedShards":`...)
+	b = appendShards(b, r.Assignment.AssignedShards)
+	b = append(b, `,"pendingShards":`...)
+	b = appendShards(b, r.Assignment.PendingShards)
+	b = append(b, `,"metadataVersion":`...)
+	b = strconv.AppendInt(b, r.Assignment.MetadataVersion, 10)
+	return append(b, "}}"...)
+}
+
+// appendShards appends s as group.ShardSet.MarshalJSON encodes it.
+func appendShards(b []byte, s group.ShardSet) []byte {
+	b = append(b, '[')
+	for i, x := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"shardIndex":`...)
+		b = strconv.AppendInt(b, int64(x), 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendJSONString appends s as a JSON string the way encoding/json does.
+// Printable ASCII other than the characters it escapes (", \, and the
+// HTML-sensitive <, >, &) is copied; any other string, rare on this path
+// (names are validated, §3), is encoded by encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
