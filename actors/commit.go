@@ -284,11 +284,12 @@ func guarded[T any](a *groupActor, op string, revalidate bool, try func() (T, er
 	}
 }
 
-// abort reverts working to committed after err. An error of no known class
-// may hide a completed write, so the group is first resynced with the
-// store (a failed resync is logged; the revision check of the next commit
-// still guards it) and the error is marked messages.ErrOutcomeUnknown. A
-// store reporting the group corrupt fails it closed.
+// abort reverts working to committed after err and distrusts it for reads
+// (distrust). An error of no known class may hide a completed write, so
+// the group is first resynced with the store (a failed resync is logged;
+// the revision check of the next commit still guards it) and the error is
+// marked messages.ErrOutcomeUnknown. A store reporting the group corrupt
+// fails it closed.
 func (a *groupActor) abort(err error) error {
 	if errors.Is(err, persistence.ErrCorrupt) {
 		a.loadErr = err
@@ -299,6 +300,7 @@ func (a *groupActor) abort(err error) error {
 		}
 		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
 	}
+	a.distrust()
 	a.working = a.committed.Clone()
 	return err
 }

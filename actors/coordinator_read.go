@@ -181,3 +181,17 @@ func routing(g *group.Group) messages.Routing {
 		ShardCount:      g.ShardCount,
 	}
 }
+
+// Settle waits until key's group actor has handled every message queued
+// for it before the call (a tick sent by TickNow, say) and the commit
+// those queued, so that the reads after it see their outcome. Reads
+// themselves do not wait for queued work.
+func (c *Coordinator) Settle(ctx context.Context, key group.Key) error {
+	for range 2 { // the first round trip may queue a flush behind it
+		r := messages.NewReplyTo[*group.Group]()
+		if _, err := ask(ctx, c, &messages.GetSnapshot{Routed: messages.Routed{Key: key}, Reply: r}, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

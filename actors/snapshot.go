@@ -92,6 +92,14 @@ func (a *groupActor) publish() *snapshot {
 	return s
 }
 
+// distrust forgets that committed was validated, after a failed store
+// call or command: on a shared store the next read revalidates (and meets
+// an outage as an error) instead of taking the published snapshot.
+func (a *groupActor) distrust() {
+	a.validated = time.Time{}
+	a.cell.cur.Store(nil)
+}
+
 // withdrawIfFailed drops the published snapshot while the group fails
 // closed, so that readers get the load error from the actor.
 func (a *groupActor) withdrawIfFailed() {

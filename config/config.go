@@ -158,6 +158,12 @@ type Coordination struct {
 	// MaxQueuedHeartbeats bounds the heartbeats queued for one group;
 	// beyond it a heartbeat is answered RETRY at once (load shedding).
 	MaxQueuedHeartbeats int `yaml:"max-queued-heartbeats"`
+	// ReadStaleness bounds, on a shared store, how old the validated state
+	// behind a read may be: reads are served from the group's published
+	// snapshot without entering its actor while it was validated less than
+	// this long ago, so writes by other coordinators are seen within it (a
+	// coordinator's own writes at once). 0 revalidates on every read.
+	ReadStaleness Duration `yaml:"read-staleness"`
 }
 
 // EventLoop is the time-driven work (§7): each group ticks itself when its
@@ -268,6 +274,7 @@ func defaults() *Config {
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 			MaxQueuedHeartbeats:  1024,
+			ReadStaleness:        Duration(time.Second),
 		},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
 		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second)},

@@ -76,6 +76,7 @@ func (c *Config) Validate() error {
 	v.positive(co+"member-lease-ttl", c.Coordination.MemberLeaseTTL)
 	v.positive(co+"rebalance-timeout", c.Coordination.RebalanceTimeout)
 	v.nonNegative(co+"stale-member-retention", c.Coordination.StaleMemberRetention)
+	v.nonNegative(co+"read-staleness", c.Coordination.ReadStaleness)
 	v.positive(co+"event-loop.interval", c.Coordination.EventLoop.Interval)
 	v.positive(co+"event-loop.sweep-interval", c.Coordination.EventLoop.SweepInterval)
 	m := c.Coordination.StateMutex

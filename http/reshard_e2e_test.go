@@ -325,13 +325,13 @@ func (e *reshardEnv) until(what string, n int, cond func() bool, members ...*mem
 }
 
 // tick sends a tick to the group and waits until it is handled and its
-// changes are stored: a group actor's mailbox is FIFO, so the first read
-// queued after the tick is answered after it, and a flush the tick queued
-// for its records is handled before the second read.
+// changes are stored (actors.Coordinator.Settle).
 func (e *reshardEnv) tick() group.GroupView {
 	e.t.Helper()
 	e.coord.TickNow()
-	e.group()
+	if err := e.coord.Settle(e.t.Context(), e.key); err != nil {
+		e.t.Fatal(err)
+	}
 	return e.group()
 }
 

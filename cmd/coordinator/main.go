@@ -188,6 +188,7 @@ func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors
 		GroupCommit:         cfg.Coordination.GroupCommit.Enabled,
 		MaxBatch:            cfg.Coordination.GroupCommit.MaxBatch,
 		MaxQueuedHeartbeats: cfg.Coordination.MaxQueuedHeartbeats,
+		ReadStaleness:       cfg.Coordination.ReadStaleness.Duration(),
 		StoreTimeout:        cfg.Store.Timeout.Duration(),
 		Provisioner:         provisioner(cfg, back.redis),
 		Drains:              drainChecker(back.redis),
