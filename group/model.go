@@ -34,6 +34,27 @@ const (
 	MemberFenced   MemberState = "FENCED"
 )
 
+// UnmarshalJSON decodes a state; the states of §4.1 share the constants'
+// storage instead of a string per decoded record. Any other string is kept
+// as it is; null leaves s unchanged.
+func (s *MemberState) UnmarshalJSON(data []byte) error {
+	for _, known := range []MemberState{MemberActive, MemberLeaving, MemberExpired, MemberFenced, MemberStarting} {
+		if len(data) == len(known)+2 && data[0] == '"' && string(data[1:len(data)-1]) == string(known) {
+			*s = known
+			return nil
+		}
+	}
+	if string(data) == "null" {
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*s = MemberState(v)
+	return nil
+}
+
 // Live reports whether a member in this state counts as an owner.
 func (s MemberState) Live() bool { return s == MemberActive || s == MemberStarting }
 

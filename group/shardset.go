@@ -21,9 +21,33 @@ func NewShardSet(indexes ...int) ShardSet {
 	if len(indexes) == 0 {
 		return nil
 	}
+	if len(indexes) == 1 {
+		if one, ok := single(indexes[0]); ok {
+			return one
+		}
+	}
 	s := slices.Clone(indexes)
 	slices.Sort(s)
 	return ShardSet(slices.Compact(s))
+}
+
+// singletons backs every one-shard set of a shard below its length, so the
+// many members that own a single shard share its storage (sets are
+// immutable, and a singleton's capacity is 1, so append copies).
+var singletons = func() []int {
+	s := make([]int, 4096)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}()
+
+// single returns the shared set {shard}, or false when it has none.
+func single(shard int) (ShardSet, bool) {
+	if shard < 0 || shard >= len(singletons) {
+		return nil, false
+	}
+	return singletons[shard : shard+1 : shard+1], true
 }
 
 // Range returns the set {from, …, to-1}.
@@ -175,6 +199,12 @@ func (s *ShardSet) UnmarshalJSON(data []byte) error {
 	if len(idx) == 0 {
 		*s = nil
 		return nil
+	}
+	if len(idx) == 1 {
+		if one, ok := single(idx[0]); ok {
+			*s = one
+			return nil
+		}
 	}
 	slices.Sort(idx)
 	*s = ShardSet(slices.Compact(idx))
