@@ -42,4 +42,7 @@ func TestGroupsGoal(t *testing.T) {
 	if g := (&Report{Phases: r.Phases[4:]}).groupsGoal(); g.Status != NotRun {
 		t.Fatalf("P6c without a reference = %+v, want NOT RUN", g)
 	}
+	if g := (&Report{Phases: r.Phases[:3]}).groupsGoal(); g.Status != NotRun {
+		t.Fatalf("P6c without groups/closed = %+v, want NOT RUN", g)
+	}
 }
