@@ -172,6 +172,15 @@ func (c *Coordinator) send(msg messages.Request) error {
 	return nil
 }
 
+// requestTimers recycles the stopped timers of ask (saving a timer and its
+// channel per request). Since Go 1.23 a stopped or reset timer never
+// delivers a stale tick, so a recycled timer is as good as a new one.
+var requestTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
 // ask sends msg and waits for its reply on r, for ctx, or at most
 // RequestTimeout (context.DeadlineExceeded).
 func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r messages.ReplyTo[T]) (T, error) {
@@ -179,8 +188,12 @@ func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r mes
 	if err := c.send(msg); err != nil {
 		return zero, err
 	}
-	timer := time.NewTimer(c.opts.RequestTimeout)
-	defer timer.Stop()
+	timer := requestTimers.Get().(*time.Timer)
+	timer.Reset(c.opts.RequestTimeout)
+	defer func() {
+		timer.Stop()
+		requestTimers.Put(timer)
+	}()
 	select {
 	case rep := <-r:
 		return rep.Value, rep.Err

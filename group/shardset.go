@@ -93,6 +93,9 @@ func (s ShardSet) Union(o ShardSet) ShardSet {
 	if len(s) == 0 {
 		return o
 	}
+	if slices.Equal(s, o) { // a steady member holds what it was granted
+		return s
+	}
 	out := make(ShardSet, 0, len(s)+len(o))
 	i, j := 0, 0
 	for i < len(s) && j < len(o) {

@@ -56,9 +56,10 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Rec
 }
 
 // GroupStats implements actors.Observer: it keeps the stats the group
-// gauges are computed from at scrape time (O(1)), and adds to
-// invariant_violation_total the violations a commit introduced (the rise
-// of the current count). Stats of a group not known to exist are ignored.
+// gauges are computed from at scrape time (O(1)), and records the
+// violations: each commit after which the group has n violations adds n to
+// invariant_violation_total (PROTOCOL §10.1, "+n per recording with
+// violations"). Stats of a group not known to exist are ignored.
 func (m *Metrics) GroupStats(key group.Key, s actors.GroupStats) {
 	gs := m.lookup(key)
 	if gs == nil {
@@ -66,8 +67,8 @@ func (m *Metrics) GroupStats(key group.Key, s actors.GroupStats) {
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if n := s.Violations - gs.stats.Violations; n > 0 {
-		m.violationsTotal.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(n))
+	if s.Violations > 0 {
+		m.violationsTotal.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(s.Violations))
 	}
 	gs.stats = s
 }
