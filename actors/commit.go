@@ -68,10 +68,7 @@ func (a *groupActor) applyCommitted(recs []group.Record) {
 // guarded (which writes with a compare-and-set, reloads and re-runs as
 // needed).
 func (a *groupActor) unchangedInStore() bool {
-	if a.legacy && len(a.records) > 0 {
-		return false
-	}
-	if len(a.coalesce(a.c.opts.Clock())) > 0 {
+	if a.needsWrite(a.c.opts.Clock()) {
 		return false
 	}
 	if !a.shared() {
@@ -107,51 +104,8 @@ func (a *groupActor) writeBatch() (bool, error) {
 	if err != nil {
 		return false, a.errorf("commit", err)
 	}
-	a.rev, a.legacy = rev, false
-	for id := range m.PutMembers {
-		a.leases[id] = a.working.Members[id].MemberLeaseExpiresAt
-	}
-	for _, id := range m.DeleteMembers {
-		delete(a.leases, id)
-	}
+	a.stored(rev, m)
 	return true, nil
-}
-
-// mutation returns what the batch must write, or false when nothing needs
-// writing. A group read from the legacy layout is rewritten whole.
-func (a *groupActor) mutation(now time.Time) (persistence.Mutation, bool) {
-	if a.legacy && len(a.records) > 0 {
-		return persistence.Rewrite(a.working, now), true
-	}
-	recs := a.coalesce(now)
-	if len(recs) == 0 {
-		return persistence.Mutation{}, false
-	}
-	return persistence.MutationOf(a.working, recs, now), true
-}
-
-// coalesce returns the batch's records without the lease renewals that
-// need no write. A liveness-only member record is one whose lease this
-// process granted before (group.Member.LeaseWriter; a renewal answered by
-// another process is never liveness-only); it is dropped while the stored
-// lease is at most the coalescing window shorter than the new one
-// (group.Settings.CoalesceWindow). Every coordinator that reads the group
-// holds the stored lease for that window (group.HoldLeases), so none
-// expires the member before the lease this process granted has run out. A
-// member never stored is always written. docs/safety.md has the argument.
-func (a *groupActor) coalesce(now time.Time) []group.Record {
-	s := a.c.opts.Settings
-	fresh := group.InstantOf(now).Add(s.MemberLeaseTTL - s.CoalesceWindow())
-	out := make([]group.Record, 0, len(a.records))
-	for _, r := range a.records {
-		if mr, ok := r.(group.MemberRecord); ok && mr.LivenessOnly {
-			if stored, ok := a.leases[mr.Member.MemberID]; ok && stored >= fresh {
-				continue
-			}
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // create runs a create command in the critical section.
@@ -275,7 +229,7 @@ func guarded[T any](a *groupActor, op string, revalidate bool, try func() (T, er
 		}
 		a.c.opts.Observer.Conflict(a.key, op, attempt)
 		if attempt >= a.c.opts.CommitAttempts {
-			a.working = a.committed.Clone()
+			a.revert()
 			return zero, fmt.Errorf("%s group %s: %w", op, a.key, messages.ErrStateConflict)
 		}
 		if err := a.reload(); err != nil {
@@ -301,7 +255,7 @@ func (a *groupActor) abort(err error) error {
 		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
 	}
 	a.distrust()
-	a.working = a.committed.Clone()
+	a.revert()
 	return err
 }
 

@@ -8,7 +8,11 @@
 //
 //   - It keeps two copies of the group: committed (what the store holds) and
 //     working (committed plus the changes of the pending batch). Handlers run
-//     on working; reads answer from committed.
+//     on working; reads answer from committed. Both copies, the stored
+//     revision and leases and the pending entries live in a batch, a plain
+//     type without I/O (batch.go, tested without protoactor): the actor
+//     runs entries on it, asks it what to write, performs the store call
+//     and reports the outcome.
 //   - Reads do not enter the mailbox while the group's published snapshot
 //     (an immutable clone of committed, built lazily once per version and
 //     dropped at the next commit) is current: every commit bumps a version
@@ -22,7 +26,7 @@
 //     actor a flush message, and because the mailbox is FIFO everything
 //     queued before it joins the same commit. No request is answered before
 //     the commit holding its change returns.
-//   - Commit outcomes follow the store's error classes: a revision conflict
+//   - Commit outcomes follow persistence.Classify: a revision conflict
 //     reloads the group and re-runs the whole batch (bounded attempts); an
 //     unavailable store or mutex timeout discards the batch and answers
 //     heartbeats with status RETRY; an unknown outcome reloads (comparing

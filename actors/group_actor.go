@@ -50,16 +50,10 @@ type groupActor struct {
 
 	// loadErr is the last load failure; while set, the actor fails closed:
 	// every request retries the load and is answered with its error.
-	loadErr   error
-	committed *group.Group         // the stored state (a not-existing group when rev is 0)
-	working   *group.Group         // committed + the pending batch
-	rev       persistence.Revision // committed's store revision, 0 while not stored
-	// legacy marks a group decoded from the legacy layout: its next commit
-	// rewrites the whole group (persistence.Rewrite).
-	legacy bool
-	// leases holds each member's memberLeaseExpiresAt as stored, the basis
-	// of lease-renewal coalescing.
-	leases map[string]group.Instant
+	loadErr error
+	// batch holds committed, working, the stored revision and leases, and
+	// the pending entries (group commit without I/O; batch.go).
+	batch
 	// stats tracks committed's gauges (Observer.GroupStats).
 	stats statsTracker
 	// cell publishes committed to readers; validated is when committed was
@@ -67,10 +61,6 @@ type groupActor struct {
 	cell      *snapshotCell
 	validated time.Time
 
-	// The pending batch: its entries in arrival order and the records they
-	// produced on working.
-	entries     []entry
-	records     []group.Record
 	flushQueued bool // a flush{} is in the mailbox
 	passivating bool // passivate{} was sent to the manager
 
@@ -85,18 +75,9 @@ type groupActor struct {
 // joins an empty batch.
 type flush struct{}
 
-// entry is one heartbeat or tick of the pending batch.
-type entry struct {
-	now  time.Time
-	hb   *messages.Heartbeat     // nil for a tick
-	resp group.HeartbeatResponse // computed on working; sent once committed
-	// drained names the migration a tick found drained in Redis; re-runs
-	// replay the confirmation without asking Redis again.
-	drained string
-}
-
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
-	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell)}
+	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell),
+		batch: batch{settings: c.opts.Settings, sharedStore: c.opts.Store.Shared()}}
 }
 
 // Receive dispatches one message; each case is a few lines.
@@ -238,34 +219,12 @@ func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
 // park adds an entry and its records to the batch and makes sure a flush
 // follows.
 func (a *groupActor) park(ctx actor.Context, e entry, recs []group.Record) {
-	a.entries = append(a.entries, e)
-	a.records = append(a.records, recs...)
-	switch {
-	case !a.c.opts.GroupCommit || len(a.entries) >= a.c.opts.MaxBatch:
+	switch n := a.batch.park(e, recs); {
+	case !a.c.opts.GroupCommit || n >= a.c.opts.MaxBatch:
 		a.flush()
 	case !a.flushQueued:
 		a.flushQueued = true
 		ctx.Send(ctx.Self(), flush{})
-	}
-}
-
-// run runs one entry on working, recording a heartbeat's response, and
-// returns the records it produced.
-func (a *groupActor) run(e *entry) []group.Record {
-	at := group.InstantOf(e.now)
-	if e.hb == nil {
-		return append(a.working.Tick(at, a.c.opts.Settings), a.confirmDrain(e)...)
-	}
-	resp, recs := a.working.Heartbeat(at, a.c.opts.Settings, e.hb.Request)
-	e.resp = resp
-	return recs
-}
-
-// rerun re-runs every entry of the batch, in order, on a fresh working copy.
-func (a *groupActor) rerun() {
-	a.records = nil
-	for i := range a.entries {
-		a.records = append(a.records, a.run(&a.entries[i])...)
 	}
 }
 
@@ -317,7 +276,7 @@ func (a *groupActor) answerBatch(err error) {
 		}
 		a.entries = a.entries[1:]
 	}
-	a.entries, a.records = nil, nil
+	a.clear()
 }
 
 // failBatch answers every parked heartbeat that has no answer yet with err
@@ -328,7 +287,7 @@ func (a *groupActor) failBatch(err error) {
 			tryFail(e.hb.Reply, err)
 		}
 	}
-	a.entries, a.records = nil, nil
+	a.clear()
 }
 
 // groupNotFound is the domain error for a group that is not stored.
@@ -336,7 +295,7 @@ func groupNotFound() error {
 	return group.Errorf(group.CodeGroupNotFound, "Group not found")
 }
 
-func (a *groupActor) shared() bool { return a.c.opts.Store.Shared() }
+func (a *groupActor) shared() bool { return a.sharedStore }
 
 // storeCtx bounds one store call.
 func (a *groupActor) storeCtx() (context.Context, context.CancelFunc) {

@@ -59,19 +59,10 @@ func (a *groupActor) load() (g *group.Group, rev persistence.Revision, legacy bo
 	return g, rev, doc.LayoutVersion == persistence.LegacyLayoutVersion, nil
 }
 
-// install makes g, stored at rev, the committed state and resets working.
-// A group read from a shared store holds every lease for the coalescing
-// window (group.HoldLeases): its writer, maybe an earlier run of this
-// process, may have granted renewals that it never wrote.
+// install makes g, stored at rev, the committed state and resets working
+// (batch.install), then tells the readers and the observer.
 func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bool) {
-	if a.shared() {
-		g.HoldLeases(a.c.opts.Settings)
-	}
-	a.committed, a.working, a.rev, a.legacy = g, g.Clone(), rev, legacy
-	a.leases = make(map[string]group.Instant, len(g.Members))
-	for id, m := range g.Members {
-		a.leases[id] = m.MemberLeaseExpiresAt
-	}
+	a.batch.install(g, rev, legacy)
 	a.stats.reset(g)
 	a.validated = a.c.opts.Clock()
 	a.committedChanged()

@@ -109,11 +109,3 @@ func (a *groupActor) drainedMigration() string {
 	}
 	return id
 }
-
-// confirmDrain applies the drain confirmation a tick entry carries.
-func (a *groupActor) confirmDrain(e *entry) []group.Record {
-	if e.drained == "" {
-		return nil
-	}
-	return a.working.ConfirmDrain(group.InstantOf(e.now), a.c.opts.Settings, e.drained)
-}
