@@ -58,22 +58,12 @@ func messageType(msg any) string {
 		return MsgCreateGroup
 	case *messages.DeleteGroup:
 		return MsgDeleteGroup
-	case *messages.GetGroup:
-		return MsgGetGroup
-	case *messages.GetMembers:
-		return MsgGetMembers
-	case *messages.GetAssignments:
-		return MsgGetAssignments
-	case *messages.GetRouting:
-		return MsgGetRouting
 	case *messages.Scale:
 		return MsgScale
 	case *messages.CheckScale:
 		return MsgCheckScale
 	case *messages.Rollback:
 		return MsgRollback
-	case *messages.GetMigration, *messages.GetMigrations:
-		return MsgGetMigrations
 	case *messages.GetSnapshot:
 		return MsgGetSnapshot
 	case *messages.Tick:
@@ -94,23 +84,11 @@ func failRequest(msg any, err error) {
 		tryFail(m.Reply, err)
 	case *messages.DeleteGroup:
 		tryFail(m.Reply, err)
-	case *messages.GetGroup:
-		tryFail(m.Reply, err)
-	case *messages.GetMembers:
-		tryFail(m.Reply, err)
-	case *messages.GetAssignments:
-		tryFail(m.Reply, err)
-	case *messages.GetRouting:
-		tryFail(m.Reply, err)
 	case *messages.Scale:
 		tryFail(m.Reply, err)
 	case *messages.CheckScale:
 		tryFail(m.Reply, err)
 	case *messages.Rollback:
-		tryFail(m.Reply, err)
-	case *messages.GetMigration:
-		tryFail(m.Reply, err)
-	case *messages.GetMigrations:
 		tryFail(m.Reply, err)
 	case *messages.GetSnapshot:
 		tryFail(m.Reply, err)

@@ -52,20 +52,15 @@ type Observer interface {
 
 // Message types reported by Observer.MessageHandled.
 const (
-	MsgHeartbeat      = "heartbeat"
-	MsgCreateGroup    = "create_group"
-	MsgDeleteGroup    = "delete_group"
-	MsgGetGroup       = "get_group"
-	MsgGetMembers     = "get_members"
-	MsgGetAssignments = "get_assignments"
-	MsgGetRouting     = "get_routing"
-	MsgScale          = "scale"
-	MsgCheckScale     = "check_scale"
-	MsgRollback       = "rollback"
-	MsgGetMigrations  = "get_migrations"
-	MsgGetSnapshot    = "get_snapshot"
-	MsgTick           = "tick"
-	MsgFlush          = "flush"
+	MsgHeartbeat   = "heartbeat"
+	MsgCreateGroup = "create_group"
+	MsgDeleteGroup = "delete_group"
+	MsgScale       = "scale"
+	MsgCheckScale  = "check_scale"
+	MsgRollback    = "rollback"
+	MsgGetSnapshot = "get_snapshot"
+	MsgTick        = "tick"
+	MsgFlush       = "flush"
 )
 
 // NopObserver ignores every hook. Embed it to implement only some of them.

@@ -56,36 +56,12 @@ type DeleteGroup struct {
 	Reply   ReplyTo[group.GroupView]
 }
 
-// GetGroup reads the committed GroupResponse.
-type GetGroup struct {
-	Routed
-	Reply ReplyTo[group.GroupView]
-}
-
-// GetMembers reads the committed member records sorted by id.
-type GetMembers struct {
-	Routed
-	Reply ReplyTo[[]group.Member]
-}
-
-// GetAssignments reads the committed /assignments projection.
-type GetAssignments struct {
-	Routed
-	Reply ReplyTo[group.AssignmentsView]
-}
-
 // Routing is what producers need to route keys to shards (§2.4).
 type Routing struct {
 	StreamPrefix    string
 	ConsumerGroup   string
 	MetadataVersion int64
 	ShardCount      int
-}
-
-// GetRouting reads the committed routing metadata.
-type GetRouting struct {
-	Routed
-	Reply ReplyTo[Routing]
 }
 
 // Tick drives time-based maintenance of one group (§7).

@@ -41,13 +41,6 @@ type Rollback struct {
 	Reply   ReplyTo[group.Migration]
 }
 
-// GetMigration reads migration ID from the committed state.
-type GetMigration struct {
-	Routed
-	ID    string
-	Reply ReplyTo[group.Migration]
-}
-
 // Migrations is a group's migration history (§2.6 /migrations).
 type Migrations struct {
 	// List holds every migration ordered by creation time.
@@ -56,14 +49,10 @@ type Migrations struct {
 	ActiveReshardingID *string
 }
 
-// GetMigrations reads the committed migration history.
-type GetMigrations struct {
-	Routed
-	Reply ReplyTo[Migrations]
-}
-
-// GetSnapshot reads a private copy of the committed group, for read-only
-// projections built outside the actor (data-plane monitoring).
+// GetSnapshot asks the group actor to publish its committed state (after
+// revalidating a shared store past the read staleness) and answers the
+// published snapshot: immutable and shared by every reader, so it is only
+// read. Every read (GETs, monitoring, Grafana, member series) takes it.
 type GetSnapshot struct {
 	Routed
 	Reply ReplyTo[*group.Group]
