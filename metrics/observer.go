@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"errors"
 	"strconv"
 	"time"
@@ -92,29 +91,36 @@ func (m *Metrics) MailboxDepth(key group.Key, n int) {
 	}
 }
 
-// ResultOf classifies a store or commit error for the result labels:
-// success, conflict, not_found, already_exists, unavailable, lock_timeout,
-// corrupt, canceled, internal or error (an unknown outcome).
+// ResultOf names a store or commit error's outcome (persistence.Classify)
+// for the result labels: success, conflict, not_found, already_exists,
+// unavailable, lock_timeout, corrupt, canceled, internal or error (an
+// unknown outcome or a refusal).
 func ResultOf(err error) string {
-	switch {
-	case err == nil:
+	switch persistence.Classify(err) {
+	case persistence.Written:
 		return "success"
-	case errors.Is(err, persistence.ErrConflict), errors.Is(err, messages.ErrStateConflict):
+	case persistence.Stale:
+		switch {
+		case errors.Is(err, persistence.ErrNotFound):
+			return "not_found"
+		case errors.Is(err, persistence.ErrAlreadyExists):
+			return "already_exists"
+		}
 		return "conflict"
-	case errors.Is(err, persistence.ErrNotFound):
-		return "not_found"
-	case errors.Is(err, persistence.ErrAlreadyExists):
-		return "already_exists"
-	case errors.Is(err, persistence.ErrUnavailable):
-		return "unavailable"
-	case errors.Is(err, persistence.ErrLockTimeout):
+	case persistence.Busy:
 		return "lock_timeout"
-	case errors.Is(err, persistence.ErrCorrupt):
+	case persistence.Unavailable:
+		return "unavailable"
+	case persistence.Corrupt:
 		return "corrupt"
+	case persistence.Canceled:
+		return "canceled"
+	}
+	switch {
 	case errors.Is(err, messages.ErrInternal):
 		return "internal"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
+	case errors.Is(err, messages.ErrStateConflict):
+		return "conflict"
 	}
 	return "error"
 }
