@@ -22,6 +22,8 @@ type Coordinator struct {
 	opts    Options
 	system  *actor.ActorSystem
 	manager *actor.PID
+	// dispatcher runs the group actors' mailbox turns on reused goroutines.
+	dispatcher *workerDispatcher
 
 	// registry maps group.Key → *child. Only the manager writes it; senders
 	// read it to reach a group actor without a hop through the manager.
@@ -49,7 +51,8 @@ func New(o Options) (*Coordinator, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: o, stopTicker: make(chan struct{}), tickerDone: make(chan struct{})}
+	c := &Coordinator{opts: o, dispatcher: newWorkerDispatcher(dispatcherThroughput),
+		stopTicker: make(chan struct{}), tickerDone: make(chan struct{})}
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(warnHandler{o.Logger.Handler()}).With("lib", "protoactor")
 	}))

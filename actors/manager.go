@@ -145,6 +145,7 @@ func (m *manager) closeIfDrained() {
 func (c *Coordinator) groupProps(key group.Key, depth *mailboxDepth) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return newGroupActor(c, key, depth) },
 		actor.WithMailbox(actor.Unbounded(depth)),
+		actor.WithDispatcher(c.dispatcher),
 		actor.WithReceiverMiddleware(c.observeMessages, answerPanics))
 }
 
