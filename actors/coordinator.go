@@ -56,7 +56,7 @@ func New(o Options) (*Coordinator, error) {
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(warnHandler{o.Logger.Handler()}).With("lib", "protoactor")
 	}))
-	manager, err := c.system.Root.SpawnNamed(c.managerProps(), "groups")
+	manager, err := c.system.Root.SpawnNamed(managerProps(c), "groups")
 	if err != nil {
 		c.system.Shutdown()
 		return nil, fmt.Errorf("actors: spawn group manager: %w", err)

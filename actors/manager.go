@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"sync/atomic"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -48,12 +46,6 @@ type manager struct {
 	retiring map[group.Key][]messages.Request
 }
 
-func (c *Coordinator) managerProps() *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor {
-		return &manager{c: c, keys: map[string]group.Key{}, retiring: map[group.Key][]messages.Request{}}
-	}, actor.WithSupervisor(actor.RestartingSupervisorStrategy()))
-}
-
 // Receive handles group requests sent before their actor existed, drain
 // and child termination.
 func (m *manager) Receive(ctx actor.Context) {
@@ -92,7 +84,7 @@ func (m *manager) child(ctx actor.Context, key group.Key) *actor.PID {
 		return ch.(*child).pid
 	}
 	depth := new(mailboxDepth)
-	pid := ctx.SpawnPrefix(m.c.groupProps(key, depth), "group-")
+	pid := ctx.SpawnPrefix(groupProps(m.c, key, depth), "group-")
 	m.keys[pid.Id] = key
 	m.c.registry.Store(key, &child{pid: pid, depth: depth})
 	m.c.opts.Observer.ActorsLive(len(m.keys))
@@ -138,41 +130,4 @@ func (m *manager) closeIfDrained() {
 		close(m.draining)
 		m.draining = nil
 	}
-}
-
-// groupProps builds the props of key's group actor: its own mailbox with a
-// depth counter, the metrics and panic middlewares.
-func (c *Coordinator) groupProps(key group.Key, depth *mailboxDepth) *actor.Props {
-	return actor.PropsFromProducer(func() actor.Actor { return newGroupActor(c, key, depth) },
-		actor.WithMailbox(actor.Unbounded(depth)),
-		actor.WithDispatcher(c.dispatcher),
-		actor.WithReceiverMiddleware(c.observeMessages, answerPanics))
-}
-
-// mailboxDepth counts the messages posted to a mailbox and not yet handled
-// (n; protoactor reports a message received once the actor has handled
-// it), and among them the heartbeats (heartbeats, the queue
-// Coordinator.Heartbeat bounds). It is a protoactor mailbox middleware.
-type mailboxDepth struct{ n, heartbeats atomic.Int64 }
-
-func (d *mailboxDepth) MailboxStarted() {}
-func (d *mailboxDepth) MailboxEmpty()   {}
-
-func (d *mailboxDepth) MessagePosted(msg any) {
-	d.n.Add(1)
-	if isHeartbeat(msg) {
-		d.heartbeats.Add(1)
-	}
-}
-
-func (d *mailboxDepth) MessageReceived(msg any) {
-	d.n.Add(-1)
-	if isHeartbeat(msg) {
-		d.heartbeats.Add(-1)
-	}
-}
-
-func isHeartbeat(msg any) bool {
-	_, ok := actor.UnwrapEnvelopeMessage(msg).(*messages.Heartbeat)
-	return ok
 }

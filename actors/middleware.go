@@ -11,18 +11,21 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
-// observeMessages is a receiver middleware reporting how long a group actor
-// handled each request, tick and flush (Observer.MessageHandled).
-func (c *Coordinator) observeMessages(next actor.ReceiverFunc) actor.ReceiverFunc {
-	return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
-		name := messageType(env.Message)
-		if name == "" {
+// observeMessages returns a receiver middleware reporting to obs how long
+// a group actor handled each request, tick and flush
+// (Observer.MessageHandled).
+func observeMessages(obs Observer) actor.ReceiverMiddleware {
+	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
+			name := messageType(env.Message)
+			if name == "" {
+				next(ctx, env)
+				return
+			}
+			start := time.Now()
 			next(ctx, env)
-			return
+			obs.MessageHandled(name, time.Since(start))
 		}
-		start := time.Now()
-		next(ctx, env)
-		c.opts.Observer.MessageHandled(name, time.Since(start))
 	}
 }
 
