@@ -443,8 +443,21 @@ func (r *Runner) runGroups(ctx context.Context) error {
 	if err := r.phase(s.settle(ctx, "groups/settle")); err != nil {
 		return err
 	}
-	return r.phase(r.closed(ctx, s, "groups/closed", s.fire))
+	closed, err := r.closed(ctx, s, "groups/closed", s.fire)
+	if err := r.phase(closed, err); err != nil {
+		return err
+	}
+	// The open loop at manyOpenFraction of the closed-loop maximum: the
+	// rate it sustains, with its latency and statuses.
+	rate := manyOpenFraction * closed.Throughput
+	return r.phase(s.measure(ctx, "groups/open", "open", rate, func() (*Recorder, error) {
+		return openLoop(ctx, s.size(), rate, r.opts.Duration, s.fire), nil
+	}))
 }
+
+// manyOpenFraction is the groups run's open-loop rate, a fraction of its
+// closed-loop throughput.
+const manyOpenFraction = 0.8
 
 // groupsReference measures size z in closed loop (phase
 // groups-ref/<z>) in a session of its own, with the many-group run's lease
