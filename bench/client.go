@@ -46,29 +46,19 @@ func groupPath(key group.Key) string {
 
 // CreateGroup creates key with shards shards (endpoint #4).
 func (a *API) CreateGroup(ctx context.Context, key group.Key, shards int) error {
-	body, _ := json.Marshal(group.CreateRequest{InitialShardCount: &shards, RequestedBy: "coord-bench"})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.Base+groupPath(key), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.SetBasicAuth(a.User, a.Password)
-	res, err := a.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusCreated {
-		return fmt.Errorf("create group %s: HTTP %d: %s", key, res.StatusCode, b)
-	}
-	return nil
+	return a.admin(ctx, http.MethodPost, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "coord-bench"}, http.StatusCreated)
 }
 
 // DeleteGroup deletes key with its members (endpoint #6, forced).
 func (a *API) DeleteGroup(ctx context.Context, key group.Key) error {
-	body, _ := json.Marshal(group.DeleteRequest{RequestedBy: "coord-bench", Reason: "bench probe", Force: true})
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.Base+groupPath(key), bytes.NewReader(body))
+	return a.admin(ctx, http.MethodDelete, key, group.DeleteRequest{RequestedBy: "coord-bench", Reason: "bench probe", Force: true}, http.StatusOK)
+}
+
+// admin sends body to key's group resource with method as the admin user
+// and fails unless the answer has status want.
+func (a *API) admin(ctx context.Context, method string, key group.Key, body any, want int) error {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, method, a.Base+groupPath(key), bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -79,9 +69,9 @@ func (a *API) DeleteGroup(ctx context.Context, key group.Key) error {
 		return err
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("delete group %s: HTTP %d: %s", key, res.StatusCode, b)
+	answer, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		return fmt.Errorf("%s group %s: HTTP %d: %s", method, key, res.StatusCode, answer)
 	}
 	return nil
 }

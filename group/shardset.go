@@ -170,7 +170,11 @@ type shardJSON struct {
 
 // MarshalJSON encodes the set as [{"shardIndex":n},…]; an empty set is [].
 func (s ShardSet) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 2+len(s)*16)
+	return s.AppendJSON(make([]byte, 0, 2+len(s)*16)), nil
+}
+
+// AppendJSON appends the set's JSON (as MarshalJSON encodes it) to b.
+func (s ShardSet) AppendJSON(b []byte) []byte {
 	b = append(b, '[')
 	for i, x := range s {
 		if i > 0 {
@@ -180,7 +184,7 @@ func (s ShardSet) MarshalJSON() ([]byte, error) {
 		b = strconv.AppendInt(b, int64(x), 10)
 		b = append(b, '}')
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // UnmarshalJSON decodes [{"shardIndex":n},…] (extra keys ignored); null is empty.

@@ -51,26 +51,12 @@ func appendHeartbeat(b []byte, r *group.HeartbeatResponse) []byte {
 	b = append(b, `,"metadataVersion":`...)
 	b = strconv.AppendInt(b, r.MetadataVersion, 10)
 	b = append(b, `,"assignment":{"assignedShards":`...)
-	b = appendShards(b, r.Assignment.AssignedShards)
+	b = r.Assignment.AssignedShards.AppendJSON(b)
 	b = append(b, `,"pendingShards":`...)
-	b = appendShards(b, r.Assignment.PendingShards)
+	b = r.Assignment.PendingShards.AppendJSON(b)
 	b = append(b, `,"metadataVersion":`...)
 	b = strconv.AppendInt(b, r.Assignment.MetadataVersion, 10)
 	return append(b, "}}"...)
-}
-
-// appendShards appends s as group.ShardSet.MarshalJSON encodes it.
-func appendShards(b []byte, s group.ShardSet) []byte {
-	b = append(b, '[')
-	for i, x := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"shardIndex":`...)
-		b = strconv.AppendInt(b, int64(x), 10)
-		b = append(b, '}')
-	}
-	return append(b, ']')
 }
 
 // appendJSONString appends s as a JSON string the way encoding/json does.
