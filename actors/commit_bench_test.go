@@ -2,7 +2,6 @@ package actors_test
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -36,23 +35,13 @@ func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Co
 	if _, err := c.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
-	ms := make([]*membersim.Member, members)
-	for i := range ms {
-		ms[i] = membersim.New(fmt.Sprintf("member-%05d", i), nil)
+	ms, err := membersim.SettleAll(members, 20, func(req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+		return c.Heartbeat(ctx, key, req)
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	for pass := 0; ; pass++ {
-		settled := true
-		for _, m := range ms {
-			resp := heartbeat(b, c, key, m)
-			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
-		}
-		if settled {
-			return c, key, ms
-		}
-		if pass == 20 {
-			b.Fatal("members did not settle in 20 passes")
-		}
-	}
+	return c, key, ms
 }
 
 // heartbeat sends m's next heartbeat through the coordinator and applies

@@ -44,13 +44,7 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // newTestFleet returns a fleet of members m-00000… over a scripted coordinator.
 func newTestFleet(t *testing.T, members, shards int, ttl time.Duration) (*Fleet, *scripted) {
 	t.Helper()
-	coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
-	srv := httptest.NewServer(coord)
-	t.Cleanup(srv.Close)
-	api, err := NewAPI(srv.URL+"/coord/v1", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	coord, api := scriptedAPI(t)
 	key := group.Key{StreamPrefix: "bench", ConsumerGroup: "g0"}
 	return NewFleet(api, key, members, shards, ttl, NewOracle(), time.Now()), coord
 }

@@ -42,22 +42,7 @@ func (s *scraper) run(ctx context.Context, interval time.Duration) {
 }
 
 func (s *scraper) scrape(ctx context.Context) {
-	n, err := func() (int64, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
-		if err != nil {
-			return 0, err
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer res.Body.Close()
-		n, err := io.Copy(io.Discard, res.Body)
-		if err == nil && res.StatusCode != http.StatusOK {
-			err = &httpStatusError{res.StatusCode}
-		}
-		return n, err
-	}()
+	n, err := get(ctx, s.url, io.Discard)
 	if ctx.Err() != nil {
 		return
 	}
@@ -75,6 +60,25 @@ func (s *scraper) result() Scrapes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.res
+}
+
+// get copies the body of a GET of url to w and returns its length; an
+// answer other than 200 is an error.
+func get(ctx context.Context, url string, w io.Writer) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	n, err := io.Copy(w, res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = &httpStatusError{res.StatusCode}
+	}
+	return n, err
 }
 
 type httpStatusError struct{ code int }

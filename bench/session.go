@@ -1,10 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -130,20 +130,11 @@ func (s *session) stopPeers() {
 // heapAlloc reads the coordinator's heap after a forced GC
 // (/debug/pprof/heap?gc=1&debug=1, runtime.MemStats.HeapAlloc).
 func (s *session) heapAlloc(ctx context.Context) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.Root+"/debug/pprof/heap?gc=1&debug=1", nil)
-	if err != nil {
+	var b bytes.Buffer
+	if _, err := get(ctx, s.srv.Root+"/debug/pprof/heap?gc=1&debug=1", &b); err != nil {
 		return 0, err
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return 0, err
-	}
-	return parseHeapAlloc(b)
+	return parseHeapAlloc(b.Bytes())
 }
 
 // parseHeapAlloc finds "# HeapAlloc = N" in a debug=1 heap profile.

@@ -60,27 +60,11 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 	if _, err := coord.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
-	ms := make([]*membersim.Member, members)
-	for i := range ms {
-		ms[i] = membersim.New(fmt.Sprintf("member-%05d", i), nil)
-	}
-	for pass := 0; ; pass++ {
-		settled := true
-		for _, mem := range ms {
-			req := mem.Request()
-			resp, err := coord.Heartbeat(ctx, key, &req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			mem.Apply(req, resp)
-			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
-		}
-		if settled {
-			break
-		}
-		if pass == 20 {
-			b.Fatal("members did not settle in 20 passes")
-		}
+	ms, err := membersim.SettleAll(members, 20, func(req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+		return coord.Heartbeat(ctx, key, req)
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	f := &benchFleet{api: api, bodies: make([]string, members)}
 	for i, mem := range ms {

@@ -159,6 +159,32 @@ func Settled(shards int, members []*Member) bool {
 	return len(read) == shards && hi-lo <= 1
 }
 
+// SettleAll starts n members (member-00000, …) and heartbeats them, one
+// pass over all of them at a time through send, until a whole pass is
+// answered OK with nothing pending; after maxPasses passes it fails.
+func SettleAll(n, maxPasses int, send func(*group.HeartbeatRequest) (group.HeartbeatResponse, error)) ([]*Member, error) {
+	ms := make([]*Member, n)
+	for i := range ms {
+		ms[i] = New(fmt.Sprintf("member-%05d", i), nil)
+	}
+	for range maxPasses {
+		settled := true
+		for _, m := range ms {
+			req := m.Request()
+			resp, err := send(&req)
+			if err != nil {
+				return nil, err
+			}
+			m.Apply(req, resp)
+			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
+		}
+		if settled {
+			return ms, nil
+		}
+	}
+	return nil, fmt.Errorf("%d members did not settle in %d passes", n, maxPasses)
+}
+
 // StatusError is a heartbeat answered with an HTTP status other than 200.
 type StatusError struct {
 	Code int
