@@ -11,7 +11,7 @@ func Owner(groupKey string, coordinators []string) (string, bool) {
 	if len(coordinators) == 0 {
 		return "", false
 	}
-	g := xxhash.Sum64String(groupKey)
+	g := hashKey(groupKey)
 	best := coordinators[0]
 	bestScore := score(g, best)
 	for _, c := range coordinators[1:] {
@@ -24,6 +24,9 @@ func Owner(groupKey string, coordinators []string) (string, bool) {
 	}
 	return best, true
 }
+
+// hashKey is the 64-bit hash of a group key that score takes.
+func hashKey(groupKey string) uint64 { return xxhash.Sum64String(groupKey) }
 
 // score is the rendezvous weight of coordinator id c for the group whose
 // key hashes to g: the XXH64 hashes of key and id combined and put through

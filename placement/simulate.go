@@ -1,0 +1,210 @@
+package placement
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+)
+
+// SimConfig describes a simulated cluster: Coordinators live coordinators
+// holding Groups groups whose member counts follow a Zipf law of exponent
+// ZipfS over 1..MaxMembers (most groups small, a few very large).
+type SimConfig struct {
+	Coordinators int
+	Groups       int
+	MaxMembers   int
+	ZipfS        float64 // > 1
+	// Changes is how many single-coordinator joins and, separately, how
+	// many leaves are replayed, each against the initial cluster.
+	Changes int
+	// BoundedLoad, when > 0, also simulates the member-aware alternative
+	// to Owner: rendezvous with bounded loads, in which no coordinator
+	// takes a group past (1+BoundedLoad) × the mean member load.
+	BoundedLoad float64
+	Seed        uint64
+}
+
+// SimResult is what Simulate measured.
+type SimResult struct {
+	Config       SimConfig
+	TotalMembers int
+	LargestGroup int // members of the largest group
+	Rendezvous   Placement
+	Bounded      Placement // zero unless Config.BoundedLoad > 0
+}
+
+// Placement is how one placement rule spread the groups of the initial
+// cluster and what each join or leave moved.
+type Placement struct {
+	Groups  Load // groups per coordinator
+	Members Load // members per coordinator
+	Joins   []Move
+	Leaves  []Move
+}
+
+// Load is the spread of a quantity over the coordinators.
+type Load struct {
+	Min, Max int
+	Mean     float64
+}
+
+// MaxOverMean is Max ÷ Mean: 1 is a perfect spread.
+func (l Load) MaxOverMean() float64 { return float64(l.Max) / l.Mean }
+
+// Move is the effect of one coordinator joining or leaving.
+type Move struct {
+	Coordinator string
+	// Moved counts the groups whose owner changed.
+	Moved int
+	// Minimum is the fewest groups any placement could move: the groups the
+	// leaver owned, or the groups the joiner owns afterwards.
+	Minimum int
+	// Elsewhere counts moved groups that went neither from the leaver nor
+	// to the joiner (0 for a placement that moves only what it must).
+	Elsewhere int
+	// MovedMembers and MinimumMembers are the members of those groups.
+	MovedMembers, MinimumMembers int
+}
+
+// Simulate builds the cluster of cfg, places every group, then replays
+// cfg.Changes joins and cfg.Changes leaves and compares the owner of every
+// group before and after each. It is deterministic for a given cfg.
+func Simulate(cfg SimConfig) SimResult {
+	r := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	zipf := rand.NewZipf(r, cfg.ZipfS, 1, uint64(cfg.MaxMembers-1))
+	groups := make([]simGroup, cfg.Groups)
+	res := SimResult{Config: cfg}
+	for i := range groups {
+		groups[i] = simGroup{
+			key:     "stream-" + strconv.FormatUint(r.Uint64()%1000, 10) + ":group-" + strconv.Itoa(i),
+			members: int(zipf.Uint64()) + 1,
+		}
+		res.TotalMembers += groups[i].members
+		res.LargestGroup = max(res.LargestGroup, groups[i].members)
+	}
+	ids := make([]string, cfg.Coordinators)
+	for i := range ids {
+		ids[i] = coordinatorID(r)
+	}
+	var joiners []string
+	for range cfg.Changes {
+		joiners = append(joiners, coordinatorID(r))
+	}
+	res.Rendezvous = replay(groups, ids, joiners, rendezvous)
+	if cfg.BoundedLoad > 0 {
+		slices.SortFunc(groups, func(a, b simGroup) int {
+			return cmp.Or(b.members-a.members, cmp.Compare(a.key, b.key))
+		})
+		res.Bounded = replay(groups, ids, joiners, func(groups []simGroup, ids []string) []string {
+			return boundedLoad(groups, ids, cfg.BoundedLoad)
+		})
+	}
+	return res
+}
+
+type simGroup struct {
+	key     string
+	members int
+}
+
+// coordinatorID draws an id shaped like a Kubernetes pod name.
+func coordinatorID(r *rand.Rand) string {
+	return "coordinator-" + strconv.FormatUint(r.Uint64()%(1<<40), 36)
+}
+
+// replay places groups on ids with rule, then on ids without each of the
+// first len(joiners) ids, then on ids plus each joiner.
+func replay(groups []simGroup, ids, joiners []string, rule func([]simGroup, []string) []string) Placement {
+	before := rule(groups, ids)
+	p := Placement{Groups: spread(ids, before, groups, func(simGroup) int { return 1 })}
+	p.Members = spread(ids, before, groups, func(g simGroup) int { return g.members })
+	for _, leaver := range ids[:min(len(joiners), len(ids))] {
+		rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == leaver })
+		p.Leaves = append(p.Leaves, compare(leaver, before, rule(groups, rest), groups))
+	}
+	for _, joiner := range joiners {
+		p.Joins = append(p.Joins, compare(joiner, before, rule(groups, append(slices.Clone(ids), joiner)), groups))
+	}
+	return p
+}
+
+// rendezvous is the rule of Owner.
+func rendezvous(groups []simGroup, ids []string) []string {
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i], _ = Owner(g.key, ids)
+	}
+	return out
+}
+
+// boundedLoad is rendezvous with bounded loads (Mirrokni, Thorup and
+// Zadimoghaddam 2018), weighted by members: groups, largest first, each go
+// to the coordinator they rank highest among those whose member load stays
+// within (1+eps) × the mean, or to the least loaded when none can take it.
+// It needs every group's member count on every coordinator, so it is only
+// measured here, against Owner.
+func boundedLoad(groups []simGroup, ids []string, eps float64) []string {
+	total := 0
+	for _, g := range groups {
+		total += g.members
+	}
+	capacity := int((1 + eps) * float64(total) / float64(len(ids)))
+	load := make([]int, len(ids))
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		h := hashKey(g.key)
+		best, bestScore := -1, uint64(0)
+		for j, id := range ids {
+			if load[j]+g.members > capacity {
+				continue
+			}
+			if s := score(h, id); best < 0 || s > bestScore {
+				best, bestScore = j, s
+			}
+		}
+		if best < 0 {
+			best = slices.Index(load, slices.Min(load))
+		}
+		load[best] += g.members
+		out[i] = ids[best]
+	}
+	return out
+}
+
+// spread is the Min, Max and Mean over ids of the sum of weight over the
+// groups each owns.
+func spread(ids, owner []string, groups []simGroup, weight func(simGroup) int) Load {
+	per := make(map[string]int, len(ids))
+	total := 0
+	for i, o := range owner {
+		per[o] += weight(groups[i])
+		total += weight(groups[i])
+	}
+	vals := make([]int, len(ids))
+	for i, id := range ids {
+		vals[i] = per[id]
+	}
+	return Load{Min: slices.Min(vals), Max: slices.Max(vals), Mean: float64(total) / float64(len(ids))}
+}
+
+// compare counts what changed between two placements of the same groups
+// when coordinator changed joined or left.
+func compare(changed string, before, after []string, groups []simGroup) Move {
+	mv := Move{Coordinator: changed}
+	for i := range before {
+		if before[i] == changed || after[i] == changed {
+			mv.Minimum++
+			mv.MinimumMembers += groups[i].members
+		}
+		if before[i] == after[i] {
+			continue
+		}
+		mv.Moved++
+		mv.MovedMembers += groups[i].members
+		if before[i] != changed && after[i] != changed {
+			mv.Elsewhere++
+		}
+	}
+	return mv
+}
