@@ -12,6 +12,13 @@
 //     hands exactly its own groups to their second choices; no other group
 //     moves (the minimum possible).
 //
+// Simulate replays coordinator joins and leaves over a synthetic population
+// of groups with Zipf-distributed member counts and reports how many groups
+// move and how evenly groups and members spread, for Owner and, for
+// comparison, for rendezvous with bounded loads. It backs the simulation
+// tests and cmd/coord-placement-sim (docs/cluster.md, Placement).
+//
 // The package is pure: no I/O, no clock reads, no goroutines, no global
-// state. Owner allocates nothing.
+// state; Simulate is deterministic for a given configuration. Owner
+// allocates nothing.
 package placement

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -18,10 +19,12 @@ type SimConfig struct {
 	// Changes is how many single-coordinator joins and, separately, how
 	// many leaves are replayed, each against the initial cluster.
 	Changes int
-	// BoundedLoad, when > 0, also simulates the member-aware alternative
-	// to Owner: rendezvous with bounded loads, in which no coordinator
-	// takes a group past (1+BoundedLoad) × the mean member load.
+	// BoundedLoad, when > 0, also simulates the load-aware alternative to
+	// Owner: rendezvous with bounded loads, in which no coordinator takes a
+	// group past (1+BoundedLoad) × the mean load, in members, or in groups
+	// when BoundGroups is set.
 	BoundedLoad float64
+	BoundGroups bool
 	Seed        uint64
 }
 
@@ -96,8 +99,12 @@ func Simulate(cfg SimConfig) SimResult {
 		slices.SortFunc(groups, func(a, b simGroup) int {
 			return cmp.Or(b.members-a.members, cmp.Compare(a.key, b.key))
 		})
+		weight := func(g simGroup) int { return g.members }
+		if cfg.BoundGroups {
+			weight = func(simGroup) int { return 1 }
+		}
 		res.Bounded = replay(groups, ids, joiners, func(groups []simGroup, ids []string) []string {
-			return boundedLoad(groups, ids, cfg.BoundedLoad)
+			return boundedLoad(groups, ids, cfg.BoundedLoad, weight)
 		})
 	}
 	return res
@@ -117,8 +124,10 @@ func coordinatorID(r *rand.Rand) string {
 // first len(joiners) ids, then on ids plus each joiner.
 func replay(groups []simGroup, ids, joiners []string, rule func([]simGroup, []string) []string) Placement {
 	before := rule(groups, ids)
-	p := Placement{Groups: spread(ids, before, groups, func(simGroup) int { return 1 })}
-	p.Members = spread(ids, before, groups, func(g simGroup) int { return g.members })
+	p := Placement{
+		Groups:  spread(ids, before, groups, func(simGroup) int { return 1 }),
+		Members: spread(ids, before, groups, func(g simGroup) int { return g.members }),
+	}
 	for _, leaver := range ids[:min(len(joiners), len(ids))] {
 		rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == leaver })
 		p.Leaves = append(p.Leaves, compare(leaver, before, rule(groups, rest), groups))
@@ -139,24 +148,24 @@ func rendezvous(groups []simGroup, ids []string) []string {
 }
 
 // boundedLoad is rendezvous with bounded loads (Mirrokni, Thorup and
-// Zadimoghaddam 2018), weighted by members: groups, largest first, each go
-// to the coordinator they rank highest among those whose member load stays
-// within (1+eps) × the mean, or to the least loaded when none can take it.
-// It needs every group's member count on every coordinator, so it is only
+// Zadimoghaddam 2018): groups, in order, each go to the coordinator they
+// rank highest among those whose load (the sum of weight) stays within
+// ⌈(1+eps) × the mean⌉, or to the least loaded when none can take it. It
+// needs every group (and its weight) on every coordinator, so it is only
 // measured here, against Owner.
-func boundedLoad(groups []simGroup, ids []string, eps float64) []string {
+func boundedLoad(groups []simGroup, ids []string, eps float64, weight func(simGroup) int) []string {
 	total := 0
 	for _, g := range groups {
-		total += g.members
+		total += weight(g)
 	}
-	capacity := int((1 + eps) * float64(total) / float64(len(ids)))
+	capacity := int(math.Ceil((1 + eps) * float64(total) / float64(len(ids))))
 	load := make([]int, len(ids))
 	out := make([]string, len(groups))
 	for i, g := range groups {
 		h := hashKey(g.key)
 		best, bestScore := -1, uint64(0)
 		for j, id := range ids {
-			if load[j]+g.members > capacity {
+			if load[j]+weight(g) > capacity {
 				continue
 			}
 			if s := score(h, id); best < 0 || s > bestScore {
@@ -166,7 +175,7 @@ func boundedLoad(groups []simGroup, ids []string, eps float64) []string {
 		if best < 0 {
 			best = slices.Index(load, slices.Min(load))
 		}
-		load[best] += g.members
+		load[best] += weight(g)
 		out[i] = ids[best]
 	}
 	return out

@@ -39,3 +39,12 @@ func TestSimulationBoundedLoad(t *testing.T) {
 		}
 	}
 }
+
+// Bounding the group count evens out few groups on few coordinators, where
+// rendezvous alone leaves Binomial(30, 1/3) groups on each.
+func TestSimulationBoundedGroups(t *testing.T) {
+	res := Simulate(SimConfig{Coordinators: 3, Groups: 30, MaxMembers: 1_000, ZipfS: 1.5, Changes: 3, BoundedLoad: 0.1, BoundGroups: true, Seed: 1})
+	if g := res.Bounded.Groups; g.Max > 11 {
+		t.Errorf("bounded groups: max %d > ⌈1.1 × 10⌉ (%+v)", g.Max, g)
+	}
+}

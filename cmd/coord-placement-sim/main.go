@@ -20,7 +20,8 @@ func main() {
 	flag.IntVar(&cfg.MaxMembers, "max-members", 10_000, "members of the largest possible group")
 	flag.Float64Var(&cfg.ZipfS, "zipf", 1.5, "Zipf exponent (> 1) of the member counts; smaller is more skewed towards large groups")
 	flag.IntVar(&cfg.Changes, "changes", 5, "joins, and leaves, to replay")
-	flag.Float64Var(&cfg.BoundedLoad, "bounded-load", 0.1, "also simulate rendezvous with bounded loads, at most (1+this) × the mean members per coordinator; 0 skips it")
+	flag.Float64Var(&cfg.BoundedLoad, "bounded-load", 0.1, "also simulate rendezvous with bounded loads, at most (1+this) × the mean load per coordinator; 0 skips it")
+	flag.BoolVar(&cfg.BoundGroups, "bound-groups", false, "bound the load in groups rather than in members")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	flag.Parse()
 	if cfg.Coordinators < 1 || cfg.Groups < 1 || cfg.MaxMembers < 2 || cfg.ZipfS <= 1 || cfg.Changes < 0 || cfg.Changes > cfg.Coordinators || cfg.BoundedLoad < 0 {
@@ -33,7 +34,11 @@ func main() {
 		float64(res.TotalMembers)/float64(cfg.Groups), res.LargestGroup, cfg.Seed)
 	print("rendezvous (placement.Owner)", res.Rendezvous)
 	if cfg.BoundedLoad > 0 {
-		print(fmt.Sprintf("rendezvous with bounded loads, members ≤ %.2f × mean (comparison only)", 1+cfg.BoundedLoad), res.Bounded)
+		unit := "members"
+		if cfg.BoundGroups {
+			unit = "groups"
+		}
+		print(fmt.Sprintf("rendezvous with bounded loads, %s ≤ ⌈%.2f × mean⌉ (comparison only)", unit, 1+cfg.BoundedLoad), res.Bounded)
 	}
 }
 
