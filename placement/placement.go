@@ -5,8 +5,9 @@ import "github.com/cespare/xxhash/v2"
 // Owner returns the id of the coordinator that owns groupKey among the live
 // coordinator ids, and false when coordinators is empty. The answer does
 // not depend on the order of coordinators; duplicate ids count once.
-// groupKey must name the group the same way on every coordinator, e.g. the
-// "P:G" (stream prefix, consumer group) inside the group's Redis keys.
+// groupKey is the unit placed (package cluster passes the stream prefix, so
+// all groups of a stream share an owner); every coordinator must pass the
+// same key for the same unit.
 func Owner(groupKey string, coordinators []string) (string, bool) {
 	if len(coordinators) == 0 {
 		return "", false
