@@ -343,6 +343,7 @@ func TestParseStructuralErrors(t *testing.T) {
 		{"coordinator:\n  api:\n    users: [{username: a, roles: {x: y}}]\n", "coordinator.api.users[0].roles: expected a list, got a mapping"},
 		{"coordinator:\n  store:\n    type: redis\n    type: memory\n", "coordinator.store.type: duplicate key"},
 		{"coordinator: {a: 1\n", "invalid YAML"},
+		{"coordinator:\n  server:\n    address: x\n   store:\n    type: redis\n", "invalid YAML: yaml: line 4: "},
 		{"coordinator: {}\n---\ncoordinator: {}\n", "invalid YAML: more than one document"},
 	} {
 		if err := parseErr(t, tc.doc); !strings.HasPrefix(err.Error(), tc.want) {

@@ -19,6 +19,6 @@
 // "Configuration Boundary"). Every key absent from a file keeps its default,
 // so an empty file is a valid configuration.
 //
-// The package imports only the standard library and gopkg.in/yaml.v3; other
+// The package imports only the standard library and go.yaml.in/yaml/v4; other
 // packages read the returned *Config and never parse YAML themselves.
 package config

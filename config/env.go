@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // EnvPrefix starts the name of every environment override variable.
@@ -49,7 +50,7 @@ func applyEnv(c *Config, lookup LookupEnv) error {
 		if !ok {
 			return nil
 		}
-		n := &yaml.Node{Kind: yaml.ScalarNode, Value: s}
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: plainTag(s), Value: s}
 		if t := v.Type(); t.Kind() == reflect.String || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String {
 			n.Tag = "!!str"
 		} else if t.Kind() == reflect.Slice {
@@ -70,6 +71,66 @@ func applyEnv(c *Config, lookup LookupEnv) error {
 		}
 		return nil
 	})
+}
+
+// ClientVariables are COORDINATOR_ variables that programs talking to a
+// coordinator read (cmd/sample-producer, cmd/sample-consumer) and the
+// coordinator's own -config default; a coordinator started beside them
+// accepts them.
+var ClientVariables = []string{"COORDINATOR_CONFIG", "COORDINATOR_URL", "COORDINATOR_USER", "COORDINATOR_PASSWORD"}
+
+// checkEnviron returns an error naming the first variable of environ (in
+// sorted order) that starts with EnvPrefix but is neither in known (the
+// names Parse looked up: every override and every placeholder) nor one of
+// ClientVariables, and the closest name it might have meant: a misspelled
+// override must not be ignored silently.
+func checkEnviron(environ []string, known map[string]bool) error {
+	var unknown []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix) && !known[name] && !slices.Contains(ClientVariables, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	name, best := unknown[0], ""
+	for k := range known {
+		if strings.HasPrefix(k, EnvPrefix) && (best == "" || closer(name, k, best)) {
+			best = k
+		}
+	}
+	return &KeyError{Err: fmt.Errorf("environment variable %s: %w (no configuration key or placeholder has this name; did you mean %s?)", name, ErrUnknownKey, best)}
+}
+
+// closer reports whether a is nearer to name than b by edit distance (ties
+// go to the alphabetically first).
+func closer(name, a, b string) bool {
+	da, db := editDistance(name, a), editDistance(name, b)
+	return da < db || da == db && a < b
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // walkKeys calls f with the dotted path (under `coordinator.`) and value of

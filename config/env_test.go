@@ -158,3 +158,21 @@ func unjoin(err error) []error {
 	}
 	return nil
 }
+
+// A set COORDINATOR_ variable that is no override, no placeholder of either
+// file and no client variable fails the parse, naming it and the closest
+// known name; the others are accepted.
+func TestUnknownEnvironmentVariable(t *testing.T) {
+	err := parseErr(t, "", WithEnviron([]string{"COORDINATOR_STORE_TYP=redis", "HOME=/root"}))
+	want := "environment variable COORDINATOR_STORE_TYP: unknown key (no configuration key or placeholder has this name; did you mean COORDINATOR_STORE_TYPE?)"
+	if !errors.Is(err, ErrUnknownKey) || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	c := mustParse(t, "coordinator:\n  id: ${COORDINATOR_MY_ID:x}\n", WithEnviron([]string{
+		"COORDINATOR_MY_ID=from-file-placeholder", "COORDINATOR_TOKEN_SECRET=default-placeholder",
+		"COORDINATOR_STORE_TYPE=redis", "COORDINATOR_URL=http://client", "COORDINATOR_CONFIG=x.yaml",
+	}))
+	if c.ID != "from-file-placeholder" || c.API.TokenSecret != "default-placeholder" || c.Store.Type != StoreRedis {
+		t.Errorf("known variables: %+v", c)
+	}
+}

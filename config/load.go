@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // defaultFile is the §11 tree with the seed's values; it runs on the memory
@@ -51,14 +51,34 @@ func keyErrorf(key, format string, args ...any) *KeyError {
 type Option func(*options)
 
 type options struct {
-	lookup   LookupEnv
+	lookup LookupEnv
+	// environ lists the variables checked for unknown COORDINATOR_ names;
+	// nil checks none.
+	environ  []string
 	hostname func() (string, error)
 }
 
-// WithLookupEnv resolves placeholders through lookup instead of the process
-// environment.
+// WithLookupEnv resolves placeholders and overrides through lookup instead
+// of the process environment; no variable is checked for being unknown.
 func WithLookupEnv(lookup LookupEnv) Option {
-	return func(o *options) { o.lookup = lookup }
+	return func(o *options) { o.lookup, o.environ = lookup, nil }
+}
+
+// WithEnviron takes the environment from environ ("NAME=value" entries, as
+// os.Environ returns them) instead of the process environment.
+func WithEnviron(environ []string) Option {
+	return func(o *options) {
+		vars := make(map[string]string, len(environ))
+		for _, kv := range environ {
+			name, value, _ := strings.Cut(kv, "=")
+			vars[name] = value
+		}
+		o.environ = environ
+		o.lookup = func(name string) (string, bool) {
+			v, ok := vars[name]
+			return v, ok
+		}
+	}
 }
 
 // Load reads the file at path (none when path is ""), parses it as Parse
@@ -94,21 +114,31 @@ func Load(path string, opts ...Option) (*Config, error) {
 // becomes "". An empty ID becomes the host name (FallbackID when
 // unavailable). Errors are *KeyError for unknown keys (ErrUnknownKey),
 // Admin-API-only keys anywhere in the file (ErrAdminAPIOnly), bad
-// placeholders and values of the wrong type.
+// placeholders and values of the wrong type, and for a set COORDINATOR_
+// variable that is neither an override, nor a placeholder of either file,
+// nor one of ClientVariables (ErrUnknownKey, naming the closest known name).
 func Parse(data []byte, opts ...Option) (*Config, error) {
-	o := options{lookup: os.LookupEnv, hostname: os.Hostname}
+	o := options{lookup: os.LookupEnv, environ: os.Environ(), hostname: os.Hostname}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	read := make(map[string]bool)
+	lookup := func(name string) (string, bool) {
+		read[name] = true
+		return o.lookup(name)
+	}
 	c := defaults()
-	d := decoder{lookup: o.lookup}
+	d := decoder{lookup: lookup}
 	// The default file can fail only on the environment its placeholders read.
 	for _, doc := range [][]byte{defaultFile, data} {
 		if err := d.document(doc, c); err != nil {
 			return nil, err
 		}
 	}
-	if err := applyEnv(c, o.lookup); err != nil {
+	if err := applyEnv(c, lookup); err != nil {
+		return nil, err
+	}
+	if err := checkEnviron(o.environ, read); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(c.ID) == "" {
@@ -277,9 +307,26 @@ func (d decoder) expandScalar(path string, n *yaml.Node) (*yaml.Node, error) {
 	c.Value = s
 	const explicit = yaml.TaggedStyle | yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 	if c.Style&explicit == 0 {
-		c.Tag = ""
+		c.Tag = plainTag(s)
 	}
 	return &c, nil
+}
+
+// plainTag returns the tag YAML resolves the plain scalar s to ("!!int" for
+// "6379", "!!null" for "", …), "!!str" for text that is no plain scalar.
+func plainTag(s string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(s), &doc) != nil {
+		return "!!str"
+	}
+	n := documentRoot(&doc)
+	if n == nil {
+		return "!!null"
+	}
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || n.Value != s {
+		return "!!str"
+	}
+	return n.ShortTag()
 }
 
 // mapping decodes a YAML mapping onto the struct v by yaml tag name.
