@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
@@ -66,4 +67,25 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 
 	srv.Restart()
 	eventually(t, "ready after the restart", func() bool { return up(getReadiness(t, base)) })
+}
+
+// TestDatabaseDownAtStart starts a PostgreSQL-backed coordinator whose
+// database does not answer: it starts degraded, as with Redis down, instead
+// of exiting: /readyz 503 DEGRADED, heartbeats answered 200 RETRY.
+// (persistence/sql's TestDatabaseDownAtOpen covers the database coming up.)
+func TestDatabaseDownAtStart(t *testing.T) {
+	base, _ := start(t, "-config", writeConfig(t, `coordinator:
+  server: {address: "127.0.0.1:0"}
+  store: {type: jdbc, jdbc: {url: "postgres://postgres@127.0.0.1:1/test?sslmode=disable"}, timeout: 500ms}
+  health: {cache-ttl-ms: 5}
+`))
+	eventually(t, "not ready with the database down", func() bool {
+		r := getReadiness(t, base)
+		return r.readyz == http.StatusServiceUnavailable && r.readyzBody == `{"status":"DEGRADED"}` && r.report.Store.Status == httpapi.StoreDown
+	})
+	st, body := send(t, "POST", base+"/coord/v1/streams/down/groups/g/members/m/heartbeat",
+		`{"protocolVersion":1,"requestId":"r","memberId":"m","memberName":"g","memberEpoch":0,"metadataVersion":0,"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1},"ownedShards":[]}`)
+	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) {
+		t.Errorf("heartbeat with the database down: %d %s, want 200 RETRY", st, body)
+	}
 }

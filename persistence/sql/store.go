@@ -10,6 +10,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -64,12 +65,17 @@ type Store struct {
 	q       queries
 	meta    string // metadata table name
 	members string // members table name
+	// tables is set once the tables are known to exist.
+	tables atomic.Bool
 }
 
 var _ persistence.Store = (*Store)(nil)
 
 // New connects, creates the tables if they are missing and returns the
-// store. A database that cannot be reached is ErrUnavailable.
+// store. A database that cannot be reached does not fail New: the store is
+// returned and every call is ErrUnavailable until the database answers, the
+// first call that reaches it creating the tables. Any other failure to
+// create them is an ErrUnavailable error.
 func New(ctx context.Context, o Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
@@ -89,38 +95,46 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		members: o.TablePrefix + MembersTable,
 	}
 	s.q = newQueries(s.meta, s.members)
-	if err := s.createTables(ctx); err != nil {
+	err = s.with(ctx, func(*pgx.Conn) error { return nil }, func(err error) error { return err })
+	if err != nil && !errors.Is(err, errNoConn) {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// createTables runs the DDL under a transaction-scoped advisory lock, so
-// coordinators starting together do not race on CREATE TABLE.
-func (s *Store) createTables(ctx context.Context) error {
-	return s.with(ctx, func(c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, s.meta); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, s.q.createTables)
+// createTables runs the DDL on c under a transaction-scoped advisory lock,
+// so coordinators starting together do not race on CREATE TABLE.
+func (s *Store) createTables(ctx context.Context, c *pgx.Conn) error {
+	err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, s.meta); err != nil {
 			return err
-		})
-	}, func(err error) error {
-		return fmt.Errorf("sql store: create tables: %w: %w", persistence.ErrUnavailable, err)
+		}
+		_, err := tx.Exec(ctx, s.q.createTables)
+		return err
 	})
+	if err != nil {
+		return fmt.Errorf("sql store: create tables: %w: %w", persistence.ErrUnavailable, err)
+	}
+	s.tables.Store(true)
+	return nil
 }
 
-// with runs f on a pooled connection; failures (including acquiring the
-// connection, which wrap errNoConn) are mapped by classify. The pool
-// destroys a connection that is broken or mid-transaction on release.
+// with runs f on a pooled connection, creating the tables first while they
+// are not known to exist; failures of f (including acquiring the connection,
+// which wrap errNoConn) are mapped by classify. The pool destroys a
+// connection that is broken or mid-transaction on release.
 func (s *Store) with(ctx context.Context, f func(*pgx.Conn) error, classify func(error) error) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return classify(fmt.Errorf("%w: %w", errNoConn, err))
 	}
 	defer c.Release()
+	if !s.tables.Load() {
+		if err := s.createTables(ctx, c.Conn()); err != nil {
+			return err
+		}
+	}
 	if err := f(c.Conn()); err != nil {
 		return classify(err)
 	}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"math/big"
+	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,9 +31,8 @@ func newStore(t *testing.T) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := "t" + n.Text(36) + "_"
-	s, err := New(ctx, Options{DSN: dsn, TablePrefix: prefix})
-	if err != nil {
+	s := newStoreAt(t, dsn, "t"+n.Text(36)+"_")
+	if _, err := s.Revision(ctx, group.Key{StreamPrefix: "p", ConsumerGroup: "g"}); err != nil && !errors.Is(err, persistence.ErrNotFound) {
 		testredis.Unavailable(t, "postgres: %v", err)
 	}
 	// Cleanups run last-in first-out: the contract suite closes the store
@@ -48,6 +51,16 @@ func newStore(t *testing.T) *Store {
 			t.Errorf("drop tables: %v", err)
 		}
 	})
+	return s
+}
+
+// newStoreAt opens a store on the tables of prefix at dsn (New does not fail
+// on a database that is down).
+func newStoreAt(t *testing.T, dsn, prefix string) *Store {
+	s, err := New(t.Context(), Options{DSN: dsn, TablePrefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 
@@ -134,7 +147,57 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := New(t.Context(), Options{DSN: "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"}); !errors.Is(err, persistence.ErrUnavailable) {
-		t.Errorf("unreachable database: %v, want ErrUnavailable", err)
+}
+
+// A database that is down when the store opens makes every call
+// ErrUnavailable; once it answers, the first call creates the tables and the
+// store works.
+func TestDatabaseDownAtOpen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var up atomic.Bool
+	go func() { // refuses every connection until up, then forwards to PostgreSQL
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go forward(c, up.Load())
+		}
+	}()
+	s := newStoreAt(t, strings.Replace(dsn, "127.0.0.1:5432", ln.Addr().String(), 1), "down"+strings.ToLower(rand.Text()[:10])+"_")
+	key := group.Key{StreamPrefix: "down", ConsumerGroup: "at-open"}
+	if _, err := s.Revision(t.Context(), key); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Fatalf("revision while down: %v, want ErrUnavailable", err)
+	}
+	up.Store(true)
+	if _, err := s.Revision(t.Context(), key); !errors.Is(err, persistence.ErrNotFound) {
+		testredis.Unavailable(t, "postgres: %v", err)
+	}
+	_ = s.Close()
+	// The revision read above ran on the tables: drop them.
+	direct := newStoreAt(t, dsn, s.meta[:len(s.meta)-len(MetadataTable)])
+	defer direct.Close()
+	if _, err := direct.exec(t.Context(), "DROP TABLE "+direct.meta+", "+direct.members); err != nil {
+		t.Error(err)
+	}
+}
+
+// forward closes c at once (a database that is down), or relays it to the
+// test database until either side closes.
+func forward(c net.Conn, up bool) {
+	defer c.Close()
+	if !up {
+		return
+	}
+	db, err := net.Dial("tcp", "127.0.0.1:5432")
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	go func() { _, _ = io.Copy(db, c); _ = db.Close() }()
+	_, _ = io.Copy(c, db)
 }
