@@ -56,7 +56,8 @@ chaos: services
 DEMO_PORT ?= 8080
 DEMO_URL = http://127.0.0.1:$(DEMO_PORT)
 .PHONY: demo
-demo: services
+demo:
+	@bash .ci/services redis
 	@$(GO) build -o bin/demo/ ./cmd/coordinator ./cmd/sample-producer ./cmd/sample-consumer
 	@export COORDINATOR_STORE_TYPE=redis COORDINATOR_STREAMS_PROVISIONING_ENABLED=true \
 	  COORDINATOR_SERVER_ADDRESS=127.0.0.1:$(DEMO_PORT) COORDINATOR_STORE_KEY_PREFIX=demo:coord \

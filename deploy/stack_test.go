@@ -31,7 +31,8 @@ func TestStackCoordinatorConfig(t *testing.T) {
 
 // The coordinator container starts: with the image's environment (the
 // Dockerfile's ENV, listening on every interface) and the compose file's
-// defaults, the stack's configuration passes the insecure-defaults check.
+// defaults, the stack's configuration passes the insecure-defaults check,
+// and its operator login is the README's.
 func TestStackCoordinatorStartsInTheImage(t *testing.T) {
 	dockerfile, err := os.ReadFile("../Dockerfile")
 	if err != nil {
@@ -70,6 +71,12 @@ func TestStackCoordinatorStartsInTheImage(t *testing.T) {
 	}
 	if cfg.Server.Address != ":8080" || cfg.API.TokenSecret == "" {
 		t.Errorf("address %q, token secret set %v", cfg.Server.Address, cfg.API.TokenSecret != "")
+	}
+	// One set of credentials: the README's admin / password logs in to the
+	// stack too, with the right to create and scale groups.
+	i := slices.IndexFunc(cfg.API.Users, func(u config.User) bool { return u.Username == "admin" })
+	if i < 0 || cfg.API.Users[i].Password != "password" || !slices.Contains(cfg.API.Users[i].Roles, "WRITE") {
+		t.Errorf("users %+v: want admin / password with WRITE, as the README says", cfg.API.Users)
 	}
 }
 
@@ -110,4 +117,23 @@ func TestComposeFile(t *testing.T) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// The Docker build context leaves out what git ignores (bin/ is ~50 MB
+// after make demo) and the git data.
+func TestDockerignore(t *testing.T) {
+	ignore, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitignore, err := os.ReadFile("../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(ignore), "\n")
+	for _, p := range append(strings.Fields(string(gitignore)), ".git") {
+		if !slices.ContainsFunc(lines, func(l string) bool { return l != "" && strings.HasPrefix(p, l) }) {
+			t.Errorf(".dockerignore lacks %s", p)
+		}
+	}
 }
