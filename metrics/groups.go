@@ -108,8 +108,20 @@ func (m *Metrics) state(key group.Key) *groupState {
 		gs = &groupState{key: key}
 		m.groups[key] = gs
 		m.prefixes[key.StreamPrefix]++
+		m.zeroSeries(key)
 	}
 	return gs
+}
+
+// zeroSeries creates the counter series of a newly known group at 0, so that
+// the first event is an increase (Prometheus' advice for known label values:
+// rate, increase and the alert rules see the step from 0 to 1).
+func (m *Metrics) zeroSeries(key group.Key) {
+	p, g := key.StreamPrefix, key.ConsumerGroup
+	for _, v := range []*prometheus.CounterVec{m.heartbeatsShed, m.memberExpired, m.memberFenced, m.violationsTotal, m.actorRestarts, m.routingStale} {
+		v.WithLabelValues(p, g)
+	}
+	m.rebalances.WithLabelValues(p, g, "reconcile")
 }
 
 // lookup returns key's state, or nil for a group not known to exist.

@@ -510,3 +510,19 @@ func TestMemberSeriesAreOptInAndCapped(t *testing.T) {
 		t.Errorf("member series with a cap of 10: %v", got)
 	}
 }
+
+// A created group's event counters exist at 0 before their first event, so
+// that increase() and the alert rules see that event.
+func TestKnownGroupsCountersStartAtZero(t *testing.T) {
+	h := newMemoryHarness(t)
+	h.create(orders)
+	waitFor(t, h.reg, "the group's zero series", func(s series) bool {
+		for _, name := range []string{"actor_restarts_total", "member_expired_total", "member_fenced_total", "heartbeat_shed_total", "invariant_violation_total", "producer_routing_stale_total"} {
+			if v, ok := s[name+`{group="billing",stream="orders"}`]; !ok || v != 0 {
+				return false
+			}
+		}
+		v, ok := s[`rebalance_total{group="billing",reason="reconcile",stream="orders"}`]
+		return ok && v == 0
+	})
+}
