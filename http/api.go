@@ -247,7 +247,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, grp, false, ""}, read(a, a.coord.Group, asIs[group.GroupView])},
 		{Route{http.MethodDelete, grp, true, "DELETE_GROUP"}, a.deleteGroup},
 		{Route{http.MethodGet, grp + "/producer-routing", false, ""}, read(a, a.coord.Routing, routingBody)},
-		{Route{http.MethodPost, grp + "/members/{memberId}/heartbeat", true, ""}, a.heartbeat},
+		{Route{http.MethodPost, security.HeartbeatTemplate, true, ""}, a.heartbeat},
 		{Route{http.MethodGet, monitoring + "/health", false, ""}, a.healthReport},
 		{Route{http.MethodGet, monitoring + "/compatibility", false, ""}, compatibility},
 		{Route{http.MethodGet, monitoring + "/groups", false, ""}, a.listGroups},

@@ -40,6 +40,5 @@ func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
 // template under <base>/streams/ that is not a heartbeat.
 func (g *guard) limits(rt Route) bool {
 	return security.IsMutatingMethod(rt.Method) &&
-		strings.HasPrefix(rt.Template, g.base+"/streams/") &&
-		!(strings.Contains(rt.Template, "/members/") && strings.HasSuffix(rt.Template, "/heartbeat"))
+		strings.HasPrefix(rt.Template, g.base+"/streams/") && !g.policy.IsHeartbeat(rt.Template)
 }

@@ -103,7 +103,7 @@ func (a *API) securityRoutes() []route {
 		return nil
 	}
 	return []route{
-		{Route{http.MethodPost, "/auth/login", false, ""}, a.login},
+		{Route{http.MethodPost, security.LoginPath, false, ""}, a.login},
 		{Route{http.MethodGet, "/monitoring/session", false, ""}, a.session},
 	}
 }
@@ -123,13 +123,13 @@ func unauthorized(w http.ResponseWriter) {
 	writeError(w, http.StatusUnauthorized, codeUnauthorized, "Authentication required: valid Basic credentials or Bearer token")
 }
 
-// authorize applies §1 to r: it returns r, carrying the principal when one
-// was authenticated, or answers 401/403 and returns false. Requests that
-// need no authentication pass with their credentials unchecked. The
-// authenticated principal is recorded on the request's audit event even
-// when it is then refused with 403.
-func (g *guard) authorize(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	role, needed := g.policy.RequiredRole(r.Method, r.URL.Path)
+// authorize applies §1 to r, whose route (or its absence) decided role and
+// needed: it returns r, carrying the principal when one was authenticated,
+// or answers 401/403 and returns false. Requests that need no
+// authentication pass with their credentials unchecked. The authenticated
+// principal is recorded on the request's audit event even when it is then
+// refused with 403.
+func (g *guard) authorize(w http.ResponseWriter, r *http.Request, role security.Role, needed bool) (*http.Request, bool) {
 	if !needed {
 		return r, true
 	}
@@ -148,21 +148,24 @@ func (g *guard) authorize(w http.ResponseWriter, r *http.Request) (*http.Request
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), true
 }
 
-// authenticated is the authentication middleware (see Security).
-func (g *guard) authenticated(_ Route, h httprouter.Handle) httprouter.Handle {
+// authenticated is the authentication middleware (see Security): the
+// route's method and template decide the required role, once per route.
+func (g *guard) authenticated(rt Route, h httprouter.Handle) httprouter.Handle {
+	role, needed := g.policy.RequiredRole(rt.Method, rt.Template)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if r, ok := g.authorize(w, r); ok {
+		if r, ok := g.authorize(w, r, role, needed); ok {
 			h(w, r, ps)
 		}
 	}
 }
 
-// guardUnrouted applies authorize before an unrouted answer (404, 405).
-// Unrouted requests are neither audited nor rate limited: they change
-// nothing.
+// guardUnrouted applies authorize (security.Policy.Unrouted) before an
+// unrouted answer (404, 405). Unrouted requests are neither audited nor
+// rate limited: they change nothing.
 func (g *guard) guardUnrouted(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r, ok := g.authorize(w, r); ok {
+		role, needed := g.policy.Unrouted(r.Method, r.URL.Path)
+		if r, ok := g.authorize(w, r, role, needed); ok {
 			h.ServeHTTP(w, r)
 		}
 	})

@@ -96,6 +96,9 @@ func newUsers(t *testing.T, secret string, now time.Time) *security.Users {
 	return users
 }
 
+// matchedRouteHeader names the route a test request matched (see newSecureEnv).
+const matchedRouteHeader = "X-Test-Route"
+
 // secureEnv is an API with Security over a fake coordinator.
 type secureEnv struct {
 	api    *API
@@ -118,9 +121,14 @@ func newSecureEnv(t *testing.T, coord Coordinator, mod func(*secureEnv, *Securit
 	if mod != nil {
 		mod(e, sec)
 	}
+	// record notes every route and names the matched one in the answer's
+	// matchedRouteHeader (it runs before authentication).
 	record := func(rt Route, h httprouter.Handle) httprouter.Handle {
 		e.routes = append(e.routes, rt)
-		return h
+		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			w.Header().Set(matchedRouteHeader, rt.Method+" "+rt.Template)
+			h(w, r, ps)
+		}
 	}
 	e.api = New(Options{
 		Coordinator: coord, CoordinatorID: "coord-test-1", Logger: e.logger(),

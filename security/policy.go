@@ -10,10 +10,20 @@ import (
 // is open like login.
 const OpenAPIPath = "/openapi.json"
 
+// LoginPath is the login route below the base path.
+const LoginPath = "/auth/login"
+
+// HeartbeatTemplate is the member heartbeat route below the base path, the
+// only route rule 2 applies to.
+const HeartbeatTemplate = "/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"
+
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
 const DefaultBasePath = basepath.Default
 
-// Policy is the route → required-role table of §1.
+// Policy is the route → required-role table of §1. It decides on the
+// matched route (its method and template, which the code fixes), never on
+// the request's path: nothing a caller puts in a stream, group or member
+// name can change the rule that applies.
 type Policy struct {
 	// BasePath is coordinator.api.base-path; blank means DefaultBasePath.
 	// A trailing slash is ignored.
@@ -23,39 +33,62 @@ type Policy struct {
 	AuthenticateMemberAPI bool
 }
 
-// RequiredRole returns the role a request needs and whether it needs
-// authentication at all. path is the request's URL path (r.URL.Path). Rules,
-// first match wins, only for the base path and below:
+// RequiredRole returns the role a request matched to a route needs and
+// whether it needs authentication at all. template is the route's full
+// template including the base path, with parameters in braces
+// ("/coord/v1/streams/{streamPrefix}"). Rules, first match wins, only for
+// templates at or below the base path:
 //
 //  1. <base>/auth/login and <base>/openapi.json (the API description) → open;
-//  2. a path containing /members/ and ending in /heartbeat → MEMBER when
-//     AuthenticateMemberAPI, otherwise open;
+//  2. <base> + HeartbeatTemplate → MEMBER when AuthenticateMemberAPI,
+//     otherwise open;
 //  3. <base>/monitoring and below → READ;
-//  4. <base>/streams and below → WRITE for POST, PATCH, PUT and DELETE, else READ;
-//  5. anything else under the base → WRITE for those methods, else READ.
+//  4. anything else → WRITE for POST, PATCH, PUT and DELETE, else READ.
 //
-// Paths outside the base path (/actuator/health, /metrics, …) are open.
+// Templates outside the base path (/actuator/health, /metrics, …) are open.
 // Methods are compared case-insensitively.
-func (p Policy) RequiredRole(method, path string) (role Role, needsAuth bool) {
+func (p Policy) RequiredRole(method, template string) (role Role, needsAuth bool) {
 	base := p.basePath()
-	if !underPath(path, base) {
+	if !underPath(template, base) {
 		return "", false
 	}
 	switch {
-	case path == base+"/auth/login", path == base+OpenAPIPath:
+	case template == base+LoginPath, template == base+OpenAPIPath:
 		return "", false
-	case strings.Contains(path, "/members/") && strings.HasSuffix(path, "/heartbeat"):
+	case template == base+HeartbeatTemplate:
 		if p.AuthenticateMemberAPI {
 			return RoleMember, true
 		}
 		return "", false
-	case underPath(path, base+"/monitoring"):
+	case underPath(template, base+"/monitoring"):
 		return RoleRead, true
 	}
-	if IsMutatingMethod(method) {
-		return RoleWrite, true
+	return readOrWrite(method), true
+}
+
+// Unrouted returns the role a request that matched no route (an unknown
+// path or method, answered 404 or 405) needs: under the base path every
+// such request is authenticated, WRITE for mutating methods and READ
+// otherwise, so that 401/403 come before 404/405 and an answer never
+// depends on names in the path; outside the base path nothing is checked.
+func (p Policy) Unrouted(method, path string) (role Role, needsAuth bool) {
+	if !underPath(path, p.basePath()) {
+		return "", false
 	}
-	return RoleRead, true
+	return readOrWrite(method), true
+}
+
+// IsHeartbeat reports whether template (base path included) is the member
+// heartbeat route.
+func (p Policy) IsHeartbeat(template string) bool {
+	return template == p.basePath()+HeartbeatTemplate
+}
+
+func readOrWrite(method string) Role {
+	if IsMutatingMethod(method) {
+		return RoleWrite
+	}
+	return RoleRead
 }
 
 // IsMutatingMethod reports whether method is POST, PATCH, PUT or DELETE
