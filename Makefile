@@ -21,9 +21,13 @@ services:
 test: services
 	$(GO) test -race -count=1 ./...
 
+# lint runs staticcheck from PATH or the Go bin directory; .ci/run installs
+# it when missing (go install honnef.co/go/tools/cmd/staticcheck@VERSION).
+GOBIN_DIR = $(shell d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 
 # bench runs the default load suite of cmd/coord-bench (under 4 minutes on
 # 2 cores): ceiling, steady (closed, open at half the ceiling and at the

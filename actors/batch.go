@@ -105,9 +105,6 @@ func (b *batch) rerun() {
 	}
 }
 
-// pending reports whether entries wait for a flush.
-func (b *batch) pending() bool { return len(b.entries) > 0 }
-
 // clear empties the batch once every entry is answered.
 func (b *batch) clear() { b.entries, b.records = nil, nil }
 

@@ -19,11 +19,9 @@ const (
 	DefaultSweepInterval  = time.Minute
 	DefaultIdleTimeout    = 5 * time.Minute
 	// DefaultMaxQueuedHeartbeats is one full batch (DefaultMaxBatch): a
-	// group actor answers that many queued heartbeats with one commit, in
-	// about half a second even at the lowest whole-coordinator throughput
-	// measured (≈ 2,000 heartbeats/s, 100 groups joining at once), so a
-	// queued heartbeat is answered within the default 1 s heartbeat
-	// interval and far within the 10 s lease.
+	// full mailbox is answered with one commit, so a queued heartbeat
+	// waits about one commit rather than a queue of them
+	// (docs/benchmarks.md has the measured commit rates).
 	DefaultMaxQueuedHeartbeats = 1024
 )
 

@@ -104,15 +104,3 @@ func (h *Histogram) Summary() Latency {
 
 // ms converts a duration to fractional milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// Merge adds every duration o recorded.
-func (h *Histogram) Merge(o *Histogram) {
-	for i := range o.counts {
-		if n := o.counts[i].Load(); n > 0 {
-			h.counts[i].Add(n)
-		}
-	}
-	h.total.Add(o.total.Load())
-	h.sum.Add(o.sum.Load())
-	h.raiseMax(o.max.Load())
-}

@@ -56,14 +56,3 @@ func TestEmptyAndNegative(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
-
-func TestMerge(t *testing.T) {
-	var a, b Histogram
-	a.Record(time.Millisecond)
-	b.Record(3 * time.Millisecond)
-	b.Record(5 * time.Millisecond)
-	a.Merge(&b)
-	if s := a.Summary(); a.Count() != 3 || s.Max != 5 || s.Mean != 3 || s.P50 < 3 || s.P50 > 3*(1+1.0/64) {
-		t.Errorf("merged %d %+v", a.Count(), s)
-	}
-}

@@ -58,19 +58,6 @@ func (r *Recorder) Errors() (int64, []string) {
 	return r.errors, append([]string(nil), r.samples...)
 }
 
-// merge adds everything o recorded.
-func (r *Recorder) merge(o *Recorder) {
-	r.Latency.Merge(&o.Latency)
-	n, samples := o.Errors()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for k, v := range o.Statuses() {
-		r.statuses[k] += v
-	}
-	r.errors += n
-	r.samples = append(r.samples, samples[:min(len(samples), maxErrorSamples-len(r.samples))]...)
-}
-
 // fireFunc sends one request of virtual member i, scheduled at intended,
 // and records it in rec.
 type fireFunc func(ctx context.Context, i int, intended time.Time, rec *Recorder)

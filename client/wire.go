@@ -120,11 +120,3 @@ func shardRefs(shards []int) []shardRef {
 	}
 	return out
 }
-
-func shardInts(refs []shardRef) []int {
-	out := make([]int, len(refs))
-	for i, r := range refs {
-		out[i] = r.ShardIndex
-	}
-	return out
-}

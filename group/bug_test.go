@@ -8,9 +8,9 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// TestBug_… tests document bugs found against PROTOCOL.md. They fail until
-// the domain code is fixed; each comment names the rule, the input, the
-// expected and the actual outcome.
+// TestBug_… tests are regression tests for bugs found against the protocol
+// (docs/protocol.md), all fixed: each comment names the rule, the input, the
+// expected outcome and what the code did before the fix ("Was").
 
 // TestBug_StaleRebalanceDeadlineSurvivesJoinReplay:
 //
@@ -27,7 +27,7 @@ import (
 // joins and b must give up shard 1: a fresh deadline t0+119s.
 //
 // Expected: b's deadline cleared at t0+58.5s; b still ACTIVE at t0+60s.
-// Actual: the join replay keeps rebalanceDeadlineAt, and the incremental
+// Was: the join replay keeps rebalanceDeadlineAt, and the incremental
 // deadline bound (index.nextDeadlineAt = t0+60s) makes enforceTimeouts skip
 // b on the other member's heartbeat and on Tick, so the stale deadline stays;
 // c's join then sees b's new release with the old deadline and b is FENCED
@@ -106,7 +106,7 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 // Input: A{0,1} B{2,3}; B leaves (v4); A claims metadataVersion 9 (round
 // open); B's new process joins with epoch 0, metadataVersion 3.
 // Expected: B rejoins (ACTIVE, a positive epoch) and, once the round closes,
-// reads its share. Actual: SYNC_METADATA with memberEpoch −1, then B stays
+// reads its share. Was: SYNC_METADATA with memberEpoch −1, then B stays
 // LEAVING forever while its process heartbeats.
 // (Found by TestProperty_ProtocolSafetyAndConvergence.)
 func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T) {
@@ -162,7 +162,7 @@ func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T
 // SYNC_METADATA assigned {2} (response lost, B keeps reading 2,3); D joins
 // (G bump, round dropped); C heartbeats.
 // Expected: shard 3 stays pending for C while B reports/reads it.
-// Actual: C is assigned 3 while B reads it: two live readers of shard 3.
+// Was: C is assigned 3 while B reads it: two live readers of shard 3.
 // (Found by TestProperty_ProtocolSafetyAndConvergence.)
 func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	c := grouptest.New(t, 4)
@@ -221,7 +221,7 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 // DRAINING 1 → SYNC_METADATA; A heartbeats on the current version with owned
 // {0}, DRAINING 1; B heartbeats.
 // Expected: 1 stays pending for B while A reports DRAINING 1.
-// Actual: B is assigned 1 (OK) while A drains it.
+// Was: B is assigned 1 (OK) while A drains it.
 // (Found by TestProperty_ProtocolWithResharding with slow, draining clients.)
 func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 	c := grouptest.New(t, 2)
@@ -290,7 +290,7 @@ func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) 
 // Expected: the answer matches the assignment epoch it carries: B is fenced
 // in that pass, C's target is {2,3} and nothing blocks it: assigned {2,3}
 // (or, if the timeout pass ran after answering, the old epochs).
-// Actual: groupEpoch/assignmentEpoch of the new assignment (5) with C's old
+// Was: groupEpoch/assignmentEpoch of the new assignment (5) with C's old
 // target: assigned [] pending [3]; shard 2 is in neither list.
 // (Found by TestProperty_ProtocolSafetyAndConvergence; same ordering in
 // syncMetadata, see the next test.)
@@ -321,7 +321,7 @@ func TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass(t *testing.T) {
 // Input: A{0,1} B{2,3}; C joins at t0 (B stuck on 3, deadline t0+60s); at
 // t0+60s B heartbeats with metadataVersion 99, owning {2,3}.
 // Expected: FENCED_MEMBER_EPOCH (B's record is FENCED).
-// Actual: SYNC_METADATA with assigned [2] and memberEpoch 5 while B's
+// Was: SYNC_METADATA with assigned [2] and memberEpoch 5 while B's
 // record is FENCED.
 func TestBug_SyncMetadataAnswersAFencedMember(t *testing.T) {
 	c, _, _, t0 := stuckB(t)

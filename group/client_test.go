@@ -73,7 +73,7 @@ func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatRespons
 		}
 		return
 	}
-	keep := cl.owned
+	var keep group.ShardSet
 	switch resp.Status {
 	case group.StatusOK:
 		keep = resp.Assignment.AssignedShards

@@ -2,8 +2,6 @@ package group_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -11,8 +9,8 @@ import (
 // The domain stays pure: nothing under group/ may depend, even indirectly,
 // on the actor system, Redis, Prometheus or HTTP (ARCHITECTURE.md §2).
 func TestDomainImportsNoRuntime(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "list", "-deps", "./...").CombinedOutput()
+	// go test puts its own GOROOT/bin first on the test's PATH.
+	out, err := exec.Command("go", "list", "-deps", "./...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}

@@ -1,7 +1,5 @@
 package group
 
-import "maps"
-
 // denseShards bounds the shard indexes a shardTable keeps in its slice:
 // every index an assignment produces is far below it (MaxShardCount), so
 // the map only ever holds what a corrupt stored record or a test could
@@ -63,16 +61,6 @@ func (t *shardTable) anyFrom(n int) bool {
 		}
 	}
 	return false
-}
-
-// clone returns an independent copy.
-func (t *shardTable) clone() shardTable {
-	c := shardTable{dense: make([]string, len(t.dense))}
-	copy(c.dense, t.dense)
-	if t.sparse != nil {
-		c.sparse = maps.Clone(t.sparse)
-	}
-	return c
 }
 
 // holderTable lists the owners holding each shard. Nearly every shard has
@@ -146,15 +134,3 @@ func (h *holderTable) others(s int, id string) int {
 
 // anyFrom reports whether some shard s ≥ n has a holder.
 func (h *holderTable) anyFrom(n int) bool { return h.first.anyFrom(n) }
-
-// clone returns an independent copy.
-func (h *holderTable) clone() holderTable {
-	c := holderTable{first: h.first.clone()}
-	if len(h.more) > 0 {
-		c.more = make(map[int][]string, len(h.more))
-		for s, ids := range h.more {
-			c.more[s] = append([]string(nil), ids...)
-		}
-	}
-	return c
-}

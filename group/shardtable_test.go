@@ -26,9 +26,6 @@ func TestHolderTableMatchesMap(t *testing.T) {
 					model[s] = slices.Delete(model[s], i, i+1)
 				}
 			}
-			if rapid.Bool().Draw(t, "clone") {
-				h = h.clone()
-			}
 			for _, s := range []int{0, 1, 2, 7, denseShards - 1, denseShards, denseShards + 5, -1, -3, 3, 1 << 40} {
 				for _, other := range []string{"a", "b", "c", "z"} {
 					want := 0
@@ -53,18 +50,4 @@ func TestHolderTableMatchesMap(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestShardTableCloneIsIndependent checks that writes to a clone do not
-// reach the original.
-func TestShardTableCloneIsIndependent(t *testing.T) {
-	var a shardTable
-	a.set(3, "x")
-	a.set(denseShards+1, "y")
-	b := a.clone()
-	b.set(3, "z")
-	b.set(denseShards+1, "")
-	if a.get(3) != "x" || a.get(denseShards+1) != "y" || b.get(3) != "z" || b.get(denseShards+1) != "" {
-		t.Fatalf("clone shares state: a %v %v, b %v %v", a.get(3), a.get(denseShards+1), b.get(3), b.get(denseShards+1))
-	}
 }

@@ -144,6 +144,9 @@ func (o *Observer) Offsets(ctx context.Context, prefix, group string, shardCount
 func (o *Observer) nodeLocator(ctx context.Context) (func(*ShardOffset), error) {
 	switch c := o.client.(type) {
 	case *redis.ClusterClient:
+		// CLUSTER SLOTS as the contract names it (docs/protocol.md §2.6);
+		// CLUSTER SHARDS would need Redis 7.
+		//lint:ignore SA1019 the contract's source, and it works before Redis 7
 		ranges, err := c.ClusterSlots(ctx).Result()
 		if err != nil {
 			return nil, fmt.Errorf("streams: reading cluster slots: %w", err)

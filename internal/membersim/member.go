@@ -106,7 +106,7 @@ func (m *Member) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse)
 		}
 		return
 	}
-	keep := m.owned
+	var keep group.ShardSet
 	switch resp.Status {
 	case group.StatusOK:
 		keep = resp.Assignment.AssignedShards
