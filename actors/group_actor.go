@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -253,16 +252,17 @@ func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.
 }
 
 // answerHeartbeat answers a heartbeat with resp, or after a failure with
-// status RETRY when the failure is retryable (the member keeps its lease
-// and heartbeats again), or with the error (HTTP 500).
+// status RETRY when its outcome is retryable (persistence.Classify; the
+// member keeps its lease and heartbeats again), or with the error (a panic,
+// a corrupt group: HTTP 500).
 func (a *groupActor) answerHeartbeat(hb *messages.Heartbeat, resp group.HeartbeatResponse, err error) {
 	switch {
 	case err == nil:
 		hb.Reply.Answer(resp, nil)
-	case errors.Is(err, messages.ErrInternal) || errors.Is(err, persistence.ErrCorrupt):
-		hb.Reply.Answer(group.HeartbeatResponse{}, err)
-	default:
+	case persistence.Classify(err).Retryable():
 		hb.Reply.Answer(group.RetryResponse(a.c.opts.Settings, hb.Request), nil)
+	default:
+		hb.Reply.Answer(group.HeartbeatResponse{}, err)
 	}
 }
 

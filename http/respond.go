@@ -83,28 +83,39 @@ var domainStatuses = map[group.Code]int{
 	group.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
 }
 
-// runtimeErrors maps error classes (matched with errors.Is, in order) to
-// their answer. Their messages are fixed: the wrapped text may name
-// internals and is logged instead.
-var runtimeErrors = []struct {
-	class   error
+// answer is the status, error code and fixed message of an error class.
+// Messages are fixed: the wrapped text may name internals and is logged
+// instead.
+type answer struct {
 	status  int
 	code    string
 	message string
+}
+
+// storeAnswers answers the store outcomes (persistence.Classify) that end
+// a request on their own.
+var storeAnswers = map[persistence.Outcome]answer{
+	persistence.Busy:        {http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
+	persistence.Unavailable: {http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
+	persistence.Corrupt:     {http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
+}
+
+// runtimeErrors maps the other error classes (matched with errors.Is, in
+// order) to their answer.
+var runtimeErrors = []struct {
+	class error
+	answer
 }{
-	{errPayloadTooLarge, http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"},
-	{messages.ErrStateConflict, http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"},
-	{messages.ErrTerminating, http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"},
-	{persistence.ErrLockTimeout, http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
-	{persistence.ErrUnavailable, http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
-	{messages.ErrOutcomeUnknown, http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"},
-	{persistence.ErrCorrupt, http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
-	{messages.ErrProvisioning, http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"},
-	{errRedisNotConfigured, http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"},
-	{errDataPlane, http.StatusServiceUnavailable, "REDIS_UNAVAILABLE", "Redis is unavailable"},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"},
-	{context.Canceled, http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"},
-	{messages.ErrInternal, http.StatusInternalServerError, codeInternal, msgInternal},
+	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"}},
+	{messages.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
+	{messages.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
+	{messages.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
+	{messages.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
+	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"}},
+	{errDataPlane, answer{http.StatusServiceUnavailable, "REDIS_UNAVAILABLE", "Redis is unavailable"}},
+	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"}},
+	{context.Canceled, answer{http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"}},
+	{messages.ErrInternal, answer{http.StatusInternalServerError, codeInternal, msgInternal}},
 }
 
 // classify maps an error to its HTTP answer. It is the only place errors
@@ -115,6 +126,9 @@ func classify(err error) (status int, code, message string) {
 			return s, string(de.Code), de.Message
 		}
 		return http.StatusInternalServerError, string(de.Code), de.Message
+	}
+	if a, ok := storeAnswers[persistence.Classify(err)]; ok {
+		return a.status, a.code, a.message
 	}
 	for _, e := range runtimeErrors {
 		if errors.Is(err, e.class) {

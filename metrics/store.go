@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -51,7 +50,7 @@ func (s *store) Delete(ctx context.Context, key group.Key, expected persistence.
 
 // Locker returns next instrumented: every acquisition is observed in
 // mutex_acquire_duration_seconds{result} (ResultOf: success, lock_timeout,
-// unavailable, …) and each persistence.ErrLockTimeout also counts in
+// unavailable, …) and each timeout (persistence.Busy) also counts in
 // mutex_timeout_total.
 func (m *Metrics) Locker(next persistence.Locker) persistence.Locker {
 	return &locker{next: next, m: m}
@@ -66,7 +65,7 @@ func (l *locker) Lock(ctx context.Context, key group.Key) (func(), error) {
 	start := time.Now()
 	unlock, err := l.next.Lock(ctx, key)
 	l.m.mutexAcquire.WithLabelValues(ResultOf(err)).Observe(time.Since(start).Seconds())
-	if errors.Is(err, persistence.ErrLockTimeout) {
+	if persistence.Classify(err) == persistence.Busy {
 		l.m.mutexTimeouts.Inc()
 	}
 	return unlock, err

@@ -76,10 +76,12 @@ func Classify(err error) Outcome {
 	return Unknown
 }
 
-// Retryable reports whether nothing was written because the store or its
-// mutex could not be reached: the caller may answer "retry" and keep its
-// state.
-func (o Outcome) Retryable() bool { return o == Busy || o == Unavailable }
+// Retryable reports whether a failure may pass by itself, so that the
+// caller may answer "retry" and keep its state: the store or its mutex is
+// busy or down, the cache was stale, or the write's fate is unknown (the
+// next attempt starts from the stored revision). A refusal and a corrupt
+// group are final; Written is no failure.
+func (o Outcome) Retryable() bool { return o != Written && o != Refused && o != Corrupt }
 
 // BackendWorks reports whether the outcome shows a working backend (the
 // breaker's notion of success): it answered, whatever it answered.

@@ -20,15 +20,15 @@ func TestClassify(t *testing.T) {
 		{nil, persistence.Written, false, true, true},
 		{group.Errorf(group.CodeGroupNotFound, "Group not found"), persistence.Refused, false, true, true},
 		{wrap(fmt.Errorf("provision: %w: %w", persistence.ErrOutsideStore, errors.New("READONLY"))), persistence.Refused, false, true, true},
-		{wrap(persistence.ErrConflict), persistence.Stale, false, true, true},
-		{wrap(persistence.ErrNotFound), persistence.Stale, false, true, true},
-		{wrap(persistence.ErrAlreadyExists), persistence.Stale, false, true, true},
+		{wrap(persistence.ErrConflict), persistence.Stale, true, true, true},
+		{wrap(persistence.ErrNotFound), persistence.Stale, true, true, true},
+		{wrap(persistence.ErrAlreadyExists), persistence.Stale, true, true, true},
 		{wrap(persistence.ErrLockTimeout), persistence.Busy, true, true, true},
 		{wrap(persistence.ErrUnavailable), persistence.Unavailable, true, false, true},
 		{wrap(persistence.ErrCorrupt), persistence.Corrupt, false, true, true},
-		{wrap(context.Canceled), persistence.Canceled, false, false, false},
-		{wrap(context.DeadlineExceeded), persistence.Unknown, false, false, false},
-		{errors.New("connection reset by peer"), persistence.Unknown, false, false, false},
+		{wrap(context.Canceled), persistence.Canceled, true, false, false},
+		{wrap(context.DeadlineExceeded), persistence.Unknown, true, false, false},
+		{errors.New("connection reset by peer"), persistence.Unknown, true, false, false},
 	}
 	for _, c := range cases {
 		got := persistence.Classify(c.err)
