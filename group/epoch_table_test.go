@@ -66,7 +66,7 @@ func TestStep3_MissingGroup(t *testing.T) {
 			t.Fatalf("missing group: records %v", recs)
 		}
 		want := group.HeartbeatResponse{ResponseTo: "r", Status: group.StatusUnknownMemberID, MemberID: "A", MemberEpoch: epoch,
-			HeartbeatIntervalMs: s.HeartbeatInterval.Milliseconds(), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds()}
+			HeartbeatIntervalMs: s.HeartbeatInterval.Milliseconds(), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds(), MemberLeaseTtlMs: s.MemberLeaseTTL.Milliseconds()}
 		if resp.Status != want.Status || resp.MemberEpoch != epoch || resp.GroupEpoch != 0 || resp.MetadataVersion != 0 ||
 			len(resp.Assignment.AssignedShards) != 0 || resp.Assignment.MetadataVersion != 0 {
 			t.Fatalf("missing group: %+v", resp)

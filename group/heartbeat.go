@@ -339,6 +339,7 @@ func (t *tx) answer(req *HeartbeatRequest, status HeartbeatStatus, m *Member, as
 		MemberEpoch:         m.MemberEpoch,
 		HeartbeatIntervalMs: t.s.HeartbeatInterval.Milliseconds(),
 		RebalanceTimeoutMs:  t.s.RebalanceTimeout.Milliseconds(),
+		MemberLeaseTtlMs:    t.s.MemberLeaseTTL.Milliseconds(),
 		GroupEpoch:          g.GroupEpoch,
 		AssignmentEpoch:     g.AssignmentEpoch,
 		MetadataVersion:     g.MetadataVersion,
@@ -368,6 +369,7 @@ func rejectedResponse(s Settings, req *HeartbeatRequest, status HeartbeatStatus)
 		MemberEpoch:         req.MemberEpoch,
 		HeartbeatIntervalMs: s.HeartbeatInterval.Milliseconds(),
 		RebalanceTimeoutMs:  s.RebalanceTimeout.Milliseconds(),
+		MemberLeaseTtlMs:    s.MemberLeaseTTL.Milliseconds(),
 	}
 }
 

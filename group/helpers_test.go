@@ -67,6 +67,7 @@ func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatReque
 		MemberEpoch:         req.MemberEpoch,
 		HeartbeatIntervalMs: c.Settings.HeartbeatInterval.Milliseconds(),
 		RebalanceTimeoutMs:  c.Settings.RebalanceTimeout.Milliseconds(),
+		MemberLeaseTtlMs:    c.Settings.MemberLeaseTTL.Milliseconds(),
 	}
 	if resp.ResponseTo == "" {
 		t.Fatalf("responseTo empty")

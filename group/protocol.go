@@ -67,16 +67,20 @@ type AssignmentPayload struct {
 // HeartbeatResponse is the answer to a heartbeat (§4.1). It is always sent
 // with HTTP 200.
 type HeartbeatResponse struct {
-	ResponseTo          string            `json:"responseTo"`
-	Status              HeartbeatStatus   `json:"status"`
-	MemberID            string            `json:"memberId"`
-	MemberEpoch         int64             `json:"memberEpoch"`
-	HeartbeatIntervalMs int64             `json:"heartbeatIntervalMs"`
-	RebalanceTimeoutMs  int64             `json:"rebalanceTimeoutMs"`
-	GroupEpoch          int64             `json:"groupEpoch"`
-	AssignmentEpoch     int64             `json:"assignmentEpoch"`
-	MetadataVersion     int64             `json:"metadataVersion"`
-	Assignment          AssignmentPayload `json:"assignment"`
+	ResponseTo          string          `json:"responseTo"`
+	Status              HeartbeatStatus `json:"status"`
+	MemberID            string          `json:"memberId"`
+	MemberEpoch         int64           `json:"memberEpoch"`
+	HeartbeatIntervalMs int64           `json:"heartbeatIntervalMs"`
+	RebalanceTimeoutMs  int64           `json:"rebalanceTimeoutMs"`
+	// MemberLeaseTtlMs is the coordinator's member lease TTL, from which a
+	// member measures its local lease (an addition to §4.1 that older
+	// clients ignore).
+	MemberLeaseTtlMs int64             `json:"memberLeaseTtlMs"`
+	GroupEpoch       int64             `json:"groupEpoch"`
+	AssignmentEpoch  int64             `json:"assignmentEpoch"`
+	MetadataVersion  int64             `json:"metadataVersion"`
+	Assignment       AssignmentPayload `json:"assignment"`
 }
 
 // CreateRequest is the body of the create endpoints (§2.2).

@@ -488,12 +488,12 @@ const heartbeatPath = groupPath + "/members/m1/heartbeat"
 func TestHeartbeatPassesDecodedRequest(t *testing.T) {
 	f := &fakeCoord{hbResp: group.HeartbeatResponse{
 		ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
-		RebalanceTimeoutMs: 60000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
+		RebalanceTimeoutMs: 60000, MemberLeaseTtlMs: 10000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
 		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2), MetadataVersion: 3},
 	}}
 	rec := do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat)
 	wantJSON(t, rec, 200, `{"responseTo":"r1","status":"OK","memberId":"m1","memberEpoch":3,"heartbeatIntervalMs":1000,
-	 "rebalanceTimeoutMs":60000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
+	 "rebalanceTimeoutMs":60000,"memberLeaseTtlMs":10000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
 	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3}}`)
 	hb := f.hb
 	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(group.NewShardSet(0, 2)) ||

@@ -44,6 +44,8 @@ func appendHeartbeat(b []byte, r *group.HeartbeatResponse) []byte {
 	b = strconv.AppendInt(b, r.HeartbeatIntervalMs, 10)
 	b = append(b, `,"rebalanceTimeoutMs":`...)
 	b = strconv.AppendInt(b, r.RebalanceTimeoutMs, 10)
+	b = append(b, `,"memberLeaseTtlMs":`...)
+	b = strconv.AppendInt(b, r.MemberLeaseTtlMs, 10)
 	b = append(b, `,"groupEpoch":`...)
 	b = strconv.AppendInt(b, r.GroupEpoch, 10)
 	b = append(b, `,"assignmentEpoch":`...)

@@ -67,6 +67,7 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 			MemberEpoch:         rapid.Int64().Draw(t, "memberEpoch"),
 			HeartbeatIntervalMs: rapid.Int64().Draw(t, "heartbeatIntervalMs"),
 			RebalanceTimeoutMs:  rapid.Int64().Draw(t, "rebalanceTimeoutMs"),
+			MemberLeaseTtlMs:    rapid.Int64().Draw(t, "memberLeaseTtlMs"),
 			GroupEpoch:          rapid.Int64().Draw(t, "groupEpoch"),
 			AssignmentEpoch:     rapid.Int64().Draw(t, "assignmentEpoch"),
 			MetadataVersion:     rapid.Int64().Draw(t, "metadataVersion"),
