@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,16 +79,27 @@ type ConsumerConfig struct {
 // once the Handler succeeded. On taking over a shard it first claims the
 // entries the previous owner left pending (XAUTOCLAIM with ClaimMinIdle),
 // counting deliveries; an entry delivered MaxDeliveries times without
-// success is copied to the dead-letter stream and acknowledged. A revoked
-// shard is reported DRAINING until its in-flight entries are handled.
+// success is copied to the dead-letter stream and acknowledged.
+//
+// A handler call starts only while the member owns the shard and its local
+// lease is not about to lapse (Member.MayRead). When a shard is revoked
+// the consumer stops fetching it and drops the entries it fetched but did
+// not hand to a handler yet (they stay pending; the next owner claims
+// them); the shard is reported DRAINING until the running handler calls
+// return. Handler contexts are cancelled when the local lease is about to
+// lapse, or when a leave outlasts LeaveTimeout.
 type Consumer struct {
 	cfg     ConsumerConfig
 	member  *Member
 	jobs    []chan job
 	busy    atomic.Int64
-	mu      sync.Mutex
+	mu      sync.Mutex // guards readers, handlerCtx and cancelHandlers
 	readers map[int]*shardReader
 	runCtx  context.Context
+	// handlerCtx is the context of handler calls; cancelHandlers ends it
+	// (and a new one is made for later calls).
+	handlerCtx     context.Context
+	cancelHandlers context.CancelFunc
 }
 
 type job struct {
@@ -119,7 +131,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		OnRevoked:            c.revoked,
 		InFlight:             c.inFlight,
 		OnReleased:           c.released,
+		CancelInFlight:       c.cancelInFlight,
 		OnFenced:             cfg.Member.Hooks.OnFenced,
+		OnLeft:               cfg.Member.Hooks.OnLeft,
 		Progress:             c.progress,
 		AvailableConcurrency: func() int { return max(0, cfg.Workers-int(c.busy.Load())) },
 	}
@@ -138,6 +152,7 @@ func (c *Consumer) Member() *Member { return c.member }
 // already read, leaves the group and returns (see Member.Run).
 func (c *Consumer) Run(ctx context.Context) error {
 	c.runCtx = context.WithoutCancel(ctx)
+	c.handlerCtx, c.cancelHandlers = context.WithCancel(c.runCtx)
 	var wg sync.WaitGroup
 	c.jobs = make([]chan job, c.cfg.Workers)
 	for i := range c.jobs {
@@ -160,7 +175,22 @@ func (c *Consumer) Run(ctx context.Context) error {
 		close(ch)
 	}
 	wg.Wait()
+	c.cancelHandlers()
 	return err
+}
+
+// cancelInFlight cancels the contexts of the running handler calls.
+func (c *Consumer) cancelInFlight() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelHandlers()
+	c.handlerCtx, c.cancelHandlers = context.WithCancel(c.runCtx)
+}
+
+func (c *Consumer) handlerContext() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handlerCtx
 }
 
 func (c *Consumer) assigned(shard int) {
@@ -191,7 +221,7 @@ func (c *Consumer) revoked(shard int) {
 
 func (c *Consumer) inFlight(shard int) int {
 	if r := c.reader(shard); r != nil {
-		return int(r.inflight.Load())
+		return int(r.running.Load())
 	}
 	return 0
 }
@@ -212,16 +242,22 @@ func (c *Consumer) progress(shard int) (ShardProgress, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: r.inflight.Load()}, true
+	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: int64(len(r.active))}, true
 }
 
-// handle runs the handler on one entry and acknowledges or dead-letters it.
+// handle runs the handler on one entry, if the shard may still be read,
+// and acknowledges or dead-letters it.
 func (c *Consumer) handle(j job) {
+	r, msg := j.r, j.msg
+	if !r.begin() {
+		r.finish(msg.ID, false, false)
+		return
+	}
 	c.busy.Add(1)
 	defer c.busy.Add(-1)
-	r, msg := j.r, j.msg
-	ctx := c.runCtx
-	err := c.cfg.Handler(ctx, msg)
+	err := c.cfg.Handler(c.handlerContext(), msg)
+	ctx, cancel := context.WithTimeout(c.runCtx, 10*time.Second)
+	defer cancel()
 	switch {
 	case err == nil:
 		err = c.cfg.Redis.XAck(ctx, msg.Stream, c.cfg.Member.Group, msg.ID).Err()
@@ -240,26 +276,51 @@ func (c *Consumer) handle(j job) {
 	if err != nil {
 		c.member.log.Warn("acknowledge failed", "stream", msg.Stream, "id", msg.ID, "err", err)
 	}
-	r.finish(msg.ID, err == nil)
+	r.finish(msg.ID, true, err == nil)
 }
 
 // shardReader fetches one owned shard.
 type shardReader struct {
-	c        *Consumer
-	shard    int
-	key      string
-	cancel   context.CancelFunc
-	done     chan struct{}
-	inflight atomic.Int64
+	c       *Consumer
+	shard   int
+	key     string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	running atomic.Int64 // handler calls under way
 
 	mu                       sync.Mutex
+	stopped                  bool            // revoked: no handler call starts
 	active                   map[string]bool // ids handed to workers, not finished
 	lastDelivered, lastAcked string
 }
 
+// stop ends fetching; queued entries are dropped by the workers.
 func (r *shardReader) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
 	r.cancel()
 	<-r.done
+}
+
+// begin reports whether a handler call for the shard may start, and counts
+// it as running if so. While the member still owns the shard but its lease
+// is about to lapse it waits (for a renewal or the revocation).
+func (r *shardReader) begin() bool {
+	for {
+		r.mu.Lock()
+		if r.stopped {
+			r.mu.Unlock()
+			return false
+		}
+		if r.c.member.MayRead(r.shard) {
+			r.running.Add(1)
+			r.mu.Unlock()
+			return true
+		}
+		r.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (r *shardReader) run(ctx context.Context) {
@@ -287,7 +348,7 @@ func (r *shardReader) run(ctx context.Context) {
 		}
 		for _, s := range res {
 			for _, m := range s.Messages {
-				r.dispatch(m, 1)
+				r.dispatch(ctx, m, 1)
 			}
 		}
 	}
@@ -320,6 +381,10 @@ func (r *shardReader) reclaim(ctx context.Context) error {
 	group, consumer := cfg.Member.Group, r.c.member.ID()
 	start := "0-0"
 	for ctx.Err() == nil {
+		// Entries handed to workers before the claim are skipped even when
+		// they finish meanwhile: the claim may have returned them just
+		// before their acknowledgement.
+		busy := r.activeIDs()
 		msgs, next, err := cfg.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 			Stream: r.key, Group: group, Consumer: consumer, MinIdle: cfg.ClaimMinIdle, Start: start, Count: cfg.BatchSize,
 		}).Result()
@@ -338,10 +403,10 @@ func (r *shardReader) reclaim(ctx context.Context) error {
 				counts[p.ID] = p.RetryCount
 			}
 			for _, m := range msgs {
-				if m.Values == nil || r.isActive(m.ID) {
+				if m.Values == nil || busy[m.ID] || r.isActive(m.ID) {
 					continue
 				}
-				r.dispatch(m, max(counts[m.ID], 1))
+				r.dispatch(ctx, m, max(counts[m.ID], 1))
 			}
 		}
 		if next == "0-0" || next == "" {
@@ -352,6 +417,12 @@ func (r *shardReader) reclaim(ctx context.Context) error {
 	return ctx.Err()
 }
 
+func (r *shardReader) activeIDs() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.active)
+}
+
 func (r *shardReader) isActive(id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -359,30 +430,37 @@ func (r *shardReader) isActive(id string) bool {
 }
 
 // dispatch hands an entry to the worker of its key.
-func (r *shardReader) dispatch(m redis.XMessage, deliveries int64) {
+func (r *shardReader) dispatch(ctx context.Context, m redis.XMessage, deliveries int64) {
 	r.mu.Lock()
 	r.active[m.ID] = true
 	if deliveries == 1 { // a ">" read: ids only grow
 		r.lastDelivered = m.ID
 	}
 	r.mu.Unlock()
-	r.inflight.Add(1)
 	spread := m.ID
 	if k, ok := m.Values[r.c.cfg.KeyField].(string); ok {
 		spread = k
 	}
 	w := ShardFor(strconv.Itoa(r.shard)+"/"+spread, len(r.c.jobs))
-	r.c.jobs[w] <- job{r: r, msg: Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Deliveries: deliveries}}
+	select {
+	case r.c.jobs[w] <- job{r: r, msg: Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Deliveries: deliveries}}:
+	case <-ctx.Done(): // revoked: the entry stays pending
+		r.finish(m.ID, false, false)
+	}
 }
 
-func (r *shardReader) finish(id string, acked bool) {
+// finish ends an entry handed to a worker: handled says a handler call ran
+// (begin counted it), acked that the entry was acknowledged.
+func (r *shardReader) finish(id string, handled, acked bool) {
 	r.mu.Lock()
 	delete(r.active, id)
 	if acked { // the latest acknowledged (workers finish out of order)
 		r.lastAcked = id
 	}
 	r.mu.Unlock()
-	r.inflight.Add(-1)
+	if handled {
+		r.running.Add(-1)
+	}
 }
 
 // String describes the consumer.

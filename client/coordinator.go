@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // Coordinator is a connection to a coordinator's HTTP API: its base URL,
@@ -67,7 +69,7 @@ func (c *Coordinator) BaseURL() string { return c.base }
 // coordinator's JSON error body when it has one.
 type APIError struct {
 	StatusCode int
-	ErrorCode  string
+	ErrorCode  ErrorCode
 	Message    string
 }
 
@@ -79,8 +81,8 @@ func (e *APIError) Error() string {
 }
 
 // IsErrorCode reports whether err is an *APIError with the given errorCode
-// (e.g. "GROUP_ALREADY_EXISTS").
-func IsErrorCode(err error, code string) bool {
+// (e.g. CodeGroupAlreadyExists).
+func IsErrorCode(err error, code ErrorCode) bool {
 	var ae *APIError
 	return errors.As(err, &ae) && ae.ErrorCode == code
 }
@@ -134,78 +136,107 @@ func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (Routing
 	return r, nil
 }
 
-// heartbeat posts one heartbeat of member m.
-func (c *Coordinator) heartbeat(ctx context.Context, p, g string, req *heartbeatRequest) (heartbeatResponse, error) {
-	var out heartbeatResponse
-	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/members/"+url.PathEscape(req.MemberID)+"/heartbeat", req, &out)
+// OwnerHeader is the answer header that names the coordinator owning the
+// group (scheme://host:port); a member sends its next heartbeats there.
+const OwnerHeader = "X-Coordinator-Owner"
+
+// heartbeat posts req to the API at base (the configured one when empty)
+// and returns the answer and the owner the answer names ("" when none).
+func (c *Coordinator) heartbeat(ctx context.Context, base, p, g string, req *group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
+	var out group.HeartbeatResponse
+	h, err := c.doAt(ctx, cmp.Or(base, c.base), http.MethodPost, groupPath(p, g)+"/members/"+url.PathEscape(req.MemberID)+"/heartbeat", req, &out)
 	if err == nil && out.ResponseTo != req.RequestID {
 		err = fmt.Errorf("heartbeat %s answered as %q", req.RequestID, out.ResponseTo)
 	}
-	return out, err
+	return out, h.Get(OwnerHeader), err
+}
+
+// ownerBase returns the API base URL at owner (scheme://host:port) with
+// the configured base path, or "" when owner is empty, malformed or the
+// configured host itself.
+func (c *Coordinator) ownerBase(owner string) string {
+	o, err := url.Parse(owner)
+	if owner == "" || err != nil || o.Scheme == "" || o.Host == "" {
+		return ""
+	}
+	b, err := url.Parse(c.base)
+	if err != nil || (b.Scheme == o.Scheme && b.Host == o.Host) {
+		return ""
+	}
+	return o.Scheme + "://" + o.Host + b.Path
 }
 
 func groupPath(p, g string) string {
 	return "/streams/" + url.PathEscape(p) + "/groups/" + url.PathEscape(g)
 }
 
-// do sends a JSON request and decodes a 2xx answer into out (if non-nil).
-// A 401 with Bearer login drops the token and tries once more.
+// do sends a JSON request to the configured API and decodes a 2xx answer
+// into out (if non-nil).
 func (c *Coordinator) do(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.doAt(ctx, c.base, method, path, in, out)
+	return err
+}
+
+// doAt is do at the API base URL base; it also returns the answer's
+// headers (empty when there was no answer). A 401 with Bearer login drops
+// the token and tries once more.
+func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {
 		var err error
 		if body, err = json.Marshal(in); err != nil {
-			return err
+			return http.Header{}, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		err := c.doOnce(ctx, method, path, body, out)
+		h, err := c.doOnce(ctx, base, method, path, body, out)
 		var ae *APIError
 		if attempt == 0 && errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer {
 			c.auth.invalidate()
 			continue
 		}
-		return err
+		return h, err
 	}
 }
 
-func (c *Coordinator) doOnce(ctx context.Context, method, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+func (c *Coordinator) doOnce(ctx context.Context, base, method, path string, body []byte, out any) (http.Header, error) {
+	h := http.Header{}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return h, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.auth != nil {
 		if err := c.auth.authorize(ctx, c, req); err != nil {
-			return err
+			return h, err
 		}
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return h, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
 	if err != nil {
-		return err
+		return res.Header, err
 	}
 	if res.StatusCode/100 != 2 {
 		ae := &APIError{StatusCode: res.StatusCode}
 		var eb struct{ ErrorCode, Message string }
 		if json.Unmarshal(raw, &eb) == nil {
-			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message
+			ae.ErrorCode, ae.Message = ErrorCode(eb.ErrorCode), eb.Message
 		}
-		return ae
+		return res.Header, ae
 	}
 	if out == nil {
-		return nil
+		return res.Header, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("decode %s %s answer: %w", method, path, err)
+		return res.Header, fmt.Errorf("decode %s %s answer: %w", method, path, err)
 	}
-	return nil
+	return res.Header, nil
 }
 
 type authMode int

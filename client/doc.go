@@ -5,15 +5,24 @@
 //   - Coordinator is a connection to the coordinator's HTTP API (base URL
 //     and Basic or Bearer credentials; Bearer tokens are obtained with
 //     POST /auth/login and renewed before they expire).
-//   - Member joins a group and heartbeats (PROTOCOL.md §4). It tells its
-//     Hooks when to start and stop reading each shard and follows the
-//     member's side of the safety contract of docs/safety.md: it reads a
-//     shard only after an OK answer assigned it; a revoked shard is
-//     reported DRAINING while its in-flight entries are handled and REVOKED
-//     only after; when no heartbeat was answered for a lease TTL since the
-//     send time of the last answered one it stops reading every shard (the
-//     local lease); after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID it stops
-//     and rejoins; on context cancellation it drains and leaves (epoch −1).
+//   - Member joins a group and heartbeats (PROTOCOL.md §4). It runs the
+//     member state machine of package member (the one member protocol of
+//     this repository: what to report, what may be read, the local lease)
+//     and tells its Hooks when to start and stop reading each shard. It
+//     follows the member's side of docs/safety.md: it reads a shard only
+//     after an OK answer assigned it; a revoked shard is stopped at once and
+//     reported DRAINING, while heartbeats go on, until the handler calls
+//     under way return, then REVOKED; no handler call starts once the
+//     shard is revoked or the local lease (one lease TTL from the send time
+//     of the last accepted heartbeat) is in its last tenth, and running
+//     ones are cancelled then; after FENCED_MEMBER_EPOCH or
+//     UNKNOWN_MEMBER_ID it rejoins; on context cancellation it stops,
+//     drains under a live lease and only then leaves (epoch −1). Refused
+//     and failed heartbeats back off (capped, jittered, exponential; one
+//     log line, then a summary every 5 s), and Run returns
+//     ErrGroupNotFound when the group does not exist unless
+//     MemberConfig.CreateGroup asks to create it. Heartbeats follow the
+//     group's owner named by the X-Coordinator-Owner answer header.
 //   - Consumer runs a Member and reads the shards it owns with XREADGROUP,
 //     hands entries to a worker pool (entries of one key stay in order) and
 //     acknowledges them after the Handler succeeded. On taking over a shard
@@ -25,7 +34,6 @@
 //     clients) using the coordinator's producer routing, cached and
 //     refreshed, and writes it with XADD (optional MAXLEN, NOMKSTREAM).
 //
-// The member's LeaseTTL must match the coordinator's
-// coordination.member-lease-ttl (10 s by default): the heartbeat answer
-// does not carry it.
+// The lease TTL comes from the coordinator (memberLeaseTtlMs in every
+// heartbeat answer); MemberConfig.LeaseTTL only overrides it.
 package client

@@ -7,19 +7,28 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"os"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/member"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// DefaultLeaseTTL is the lease TTL a Member assumes when its config names
-// none: the coordinator's default coordination.member-lease-ttl.
-const DefaultLeaseTTL = 10 * time.Second
+// DefaultLeaseTTL is the lease TTL a Member assumes until the coordinator
+// has answered one (memberLeaseTtlMs): the coordinator's default
+// coordination.member-lease-ttl.
+const DefaultLeaseTTL = member.DefaultLeaseTTL
+
+// ErrGroupNotFound is returned by Run when the group does not exist (and
+// MemberConfig.CreateGroup is not set).
+var ErrGroupNotFound = errors.New("client: consumer group not found")
+
+// ErrLeaveTimeout is returned by Run when handler calls were still running
+// twice LeaveTimeout after the leave began (their contexts were cancelled
+// after one): the member stopped heartbeating without leaving.
+var ErrLeaveTimeout = errors.New("client: in-flight handler calls did not return; left without a leave")
 
 // MemberConfig configures a Member.
 type MemberConfig struct {
@@ -33,16 +42,24 @@ type MemberConfig struct {
 	MemberID string
 	// MemberName is the memberName sent (default: Group).
 	MemberName string
-	// LeaseTTL must equal the coordinator's coordination.member-lease-ttl
-	// (default DefaultLeaseTTL): the member stops reading every shard when
-	// no heartbeat was answered for this long since the send time of the
-	// last answered one (docs/safety.md, rule 3).
+	// LeaseTTL, when set, overrides the lease TTL the coordinator answers
+	// (memberLeaseTtlMs): the member stops reading every shard when no
+	// heartbeat was accepted for this long since the send time of the last
+	// accepted one (docs/safety.md, rule 3). Until the first answer the
+	// member assumes DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// MaxConcurrency is the runtimeMaxConcurrency reported (default 1).
 	MaxConcurrency int
-	// LeaveTimeout bounds how long a leave waits for in-flight work and for
-	// the coordinator's answer (default 30 s).
+	// LeaveTimeout bounds a leave: after it, the contexts of handler calls
+	// still running are cancelled; after twice it, Run gives up and
+	// returns ErrLeaveTimeout (default 30 s).
 	LeaveTimeout time.Duration
+	// CreateGroup makes the member create the group (with CreateShards
+	// shards, 0: the coordinator's default) when the coordinator does not
+	// know it, instead of Run returning ErrGroupNotFound. The credentials
+	// need the right to create groups.
+	CreateGroup  bool
+	CreateShards int
 	// Hooks are called from the member's heartbeat goroutine.
 	Hooks Hooks
 	// Logger receives the member's log records (default slog.Default()).
@@ -56,19 +73,26 @@ type Hooks struct {
 	// OnAssigned is called when the member may start reading shard.
 	OnAssigned func(shard int)
 	// OnRevoked is called when the member must stop reading shard: it must
-	// stop fetching new entries before it returns. Entries already fetched
-	// may still be handled: InFlight counts them, and the revocation
-	// completes only when it reports 0.
+	// stop fetching before it returns, and drop what it fetched but did not
+	// start handling (the next owner claims it from the pending list).
+	// Handler calls already running may finish: InFlight counts them, and
+	// the shard is released only when it reports 0.
 	OnRevoked func(shard int)
-	// InFlight returns how many entries of a revoked shard are still being
-	// handled. While it is above 0 the shard is reported DRAINING.
+	// InFlight returns how many handler calls of a revoked shard are still
+	// running. While it is above 0 the shard is reported DRAINING.
 	InFlight func(shard int) int
-	// OnReleased is called once a revoked shard has no entry in flight,
-	// just before it is reported REVOKED.
+	// OnReleased is called once a revoked shard has nothing in flight, just
+	// before it is reported REVOKED.
 	OnReleased func(shard int)
+	// CancelInFlight is called when running handler calls must end: the
+	// local lease is about to lapse (its last tenth), or a leave outlasted
+	// LeaveTimeout. It should cancel their contexts.
+	CancelInFlight func()
 	// OnFenced is called after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID,
-	// once every shard was revoked and drained; the member then rejoins.
+	// when every shard was revoked; the member then rejoins.
 	OnFenced func(status Status)
+	// OnLeft is called with the status that answered the leave.
+	OnLeft func(status Status)
 	// Progress returns the consumption progress of an owned shard for the
 	// heartbeat's shardProgress (ok false: none to report).
 	Progress func(shard int) (p ShardProgress, ok bool)
@@ -93,34 +117,35 @@ func (e *ProtocolError) Error() string {
 	return "coordinator rejected the heartbeat: " + string(e.Status)
 }
 
-// Member is one consumer-group member: it joins the group and heartbeats
-// at the interval the coordinator answers, tells its Hooks which shards to
-// start and stop reading, and follows the member's side of the safety
-// contract (docs/safety.md): it reads a shard only after an OK answer
-// assigned it, reports a shard released only after it stopped reading it
-// (DRAINING with the in-flight count while entries are being handled, then
-// REVOKED/0), stops reading everything when its local lease lapses, starts
-// over with epoch 0 after FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, and
-// leaves the group (epoch −1) after it stopped reading.
+// Member is one consumer-group member. It runs the protocol state machine
+// of package member (which says what to report, what may be read and when
+// the local lease ends) over HTTP: it joins the group and heartbeats at
+// the interval the coordinator answers, tells its Hooks which shards to
+// start and stop reading, keeps heartbeating while revoked shards drain
+// (DRAINING with the in-flight count, then REVOKED), stops reading
+// everything when its local lease lapses, rejoins after
+// FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, and leaves (epoch −1) only
+// after it stopped reading. Every failed or refused heartbeat is retried
+// with capped, jittered exponential backoff.
+//
+// Heartbeats follow the group's owner: when an answer names another
+// coordinator in the X-Coordinator-Owner header, the next heartbeats go
+// there (with the configured base path), and back to the configured base
+// URL after a connection error, an HTTP error or a RETRY.
 //
 // Create it with NewMember and run it with Run.
 type Member struct {
 	cfg MemberConfig
 	log *slog.Logger
 
-	mu       sync.Mutex // guards snapshot
-	snapshot []int
+	mu sync.Mutex // guards st
+	st *member.State
 
 	// State of the Run goroutine.
-	epoch, version int64
-	owned          map[int]bool
-	draining       map[int]int  // revoked, in-flight count at the last poll
-	released       map[int]bool // drained; REVOKED not yet answered
-	interval       time.Duration
-	lastAnswered   time.Time // send time of the last accepted heartbeat
-	urgent         bool      // send the next heartbeat now
-	seq            int64
-	joined         bool
+	base      string // where heartbeats go ("": the configured base URL)
+	urgent    bool   // send the next heartbeat now
+	cancelled bool   // CancelInFlight was called for the current lease
+	fails     failureLog
 }
 
 // NewMember checks cfg and fills in its defaults.
@@ -128,21 +153,18 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	if cfg.Coordinator == nil || cfg.StreamPrefix == "" || cfg.Group == "" {
 		return nil, errors.New("client: MemberConfig needs Coordinator, StreamPrefix and Group")
 	}
-	if cfg.MemberID == "" {
-		cfg.MemberID = DefaultMemberID()
-	}
+	cfg.MemberID = cmp.Or(cfg.MemberID, DefaultMemberID())
 	cfg.MemberName = cmp.Or(cfg.MemberName, cfg.Group)
-	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.MaxConcurrency = max(cfg.MaxConcurrency, 1)
 	cfg.LeaveTimeout = cmp.Or(cfg.LeaveTimeout, 30*time.Second)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	log = log.With("member", cfg.MemberID, "group", cfg.Group)
 	return &Member{
-		cfg: cfg, log: log.With("member", cfg.MemberID, "group", cfg.Group),
-		owned: map[int]bool{}, draining: map[int]int{}, released: map[int]bool{},
-		interval: time.Second,
+		cfg: cfg, log: log, fails: failureLog{log: log},
+		st: member.New(member.Config{ID: cfg.MemberID, Name: cfg.MemberName, LeaseTTL: cfg.LeaseTTL, MaxConcurrency: cfg.MaxConcurrency}),
 	}, nil
 }
 
@@ -159,52 +181,287 @@ func (m *Member) ID() string { return m.cfg.MemberID }
 func (m *Member) Owned() []int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.snapshot)
+	return append([]int{}, m.st.Owned()...)
+}
+
+// LeaseTTL is the lease TTL in force: the override, the one the
+// coordinator answered, or DefaultLeaseTTL.
+func (m *Member) LeaseTTL() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.LeaseTTL()
+}
+
+// MayRead reports whether a handler call for shard may start now: the
+// member owns it, is not leaving, and its local lease is not about to
+// lapse. Readers ask it before every handler call.
+func (m *Member) MayRead(shard int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.MayRead(shard, time.Now())
 }
 
 // Run joins the group and heartbeats until ctx is cancelled; then it stops
-// reading every shard, waits for their in-flight entries, leaves the group
-// and returns nil. Cancel ctx on SIGTERM (signal.NotifyContext) for a
-// graceful leave. Transport errors and HTTP errors are retried with
-// jittered exponential backoff; Run returns a *ProtocolError after
-// UNSUPPORTED_PROTOCOL or INVALID_REQUEST (having stopped every shard).
+// reading every shard, keeps heartbeating until nothing is in flight,
+// leaves the group and returns nil. Cancel ctx on SIGTERM
+// (signal.NotifyContext) for a graceful leave.
+//
+// Run returns ErrGroupNotFound when the group does not exist (unless
+// CreateGroup is set), a *ProtocolError after UNSUPPORTED_PROTOCOL or
+// INVALID_REQUEST, and ErrLeaveTimeout when in-flight work outlived the
+// leave; every other failure is retried.
 func (m *Member) Run(ctx context.Context) error {
-	failures := 0
+	bg := context.WithoutCancel(ctx)
+	var leaveStart time.Time
+	refused := 0 // consecutive refused or failed heartbeats
 	for {
-		if ctx.Err() != nil {
-			return m.leave()
+		if ctx.Err() != nil && leaveStart.IsZero() {
+			leaveStart = time.Now()
+			m.log.Info("leaving: stopping every shard")
+			m.effects(m.step(func(st *member.State) member.Effects { return st.Leave() }))
 		}
-		m.checkLease()
-		m.pollDrains()
-		req := m.request(false)
-		sent := time.Now()
-		resp, err := m.post(ctx, req)
-		var wait time.Duration
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return m.leave()
-		case err != nil:
-			failures++
-			wait = backoff(failures, m.interval)
-			m.log.Warn("heartbeat failed", "err", err, "retryIn", wait)
-		default:
-			failures = 0
-			if err := m.apply(req, resp, sent); err != nil {
-				m.revokeAll()
-				m.awaitDrained(m.cfg.LeaveTimeout)
+		m.poll(time.Now())
+		if !leaveStart.IsZero() {
+			if m.done() {
+				return nil
+			}
+			if err := m.leaveTimeout(leaveStart); err != nil {
 				return err
 			}
-			wait = m.interval
 		}
-		m.sleep(ctx, wait)
+		req := m.request()
+		sent := time.Now()
+		resp, owner, err := m.post(bg, req)
+		wait := time.Duration(0)
+		switch {
+		case err != nil || resp.Status == StatusRetry:
+			refused++
+			m.base = "" // back to the configured coordinator
+			m.fails.fail(sent, cmp.Or(err, error(errRetry)))
+			wait = backoff(refused, m.interval())
+		default:
+			if m.base == "" || owner != "" {
+				m.base = m.cfg.Coordinator.ownerBase(owner)
+			}
+			e := m.apply(req, resp, sent)
+			switch {
+			case e.Left:
+				m.log.Info("left the group", "status", resp.Status)
+				if f := m.cfg.Hooks.OnLeft; f != nil {
+					f(resp.Status)
+				}
+				return nil
+			case e.Reset == StatusInvalidRequest || e.Reset == StatusUnsupportedProtocol:
+				m.awaitDrained(m.cfg.LeaveTimeout)
+				return &ProtocolError{Status: e.Reset}
+			case e.Reset != "":
+				refused++
+				m.fails.fail(sent, fmt.Errorf("heartbeat answered %s (epoch %d): rejoining", e.Reset, req.MemberEpoch))
+				if e.Reset == StatusUnknownMemberID && req.MemberEpoch == 0 && leaveStart.IsZero() {
+					if err := m.checkGroup(ctx); err != nil {
+						m.awaitDrained(m.cfg.LeaveTimeout)
+						return err
+					}
+				}
+				if f := m.cfg.Hooks.OnFenced; f != nil {
+					f(e.Reset)
+				}
+				if refused > 1 { // the first rejoin is immediate
+					wait = backoff(refused-1, m.interval())
+				}
+			default:
+				refused = 0
+				m.fails.ok(sent)
+				wait = m.interval()
+			}
+		}
+		m.sleep(ctx, wait, !leaveStart.IsZero())
 	}
 }
 
-func (m *Member) post(ctx context.Context, req *heartbeatRequest) (heartbeatResponse, error) {
-	timeout := max(time.Second, min(5*time.Second, m.cfg.LeaseTTL/3))
+var errRetry = errors.New("heartbeat answered RETRY")
+
+// step runs f on the state machine under the lock.
+func (m *Member) step(f func(*member.State) member.Effects) member.Effects {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return f(m.st)
+}
+
+func (m *Member) interval() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Interval()
+}
+
+func (m *Member) done() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Done()
+}
+
+// effects calls the hooks for e: stops first, then starts.
+func (m *Member) effects(e member.Effects) {
+	for _, s := range e.Stop {
+		m.log.Info("shard revoked", "shard", s)
+		if f := m.cfg.Hooks.OnRevoked; f != nil {
+			f(s)
+		}
+	}
+	for _, s := range e.Start {
+		m.log.Info("shard assigned", "shard", s)
+		if f := m.cfg.Hooks.OnAssigned; f != nil {
+			f(s)
+		}
+	}
+	if len(e.Stop) > 0 {
+		m.poll(time.Now())
+	}
+}
+
+// apply applies resp, the answer to req sent at sent.
+func (m *Member) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent time.Time) member.Effects {
+	e := m.step(func(st *member.State) member.Effects { return st.Apply(req, resp, sent, time.Now()) })
+	if member.Accepted(resp.Status) {
+		m.cancelled = false
+	}
+	m.effects(e)
+	return e
+}
+
+// poll applies the local lease at now (cancelling running handler calls
+// in its last tenth, stopping everything once it lapsed) and moves revoked
+// shards with nothing in flight to released.
+func (m *Member) poll(now time.Time) {
+	var expiring bool
+	var draining []int
+	e := m.step(func(st *member.State) member.Effects {
+		e := st.Tick(now)
+		expiring, draining = st.Expiring(now), st.Draining()
+		return e
+	})
+	if e.Lapsed {
+		m.log.Warn("local lease lapsed: stopping every shard")
+	}
+	if expiring && !m.cancelled {
+		m.cancelInFlight("local lease about to lapse")
+	}
+	for _, s := range e.Stop {
+		m.log.Info("shard revoked", "shard", s)
+		if f := m.cfg.Hooks.OnRevoked; f != nil {
+			f(s)
+		}
+	}
+	if len(e.Stop) > 0 {
+		draining = m.draining()
+	}
+	for _, s := range draining {
+		n := 0
+		if f := m.cfg.Hooks.InFlight; f != nil {
+			n = f(s)
+		}
+		var released bool
+		m.step(func(st *member.State) member.Effects { released = st.SetInFlight(s, n); return member.Effects{} })
+		if released {
+			m.urgent = true
+			if f := m.cfg.Hooks.OnReleased; f != nil {
+				f(s)
+			}
+		}
+	}
+}
+
+func (m *Member) cancelInFlight(why string) {
+	m.cancelled = true
+	if f := m.cfg.Hooks.CancelInFlight; f != nil {
+		m.log.Warn("cancelling in-flight handler calls: " + why)
+		f()
+	}
+}
+
+// leaveTimeout cancels what is in flight once a leave outlasted
+// LeaveTimeout, and gives up after twice that.
+func (m *Member) leaveTimeout(start time.Time) error {
+	since := time.Since(start)
+	if since >= 2*m.cfg.LeaveTimeout {
+		return ErrLeaveTimeout
+	}
+	if since >= m.cfg.LeaveTimeout && !m.cancelled {
+		m.cancelInFlight("the leave outlasted LeaveTimeout")
+	}
+	return nil
+}
+
+// awaitDrained polls until nothing is in flight, for at most d, without
+// heartbeating (the coordinator refused the member).
+func (m *Member) awaitDrained(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for m.poll(time.Now()); len(m.draining()) > 0 && time.Now().Before(deadline); m.poll(time.Now()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (m *Member) draining() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Draining()
+}
+
+// request builds the next heartbeat with the capacity and progress the
+// hooks report.
+func (m *Member) request() group.HeartbeatRequest {
+	var req group.HeartbeatRequest
+	m.step(func(st *member.State) member.Effects { req = st.Request(); return member.Effects{} })
+	m.urgent = false
+	if f := m.cfg.Hooks.AvailableConcurrency; f != nil {
+		req.RuntimeConsumerCapacity.AvailableConcurrency = max(0, f())
+	}
+	f := m.cfg.Hooks.Progress
+	if f == nil {
+		return req
+	}
+	now := group.InstantOf(time.Now())
+	for _, s := range req.OwnedShards {
+		if p, ok := f(s); ok {
+			key := streams.StreamKey(m.cfg.StreamPrefix, s)
+			req.ShardProgress = append(req.ShardProgress, group.ShardProgress{
+				Shard: group.Shard{ShardIndex: s}, StreamKey: &key,
+				LastDeliveredID: nonEmpty(p.LastDeliveredID), LastAckedID: nonEmpty(p.LastAckedID),
+				PendingCount: p.PendingCount, UpdatedAt: now,
+			})
+		}
+	}
+	return req
+}
+
+// post sends req to the owner followed, or the configured coordinator.
+func (m *Member) post(ctx context.Context, req group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
+	timeout := max(time.Second, min(5*time.Second, m.LeaseTTL()/3))
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return m.cfg.Coordinator.heartbeat(hctx, m.cfg.StreamPrefix, m.cfg.Group, req)
+	return m.cfg.Coordinator.heartbeat(hctx, m.base, m.cfg.StreamPrefix, m.cfg.Group, &req)
+}
+
+// checkGroup runs after an UNKNOWN_MEMBER_ID answer to a join: when the
+// coordinator does not know the group it is created (CreateGroup) or Run
+// ends with ErrGroupNotFound. When the group exists, or the check fails,
+// the member just rejoins.
+func (m *Member) checkGroup(ctx context.Context) error {
+	_, err := m.cfg.Coordinator.Group(ctx, m.cfg.StreamPrefix, m.cfg.Group)
+	if !IsErrorCode(err, CodeGroupNotFound) {
+		return nil
+	}
+	if !m.cfg.CreateGroup {
+		return fmt.Errorf("%w: %s/%s", ErrGroupNotFound, m.cfg.StreamPrefix, m.cfg.Group)
+	}
+	_, err = m.cfg.Coordinator.CreateGroup(ctx, m.cfg.StreamPrefix, m.cfg.Group, m.cfg.CreateShards, m.cfg.MemberID)
+	switch {
+	case err == nil:
+		m.log.Info("created the group", "shards", m.cfg.CreateShards)
+	case !IsErrorCode(err, CodeGroupAlreadyExists):
+		m.log.Warn("could not create the group", "err", err)
+	}
+	return nil
 }
 
 // backoff is the wait after the n-th consecutive failure: exponential from
@@ -217,238 +474,57 @@ func backoff(n int, interval time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// sleep waits d, returning early when ctx ends, the local lease lapses, a
-// revoked shard has drained, or a heartbeat is urgent.
-func (m *Member) sleep(ctx context.Context, d time.Duration) {
+// sleep waits d, returning early when the first cancellation of ctx starts
+// the leave, a revoked shard was released, or the lease lapsed.
+func (m *Member) sleep(ctx context.Context, d time.Duration, leaving bool) {
 	deadline := time.Now().Add(d)
 	for !m.urgent {
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 || (!leaving && ctx.Err() != nil) {
 			return
 		}
-		t := time.NewTimer(min(left, 50*time.Millisecond))
+		done := ctx.Done()
+		if leaving {
+			done = nil
+		}
+		t := time.NewTimer(min(left, 20*time.Millisecond))
 		select {
-		case <-ctx.Done():
+		case <-done:
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		m.checkLease()
-		m.pollDrains()
+		m.poll(time.Now())
 	}
 }
 
-// request builds the next heartbeat.
-func (m *Member) request(leaving bool) *heartbeatRequest {
-	m.seq++
-	req := &heartbeatRequest{
-		ProtocolVersion: 1,
-		RequestID:       m.cfg.MemberID + "-" + strconv.FormatInt(m.seq, 10),
-		MemberID:        m.cfg.MemberID,
-		MemberName:      m.cfg.MemberName,
-		MemberEpoch:     m.epoch,
-		MetadataVersion: m.version,
-		RuntimeConsumerCapacity: capacity{
-			RuntimeMaxConcurrency: m.cfg.MaxConcurrency,
-			AvailableConcurrency:  m.cfg.MaxConcurrency,
-		},
-		OwnedShards:    []shardRef{},
-		RevokingShards: []revokeReport{},
-		ShardProgress:  []progressReport{},
-	}
-	if f := m.cfg.Hooks.AvailableConcurrency; f != nil {
-		req.RuntimeConsumerCapacity.AvailableConcurrency = max(0, f())
-	}
-	if leaving {
-		req.MemberEpoch = -1
-	}
-	now := time.Now().UTC()
-	for _, s := range sortedKeys(m.owned) {
-		req.OwnedShards = append(req.OwnedShards, shardRef{ShardIndex: s})
-		if f := m.cfg.Hooks.Progress; f != nil {
-			if p, ok := f(s); ok {
-				req.ShardProgress = append(req.ShardProgress, progressReport{
-					Shard: shardRef{ShardIndex: s}, StreamKey: streams.StreamKey(m.cfg.StreamPrefix, s),
-					LastDeliveredID: nonEmpty(p.LastDeliveredID), LastAckedID: nonEmpty(p.LastAckedID),
-					PendingCount: p.PendingCount, UpdatedAt: now,
-				})
-			}
-		}
-	}
-	for _, s := range sortedKeys(m.draining) {
-		req.RevokingShards = append(req.RevokingShards, revokeReport{Shard: shardRef{ShardIndex: s}, State: revokeDraining, InFlight: max(m.draining[s], 1)})
-	}
-	for _, s := range sortedKeys(m.released) {
-		req.RevokingShards = append(req.RevokingShards, revokeReport{Shard: shardRef{ShardIndex: s}, State: revokeRevoked, AckedAt: &now})
-	}
-	m.urgent = false
-	return req
+// failureLog logs the first failure of a run of them, then a summary at
+// most every failureSummaryEvery, and the recovery.
+type failureLog struct {
+	log           *slog.Logger
+	count         int
+	first, logged time.Time
 }
 
-// apply applies resp, the answer to req sent at sent.
-func (m *Member) apply(req *heartbeatRequest, resp heartbeatResponse, sent time.Time) error {
-	if resp.Status == StatusRetry {
-		return nil
-	}
-	m.joined = true
-	// Any answer but RETRY has seen the REVOKED reports of its request.
-	for _, r := range req.RevokingShards {
-		if r.State == revokeRevoked {
-			delete(m.released, r.Shard.ShardIndex)
-		}
-	}
-	if resp.HeartbeatIntervalMs > 0 {
-		m.interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
-	}
-	switch resp.Status {
-	case StatusOK, StatusRevokePending, StatusSyncMetadata:
-		m.lastAnswered = sent
-		assigned := map[int]bool{}
-		for _, s := range resp.Assignment.AssignedShards {
-			assigned[s.ShardIndex] = true
-		}
-		for _, s := range sortedKeys(m.owned) {
-			if !assigned[s] {
-				m.revoke(s)
-			}
-		}
-		if resp.Status == StatusOK && time.Since(sent) < m.cfg.LeaseTTL {
-			for _, s := range sortedKeys(assigned) {
-				if !m.owned[s] && m.draining[s] == 0 {
-					m.start(s)
-				}
-			}
-		}
-		m.epoch, m.version = resp.MemberEpoch, resp.MetadataVersion
-		m.publish()
-		return nil
-	case StatusFencedMemberEpoch, StatusUnknownMemberID:
-		m.log.Warn("member must rejoin", "status", resp.Status, "epoch", m.epoch)
-		m.revokeAll()
-		m.awaitDrained(m.cfg.LeaseTTL)
-		clear(m.released)
-		clear(m.draining)
-		m.epoch, m.version = 0, resp.MetadataVersion
-		m.urgent = true
-		if f := m.cfg.Hooks.OnFenced; f != nil {
-			f(resp.Status)
-		}
-		return nil
-	default: // UNSUPPORTED_PROTOCOL, INVALID_REQUEST, anything unknown
-		return &ProtocolError{Status: resp.Status}
+const failureSummaryEvery = 5 * time.Second
+
+func (f *failureLog) fail(now time.Time, err error) {
+	f.count++
+	switch {
+	case f.count == 1:
+		f.first, f.logged = now, now
+		f.log.Warn("heartbeat not accepted; retrying with backoff", "err", err)
+	case now.Sub(f.logged) >= failureSummaryEvery:
+		f.logged = now
+		f.log.Warn("heartbeats still not accepted", "failures", f.count, "since", now.Sub(f.first).Round(time.Millisecond), "lastErr", err)
 	}
 }
 
-func (m *Member) start(s int) {
-	delete(m.released, s)
-	m.owned[s] = true
-	m.log.Info("shard assigned", "shard", s)
-	if f := m.cfg.Hooks.OnAssigned; f != nil {
-		f(s)
+func (f *failureLog) ok(now time.Time) {
+	if f.count > 0 {
+		f.log.Info("heartbeats accepted again", "failures", f.count, "after", now.Sub(f.first).Round(time.Millisecond))
 	}
-}
-
-// revoke stops reading s; it drains before it is reported REVOKED.
-func (m *Member) revoke(s int) {
-	delete(m.owned, s)
-	m.draining[s] = 1
-	m.log.Info("shard revoked", "shard", s)
-	if f := m.cfg.Hooks.OnRevoked; f != nil {
-		f(s)
-	}
-	m.pollDrains()
-	m.publish()
-}
-
-func (m *Member) revokeAll() {
-	for _, s := range sortedKeys(m.owned) {
-		m.revoke(s)
-	}
-}
-
-// pollDrains moves drained shards from draining to released.
-func (m *Member) pollDrains() {
-	for _, s := range sortedKeys(m.draining) {
-		n := 0
-		if f := m.cfg.Hooks.InFlight; f != nil {
-			n = f(s)
-		}
-		if n > 0 {
-			m.draining[s] = n
-			continue
-		}
-		delete(m.draining, s)
-		m.released[s] = true
-		m.urgent = true
-		if f := m.cfg.Hooks.OnReleased; f != nil {
-			f(s)
-		}
-	}
-}
-
-// awaitDrained polls until no revoked shard has entries in flight, for at
-// most d.
-func (m *Member) awaitDrained(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for m.pollDrains(); len(m.draining) > 0 && time.Now().Before(deadline); m.pollDrains() {
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// checkLease applies the local lease rule: once a lease TTL has passed
-// since the send time of the last accepted heartbeat, stop reading.
-func (m *Member) checkLease() {
-	if len(m.owned) == 0 || m.lastAnswered.IsZero() || time.Since(m.lastAnswered) < m.cfg.LeaseTTL {
-		return
-	}
-	m.log.Warn("local lease lapsed: stopping every shard", "sinceLastAnswered", time.Since(m.lastAnswered).Round(time.Millisecond))
-	m.revokeAll()
-}
-
-// leave stops reading, drains, and sends epoch −1 until it is answered.
-func (m *Member) leave() error {
-	m.revokeAll()
-	m.awaitDrained(m.cfg.LeaveTimeout)
-	if !m.joined {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.LeaveTimeout)
-	defer cancel()
-	for attempt := 1; ; attempt++ {
-		req := m.request(true)
-		resp, err := m.post(ctx, req)
-		if err == nil && resp.Status != StatusRetry {
-			m.log.Info("left the group", "status", resp.Status)
-			return nil
-		}
-		var ae *APIError
-		if errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
-			return fmt.Errorf("leave: %w", err)
-		}
-		t := time.NewTimer(backoff(attempt, m.interval))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("leave not answered: %w", cmp.Or(err, ctx.Err()))
-		case <-t.C:
-		}
-	}
-}
-
-func (m *Member) publish() {
-	s := sortedKeys(m.owned)
-	m.mu.Lock()
-	m.snapshot = s
-	m.mu.Unlock()
-}
-
-func sortedKeys[V any](set map[int]V) []int {
-	out := make([]int, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
+	f.count = 0
 }
 
 func nonEmpty(s string) *string {

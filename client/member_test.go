@@ -6,10 +6,15 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -103,15 +108,15 @@ func TestMemberLocalLease(t *testing.T) {
 // fakeCoordinator answers heartbeats from a script and records requests.
 type fakeCoordinator struct {
 	mu      sync.Mutex
-	reqs    []heartbeatRequest
-	answer  func(n int, req heartbeatRequest) (heartbeatResponse, int)
+	reqs    []group.HeartbeatRequest
+	answer  func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int)
 	httpSrv *httptest.Server
 }
 
-func newFake(t *testing.T, answer func(n int, req heartbeatRequest) (heartbeatResponse, int)) *fakeCoordinator {
+func newFake(t *testing.T, answer func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int)) *fakeCoordinator {
 	f := &fakeCoordinator{answer: answer}
 	f.httpSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req heartbeatRequest
+		var req group.HeartbeatRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
@@ -132,15 +137,15 @@ func newFake(t *testing.T, answer func(n int, req heartbeatRequest) (heartbeatRe
 	return f
 }
 
-func (f *fakeCoordinator) requests() []heartbeatRequest {
+func (f *fakeCoordinator) requests() []group.HeartbeatRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]heartbeatRequest(nil), f.reqs...)
+	return append([]group.HeartbeatRequest(nil), f.reqs...)
 }
 
-func ok(epoch int64, shards ...int) heartbeatResponse {
-	r := heartbeatResponse{Status: StatusOK, MemberEpoch: epoch, MetadataVersion: epoch}
-	r.Assignment.AssignedShards = shardRefs(shards)
+func ok(epoch int64, shards ...int) group.HeartbeatResponse {
+	r := group.HeartbeatResponse{Status: StatusOK, MemberEpoch: epoch, MetadataVersion: epoch}
+	r.Assignment.AssignedShards = group.NewShardSet(shards...)
 	return r
 }
 
@@ -148,16 +153,16 @@ func ok(epoch int64, shards ...int) heartbeatResponse {
 // previous epoch; FENCED_MEMBER_EPOCH drops everything and rejoins with
 // epoch 0; RETRY keeps the state; INVALID_REQUEST ends Run with an error.
 func TestMemberStatuses(t *testing.T) {
-	f := newFake(t, func(n int, req heartbeatRequest) (heartbeatResponse, int) {
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
 		switch n {
 		case 1:
 			return ok(2, 0, 1), 200
 		case 2:
-			return heartbeatResponse{}, 500 // lost answer
+			return group.HeartbeatResponse{}, 500 // lost answer
 		case 3:
-			return heartbeatResponse{Status: StatusRetry}, 200
+			return group.HeartbeatResponse{Status: StatusRetry}, 200
 		case 4:
-			return heartbeatResponse{Status: StatusFencedMemberEpoch, MemberEpoch: 5, MetadataVersion: 4}, 200
+			return group.HeartbeatResponse{Status: StatusFencedMemberEpoch, MemberEpoch: 5, MetadataVersion: 4}, 200
 		case 5:
 			return ok(6, 1), 200
 		case 6:
@@ -166,7 +171,7 @@ func TestMemberStatuses(t *testing.T) {
 			r.Assignment.AssignedShards = nil
 			return r, 200
 		default:
-			return heartbeatResponse{Status: StatusInvalidRequest}, 200
+			return group.HeartbeatResponse{Status: StatusInvalidRequest}, 200
 		}
 	})
 	var mu sync.Mutex
@@ -202,7 +207,7 @@ func TestMemberStatuses(t *testing.T) {
 	if got := len(reqs[4].OwnedShards) + len(reqs[4].RevokingShards); got != 0 {
 		t.Errorf("rejoin reports %+v", reqs[4])
 	}
-	if len(reqs[6].OwnedShards) != 0 || len(reqs[6].RevokingShards) != 1 || reqs[6].RevokingShards[0].State != revokeRevoked {
+	if len(reqs[6].OwnedShards) != 0 || len(reqs[6].RevokingShards) != 1 || reqs[6].RevokingShards[0].State != group.RevokeRevoked {
 		t.Errorf("after REVOKE_PENDING dropped shard 1: %+v", reqs[6])
 	}
 	mu.Lock()
@@ -223,11 +228,11 @@ func TestMemberStatuses(t *testing.T) {
 func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 	var inflight sync.Map
 	inflight.Store(0, 3)
-	f := newFake(t, func(n int, req heartbeatRequest) (heartbeatResponse, int) {
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
 		if n == 1 {
 			return ok(2, 0), 200
 		}
-		return heartbeatResponse{Status: StatusRetry}, 200
+		return group.HeartbeatResponse{Status: StatusRetry}, 200
 	})
 	revoked := make(chan time.Time, 1)
 	m, _ := NewMember(MemberConfig{
@@ -249,15 +254,145 @@ func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("RETRY answers renewed the lease")
 	}
-	time.Sleep(50 * time.Millisecond)
-	last := f.requests()
-	if r := last[len(last)-1]; len(r.RevokingShards) != 1 || r.RevokingShards[0].State != revokeDraining || r.RevokingShards[0].InFlight != 3 {
-		t.Errorf("while draining: %+v", r.RevokingShards)
-	}
-	inflight.Store(0, 0)
-	eventually(t, time.Second, "REVOKED report", func() bool {
+	eventually(t, 2*time.Second, "a DRAINING report with 3 in flight", func() bool {
 		r := f.requests()
 		rs := r[len(r)-1].RevokingShards
-		return len(rs) == 1 && rs[0].State == revokeRevoked && rs[0].InFlight == 0
+		return len(rs) == 1 && rs[0].State == group.RevokeDraining && rs[0].InFlight == 3
 	})
+	inflight.Store(0, 0)
+	eventually(t, 3*time.Second, "REVOKED report", func() bool {
+		r := f.requests()
+		rs := r[len(r)-1].RevokingShards
+		return len(rs) == 1 && rs[0].State == group.RevokeRevoked && rs[0].InFlight == 0
+	})
+}
+
+// countingProxy forwards to target and counts heartbeat requests.
+func countingProxy(t *testing.T, target string) (*httptest.Server, *atomic.Int64) {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/heartbeat") {
+			n.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// Against a group that does not exist, Run returns ErrGroupNotFound at
+// once, after a handful of heartbeats; with CreateGroup it creates the
+// group and reads its shards.
+func TestMemberMissingGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a coordinator process")
+	}
+	srv := startCoordinator(t, "memory", "127.0.0.1:6379", "unused", 3*time.Second)
+	proxy, heartbeats := countingProxy(t, srv.Base)
+	base := proxy.URL + strings.TrimPrefix(srv.Base, "http://"+strings.Split(strings.TrimPrefix(srv.Base, "http://"), "/")[0])
+	coord := NewCoordinator(base, WithBasicAuth("admin", "password"))
+	m, _ := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "missing", Group: "g", MemberID: "a"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := m.Run(ctx)
+	t.Logf("Run returned %v after %v and %d heartbeats", err, time.Since(start).Round(time.Millisecond), heartbeats.Load())
+	if !errors.Is(err, ErrGroupNotFound) {
+		t.Fatalf("Run: %v, want ErrGroupNotFound", err)
+	}
+	if n := heartbeats.Load(); n >= 20 {
+		t.Errorf("%d heartbeats sent against a missing group", n)
+	}
+
+	r := newReaders(t)
+	m, _ = NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "missing", Group: "g", MemberID: "a", CreateGroup: true, CreateShards: 3, Hooks: r.hooks("a")})
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(mctx) }()
+	eventually(t, 10*time.Second, "the member created the group and reads its 3 shards", func() bool { return r.count("a") == 3 })
+	if ttl := m.LeaseTTL(); ttl != 3*time.Second {
+		t.Errorf("lease TTL %v, want the coordinator's 3s", ttl)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Refused heartbeats (here UNKNOWN_MEMBER_ID for a group the member cannot
+// check) are retried with capped exponential backoff, not in a loop.
+func TestMemberBacksOffWhenRefused(t *testing.T) {
+	f := newFake(t, func(int, group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+		return group.HeartbeatResponse{Status: StatusUnknownMemberID}, 200
+	})
+	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := len(f.requests())
+	t.Logf("%d heartbeats in 3 s of UNKNOWN_MEMBER_ID answers", n)
+	if n >= 20 {
+		t.Errorf("%d heartbeats in 3 s: no backoff", n)
+	}
+}
+
+// Heartbeats follow the owner named by X-Coordinator-Owner (keeping the
+// configured base path), and fall back to the configured coordinator
+// after a RETRY from the owner or a connection error.
+func TestMemberFollowsOwner(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	answer := func(name, owner string, retry func() bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/coord/v1/streams/p/groups/g/members/m/heartbeat") {
+				http.Error(w, "wrong path "+r.URL.Path, 404)
+				return
+			}
+			var req group.HeartbeatRequest
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			hits[name]++
+			mu.Unlock()
+			resp := ok(1, 0)
+			if retry() {
+				resp = group.HeartbeatResponse{Status: StatusRetry}
+			}
+			resp.ResponseTo, resp.MemberID, resp.HeartbeatIntervalMs = req.RequestID, req.MemberID, 10
+			if owner != "" {
+				w.Header().Set(OwnerHeader, owner)
+			}
+			_ = json.NewEncoder(w).Encode(resp)
+		})
+	}
+	count := func(name string) int { mu.Lock(); defer mu.Unlock(); return hits[name] }
+	var ownerRetries atomic.Bool
+	owner := httptest.NewServer(answer("owner", "", ownerRetries.Load))
+	configured := httptest.NewServer(answer("configured", owner.URL, func() bool { return false }))
+	defer configured.Close()
+
+	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(configured.URL + "/coord/v1"), StreamPrefix: "p", Group: "g", MemberID: "m"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	eventually(t, 5*time.Second, "heartbeats go to the owner", func() bool { return count("owner") >= 5 })
+	before := count("configured")
+	ownerRetries.Store(true)
+	eventually(t, 5*time.Second, "after a RETRY from the owner, back to the configured coordinator", func() bool { return count("configured") > before })
+	ownerRetries.Store(false)
+	eventually(t, 5*time.Second, "heartbeats go to the owner again", func() bool { return count("owner") >= 10 })
+	owner.Close()
+	before = count("configured")
+	eventually(t, 5*time.Second, "after a connection error, back to the configured coordinator", func() bool { return count("configured") > before+1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heartbeats: %d to the configured coordinator, %d to the owner", count("configured"), count("owner"))
 }

@@ -1,0 +1,303 @@
+package member
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// DefaultLeaseTTL is the lease TTL assumed until an answer carries one:
+// the coordinator's default coordination.member-lease-ttl.
+const DefaultLeaseTTL = 10 * time.Second
+
+// Config configures a State.
+type Config struct {
+	// ID is the member id (required).
+	ID string
+	// Name is the memberName reported (none when empty).
+	Name string
+	// LeaseTTL, when positive, overrides the lease TTL the coordinator
+	// answers.
+	LeaseTTL time.Duration
+	// MaxConcurrency is the runtimeMaxConcurrency reported (default 1); the
+	// request reports it as available too, callers adjust that.
+	MaxConcurrency int
+}
+
+// Effects say what a step changed in what the member reads.
+type Effects struct {
+	// Start lists the shards the member may start reading.
+	Start []int
+	// Stop lists the shards it must stop fetching now: they are draining
+	// until SetInFlight reports nothing in flight for them.
+	Stop []int
+	// Reset is FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, INVALID_REQUEST or
+	// UNSUPPORTED_PROTOCOL when the answer made the member start over.
+	Reset group.HeartbeatStatus
+	// Lapsed is set when the local lease ran out in this step.
+	Lapsed bool
+	// Left is set when the answer acknowledged the leave.
+	Left bool
+}
+
+// State is one member process's side of the protocol. It is not safe for
+// concurrent use.
+type State struct {
+	cfg      Config
+	learned  time.Duration // lease TTL answered by the coordinator
+	interval time.Duration
+
+	epoch, version int64
+	seq            int64
+	owned          group.ShardSet // may be read
+	draining       map[int]int    // stopped; handler calls in flight
+	released       group.ShardSet // stopped; REVOKED not yet answered
+	leaseFrom      time.Time      // send time of the last accepted heartbeat
+	leased         bool           // leaseFrom counts (an accepted answer since the last lapse)
+	leaving, left  bool
+}
+
+// New returns a member that has never heartbeated (epoch 0, reads nothing).
+func New(cfg Config) *State {
+	cfg.MaxConcurrency = max(cfg.MaxConcurrency, 1)
+	return &State{cfg: cfg, draining: map[int]int{}, interval: time.Second}
+}
+
+// ID is the member id.
+func (s *State) ID() string { return s.cfg.ID }
+
+// Epoch is the member epoch the next heartbeat echoes (before a leave).
+func (s *State) Epoch() int64 { return s.epoch }
+
+// Owned is what the member reads and may go on reading.
+func (s *State) Owned() group.ShardSet { return s.owned }
+
+// Draining is what the member stopped fetching but still handles.
+func (s *State) Draining() group.ShardSet {
+	return group.NewShardSet(slices.Collect(maps.Keys(s.draining))...)
+}
+
+// Reading is every shard the member reads or still handles.
+func (s *State) Reading() group.ShardSet { return s.owned.Union(s.Draining()) }
+
+// Released is what the member stopped reading whose release no answer has
+// acknowledged yet: the next heartbeat reports it REVOKED.
+func (s *State) Released() group.ShardSet { return s.released }
+
+// Interval is the heartbeat interval the coordinator answered (1 s until
+// it answers one).
+func (s *State) Interval() time.Duration { return s.interval }
+
+// LeaseTTL is the lease TTL in force: the override, the answered one, or
+// DefaultLeaseTTL.
+func (s *State) LeaseTTL() time.Duration {
+	switch {
+	case s.cfg.LeaseTTL > 0:
+		return s.cfg.LeaseTTL
+	case s.learned > 0:
+		return s.learned
+	}
+	return DefaultLeaseTTL
+}
+
+// LeaseEnd is when the local lease ends; ok is false while there is none.
+func (s *State) LeaseEnd() (end time.Time, ok bool) {
+	return s.leaseFrom.Add(s.LeaseTTL()), s.leased
+}
+
+// margin is how long before its end the lease counts as expiring: no new
+// read starts then, and running ones are cancelled.
+func (s *State) margin() time.Duration { return s.LeaseTTL() / 10 }
+
+// Expiring reports whether the local lease is about to end (its last
+// tenth) or has ended while the member still reads something: the
+// caller cancels what it still handles.
+func (s *State) Expiring(now time.Time) bool {
+	end, ok := s.LeaseEnd()
+	return ok && len(s.Reading()) > 0 && !now.Before(end.Add(-s.margin()))
+}
+
+// MayRead reports whether a read (a handler call) of shard may start at
+// now: the member owns it, is not leaving, and its local lease runs for
+// more than its last tenth.
+func (s *State) MayRead(shard int, now time.Time) bool {
+	end, ok := s.LeaseEnd()
+	return ok && !s.leaving && s.owned.Contains(shard) && now.Before(end.Add(-s.margin()))
+}
+
+// Leaving reports whether Leave was called; Done whether the leave was
+// answered (or there was nothing to leave).
+func (s *State) Leaving() bool { return s.leaving }
+
+// Done reports whether the member has left.
+func (s *State) Done() bool { return s.left }
+
+// Leave stops every shard; the member keeps heartbeating, reporting what
+// is in flight, and sends the leave (epoch −1) once nothing is. A member
+// that never joined (epoch 0) and handles nothing is done at once.
+func (s *State) Leave() Effects {
+	s.leaving = true
+	e := Effects{Stop: s.stopAll()}
+	s.settleLeave()
+	return e
+}
+
+// Restart drops everything, as a new process with the same id would
+// (keeping the metadata version it knew).
+func (s *State) Restart() {
+	*s = State{cfg: s.cfg, learned: s.learned, interval: s.interval, version: s.version, draining: map[int]int{}}
+}
+
+// SetInFlight reports how many reads of a stopped shard are still in
+// flight. At 0 the shard is released (reported REVOKED from now on);
+// released says so. Shards that are not draining are ignored.
+func (s *State) SetInFlight(shard, n int) (released bool) {
+	if _, ok := s.draining[shard]; !ok {
+		return false
+	}
+	if n > 0 {
+		s.draining[shard] = n
+		return false
+	}
+	delete(s.draining, shard)
+	s.released = s.released.Union(group.NewShardSet(shard))
+	s.settleLeave()
+	return true
+}
+
+// settleLeave ends a leave with nothing to leave: no epoch (the member
+// never joined, or was reset) and nothing in flight.
+func (s *State) settleLeave() {
+	if s.leaving && s.epoch == 0 && len(s.draining) == 0 {
+		s.left = true
+	}
+}
+
+// Tick applies the local lease at now: once it has ended, every shard is
+// stopped.
+func (s *State) Tick(now time.Time) Effects {
+	end, ok := s.LeaseEnd()
+	if !ok || now.Before(end) {
+		return Effects{}
+	}
+	s.leased = false
+	if len(s.owned) == 0 {
+		return Effects{}
+	}
+	return Effects{Stop: s.stopAll(), Lapsed: true}
+}
+
+// Request builds the next heartbeat. A member at epoch 0 (joining or
+// rejoining) reports nothing; a leaving member sends epoch −1 once nothing
+// is in flight. RuntimeConsumerCapacity reports MaxConcurrency as both
+// maximum and available; ShardProgress is left to the caller.
+func (s *State) Request() group.HeartbeatRequest {
+	s.seq++
+	req := group.HeartbeatRequest{
+		ProtocolVersion:         1,
+		RequestID:               s.cfg.ID + "-" + strconv.FormatInt(s.seq, 10),
+		MemberID:                s.cfg.ID,
+		MemberEpoch:             s.epoch,
+		MetadataVersion:         s.version,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: s.cfg.MaxConcurrency, AvailableConcurrency: s.cfg.MaxConcurrency},
+		OwnedShards:             group.ShardSet{},
+		RevokingShards:          []group.RevokeReport{},
+		ShardProgress:           []group.ShardProgress{},
+	}
+	if s.cfg.Name != "" {
+		name := s.cfg.Name
+		req.MemberName = &name
+	}
+	if s.epoch == 0 {
+		return req
+	}
+	if s.leaving && len(s.draining) == 0 {
+		req.MemberEpoch = -1
+	} else {
+		req.OwnedShards = s.owned
+	}
+	for _, sh := range s.Draining() {
+		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: sh}, State: group.RevokeDraining, InFlight: int64(max(s.draining[sh], 1))})
+	}
+	for _, sh := range s.released {
+		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: sh}, State: group.RevokeRevoked})
+	}
+	return req
+}
+
+// Accepted reports whether an answer with status renews the local lease.
+func Accepted(status group.HeartbeatStatus) bool {
+	switch status {
+	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+		return true
+	}
+	return false
+}
+
+// Apply applies resp, the answer to req, which was sent at sent and is
+// applied at now. RETRY changes nothing.
+func (s *State) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, now time.Time) Effects {
+	if resp.Status == group.StatusRetry {
+		return Effects{}
+	}
+	if resp.HeartbeatIntervalMs > 0 {
+		s.interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
+	}
+	if resp.MemberLeaseTtlMs > 0 {
+		s.learned = time.Duration(resp.MemberLeaseTtlMs) * time.Millisecond
+	}
+	// Every answer but RETRY has seen the REVOKED reports of its request.
+	var acked []int
+	for _, r := range req.RevokingShards {
+		if r.Terminal() {
+			acked = append(acked, r.Shard.ShardIndex)
+		}
+	}
+	s.released = s.released.Minus(group.NewShardSet(acked...))
+	if req.MemberEpoch == -1 {
+		s.left, s.owned, s.released = true, nil, nil
+		return Effects{Left: true}
+	}
+	if !Accepted(resp.Status) { // fenced, unknown or rejected: start over
+		e := Effects{Stop: s.stopAll(), Reset: resp.Status}
+		s.released, s.epoch = nil, 0
+		if resp.MetadataVersion > 0 {
+			s.version = resp.MetadataVersion
+		}
+		s.settleLeave()
+		return e
+	}
+	if !s.leased || sent.After(s.leaseFrom) {
+		s.leaseFrom, s.leased = sent, true
+	}
+	keep := s.owned.Intersect(resp.Assignment.AssignedShards)
+	var e Effects
+	e.Stop = s.stop(s.owned.Minus(keep))
+	if resp.Status == group.StatusOK && !s.leaving && now.Before(s.leaseFrom.Add(s.LeaseTTL()-s.margin())) {
+		for _, sh := range resp.Assignment.AssignedShards.Minus(keep) {
+			if _, busy := s.draining[sh]; !busy {
+				e.Start = append(e.Start, sh)
+			}
+		}
+		keep = keep.Union(group.NewShardSet(e.Start...))
+		s.released = s.released.Minus(keep)
+	}
+	s.owned = keep
+	s.epoch, s.version = resp.MemberEpoch, resp.MetadataVersion
+	return e
+}
+
+// stop moves shards from owned to draining (in flight unknown until
+// SetInFlight) and returns them.
+func (s *State) stop(shards group.ShardSet) []int {
+	for _, sh := range shards {
+		s.draining[sh] = 1
+	}
+	s.owned = s.owned.Minus(shards)
+	return slices.Clone([]int(shards))
+}
+
+func (s *State) stopAll() []int { return s.stop(s.owned) }
