@@ -16,6 +16,11 @@ const (
 	DeleteGroup       Action = "DELETE_GROUP"
 	ScaleGroup        Action = "SCALE_GROUP"
 	RollbackMigration Action = "ROLLBACK_MIGRATION"
+	// Login is POST /auth/login, audited for its failures (outcome
+	// UNAUTHORIZED, or FAILED for 429) as much as its successes. Its events
+	// carry no stream prefix and the user name tried in
+	// RequestSummary["username"]; the body is not fingerprinted.
+	Login Action = "LOGIN"
 )
 
 // Outcome classifies how a request ended.

@@ -3,7 +3,6 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -12,7 +11,8 @@ import (
 
 // RedisSink appends events as JSON to a capped Redis LIST per group,
 // <kp>:{P:G}:admin:audit, or per stream for stream-level actions,
-// <kp>:{P}:admin:audit (§8.3; the hash tag keeps each list in one slot).
+// <kp>:{P}:admin:audit (§8.3; the hash tag keeps each list in one slot);
+// events without a stream prefix (logins) go to <kp>:auth:audit.
 // Each Record runs RPUSH and LTRIM key -N -1 in one MULTI/EXEC.
 type RedisSink struct {
 	client     redis.UniversalClient
@@ -27,18 +27,17 @@ func NewRedisSink(client redis.UniversalClient, keyPrefix string, maxEntries int
 }
 
 func (s *RedisSink) key(streamPrefix, consumerGroup string) string {
+	if streamPrefix == "" {
+		return s.keyPrefix + ":auth:audit"
+	}
 	if consumerGroup == "" {
 		return s.keyPrefix + ":{" + streamPrefix + "}:admin:audit"
 	}
 	return s.keyPrefix + ":{" + streamPrefix + ":" + consumerGroup + "}:admin:audit"
 }
 
-// Record appends e to its list and trims the list. Events without a stream
-// prefix are refused.
+// Record appends e to its list and trims the list.
 func (s *RedisSink) Record(ctx context.Context, e Event) error {
-	if e.StreamPrefix == "" {
-		return errors.New("audit: event without stream prefix")
-	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("audit: encoding event: %w", err)

@@ -30,6 +30,7 @@ var mutations = []mutation{
 	{"DELETE", "/streams/{streamPrefix}/groups/{consumerGroup}", DeleteGroup},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/scale", ScaleGroup},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}/rollback", RollbackMigration},
+	{"POST", "/auth/login", Login},
 }
 
 // Routes maps the audited routes of §9.1 under a base path.

@@ -23,7 +23,7 @@ func TestActionFor(t *testing.T) {
 		{"", "POST", "/coord/v1/streams/:streamPrefix/groups/:consumerGroup/members/:memberId/heartbeat", ""},
 		{"", "PATCH", "/coord/v1/streams/:streamPrefix/groups/:consumerGroup/consumer-concurrency", ""},
 		{"", "GET", "/coord/v1/streams/:streamPrefix/groups/:consumerGroup/producer-routing", ""},
-		{"", "POST", "/coord/v1/auth/login", ""},
+		{"", "POST", "/coord/v1/auth/login", Login},
 		{"", "post", "/coord/v1/streams/:streamPrefix", ""},
 		{"", "POST", "/coord/v1/streams/orders", ""},
 		{"", "POST", "/coord/v1/streams/:streamPrefix/:scale", ""},

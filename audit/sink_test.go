@@ -134,8 +134,11 @@ func TestRedisSink(t *testing.T) {
 	if raw != string(want) {
 		t.Errorf("stored %s, want %s", raw, want)
 	}
-	if err := s.Record(ctx, Event{}); err == nil {
-		t.Error("event without stream prefix recorded")
+	if err := s.Record(ctx, Event{Action: Login}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := client.LLen(ctx, s.keyPrefix+":auth:audit").Result(); err != nil || n != 1 {
+		t.Errorf("login events: LLEN = %d, %v; want 1", n, err)
 	}
 }
 

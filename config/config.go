@@ -68,11 +68,18 @@ type API struct {
 	AdminPassword string `yaml:"admin-password"`
 	// TokenSecret signs Bearer tokens; blank means the dev-only secret
 	// derived from the admin credentials (§1).
-	TokenSecret           string    `yaml:"token-secret"`
-	TokenTTL              Duration  `yaml:"token-ttl"`
-	AuthenticateMemberAPI bool      `yaml:"authenticate-member-api"`
-	Users                 []User    `yaml:"users"`
-	RateLimit             RateLimit `yaml:"rate-limit"`
+	TokenSecret string   `yaml:"token-secret"`
+	TokenTTL    Duration `yaml:"token-ttl"`
+	// TokenMaxLifetime is the longest exp − iat a presented token may
+	// have; 0 means TokenTTL.
+	TokenMaxLifetime Duration `yaml:"token-max-lifetime"`
+	// TokenLeeway is the clock skew allowed on a token's exp and iat.
+	TokenLeeway Duration `yaml:"token-leeway"`
+	// LoginThrottle limits failed authentications.
+	LoginThrottle         LoginThrottle `yaml:"login-throttle"`
+	AuthenticateMemberAPI bool          `yaml:"authenticate-member-api"`
+	Users                 []User        `yaml:"users"`
+	RateLimit             RateLimit     `yaml:"rate-limit"`
 	// AllowInsecureDefaults lets the coordinator listen on a non-loopback
 	// address with the default admin password (DefaultAdminPassword, when
 	// Users is empty) or a blank TokenSecret; Validate refuses those
@@ -87,6 +94,20 @@ type User struct {
 	Password string `yaml:"password"`
 	// Roles are READ, WRITE, MEMBER, ADMIN or MONITOR.
 	Roles []string `yaml:"roles"`
+	// Disabled users can neither log in nor use their tokens.
+	Disabled bool `yaml:"disabled"`
+	// TokenVersion is carried by the user's tokens; raising it revokes
+	// every token the user holds.
+	TokenVersion int `yaml:"token-version"`
+}
+
+// LoginThrottle refuses authentication (429 with Retry-After) to a user
+// name or a client address that failed MaxFailuresPerUser or
+// MaxFailuresPerAddress times within Window; 0 turns that limit off.
+type LoginThrottle struct {
+	MaxFailuresPerUser    int      `yaml:"max-failures-per-user"`
+	MaxFailuresPerAddress int      `yaml:"max-failures-per-address"`
+	Window                Duration `yaml:"window"`
 }
 
 // RateLimit is the fixed-window admin mutation limit (§9.2).
@@ -255,6 +276,8 @@ func defaults() *Config {
 			AdminUsername: "admin",
 			AdminPassword: DefaultAdminPassword,
 			TokenTTL:      Duration(7 * 24 * time.Hour),
+			TokenLeeway:   Duration(30 * time.Second),
+			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: Duration(time.Minute)},
 			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60},
 		},
 		Store: Store{

@@ -57,8 +57,10 @@ func seedDefaults() *Config {
 		Server: Server{Address: "127.0.0.1:8080"},
 		API: API{
 			BasePath: "/coord/v1", AdminUsername: "admin", AdminPassword: "password",
-			TokenTTL:  d("168h"),
-			RateLimit: RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60},
+			TokenTTL:      d("168h"),
+			TokenLeeway:   d("30s"),
+			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: d("1m")},
+			RateLimit:     RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60},
 		},
 		Store: Store{
 			Type: "memory", KeyPrefix: "redis-stream:coord",

@@ -32,12 +32,17 @@ func (c *Config) Validate() error {
 		v.check(strings.TrimSpace(c.API.AdminPassword) != "", root+"api.admin-password", "must not be blank when api.users is empty")
 	}
 	v.positive(root+"api.token-ttl", c.API.TokenTTL)
+	v.nonNegative(root+"api.token-leeway", c.API.TokenLeeway)
+	v.check(c.API.TokenMaxLifetime == 0 || c.API.TokenMaxLifetime >= c.API.TokenTTL, root+"api.token-max-lifetime",
+		"must be 0 (token-ttl) or at least token-ttl")
+	v.positive(root+"api.login-throttle.window", c.API.LoginThrottle.Window)
 	usernames := make(map[string]bool, len(c.API.Users))
 	for i, u := range c.API.Users {
 		p := index(root+"api.users", i)
 		v.check(strings.TrimSpace(u.Username) != "", p+".username", "must not be blank")
 		v.check(strings.TrimSpace(u.Password) != "", p+".password", "must not be blank")
 		v.check(!usernames[u.Username], p+".username", "duplicate user %q", u.Username)
+		v.check(u.TokenVersion >= 0, p+".token-version", "must not be negative")
 		usernames[u.Username] = true
 		for j, r := range u.Roles {
 			v.check(roles[r], index(p+".roles", j), "unknown role %q: want READ, WRITE, MEMBER, ADMIN or MONITOR", r)

@@ -73,7 +73,7 @@ type Route struct {
 	// create, delete and heartbeat (§2: "only 2,3,4,6,8,10,11 mutate").
 	Mutation bool
 	// Action is the audit action of an Admin API mutation (§9.1), e.g.
-	// "CREATE_GROUP"; empty for reads and heartbeats.
+	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats.
 	Action string
 }
 

@@ -47,6 +47,13 @@ type Security struct {
 	History audit.History
 	// Limiter, when non-nil, limits Admin API mutations (§9.2).
 	Limiter *ratelimit.Limiter
+	// FailedAuthPerUser and FailedAuthPerAddress, when non-nil, count
+	// failed authentications (a wrong password or token, on login or any
+	// route) per user name tried and per client address; a key that used
+	// up its permits is answered 429 with Retry-After, its credentials
+	// unchecked, until its window ends.
+	FailedAuthPerUser    *ratelimit.Limiter
+	FailedAuthPerAddress *ratelimit.Limiter
 	// Now is the clock of audit timestamps and rate-limit windows; nil
 	// means time.Now.
 	Now func() time.Time
@@ -103,7 +110,7 @@ func (a *API) securityRoutes() []route {
 		return nil
 	}
 	return []route{
-		{Route{http.MethodPost, security.LoginPath, false, ""}, a.login},
+		{Route{http.MethodPost, security.LoginPath, false, string(audit.Login)}, a.login},
 		{Route{http.MethodGet, "/monitoring/session", false, ""}, a.session},
 	}
 }
@@ -133,8 +140,16 @@ func (g *guard) authorize(w http.ResponseWriter, r *http.Request, role security.
 	if !needed {
 		return r, true
 	}
-	p, err := g.Users.Authenticate(r.Header.Get("Authorization"))
+	header := r.Header.Get("Authorization")
+	throttle := g.throttle(r, security.BasicUsername(header))
+	if throttle.refused(w) {
+		return nil, false
+	}
+	p, err := g.Users.Authenticate(header)
 	if err != nil {
+		if header != "" {
+			throttle.failed()
+		}
 		unauthorized(w)
 		return nil, false
 	}

@@ -153,6 +153,19 @@ func (e *secureEnv) send(method, path, auth, body string, headers ...string) *ht
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	return e.serve(req)
+}
+
+// request builds a body-less request for serve.
+func (e *secureEnv) request(method, path, auth string) *http.Request {
+	req := httptest.NewRequest(method, path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return req
+}
+
+func (e *secureEnv) serve(req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	e.api.ServeHTTP(rec, req)
 	return rec

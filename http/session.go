@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
@@ -17,12 +18,16 @@ type loginRequest struct {
 
 // login serves #1: with a non-blank body username it checks the body's
 // password, otherwise it authenticates the Authorization header (Basic, or
-// Bearer to refresh a token). It answers 200 with the token, 401 (with the
-// Basic challenge) when the credentials fail, 400 for a malformed body.
-// A missing, blank or null body is allowed.
+// Bearer to refresh a token, which needs its user to be live). It answers
+// 200 with the token, 401 (with the Basic challenge) when the credentials
+// fail, 429 while the user name or the client address is throttled (see
+// Security), 400 for a malformed body. A missing, blank or null body is
+// allowed. The audit event (action LOGIN) names the user tried and never
+// fingerprints the body, which holds a password.
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	ev := audit.FromContext(r.Context())
 	var req loginRequest
-	err := a.readBody(w, r, func(body []byte) error {
+	err := a.readBody(w, r.WithContext(audit.WithEvent(r.Context(), nil)), func(body []byte) error {
 		if absent(body) {
 			return nil
 		}
@@ -32,19 +37,35 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 		a.fail(w, r, err)
 		return
 	}
-	users := a.guard.Users
+	g, users := a.guard, a.guard.Users
+	header := r.Header.Get("Authorization")
+	username := security.BasicUsername(header)
+	if strings.TrimSpace(req.Username) != "" {
+		username = req.Username
+	}
+	if ev != nil && username != "" {
+		ev.RequestSummary["username"] = username
+	}
+	throttle := g.throttle(r, username)
+	if throttle.refused(w) {
+		return
+	}
 	var tok security.Token
 	if strings.TrimSpace(req.Username) != "" {
 		tok, err = users.Login(req.Username, req.Password)
 	} else {
 		var p security.Principal
-		if p, err = users.Authenticate(r.Header.Get("Authorization")); err == nil {
-			tok = users.Refresh(p)
+		if p, err = users.Authenticate(header); err == nil {
+			tok, username = users.Refresh(p), p.Username
 		}
 	}
 	if err != nil {
+		throttle.failed()
 		unauthorized(w)
 		return
+	}
+	if ev != nil {
+		ev.SetPrincipal(username, tok.Roles)
 	}
 	writeJSON(w, http.StatusOK, tok)
 }

@@ -37,6 +37,21 @@ func New(permits int, window time.Duration) (*Limiter, error) {
 	return &Limiter{permits: permits, window: window, windows: map[string]fixedWindow{}}, nil
 }
 
+// Exhausted reports, without taking a permit, whether Allow(key, now)
+// would refuse, and then the time until the key's window ends.
+func (l *Limiter) Exhausted(key string, now time.Time) (exhausted bool, retryAfter time.Duration) {
+	if l.permits <= 0 {
+		return true, l.window
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, found := l.windows[key]
+	if !found || !now.Before(w.end) || w.count < l.permits {
+		return false, 0
+	}
+	return true, min(w.end.Sub(now), l.window)
+}
+
 // Allow takes one permit for key at now. It returns ok=true when granted;
 // otherwise retryAfter is the time until the key's window ends (in
 // (0, window]), or the whole window when permits ≤ 0. Refused requests do not

@@ -150,3 +150,19 @@ func TestConcurrentAllow(t *testing.T) {
 		}
 	}
 }
+
+func TestExhausted(t *testing.T) {
+	l := newLimiter(t, 2)
+	for i := range 2 {
+		if ex, _ := l.Exhausted("k", t0); ex {
+			t.Fatalf("exhausted after %d permits", i)
+		}
+		l.Allow("k", t0)
+	}
+	if ex, retry := l.Exhausted("k", t0.Add(20*time.Second)); !ex || retry != 40*time.Second {
+		t.Fatalf("Exhausted = %v, %s; want true, 40s", ex, retry)
+	}
+	if ex, _ := l.Exhausted("k", t0.Add(time.Minute)); ex {
+		t.Fatal("exhausted in the next window")
+	}
+}

@@ -3,6 +3,7 @@ package security
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestTokenRoundTrip(t *testing.T) {
 }
 
 func TestTokenExpiry(t *testing.T) {
-	u, c := newTestUsers(t, Options{AdminUsername: "admin", AdminPassword: "password", TokenTTL: time.Minute})
+	u, c := newTestUsers(t, Options{AdminUsername: "admin", AdminPassword: "password", TokenTTL: time.Minute, TokenLeeway: -1})
 	tok, err := u.Login("admin", "password")
 	if err != nil {
 		t.Fatalf("Login: %v", err)
@@ -200,7 +201,16 @@ func TestTokenRejections(t *testing.T) {
 		"blank subject":     sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor(" ", "ADMIN")),
 		"no roles":          sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor("admin")),
 		"only unknown":      sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor("admin", "ROOT", "admin")),
-		"roles not strings": sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "exp": t0.Add(time.Hour).Unix(), "roles": 7}),
+		"roles not strings": sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "exp": t0.Add(time.Hour).Unix(), "roles": 7}),
+		"string exp":        sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "exp": fmt.Sprint(t0.Add(time.Hour).Unix()), "roles": []string{"ADMIN"}}),
+		"string iat":        sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": fmt.Sprint(t0.Unix()), "exp": t0.Add(time.Hour).Unix(), "roles": []string{"ADMIN"}}),
+		"no iat":            sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "exp": t0.Add(time.Hour).Unix(), "roles": []string{"ADMIN"}}),
+		"iat in the future": sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Add(time.Hour).Unix(), "exp": t0.Add(2 * time.Hour).Unix(), "roles": []string{"ADMIN"}}),
+		"lives too long":    sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "exp": t0.Add(DefaultTokenTTL + time.Second).Unix(), "roles": []string{"ADMIN"}}),
+		"nbf in the future": sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "nbf": t0.Add(time.Hour).Unix(), "exp": t0.Add(2 * time.Hour).Unix(), "roles": []string{"ADMIN"}}),
+		"fractional ver":    sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "exp": t0.Add(time.Hour).Unix(), "roles": []string{"ADMIN"}, "ver": 0.5}),
+		"string ver":        sign(t, jwt.SigningMethodHS256, devSecret(), jwt.MapClaims{"sub": "admin", "iat": t0.Unix(), "exp": t0.Add(time.Hour).Unix(), "roles": []string{"ADMIN"}, "ver": "0"}),
+		"unknown user":      sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor("grafana", "READ")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := u.Authenticate("Bearer " + raw)
@@ -211,12 +221,12 @@ func TestTokenRejections(t *testing.T) {
 
 func TestTokenRolesByExactName(t *testing.T) {
 	u, _ := newTestUsers(t, defaultOptions())
-	raw := sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor("grafana", "WRITE", "read", "READ", "ROOT", "WRITE"))
+	raw := sign(t, jwt.SigningMethodHS256, devSecret(), claimsFor("admin", "WRITE", "read", "READ", "ROOT", "WRITE"))
 	p, err := u.Authenticate("Bearer " + raw)
 	if err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
-	if want := []Role{RoleRead, RoleWrite}; p.Username != "grafana" || !slices.Equal(p.Roles, want) {
+	if want := []Role{RoleRead, RoleWrite}; p.Username != "admin" || !slices.Equal(p.Roles, want) {
 		t.Fatalf("principal = %+v, want grafana with %v", p, want)
 	}
 }
@@ -389,5 +399,80 @@ func TestGrants(t *testing.T) {
 	}
 	if p := (Principal{Roles: []Role{RoleRead, RoleMember}}); !p.Has(RoleMember) || p.Has(RoleWrite) {
 		t.Error("READ+MEMBER grants wrong")
+	}
+}
+
+// TestTokensFollowTheUserTable: a token is only as good as its user is
+// now (issue 21, defect 2). The "restart" builds new Users with the same
+// secret from a changed user list.
+func TestTokensFollowTheUserTable(t *testing.T) {
+	users := func(list ...User) *Users {
+		u, _ := newTestUsers(t, Options{AdminUsername: "admin", AdminPassword: "x", TokenSecret: "s", Users: list})
+		return u
+	}
+	victim := User{Username: "victim", Password: "pw-v", Roles: []string{"WRITE"}}
+	writer := User{Username: "writer", Password: "pw-w", Roles: []string{"WRITE"}}
+	before := users(victim, writer)
+	victimTok, err := before.Login("victim", "pw-v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writerTok, err := before.Login("writer", "pw-w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoted := writer
+	demoted.Roles = []string{"READ"}
+	after := users(demoted)
+	if _, err := after.Authenticate("Bearer " + victimTok.AccessToken); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("removed user's token: %v", err)
+	}
+	p, err := after.Authenticate("Bearer " + writerTok.AccessToken)
+	if err == nil && p.Has(RoleWrite) {
+		t.Errorf("demoted user's token still grants WRITE: %+v", p)
+	}
+
+	disabled := victim
+	disabled.Disabled = true
+	off := users(disabled)
+	if _, err := off.Authenticate("Bearer " + victimTok.AccessToken); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("disabled user's token: %v", err)
+	}
+	if _, err := off.Login("victim", "pw-v"); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("disabled user logged in: %v", err)
+	}
+
+	rotated := victim
+	rotated.TokenVersion = 1
+	now := users(rotated, writer)
+	if _, err := now.Authenticate("Bearer " + victimTok.AccessToken); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("token of an earlier version: %v", err)
+	}
+	if _, err := now.Authenticate("Bearer " + writerTok.AccessToken); err != nil {
+		t.Errorf("another user's token was revoked too: %v", err)
+	}
+	fresh, err := now.Login("victim", "pw-v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := now.Authenticate("Bearer " + fresh.AccessToken); err != nil {
+		t.Errorf("token of the current version: %v", err)
+	}
+}
+
+func TestTokenLeeway(t *testing.T) {
+	u, c := newTestUsers(t, Options{AdminUsername: "admin", AdminPassword: "password", TokenTTL: time.Minute, TokenLeeway: 10 * time.Second})
+	tok, err := u.Login("admin", "password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Set(tok.ExpiresAt.Add(9 * time.Second))
+	if _, err := u.Authenticate("Bearer " + tok.AccessToken); err != nil {
+		t.Errorf("within the leeway: %v", err)
+	}
+	c.Set(tok.ExpiresAt.Add(11 * time.Second))
+	mustUnauthenticated(t, func() error { _, err := u.Authenticate("Bearer " + tok.AccessToken); return err }())
+	if _, err := NewUsers(Options{AdminUsername: "a", AdminPassword: "b", TokenTTL: time.Hour, TokenMaxLifetime: time.Minute}); err == nil {
+		t.Error("a max lifetime shorter than the TTL was accepted")
 	}
 }

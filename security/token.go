@@ -2,6 +2,7 @@ package security
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,21 +21,24 @@ type Token struct {
 	Roles []string `json:"roles"`
 }
 
-// tokenClaims are the JWT claims: sub, iat, exp and the sorted role names.
+// tokenClaims are the JWT claims issued: sub, iat, exp, the sorted role
+// names and the user's token version (ver, omitted when 0).
 type tokenClaims struct {
-	Roles []string `json:"roles"`
+	Roles   []string `json:"roles"`
+	Version int64    `json:"ver,omitempty"`
 	jwt.RegisteredClaims
 }
 
 // Refresh issues a new token for an authenticated principal (login with an
 // Authorization header instead of a body). The token carries p's roles and
-// expires TokenTTL from now.
+// its user's current token version and expires TokenTTL from now.
 func (u *Users) Refresh(p Principal) Token {
 	now := u.now()
 	exp := now.Add(u.ttl).Truncate(time.Second).UTC()
 	roles := p.RoleNames()
 	claims := tokenClaims{
-		Roles: roles,
+		Roles:   roles,
+		Version: u.accounts[p.Username].tokenVersion,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   p.Username,
 			IssuedAt:  jwt.NewNumericDate(now),
@@ -59,35 +63,71 @@ func (u *Users) Refresh(p Principal) Token {
 // rejected token; the detail stays internal so callers cannot leak it.
 var errInvalidToken = fmt.Errorf("%w: invalid or expired token", ErrUnauthenticated)
 
-// verifyToken checks an HS256 token: signature with our secret (any other
-// algorithm, including none, is rejected), a present exp later than now, a
-// non-blank subject, and at least one role known by exact name (unknown role
-// names are dropped).
+// verifyToken checks an HS256 token and returns the principal it stands
+// for now. It rejects, all with errInvalidToken:
+//
+//   - any other algorithm (none included) or a signature not made with our
+//     secret;
+//   - exp or iat missing or not JSON numbers, exp passed or iat in the
+//     future (both with Options.TokenLeeway), a lifetime exp − iat longer
+//     than Options.TokenMaxLifetime, an nbf in the future;
+//   - a blank subject, a subject that is no configured user (any more), a
+//     disabled user, or a ver claim (absent = 0) other than the user's
+//     configured token version: raising it revokes every earlier token;
+//   - no role left: the principal's roles are those the token carries
+//     (known by exact name) that the user still has.
 func (u *Users) verifyToken(raw string) (Principal, error) {
 	if raw == "" {
 		return Principal{}, errInvalidToken
 	}
-	var claims tokenClaims
-	_, err := jwt.ParseWithClaims(raw, &claims,
+	// MapClaims keep exp and iat as decoded: a string there is an invalid
+	// type, not a date.
+	claims := jwt.MapClaims{}
+	_, err := jwt.ParseWithClaims(raw, claims,
 		func(*jwt.Token) (any, error) { return u.secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(u.leeway),
 		jwt.WithTimeFunc(u.now),
 	)
 	if err != nil {
 		return Principal{}, errInvalidToken
 	}
-	if strings.TrimSpace(claims.Subject) == "" {
+	iat, _ := claims.GetIssuedAt()
+	exp, _ := claims.GetExpirationTime()
+	if iat == nil || exp.Sub(iat.Time) > u.maxLifetime {
 		return Principal{}, errInvalidToken
 	}
-	roles := make([]Role, 0, len(claims.Roles))
-	for _, name := range claims.Roles {
-		if r, ok := ParseRole(name); ok {
+	sub, _ := claims.GetSubject()
+	acc, ok := u.accounts[sub]
+	if strings.TrimSpace(sub) == "" || !ok || acc.disabled || claimVersion(claims) != acc.tokenVersion {
+		return Principal{}, errInvalidToken
+	}
+	names, _ := claims["roles"].([]any)
+	roles := make([]Role, 0, len(names))
+	for _, name := range names {
+		s, _ := name.(string)
+		if r, ok := ParseRole(s); ok && slices.Contains(acc.roles, r) {
 			roles = append(roles, r)
 		}
 	}
 	if len(roles) == 0 {
 		return Principal{}, errInvalidToken
 	}
-	return Principal{Username: claims.Subject, Roles: normalizeRoles(roles)}, nil
+	return Principal{Username: sub, Roles: normalizeRoles(roles)}, nil
+}
+
+// claimVersion is the ver claim: 0 when absent, -1 (matching no user) when
+// it is not a whole number.
+func claimVersion(claims jwt.MapClaims) int64 {
+	v, present := claims["ver"]
+	if !present {
+		return 0
+	}
+	f, ok := v.(float64)
+	if !ok || f != float64(int64(f)) {
+		return -1
+	}
+	return int64(f)
 }

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -21,6 +22,10 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 // DefaultTokenTTL is the token lifetime used when Options.TokenTTL is zero.
 const DefaultTokenTTL = 7 * 24 * time.Hour
 
+// DefaultTokenLeeway is the clock skew allowed on exp and iat when
+// Options.TokenLeeway is zero.
+const DefaultTokenLeeway = 30 * time.Second
+
 // User is one entry of coordinator.api.users.
 type User struct {
 	Username string
@@ -29,6 +34,12 @@ type User struct {
 	Password string
 	// Roles are role names; case and surrounding blanks are ignored.
 	Roles []string
+	// Disabled users can neither log in nor use their tokens.
+	Disabled bool
+	// TokenVersion is carried by the user's tokens; a token is accepted
+	// only while it equals the configured value, so raising it revokes
+	// every token issued before.
+	TokenVersion int64
 }
 
 // Options mirrors coordinator.api's security settings.
@@ -41,6 +52,12 @@ type Options struct {
 	TokenSecret string
 	// TokenTTL is the token lifetime; zero means DefaultTokenTTL.
 	TokenTTL time.Duration
+	// TokenMaxLifetime is the longest exp − iat a token may have; zero
+	// means TokenTTL. It must not be shorter than TokenTTL.
+	TokenMaxLifetime time.Duration
+	// TokenLeeway is the clock skew allowed on exp and iat; zero means
+	// DefaultTokenLeeway, negative none.
+	TokenLeeway time.Duration
 	// Now is the clock used to issue and verify tokens; nil means time.Now.
 	Now func() time.Time
 }
@@ -60,12 +77,17 @@ type Users struct {
 	secret    []byte
 	devSecret bool
 	ttl       time.Duration
-	now       func() time.Time
+	// maxLifetime and leeway are Options.TokenMaxLifetime and TokenLeeway.
+	maxLifetime time.Duration
+	leeway      time.Duration
+	now         func() time.Time
 }
 
 type account struct {
-	cred  credential
-	roles []Role
+	cred         credential
+	roles        []Role
+	disabled     bool
+	tokenVersion int64
 }
 
 // NewUsers validates opts and builds the principals of §1:
@@ -88,6 +110,11 @@ func NewUsers(opts Options) (*Users, error) {
 	if u.ttl < time.Second {
 		return nil, fmt.Errorf("token TTL %s must be at least 1s", u.ttl)
 	}
+	u.maxLifetime = cmp.Or(opts.TokenMaxLifetime, u.ttl)
+	if u.maxLifetime < u.ttl {
+		return nil, fmt.Errorf("token max lifetime %s must not be shorter than the token TTL %s", u.maxLifetime, u.ttl)
+	}
+	u.leeway = max(0, cmp.Or(opts.TokenLeeway, DefaultTokenLeeway))
 	if u.now == nil {
 		u.now = time.Now
 	}
@@ -150,7 +177,7 @@ func (u *Users) addConfigured(cfg User, opts Options) error {
 		u.ignored = append(u.ignored, IgnoredUser{Username: cfg.Username, Reason: "uses the admin-username/admin-password pair"})
 		return nil
 	}
-	u.accounts[cfg.Username] = account{cred: cred, roles: normalizeRoles(roles)}
+	u.accounts[cfg.Username] = account{cred: cred, roles: normalizeRoles(roles), disabled: cfg.Disabled, tokenVersion: cfg.TokenVersion}
 	return nil
 }
 
@@ -180,17 +207,34 @@ func (u *Users) Authenticate(authorization string) (Principal, error) {
 	case strings.EqualFold(scheme, "Bearer"):
 		return u.verifyToken(rest)
 	case strings.EqualFold(scheme, "Basic"):
-		raw, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			return Principal{}, fmt.Errorf("%w: malformed Basic credentials", ErrUnauthenticated)
-		}
-		name, password, ok := strings.Cut(string(raw), ":")
+		name, password, ok := parseBasic(rest)
 		if !ok {
 			return Principal{}, fmt.Errorf("%w: malformed Basic credentials", ErrUnauthenticated)
 		}
 		return u.checkPassword(name, password)
 	}
 	return Principal{}, fmt.Errorf("%w: unsupported authorization scheme", ErrUnauthenticated)
+}
+
+// BasicUsername returns the user name of Basic credentials in an
+// Authorization header value, "" for any other value. It checks nothing.
+func BasicUsername(authorization string) string {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !strings.EqualFold(scheme, "Basic") {
+		return ""
+	}
+	name, _, _ := parseBasic(strings.TrimSpace(rest))
+	return name
+}
+
+// parseBasic decodes the credentials of a Basic header (standard Base64,
+// split at the first colon).
+func parseBasic(credentials string) (name, password string, ok bool) {
+	raw, err := base64.StdEncoding.DecodeString(credentials)
+	if err != nil {
+		return "", "", false
+	}
+	return strings.Cut(string(raw), ":")
 }
 
 // Login checks a username and password and issues a token carrying the
@@ -207,7 +251,7 @@ func (u *Users) Login(username, password string) (Token, error) {
 // stored credential); unknown users cost as much as a plain-text check.
 func (u *Users) checkPassword(username, password string) (Principal, error) {
 	acc, ok := u.accounts[username]
-	if !ok {
+	if !ok || acc.disabled {
 		unknownUser.matches(password)
 		return Principal{}, fmt.Errorf("%w: invalid username or password", ErrUnauthenticated)
 	}

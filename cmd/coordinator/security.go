@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 
@@ -25,7 +26,9 @@ import (
 //     also the recent-mutations history; log: the audit log lines on logger
 //     plus a MemorySink of the last httpapi.RecentMutationsLimit events per
 //     group as the history.
-//   - api.rate-limit.enabled: a limiter of max-requests per window.
+//   - api.rate-limit.enabled: a limiter of max-requests per window;
+//   - api.login-throttle: limiters of failed authentications per user and
+//     per client address (a limit of 0 is off; the window is validated).
 //
 // client is nil unless Redis is required, which audit.sink redis implies
 // (config.RedisRequired).
@@ -33,7 +36,10 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 	api := cfg.API
 	users := make([]security.User, len(api.Users))
 	for i, u := range api.Users {
-		users[i] = security.User{Username: u.Username, Password: u.Password, Roles: u.Roles}
+		users[i] = security.User{
+			Username: u.Username, Password: u.Password, Roles: u.Roles,
+			Disabled: u.Disabled, TokenVersion: int64(u.TokenVersion),
+		}
 	}
 	accounts, err := security.NewUsers(security.Options{
 		AdminUsername: api.AdminUsername,
@@ -41,6 +47,9 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		Users:         users,
 		TokenSecret:   api.TokenSecret,
 		TokenTTL:      api.TokenTTL.Duration(),
+		// A zero leeway in the file means none (the default is 30s).
+		TokenLeeway:      cmp.Or(api.TokenLeeway.Duration(), -1),
+		TokenMaxLifetime: api.TokenMaxLifetime.Duration(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator.api: %w", err)
@@ -62,6 +71,17 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		sec.Audit, sec.History = audit.Tee(audit.NewLogSink(logger), recent), recent
 	default:
 		return nil, fmt.Errorf("coordinator.audit.sink %q: unknown audit sink", cfg.Audit.Sink)
+	}
+	lt := api.LoginThrottle
+	for _, l := range []struct {
+		max     int
+		limiter **ratelimit.Limiter
+	}{{lt.MaxFailuresPerUser, &sec.FailedAuthPerUser}, {lt.MaxFailuresPerAddress, &sec.FailedAuthPerAddress}} {
+		if l.max > 0 {
+			if *l.limiter, err = ratelimit.New(l.max, lt.Window.Duration()); err != nil {
+				return nil, fmt.Errorf("coordinator.api.login-throttle: %w", err)
+			}
+		}
 	}
 	if rl := api.RateLimit; rl.Enabled {
 		if sec.Limiter, err = ratelimit.New(rl.MaxRequests, rl.Window.Duration()); err != nil {
