@@ -20,7 +20,10 @@ const (
 	// UNAUTHORIZED, or FAILED for 429) as much as its successes. Its events
 	// carry no stream prefix and the user name tried in
 	// RequestSummary["username"]; the body is not fingerprinted.
-	Login Action = "LOGIN"
+	Login              Action = "LOGIN"
+	ResetOffsets       Action = "RESET_OFFSETS"
+	RedriveDeadLetters Action = "REDRIVE_DEAD_LETTERS"
+	DeleteDeadLetters  Action = "DELETE_DEAD_LETTERS"
 )
 
 // Outcome classifies how a request ended.
@@ -93,8 +96,8 @@ type Event struct {
 	// RequestBodySHA256 is the hex SHA-256 of the body, null when the body
 	// was not read (e.g. the request was refused before the handler).
 	RequestBodySHA256 *string `json:"requestBodySha256"`
-	// RequestSummary holds the string values of initialShardCount,
-	// targetShardCount and force found in the body; {} when none.
+	// RequestSummary holds the string values of the summarised body fields
+	// (SummarizeBody); {} when none.
 	RequestSummary map[string]string `json:"requestSummary"`
 	// ErrorCode is the error body's errorCode (e.g. RATE_LIMIT_EXCEEDED),
 	// null when the request succeeded.

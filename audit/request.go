@@ -109,7 +109,10 @@ func redactQuery(raw string) string {
 }
 
 // summaryFields are the body fields copied into Event.RequestSummary.
-var summaryFields = []string{"initialShardCount", "targetShardCount", "force"}
+var summaryFields = []string{"initialShardCount", "targetShardCount", "force", "to", "entryId", "timestampMs", "shards", "ids", "stream"}
+
+// maxSummaryValue bounds one summary value (a long id list).
+const maxSummaryValue = 1024
 
 // SummarizeBody fingerprints a request body and extracts the audited
 // fields. It parses leniently: when the body is not a JSON object only the
@@ -118,9 +121,11 @@ var summaryFields = []string{"initialShardCount", "targetShardCount", "force"}
 //   - sha256hex: hex SHA-256 of the raw bytes;
 //   - requestedBy, reason: the string fields of those names, nil when absent
 //     or not strings;
-//   - summary: initialShardCount, targetShardCount and force when present
-//     and not null, as their string value (strings unquoted, numbers and
-//     booleans as written, other values as compact JSON). Never nil.
+//   - summary: the summaryFields present and not null (the shard counts and
+//     force of the group and scale routes; to, entryId, timestampMs, shards
+//     of an offset reset; ids and stream of the dead-letter routes), as their
+//     string value (strings unquoted, numbers and booleans as written, other
+//     values as compact JSON), cut at maxSummaryValue bytes. Never nil.
 func SummarizeBody(body []byte) (sha256hex string, requestedBy, reason *string, summary map[string]string) {
 	sum := sha256.Sum256(body)
 	sha256hex = hex.EncodeToString(sum[:])
@@ -133,6 +138,9 @@ func SummarizeBody(body []byte) (sha256hex string, requestedBy, reason *string, 
 	reason = stringField(fields["reason"])
 	for _, name := range summaryFields {
 		if v, ok := scalarText(fields[name]); ok {
+			if len(v) > maxSummaryValue {
+				v = v[:maxSummaryValue] + "…"
+			}
 			summary[name] = v
 		}
 	}

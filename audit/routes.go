@@ -30,6 +30,9 @@ var mutations = []mutation{
 	{"DELETE", "/streams/{streamPrefix}/groups/{consumerGroup}", DeleteGroup},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/scale", ScaleGroup},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}/rollback", RollbackMigration},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/offsets/reset", ResetOffsets},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/redrive", RedriveDeadLetters},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/delete", DeleteDeadLetters},
 	{"POST", "/auth/login", Login},
 }
 

@@ -108,6 +108,9 @@ type Options struct {
 	// rows' offsets; nil answers the Redis reads 503 REDIS_NOT_CONFIGURED
 	// and gives the Grafana rows unknown offsets.
 	DataPlane DataPlane
+	// Streams resets group positions and reads, redrives and deletes dead
+	// letters; nil answers those routes 503 REDIS_NOT_CONFIGURED.
+	Streams StreamOperator
 	// BenchEndpoints adds the load harness's no-op route (BenchNoopTemplate;
 	// debug.bench-endpoints).
 	BenchEndpoints bool
@@ -133,6 +136,7 @@ type API struct {
 	router   *httprouter.Router
 	draining atomic.Bool
 	data     DataPlane
+	ops      StreamOperator
 	// info is the body of /actuator/info.
 	info info
 	// benchEndpoints is Options.BenchEndpoints.
@@ -167,6 +171,7 @@ func New(o Options) *API {
 		maxBody:  o.MaxBodyBytes,
 		router:   httprouter.New(),
 		data:     o.DataPlane,
+		ops:      o.Streams,
 		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
 
 		benchEndpoints: o.BenchEndpoints,
@@ -256,7 +261,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
 		{Route{http.MethodGet, security.OpenAPIPath, false, ""}, openAPI},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes())
+	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes())
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -62,7 +62,7 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 		t.Fatal(err)
 	}
 	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, Logger: logger,
-		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL)})
+		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL), Streams: streams.NewOperator(rdb)})
 	srv := serve(t, api, coord, store)
 	return &reshardEnv{
 		cluster:  &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings},

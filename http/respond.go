@@ -81,6 +81,9 @@ var domainStatuses = map[group.Code]int{
 	group.CodeActiveMigrationExists:     http.StatusConflict,
 	group.CodeMetadataSyncInProgress:    http.StatusConflict,
 	group.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
+	codeShardsHeld:                      http.StatusConflict,
+	codeDeadLetterNotFound:              http.StatusNotFound,
+	codeDeadLetterNotAllowed:            http.StatusUnprocessableEntity,
 }
 
 // answer is the status, error code and fixed message of an error class.

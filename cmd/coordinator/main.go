@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:        logger,
 		Security:      sec,
 		DataPlane:     dataPlane(cfg, back.redis),
+		Streams:       streamOperator(back.redis),
 
 		BenchEndpoints: cfg.Debug.BenchEndpoints,
 	}))

@@ -44,3 +44,12 @@ func dataPlane(cfg *config.Config, client goredis.UniversalClient) httpapi.DataP
 	}
 	return monitoring.NewReader(streams.NewObserver(client), nil, cfg.Monitoring.OffsetCacheTTL.Duration())
 }
+
+// streamOperator returns the offset-reset and dead-letter operations, nil
+// without Redis (the API then answers them 503 REDIS_NOT_CONFIGURED).
+func streamOperator(client goredis.UniversalClient) httpapi.StreamOperator {
+	if client == nil {
+		return nil
+	}
+	return streams.NewOperator(client)
+}

@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// maxDeadLetterIDs bounds the ids of one redrive or delete request.
+const maxDeadLetterIDs = 1000
+
+// deadLetterStream returns the dead-letter stream a request names (query or
+// body field "stream"): the Go client's default streams.DeadLetterStream
+// when blank, else a key that starts with "<prefix>-", so that the routes
+// cannot reach unrelated keys.
+func deadLetterStream(prefix, name string) (string, error) {
+	if name == "" {
+		return streams.DeadLetterStream(prefix), nil
+	}
+	if !strings.HasPrefix(name, prefix+"-") || len(name) > 512 {
+		return "", invalid("stream: a dead-letter stream of prefix %s must start with %q", prefix, prefix+"-")
+	}
+	return name, nil
+}
+
+// deadLetters serves GET …/dead-letters?stream=&cursor=&limit=: one page of
+// the group's dead letters, newest first.
+func (a *API) deadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	page, err := a.deadLetterPage(r, ps)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.DeadLetterPage, error) {
+	key, err := pathKey(ps)
+	if err != nil {
+		return streams.DeadLetterPage{}, err
+	}
+	q := r.URL.Query()
+	_, limit, err := pageQuery(q)
+	if err != nil {
+		return streams.DeadLetterPage{}, err
+	}
+	dlq, err := deadLetterStream(key.StreamPrefix, q.Get("stream"))
+	if err != nil {
+		return streams.DeadLetterPage{}, err
+	}
+	if _, err := a.coord.Group(r.Context(), key); err != nil {
+		return streams.DeadLetterPage{}, err
+	}
+	ops, err := a.streamOperator()
+	if err != nil {
+		return streams.DeadLetterPage{}, err
+	}
+	page, err := ops.DeadLetters(r.Context(), dlq, key.StreamPrefix, key.ConsumerGroup, q.Get("cursor"), limit)
+	if err != nil {
+		return streams.DeadLetterPage{}, operatorError(err)
+	}
+	return page, nil
+}
+
+// deadLetterRequest is the body of the redrive and delete routes.
+type deadLetterRequest struct {
+	IDs         []string `json:"ids"`
+	Stream      string   `json:"stream"`
+	RequestedBy string   `json:"requestedBy"`
+	Reason      string   `json:"reason"`
+}
+
+func validateDeadLetterRequest(r *deadLetterRequest) error {
+	switch {
+	case strings.TrimSpace(r.RequestedBy) == "":
+		return invalid("requestedBy: must not be blank")
+	case len(r.IDs) == 0:
+		return invalid("ids: must list at least one dead-letter id")
+	case len(r.IDs) > maxDeadLetterIDs:
+		return invalid("ids: at most %d per request", maxDeadLetterIDs)
+	}
+	return nil
+}
+
+// deadLetterResult is the outcome for one id: REDRIVEN (with the stream and
+// new id), DELETED, or FAILED (with the error code and message).
+type deadLetterResult struct {
+	ID        string  `json:"id"`
+	Status    string  `json:"status"`
+	Stream    *string `json:"stream,omitempty"`
+	NewID     *string `json:"newId,omitempty"`
+	ErrorCode *string `json:"errorCode,omitempty"`
+	Message   *string `json:"message,omitempty"`
+}
+
+// deadLetterResults is the 200 body of the redrive and delete routes.
+type deadLetterResults struct {
+	Stream  string             `json:"stream"`
+	Results []deadLetterResult `json:"results"`
+}
+
+// redriveDeadLetters serves POST …/dead-letters/redrive: each listed entry
+// is added back to the shard it came from and removed from the dead-letter
+// stream (streams.Operator.Redrive). Every id gets a result; a failed one
+// does not stop the others.
+func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error) {
+		out, err := ops.Redrive(ctx, dlq, g.StreamPrefix, g.ShardCount, id)
+		return deadLetterResult{Stream: &out.Stream, NewID: &out.NewID}, err
+	})
+}
+
+// deleteDeadLetters serves POST …/dead-letters/delete: each listed entry
+// is removed from the dead-letter stream.
+func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, _ group.GroupView, dlq, id string) (deadLetterResult, error) {
+		return deadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, id)
+	})
+}
+
+// eachDeadLetter runs do on every id of the request's body and answers the
+// results: an id that is malformed, absent or cannot be redriven is FAILED
+// with its error code; a Redis failure ends the request with 503.
+func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprouter.Params, done string,
+	do func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error)) {
+	mutate(a, w, r, ps, http.StatusOK, validateDeadLetterRequest, func(ctx context.Context, key group.Key, req deadLetterRequest) (any, error) {
+		dlq, err := deadLetterStream(key.StreamPrefix, req.Stream)
+		if err != nil {
+			return nil, err
+		}
+		g, err := a.coord.Group(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		ops, err := a.streamOperator()
+		if err != nil {
+			return nil, err
+		}
+		out := deadLetterResults{Stream: dlq, Results: make([]deadLetterResult, 0, len(req.IDs))}
+		for _, id := range req.IDs {
+			res, err := do(ctx, ops, g, dlq, id)
+			res.ID, res.Status = id, done
+			if err != nil {
+				err = operatorError(err)
+				if _, perID := errors.AsType[*group.Error](err); !perID {
+					return nil, err
+				}
+				_, code, message := classify(err)
+				res = deadLetterResult{ID: id, Status: "FAILED", ErrorCode: &code, Message: &message}
+			}
+			out.Results = append(out.Results, res)
+		}
+		return out, nil
+	})
+}

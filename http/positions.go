@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// StreamOperator changes a group's data plane on an operator's behalf:
+// consumer group positions and dead letters; streams.Operator implements
+// it. Errors other than the streams package's sentinels (ErrInvalidID,
+// ErrInvalidCursor, ErrInvalidPosition, ErrDeadLetterNotFound,
+// ErrNotRedrivable) are failures to reach Redis.
+type StreamOperator interface {
+	GroupPosition(ctx context.Context, key, group string) (streams.GroupPosition, error)
+	SetPosition(ctx context.Context, key, group string, p streams.Position) error
+	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
+	Redrive(ctx context.Context, dlq, prefix string, shardCount int, id string) (streams.Redriven, error)
+	DeleteDeadLetter(ctx context.Context, dlq, id string) error
+}
+
+// Error codes of the offset-reset and dead-letter routes.
+const (
+	codeShardsHeld           group.Code = "SHARDS_HELD"
+	codeDeadLetterNotFound   group.Code = "DEAD_LETTER_NOT_FOUND"
+	codeDeadLetterNotAllowed group.Code = "DEAD_LETTER_NOT_REDRIVABLE"
+)
+
+// positionRoutes lists the offset-reset and dead-letter routes, templates
+// relative to the base path.
+func (a *API) positionRoutes(grp, monGroup string) []route {
+	return []route{
+		{Route{http.MethodPost, grp + "/offsets/reset", true, "RESET_OFFSETS"}, a.resetOffsets},
+		{Route{http.MethodGet, monGroup + "/dead-letters", false, ""}, a.deadLetters},
+		{Route{http.MethodPost, grp + "/dead-letters/redrive", true, "REDRIVE_DEAD_LETTERS"}, a.redriveDeadLetters},
+		{Route{http.MethodPost, grp + "/dead-letters/delete", true, "DELETE_DEAD_LETTERS"}, a.deleteDeadLetters},
+	}
+}
+
+// streamOperator returns the StreamOperator, or errRedisNotConfigured.
+func (a *API) streamOperator() (StreamOperator, error) {
+	if a.ops == nil {
+		return nil, errRedisNotConfigured
+	}
+	return a.ops, nil
+}
+
+// operatorError classifies a StreamOperator error.
+func operatorError(err error) error {
+	switch {
+	case errors.Is(err, streams.ErrInvalidID), errors.Is(err, streams.ErrInvalidCursor), errors.Is(err, streams.ErrInvalidPosition):
+		return invalid("%v", err)
+	case errors.Is(err, streams.ErrDeadLetterNotFound):
+		return group.Errorf(codeDeadLetterNotFound, "%v", err)
+	case errors.Is(err, streams.ErrNotRedrivable):
+		return group.Errorf(codeDeadLetterNotAllowed, "%v", err)
+	}
+	return fmt.Errorf("%w: %w", errDataPlane, err)
+}
+
+// resetRequest is the body of POST …/offsets/reset.
+type resetRequest struct {
+	// To is EARLIEST, LATEST, ID (EntryID) or TIMESTAMP (TimestampMs).
+	To          streams.PositionKind `json:"to"`
+	EntryID     string               `json:"entryId"`
+	TimestampMs int64                `json:"timestampMs"`
+	// Shards are the shard indexes to reset; empty means every shard.
+	Shards []int `json:"shards"`
+	// Force resets shards that a member holds.
+	Force       bool   `json:"force"`
+	RequestedBy string `json:"requestedBy"`
+	Reason      string `json:"reason"`
+}
+
+func (r *resetRequest) position() streams.Position {
+	return streams.Position{Kind: streams.PositionKind(strings.ToUpper(string(r.To))), ID: r.EntryID, TimestampMs: r.TimestampMs}
+}
+
+func validateReset(r *resetRequest) error {
+	if strings.TrimSpace(r.RequestedBy) == "" {
+		return invalid("requestedBy: must not be blank")
+	}
+	if err := r.position().Validate(); err != nil {
+		return invalid("%v", err)
+	}
+	return nil
+}
+
+// shardReset is one shard of the reset answer: the group's position before
+// and after.
+type shardReset struct {
+	ShardIndex int                   `json:"shardIndex"`
+	StreamKey  string                `json:"streamKey"`
+	HeldBy     []string              `json:"heldBy"`
+	Before     streams.GroupPosition `json:"before"`
+	After      streams.GroupPosition `json:"after"`
+}
+
+// resetResponse is the 200 body of POST …/offsets/reset.
+type resetResponse struct {
+	StreamPrefix  string       `json:"streamPrefix"`
+	ConsumerGroup string       `json:"consumerGroup"`
+	To            string       `json:"to"`
+	Forced        bool         `json:"forced"`
+	Shards        []shardReset `json:"shards"`
+}
+
+// resetOffsets moves the group's consumer group position on the requested
+// shards (XGROUP SETID). A shard that a member holds (reports owning,
+// revokes or was granted, in the committed state) is refused with 409
+// SHARDS_HELD, naming shards and members, unless force is set: a member
+// reading it would race the reset. Nothing is reset when any shard is
+// refused.
+func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	mutate(a, w, r, ps, http.StatusOK, validateReset, func(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+		ops, err := a.streamOperator()
+		if err != nil {
+			return nil, err
+		}
+		g, err := a.coord.Snapshot(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		shards := req.Shards
+		if len(shards) == 0 {
+			for i := range g.ShardCount {
+				shards = append(shards, i)
+			}
+		}
+		holders := shardHolders(g)
+		out := resetResponse{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), Forced: req.Force}
+		var held []string
+		for _, i := range slices.Compact(slices.Sorted(slices.Values(shards))) {
+			if i < 0 || i >= g.ShardCount {
+				return nil, invalid("shards: %d is not a shard of the group (0..%d)", i, g.ShardCount-1)
+			}
+			out.Shards = append(out.Shards, shardReset{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])})
+			if len(holders[i]) > 0 {
+				held = append(held, fmt.Sprintf("%d (%s)", i, strings.Join(holders[i], ", ")))
+			}
+		}
+		if len(held) > 0 && !req.Force {
+			return nil, group.Errorf(codeShardsHeld, "shards held by members: %s; stop them or set force", strings.Join(held, "; "))
+		}
+		for j := range out.Shards {
+			s := &out.Shards[j]
+			if s.Before, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
+				return nil, operatorError(err)
+			}
+			if err := ops.SetPosition(ctx, s.StreamKey, key.ConsumerGroup, req.position()); err != nil {
+				return nil, operatorError(err)
+			}
+			if s.After, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
+				return nil, operatorError(err)
+			}
+		}
+		return out, nil
+	})
+}
+
+// shardHolders maps each shard to the members that hold it (group.Member.Holds
+// and Holding), sorted by member id.
+func shardHolders(g *group.Group) map[int][]string {
+	out := map[int][]string{}
+	for _, m := range g.MemberList() {
+		if !m.Holds() {
+			continue
+		}
+		for _, i := range m.Holding() {
+			out[i] = append(out[i], m.MemberID)
+		}
+	}
+	return out
+}

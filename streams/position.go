@@ -1,0 +1,123 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Operator changes the data plane on an operator's behalf: consumer group
+// positions (XGROUP SETID) and dead-letter entries. It is safe for
+// concurrent use.
+type Operator struct {
+	client redis.UniversalClient
+}
+
+// NewOperator returns an Operator over client (standalone or cluster).
+func NewOperator(client redis.UniversalClient) *Operator {
+	return &Operator{client: client}
+}
+
+// PositionKind names where a reset moves a consumer group.
+type PositionKind string
+
+// The reset targets: the stream's start (every entry is delivered again),
+// its end (only entries added later are delivered), just after an entry id,
+// and just before a time (entries added at or after it are delivered).
+const (
+	Earliest  PositionKind = "EARLIEST"
+	Latest    PositionKind = "LATEST"
+	AfterID   PositionKind = "ID"
+	Timestamp PositionKind = "TIMESTAMP"
+)
+
+// Position is a reset target. ID is used with AfterID, TimestampMs with
+// Timestamp.
+type Position struct {
+	Kind        PositionKind
+	ID          string
+	TimestampMs int64
+}
+
+// ErrInvalidPosition is matched by errors about a malformed Position.
+var ErrInvalidPosition = errors.New("invalid position")
+
+// lastDeliveredID returns the last-delivered id XGROUP SETID sets for p:
+// "0" for Earliest, "$" for Latest, the id itself for AfterID, and the
+// largest id below TimestampMs ("<ms-1>-<max seq>", "0" for 0) for
+// Timestamp.
+func (p Position) lastDeliveredID() (string, error) {
+	switch p.Kind {
+	case Earliest:
+		return "0", nil
+	case Latest:
+		return "$", nil
+	case AfterID:
+		id, err := parseID(p.ID)
+		if err != nil || !strings.Contains(p.ID, "-") {
+			return "", fmt.Errorf("%w: id %q is not an entry id <ms>-<seq>", ErrInvalidPosition, p.ID)
+		}
+		return fmt.Sprintf("%d-%d", id.ms, id.seq), nil
+	case Timestamp:
+		if p.TimestampMs < 0 {
+			return "", fmt.Errorf("%w: timestampMs %d is negative", ErrInvalidPosition, p.TimestampMs)
+		}
+		if p.TimestampMs == 0 {
+			return "0", nil
+		}
+		return strconv.FormatInt(p.TimestampMs-1, 10) + "-18446744073709551615", nil
+	}
+	return "", fmt.Errorf("%w: to must be EARLIEST, LATEST, ID or TIMESTAMP, got %q", ErrInvalidPosition, p.Kind)
+}
+
+// Validate reports whether p is a well-formed target (ErrInvalidPosition).
+func (p Position) Validate() error {
+	_, err := p.lastDeliveredID()
+	return err
+}
+
+// GroupPosition is where a consumer group stands on one shard, from XINFO
+// GROUPS; the pointers are nil when the stream or the group does not exist
+// (Lag also when Redis cannot compute it).
+type GroupPosition struct {
+	LastDeliveredID *string `json:"lastDeliveredId"`
+	Lag             *int64  `json:"lag"`
+	Pending         *int64  `json:"pending"`
+}
+
+// GroupPosition reads group's position on the stream key.
+func (o *Operator) GroupPosition(ctx context.Context, key, group string) (GroupPosition, error) {
+	groups, err := o.client.XInfoGroups(ctx, key).Result()
+	if err != nil {
+		return GroupPosition{}, replyOrNil(err)
+	}
+	for _, g := range groups {
+		if g.Name == group {
+			return GroupPosition{LastDeliveredID: nonEmpty(g.LastDeliveredID), Lag: knownLag(g), Pending: &g.Pending}, nil
+		}
+	}
+	return GroupPosition{}, nil
+}
+
+// SetPosition moves group's last-delivered id on the stream key to p
+// (XGROUP SETID); when the stream or the group does not exist yet, the
+// group is created there (XGROUP CREATE … MKSTREAM). Entries already
+// delivered and pending stay pending.
+func (o *Operator) SetPosition(ctx context.Context, key, group string, p Position) error {
+	id, err := p.lastDeliveredID()
+	if err != nil {
+		return err
+	}
+	err = o.client.XGroupSetID(ctx, key, group, id).Err()
+	if err != nil && isReply(err) {
+		err = o.client.XGroupCreateMkStream(ctx, key, group, id).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("streams: setting %s of %s to %s: %w", group, key, id, err)
+	}
+	return nil
+}
