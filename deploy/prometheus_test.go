@@ -77,8 +77,8 @@ func TestPrometheusScrapesTheCoordinator(t *testing.T) {
 	for _, g := range rules.Data.Groups {
 		n += len(g.Rules)
 	}
-	if n != 9 {
-		t.Errorf("prometheus loaded %d alert rules, want 9", n)
+	if n != 13 {
+		t.Errorf("prometheus loaded %d alert rules, want 13", n)
 	}
 }
 

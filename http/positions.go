@@ -25,6 +25,7 @@ type StreamOperator interface {
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
 	Redrive(ctx context.Context, dlq, prefix string, shardCount int, id string) (streams.Redriven, error)
 	DeleteDeadLetter(ctx context.Context, dlq, id string) error
+	DeadLetterLength(ctx context.Context, dlq string) (int64, error)
 }
 
 // Error codes of the offset-reset and dead-letter routes.

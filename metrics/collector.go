@@ -50,6 +50,17 @@ func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
 	}), func(a, b ShardSample) bool { return a.Shard == b.Shard })
 }
 
+// DeadLetters sets the dead_letter_entries gauge of key to n (the length of
+// its dead-letter stream). It is ignored for a group the metrics do not
+// know.
+func (m *Metrics) DeadLetters(key group.Key, n int64) {
+	if gs := m.lookup(key); gs != nil {
+		gs.mu.Lock()
+		gs.deadLetters = n
+		gs.mu.Unlock()
+	}
+}
+
 // def is one gauge of the group collector and how to read it from T at a
 // given time.
 type def[T any] struct {
@@ -98,6 +109,21 @@ var (
 		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
 		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.CurrentShards) }),
 		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
+		newDef("group_lag", "Consumer group lag summed over the shards, as last observed (shards of unknown lag count 0).", groupLabelNames, func(g *groupState, _ time.Time) float64 {
+			var lag float64
+			for _, s := range g.shards {
+				lag += orZero(s.Lag)
+			}
+			return lag
+		}),
+		newDef("group_pending", "Pending entries of the consumer group summed over the shards, as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 {
+			var pending int64
+			for _, s := range g.shards {
+				pending += s.Pending
+			}
+			return float64(pending)
+		}),
+		newDef("dead_letter_entries", "Entries in the group's dead-letter stream (<stream>-dead-letter), as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
 	}
 
 	memberDefs = []def[*group.Member]{
@@ -178,7 +204,7 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 // metrics returns every gauge of gs, and of its sampled members, at now.
 func (gs *groupState) metrics(now time.Time, members []*group.Member) []prometheus.Metric {
 	gs.mu.Lock()
-	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards}
+	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters}
 	gs.mu.Unlock()
 	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
 	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+len(v.shards)*len(shardDefs))

@@ -31,6 +31,8 @@ type groupState struct {
 
 	// shards are the last observed stream offsets (ShardOffsets).
 	shards []ShardSample
+	// deadLetters is the last observed dead-letter stream length.
+	deadLetters int64
 }
 
 // GroupCommitted implements actors.Observer. It counts the expiries and

@@ -199,3 +199,9 @@ func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, id string) (Dead
 	}
 	return deadLetterOf(msgs[0], prefix), nil
 }
+
+// DeadLetterLength returns the length of the dead-letter stream dlq (0 when
+// it does not exist).
+func (o *Operator) DeadLetterLength(ctx context.Context, dlq string) (int64, error) {
+	return o.client.XLen(ctx, dlq).Result()
+}

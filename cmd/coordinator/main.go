@@ -100,6 +100,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	go obs.m.Run(ctx, coord)
+	data, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
+	if back.redis != nil {
+		lags := lagRefresher{coord: coord, data: observedDataPlane{DataPlane: data, m: obs.m}, ops: ops, m: obs.m, log: logger}
+		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
+	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{
 		BasePath:      cfg.API.BasePath,
 		Coordinator:   coord,
@@ -109,8 +114,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Version:       buildVersion(),
 		Logger:        logger,
 		Security:      sec,
-		DataPlane:     dataPlane(cfg, back.redis),
-		Streams:       streamOperator(back.redis),
+		DataPlane:     data,
+		Streams:       ops,
 
 		BenchEndpoints: cfg.Debug.BenchEndpoints,
 	}))
