@@ -8,6 +8,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/coordinator
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/coordctl ./cmd/coordctl
 
 run:
 	$(GO) run ./cmd/coordinator

@@ -1,0 +1,770 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+)
+
+const usage = `coordctl manages the consumer groups of a Redis Stream Coordinator.
+
+Usage:
+  coordctl login --server URL --username NAME [--password-stdin]
+  coordctl groups list
+  coordctl groups describe PREFIX GROUP
+  coordctl groups create PREFIX GROUP [--shards N]
+  coordctl groups delete PREFIX GROUP [--force]
+  coordctl scale PREFIX GROUP --shards N
+  coordctl rollback PREFIX GROUP [MIGRATION-ID]          (default: the active migration)
+  coordctl reset-offsets PREFIX GROUP --to earliest|latest|ID|TIME [--shards 0,1] [--force]
+  coordctl members PREFIX GROUP
+  coordctl dead-letters PREFIX GROUP [list] [--limit N]
+  coordctl dead-letters PREFIX GROUP redrive|delete ID...
+  coordctl cluster
+
+Flags of every command:
+  -o table|json        output format (default table)
+  --server URL         coordinator, e.g. http://127.0.0.1:8080 (default: the one of login)
+  --requested-by NAME  who asks, recorded in the audit trail (default $USER)
+  --reason TEXT        why, recorded in the audit trail
+
+--to takes earliest, latest, an entry id (1718000000000-0: continue after it)
+or a time (RFC 3339, or Unix milliseconds: deliver entries from then on).
+The token of login is kept in $XDG_CONFIG_HOME/coordctl/config.json (0600);
+COORDCTL_TOKEN and COORDCTL_SERVER override it, COORDCTL_PASSWORD feeds login.
+
+Exit codes: 0 success, 1 failure, 2 usage, 3 not logged in / 401 / 403,
+4 not found, 5 conflict or refused (409, 422), 6 unavailable or throttled (503, 429).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run executes one coordctl command and returns its exit code; errors are
+// printed on stderr.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	err := dispatch(ctx, args, stdin, stdout, env)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "coordctl:", err)
+		if exitCode(err) == exitUsage {
+			fmt.Fprintln(stderr, "Run coordctl help for the usage.")
+		}
+		return exitCode(err)
+	}
+	return exitOK
+}
+
+// invocation is one parsed command line.
+type invocation struct {
+	ctx         context.Context
+	out         io.Writer
+	env         func(string) string
+	args        []string // positional arguments after the command words
+	output      string
+	server      string
+	requestedBy string
+	reason      string
+	flags       *flag.FlagSet
+}
+
+// parse parses the common and the command's flags, anywhere among the
+// positional arguments.
+func parse(ctx context.Context, out io.Writer, env func(string) string, name string, args []string, define func(*flag.FlagSet)) (*invocation, error) {
+	inv := &invocation{ctx: ctx, out: out, env: env}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&inv.output, "o", "table", "")
+	fs.StringVar(&inv.output, "output", "table", "")
+	fs.StringVar(&inv.server, "server", "", "")
+	fs.StringVar(&inv.requestedBy, "requested-by", cmpOr(env("USER"), "coordctl"), "")
+	fs.StringVar(&inv.reason, "reason", "", "")
+	if define != nil {
+		define(fs)
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageErrorf("%s: %v", name, err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		inv.args = append(inv.args, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if inv.output != "table" && inv.output != "json" {
+		return nil, usageErrorf("-o %q: want table or json", inv.output)
+	}
+	inv.flags = fs
+	return inv, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// client returns the API client of the stored login, overridden by
+// --server, COORDCTL_SERVER and COORDCTL_TOKEN.
+func (inv *invocation) client() (*client, error) {
+	path, err := configPath(inv.env)
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadSettings(path)
+	if err != nil {
+		return nil, err
+	}
+	server := cmpOr(inv.server, cmpOr(inv.env("COORDCTL_SERVER"), s.Server))
+	token := cmpOr(inv.env("COORDCTL_TOKEN"), s.Token)
+	if server == "" || token == "" {
+		return nil, &exitError{exitAuth, "not logged in: run coordctl login --server URL --username NAME"}
+	}
+	return newClient(server, token), nil
+}
+
+// want checks the number of positional arguments.
+func (inv *invocation) want(n int, names string) error {
+	if len(inv.args) != n {
+		return usageErrorf("want %s, got %d argument(s)", names, len(inv.args))
+	}
+	return nil
+}
+
+// print writes v as indented JSON (-o json) or through table.
+func (inv *invocation) print(v any, table func(*tableWriter)) error {
+	if inv.output == "json" {
+		enc := json.NewEncoder(inv.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := newTable(inv.out)
+	table(tw)
+	return tw.flush()
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, out io.Writer, env func(string) string) error {
+	if len(args) == 0 {
+		return usageErrorf("no command")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		return flag.ErrHelp
+	case "login":
+		return login(ctx, rest, stdin, out, env)
+	case "groups":
+		if len(rest) == 0 {
+			return usageErrorf("groups: want list, describe, create or delete")
+		}
+		switch rest[0] {
+		case "list":
+			return groupsList(ctx, rest[1:], out, env)
+		case "describe":
+			return groupsDescribe(ctx, rest[1:], out, env)
+		case "create":
+			return groupsCreate(ctx, rest[1:], out, env)
+		case "delete":
+			return groupsDelete(ctx, rest[1:], out, env)
+		}
+		return usageErrorf("groups %s: want list, describe, create or delete", rest[0])
+	case "scale":
+		return scale(ctx, rest, out, env)
+	case "rollback":
+		return rollback(ctx, rest, out, env)
+	case "reset-offsets":
+		return resetOffsets(ctx, rest, out, env)
+	case "members":
+		return members(ctx, rest, out, env)
+	case "dead-letters":
+		return deadLetters(ctx, rest, out, env)
+	case "cluster":
+		return cluster(ctx, rest, out, env)
+	}
+	return usageErrorf("unknown command %q", cmd)
+}
+
+// login exchanges a user name and password for a token and stores both with
+// the server.
+func login(ctx context.Context, args []string, stdin io.Reader, out io.Writer, env func(string) string) error {
+	var username, password string
+	var fromStdin bool
+	inv, err := parse(ctx, out, env, "login", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&username, "username", "", "")
+		fs.StringVar(&password, "password", "", "")
+		fs.BoolVar(&fromStdin, "password-stdin", false, "")
+	})
+	if err != nil {
+		return err
+	}
+	path, err := configPath(env)
+	if err != nil {
+		return err
+	}
+	stored, err := loadSettings(path)
+	if err != nil {
+		return err
+	}
+	server := cmpOr(inv.server, cmpOr(env("COORDCTL_SERVER"), stored.Server))
+	username = cmpOr(username, stored.Username)
+	if server == "" || username == "" {
+		return usageErrorf("login: --server and --username are required")
+	}
+	if password == "" && !fromStdin {
+		password = env("COORDCTL_PASSWORD")
+	}
+	if password == "" {
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		password = strings.TrimRight(line, "\r\n")
+	}
+	if password == "" {
+		return usageErrorf("login: no password (--password-stdin, COORDCTL_PASSWORD or --password)")
+	}
+	var answer struct {
+		AccessToken string    `json:"accessToken"`
+		ExpiresAt   time.Time `json:"expiresAt"`
+		Roles       []string  `json:"roles"`
+	}
+	c := newClient(server, "")
+	if err := c.do(ctx, http.MethodPost, pathOf("auth", "login"), nil, map[string]string{"username": username, "password": password}, &answer); err != nil {
+		return err
+	}
+	if err := saveSettings(path, settings{Server: c.server, Username: username, Token: answer.AccessToken}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Logged in to %s as %s (%s) until %s; token kept in %s\n", c.server, username,
+		strings.Join(answer.Roles, ", "), answer.ExpiresAt.Format(time.RFC3339), path)
+	return nil
+}
+
+func groupsList(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	inv, err := parse(ctx, out, env, "groups list", args, nil)
+	if err != nil {
+		return err
+	}
+	if err := inv.want(0, "no argument"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	var answer struct {
+		Groups []group.GroupView `json:"groups"`
+	}
+	if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "groups"), nil, nil, &answer); err != nil {
+		return err
+	}
+	return inv.print(answer, func(t *tableWriter) {
+		t.row("PREFIX", "GROUP", "STATE", "SHARDS", "MEMBERS", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "MIGRATION")
+		for _, g := range answer.Groups {
+			t.row(g.StreamPrefix, g.ConsumerGroup, g.State, g.ShardCount, len(g.CurrentAssignmentSummary), g.GroupEpoch, g.AssignmentEpoch, migrationText(g.ActiveMigration))
+		}
+	})
+}
+
+func migrationText(m *group.Migration) string {
+	if m == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s %d→%d %s", m.ReshardingID, m.FromShardCount, m.ToShardCount, m.State)
+}
+
+// description is the answer of groups describe: the group, and its shards'
+// offsets when Redis answers (nil otherwise).
+type description struct {
+	Group   group.GroupView     `json:"group"`
+	Offsets *monitoring.Offsets `json:"offsets"`
+}
+
+func groupsDescribe(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	inv, err := parse(ctx, out, env, "groups describe", args, nil)
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	p, g := inv.args[0], inv.args[1]
+	var d description
+	if err := c.do(ctx, http.MethodGet, pathOf("streams", p, "groups", g), nil, nil, &d.Group); err != nil {
+		return err
+	}
+	var o monitoring.Offsets
+	if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", p, "groups", g, "offsets"), nil, nil, &o); err == nil {
+		d.Offsets = &o
+	} else if exitCode(err) != exitUnavailable {
+		return err
+	}
+	return inv.print(d, func(t *tableWriter) {
+		v := d.Group
+		t.row("Group:", v.StreamPrefix+"/"+v.ConsumerGroup)
+		t.row("State:", v.State)
+		t.row("Shards:", v.ShardCount)
+		t.row("Epochs:", fmt.Sprintf("group %d, assignment %d, metadata version %d", v.GroupEpoch, v.AssignmentEpoch, v.MetadataVersion))
+		t.row("Migration:", migrationText(v.ActiveMigration))
+		t.row("")
+		if d.Offsets == nil {
+			t.row("(shard offsets unavailable: the coordinator has no Redis)")
+			return
+		}
+		t.row("SHARD", "STREAM-KEY", "LENGTH", "LAG", "PENDING", "LAST-DELIVERED", "OWNERS")
+		for _, s := range d.Offsets.Shards {
+			t.row(s.Shard.ShardIndex, s.StreamKey, s.StreamLength, optional(s.Lag), s.PendingCount, optional(s.GroupLastDeliveredID), strings.Join(s.OwnerMemberIDs, ","))
+		}
+		t.row("TOTAL", "", d.Offsets.TotalStreamLength, optional(d.Offsets.TotalLag), d.Offsets.TotalPendingCount, "", "")
+	})
+}
+
+// optional renders a nullable value, "-" for null.
+func optional[T any](v *T) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}
+
+func groupsCreate(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	var shards int
+	inv, err := parse(ctx, out, env, "groups create", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&shards, "shards", 0, "")
+	})
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"requestedBy": inv.requestedBy, "reason": inv.reason}
+	if shards > 0 {
+		body["initialShardCount"] = shards
+	}
+	var v group.GroupView
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1]), nil, body, &v); err != nil {
+		return err
+	}
+	return inv.print(v, func(t *tableWriter) {
+		t.row(fmt.Sprintf("group %s/%s created with %d shards", v.StreamPrefix, v.ConsumerGroup, v.ShardCount))
+	})
+}
+
+func groupsDelete(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	var force bool
+	inv, err := parse(ctx, out, env, "groups delete", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&force, "force", false, "")
+	})
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	var v group.GroupView
+	body := map[string]any{"requestedBy": inv.requestedBy, "reason": cmpOr(inv.reason, "coordctl groups delete"), "force": force}
+	if err := c.do(ctx, http.MethodDelete, pathOf("streams", inv.args[0], "groups", inv.args[1]), nil, body, &v); err != nil {
+		return err
+	}
+	return inv.print(v, func(t *tableWriter) {
+		t.row(fmt.Sprintf("group %s/%s deleted", v.StreamPrefix, v.ConsumerGroup))
+	})
+}
+
+func scale(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	shards := -1
+	inv, err := parse(ctx, out, env, "scale", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&shards, "shards", -1, "")
+	})
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	if shards < 0 {
+		return usageErrorf("scale: --shards N is required")
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	var m group.Migration
+	body := map[string]any{"targetShardCount": shards, "requestedBy": inv.requestedBy, "reason": cmpOr(inv.reason, "coordctl scale")}
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1], "scale"), nil, body, &m); err != nil {
+		return err
+	}
+	return inv.print(m, func(t *tableWriter) {
+		t.row("MIGRATION", "FROM", "TO", "STATE")
+		t.row(m.ReshardingID, m.FromShardCount, m.ToShardCount, m.State)
+	})
+}
+
+func rollback(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	inv, err := parse(ctx, out, env, "rollback", args, nil)
+	if err != nil {
+		return err
+	}
+	if len(inv.args) != 2 && len(inv.args) != 3 {
+		return usageErrorf("rollback: want PREFIX GROUP [MIGRATION-ID]")
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	p, g := inv.args[0], inv.args[1]
+	var id string
+	if len(inv.args) == 3 {
+		id = inv.args[2]
+	} else {
+		var v group.GroupView
+		if err := c.do(ctx, http.MethodGet, pathOf("streams", p, "groups", g), nil, nil, &v); err != nil {
+			return err
+		}
+		if v.ActiveMigration == nil {
+			return &exitError{exitConflict, fmt.Sprintf("group %s/%s has no active migration", p, g)}
+		}
+		id = v.ActiveMigration.ReshardingID
+	}
+	var m group.Migration
+	body := map[string]any{"requestedBy": inv.requestedBy, "reason": cmpOr(inv.reason, "coordctl rollback")}
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", p, "groups", g, "migrations", id, "rollback"), nil, body, &m); err != nil {
+		return err
+	}
+	return inv.print(m, func(t *tableWriter) {
+		t.row("MIGRATION", "FROM", "TO", "STATE")
+		t.row(m.ReshardingID, m.FromShardCount, m.ToShardCount, m.State)
+	})
+}
+
+// resetTarget turns --to into the reset body's fields.
+func resetTarget(to string) (map[string]any, error) {
+	switch strings.ToLower(to) {
+	case "earliest":
+		return map[string]any{"to": "EARLIEST"}, nil
+	case "latest":
+		return map[string]any{"to": "LATEST"}, nil
+	case "":
+		return nil, usageErrorf("reset-offsets: --to is required")
+	}
+	if strings.Contains(to, "-") && !strings.Contains(to, "T") {
+		return map[string]any{"to": "ID", "entryId": to}, nil
+	}
+	if ms, err := strconv.ParseInt(to, 10, 64); err == nil {
+		return map[string]any{"to": "TIMESTAMP", "timestampMs": ms}, nil
+	}
+	if at, err := time.Parse(time.RFC3339, to); err == nil {
+		return map[string]any{"to": "TIMESTAMP", "timestampMs": at.UnixMilli()}, nil
+	}
+	return nil, usageErrorf("reset-offsets: --to %q: want earliest, latest, an entry id, Unix milliseconds or an RFC 3339 time", to)
+}
+
+// shardList parses "0,1,3".
+func shardList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || i < 0 {
+			return nil, usageErrorf("--shards %q: want shard indexes such as 0,1,3", s)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+func resetOffsets(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	var to, shardFlag string
+	var force bool
+	inv, err := parse(ctx, out, env, "reset-offsets", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&to, "to", "", "")
+		fs.StringVar(&shardFlag, "shards", "", "")
+		fs.BoolVar(&force, "force", false, "")
+	})
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	body, err := resetTarget(to)
+	if err != nil {
+		return err
+	}
+	shards, err := shardList(shardFlag)
+	if err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	body["shards"], body["force"], body["requestedBy"], body["reason"] = shards, force, inv.requestedBy, inv.reason
+	type position struct {
+		LastDeliveredID *string `json:"lastDeliveredId"`
+		Lag             *int64  `json:"lag"`
+		Pending         *int64  `json:"pending"`
+	}
+	var answer struct {
+		StreamPrefix  string `json:"streamPrefix"`
+		ConsumerGroup string `json:"consumerGroup"`
+		To            string `json:"to"`
+		Forced        bool   `json:"forced"`
+		Shards        []struct {
+			ShardIndex int      `json:"shardIndex"`
+			StreamKey  string   `json:"streamKey"`
+			HeldBy     []string `json:"heldBy"`
+			Before     position `json:"before"`
+			After      position `json:"after"`
+		} `json:"shards"`
+	}
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1], "offsets", "reset"), nil, body, &answer); err != nil {
+		return err
+	}
+	return inv.print(answer, func(t *tableWriter) {
+		t.row("SHARD", "STREAM-KEY", "BEFORE", "LAG-BEFORE", "AFTER", "LAG-AFTER", "PENDING", "HELD-BY")
+		for _, s := range answer.Shards {
+			t.row(s.ShardIndex, s.StreamKey, optional(s.Before.LastDeliveredID), optional(s.Before.Lag),
+				optional(s.After.LastDeliveredID), optional(s.After.Lag), optional(s.After.Pending), cmpOr(strings.Join(s.HeldBy, ","), "-"))
+		}
+	})
+}
+
+func members(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	inv, err := parse(ctx, out, env, "members", args, nil)
+	if err != nil {
+		return err
+	}
+	if err := inv.want(2, "PREFIX GROUP"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	var answer struct {
+		Members []group.Member `json:"members"`
+	}
+	if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", inv.args[0], "groups", inv.args[1], "members"), nil, nil, &answer); err != nil {
+		return err
+	}
+	return inv.print(answer, func(t *tableWriter) {
+		t.row("MEMBER", "STATE", "EPOCH", "CURRENT", "REVOKING", "WORKERS", "LAST-HEARTBEAT", "LEASE-UNTIL")
+		for _, m := range answer.Members {
+			t.row(m.MemberID, m.State, m.MemberEpoch, shardText(m.CurrentAssignment), shardText(m.Revoking),
+				fmt.Sprintf("%d/%d", m.ActiveConsumerWorkers, m.RuntimeMaxConcurrency), instantText(m.LastHeartbeatAt), instantText(m.MemberLeaseExpiresAt))
+		}
+	})
+}
+
+func shardText(s group.ShardSet) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func instantText(at group.Instant) string {
+	if at == 0 {
+		return "-"
+	}
+	return time.UnixMilli(int64(at)).UTC().Format(time.RFC3339)
+}
+
+// deadLetter is one entry of GET …/dead-letters.
+type deadLetter struct {
+	ID           string            `json:"id"`
+	SourceStream string            `json:"sourceStream"`
+	SourceID     string            `json:"sourceId"`
+	SourceShard  *int              `json:"sourceShard"`
+	Deliveries   int64             `json:"deliveries"`
+	Error        string            `json:"error"`
+	Fields       map[string]string `json:"fields"`
+}
+
+func deadLetters(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	var limit int
+	var stream string
+	inv, err := parse(ctx, out, env, "dead-letters", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&limit, "limit", 100, "")
+		fs.StringVar(&stream, "stream", "", "")
+	})
+	if err != nil {
+		return err
+	}
+	if len(inv.args) < 2 {
+		return usageErrorf("dead-letters: want PREFIX GROUP [list | redrive ID... | delete ID...]")
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	p, g, action := inv.args[0], inv.args[1], "list"
+	if len(inv.args) > 2 {
+		action = inv.args[2]
+	}
+	ids := inv.args[min(3, len(inv.args)):]
+	switch action {
+	case "list":
+		if len(ids) > 0 {
+			return usageErrorf("dead-letters list takes no ids")
+		}
+		q := url.Values{"limit": {strconv.Itoa(limit)}}
+		if stream != "" {
+			q.Set("stream", stream)
+		}
+		var page struct {
+			Stream     string       `json:"stream"`
+			Length     int64        `json:"length"`
+			Entries    []deadLetter `json:"entries"`
+			NextCursor *string      `json:"nextCursor"`
+		}
+		if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", p, "groups", g, "dead-letters"), q, nil, &page); err != nil {
+			return err
+		}
+		return inv.print(page, func(t *tableWriter) {
+			t.row("ID", "SHARD", "SOURCE-ID", "DELIVERIES", "ERROR", "FIELDS")
+			for _, d := range page.Entries {
+				fields, _ := json.Marshal(d.Fields)
+				t.row(d.ID, optional(d.SourceShard), d.SourceID, d.Deliveries, cmpOr(d.Error, "-"), string(fields))
+			}
+		})
+	case "redrive", "delete":
+		if len(ids) == 0 {
+			return usageErrorf("dead-letters %s: want at least one id", action)
+		}
+		var answer struct {
+			Stream  string `json:"stream"`
+			Results []struct {
+				ID        string `json:"id"`
+				Status    string `json:"status"`
+				Stream    string `json:"stream"`
+				NewID     string `json:"newId"`
+				ErrorCode string `json:"errorCode"`
+				Message   string `json:"message"`
+			} `json:"results"`
+		}
+		body := map[string]any{"ids": ids, "requestedBy": inv.requestedBy, "reason": inv.reason, "stream": stream}
+		if err := c.do(ctx, http.MethodPost, pathOf("streams", p, "groups", g, "dead-letters", action), nil, body, &answer); err != nil {
+			return err
+		}
+		failed := 0
+		err := inv.print(answer, func(t *tableWriter) {
+			t.row("ID", "STATUS", "TO", "NEW-ID", "ERROR")
+			for _, r := range answer.Results {
+				t.row(r.ID, r.Status, cmpOr(r.Stream, "-"), cmpOr(r.NewID, "-"), cmpOr(strings.TrimSpace(r.ErrorCode+" "+r.Message), "-"))
+			}
+		})
+		for _, r := range answer.Results {
+			if r.Status == "FAILED" {
+				failed++
+			}
+		}
+		if err == nil && failed > 0 {
+			err = &exitError{exitFailure, fmt.Sprintf("%d of %d dead letters failed", failed, len(answer.Results))}
+		}
+		return err
+	}
+	return usageErrorf("dead-letters %s: want list, redrive or delete", action)
+}
+
+// cluster shows GET /coord/v1/cluster; a coordinator without it (404) is
+// reported as a single coordinator, not as an error.
+func cluster(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
+	inv, err := parse(ctx, out, env, "cluster", args, nil)
+	if err != nil {
+		return err
+	}
+	if err := inv.want(0, "no argument"); err != nil {
+		return err
+	}
+	c, err := inv.client()
+	if err != nil {
+		return err
+	}
+	var answer json.RawMessage
+	err = c.do(ctx, http.MethodGet, pathOf("cluster"), nil, nil, &answer)
+	if ae, ok := errors.AsType[*apiError](err); ok && ae.Status == http.StatusNotFound {
+		return inv.print(map[string]any{"cluster": nil, "message": "this coordinator serves no cluster view (GET /coord/v1/cluster: 404); it runs alone or predates clustering"},
+			func(t *tableWriter) {
+				t.row("This coordinator serves no cluster view (GET /coord/v1/cluster: 404): it runs alone or predates clustering.")
+			})
+	}
+	if err != nil {
+		return err
+	}
+	return inv.print(answer, func(t *tableWriter) { clusterTable(t, answer) })
+}
+
+// clusterTable renders the cluster answer: one row per coordinator when it
+// lists them under "coordinators", else the JSON itself.
+func clusterTable(t *tableWriter, raw json.RawMessage) {
+	var view struct {
+		Coordinators []map[string]any `json:"coordinators"`
+	}
+	if json.Unmarshal(raw, &view) != nil || len(view.Coordinators) == 0 {
+		t.row(string(raw))
+		return
+	}
+	t.row("ID", "URL", "GROUPS", "STATE")
+	for _, c := range view.Coordinators {
+		t.row(field(c, "id"), field(c, "url", "advertiseUrl", "baseUrl"), field(c, "groups", "groupCount"), field(c, "state", "status"))
+	}
+}
+
+// field returns the first of names present in m, as text ("-" if none).
+func field(m map[string]any, names ...string) string {
+	for _, n := range names {
+		if v, ok := m[n]; ok && v != nil {
+			if list, ok := v.([]any); ok {
+				return strconv.Itoa(len(list))
+			}
+			return fmt.Sprint(v)
+		}
+	}
+	return "-"
+}
