@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
+	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 const usage = `coordctl manages the consumer groups of a Redis Stream Coordinator.
@@ -146,6 +147,23 @@ func (inv *invocation) client() (*client, error) {
 		return nil, &exitError{exitAuth, "not logged in: run coordctl login --server URL --username NAME"}
 	}
 	return newClient(server, token), nil
+}
+
+// groupCommand parses a command on one group (PREFIX GROUP, followed by
+// more positional arguments only when extra is set) and returns the
+// invocation, its client and the group's names.
+func groupCommand(ctx context.Context, out io.Writer, env func(string) string, name string, args []string, extra bool,
+	define func(*flag.FlagSet)) (inv *invocation, c *client, prefix, grp string, err error) {
+	if inv, err = parse(ctx, out, env, name, args, define); err != nil {
+		return nil, nil, "", "", err
+	}
+	if len(inv.args) < 2 || !extra && len(inv.args) > 2 {
+		return nil, nil, "", "", usageErrorf("%s: want PREFIX GROUP", name)
+	}
+	if c, err = inv.client(); err != nil {
+		return nil, nil, "", "", err
+	}
+	return inv, c, inv.args[0], inv.args[1], nil
 }
 
 // want checks the number of positional arguments.
@@ -306,18 +324,10 @@ type description struct {
 }
 
 func groupsDescribe(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
-	inv, err := parse(ctx, out, env, "groups describe", args, nil)
+	inv, c, p, g, err := groupCommand(ctx, out, env, "groups describe", args, false, nil)
 	if err != nil {
 		return err
 	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
-		return err
-	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
-	p, g := inv.args[0], inv.args[1]
 	var d description
 	if err := c.do(ctx, http.MethodGet, pathOf("streams", p, "groups", g), nil, nil, &d.Group); err != nil {
 		return err
@@ -358,16 +368,9 @@ func optional[T any](v *T) string {
 
 func groupsCreate(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	var shards int
-	inv, err := parse(ctx, out, env, "groups create", args, func(fs *flag.FlagSet) {
+	inv, c, p, g, err := groupCommand(ctx, out, env, "groups create", args, false, func(fs *flag.FlagSet) {
 		fs.IntVar(&shards, "shards", 0, "")
 	})
-	if err != nil {
-		return err
-	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
-		return err
-	}
-	c, err := inv.client()
 	if err != nil {
 		return err
 	}
@@ -376,7 +379,7 @@ func groupsCreate(ctx context.Context, args []string, out io.Writer, env func(st
 		body["initialShardCount"] = shards
 	}
 	var v group.GroupView
-	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1]), nil, body, &v); err != nil {
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", p, "groups", g), nil, body, &v); err != nil {
 		return err
 	}
 	return inv.print(v, func(t *tableWriter) {
@@ -386,22 +389,15 @@ func groupsCreate(ctx context.Context, args []string, out io.Writer, env func(st
 
 func groupsDelete(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	var force bool
-	inv, err := parse(ctx, out, env, "groups delete", args, func(fs *flag.FlagSet) {
+	inv, c, p, g, err := groupCommand(ctx, out, env, "groups delete", args, false, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "")
 	})
 	if err != nil {
 		return err
 	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
-		return err
-	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
 	var v group.GroupView
 	body := map[string]any{"requestedBy": inv.requestedBy, "reason": cmpOr(inv.reason, "coordctl groups delete"), "force": force}
-	if err := c.do(ctx, http.MethodDelete, pathOf("streams", inv.args[0], "groups", inv.args[1]), nil, body, &v); err != nil {
+	if err := c.do(ctx, http.MethodDelete, pathOf("streams", p, "groups", g), nil, body, &v); err != nil {
 		return err
 	}
 	return inv.print(v, func(t *tableWriter) {
@@ -411,25 +407,18 @@ func groupsDelete(ctx context.Context, args []string, out io.Writer, env func(st
 
 func scale(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	shards := -1
-	inv, err := parse(ctx, out, env, "scale", args, func(fs *flag.FlagSet) {
+	inv, c, p, g, err := groupCommand(ctx, out, env, "scale", args, false, func(fs *flag.FlagSet) {
 		fs.IntVar(&shards, "shards", -1, "")
 	})
 	if err != nil {
 		return err
 	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
-		return err
-	}
 	if shards < 0 {
 		return usageErrorf("scale: --shards N is required")
 	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
 	var m group.Migration
 	body := map[string]any{"targetShardCount": shards, "requestedBy": inv.requestedBy, "reason": cmpOr(inv.reason, "coordctl scale")}
-	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1], "scale"), nil, body, &m); err != nil {
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", p, "groups", g, "scale"), nil, body, &m); err != nil {
 		return err
 	}
 	return inv.print(m, func(t *tableWriter) {
@@ -439,18 +428,13 @@ func scale(ctx context.Context, args []string, out io.Writer, env func(string) s
 }
 
 func rollback(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
-	inv, err := parse(ctx, out, env, "rollback", args, nil)
+	inv, c, p, g, err := groupCommand(ctx, out, env, "rollback", args, true, nil)
 	if err != nil {
 		return err
 	}
-	if len(inv.args) != 2 && len(inv.args) != 3 {
+	if len(inv.args) > 3 {
 		return usageErrorf("rollback: want PREFIX GROUP [MIGRATION-ID]")
 	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
-	p, g := inv.args[0], inv.args[1]
 	var id string
 	if len(inv.args) == 3 {
 		id = inv.args[2]
@@ -516,15 +500,12 @@ func shardList(s string) ([]int, error) {
 func resetOffsets(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	var to, shardFlag string
 	var force bool
-	inv, err := parse(ctx, out, env, "reset-offsets", args, func(fs *flag.FlagSet) {
+	inv, c, p, g, err := groupCommand(ctx, out, env, "reset-offsets", args, false, func(fs *flag.FlagSet) {
 		fs.StringVar(&to, "to", "", "")
 		fs.StringVar(&shardFlag, "shards", "", "")
 		fs.BoolVar(&force, "force", false, "")
 	})
 	if err != nil {
-		return err
-	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
 		return err
 	}
 	body, err := resetTarget(to)
@@ -535,30 +516,21 @@ func resetOffsets(ctx context.Context, args []string, out io.Writer, env func(st
 	if err != nil {
 		return err
 	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
 	body["shards"], body["force"], body["requestedBy"], body["reason"] = shards, force, inv.requestedBy, inv.reason
-	type position struct {
-		LastDeliveredID *string `json:"lastDeliveredId"`
-		Lag             *int64  `json:"lag"`
-		Pending         *int64  `json:"pending"`
-	}
 	var answer struct {
 		StreamPrefix  string `json:"streamPrefix"`
 		ConsumerGroup string `json:"consumerGroup"`
 		To            string `json:"to"`
 		Forced        bool   `json:"forced"`
 		Shards        []struct {
-			ShardIndex int      `json:"shardIndex"`
-			StreamKey  string   `json:"streamKey"`
-			HeldBy     []string `json:"heldBy"`
-			Before     position `json:"before"`
-			After      position `json:"after"`
+			ShardIndex int                   `json:"shardIndex"`
+			StreamKey  string                `json:"streamKey"`
+			HeldBy     []string              `json:"heldBy"`
+			Before     streams.GroupPosition `json:"before"`
+			After      streams.GroupPosition `json:"after"`
 		} `json:"shards"`
 	}
-	if err := c.do(ctx, http.MethodPost, pathOf("streams", inv.args[0], "groups", inv.args[1], "offsets", "reset"), nil, body, &answer); err != nil {
+	if err := c.do(ctx, http.MethodPost, pathOf("streams", p, "groups", g, "offsets", "reset"), nil, body, &answer); err != nil {
 		return err
 	}
 	return inv.print(answer, func(t *tableWriter) {
@@ -571,21 +543,14 @@ func resetOffsets(ctx context.Context, args []string, out io.Writer, env func(st
 }
 
 func members(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
-	inv, err := parse(ctx, out, env, "members", args, nil)
-	if err != nil {
-		return err
-	}
-	if err := inv.want(2, "PREFIX GROUP"); err != nil {
-		return err
-	}
-	c, err := inv.client()
+	inv, c, p, g, err := groupCommand(ctx, out, env, "members", args, false, nil)
 	if err != nil {
 		return err
 	}
 	var answer struct {
 		Members []group.Member `json:"members"`
 	}
-	if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", inv.args[0], "groups", inv.args[1], "members"), nil, nil, &answer); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", p, "groups", g, "members"), nil, nil, &answer); err != nil {
 		return err
 	}
 	return inv.print(answer, func(t *tableWriter) {
@@ -615,35 +580,17 @@ func instantText(at group.Instant) string {
 	return time.UnixMilli(int64(at)).UTC().Format(time.RFC3339)
 }
 
-// deadLetter is one entry of GET …/dead-letters.
-type deadLetter struct {
-	ID           string            `json:"id"`
-	SourceStream string            `json:"sourceStream"`
-	SourceID     string            `json:"sourceId"`
-	SourceShard  *int              `json:"sourceShard"`
-	Deliveries   int64             `json:"deliveries"`
-	Error        string            `json:"error"`
-	Fields       map[string]string `json:"fields"`
-}
-
 func deadLetters(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	var limit int
 	var stream string
-	inv, err := parse(ctx, out, env, "dead-letters", args, func(fs *flag.FlagSet) {
+	inv, c, p, g, err := groupCommand(ctx, out, env, "dead-letters", args, true, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 100, "")
 		fs.StringVar(&stream, "stream", "", "")
 	})
 	if err != nil {
 		return err
 	}
-	if len(inv.args) < 2 {
-		return usageErrorf("dead-letters: want PREFIX GROUP [list | redrive ID... | delete ID...]")
-	}
-	c, err := inv.client()
-	if err != nil {
-		return err
-	}
-	p, g, action := inv.args[0], inv.args[1], "list"
+	action := "list"
 	if len(inv.args) > 2 {
 		action = inv.args[2]
 	}
@@ -657,12 +604,7 @@ func deadLetters(ctx context.Context, args []string, out io.Writer, env func(str
 		if stream != "" {
 			q.Set("stream", stream)
 		}
-		var page struct {
-			Stream     string       `json:"stream"`
-			Length     int64        `json:"length"`
-			Entries    []deadLetter `json:"entries"`
-			NextCursor *string      `json:"nextCursor"`
-		}
+		var page streams.DeadLetterPage
 		if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", p, "groups", g, "dead-letters"), q, nil, &page); err != nil {
 			return err
 		}
