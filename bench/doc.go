@@ -21,7 +21,7 @@
 // Every load phase reports throughput, a latency histogram (log-linear
 // buckets, at most 1/64 relative error), heartbeat statuses and errors, the
 // coordinator's CPU seconds and peak RSS (from /proc) and the bytes written
-// to the store per heartbeat. An Oracle checks, over the members' read
+// to the store per heartbeat. A membersim.Oracle checks, over the members' read
 // intervals, that no shard was read by two live members at once.
 //
 // Closed loop: Options.Connections workers each send back to back, every

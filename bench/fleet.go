@@ -13,7 +13,7 @@ import (
 )
 
 // Fleet is the simulated members of one group. It tracks who reads which
-// shard (for the Oracle, convergence and shard moves) from the members'
+// shard (for the membersim.Oracle, convergence and shard moves) from the members'
 // own view: a member starts and stops reading when it applies an answer.
 type Fleet struct {
 	api *API
@@ -26,7 +26,7 @@ type Fleet struct {
 	ttl    time.Duration
 	// epoch is time zero of every offset the fleet records.
 	epoch  time.Time
-	oracle *Oracle
+	oracle *membersim.Oracle
 	sims   []*Sim
 
 	mu      sync.Mutex
@@ -45,7 +45,7 @@ type Sim struct {
 	// reads holds the shards the member reads and since when.
 	reads map[int]time.Duration
 	// [liveFrom, liveTo) is the current window during which the member is
-	// surely live (see Oracle).
+	// surely live (see membersim.Oracle).
 	liveFrom, liveTo time.Duration
 	// measureJoin: the next heartbeat is a join to measure, sent at
 	// joinedAt; joinedAt is −1 when no measured join is pending.
@@ -68,7 +68,7 @@ type crashWatch struct {
 }
 
 // NewFleet returns the fleet of members 0..members-1 of key, none joined.
-func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, oracle *Oracle, epoch time.Time) *Fleet {
+func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, oracle *membersim.Oracle, epoch time.Time) *Fleet {
 	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, epoch: epoch, oracle: oracle, readers: map[int][]string{}}
 	f.sims = make([]*Sim, members)
 	for i := range f.sims {

@@ -46,7 +46,7 @@ func newTestFleet(t *testing.T, members, shards int, ttl time.Duration) (*Fleet,
 	t.Helper()
 	coord, api := scriptedAPI(t)
 	key := group.Key{StreamPrefix: "bench", ConsumerGroup: "g0"}
-	return NewFleet(api, key, members, shards, ttl, NewOracle(), time.Now()), coord
+	return NewFleet(api, key, members, shards, ttl, membersim.NewLeaseOracle(), time.Now()), coord
 }
 
 func beat(f *Fleet, i int) {
@@ -155,7 +155,7 @@ func TestStatusLabel(t *testing.T) {
 // members and shards; shard 0 of g0 and shard 0 of g1 are read at the
 // same time by members of different groups, which is no double ownership.
 func TestOracleKeepsGroupsApart(t *testing.T) {
-	oracle, epoch := NewOracle(), time.Now()
+	oracle, epoch := membersim.NewLeaseOracle(), time.Now()
 	var fleets []*Fleet
 	for g := range 2 {
 		coord, api := scriptedAPI(t)
@@ -204,7 +204,7 @@ func TestRejoinEndsTheOldLiveWindow(t *testing.T) {
 // TestSettledCoversTheWavesSoFar: session.settled checks the members of
 // the waves so far, group after group, and nothing beyond them.
 func TestSettledCoversTheWavesSoFar(t *testing.T) {
-	oracle, epoch := NewOracle(), time.Now()
+	oracle, epoch := membersim.NewLeaseOracle(), time.Now()
 	s := &session{groups: 2, members: 2}
 	var coords []*scripted
 	for g := range 2 {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 // Runner runs the selected scenarios and builds the report.
@@ -19,7 +21,7 @@ type Runner struct {
 	tmp    string // configurations, coordinator logs
 	runID  string
 	epoch  time.Time
-	oracle *Oracle
+	oracle *membersim.Oracle
 	env    *Environment
 	report *Report
 	// ceiling is the ceiling's closed-loop throughput, once measured.
@@ -34,7 +36,7 @@ func Run(ctx context.Context, o Options, command string) (*Report, error) {
 		return nil, err
 	}
 	start := time.Now()
-	r := &Runner{opts: o, runID: start.UTC().Format("20060102T150405"), epoch: start, oracle: NewOracle()}
+	r := &Runner{opts: o, runID: start.UTC().Format("20060102T150405"), epoch: start, oracle: membersim.NewLeaseOracle()}
 	r.report = &Report{Name: o.Name, Date: start.UTC(), Command: command, Environment: environment(), Options: o}
 	r.env = &r.report.Environment
 	r.tmp = filepath.Join(o.OutDir, "tmp", r.runID+"-"+o.Name)

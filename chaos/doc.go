@@ -18,7 +18,8 @@
 //     request body re-sent later; the member ignores the answer);
 //   - scale-out and scale-in of the group's shard count.
 //
-// The package owns the member-side local lease rule (PROTOCOL.md, the
+// The members run the one member state machine (package member, through
+// internal/membersim), local lease rule included (PROTOCOL.md, the
 // deliberate improvement 3): a member stops reading every shard once no
 // heartbeat has been answered (OK, REVOKE_PENDING or SYNC_METADATA) for one
 // lease TTL since the send time of its last answered heartbeat. Reads are
@@ -28,7 +29,7 @@
 // A run fails on any of (see Result.Failed):
 //
 //   - an overlap: two members reading one shard at the same time (strict:
-//     bench.Oracle with every member live for the whole run);
+//     membersim.Oracle with every member live for the whole run);
 //   - no balanced settle within Options.SettleTimeout after the faults
 //     stop: every member reads exactly its target, target sizes differ by
 //     at most one, the target covers every shard and the assignments view

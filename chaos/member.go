@@ -11,9 +11,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
-// sim is one simulated member process: a membersim.Member (which builds
-// the requests and applies the answers) plus the local lease rule, the
-// record of what it reads for the oracle, and the member-side faults.
+// sim is one simulated member process: a membersim.Member (the member
+// state machine of package member: requests, answers and the local lease)
+// plus the record of what it reads for the oracle, and the member-side
+// faults.
 //
 // Contract: the member reads a shard only after an OK answer assigned it;
 // it stops reading a shard before it sends the heartbeat that reports the
@@ -38,10 +39,6 @@ type sim struct {
 	crashed, partitioned bool
 	// reads: shard → offset since which the member reads it.
 	reads map[int]time.Duration
-	// leaseFrom is the send time of the last answered heartbeat; answered
-	// says there was one (in this process).
-	leaseFrom time.Duration
-	answered  bool
 	// last is the last answer the member applied.
 	last *group.HeartbeatResponse
 }
@@ -50,7 +47,7 @@ func newSim(r *run, i int) *sim {
 	return &sim{
 		id: fmt.Sprintf("m-%02d", i), r: r,
 		rng:   rand.New(rand.NewPCG(uint64(r.opts.Seed), uint64(i)+1)),
-		m:     membersim.New(fmt.Sprintf("m-%02d", i), nil),
+		m:     membersim.NewWithLease(fmt.Sprintf("m-%02d", i), r.opts.LeaseTTL, nil),
 		reads: map[int]time.Duration{},
 	}
 }
@@ -130,20 +127,13 @@ func (s *sim) beat(ctx context.Context) {
 // apply applies resp, the answer to req sent at sent, received at recv.
 func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, recv time.Duration) {
 	before := s.m.Owned()
-	s.m.Apply(req, resp)
-	switch resp.Status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
-		s.leaseFrom, s.answered = sent, true
-	case group.StatusRetry:
-	default: // fenced or rejected: the process starts over
-		s.answered = false
-	}
+	s.m.ApplyAt(req, resp, s.r.at(sent), s.r.at(recv))
 	if resp.Status != group.StatusRetry {
 		s.last = &resp
 	}
 	lease := ""
-	if s.answered {
-		lease = "; local lease until " + fmtOffset(s.leaseFrom+s.r.opts.LeaseTTL)
+	if end, ok := s.m.LeaseEnd(); ok {
+		lease = "; local lease until " + fmtOffset(s.r.offset(end))
 	}
 	s.logf(recv, "answer to %s: %s%s", req.RequestID, describe(resp, nil), lease)
 	s.track(before, s.m.Owned(), recv)
@@ -154,18 +144,16 @@ func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, se
 // instant even when noticed later; nothing else of this member happened
 // in between, as only the member's own steps start reads).
 func (s *sim) checkLease(now time.Duration) {
-	if !s.answered || len(s.m.Owned()) == 0 || s.r.opts.IgnoreLease {
+	endAt, ok := s.m.LeaseEnd()
+	if !ok || s.r.opts.IgnoreLease {
 		return
 	}
-	end := s.leaseFrom + s.r.opts.LeaseTTL
-	if now < end {
+	end, owned := s.r.offset(endAt), s.m.Owned()
+	if !s.m.Tick(s.r.at(now)) {
 		return
 	}
-	owned := s.m.Owned()
-	s.m.StopReading()
-	s.answered = false
 	s.r.count("local lease lapse")
-	s.logf(end, "local lease ran out (last answered heartbeat sent at %v): stops reading %v", fmtOffset(s.leaseFrom), owned)
+	s.logf(end, "local lease ran out (last answered heartbeat sent at %v): stops reading %v", fmtOffset(end-s.r.opts.LeaseTTL), owned)
 	s.track(owned, nil, end)
 }
 
@@ -196,8 +184,8 @@ func (s *sim) crash() {
 	s.track(s.m.Owned(), nil, at)
 	s.gen++
 	s.crashed, s.partitioned = true, false
-	s.m = membersim.New(s.id, nil)
-	s.answered, s.last = false, nil
+	s.m = membersim.NewWithLease(s.id, s.r.opts.LeaseTTL, nil)
+	s.last = nil
 }
 
 // restart starts a new process of the member (epoch 0, reads nothing).
@@ -220,7 +208,8 @@ func (s *sim) partition() {
 	}
 	s.gen++
 	s.partitioned = true
-	s.logf(s.r.now(), "FAULT partition (reading %v, lease until %v)", s.m.Owned(), fmtOffset(s.leaseFrom+s.r.opts.LeaseTTL))
+	end, _ := s.m.LeaseEnd()
+	s.logf(s.r.now(), "FAULT partition (reading %v, lease until %v)", s.m.Owned(), fmtOffset(s.r.offset(end)))
 }
 
 // heal ends a partition: the member resumes with its old epoch and sets.

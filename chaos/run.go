@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/bench"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 // Result is the outcome of one run.
@@ -55,7 +56,7 @@ type run struct {
 	client  *http.Client
 	cluster *cluster
 	redis   *redisProc
-	oracle  *bench.Oracle
+	oracle  *membersim.Oracle
 	log     eventLog
 	answers answers
 	sims    []*sim
@@ -74,6 +75,10 @@ type run struct {
 
 // now is the offset from the start of the run.
 func (r *run) now() time.Duration { return time.Since(r.start) }
+
+// at is the instant at offset d; offset is the offset of instant t.
+func (r *run) at(d time.Duration) time.Time     { return r.start.Add(d) }
+func (r *run) offset(t time.Time) time.Duration { return t.Sub(r.start) }
 
 func (r *run) count(kind string) {
 	r.mu.Lock()
@@ -103,7 +108,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	suffix := randomSuffix()
 	r := &run{
 		opts: o, key: group.Key{StreamPrefix: "chaos-" + suffix, ConsumerGroup: "g"},
-		oracle: bench.NewOracle(), counts: map[string]int{}, adminRng: rand.New(rand.NewPCG(uint64(o.Seed), 0xad)),
+		oracle: membersim.NewOracle(), // strict: no live-window excuse
+		counts: map[string]int{}, adminRng: rand.New(rand.NewPCG(uint64(o.Seed), 0xad)),
 		client: &http.Client{
 			Timeout:   min(time.Second, o.LeaseTTL/3),
 			Transport: &http.Transport{MaxIdleConnsPerHost: 4 * o.Members},
@@ -177,12 +183,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, s := range r.sims {
 		s.close(end)
 	}
-	for _, s := range r.sims {
-		r.oracle.Live(r.key.String(), s.id, 0, end+time.Hour) // strict: no live-window excuse
-	}
 	var overlaps []Violation
 	for _, v := range r.oracle.Violations() {
-		// Members[0] read first (bench.Oracle orders spans by start).
+		// Members[0] read first (the oracle orders spans by start).
 		overlaps = append(overlaps, Violation{Kind: "overlap", At: v.From, Members: v.Members[:],
 			Text: fmt.Sprintf("shard %d: %s started reading it at %s while %s still read it, for %v (until %s)",
 				v.Shard, v.Members[1], fmtOffset(v.From), v.Members[0], v.Duration, fmtOffset(v.From+v.Duration))})

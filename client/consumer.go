@@ -22,9 +22,11 @@ type Message struct {
 	// Shard is the shard index; Stream its key (P:Shard).
 	Shard  int
 	Stream string
-	// ID is the entry id; Values its fields.
+	// ID is the entry id; Values its fields; Key the value of the
+	// consumer's KeyField ("" when the entry has none).
 	ID     string
 	Values map[string]any
+	Key    string
 	// Deliveries counts how often the entry was delivered, this time
 	// included (1 for a first read; more after a reclaim).
 	Deliveries int64
@@ -143,6 +145,18 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	c.member = m
 	return c, nil
+}
+
+// Consume runs a Consumer with the default settings (4 workers, KeyField
+// "key", member id from host and process) of group g of stream prefix p
+// until ctx is cancelled, creating the group when the coordinator does not
+// know it; it returns what Consumer.Run returns.
+func Consume(ctx context.Context, coord *Coordinator, rdb redis.UniversalClient, p, g string, h Handler) error {
+	c, err := NewConsumer(ConsumerConfig{Member: MemberConfig{Coordinator: coord, StreamPrefix: p, Group: g, CreateGroup: true}, Redis: rdb, Handler: h})
+	if err != nil {
+		return err
+	}
+	return c.Run(ctx)
 }
 
 // Member is the consumer's group membership.
@@ -437,13 +451,10 @@ func (r *shardReader) dispatch(ctx context.Context, m redis.XMessage, deliveries
 		r.lastDelivered = m.ID
 	}
 	r.mu.Unlock()
-	spread := m.ID
-	if k, ok := m.Values[r.c.cfg.KeyField].(string); ok {
-		spread = k
-	}
-	w := ShardFor(strconv.Itoa(r.shard)+"/"+spread, len(r.c.jobs))
+	key, _ := m.Values[r.c.cfg.KeyField].(string)
+	w := ShardFor(strconv.Itoa(r.shard)+"/"+cmp.Or(key, m.ID), len(r.c.jobs))
 	select {
-	case r.c.jobs[w] <- job{r: r, msg: Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Deliveries: deliveries}}:
+	case r.c.jobs[w] <- job{r: r, msg: Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: key, Deliveries: deliveries}}:
 	case <-ctx.Done(): // revoked: the entry stays pending
 		r.finish(m.ID, false, false)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -34,6 +35,23 @@ type ProducerConfig struct {
 	NoMkStream bool
 	// RefreshInterval is how often the routing is re-read (default 5 s).
 	RefreshInterval time.Duration
+	// KeyField is the field the record key is written to, unless the
+	// values already have it (default "key", the Consumer's KeyField): the
+	// key is passed once, to Send or in a Record.
+	KeyField string
+}
+
+// Record is one keyed record for PublishBatch.
+type Record struct {
+	Key    string
+	Values map[string]any
+}
+
+// Result is what became of one record of a PublishBatch.
+type Result struct {
+	ID    string // the entry id (when Err is nil)
+	Shard int
+	Err   error
 }
 
 // Producer writes keyed records to the shard of a sharded stream that the
@@ -63,6 +81,7 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 		return nil, errors.New("client: ProducerConfig needs Coordinator, Redis, StreamPrefix and Group")
 	}
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, 5*time.Second)
+	cfg.KeyField = cmp.Or(cfg.KeyField, "key")
 	return &Producer{cfg: cfg}, nil
 }
 
@@ -99,32 +118,74 @@ func (p *Producer) refreshLocked(ctx context.Context) error {
 	return nil
 }
 
-// Send appends values to the shard that key routes to and returns the
-// entry id and the shard.
+// Send appends values, with the key in KeyField, to the shard that key
+// routes to and returns the entry id and the shard.
 func (p *Producer) Send(ctx context.Context, key string, values map[string]any) (id string, shard int, err error) {
-	for attempt := 0; ; attempt++ {
-		r, err := p.Routing(ctx)
-		if err != nil {
-			return "", 0, err
-		}
-		if r.ShardCount == 0 {
-			return "", 0, ErrNoShards
-		}
-		shard = ShardFor(key, r.ShardCount)
-		args := &redis.XAddArgs{Stream: r.Shards[shard].StreamKey, Values: values, NoMkStream: p.cfg.NoMkStream}
-		if p.cfg.MaxLen > 0 {
-			args.MaxLen, args.Approx = p.cfg.MaxLen, true
-		}
-		id, err = p.cfg.Redis.XAdd(ctx, args).Result()
-		if errors.Is(err, redis.Nil) { // NOMKSTREAM and no such key: stale route
-			if attempt == 0 {
-				if err := p.Refresh(ctx); err != nil {
-					return "", shard, err
-				}
-				continue
-			}
-			return "", shard, fmt.Errorf("%w: %s", ErrStaleRoute, args.Stream)
-		}
-		return id, shard, err
+	r := p.PublishBatch(ctx, []Record{{Key: key, Values: values}})[0]
+	return r.ID, r.Shard, r.Err
+}
+
+// PublishBatch writes records in one pipeline (one round trip to Redis)
+// and returns a Result per record, in order. With NoMkStream, records
+// whose shard key is missing are retried once after a routing refresh.
+func (p *Producer) PublishBatch(ctx context.Context, records []Record) []Result {
+	out := make([]Result, len(records))
+	todo := make([]int, len(records))
+	for i := range todo {
+		todo[i] = i
 	}
+	for attempt := 0; len(todo) > 0; attempt++ {
+		r, err := p.Routing(ctx)
+		if err == nil && r.ShardCount == 0 {
+			err = ErrNoShards
+		}
+		if err != nil {
+			for _, i := range todo {
+				out[i].Err = err
+			}
+			return out
+		}
+		pipe := p.cfg.Redis.Pipeline()
+		cmds := make([]*redis.StringCmd, len(todo))
+		for j, i := range todo {
+			rec := records[i]
+			out[i].Shard = ShardFor(rec.Key, r.ShardCount)
+			args := &redis.XAddArgs{Stream: r.Shards[out[i].Shard].StreamKey, Values: p.withKey(rec), NoMkStream: p.cfg.NoMkStream}
+			if p.cfg.MaxLen > 0 {
+				args.MaxLen, args.Approx = p.cfg.MaxLen, true
+			}
+			cmds[j] = pipe.XAdd(ctx, args)
+		}
+		_, _ = pipe.Exec(ctx) // errors are per command
+		var stale []int
+		for j, i := range todo {
+			out[i].ID, out[i].Err = cmds[j].Result()
+			if errors.Is(out[i].Err, redis.Nil) { // NOMKSTREAM and no such key: stale route
+				out[i].Err = fmt.Errorf("%w: %s", ErrStaleRoute, r.Shards[out[i].Shard].StreamKey)
+				stale = append(stale, i)
+			}
+		}
+		if len(stale) == 0 || attempt > 0 {
+			return out
+		}
+		if err := p.Refresh(ctx); err != nil {
+			for _, i := range stale {
+				out[i].Err = err
+			}
+			return out
+		}
+		todo = stale
+	}
+	return out
+}
+
+// withKey returns the record's values with its key in KeyField.
+func (p *Producer) withKey(rec Record) map[string]any {
+	if _, ok := rec.Values[p.cfg.KeyField]; ok {
+		return rec.Values
+	}
+	v := make(map[string]any, len(rec.Values)+1)
+	maps.Copy(v, rec.Values)
+	v[p.cfg.KeyField] = rec.Key
+	return v
 }

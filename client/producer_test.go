@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -79,5 +80,20 @@ func TestProducerRoutesAndRefreshes(t *testing.T) {
 	}
 	if n := rdb.XLen(ctx, key).Val(); n != 1 {
 		t.Errorf("%s holds %d entries, want 1", key, n)
+	}
+	// PublishBatch: one pipeline, a result per record, the key written to
+	// the key field once.
+	var recs []Record
+	for i := range 40 {
+		recs = append(recs, Record{Key: fmt.Sprintf("batch-%d", i), Values: map[string]any{"n": i}})
+	}
+	for i, res := range p.PublishBatch(ctx, recs) {
+		if res.Err != nil || res.Shard != ShardFor(recs[i].Key, 8) {
+			t.Fatalf("record %d: %+v", i, res)
+		}
+		got, err := rdb.XRange(ctx, "orders:"+itoa(res.Shard), res.ID, res.ID).Result()
+		if err != nil || len(got) != 1 || got[0].Values["key"] != recs[i].Key {
+			t.Fatalf("record %d stored as %+v (%v)", i, got, err)
+		}
 	}
 }

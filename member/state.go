@@ -145,6 +145,10 @@ func (s *State) Leave() Effects {
 	return e
 }
 
+// StopReading stops every shard the member owns, keeping its epoch: the
+// process stopped reading on its own. An OK answer may assign shards again.
+func (s *State) StopReading() Effects { return Effects{Stop: s.stopAll()} }
+
 // Restart drops everything, as a new process with the same id would
 // (keeping the metadata version it knew).
 func (s *State) Restart() {
@@ -152,8 +156,9 @@ func (s *State) Restart() {
 }
 
 // SetInFlight reports how many reads of a stopped shard are still in
-// flight. At 0 the shard is released (reported REVOKED from now on);
-// released says so. Shards that are not draining are ignored.
+// flight. At 0 the shard is released (reported REVOKED from now on, unless
+// the member is at epoch 0); released says so. Shards that are not
+// draining are ignored.
 func (s *State) SetInFlight(shard, n int) (released bool) {
 	if _, ok := s.draining[shard]; !ok {
 		return false
@@ -163,7 +168,9 @@ func (s *State) SetInFlight(shard, n int) (released bool) {
 		return false
 	}
 	delete(s.draining, shard)
-	s.released = s.released.Union(group.NewShardSet(shard))
+	if s.epoch != 0 { // at epoch 0 nothing is reported: the next heartbeat after the join releases it by omission
+		s.released = s.released.Union(group.NewShardSet(shard))
+	}
 	s.settleLeave()
 	return true
 }

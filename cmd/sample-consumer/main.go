@@ -38,7 +38,7 @@ func main() {
 	group := flag.String("group", env("CONSUMER_GROUP", "demo-workers"), "consumer group ($CONSUMER_GROUP)")
 	member := flag.String("member", env("MEMBER_ID", ""), "member id, unique per process (default host-pid-random) ($MEMBER_ID)")
 	workers := flag.Int("workers", envInt("WORKERS", 4), "concurrent handlers ($WORKERS)")
-	lease := flag.Duration("lease", envDuration("LEASE_TTL", client.DefaultLeaseTTL), "the coordinator's member-lease-ttl ($LEASE_TTL)")
+	lease := flag.Duration("lease", envDuration("LEASE_TTL", 0), "override of the member lease TTL the coordinator answers; 0: the coordinator's ($LEASE_TTL)")
 	claimIdle := flag.Duration("claim-min-idle", envDuration("CLAIM_MIN_IDLE", 5*time.Second), "reclaim pending entries idle this long ($CLAIM_MIN_IDLE)")
 	work := flag.Duration("work", envDuration("WORK", 0), "simulated handling time per record ($WORK)")
 	logPath := flag.String("log", env("RECORD_LOG", ""), "append a JSON line per record and ownership change to this file ($RECORD_LOG)")

@@ -8,138 +8,102 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/member"
 )
 
-// Member is one simulated consumer process. It reads only the shards an
-// OK answer assigned (REVOKE_PENDING and SYNC_METADATA only shrink what it
-// reads), reports them as owned, reports every shard it stopped reading as
-// REVOKED/0 until an answer arrives, and echoes the epoch and metadata
-// version of the last accepted answer. After UNKNOWN_MEMBER_ID,
-// FENCED_MEMBER_EPOCH, INVALID_REQUEST or UNSUPPORTED_PROTOCOL it stops
-// reading and starts over with epoch 0. RETRY, or no answer at all,
-// changes nothing. A Member is not safe for concurrent use.
+// Member is one simulated consumer process: the member state machine of
+// package member (the one used by the Go client) whose reads end at once
+// (nothing is ever in flight), reporting every change of what it reads to
+// its Oracle. It reads only the shards an OK answer assigned, reports a
+// shard it stopped reading REVOKED until an answer arrives, starts over
+// with epoch 0 after UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
+// INVALID_REQUEST or UNSUPPORTED_PROTOCOL, and changes nothing on RETRY
+// or no answer. A Member is not safe for concurrent use.
 type Member struct {
 	// ID is the member id.
 	ID string
 	// Oracle, when non-nil, is told every change of what the member reads.
 	Oracle *Oracle
 
-	epoch, version int64
-	owned          group.ShardSet // what the process reads
-	released       group.ShardSet // stopped reading, release not yet answered
-	leaving        bool           // Leave was called
-	done           bool           // a leave request was answered: the process is gone
-	seq            int
+	st *member.State
 }
 
 // New returns a member that has never heartbeated (epoch 0, reads nothing).
-func New(id string, o *Oracle) *Member { return &Member{ID: id, Oracle: o} }
+func New(id string, o *Oracle) *Member { return NewWithLease(id, 0, o) }
+
+// NewWithLease returns a new member whose local lease lasts ttl (0: what
+// the coordinator answers).
+func NewWithLease(id string, ttl time.Duration, o *Oracle) *Member {
+	return &Member{ID: id, Oracle: o, st: member.New(member.Config{ID: id, LeaseTTL: ttl})}
+}
 
 // Epoch is the member epoch the next heartbeat echoes.
-func (m *Member) Epoch() int64 { return m.epoch }
+func (m *Member) Epoch() int64 { return m.st.Epoch() }
 
 // Owned returns the shards the member reads.
-func (m *Member) Owned() group.ShardSet { return m.owned }
+func (m *Member) Owned() group.ShardSet { return m.st.Owned() }
 
 // Released returns the shards the member stopped reading whose release no
 // answer has acknowledged yet: the next heartbeat reports them as REVOKED.
-func (m *Member) Released() group.ShardSet { return m.released }
+func (m *Member) Released() group.ShardSet { return m.st.Released() }
 
 // Done reports whether the member left: a leave request was answered.
-func (m *Member) Done() bool { return m.done }
+func (m *Member) Done() bool { return m.st.Done() }
+
+// LeaseEnd is the end of the member's local lease (ok false: none).
+func (m *Member) LeaseEnd() (end time.Time, ok bool) { return m.st.LeaseEnd() }
 
 // Leave stops reading every shard; the following heartbeats are leave
 // requests (epoch −1) until one is answered.
-func (m *Member) Leave() {
-	m.StopReading()
-	m.leaving = true
-}
+func (m *Member) Leave() { m.step(m.st.Leave()) }
 
 // StopReading stops reading every shard and keeps everything else (epoch,
 // metadata version): the next heartbeats report the shards as REVOKED
 // until an answer acknowledges them. A process does this when its local
-// lease lapses (no heartbeat answered for a lease TTL since the send time
-// of its last answered one); an OK answer may then assign shards again.
-func (m *Member) StopReading() {
-	m.stop(m.owned)
-	m.released = m.released.Union(m.owned)
-	m.owned = nil
-}
+// lease lapses; an OK answer may then assign shards again.
+func (m *Member) StopReading() { m.step(m.st.StopReading()) }
+
+// Tick applies the local lease at now: once it has ended the member stops
+// reading (lapsed reports that it did).
+func (m *Member) Tick(now time.Time) (lapsed bool) { return m.step(m.st.Tick(now)).Lapsed }
 
 // Request returns the member's next heartbeat.
 func (m *Member) Request() group.HeartbeatRequest {
-	m.seq++
-	req := group.HeartbeatRequest{
-		ProtocolVersion:         1,
-		RequestID:               fmt.Sprintf("%s-%d", m.ID, m.seq),
-		MemberID:                m.ID,
-		MemberEpoch:             m.epoch,
-		MetadataVersion:         m.version,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
-		OwnedShards:             m.owned,
-	}
-	if m.leaving {
-		req.MemberEpoch = -1
-	}
-	for _, s := range m.released {
-		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeRevoked})
-	}
+	req := m.st.Request()
+	req.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
 	return req
 }
 
-// Apply applies resp, the answer to req.
+// Apply applies resp, the answer to req, where time does not matter.
 func (m *Member) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
-	if resp.Status == group.StatusRetry {
-		return
-	}
-	var reported []int
-	for _, r := range req.RevokingShards {
-		reported = append(reported, r.Shard.ShardIndex)
-	}
-	m.released = m.released.Minus(group.NewShardSet(reported...))
-	if m.leaving {
-		switch resp.Status {
-		case group.StatusOK, group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
-			m.done = true
-		}
-		return
-	}
-	var keep group.ShardSet
-	switch resp.Status {
-	case group.StatusOK:
-		keep = resp.Assignment.AssignedShards
-	case group.StatusRevokePending, group.StatusSyncMetadata:
-		keep = m.owned.Intersect(resp.Assignment.AssignedShards)
-	default: // rejected or fenced: start over
-		m.stop(m.owned)
-		m.owned, m.released, m.epoch = nil, nil, 0
-		if resp.MetadataVersion > 0 {
-			m.version = resp.MetadataVersion
-		}
-		return
-	}
-	dropped := m.owned.Minus(keep)
-	m.stop(dropped)
-	m.start(keep.Minus(m.owned))
-	// A shard read again is no longer released (only after StopReading can
-	// an answer to an older request assign a shard still reported REVOKED).
-	m.released = m.released.Union(dropped).Minus(keep)
-	m.owned = keep
-	m.epoch, m.version = resp.MemberEpoch, resp.MetadataVersion
+	m.ApplyAt(req, resp, time.Time{}, time.Time{})
 }
 
-func (m *Member) stop(shards group.ShardSet) {
-	if m.Oracle != nil && len(shards) > 0 {
-		m.Oracle.stop(m.ID, shards)
-	}
+// ApplyAt applies resp, the answer to req sent at sent, at now.
+func (m *Member) ApplyAt(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, now time.Time) {
+	m.step(m.st.Apply(req, resp, sent, now))
 }
 
-func (m *Member) start(shards group.ShardSet) {
-	if m.Oracle != nil && len(shards) > 0 {
-		m.Oracle.start(m.ID, shards)
+// step completes the effects of one step of the state machine: the
+// shards stopped are released at once (nothing is in flight) and the
+// oracle hears of every stop and start.
+func (m *Member) step(e member.Effects) member.Effects {
+	stopped := group.NewShardSet(e.Stop...)
+	if len(stopped) > 0 {
+		for _, s := range stopped {
+			m.st.SetInFlight(s, 0)
+		}
+		if m.Oracle != nil {
+			m.Oracle.stop(m.ID, stopped)
+		}
 	}
+	if m.Oracle != nil && len(e.Start) > 0 {
+		m.Oracle.start(m.ID, group.NewShardSet(e.Start...))
+	}
+	return e
 }
 
 // Settled reports whether members together read each shard 0…shards−1
@@ -148,13 +112,13 @@ func Settled(shards int, members []*Member) bool {
 	read := make(map[int]bool, shards)
 	lo, hi := shards, 0
 	for _, m := range members {
-		for _, s := range m.owned {
+		for _, s := range m.Owned() {
 			if read[s] || s < 0 || s >= shards {
 				return false
 			}
 			read[s] = true
 		}
-		lo, hi = min(lo, len(m.owned)), max(hi, len(m.owned))
+		lo, hi = min(lo, len(m.Owned())), max(hi, len(m.Owned()))
 	}
 	return len(read) == shards && hi-lo <= 1
 }

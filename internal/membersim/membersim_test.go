@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -127,8 +128,11 @@ func TestHeartbeatOverHTTP(t *testing.T) {
 func TestSettled(t *testing.T) {
 	owning := func(sets ...group.ShardSet) []*Member {
 		var ms []*Member
-		for _, s := range sets {
-			ms = append(ms, &Member{owned: s})
+		for i, s := range sets {
+			m := New(fmt.Sprint(i), nil)
+			req := m.Request()
+			m.Apply(req, answer(req, group.StatusOK, 1, s))
+			ms = append(ms, m)
 		}
 		return ms
 	}

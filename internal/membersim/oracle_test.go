@@ -1,4 +1,4 @@
-package bench
+package membersim
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 const s = time.Second
 
 func TestOracleHandOverIsNoViolation(t *testing.T) {
-	o := NewOracle()
+	o := NewLeaseOracle()
 	o.Live("g", "a", 0, 20*s)
 	o.Live("g", "b", 0, 20*s)
 	o.Read("g", "a", 1, 0, 5*s)
@@ -20,7 +20,7 @@ func TestOracleHandOverIsNoViolation(t *testing.T) {
 }
 
 func TestOracleReportsOverlapOfLiveMembers(t *testing.T) {
-	o := NewOracle()
+	o := NewLeaseOracle()
 	o.Live("g", "a", 0, 10*s)
 	o.Live("g", "b", 2*s, 12*s)
 	o.Read("g", "a", 7, 1*s, 6*s)
@@ -32,7 +32,7 @@ func TestOracleReportsOverlapOfLiveMembers(t *testing.T) {
 }
 
 func TestOracleIgnoresReadsOutsideLiveWindows(t *testing.T) {
-	o := NewOracle()
+	o := NewLeaseOracle()
 	// a's lease may have lapsed at 10s (last accepted heartbeat sent at 0);
 	// its windows touch, so they merge, but nothing covers 10s–15s.
 	o.Live("g", "a", 0, 5*s)
@@ -51,7 +51,7 @@ func TestOracleIgnoresReadsOutsideLiveWindows(t *testing.T) {
 }
 
 func TestOracleIgnoresEmptySpans(t *testing.T) {
-	o := NewOracle()
+	o := NewLeaseOracle()
 	o.Live("g", "a", 5*s, 5*s)
 	o.Read("g", "a", 1, 3*s, 3*s)
 	if len(o.reads) != 0 || len(o.live) != 0 {
