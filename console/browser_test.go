@@ -90,6 +90,7 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	}
 	if rdb != nil {
 		opts.DataPlane = monitoring.NewReader(streams.NewObserver(rdb), nil, time.Second)
+		opts.Streams = streams.NewOperator(rdb)
 	}
 	api := httpapi.New(opts)
 	srv := httptest.NewServer(api)
@@ -373,6 +374,56 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitFor("the group settles again", settled(4))
 	b.waitFor("the audit events list the scale and the rollback", `["CREATE_GROUP", "SCALE_GROUP", "ROLLBACK_MIGRATION"].every(a => document.querySelector("#audit").textContent.includes(a))`)
 	b.shot("rolled-back")
+
+	// Shard positions: shard 0's lag is its 25 entries. A reset to the end
+	// is refused while the members hold the shard, then forced: the answer
+	// shows the position before and after, and the lag column follows.
+	lagOf := func(i int) string {
+		return fmt.Sprintf(`document.querySelector('#shard-offsets tr[data-shard-offset="%d"] td.lag')?.textContent`, i)
+	}
+	b.waitFor("the lag column shows shard 0's backlog", lagOf(0)+` === "25"`)
+	b.do("ask to reset shard 0 to the end", chromedp.SetValue(chromedp.CSS(`select[name=resetTo]`), "LATEST"),
+		fill(`input[name=resetShards]`, "0"), chromedp.Click(chromedp.CSS(`#reset-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-reset")))
+	if q := eval[string](b, `document.querySelector("#reset-question").textContent`); !strings.Contains(q, "shards 0 to LATEST") {
+		t.Errorf("confirmation question: %q", q)
+	}
+	b.do("confirm", chromedp.Click(chromedp.CSS("#confirm-reset")))
+	b.waitFor("the refusal names the holder", `document.querySelector("#reset-form .form-error:not([hidden])")?.textContent.includes("409 SHARDS_HELD")`)
+	b.do("force the reset", chromedp.Click(chromedp.CSS(`input[name=resetForce]`)), chromedp.Click(chromedp.CSS(`#reset-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-reset")), chromedp.Click(chromedp.CSS("#confirm-reset")))
+	b.waitFor("the answer shows the lag after", `document.querySelector('#reset-result tr[data-reset-shard="0"] td.lag-after')?.textContent === "0"`)
+	b.waitFor("the lag column follows", lagOf(0)+` === "0"`)
+	b.waitFor("the reset is audited", `document.querySelector("#audit").textContent.includes("RESET_OFFSETS")`)
+	b.shot("offset-reset")
+
+	// Dead letters as the Go client writes them, from shard 1: listed,
+	// one redriven to its shard, the other deleted.
+	dlq := streams.DeadLetterStream(prefix)
+	var deadIDs []string
+	for i, e := range []string{"timeout calling billing", "invalid amount"} {
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: []any{"stream", prefix + ":1", "id", fmt.Sprintf("%d-0", i+1),
+			"deliveries", 5, "error", e, "field:payload", fmt.Sprintf("dead-%d", i)}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadIDs = append(deadIDs, id)
+	}
+	b.do("open the dead letters", chromedp.Click(chromedp.CSS("#dead-letters-link")), chromedp.WaitVisible(chromedp.CSS("#dead-letters-view")))
+	b.waitFor("both dead letters are listed", `document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === 2 && `+
+		`document.querySelector("#dead-letters").textContent.includes("invalid amount")`)
+	b.shot("dead-letters")
+	row := func(id string) string { return `#dead-letters tr[data-dead-letter="` + id + `"]` }
+	b.do("redrive the first", chromedp.Click(chromedp.CSS(row(deadIDs[0])+` input[type=checkbox]`)), chromedp.Click(chromedp.CSS("#redrive")))
+	b.waitFor("it is redriven", `document.querySelector('#dead-letter-outcome tr[data-outcome="`+deadIDs[0]+`"]')?.textContent.includes("REDRIVEN") && `+
+		`document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === 1`)
+	if n := rdb.XLen(ctx, prefix+":1").Val(); n != 1 {
+		t.Errorf("shard 1 holds %d entries after the redrive, want 1", n)
+	}
+	b.do("delete the second", chromedp.Click(chromedp.CSS(row(deadIDs[1])+` input[type=checkbox]`)), chromedp.Click(chromedp.CSS("#delete-dead-letters")))
+	b.waitFor("it is deleted", `document.querySelector('#dead-letter-outcome tr[data-outcome="`+deadIDs[1]+`"]')?.textContent.includes("DELETED") && `+
+		`document.querySelector("#dead-letters td.empty")`)
+	b.do("back to the group", chromedp.Click(chromedp.CSS(`#dead-letters-view .crumbs a:nth-of-type(2)`)), chromedp.WaitVisible(chromedp.CSS("#group-view")))
 
 	// Messages of shard 0, newest first, 10 a page: 10, 10, 5.
 	b.do("open the messages of shard 0", chromedp.Click(chromedp.CSS(`#assignment-grid tr[data-shard="0"] a`)),

@@ -7,6 +7,7 @@ import { h, errorBox, field, showError } from './dom.js';
 import { groupsView } from './groups.js';
 import { groupView } from './group.js';
 import { messagesView } from './messages.js';
+import { deadLettersView } from './deadletters.js';
 
 const POLL_MS = 1500;
 const main = document.getElementById('view');
@@ -19,6 +20,7 @@ const routes = {
   groups: () => groupsView(),
   group: (p, g) => groupView(p, g),
   messages: (p, g, i) => messagesView(p, g, Number(i)),
+  'dead-letters': (p, g) => deadLettersView(p, g),
 };
 
 function route() {

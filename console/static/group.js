@@ -1,9 +1,11 @@
 // group.js: one group: summary (#16), members (#17) with lease countdown
 // and capacity, target vs current assignment grid (#18), migrations (#20)
 // with scale (#8) and rollback (#10), and the recent audit events
-// (recentMutations of #16).
+// (recentMutations of #16); the shard positions with lag and pending and
+// the offset reset (positions.js).
 
 import { get, groupPath, monPath, post, session } from './api.js';
+import { positionsPanel } from './positions.js';
 import { badge, errorBox, field, fill, h, indexes, seconds, shardList, showError, table, time } from './dom.js';
 
 export function groupView(p, g) {
@@ -14,6 +16,7 @@ export function groupView(p, g) {
   const violations = h('div', { id: 'violations' });
   const migrations = h('div', { id: 'migrations' });
   const audit = h('div', { id: 'audit' });
+  const positions = positionsPanel(p, g, () => refresh());
 
   const by = h('input', { name: 'requestedBy', required: true, value: session()?.username ?? '' });
   const reason = h('input', { name: 'reason', required: true, value: 'via console' });
@@ -51,6 +54,7 @@ export function groupView(p, g) {
   async function refresh() {
     const [grp, mem, asg, mig] = await Promise.all([
       get(monPath(p, g)), get(monPath(p, g) + '/members'), get(monPath(p, g) + '/assignments'), get(monPath(p, g) + '/migrations'),
+      positions.refresh(),
     ]);
     if (target.value === '') target.value = grp.shardCount;
     renderSummary(grp);
@@ -140,6 +144,7 @@ export function groupView(p, g) {
     h('h1', null, `${p} / ${g}`), summary,
     h('h2', null, 'Members'), members,
     h('h2', null, 'Assignment: target vs current'), grid,
+    h('h2', null, 'Shard positions: lag and pending'), positions.el,
     h('div', { class: 'cols' }, h('div', null, h('h2', null, 'Revoke progress'), revokes),
       h('div', null, h('h2', null, 'Invariant violations'), violations)),
     h('h2', null, 'Migrations'), scale, migrations,

@@ -1,0 +1,94 @@
+// positions.js: a group's shard positions on its group page: length, lag,
+// pending and last delivered id per shard (/offsets), and the offset reset
+// (POST …/offsets/reset) behind a confirmation, with each shard's position
+// before and after.
+
+import { ApiError, get, groupPath, monPath, post, session } from './api.js';
+import { errorBox, field, fill, h, showError, table } from './dom.js';
+
+const dash = (v) => (v === null || v === undefined ? '–' : v);
+
+export function positionsPanel(p, g, onReset) {
+  const offsets = h('div', { id: 'shard-offsets' });
+  const to = h('select', { name: 'resetTo' },
+    ['LATEST', 'EARLIEST', 'ID', 'TIMESTAMP'].map((v) => h('option', { value: v }, v)));
+  const at = h('input', { name: 'resetAt', placeholder: 'entry id or Unix ms' });
+  const shards = h('input', { name: 'resetShards', placeholder: 'all, or 0,2' });
+  const force = h('input', { name: 'resetForce', type: 'checkbox' });
+  const by = h('input', { name: 'resetRequestedBy', required: true, value: session()?.username ?? '' });
+  const reason = h('input', { name: 'resetReason', value: 'via console' });
+  const err = errorBox();
+  const result = h('div', { id: 'reset-result' });
+  const question = h('p', { id: 'reset-question' });
+  const confirm = h('div', { id: 'reset-confirm', class: 'card danger', hidden: true }, question,
+    h('div', { class: 'buttons' },
+      h('button', { type: 'button', id: 'confirm-reset', class: 'danger', onclick: () => reset() }, 'Reset'),
+      h('button', { type: 'button', onclick: () => { confirm.hidden = true; } }, 'Cancel')));
+
+  // body builds the reset request from the form, or throws on bad input.
+  function body() {
+    const b = { to: to.value, requestedBy: by.value.trim(), reason: reason.value.trim(), force: force.checked };
+    if (to.value === 'ID') b.entryId = at.value.trim();
+    if (to.value === 'TIMESTAMP') b.timestampMs = Number(at.value.trim());
+    const list = shards.value.trim();
+    if (list !== '' && list !== 'all') b.shards = list.split(',').map((s) => Number(s.trim()));
+    return b;
+  }
+
+  const form = h('form', {
+    id: 'reset-form', class: 'card inline',
+    onsubmit: (e) => {
+      e.preventDefault();
+      showError(err, null);
+      const b = body();
+      question.textContent = `Reset ${p} / ${g} on ${b.shards ? 'shards ' + b.shards.join(', ') : 'every shard'} to ${b.to}` +
+        `${b.entryId ? ' ' + b.entryId : ''}${b.timestampMs !== undefined ? ' ' + b.timestampMs : ''}` +
+        `${b.force ? ', even where members hold the shard' : ''}? Consumers then read from there.`;
+      confirm.hidden = false;
+    },
+  }, h('h2', null, 'Reset offsets'), field('To', to), field('Entry id / time (ms)', at), field('Shards', shards),
+  h('label', { class: 'check' }, force, 'force (members hold the shards)'), field('Requested by', by), field('Reason', reason),
+  h('button', { type: 'submit' }, 'Reset…'), err);
+
+  async function reset() {
+    confirm.hidden = true;
+    try {
+      const r = await post(groupPath(p, g) + '/offsets/reset', body());
+      fill(result, h('p', { class: 'ok' }, `Reset to ${r.to}${r.forced ? ' (forced)' : ''}:`),
+        table(['Shard', 'Before: last delivered', 'lag', 'After: last delivered', 'lag', 'pending', 'Held by'],
+          r.shards.map((s) => h('tr', { 'data-reset-shard': s.shardIndex },
+            h('td', null, s.shardIndex), h('td', { class: 'mono' }, dash(s.before.lastDeliveredId)), h('td', null, dash(s.before.lag)),
+            h('td', { class: 'mono' }, dash(s.after.lastDeliveredId)), h('td', { class: 'lag-after' }, dash(s.after.lag)),
+            h('td', null, dash(s.after.pending)), h('td', null, s.heldBy.join(', ') || '–')))));
+      await onReset();
+    } catch (ex) {
+      showError(err, ex);
+    }
+  }
+
+  // refresh shows the shard offsets; without Redis (503) it says so.
+  async function refresh() {
+    let o;
+    try {
+      o = await get(monPath(p, g) + '/offsets');
+    } catch (ex) {
+      if (ex instanceof ApiError && ex.status === 503) {
+        fill(offsets, h('p', { class: 'empty' }, 'Shard offsets unavailable: ' + ex.message));
+        return;
+      }
+      throw ex;
+    }
+    fill(offsets, table(['Shard', 'Stream key', 'Length', 'Lag', 'Pending', 'Last delivered', 'Owners'],
+      o.shards.map((s) => h('tr', { 'data-shard-offset': s.shard.shardIndex },
+        h('td', null, s.shard.shardIndex), h('td', { class: 'mono' }, s.streamKey), h('td', null, s.streamLength),
+        h('td', { class: 'lag' }, dash(s.lag)), h('td', { class: 'pending' }, s.pendingCount),
+        h('td', { class: 'mono' }, dash(s.groupLastDeliveredId)), h('td', null, s.ownerMemberIds.join(', ') || '–'))),
+      'No shards.'),
+    h('p', { class: 'legend' }, `Total lag ${dash(o.totalLag)}, pending ${o.totalPendingCount}.`));
+  }
+
+  const el = h('div', null, offsets,
+    h('p', null, h('a', { href: '#/dead-letters/' + encodeURIComponent(p) + '/' + encodeURIComponent(g), id: 'dead-letters-link' }, 'Dead letters of this group →')),
+    form, confirm, result);
+  return { el, refresh };
+}
