@@ -414,13 +414,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		`document.querySelector("#dead-letters").textContent.includes("invalid amount")`)
 	b.shot("dead-letters")
 	row := func(id string) string { return `#dead-letters tr[data-dead-letter="` + id + `"]` }
-	b.do("redrive the first", chromedp.Click(chromedp.CSS(row(deadIDs[0])+` input[type=checkbox]`)), chromedp.Click(chromedp.CSS("#redrive")))
+	// The list is re-rendered at every refresh: a box is ticked in one
+	// script, so that no refresh replaces it between finding and clicking.
+	tick := func(id string) chromedp.Action[chromedp.Void] {
+		return run(`document.querySelector(` + js(row(id)+` input[type=checkbox]`) + `).click()`)
+	}
+	b.do("redrive the first", tick(deadIDs[0]), chromedp.Click(chromedp.CSS("#redrive")))
 	b.waitFor("it is redriven", `document.querySelector('#dead-letter-outcome tr[data-outcome="`+deadIDs[0]+`"]')?.textContent.includes("REDRIVEN") && `+
 		`document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === 1`)
 	if n := rdb.XLen(ctx, prefix+":1").Val(); n != 1 {
 		t.Errorf("shard 1 holds %d entries after the redrive, want 1", n)
 	}
-	b.do("delete the second", chromedp.Click(chromedp.CSS(row(deadIDs[1])+` input[type=checkbox]`)), chromedp.Click(chromedp.CSS("#delete-dead-letters")))
+	b.do("delete the second", tick(deadIDs[1]), chromedp.Click(chromedp.CSS("#delete-dead-letters")))
 	b.waitFor("it is deleted", `document.querySelector('#dead-letter-outcome tr[data-outcome="`+deadIDs[1]+`"]')?.textContent.includes("DELETED") && `+
 		`document.querySelector("#dead-letters td.empty")`)
 	b.do("back to the group", chromedp.Click(chromedp.CSS(`#dead-letters-view .crumbs a:nth-of-type(2)`)), chromedp.WaitVisible(chromedp.CSS("#group-view")))
