@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // RedisSink appends events as JSON to a capped Redis LIST per group,
@@ -33,7 +35,7 @@ func (s *RedisSink) key(streamPrefix, consumerGroup string) string {
 	if consumerGroup == "" {
 		return s.keyPrefix + ":{" + streamPrefix + "}:admin:audit"
 	}
-	return s.keyPrefix + ":{" + streamPrefix + ":" + consumerGroup + "}:admin:audit"
+	return s.keyPrefix + ":" + group.Key{StreamPrefix: streamPrefix, ConsumerGroup: consumerGroup}.HashTag() + ":admin:audit"
 }
 
 // Record appends e to its list and trims the list.
@@ -64,10 +66,16 @@ func (s *RedisSink) Recent(ctx context.Context, streamPrefix, consumerGroup stri
 	if err != nil {
 		return nil, fmt.Errorf("audit: reading %s: %w", key, err)
 	}
-	events := make([]Event, len(raw))
-	for i, item := range raw {
-		if err := json.Unmarshal([]byte(item), &events[i]); err != nil {
+	events := make([]Event, 0, len(raw))
+	for _, item := range raw {
+		var e Event
+		if err := json.Unmarshal([]byte(item), &e); err != nil {
 			return nil, fmt.Errorf("audit: decoding entry of %s: %w", key, err)
+		}
+		// The stream-level list of prefix "a:b" is the group list of (a, b):
+		// keep only the events of the scope asked for.
+		if e.StreamPrefix == streamPrefix && deref(e.ConsumerGroup) == consumerGroup {
+			events = append(events, e)
 		}
 	}
 	slices.Reverse(events)

@@ -2,6 +2,7 @@ package group
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,26 @@ type Key struct {
 }
 
 func (k Key) String() string { return k.StreamPrefix + ":" + k.ConsumerGroup }
+
+// HashTag is "{P:G}", the Redis Cluster hash tag every Redis key of the
+// group carries (PROTOCOL §8.3: <kp>:{P:G}:metadata, :mutex, :admin:audit,
+// …); every store and sink builds it here. It names one group only
+// because a consumer group name cannot contain ':' (ValidateName), so P is
+// everything before the last ':' (KeyFromHashTag).
+func (k Key) HashTag() string { return "{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}" }
+
+// KeyFromHashTag parses a HashTag: braces included, split at the last ':'.
+func KeyFromHashTag(tag string) (Key, bool) {
+	inner, ok := strings.CutPrefix(tag, "{")
+	if inner, ok = strings.CutSuffix(inner, "}"); !ok {
+		return Key{}, false
+	}
+	i := strings.LastIndexByte(inner, ':')
+	if i < 0 {
+		return Key{}, false
+	}
+	return Key{StreamPrefix: inner[:i], ConsumerGroup: inner[i+1:]}, true
+}
 
 // GroupState is the coarse state of a group (§4.1).
 type GroupState string

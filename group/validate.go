@@ -46,10 +46,15 @@ func (v *violations) atMost(field string, n, most int) {
 const maxNameBytes = 200
 
 // ValidateName checks a stream prefix, consumer group or member id (§3):
-// 1–200 bytes of printable characters without '/', '{', '}' or whitespace.
+// 1–200 bytes of printable characters without '/', '{', '}' or whitespace;
+// a consumer group name also without ':', so that Key.HashTag names one
+// group only ({a:b:c} would be both (a:b, c) and (a, b:c)).
 func ValidateName(field, value string) error {
 	if field == "streamPrefix" && strings.ContainsAny(value, "{}") {
 		return Errorf(CodeInvalidRequest, "streamPrefix must not contain Redis Cluster hash tag braces")
+	}
+	if field == "consumerGroup" && strings.Contains(value, ":") {
+		return Errorf(CodeInvalidRequest, "consumerGroup: must not contain ':' (the group's Redis keys <prefix>:{streamPrefix:consumerGroup}:… must name one group only)")
 	}
 	ok := len(value) >= 1 && len(value) <= maxNameBytes
 	for _, r := range value {

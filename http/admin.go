@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -12,7 +13,9 @@ import (
 )
 
 // pathKey validates the {streamPrefix} and {consumerGroup} path parameters
-// (§3). Routes without {consumerGroup} (POST /streams/{P}) get G = P.
+// (§3). Routes without {consumerGroup} (POST /streams/{P}) get G = P; the
+// stream-level create checks that P is a valid group name too
+// (create).
 func pathKey(ps httprouter.Params) (group.Key, error) {
 	p := ps.ByName("streamPrefix")
 	if err := group.ValidateName("streamPrefix", p); err != nil {
@@ -73,6 +76,9 @@ func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprou
 	validate := func(req *group.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req group.CreateRequest) (any, error) {
+			if streamLevel && strings.Contains(key.ConsumerGroup, ":") {
+				return nil, invalid("streamPrefix: must not contain ':' to create its group at stream level (the group takes the prefix's name, and a consumerGroup must not contain ':'); use POST /streams/{streamPrefix}/groups/{consumerGroup}")
+			}
 			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
 			return render(view), err
 		})

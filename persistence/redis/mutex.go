@@ -85,7 +85,7 @@ func NewLocker(o MutexOptions) (*Locker, error) {
 }
 
 func (l *Locker) mutexKey(k group.Key) string {
-	return l.o.KeyPrefix + ":{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}:mutex"
+	return l.o.KeyPrefix + ":" + k.HashTag() + ":mutex"
 }
 
 // Lock takes the group's mutex (SET PX when it is free or holds a token of

@@ -74,7 +74,7 @@ func New(o Options) (*Store, error) {
 // metadataKey is <kp>:{P:G}:metadata; the braces put every key of one
 // group in the same Cluster slot.
 func (s *Store) metadataKey(k group.Key) string {
-	return s.prefix + ":{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}:metadata"
+	return s.prefix + ":" + k.HashTag() + ":metadata"
 }
 
 // indexKey is <kp>:groups, the SET of metadata key names.
@@ -304,17 +304,16 @@ func ignoreNil(err error) error {
 	return err
 }
 
-// keyFromName parses <kp>:{P:G}:metadata, splitting P:G at the first ':'.
+// keyFromName parses <kp>:{P:G}:metadata (group.KeyFromHashTag).
 func (s *Store) keyFromName(name string) (group.Key, bool) {
-	inner, ok := strings.CutPrefix(name, s.prefix+":{")
+	inner, ok := strings.CutPrefix(name, s.prefix+":")
 	if !ok {
 		return group.Key{}, false
 	}
-	if inner, ok = strings.CutSuffix(inner, "}:metadata"); !ok {
+	if inner, ok = strings.CutSuffix(inner, ":metadata"); !ok {
 		return group.Key{}, false
 	}
-	p, g, ok := strings.Cut(inner, ":")
-	return group.Key{StreamPrefix: p, ConsumerGroup: g}, ok
+	return group.KeyFromHashTag(inner)
 }
 
 // Shared is true: other coordinator processes may write the same hashes.

@@ -153,7 +153,7 @@ func TestListSkipsStaleIndexEntries(t *testing.T) {
 	c := testredis.Shared(t)
 	s := newStore(t, c)
 	ctx := t.Context()
-	live := group.Key{StreamPrefix: "a:b", ConsumerGroup: "c:d"}
+	live := group.Key{StreamPrefix: "a:b", ConsumerGroup: "c"}
 	gone := group.Key{StreamPrefix: "x", ConsumerGroup: "y"}
 	if _, err := s.Create(ctx, live, persistence.Encode(storetest.Group(live))); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestGroupNamesCannotShareAKey: stream ka:kb + group kc and stream ka +
+// group kb:kc would both be the Redis record <kp>:{ka:kb:kc}:metadata
+// (issue 21, defect 3), so a consumer group name with ':' is refused on
+// every route that names one, and so is a stream-level create of a prefix
+// with ':' (its group takes the prefix's name).
+func TestGroupNamesCannotShareAKey(t *testing.T) {
+	f := &fakeCoord{view: sampleView()}
+	api := newTestAPI(f)
+	body := `{"requestedBy":"t","reason":"r","targetShardCount":2}`
+	if rec := do(api, "POST", DefaultBasePath+"/streams/ka:kb/groups/kc", body); rec.Code != http.StatusCreated {
+		t.Fatalf("ka:kb / kc: %d %s", rec.Code, rec.Body)
+	}
+	calls := f.calls
+	for _, rq := range []struct{ method, path string }{
+		{"POST", "/streams/ka/groups/kb:kc"},
+		{"GET", "/streams/ka/groups/kb:kc"},
+		{"DELETE", "/streams/ka/groups/kb:kc"},
+		{"POST", "/streams/ka/groups/kb:kc/scale"},
+		{"POST", "/streams/ka/groups/kb:kc/members/m/heartbeat"},
+		{"GET", "/monitoring/streams/ka/groups/kb:kc/members"},
+		{"POST", "/streams/ka:kb"},
+	} {
+		rec := do(api, rq.method, DefaultBasePath+rq.path, body)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "must not contain ':'") {
+			t.Errorf("%s %s: %d %s, want 400 naming the ':' rule", rq.method, rq.path, rec.Code, rec.Body)
+		}
+	}
+	if f.calls != calls {
+		t.Errorf("the coordinator was asked %d times", f.calls-calls)
+	}
+}
