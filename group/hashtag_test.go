@@ -6,19 +6,25 @@ import "testing"
 // tag, and the keys whose tags used to coincide are told apart by the
 // consumer group rule.
 func TestHashTagNamesOneGroup(t *testing.T) {
-	for _, k := range []Key{{"orders", "workers"}, {"ka:kb", "kc"}, {"ka", "kb"}, {"ka::", "kb"}, {"a:b:c:d", "e"}} {
-		if err := ValidateName("consumerGroup", k.ConsumerGroup); err != nil {
+	for _, k := range []Key{
+		{"orders", "workers"}, {"ka:kb", "kc"}, {"ka", "kb"}, {"ka::", "kb"}, {"a:b:c:d", "e"},
+		{"orders", "orders"}, {"ka:kb", "ka:kb"}, {"ka:kb:ka", "kc"}, {":", ":"},
+	} {
+		if err := ValidateKey(k); err != nil {
 			t.Fatalf("%v: %v", k, err)
 		}
 		if got, ok := KeyFromHashTag(k.HashTag()); !ok || got != k {
 			t.Errorf("KeyFromHashTag(%q) = %v, %v; want %v", k.HashTag(), got, ok, k)
 		}
 	}
-	if ValidateName("consumerGroup", "kb:kc") == nil {
+	if ValidateKey(Key{"ka", "kb:kc"}) == nil {
 		t.Error("consumerGroup kb:kc accepted: stream ka + group kb:kc would share {ka:kb:kc} with stream ka:kb + group kc")
 	}
-	if ValidateName("streamPrefix", "ka:kb") != nil || ValidateName("memberId", "m:1") != nil {
-		t.Error("':' refused outside consumer group names")
+	if ValidateKey(Key{"ka:kb:ka", "kb"}) == nil {
+		t.Error("ka:kb:ka + kb accepted: {ka:kb:ka:kb} is the stream-level group of ka:kb")
+	}
+	if ValidateName("memberId", "m:1") != nil {
+		t.Error("':' refused in a member id")
 	}
 	for _, bad := range []string{"", "ab", "{ab", "ab}", "{ab}"} {
 		if _, ok := KeyFromHashTag(bad); ok {

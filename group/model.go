@@ -16,22 +16,35 @@ func (k Key) String() string { return k.StreamPrefix + ":" + k.ConsumerGroup }
 
 // HashTag is "{P:G}", the Redis Cluster hash tag every Redis key of the
 // group carries (PROTOCOL §8.3: <kp>:{P:G}:metadata, :mutex, :admin:audit,
-// …); every store and sink builds it here. It names one group only
-// because a consumer group name cannot contain ':' (ValidateName), so P is
-// everything before the last ':' (KeyFromHashTag).
+// …); every store and sink builds it here. For keys that pass ValidateKey
+// it names one group only (KeyFromHashTag reads it back).
 func (k Key) HashTag() string { return "{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}" }
 
-// KeyFromHashTag parses a HashTag: braces included, split at the last ':'.
+// KeyFromHashTag parses a HashTag of a valid key: "{X:X}" is the
+// stream-level group (X, X); otherwise the group is what follows the last
+// ':' (a group name other than its prefix has no ':').
 func KeyFromHashTag(tag string) (Key, bool) {
 	inner, ok := strings.CutPrefix(tag, "{")
 	if inner, ok = strings.CutSuffix(inner, "}"); !ok {
 		return Key{}, false
+	}
+	if x, ok := streamLevelTag(inner); ok {
+		return Key{StreamPrefix: x, ConsumerGroup: x}, true
 	}
 	i := strings.LastIndexByte(inner, ':')
 	if i < 0 {
 		return Key{}, false
 	}
 	return Key{StreamPrefix: inner[:i], ConsumerGroup: inner[i+1:]}, true
+}
+
+// streamLevelTag reports whether inner is "X:X", returning X.
+func streamLevelTag(inner string) (string, bool) {
+	n := len(inner) / 2
+	if len(inner)%2 == 0 || inner[n] != ':' || inner[:n] != inner[n+1:] {
+		return "", false
+	}
+	return inner[:n], true
 }
 
 // GroupState is the coarse state of a group (§4.1).

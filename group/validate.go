@@ -46,15 +46,11 @@ func (v *violations) atMost(field string, n, most int) {
 const maxNameBytes = 200
 
 // ValidateName checks a stream prefix, consumer group or member id (§3):
-// 1–200 bytes of printable characters without '/', '{', '}' or whitespace;
-// a consumer group name also without ':', so that Key.HashTag names one
-// group only ({a:b:c} would be both (a:b, c) and (a, b:c)).
+// 1–200 bytes of printable characters without '/', '{', '}' or whitespace.
+// ValidateKey adds the rule of a (prefix, group) pair.
 func ValidateName(field, value string) error {
 	if field == "streamPrefix" && strings.ContainsAny(value, "{}") {
 		return Errorf(CodeInvalidRequest, "streamPrefix must not contain Redis Cluster hash tag braces")
-	}
-	if field == "consumerGroup" && strings.Contains(value, ":") {
-		return Errorf(CodeInvalidRequest, "consumerGroup: must not contain ':' (the group's Redis keys <prefix>:{streamPrefix:consumerGroup}:… must name one group only)")
 	}
 	ok := len(value) >= 1 && len(value) <= maxNameBytes
 	for _, r := range value {
@@ -65,6 +61,24 @@ func ValidateName(field, value string) error {
 	}
 	if !ok {
 		return Errorf(CodeInvalidRequest, "%s: must be 1-%d bytes of printable characters without '/', '{', '}' or whitespace", field, maxNameBytes)
+	}
+	return nil
+}
+
+// ValidateKey checks a pair of valid names so that its Key.HashTag names it
+// alone: a consumer group name may not contain ':' unless it equals its
+// stream prefix (the group a stream-level create makes), and a pair may
+// not read as another prefix's stream-level group ({a:b:a:b} is the
+// stream-level group of a:b, so prefix a:b:a with group b is refused).
+func ValidateKey(k Key) error {
+	if k.ConsumerGroup == k.StreamPrefix {
+		return nil
+	}
+	if strings.Contains(k.ConsumerGroup, ":") {
+		return Errorf(CodeInvalidRequest, "consumerGroup: must not contain ':' unless it equals the streamPrefix (the group's Redis keys <prefix>:{streamPrefix:consumerGroup}:… must name one group only)")
+	}
+	if x, ok := streamLevelTag(k.StreamPrefix + ":" + k.ConsumerGroup); ok {
+		return Errorf(CodeInvalidRequest, "consumerGroup: must not make the Redis hash tag %s, which is the stream-level group of %s (prefix and group %s)", k.HashTag(), x, x)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -13,9 +12,8 @@ import (
 )
 
 // pathKey validates the {streamPrefix} and {consumerGroup} path parameters
-// (§3). Routes without {consumerGroup} (POST /streams/{P}) get G = P; the
-// stream-level create checks that P is a valid group name too
-// (create).
+// (§3, group.ValidateKey). Routes without {consumerGroup} (POST
+// /streams/{P}) get G = P.
 func pathKey(ps httprouter.Params) (group.Key, error) {
 	p := ps.ByName("streamPrefix")
 	if err := group.ValidateName("streamPrefix", p); err != nil {
@@ -28,7 +26,11 @@ func pathKey(ps httprouter.Params) (group.Key, error) {
 	if err := group.ValidateName("consumerGroup", g); err != nil {
 		return group.Key{}, err
 	}
-	return group.Key{StreamPrefix: p, ConsumerGroup: g}, nil
+	key := group.Key{StreamPrefix: p, ConsumerGroup: g}
+	if err := group.ValidateKey(key); err != nil {
+		return group.Key{}, err
+	}
+	return key, nil
 }
 
 // streamCreated is the 201 body of POST /streams/{P} (§2.2).
@@ -76,9 +78,6 @@ func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprou
 	validate := func(req *group.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req group.CreateRequest) (any, error) {
-			if streamLevel && strings.Contains(key.ConsumerGroup, ":") {
-				return nil, invalid("streamPrefix: must not contain ':' to create its group at stream level (the group takes the prefix's name, and a consumerGroup must not contain ':'); use POST /streams/{streamPrefix}/groups/{consumerGroup}")
-			}
 			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
 			return render(view), err
 		})

@@ -8,9 +8,9 @@ import (
 
 // TestGroupNamesCannotShareAKey: stream ka:kb + group kc and stream ka +
 // group kb:kc would both be the Redis record <kp>:{ka:kb:kc}:metadata
-// (issue 21, defect 3), so a consumer group name with ':' is refused on
-// every route that names one, and so is a stream-level create of a prefix
-// with ':' (its group takes the prefix's name).
+// (issue 21, defect 3), so a consumer group name with ':' (other than its
+// prefix's own, the stream-level group) is refused on every route that
+// names one, and so is a pair that reads as a stream-level group.
 func TestGroupNamesCannotShareAKey(t *testing.T) {
 	f := &fakeCoord{view: sampleView()}
 	api := newTestAPI(f)
@@ -26,14 +26,19 @@ func TestGroupNamesCannotShareAKey(t *testing.T) {
 		{"POST", "/streams/ka/groups/kb:kc/scale"},
 		{"POST", "/streams/ka/groups/kb:kc/members/m/heartbeat"},
 		{"GET", "/monitoring/streams/ka/groups/kb:kc/members"},
-		{"POST", "/streams/ka:kb"},
+		{"POST", "/streams/ka:kb:ka/groups/kb"},
 	} {
 		rec := do(api, rq.method, DefaultBasePath+rq.path, body)
-		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "must not contain ':'") {
-			t.Errorf("%s %s: %d %s, want 400 naming the ':' rule", rq.method, rq.path, rec.Code, rec.Body)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"consumerGroup: must not`) {
+			t.Errorf("%s %s: %d %s, want 400 naming the consumerGroup rule", rq.method, rq.path, rec.Code, rec.Body)
 		}
 	}
 	if f.calls != calls {
 		t.Errorf("the coordinator was asked %d times", f.calls-calls)
+	}
+	for _, path := range []string{"/streams/ka:kb", "/streams/ka:kb/groups/ka:kb"} {
+		if rec := do(api, "POST", DefaultBasePath+path, body); rec.Code != http.StatusCreated {
+			t.Errorf("stream-level group %s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }

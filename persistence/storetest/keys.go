@@ -9,7 +9,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// overlappingKeys are valid group keys (group.ValidateName) whose prefix
+// overlappingKeys are valid group keys (group.ValidateKey) whose prefix
 // and group names share text around ':' under a common unique start p:
 // no two may share storage (issue 21, defect 3: the Redis key {P:G} of
 // (a:b, c) and of (a, b:c) was one record).
@@ -21,6 +21,8 @@ func overlappingKeys(p string) []group.Key {
 		{StreamPrefix: p + "ka:kb:kc", ConsumerGroup: "kd"},
 		{StreamPrefix: p + "ka:", ConsumerGroup: "kb"},
 		{StreamPrefix: p + "ka::", ConsumerGroup: "kb"},
+		{StreamPrefix: p + "ka:kb", ConsumerGroup: p + "ka:kb"},
+		{StreamPrefix: p + "ka", ConsumerGroup: p + "ka"},
 	}
 }
 
@@ -31,10 +33,8 @@ func testDistinctKeys(t *testing.T, s persistence.Store) {
 	ctx := t.Context()
 	keys := overlappingKeys("st-" + random(t) + "-")
 	for i, k := range keys {
-		for field, name := range map[string]string{"streamPrefix": k.StreamPrefix, "consumerGroup": k.ConsumerGroup} {
-			if err := group.ValidateName(field, name); err != nil {
-				t.Fatalf("fixture %v: %v", k, err)
-			}
+		if err := group.ValidateKey(k); err != nil {
+			t.Fatalf("fixture %v: %v", k, err)
 		}
 		if _, err := s.Create(ctx, k, persistence.Encode(Group(k, memberOf(i)))); err != nil {
 			t.Fatalf("create %v: %v", k, err)
