@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -76,7 +78,7 @@ func (r *Report) evaluate() {
 	multi, okM := r.phase("multi/closed")
 	pg, okPG := r.phase("store/jdbc")
 	rd, okRD := r.phase("store/redis")
-	if !okRD && okS && steady.Store == StoreRedis {
+	if !okRD && okS && steady.Store == coordproc.StoreRedis {
 		rd, okRD = steady, true
 	}
 	storeCPU := func(p Phase) float64 { return perRequest(p.StoreCores*p.Seconds, p) * 1e6 } // µs per heartbeat

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +176,7 @@ func (o *Options) validate() error {
 		check(slices.Contains(Scenarios, s), "unknown scenario %q: want one of %v", s, Scenarios)
 	}
 	check(len(o.Scenarios) > 0, "no scenario selected")
-	check(slices.Contains([]string{StoreMemory, StoreRedis, StoreJDBC}, o.Store), "unknown store %q: want memory, redis or jdbc", o.Store)
+	check(slices.Contains([]string{coordproc.StoreMemory, coordproc.StoreRedis, coordproc.StoreJDBC}, o.Store), "unknown store %q: want memory, redis or jdbc", o.Store)
 	check(o.Groups >= 1 && o.Members >= 1 && o.Shards >= 1, "groups, members and shards must be positive")
 	check(o.ChurnMembers >= 20 && o.ChurnShards >= 1, "churn needs at least 20 members and one shard")
 	check(o.Interval > 0 && o.LeaseTTL > o.Interval && o.SetupLeaseTTL >= o.LeaseTTL,
@@ -183,9 +185,9 @@ func (o *Options) validate() error {
 	check(o.PassBudget >= 0 && o.WaveMembers >= 1, "pass budget must not be negative, wave must be positive")
 	check(o.Connections >= 1, "connections must be positive")
 	check(!o.runs(ScenarioMulti) || o.Coordinators >= 2, "multi needs at least 2 coordinators")
-	check(!o.runs(ScenarioMulti) || o.Store != StoreMemory, "multi needs a shared store (redis or jdbc)")
+	check(!o.runs(ScenarioMulti) || o.Store != coordproc.StoreMemory, "multi needs a shared store (redis or jdbc)")
 	for _, st := range o.StoreList {
-		check(slices.Contains([]string{StoreMemory, StoreRedis, StoreJDBC}, st), "unknown store %q in the store list", st)
+		check(slices.Contains([]string{coordproc.StoreMemory, coordproc.StoreRedis, coordproc.StoreJDBC}, st), "unknown store %q in the store list", st)
 	}
 	check(!o.runs(ScenarioGroups) || (o.ManyGroups >= 1 && o.ManyMembers >= 1 && o.ManyShards >= 1 && o.ScrapeInterval > 0),
 		"groups needs positive groups, members, shards and scrape interval")

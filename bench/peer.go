@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+
 	"context"
 	"fmt"
 	"os"
@@ -117,7 +119,7 @@ func (r *Runner) runPeer(ctx context.Context) error {
 		p.client.Close()
 	}()
 	r.env.Redis = probe.Version(ctx)
-	s := &session{r: r, name: "peer", cfg: ServerConfig{Store: StoreRedis}, probe: probe, groups: 1, members: n, shards: shards}
+	s := &session{r: r, name: "peer", cfg: coordproc.ServerConfig{Store: coordproc.StoreRedis}, probe: probe, groups: 1, members: n, shards: shards}
 	claim, err := s.measure(ctx, "peer/claim", "closed", 0, func() (*Recorder, error) {
 		rec := NewRecorder()
 		deadline := time.Now().Add(r.settleTimeout(n))

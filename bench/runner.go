@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
@@ -66,7 +67,7 @@ func (r *Runner) run(ctx context.Context) error {
 	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) ||
 		o.runs(ScenarioStore) || o.runs(ScenarioMulti) || o.runs(ScenarioGroups)) {
 		r.logf("building ./cmd/coordinator")
-		bin, err := BuildCoordinator(ctx, r.tmp)
+		bin, err := coordproc.BuildCoordinator(ctx, r.tmp)
 		if err != nil {
 			return err
 		}
@@ -118,10 +119,10 @@ func (r *Runner) storeList() []string {
 	switch {
 	case len(o.StoreList) > 0:
 		return o.StoreList
-	case o.runs(ScenarioSteady) && o.Store == StoreRedis:
-		return []string{StoreJDBC}
+	case o.runs(ScenarioSteady) && o.Store == coordproc.StoreRedis:
+		return []string{coordproc.StoreJDBC}
 	}
-	return []string{StoreMemory, StoreRedis, StoreJDBC}
+	return []string{coordproc.StoreMemory, coordproc.StoreRedis, coordproc.StoreJDBC}
 }
 
 // finish runs the oracle and evaluates the goals.
@@ -176,7 +177,7 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		return err
 	}
 	defer s.close(ctx)
-	persistent := o.Store != StoreMemory
+	persistent := o.Store != coordproc.StoreMemory
 	if heap, err := s.heapAlloc(ctx); err == nil {
 		r.report.CoordinatorHeap.EmptyBytes = heap
 	} else {
@@ -327,7 +328,7 @@ func (r *Runner) join(ctx context.Context, s *session, name string) error {
 	if err := r.phase(s.settle(ctx, name)); err != nil {
 		return err
 	}
-	if s.cfg.Store == StoreMemory {
+	if s.cfg.Store == coordproc.StoreMemory {
 		return nil
 	}
 	if err := s.restart(ctx, true, o.LeaseTTL); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 // session is one coordinator process on one store with its fleets; it can
@@ -19,13 +20,13 @@ import (
 type session struct {
 	r     *Runner
 	name  string
-	cfg   ServerConfig
+	cfg   coordproc.ServerConfig
 	probe storeProbe
-	srv   *Server
+	srv   *coordproc.Server
 	api   *API
 	// peers are further coordinators on the same store and key prefix
 	// (the multi scenario); their CPU counts with srv's.
-	peers    []*Server
+	peers    []*coordproc.Server
 	peerAPIs []*API
 	fleets   []*Fleet
 	// groups, members and shards (per group) size the load; createGroups
@@ -37,17 +38,17 @@ type session struct {
 // or schema (PostgreSQL).
 func (r *Runner) openSession(ctx context.Context, name, store string, groupCommit bool, shards int, ttl time.Duration) (*session, error) {
 	id := r.runID + "_" + name
-	cfg := ServerConfig{
+	cfg := coordproc.ServerConfig{
 		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
 		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
 	}
 	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members, shards: shards}
 	switch store {
-	case StoreRedis:
+	case coordproc.StoreRedis:
 		p := newRedisProbe(r.opts.RedisAddr, cfg.KeyPrefix)
 		r.env.Redis = p.Version(ctx)
 		s.probe = p
-	case StoreJDBC:
+	case coordproc.StoreJDBC:
 		p, err := newPGProbe(ctx, r.opts.PostgresURL, schemaName("coord_bench_"+id))
 		if err != nil {
 			return nil, err
@@ -71,7 +72,7 @@ func (s *session) start(ctx context.Context) error {
 	if !s.cfg.GroupCommit {
 		name += "-no-group-commit"
 	}
-	srv, err := StartServer(ctx, s.r.bin, s.r.tmp, name, s.cfg)
+	srv, err := coordproc.StartServer(ctx, s.r.bin, s.r.tmp, name, s.cfg)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func (s *session) start(ctx context.Context) error {
 func (s *session) startPeers(ctx context.Context, n int) error {
 	apis := []*API{s.api}
 	for i := range n {
-		srv, err := StartServer(ctx, s.r.bin, s.r.tmp, fmt.Sprintf("%s-peer%d", s.name, i+1), s.cfg)
+		srv, err := coordproc.StartServer(ctx, s.r.bin, s.r.tmp, fmt.Sprintf("%s-peer%d", s.name, i+1), s.cfg)
 		if err != nil {
 			return err
 		}
@@ -159,7 +160,7 @@ func (s *session) restart(ctx context.Context, groupCommit bool, ttl time.Durati
 	if err := s.start(ctx); err != nil {
 		return err
 	}
-	if s.cfg.Store != StoreMemory {
+	if s.cfg.Store != coordproc.StoreMemory {
 		return nil
 	}
 	for _, f := range s.fleets { // the memory store forgot them
@@ -293,10 +294,10 @@ func (s *session) sample(ctx context.Context) (usage, error) {
 	var u usage
 	var errs [5]error
 	if s.srv != nil { // the peer scenario runs no coordinator
-		u.coord, errs[0] = s.srv.Usage()
+		u.coord, errs[0] = readProc(s.srv.Pid())
 	}
 	for _, p := range s.peers {
-		pu, err := p.Usage()
+		pu, err := readProc(p.Pid())
 		u.coord.CPU += pu.CPU
 		u.coord.PeakRSS = max(u.coord.PeakRSS, pu.PeakRSS)
 		errs[4] = errors.Join(errs[4], err)
@@ -315,10 +316,10 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 		return Phase{}, err
 	}
 	if s.srv != nil {
-		s.srv.ResetPeak()
+		resetPeakRSS(s.srv.Pid())
 	}
 	for _, p := range s.peers {
-		p.ResetPeak()
+		resetPeakRSS(p.Pid())
 	}
 	t0 := time.Now()
 	rec, runErr := run()

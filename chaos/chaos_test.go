@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis-stream-coordinator/coordinator/bench"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -29,11 +29,11 @@ func TestChaosShort(t *testing.T) {
 	} else {
 		conn.Close(ctx)
 	}
-	bin, err := bench.BuildCoordinator(ctx, t.TempDir())
+	bin, err := coordproc.BuildCoordinator(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := []Options{{Seed: 1, Store: bench.StoreRedis}, {Seed: 2, Store: bench.StoreRedis}, {Seed: 1, Store: bench.StoreJDBC}}
+	runs := []Options{{Seed: 1, Store: coordproc.StoreRedis}, {Seed: 2, Store: coordproc.StoreRedis}, {Seed: 1, Store: coordproc.StoreJDBC}}
 	var wg sync.WaitGroup
 	for _, o := range runs {
 		d := Defaults()
@@ -102,7 +102,7 @@ func TestScheduleIsSeededAndConsistent(t *testing.T) {
 			t.Errorf("no %s in 60 s", k)
 		}
 	}
-	o.Store = bench.StoreJDBC
+	o.Store = coordproc.StoreJDBC
 	for _, f := range Schedule(o) {
 		if f.Kind == RedisKill {
 			t.Fatalf("Redis fault on the jdbc store: %v", f)
@@ -143,5 +143,27 @@ func TestAdminViolations(t *testing.T) {
 	}
 	if v := adminViolations(ops, 24, 24, nil, 0); len(v) != 2 {
 		t.Errorf("lost change and missing migration: %v", v)
+	}
+}
+
+// The handling oracle of the real members fires on two processes handling
+// one entry at overlapping times, on a key's first deliveries out of
+// order within one process's tenure, and on entries never handled.
+func TestFleetOracle(t *testing.T) {
+	f := &fleet{r: &run{start: time.Now()}, handled: map[string][]handling{}, written: map[string]bool{}}
+	add := func(proc, id string, from, to time.Duration) {
+		f.handled["p:0/"+id] = append(f.handled["p:0/"+id], handling{proc: proc, key: "k", stream: "p:0", id: id, deliveries: 1, start: from, end: to, complete: true})
+	}
+	f.written["p:0/1-0"], f.written["p:0/2-0"], f.written["p:0/3-0"] = true, true, true
+	add("a", "2-0", 0, 10)
+	add("a", "1-0", 10, 20) // after 2-0 in the same tenure
+	add("b", "1-0", 15, 25) // while a handles it
+	vs, figures := f.check()
+	kinds := map[string]int{}
+	for _, v := range vs {
+		kinds[v.Kind]++
+	}
+	if kinds["double handling"] != 1 || kinds["key order"] != 1 || kinds["unhandled"] != 1 {
+		t.Fatalf("violations %v (%s)", vs, figures)
 	}
 }

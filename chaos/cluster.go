@@ -6,16 +6,16 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 // cluster is the coordinator processes of a run. Slot i runs one process at
 // a time; a killed slot is restarted with the same configuration (on a new
-// port, as bench.StartServer picks one). It is safe for concurrent use:
+// port, as coordproc.StartServer picks one). It is safe for concurrent use:
 // members pick a live coordinator while the scheduler kills and restarts.
 type cluster struct {
 	bin, dir string
-	cfg      bench.ServerConfig
+	cfg      coordproc.ServerConfig
 
 	mu    sync.Mutex
 	slots []*slot
@@ -24,14 +24,14 @@ type cluster struct {
 // slot is one coordinator of the cluster.
 type slot struct {
 	name string
-	srv  *bench.Server // nil while down
-	runs int           // processes started so far
+	srv  *coordproc.Server // nil while down
+	runs int               // processes started so far
 	// busy serialises kill and restart of the slot.
 	busy sync.Mutex
 }
 
 // startCluster starts n coordinators concurrently.
-func startCluster(ctx context.Context, bin, dir string, cfg bench.ServerConfig, n int) (*cluster, error) {
+func startCluster(ctx context.Context, bin, dir string, cfg coordproc.ServerConfig, n int) (*cluster, error) {
 	c := &cluster{bin: bin, dir: dir, cfg: cfg}
 	for i := range n {
 		c.slots = append(c.slots, &slot{name: fmt.Sprintf("c%d", i)})
@@ -59,7 +59,7 @@ func (c *cluster) start(ctx context.Context, i int) error {
 	name := fmt.Sprintf("%s.%d", s.name, s.runs)
 	c.mu.Unlock()
 	cfg := c.cfg
-	srv, err := bench.StartServer(ctx, c.bin, c.dir, name, cfg)
+	srv, err := coordproc.StartServer(ctx, c.bin, c.dir, name, cfg)
 	if err != nil {
 		return fmt.Errorf("coordinator %s: %w", name, err)
 	}

@@ -1,5 +1,5 @@
 // Package chaos is the fault-injection suite of cmd/coord-chaos and of
-// TestChaosShort: it runs several coordinator processes (bench.StartServer)
+// TestChaosShort: it runs several coordinator processes (coordproc.StartServer)
 // on one shared store (a throwaway redis-server with appendfsync always,
 // or a schema of its own in PostgreSQL), drives simulated members
 // (internal/membersim) that send every heartbeat to a randomly chosen live
@@ -26,8 +26,21 @@
 // recorded as the members really perform them, so a partitioned member
 // reads until its local lease ends.
 //
+// Beside the simulated members, Options.RealMembers real client.Consumers
+// (3 by default) run in a group of their own ("real") over real shard
+// streams in the run's Redis, fed by a client.Producer: slow handlers,
+// graceful shutdowns (the context cancelled: drain under a live lease,
+// then leave) and crashes (every connection fails at once, what was being
+// handled is cut short), each process replaced by a new one. Their
+// heartbeats go through a proxy to a random live coordinator, so they see
+// the coordinator and Redis faults too.
+//
 // A run fails on any of (see Result.Failed):
 //
+//   - a real entry handled by two processes at overlapping times, a key's
+//     first deliveries handled out of stream order within one process's
+//     tenure, or a written entry never handled by the end of the heal
+//     phase;
 //   - an overlap: two members reading one shard at the same time (strict:
 //     membersim.Oracle with every member live for the whole run);
 //   - no balanced settle within Options.SettleTimeout after the faults

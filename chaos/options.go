@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 // Options configure one run; start from Defaults. Run replaces zero
@@ -16,7 +16,7 @@ type Options struct {
 	Seed int64
 	// Duration is the fault phase; the heal phase follows it.
 	Duration time.Duration
-	// Store is bench.StoreRedis or bench.StoreJDBC.
+	// Store is coordproc.StoreRedis or coordproc.StoreJDBC.
 	Store string
 	// PostgresURL is the PostgreSQL server of the jdbc store; each run
 	// creates a schema of its own there and drops it afterwards.
@@ -29,27 +29,31 @@ type Options struct {
 	// LostRate is the share of heartbeats whose answer is lost; DupRate the
 	// share re-sent later as a duplicate.
 	LostRate, DupRate float64
+	// RealMembers is how many real client.Consumers run beside the
+	// simulated members, in a group of their own over real shard streams
+	// (-1: none).
+	RealMembers int
 	// IgnoreLease turns the members' local lease rule off (a partitioned
 	// member reads until it is healed): a control that must make the
 	// overlap oracle fire, never a setting for a real run.
 	IgnoreLease bool
 	// SettleTimeout bounds the heal phase.
 	SettleTimeout time.Duration
-	// Binary is the coordinator executable (bench.BuildCoordinator).
+	// Binary is the coordinator executable (coordproc.BuildCoordinator).
 	Binary string
 	// Dir holds the run's files (configurations, logs, Redis data); a
 	// temporary directory when empty, removed after a passing run.
 	Dir string
 }
 
-// Defaults returns the default options: 3 coordinators, 10 members, 24
-// shards, 60 s of faults on Redis, 300 ms heartbeats, a 3 s lease, a 4 s
+// Defaults returns the default options: 3 coordinators, 10 simulated and
+// 3 real members, 24 shards, 60 s of faults on Redis, 300 ms heartbeats, a 3 s lease, a 4 s
 // rebalance timeout, 10 % lost answers and 5 % duplicates.
 func Defaults() Options {
 	return Options{
-		Duration: 60 * time.Second, Store: bench.StoreRedis,
+		Duration: 60 * time.Second, Store: coordproc.StoreRedis,
 		PostgresURL:  "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		Coordinators: 3, Members: 10, Shards: 24,
+		Coordinators: 3, Members: 10, Shards: 24, RealMembers: 3,
 		Interval: 300 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 4 * time.Second,
 		LostRate: 0.10, DupRate: 0.05, SettleTimeout: 30 * time.Second,
 	}
@@ -76,6 +80,7 @@ func (o Options) withDefaults() Options {
 	seti(&o.Coordinators, d.Coordinators)
 	seti(&o.Members, d.Members)
 	seti(&o.Shards, d.Shards)
+	seti(&o.RealMembers, d.RealMembers)
 	if o.Store == "" {
 		o.Store = d.Store
 	}
@@ -87,8 +92,8 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	switch {
-	case o.Store != bench.StoreRedis && o.Store != bench.StoreJDBC:
-		return fmt.Errorf("store %q: want %s or %s", o.Store, bench.StoreRedis, bench.StoreJDBC)
+	case o.Store != coordproc.StoreRedis && o.Store != coordproc.StoreJDBC:
+		return fmt.Errorf("store %q: want %s or %s", o.Store, coordproc.StoreRedis, coordproc.StoreJDBC)
 	case o.Coordinators < 1 || o.Members < 1 || o.Shards < 1:
 		return fmt.Errorf("coordinators %d, members %d, shards %d: each must be at least 1", o.Coordinators, o.Members, o.Shards)
 	case o.LostRate < 0 || o.LostRate >= 1 || o.DupRate < 0 || o.DupRate >= 1:

@@ -38,6 +38,9 @@ func (r *Result) countsLine() string {
 // how to replay the run.
 func (r *Result) Report(w io.Writer) {
 	fmt.Fprintln(w, r.Summary())
+	if r.Real != "" {
+		fmt.Fprintln(w, "  "+r.Real)
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION %s at %s %v: %s\n", v.Kind, fmtOffset(v.At), v.Members, v.Text)
 		for _, line := range v.Timeline {

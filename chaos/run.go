@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
@@ -39,7 +40,9 @@ type Result struct {
 	// Heartbeats is the number of answers received.
 	Heartbeats int
 	// Overlaps counts the overlap violations.
-	Overlaps   int
+	Overlaps int
+	// Real gives the real consumers' figures.
+	Real       string
 	Violations []Violation
 	// Dir holds the run's configurations and logs; kept when it failed.
 	Dir string
@@ -124,11 +127,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer r.redis.kill()
-	cfg := bench.ServerConfig{
+	cfg := coordproc.ServerConfig{
 		Store: o.Store, KeyPrefix: "chaos:" + suffix + ":", RedisAddr: r.redis.addr, GroupCommit: true,
 		Interval: o.Interval, LeaseTTL: o.LeaseTTL, RebalanceTimeout: o.RebalanceTimeout, MaxShards: 2 * o.Shards,
 	}
-	if o.Store == bench.StoreJDBC {
+	if o.Store == coordproc.StoreJDBC {
 		schema, err := newPGSchema(ctx, o.PostgresURL)
 		if err != nil {
 			return nil, err
@@ -143,14 +146,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer r.cluster.close()
 	_, base, _ := r.cluster.pick(rand.New(rand.NewPCG(1, 1)))
-	api, err := bench.NewAPI(base, 2)
-	if err != nil {
+	admin := client.NewCoordinator(base, client.WithBasicAuth("admin", "password"), client.WithHTTPClient(r.client))
+	if _, err := admin.CreateGroup(ctx, r.key.StreamPrefix, r.key.ConsumerGroup, o.Shards, "coord-chaos"); err != nil {
 		return nil, err
 	}
-	if err := api.CreateGroup(ctx, r.key, o.Shards); err != nil {
-		return nil, err
-	}
-	api.Close()
 
 	r.start = time.Now()
 	r.log.add(0, "", fmt.Sprintf("run seed %d store %s: group %s, %d shards, %d members, %d coordinators", o.Seed, o.Store, r.key, o.Shards, o.Members, o.Coordinators))
@@ -162,10 +161,36 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		members.Go(func() { s.loop(mctx) })
 	}
 
+	faults, endFaults := context.WithCancel(ctx)
+	healed, endHeal := context.WithCancel(ctx)
+	defer endHeal()
+	var fl *fleet
+	var realMembers sync.WaitGroup
+	if o.RealMembers > 0 {
+		if fl, err = newFleet(r); err != nil {
+			endFaults()
+			stopMembers()
+			return nil, err
+		}
+		realMembers.Go(func() { fl.run(faults, healed, o.RealMembers) })
+	}
 	r.inject(ctx, Schedule(o))
+	endFaults()
 	healAt := r.now()
 	r.heal(ctx)
 	settleErr := r.settle(ctx, healAt)
+	if fl != nil { // the real members get the settle timeout to handle everything
+		t := time.AfterFunc(max(0, o.SettleTimeout-(r.now()-healAt)), endHeal)
+		realMembers.Wait()
+		t.Stop()
+		vs, figures := fl.check()
+		res.Violations = append(res.Violations, vs...)
+		res.Real = figures
+		r.log.add(r.now(), "", figures)
+		for k, n := range fl.counters {
+			r.counts[k] += n
+		}
+	}
 
 	end := r.now()
 	if settleErr == nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -22,12 +22,12 @@ func TestExamples(t *testing.T) {
 	}
 	rs := testredis.Start(t)
 	dir := t.TempDir()
-	bin, err := bench.BuildCoordinator(context.Background(), dir)
+	bin, err := coordproc.BuildCoordinator(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := bench.StartServer(context.Background(), bin, dir, "coord", bench.ServerConfig{
-		Store: bench.StoreRedis, KeyPrefix: "examples", RedisAddr: rs.Addr,
+	srv, err := coordproc.StartServer(context.Background(), bin, dir, "coord", coordproc.ServerConfig{
+		Store: coordproc.StoreRedis, KeyPrefix: "examples", RedisAddr: rs.Addr,
 		Interval: 200 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 10 * time.Second,
 	})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -29,7 +29,7 @@ func coordinatorBin(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath, buildErr = bench.BuildCoordinator(context.Background(), dir)
+		binPath, buildErr = coordproc.BuildCoordinator(context.Background(), dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -39,9 +39,9 @@ func coordinatorBin(t *testing.T) string {
 
 // startCoordinator starts a real coordinator process with a short
 // interval and lease on the given store.
-func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease time.Duration) *bench.Server {
+func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease time.Duration) *coordproc.Server {
 	t.Helper()
-	s, err := bench.StartServer(context.Background(), coordinatorBin(t), t.TempDir(), "coord", bench.ServerConfig{
+	s, err := coordproc.StartServer(context.Background(), coordinatorBin(t), t.TempDir(), "coord", coordproc.ServerConfig{
 		Store: store, KeyPrefix: keyPrefix, RedisAddr: redisAddr,
 		Interval: 200 * time.Millisecond, LeaseTTL: lease, RebalanceTimeout: 10 * time.Second,
 	})

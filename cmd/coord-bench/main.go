@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 func main() {
@@ -34,7 +35,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		"comma-separated scenarios: "+strings.Join(bench.Scenarios, ","))
 	fs.StringVar(&o.Name, "name", "bench", "run name: the output is <out>/<date>-<name>.json")
 	fs.StringVar(&o.OutDir, "out", "bench/results", "output directory")
-	fs.StringVar(&o.Store, "store", bench.StoreRedis, "store of ceiling, steady, baseline and churn: memory, redis or jdbc")
+	fs.StringVar(&o.Store, "store", coordproc.StoreRedis, "store of ceiling, steady, baseline and churn: memory, redis or jdbc")
 	fs.IntVar(&o.Groups, "groups", 1, "groups (ceiling, steady, baseline, store)")
 	fs.IntVar(&o.Members, "members", 10000, "members per group (ceiling, steady, baseline, store)")
 	fs.IntVar(&o.Shards, "shards", 10000, "shards per group (ceiling, steady, baseline, store)")

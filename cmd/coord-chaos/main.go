@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
 	"github.com/redis-stream-coordinator/coordinator/chaos"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 func main() {
@@ -32,6 +32,7 @@ func main() {
 	fs.StringVar(&d.PostgresURL, "postgres", d.PostgresURL, "PostgreSQL URL of the jdbc store (a schema per run)")
 	fs.IntVar(&d.Coordinators, "coordinators", d.Coordinators, "coordinator processes")
 	fs.IntVar(&d.Members, "members", d.Members, "simulated members")
+	fs.IntVar(&d.RealMembers, "real", d.RealMembers, "real client.Consumers beside the simulated members (-1: none)")
 	fs.IntVar(&d.Shards, "shards", d.Shards, "initial shard count")
 	fs.DurationVar(&d.Interval, "interval", d.Interval, "heartbeat interval")
 	fs.DurationVar(&d.LeaseTTL, "lease", d.LeaseTTL, "member lease TTL")
@@ -49,7 +50,7 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(binDir)
-	if d.Binary, err = bench.BuildCoordinator(ctx, binDir); err != nil {
+	if d.Binary, err = coordproc.BuildCoordinator(ctx, binDir); err != nil {
 		fatal(err)
 	}
 

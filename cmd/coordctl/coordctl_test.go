@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -62,13 +62,13 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
 	dir := t.TempDir()
-	bin, err := bench.BuildCoordinator(ctx, dir)
+	bin, err := coordproc.BuildCoordinator(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv, err := bench.StartServer(ctx, bin, dir, "coord", bench.ServerConfig{
-		Store: bench.StoreRedis, KeyPrefix: prefix + ":coord", RedisAddr: testredis.SharedAddr,
+	srv, err := coordproc.StartServer(ctx, bin, dir, "coord", coordproc.ServerConfig{
+		Store: coordproc.StoreRedis, KeyPrefix: prefix + ":coord", RedisAddr: testredis.SharedAddr,
 		Interval: time.Second, LeaseTTL: 10 * time.Second, GroupCommit: true,
 	})
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/bench"
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -46,14 +46,14 @@ func TestDemoEndToEnd(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
 
-	coordBin, err := bench.BuildCoordinator(ctx, dir)
+	coordBin, err := coordproc.BuildCoordinator(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	producerBin, consumerBin := buildSample(t, ctx, dir, "sample-producer"), buildSample(t, ctx, dir, "sample-consumer")
 	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv, err := bench.StartServer(ctx, coordBin, dir, "coord", bench.ServerConfig{
-		Store: bench.StoreRedis, KeyPrefix: "e2e-coord", RedisAddr: rs.Addr,
+	srv, err := coordproc.StartServer(ctx, coordBin, dir, "coord", coordproc.ServerConfig{
+		Store: coordproc.StoreRedis, KeyPrefix: "e2e-coord", RedisAddr: rs.Addr,
 		Interval: 250 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 30 * time.Second,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package bench
+package coordproc
 
 import (
 	"bytes"
@@ -190,12 +190,6 @@ func (s *Server) logTail() string {
 
 // Pid is the coordinator's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
-
-// Usage reads the coordinator's CPU time and peak RSS.
-func (s *Server) Usage() (ProcUsage, error) { return readProc(s.Pid()) }
-
-// ResetPeak restarts the peak RSS measurement (see resetPeakRSS).
-func (s *Server) ResetPeak() { resetPeakRSS(s.Pid()) }
 
 // Stop sends SIGTERM and waits for the ordered shutdown, killing the
 // process after 30 s.

@@ -1,0 +1,4 @@
+// Package coordproc builds ./cmd/coordinator and runs coordinator
+// processes for tests, the benchmarks (bench) and the fault suite (chaos):
+// a configuration file per process, a free port, readiness, stop and kill.
+package coordproc
