@@ -116,6 +116,9 @@ type RateLimit struct {
 	Window  Duration `yaml:"window"`
 	// MaxRequests is the permits per window; ≤ 0 rejects every request.
 	MaxRequests int `yaml:"max-requests"`
+	// MaxGroupCreates is the group creations per window per principal,
+	// whatever the group; 0 is no such limit.
+	MaxGroupCreates int `yaml:"max-group-creates"`
 }
 
 // Store selects and tunes the metadata store (§8).
@@ -230,6 +233,10 @@ type Streams struct {
 type Defaults struct {
 	InitialShardCount int `yaml:"initial-shard-count"`
 	MaxShardCount     int `yaml:"max-shard-count"`
+	// MaxGroups and MaxGroupsPerStream cap the groups a create may make,
+	// in all and per stream prefix; 0 is no cap.
+	MaxGroups          int `yaml:"max-groups"`
+	MaxGroupsPerStream int `yaml:"max-groups-per-stream"`
 }
 
 // Monitoring tunes the monitoring read path.
@@ -278,7 +285,7 @@ func defaults() *Config {
 			TokenTTL:      Duration(7 * 24 * time.Hour),
 			TokenLeeway:   Duration(30 * time.Second),
 			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: Duration(time.Minute)},
-			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60},
+			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60, MaxGroupCreates: 60},
 		},
 		Store: Store{
 			Type:      StoreMemory,

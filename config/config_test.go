@@ -60,7 +60,7 @@ func seedDefaults() *Config {
 			TokenTTL:      d("168h"),
 			TokenLeeway:   d("30s"),
 			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: d("1m")},
-			RateLimit:     RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60},
+			RateLimit:     RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60, MaxGroupCreates: 60},
 		},
 		Store: Store{
 			Type: "memory", KeyPrefix: "redis-stream:coord",

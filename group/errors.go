@@ -16,6 +16,9 @@ const (
 	CodeActiveMigrationExists     Code = "ACTIVE_MIGRATION_EXISTS"
 	CodeMetadataSyncInProgress    Code = "METADATA_SYNC_IN_PROGRESS"
 	CodeRollbackNotAllowed        Code = "ROLLBACK_NOT_ALLOWED"
+	// CodeGroupLimitReached refuses a create beyond defaults.max-groups or
+	// defaults.max-groups-per-stream.
+	CodeGroupLimitReached Code = "GROUP_LIMIT_REACHED"
 )
 
 // Error is a domain error: a rule of the protocol refused the request.

@@ -36,6 +36,15 @@ func (v *violations) atLeast(field string, n, least int) bool {
 	return true
 }
 
+// nonNegative adds a violation unless n ≥ 0; it reports whether n is.
+func (v *violations) nonNegative(field string, n int64) bool {
+	if n < 0 {
+		v.add(field, "must be greater than or equal to 0")
+		return false
+	}
+	return true
+}
+
 // atMost adds a violation unless n ≤ most.
 func (v *violations) atMost(field string, n, most int) {
 	if n > most {
@@ -43,7 +52,37 @@ func (v *violations) atMost(field string, n, most int) {
 	}
 }
 
-const maxNameBytes = 200
+// Bounds of free-text fields, in bytes (§3 as we add to it; the OpenAPI
+// schemas state the same).
+const (
+	maxNameBytes   = 200  // names, ids, memberName, requestedBy, streamKey
+	maxReasonBytes = 1000 // reason
+	maxEntryBytes  = 64   // stream entry ids, deprecatedAfter
+)
+
+// atMostBytes adds a violation when s is longer than most bytes.
+func (v *violations) atMostBytes(field, s string, most int) {
+	if len(s) > most {
+		v.add(field, fmt.Sprintf("must be at most %d bytes", most))
+	}
+}
+
+// optionalAtMostBytes is atMostBytes for a nullable field.
+func (v *violations) optionalAtMostBytes(field string, s *string, most int) {
+	if s != nil {
+		v.atMostBytes(field, *s, most)
+	}
+}
+
+// shardIndex adds a violation unless 0 ≤ i < s.MaxShardCount (no group has
+// more shards; the domain checks the group's own count).
+func (v *violations) shardIndex(field string, i int, s Settings) bool {
+	if i < 0 || i >= s.MaxShardCount {
+		v.add(field, fmt.Sprintf("must be between 0 and %d", s.MaxShardCount-1))
+		return false
+	}
+	return true
+}
 
 // ValidateName checks a stream prefix, consumer group or member id (§3):
 // 1–200 bytes of printable characters without '/', '{', '}' or whitespace.
@@ -96,11 +135,41 @@ func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 		v.atLeast("runtimeConsumerCapacity.runtimeMaxConcurrency", c.RuntimeMaxConcurrency, 1)
 		v.atLeast("runtimeConsumerCapacity.availableConcurrency", c.AvailableConcurrency, 0)
 	}
+	v.atMostBytes("requestId", req.RequestID, maxNameBytes)
+	v.atMostBytes("memberId", req.MemberID, maxNameBytes)
+	v.optionalAtMostBytes("memberName", req.MemberName, maxNameBytes)
 	for field, n := range map[string]int{
 		"ownedShards": len(req.OwnedShards), "revokingShards": len(req.RevokingShards), "shardProgress": len(req.ShardProgress),
 	} {
 		if n > s.MaxShardCount {
 			v.add(field, fmt.Sprintf("must not list more than %d shards", s.MaxShardCount))
+		}
+	}
+	if len(v) > 0 {
+		return v.err() // the lists may be long: check their items only once they are bounded
+	}
+	// One violation per list at most, so that the message stays short.
+	for i, shard := range req.OwnedShards {
+		if !v.shardIndex(fmt.Sprintf("ownedShards[%d].shardIndex", i), shard, s) {
+			break
+		}
+	}
+	for i, r := range req.RevokingShards {
+		field := fmt.Sprintf("revokingShards[%d]", i)
+		if !v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s) || !v.nonNegative(field+".inFlight", r.InFlight) {
+			break
+		}
+	}
+	for i, p := range req.ShardProgress {
+		field := fmt.Sprintf("shardProgress[%d]", i)
+		before := len(v)
+		v.shardIndex(field+".shard.shardIndex", p.Shard.ShardIndex, s)
+		v.optionalAtMostBytes(field+".streamKey", p.StreamKey, maxNameBytes)
+		v.optionalAtMostBytes(field+".lastDeliveredId", p.LastDeliveredID, maxEntryBytes)
+		v.optionalAtMostBytes(field+".lastAckedId", p.LastAckedID, maxEntryBytes)
+		v.nonNegative(field+".pendingCount", p.PendingCount)
+		if len(v) > before {
+			break
 		}
 	}
 	return v.err()
@@ -112,8 +181,16 @@ func ValidateCreate(req *CreateRequest, s Settings) error {
 	if n := req.InitialShardCount; n != nil && v.atLeast("initialShardCount", *n, 1) {
 		v.atMost("initialShardCount", *n, s.MaxShardCount)
 	}
-	v.notBlank("requestedBy", req.RequestedBy)
+	v.who(req.RequestedBy, req.Reason)
 	return v.err()
+}
+
+// who checks requestedBy (not blank) and reason (optional) against their
+// length bounds.
+func (v *violations) who(requestedBy string, reason *string) {
+	v.notBlank("requestedBy", requestedBy)
+	v.atMostBytes("requestedBy", requestedBy, maxNameBytes)
+	v.optionalAtMostBytes("reason", reason, maxReasonBytes)
 }
 
 // ValidateDelete checks a delete body (§2.3).
@@ -123,7 +200,7 @@ func ValidateDelete(req *DeleteRequest) error { return validateWhoAndWhy(req.Req
 // request carries: neither may be blank.
 func validateWhoAndWhy(requestedBy, reason string) error {
 	var v violations
-	v.notBlank("requestedBy", requestedBy)
+	v.who(requestedBy, &reason)
 	v.notBlank("reason", reason)
 	return v.err()
 }
@@ -139,7 +216,8 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 	default:
 		v.atMost("targetShardCount", *n, s.MaxShardCount)
 	}
-	v.notBlank("requestedBy", req.RequestedBy)
+	v.who(req.RequestedBy, req.Reason)
+	v.optionalAtMostBytes("deprecatedAfter", req.DeprecatedAfter, maxEntryBytes)
 	return v.err()
 }
 

@@ -78,6 +78,9 @@ func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprou
 	validate := func(req *group.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req group.CreateRequest) (any, error) {
+			if err := a.roomForGroup(ctx, key); err != nil {
+				return nil, err
+			}
 			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
 			return render(view), err
 		})
@@ -144,4 +147,29 @@ func routingBody(_ group.Key, rt messages.Routing) any {
 		StreamKeyPattern: streams.KeyPattern(rt.StreamPrefix),
 		Shards:           shards,
 	}
+}
+
+// roomForGroup fails with GROUP_LIMIT_REACHED when a new group of key would
+// pass Options.MaxGroups or MaxGroupsPerPrefix.
+func (a *API) roomForGroup(ctx context.Context, key group.Key) error {
+	if a.maxGroups <= 0 && a.maxGroupsPerPrefix <= 0 {
+		return nil
+	}
+	groups, err := a.coord.Groups(ctx)
+	if err != nil {
+		return err
+	}
+	inPrefix := 0
+	for _, g := range groups {
+		if g.StreamPrefix == key.StreamPrefix {
+			inPrefix++
+		}
+	}
+	switch {
+	case a.maxGroups > 0 && len(groups) >= a.maxGroups:
+		return group.Errorf(group.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", len(groups))
+	case a.maxGroupsPerPrefix > 0 && inPrefix >= a.maxGroupsPerPrefix:
+		return group.Errorf(group.CodeGroupLimitReached, "Stream prefix '%s' already has %d groups (defaults.max-groups-per-stream)", key.StreamPrefix, inPrefix)
+	}
+	return nil
 }

@@ -102,6 +102,11 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes caps request bodies (413 above it); default 1 MiB.
 	MaxBodyBytes int64
+	// MaxGroups and MaxGroupsPerPrefix, when positive, refuse a create
+	// (409 GROUP_LIMIT_REACHED) once this many groups exist, or exist
+	// under its stream prefix. Concurrent creates may pass the count
+	// together: the caps are soft by those few.
+	MaxGroups, MaxGroupsPerPrefix int
 	// Middleware wraps every coordinator route; the first is outermost.
 	Middleware []Middleware
 	// DataPlane serves /offsets, the message explorers and the Grafana
@@ -143,6 +148,8 @@ type API struct {
 	benchEndpoints bool
 	// guard is the installed Security; nil when the API is open.
 	guard *guard
+	// maxGroups and maxGroupsPerPrefix are Options.MaxGroups and MaxGroupsPerPrefix.
+	maxGroups, maxGroupsPerPrefix int
 }
 
 // New builds the API and registers every route. It panics when
@@ -175,6 +182,7 @@ func New(o Options) *API {
 		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
 
 		benchEndpoints: o.BenchEndpoints,
+		maxGroups:      o.MaxGroups, maxGroupsPerPrefix: o.MaxGroupsPerPrefix,
 	}
 	r := a.router
 	r.RedirectTrailingSlash = false

@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -21,13 +23,26 @@ const codeRateLimited = "RATE_LIMIT_EXCEEDED"
 // request answers 429 with Retry-After before the handler reads the body.
 // An accepted request counts whatever the handler then answers (a 400 for
 // an invalid body included); a refused one does not.
+//
+// Creates (CREATE_GROUP, CREATE_STREAM) also take a permit of
+// CreateLimiter, when set, keyed by the principal alone.
 func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
-	if g.Limiter == nil || !g.limits(rt) {
+	perGroup := g.Limiter != nil && g.limits(rt)
+	creates := g.CreateLimiter != nil && (rt.Action == string(audit.CreateGroup) || rt.Action == string(audit.CreateStream))
+	if !perGroup && !creates {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		key := ratelimit.Key(principal(r.Context()).Username, ps.ByName("streamPrefix"), ps.ByName("consumerGroup"))
-		if ok, retryAfter := g.Limiter.Allow(key, g.Now()); !ok {
+		name := principal(r.Context()).Username
+		now := g.Now()
+		ok, retryAfter := true, time.Duration(0)
+		if perGroup {
+			ok, retryAfter = g.Limiter.Allow(ratelimit.Key(name, ps.ByName("streamPrefix"), ps.ByName("consumerGroup")), now)
+		}
+		if ok && creates {
+			ok, retryAfter = g.CreateLimiter.Allow(name, now)
+		}
+		if !ok {
 			w.Header().Set("Retry-After", strconv.FormatInt(ratelimit.RetryAfterSeconds(retryAfter), 10))
 			writeError(w, http.StatusTooManyRequests, codeRateLimited, "Coordinator API rate limit exceeded")
 			return

@@ -81,6 +81,7 @@ var domainStatuses = map[group.Code]int{
 	group.CodeActiveMigrationExists:     http.StatusConflict,
 	group.CodeMetadataSyncInProgress:    http.StatusConflict,
 	group.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
+	group.CodeGroupLimitReached:         http.StatusConflict,
 	codeShardsHeld:                      http.StatusConflict,
 	codeDeadLetterNotFound:              http.StatusNotFound,
 	codeDeadLetterNotAllowed:            http.StatusUnprocessableEntity,

@@ -47,6 +47,10 @@ type Security struct {
 	History audit.History
 	// Limiter, when non-nil, limits Admin API mutations (§9.2).
 	Limiter *ratelimit.Limiter
+	// CreateLimiter, when non-nil, limits group creations (CREATE_GROUP,
+	// CREATE_STREAM) per principal, whatever the group: Limiter's key is
+	// per group, so it does not bound how many groups a caller makes.
+	CreateLimiter *ratelimit.Limiter
 	// FailedAuthPerUser and FailedAuthPerAddress, when non-nil, count
 	// failed authentications (a wrong password or token, on login or any
 	// route) per user name tried and per client address; a key that used

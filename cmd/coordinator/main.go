@@ -106,9 +106,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
 	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{
-		BasePath:      cfg.API.BasePath,
-		Coordinator:   coord,
-		Settings:      settings,
+		BasePath:    cfg.API.BasePath,
+		Coordinator: coord,
+		Settings:    settings,
+		MaxGroups:   cfg.Defaults.MaxGroups, MaxGroupsPerPrefix: cfg.Defaults.MaxGroupsPerStream,
 		Health:        back.health(cfg),
 		CoordinatorID: cfg.ID,
 		Version:       buildVersion(),

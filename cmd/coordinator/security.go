@@ -87,6 +87,11 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		if sec.Limiter, err = ratelimit.New(rl.MaxRequests, rl.Window.Duration()); err != nil {
 			return nil, fmt.Errorf("coordinator.api.rate-limit: %w", err)
 		}
+		if rl.MaxGroupCreates > 0 {
+			if sec.CreateLimiter, err = ratelimit.New(rl.MaxGroupCreates, rl.Window.Duration()); err != nil {
+				return nil, fmt.Errorf("coordinator.api.rate-limit: %w", err)
+			}
+		}
 	}
 	return sec, nil
 }

@@ -1,0 +1,56 @@
+package group
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEveryInputBounded: oversized strings and out-of-range shard numbers
+// and counts are refused by the one validator of each request (issue 21,
+// defect 4: a 1,000,000-byte memberName and owned shards -1 and 2^62 were
+// accepted).
+func TestEveryInputBounded(t *testing.T) {
+	s := DefaultSettings()
+	long := strings.Repeat("x", 1_000_000)
+	ok := func() *HeartbeatRequest {
+		return &HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &Capacity{1, 1}}
+	}
+	for name, tc := range map[string]struct {
+		mod   func(*HeartbeatRequest)
+		field string
+	}{
+		"memberName":     {func(r *HeartbeatRequest) { r.MemberName = &long }, "memberName"},
+		"requestId":      {func(r *HeartbeatRequest) { r.RequestID = long }, "requestId"},
+		"owned -1":       {func(r *HeartbeatRequest) { r.OwnedShards = ShardSet{-1} }, "ownedShards[0].shardIndex"},
+		"owned 2^62":     {func(r *HeartbeatRequest) { r.OwnedShards = ShardSet{0, 1 << 62} }, "ownedShards[1].shardIndex"},
+		"revoking shard": {func(r *HeartbeatRequest) { r.RevokingShards = []RevokeReport{{Shard: Shard{-3}}} }, "revokingShards[0].shard.shardIndex"},
+		"inFlight":       {func(r *HeartbeatRequest) { r.RevokingShards = []RevokeReport{{InFlight: -1}} }, "revokingShards[0].inFlight"},
+		"progress shard": {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{Shard: Shard{s.MaxShardCount}}} }, "shardProgress[0].shard.shardIndex"},
+		"progress key":   {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{StreamKey: &long}} }, "shardProgress[0].streamKey"},
+		"progress id":    {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{LastAckedID: &long}} }, "shardProgress[0].lastAckedId"},
+		"pending count":  {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{PendingCount: -1}} }, "shardProgress[0].pendingCount"},
+	} {
+		req := ok()
+		tc.mod(req)
+		err := ValidateHeartbeat(req, s)
+		if err == nil || !strings.HasPrefix(err.(*Error).Message, tc.field+":") || strings.Contains(err.Error(), ";") {
+			t.Errorf("%s: %v, want one violation of %s", name, err, tc.field)
+		}
+	}
+	if err := ValidateHeartbeat(ok(), s); err != nil {
+		t.Fatal(err)
+	}
+	reason := long
+	if err := ValidateCreate(&CreateRequest{RequestedBy: long}, s); err == nil || !strings.Contains(err.Error(), "requestedBy: must be at most 200 bytes") {
+		t.Errorf("create requestedBy: %v", err)
+	}
+	if err := ValidateScale(&ScaleRequest{TargetShardCount: new(int), RequestedBy: "x", Reason: &reason}, s); err == nil || !strings.Contains(err.Error(), "reason: must be at most 1000 bytes") {
+		t.Errorf("scale reason: %v", err)
+	}
+	if err := ValidateDelete(&DeleteRequest{RequestedBy: "x", Reason: long}); err == nil || !strings.Contains(err.Error(), "reason") {
+		t.Errorf("delete reason: %v", err)
+	}
+	if err := ValidateRollback(&RollbackRequest{RequestedBy: long, Reason: "r"}); err == nil || !strings.Contains(err.Error(), "requestedBy") {
+		t.Errorf("rollback requestedBy: %v", err)
+	}
+}
