@@ -19,8 +19,11 @@ run:
 services:
 	@bash .ci/services
 
+# test also renders the Helm chart (deploy/helm/charttest, a module of its
+# own so that Helm and the Kubernetes API types stay out of the main one).
 test: services
 	$(GO) test -race -count=1 ./...
+	cd deploy/helm/charttest && $(GO) test -count=1 ./...
 
 # lint runs staticcheck from PATH or the Go bin directory; .ci/run installs
 # it when missing (go install honnef.co/go/tools/cmd/staticcheck@VERSION).
