@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // Path is where the console is mounted; it redirects to Path + "/".
@@ -52,6 +53,12 @@ func Handler(basePath string) http.Handler {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write(index)
 		default:
+			// A name fs.FS cannot hold (invalid UTF-8, "..", empty
+			// elements) is no file of ours: 404, not the file server's 500.
+			if name := strings.TrimPrefix(rest, "/"); !fs.ValidPath(name) || !utf8.ValidString(name) {
+				http.NotFound(w, r)
+				return
+			}
 			fileServer.ServeHTTP(w, r)
 		}
 	})

@@ -44,3 +44,17 @@ func TestHandler(t *testing.T) {
 		t.Errorf("/console/missing.js: %d, want 404", rec.Code)
 	}
 }
+
+// TestBadFileNames: paths that decode to invalid UTF-8 or to names no file
+// system holds answer 404, never 500 (issue 21, defect 6).
+func TestBadFileNames(t *testing.T) {
+	h := Handler("/coord/v1")
+	for _, path := range []string{"/console/%ff", "/console/a%80b.js", "/console/%e2%82", "/console/a//b.js", "/console/../console.go"} {
+		if rec := get(t, h, path); rec.Code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, rec.Code)
+		}
+	}
+	if rec := get(t, h, "/console/app.js"); rec.Code != http.StatusOK {
+		t.Errorf("app.js: %d", rec.Code)
+	}
+}
