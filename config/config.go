@@ -59,6 +59,14 @@ type Server struct {
 	// Address is the net.Listen address. The default, "127.0.0.1:8080",
 	// accepts local connections only; ":8080" listens on every interface.
 	Address string `yaml:"address"`
+	// ReadHeaderTimeout, ReadTimeout (headers and body), WriteTimeout and
+	// IdleTimeout (keep-alive) bound how long a connection may hold the
+	// server; 0 is no limit. MaxHeaderBytes caps a request's header block.
+	ReadHeaderTimeout Duration `yaml:"read-header-timeout"`
+	ReadTimeout       Duration `yaml:"read-timeout"`
+	WriteTimeout      Duration `yaml:"write-timeout"`
+	IdleTimeout       Duration `yaml:"idle-timeout"`
+	MaxHeaderBytes    int      `yaml:"max-header-bytes"`
 }
 
 // API is the HTTP API path and security (PROTOCOL.md §1, §9.2).
@@ -277,7 +285,11 @@ func Default() *Config {
 // base every file is decoded onto.
 func defaults() *Config {
 	return &Config{
-		Server: Server{Address: DefaultAddress},
+		Server: Server{
+			Address:           DefaultAddress,
+			ReadHeaderTimeout: Duration(5 * time.Second), ReadTimeout: Duration(30 * time.Second),
+			WriteTimeout: Duration(60 * time.Second), IdleTimeout: Duration(120 * time.Second), MaxHeaderBytes: 64 << 10,
+		},
 		API: API{
 			BasePath:      "/coord/v1",
 			AdminUsername: "admin",

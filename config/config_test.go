@@ -53,8 +53,11 @@ func d(s string) Duration {
 // except that the server listens on loopback only (§11 has ":8080").
 func seedDefaults() *Config {
 	return &Config{
-		ID:     "test-host",
-		Server: Server{Address: "127.0.0.1:8080"},
+		ID: "test-host",
+		Server: Server{
+			Address: "127.0.0.1:8080", ReadHeaderTimeout: d("5s"), ReadTimeout: d("30s"), WriteTimeout: d("60s"),
+			IdleTimeout: d("120s"), MaxHeaderBytes: 65536,
+		},
 		API: API{
 			BasePath: "/coord/v1", AdminUsername: "admin", AdminPassword: "password",
 			TokenTTL:      d("168h"),

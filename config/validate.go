@@ -25,6 +25,13 @@ func (c *Config) Validate() error {
 		v.add(root+"server.address", "invalid listen address %q: want host:port or :port", c.Server.Address)
 	}
 
+	for key, d := range map[string]Duration{
+		"read-header-timeout": c.Server.ReadHeaderTimeout, "read-timeout": c.Server.ReadTimeout,
+		"write-timeout": c.Server.WriteTimeout, "idle-timeout": c.Server.IdleTimeout,
+	} {
+		v.nonNegative(root+"server."+key, d)
+	}
+	v.check(c.Server.MaxHeaderBytes >= 4096, root+"server.max-header-bytes", "must be at least 4096, got %d", c.Server.MaxHeaderBytes)
 	v.check(strings.HasPrefix(c.API.BasePath, "/"), root+"api.base-path", "must start with /, got %q", c.API.BasePath)
 	v.check(strings.Trim(c.API.BasePath, "/") != "", root+"api.base-path", "must not be the root path")
 	if len(c.API.Users) == 0 {

@@ -128,7 +128,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler:           withPprof(api, cfg.Debug.Pprof),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration(),
+		ReadTimeout:       cfg.Server.ReadTimeout.Duration(),
+		WriteTimeout:      cfg.Server.WriteTimeout.Duration(),
+		IdleTimeout:       cfg.Server.IdleTimeout.Duration(),
+		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
