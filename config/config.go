@@ -256,6 +256,10 @@ type Monitoring struct {
 	// series (member_* and consumer_shard_*), the first by member id; 0
 	// turns them off.
 	MemberSeries int `yaml:"member-series"`
+	// ShardSeries is how many shards per group (the first by index) get
+	// per-shard metric series (shard_*); 0, the default, turns them off.
+	// At most metrics.MaxShardSeries (1024).
+	ShardSeries int `yaml:"shard-series"`
 }
 
 // Health tunes the non-blocking Redis health probe (§10.2).

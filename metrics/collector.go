@@ -195,19 +195,20 @@ func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.m.now()
 	for _, gs := range c.m.states() {
-		for _, metric := range gs.metrics(now, c.m.sampledMembers(gs.key)) {
+		for _, metric := range gs.metrics(now, c.m.sampledMembers(gs.key), c.m.shardSeries) {
 			ch <- metric
 		}
 	}
 }
 
-// metrics returns every gauge of gs, and of its sampled members, at now.
-func (gs *groupState) metrics(now time.Time, members []*group.Member) []prometheus.Metric {
+// metrics returns every gauge of gs, of its sampled members and of its
+// first shardSeries shards (by index), at now.
+func (gs *groupState) metrics(now time.Time, members []*group.Member, shardSeries int) []prometheus.Metric {
 	gs.mu.Lock()
 	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters}
 	gs.mu.Unlock()
 	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
-	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+len(v.shards)*len(shardDefs))
+	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+min(len(v.shards), shardSeries)*len(shardDefs))
 	for state, n := range map[string]int{"total": v.stats.Members, "active": v.stats.Live, "expired": v.stats.Expired} {
 		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state))
 	}
@@ -224,6 +225,9 @@ func (gs *groupState) metrics(now time.Time, members []*group.Member) []promethe
 		}
 	}
 	for _, s := range v.shards {
+		if s.Shard >= shardSeries {
+			continue
+		}
 		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey}
 		out = appendGauges(out, shardDefs, s, now, labels...)
 		for _, d := range shardRateDefs {

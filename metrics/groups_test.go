@@ -336,7 +336,7 @@ func TestMemberSeriesReadFailures(t *testing.T) {
 // ids are -1, unknown lag and memory 0.
 func TestShardOffsets(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
+	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000), metrics.WithShardSeries(1000))
 	lag := int64(4)
 	id := "1700000000000-7"
 	rate := 2.5
@@ -525,4 +525,35 @@ func TestKnownGroupsCountersStartAtZero(t *testing.T) {
 		v, ok := s[`rebalance_total{group="billing",reason="reconcile",stream="orders"}`]
 		return ok && v == 0
 	})
+}
+
+// TestShardSeriesOptIn: by default a scrape has no per-shard series, so its
+// size follows the groups, not their shards (issue 21, defect 5: 10,000
+// groups × 16 shards made one scrape 277 MB); WithShardSeries(n) exports
+// the first n shards of each group. group_lag sums every shard either way.
+func TestShardSeriesOptIn(t *testing.T) {
+	lag := int64(2)
+	samples := []metrics.ShardSample{{Shard: 0, StreamKey: "orders:0", Lag: &lag}, {Shard: 1, StreamKey: "orders:1", Lag: &lag}, {Shard: 2, StreamKey: "orders:2", Lag: &lag}}
+	for _, tc := range []struct {
+		opts   []metrics.Option
+		shards int
+	}{{nil, 0}, {[]metrics.Option{metrics.WithShardSeries(2)}, 2}, {[]metrics.Option{metrics.WithShardSeries(1 << 30)}, 3}} {
+		reg := prometheus.NewRegistry()
+		m := metrics.New(reg, coordinatorID, tc.opts...)
+		m.GroupCommitted(orders, violating(), nil)
+		m.ShardOffsets(orders, samples)
+		s := scrape(t, reg)
+		shards := map[string]bool{}
+		for k := range s {
+			if strings.HasPrefix(k, "shard_") {
+				shards[k[strings.Index(k, "shard=")+7:][:1]] = true
+			}
+		}
+		if len(shards) != tc.shards {
+			t.Errorf("%d options: series for shards %v, want %d shards", len(tc.opts), shards, tc.shards)
+		}
+		if got := s[`group_lag{group="billing",stream="orders"}`]; got != 6 {
+			t.Errorf("group_lag = %v, want 6", got)
+		}
+	}
 }

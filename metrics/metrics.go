@@ -38,6 +38,19 @@ func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = 
 // are always on.
 func WithMemberSeries(limit int) Option { return func(m *Metrics) { m.memberSeries = max(0, limit) } }
 
+// MaxShardSeries is the hard cap of WithShardSeries: no group exports
+// per-shard series for more shards than this.
+const MaxShardSeries = 1024
+
+// WithShardSeries turns on the per-shard series (shard_* gauges, twelve or
+// more per shard) for at most limit shards of each group, the first by
+// index, limit capped at MaxShardSeries; 0 (the default) leaves them off,
+// so that a scrape is O(groups), not O(shards). The group_lag and
+// group_pending sums cover every shard either way.
+func WithShardSeries(limit int) Option {
+	return func(m *Metrics) { m.shardSeries = min(max(0, limit), MaxShardSeries) }
+}
+
 // Metrics holds every coordinator collector. All methods are safe for
 // concurrent use and never block on I/O.
 type Metrics struct {
@@ -46,6 +59,8 @@ type Metrics struct {
 	// members is where they are read from (SetSource).
 	memberSeries int
 	members      memberSource
+	// shardSeries caps the shards per group that get series (0: none).
+	shardSeries int
 
 	up prometheus.Gauge
 

@@ -73,6 +73,7 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Monitoring.ShardSeries = 16
 	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
