@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -245,7 +246,7 @@ func TestShutdownDrains(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Shutdown(testCtx(t)) }()
-	waitFor(t, "terminating", func() bool {
+	eventually.True(t, "terminating", func() bool {
 		_, err := c.Group(testCtx(t), billing) // another group's actor, not blocked
 		return errors.Is(err, messages.ErrTerminating)
 	})
@@ -355,7 +356,7 @@ func TestTickerExpiresStoredGroups(t *testing.T) {
 			}
 		}})
 	<-ticked
-	waitFor(t, "m-1 expired in the store", func() bool {
+	eventually.True(t, "m-1 expired in the store", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -237,18 +238,6 @@ func wantCode(t *testing.T, err error, code group.Code) *group.Error {
 	return ge
 }
 
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // queued returns the number of messages in key's mailbox, counting the one
 // being handled.
 func queued(c *Coordinator, key group.Key) int64 {
@@ -307,7 +296,7 @@ func queueJoins(t *testing.T, c *Coordinator, store *testStore, g *gate, n int) 
 		goHeartbeat(c, store, orders, fmt.Sprintf("m-%02d", i), out)
 	}
 	// The flush blocked in the first commit, plus the n-1 heartbeats.
-	waitFor(t, "queued heartbeats", func() bool { return queued(c, orders) >= int64(n) })
+	eventually.True(t, "queued heartbeats", func() bool { return queued(c, orders) >= int64(n) })
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -81,7 +82,7 @@ func TestAnotherCoordinatorKeepsACoalescedPromise(t *testing.T) {
 	}
 	clock.Advance(time.Millisecond)
 	b.TickNow()
-	waitFor(t, "m-1 expired once the window has passed", func() bool {
+	eventually.True(t, "m-1 expired once the window has passed", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }
@@ -97,7 +98,7 @@ func TestTheWriterExpiresAtItsOwnPromise(t *testing.T) {
 
 	clock.Set(promised.Time().Add(time.Millisecond))
 	a.TickNow()
-	waitFor(t, "m-1 expired right after its lease", func() bool {
+	eventually.True(t, "m-1 expired right after its lease", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }
@@ -134,7 +135,7 @@ func TestHeartbeatCountsFromItsArrival(t *testing.T) {
 		}
 		late <- r
 	}()
-	waitFor(t, "m-1's heartbeat queued behind the blocked flush", func() bool { return queued(c, orders) >= 2 })
+	eventually.True(t, "m-1's heartbeat queued behind the blocked flush", func() bool { return queued(c, orders) >= 2 })
 	clock.Advance(time.Second) // the actor gets to it after the lease end
 	close(g.release)
 	if r := <-late; r.Status != group.StatusOK {

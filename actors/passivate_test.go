@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
 func registered(c *Coordinator) int {
@@ -23,14 +24,14 @@ func TestUnknownGroupsDoNotKeepActors(t *testing.T) {
 		_, err := c.Group(testCtx(t), key)
 		wantCode(t, err, group.CodeGroupNotFound)
 	}
-	waitFor(t, "every actor of an unknown group passivated", func() bool { return registered(c) == 0 })
+	eventually.True(t, "every actor of an unknown group passivated", func() bool { return registered(c) == 0 })
 
 	// A deleted group's actor goes too; the group can be created again.
 	createGroup(t, c, orders)
 	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "r"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	waitFor(t, "the deleted group's actor passivated", func() bool { return registered(c) == 0 })
+	eventually.True(t, "the deleted group's actor passivated", func() bool { return registered(c) == 0 })
 	createGroup(t, c, orders)
 	wantStatus(t, heartbeat(t, c, orders, join("m")), group.StatusOK)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
@@ -285,17 +286,17 @@ func TestTickConfirmsDrain(t *testing.T) {
 	// No member is live: the first tick moves to DRAINING and asks Redis.
 	f.set(func(f *fakeDataPlane) { f.drainErr = errRedis })
 	c.TickNow()
-	waitFor(t, "a failed drain check", func() bool { return checks() == 1 })
-	waitFor(t, "DRAINING", func() bool { return state() == group.MigrationDraining })
+	eventually.True(t, "a failed drain check", func() bool { return checks() == 1 })
+	eventually.True(t, "DRAINING", func() bool { return state() == group.MigrationDraining })
 	f.set(func(f *fakeDataPlane) { f.drainErr = nil })
 	c.TickNow()
-	waitFor(t, "a second drain check", func() bool { return checks() == 2 })
+	eventually.True(t, "a second drain check", func() bool { return checks() == 2 })
 	if s := state(); s != group.MigrationDraining {
 		t.Fatalf("undrained migration is %s", s)
 	}
 	f.set(func(f *fakeDataPlane) { f.drained = true })
 	c.TickNow()
-	waitFor(t, "DEPRECATED", func() bool { return state() == group.MigrationDeprecated })
+	eventually.True(t, "DEPRECATED", func() bool { return state() == group.MigrationDeprecated })
 	if v, _ := c.Group(ctx, orders); v.ActiveMigration != nil || v.ShardCount != 2 {
 		t.Fatalf("after the drain: %+v", v)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
@@ -42,7 +43,7 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 	for i := range bound - 1 {
 		goHeartbeat(c, store, orders, fmt.Sprintf("m-%d", i), out)
 	}
-	waitFor(t, "queued heartbeats", func() bool { return queuedHeartbeats(c, orders) == bound })
+	eventually.True(t, "queued heartbeats", func() bool { return queuedHeartbeats(c, orders) == bound })
 
 	req := join("m-shed")
 	resp := heartbeat(t, c, orders, req)
@@ -93,10 +94,10 @@ func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 		}()
 	}
 	<-entered
-	waitFor(t, "queued creates", func() bool { return queued(c, orders) >= 2 })
+	eventually.True(t, "queued creates", func() bool { return queued(c, orders) >= 2 })
 	out := make(chan result, 1)
 	goHeartbeat(c, newTestStore(), orders, "m-1", out)
-	waitFor(t, "queued heartbeat", func() bool { return queuedHeartbeats(c, orders) == 1 })
+	eventually.True(t, "queued heartbeat", func() bool { return queuedHeartbeats(c, orders) == 1 })
 
 	close(release)
 	for range 3 {

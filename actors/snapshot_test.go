@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
 )
@@ -166,7 +167,7 @@ func TestConcurrentReadsShareOneBuild(t *testing.T) {
 		})
 	}
 	<-entered
-	waitFor(t, "every reader waiting on the flight", func() bool { return inCommitted() == readers })
+	eventually.True(t, "every reader waiting on the flight", func() bool { return inCommitted() == readers })
 	close(release)
 	wg.Wait()
 	close(errs)

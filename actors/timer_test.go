@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
 // With the event loop on, a group's own timer expires a silent member: no
@@ -19,7 +20,7 @@ func TestGroupTimerExpiresASilentMember(t *testing.T) {
 	createGroup(t, c, orders)
 	resp := heartbeat(t, c, orders, join("m-1"))
 	heartbeat(t, c, orders, next("m-1", resp))
-	waitFor(t, "m-1 expired by the group's timer", func() bool {
+	eventually.True(t, "m-1 expired by the group's timer", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }
@@ -36,7 +37,7 @@ func TestSweepAtStartMaintainsGroupsNobodyTalksTo(t *testing.T) {
 	heartbeat(t, a, orders, join("m-1"))
 	start(t, Options{Store: store, GroupCommit: true, Settings: s,
 		TickEnabled: true, TickInterval: 20 * time.Millisecond, SweepInterval: time.Hour})
-	waitFor(t, "m-1 expired by the other coordinator", func() bool {
+	eventually.True(t, "m-1 expired by the other coordinator", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
 }
@@ -46,7 +47,7 @@ func TestSweepAtStartMaintainsGroupsNobodyTalksTo(t *testing.T) {
 func TestIdleGroupActorPassivates(t *testing.T) {
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, IdleTimeout: 20 * time.Millisecond})
 	createGroup(t, c, orders)
-	waitFor(t, "the idle actor retired", func() bool {
+	eventually.True(t, "the idle actor retired", func() bool {
 		_, live := c.registry.Load(orders)
 		return !live
 	})

@@ -24,8 +24,9 @@ type Fleet struct {
 	group  string // key.String(): the oracle's name of the group
 	shards int
 	ttl    time.Duration
-	// epoch is time zero of every offset the fleet records.
-	epoch  time.Time
+	// now is the current offset from the fleet's epoch, time zero of
+	// every offset the fleet records (tests set their own clock).
+	now    func() time.Duration
 	oracle *membersim.Oracle
 	sims   []*Sim
 
@@ -69,7 +70,8 @@ type crashWatch struct {
 
 // NewFleet returns the fleet of members 0..members-1 of key, none joined.
 func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, oracle *membersim.Oracle, epoch time.Time) *Fleet {
-	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, epoch: epoch, oracle: oracle, readers: map[int][]string{}}
+	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, oracle: oracle, readers: map[int][]string{}}
+	f.now = func() time.Duration { return time.Since(epoch) }
 	f.sims = make([]*Sim, members)
 	for i := range f.sims {
 		f.sims[i] = f.newSim(memberID(i))
@@ -81,9 +83,6 @@ func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, o
 func (f *Fleet) newSim(id string) *Sim {
 	return &Sim{ID: id, f: f, m: membersim.New(id, nil), reads: map[int]time.Duration{}, joinedAt: -1}
 }
-
-// now is the current offset from the fleet's epoch.
-func (f *Fleet) now() time.Duration { return time.Since(f.epoch) }
 
 // fire is a fireFunc: member i heartbeats once.
 func (f *Fleet) fire(ctx context.Context, i int, intended time.Time, rec *Recorder) {

@@ -11,13 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
-)
 
-// waitLimit only keeps a broken test from hanging; no assertion depends on it.
-const waitLimit = 2 * time.Minute
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+)
 
 // A real Prometheus server, configured from prometheus/prometheus.yml with
 // the coordinator's job pointed at an in-process coordinator, scrapes
@@ -137,22 +135,15 @@ func freeAddr(t *testing.T) string {
 // non-empty vector.
 func waitForResult(t *testing.T, query string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	eventually.True(t, "a result for "+query, func() bool {
 		var resp struct {
 			Status string `json:"status"`
 			Data   struct {
 				Result []json.RawMessage `json:"result"`
 			} `json:"data"`
 		}
-		if tryGet(query, &resp) == nil && resp.Status == "success" && len(resp.Data.Result) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no result for %s", query)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return tryGet(query, &resp) == nil && resp.Status == "success" && len(resp.Data.Result) > 0
+	})
 }
 
 func get(t *testing.T, u string, v any) {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -287,26 +288,13 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	a.heartbeat()
 	c.clock.Advance(half)
 	c.coord.TickNow()
-	c.eventually("member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
+	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
 	c.convergeAlone(a, "after B expired")
 	if r := b.heartbeat(); r.Status != group.StatusFencedMemberEpoch {
 		t.Fatalf("expired member's heartbeat answered %s", r.Status)
 	}
 	c.converge(4, a, b)
-}
-
-// eventually waits until cond holds (asynchronous ticks), failing after a
-// generous bound.
-func (c *cluster) eventually(what string, cond func() bool) {
-	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -139,7 +140,7 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 	// 20 s after the first observation it has expired: the stale one is
 	// answered while one background read refreshes it.
 	e.clock.Advance(10 * time.Second)
-	e.eventually("the refreshed observation", func() bool { return e.grafanaGroup().TotalStreamLength == 80 })
+	eventually.True(t, "the refreshed observation", func() bool { return e.grafanaGroup().TotalStreamLength == 80 })
 	g, s := e.grafanaGroup(), e.grafanaShards()
 	wantRate(t, "shard 0 produced", s[0].ProducedPerSecond, 2.5)
 	wantRate(t, "shard 0 consumed", s[0].ConsumedPerSecond, 1)

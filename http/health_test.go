@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
 
@@ -39,15 +40,15 @@ func (p *pinger) count() int {
 // waitFor polls h until its Redis state is want.
 func waitFor(t *testing.T, h *PingHealth, want string) HealthReport {
 	t.Helper()
-	for {
+	var r HealthReport
+	eventually.True(t, "Redis "+want, func() bool {
 		h.probe.mu.Lock()
 		done := !h.probe.probing
 		h.probe.mu.Unlock()
-		if r := h.Check(context.Background()); r.Redis == want && done {
-			return r
-		}
-		time.Sleep(time.Millisecond)
-	}
+		r = h.Check(context.Background())
+		return r.Redis == want && done
+	})
+	return r
 }
 
 func TestPingHealthNeverBlocksAndCaches(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -33,9 +34,6 @@ var (
 	_ actors.Observer         = (*metrics.Metrics)(nil)
 	_ httpapi.RequestObserver = (*metrics.Metrics)(nil)
 )
-
-// waitLimit only keeps a broken test from hanging; no assertion depends on it.
-const waitLimit = 30 * time.Second
 
 // newFakeClock returns a settable clock, shared by a coordinator and its
 // metrics, at the tests' start time.
@@ -284,13 +282,7 @@ func (h *harness) step(name string, f func(), want series) {
 // waitFor polls reg until cond holds on a scrape.
 func waitFor(t *testing.T, reg prometheus.Gatherer, what string, cond func(series) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond(scrape(t, reg)) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, what, func() bool { return cond(scrape(t, reg)) })
 }
 
 // newMemoryHarness is newHarness on a fresh memory store.

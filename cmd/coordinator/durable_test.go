@@ -17,6 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
@@ -165,28 +166,13 @@ func memberRecords(t *testing.T, base string, key group.Key) map[string]group.Me
 func waitHealth(t *testing.T, base, what string, cond func(httpapi.HealthReport) bool) httpapi.HealthReport {
 	t.Helper()
 	var h httpapi.HealthReport
-	eventually(t, what, func() bool {
+	eventually.True(t, what, func() bool {
 		if st, body := call(t, "GET", base+"/monitoring/health", "", &h); st != http.StatusOK {
 			t.Fatalf("health: %d %s", st, body)
 		}
 		return cond(h)
 	})
 	return h
-}
-
-// eventually polls cond until it holds, failing the test after a generous
-// deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 // answer is one member's heartbeat outcome in a round.

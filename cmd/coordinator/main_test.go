@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -168,16 +169,16 @@ func TestRunServesTheAPI(t *testing.T) {
 // probes still UNKNOWN may differ.
 func waitHealthBody(t *testing.T, base, want string) {
 	t.Helper()
-	for {
+	eventually.True(t, "health "+want, func() bool {
 		st, body := send(t, "GET", base+"/coord/v1/monitoring/health", "")
 		if body == want {
-			return
+			return true
 		}
 		if st != http.StatusOK || !strings.Contains(body, `"UNKNOWN"`) {
 			t.Fatalf("health: %d %s, want %s", st, body, want)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return false
+	})
 }
 
 // testDSN is the PostgreSQL database of the machine's test services.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
@@ -168,7 +169,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	sw.converge(t)
 
 	ld := startLoad(key, n.base, oracle, members, total)
-	eventually(t, "load rounds before the kill", func() bool { r, _ := ld.count(phaseUp, group.StatusOK); return r >= 4 })
+	eventually.True(t, "load rounds before the kill", func() bool { r, _ := ld.count(phaseUp, group.StatusOK); return r >= 4 })
 	srv.Kill()
 	ld.enter(phaseDown)
 
@@ -182,14 +183,14 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 			t.Errorf("%s %s with the breaker open: %d %s", c.method, c.url, st, body)
 		}
 	}
-	eventually(t, "RETRY answers during the outage", func() bool { _, retries := ld.count(phaseDown, group.StatusRetry); return retries > 0 })
+	eventually.True(t, "RETRY answers during the outage", func() bool { _, retries := ld.count(phaseDown, group.StatusRetry); return retries > 0 })
 
 	srv.Restart()
 	waitHealth(t, n.base, "health UP with the breaker closed", func(h httpapi.HealthReport) bool {
 		return h.Status == "UP" && h.Redis == httpapi.RedisUp && h.Store.Breaker == "closed"
 	})
 	ld.enter(phaseRecovered)
-	eventually(t, "load rounds after recovery", func() bool { r, _ := ld.count(phaseRecovered, group.StatusOK); return r >= 4 })
+	eventually.True(t, "load rounds after recovery", func() bool { r, _ := ld.count(phaseRecovered, group.StatusOK); return r >= 4 })
 	ld.halt()
 
 	for _, f := range ld.failures {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -49,11 +50,11 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 		return r.readyz == http.StatusOK && r.readyzBody == `{"status":"UP"}` && r.actuator == http.StatusOK &&
 			r.report.Status == "UP" && r.report.Store.Status == httpapi.StoreUp
 	}
-	eventually(t, "ready before the kill", func() bool { return up(getReadiness(t, base)) })
+	eventually.True(t, "ready before the kill", func() bool { return up(getReadiness(t, base)) })
 
 	srv.Kill()
 	var down readiness
-	eventually(t, "not ready with Redis killed", func() bool {
+	eventually.True(t, "not ready with Redis killed", func() bool {
 		down = getReadiness(t, base)
 		return down.readyz == http.StatusServiceUnavailable && down.actuator == http.StatusServiceUnavailable
 	})
@@ -66,7 +67,7 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 	})
 
 	srv.Restart()
-	eventually(t, "ready after the restart", func() bool { return up(getReadiness(t, base)) })
+	eventually.True(t, "ready after the restart", func() bool { return up(getReadiness(t, base)) })
 }
 
 // TestDatabaseDownAtStart starts a PostgreSQL-backed coordinator whose
@@ -79,7 +80,7 @@ func TestDatabaseDownAtStart(t *testing.T) {
   store: {type: jdbc, jdbc: {url: "postgres://postgres@127.0.0.1:1/test?sslmode=disable"}, timeout: 500ms}
   health: {cache-ttl-ms: 5}
 `))
-	eventually(t, "not ready with the database down", func() bool {
+	eventually.True(t, "not ready with the database down", func() bool {
 		r := getReadiness(t, base)
 		return r.readyz == http.StatusServiceUnavailable && r.readyzBody == `{"status":"DEGRADED"}` && r.report.Store.Status == httpapi.StoreDown
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -105,7 +106,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	for _, c := range []string{"c1", "c2", "c3", "c4"} {
 		consumer(c)
 	}
-	waitFor(t, ctx, "4 consumers own the 4 shards", func() bool {
+	eventually.True(t, "4 consumers own the 4 shards", func() bool {
 		g, err := coord.Group(ctx, e2ePrefix, e2eGroup)
 		return err == nil && g.State == "STABLE" && len(g.CurrentAssignmentSummary) == 4
 	})
@@ -160,7 +161,7 @@ func TestDemoEndToEnd(t *testing.T) {
 
 	names := []string{"c1", "c2", "c3", "c4", "c5"}
 	var logs map[string][]event
-	waitFor(t, ctx, "every record handled", func() bool {
+	eventually.True(t, "every record handled", func() bool {
 		logs = readLogs(t, dir, names)
 		return len(uniqueRecords(logs)) == e2eRecords
 	})
@@ -350,17 +351,6 @@ func buildSample(t *testing.T, ctx context.Context, dir, name string) string {
 		t.Fatalf("go build %s: %v\n%s", name, err, out)
 	}
 	return bin
-}
-
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 func tail(b []byte, n int) string {
