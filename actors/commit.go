@@ -52,7 +52,7 @@ func (a *groupActor) flush() {
 // outdates the published snapshot before anyone is answered.
 func (a *groupActor) applyCommitted(recs []group.Record) {
 	for _, r := range recs {
-		a.stats.apply(a.committed, r)
+		a.committed.Apply(r)
 	}
 	a.validated = a.c.opts.Clock()
 	a.committedChanged()

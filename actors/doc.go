@@ -19,8 +19,8 @@
 //     before anyone is answered, so a coordinator reads its own writes; on
 //     a shared store a snapshot validated more than ReadStaleness ago is
 //     revalidated first. Admin commands publish before they answer. After
-//     each commit the actor reports O(1) GroupStats, kept up to date from
-//     the records, for the metrics gauges.
+//     each commit the actor reports the group's stats (group.Stats, kept
+//     up to date by Apply) for the metrics gauges.
 //   - Heartbeats and ticks are group-committed (ARCHITECTURE principle 5):
 //     their records join a batch, the first request of a batch sends the
 //     actor a flush message, and because the mailbox is FIFO everything

@@ -53,8 +53,6 @@ type groupActor struct {
 	// batch holds committed, working, the stored revision and leases, and
 	// the pending entries (group commit without I/O; batch.go).
 	batch
-	// stats tracks committed's gauges (Observer.GroupStats).
-	stats statsTracker
 	// cell publishes committed to readers; validated is when committed was
 	// last confirmed against a shared store.
 	cell      *snapshotCell

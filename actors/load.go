@@ -63,7 +63,6 @@ func (a *groupActor) load() (g *group.Group, rev persistence.Revision, legacy bo
 // (batch.install), then tells the readers and the observer.
 func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bool) {
 	a.batch.install(g, rev, legacy)
-	a.stats.reset(g)
 	a.validated = a.c.opts.Clock()
 	a.committedChanged()
 	a.c.opts.Observer.GroupCommitted(a.key, g, nil)

@@ -45,9 +45,9 @@ type Observer interface {
 	// kept or modified.
 	GroupCommitted(key group.Key, g *group.Group, recs []group.Record)
 	// GroupStats reports the stats of the committed group right after each
-	// GroupCommitted of a group that exists. It costs the actor O(records)
-	// per commit, no pass over the members.
-	GroupStats(key group.Key, s GroupStats)
+	// GroupCommitted of a group that exists. Apply keeps them
+	// (group.Stats), so they cost no pass over the members.
+	GroupStats(key group.Key, s group.Stats)
 }
 
 // Message types reported by Observer.MessageHandled.
@@ -75,4 +75,4 @@ func (NopObserver) ActorsLive(int)                                          {}
 func (NopObserver) HeartbeatShed(group.Key)                                 {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
 func (NopObserver) GroupCommitted(group.Key, *group.Group, []group.Record)  {}
-func (NopObserver) GroupStats(group.Key, GroupStats)                        {}
+func (NopObserver) GroupStats(group.Key, group.Stats)                       {}

@@ -31,6 +31,8 @@ type index struct {
 	// nextDeadlineAt of the earliest rebalance deadline. Zero means unknown:
 	// the next handler scans all members and recomputes it.
 	nextScanAt, nextDeadlineAt Instant
+	// stats are the counts behind Stats: nil until it is first called.
+	stats *statsIndex
 }
 
 // shardIndex is the per-shard part of the index.
@@ -61,7 +63,7 @@ func (g *Group) Exists() bool { return g != nil && g.StreamPrefix != "" }
 // value a record carries (ShardSets, Meta maps and slices), are immutable
 // and shared: Apply replaces a member, it never modifies one. The index is
 // copied, except its per-shard part, which the copy builds when a handler
-// first runs on it.
+// first runs on it, and the counts behind Stats.
 func (g *Group) Clone() *Group {
 	return &Group{
 		Meta:    g.Meta,
@@ -99,6 +101,9 @@ func (g *Group) Apply(r Record) {
 	switch r := r.(type) {
 	case MetaRecord:
 		g.Meta = r.Meta
+		if t := g.idx.stats; t != nil {
+			t.rebound(g.ShardCount)
+		}
 	case MemberRecord:
 		m := r.Member
 		old := g.Members[m.MemberID]
@@ -108,12 +113,15 @@ func (g *Group) Apply(r Record) {
 		}
 		if old != nil {
 			g.unindexMember(old)
+		} else {
+			g.countUnknownTarget(m.MemberID, -1)
 		}
 		g.indexMember(m)
 	case MemberRemovedRecord:
 		if old := g.Members[r.MemberID]; old != nil {
 			g.unindexMember(old)
 			delete(g.Members, r.MemberID)
+			g.countUnknownTarget(r.MemberID, 1)
 		}
 	case TargetRecord:
 		g.setTarget(r.MemberID, r.Shards, true)
@@ -133,12 +141,29 @@ func sameIndexFields(a, b *Member) bool {
 		a.Revoking.Equal(b.Revoking) && a.GrantedAssignment.Equal(b.GrantedAssignment)
 }
 
+// countUnknownTarget adds delta to the stats' count of target entries
+// without a member record when id has a target entry.
+func (g *Group) countUnknownTarget(id string, delta int) {
+	if _, ok := g.Targets[id]; ok && g.idx.stats != nil {
+		g.idx.stats.unknownTargets += delta
+	}
+}
+
 // setTarget replaces one target entry and keeps the index in step.
 func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 	m := g.Members[id]
 	live := m != nil && m.State.Live()
 	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
 		g.idx.mismatched--
+	}
+	if t := g.idx.stats; t != nil {
+		t.target(g.Targets[id], -1)
+		if keep {
+			t.target(shards, 1)
+		}
+	}
+	if m == nil {
+		g.countUnknownTarget(id, -1)
 	}
 	if x := g.idx.shards; x != nil {
 		for _, s := range g.Targets[id] {
@@ -154,6 +179,9 @@ func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
 		g.Targets[id] = shards
 	} else {
 		delete(g.Targets, id)
+	}
+	if m == nil {
+		g.countUnknownTarget(id, 1)
 	}
 	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
 		g.idx.mismatched++
@@ -214,6 +242,9 @@ func (g *Group) indexMember(m *Member) {
 	if x := g.idx.shards; x != nil {
 		x.addMember(m)
 	}
+	if t := g.idx.stats; t != nil {
+		t.member(m, 1)
+	}
 }
 
 func (g *Group) unindexMember(m *Member) {
@@ -227,6 +258,9 @@ func (g *Group) unindexMember(m *Member) {
 	}
 	if x := g.idx.shards; x != nil {
 		x.removeMember(m)
+	}
+	if t := g.idx.stats; t != nil {
+		t.member(m, -1)
 	}
 }
 

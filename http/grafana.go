@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -330,58 +328,6 @@ func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
 	return out, nil
 }
 
-// shardOwners are the members in each ownership role of one shard, sorted.
-type shardOwners struct {
-	// target: the target assignment holds the shard. current and revoking:
-	// the member's current or revoking set holds it and the member still
-	// holds what it holds (group.Member.Holds: not EXPIRED or FENCED).
-	target, current, revoking []string
-}
-
-// ownersOf maps every shard of g that has an owner in some role to its
-// owners; a shard without any maps to the zero shardOwners.
-func ownersOf(g *group.Group) map[int]shardOwners {
-	out := map[int]shardOwners{}
-	add := func(shards group.ShardSet, id string, role func(*shardOwners) *[]string) {
-		for _, s := range shards {
-			o := out[s]
-			*role(&o) = append(*role(&o), id)
-			out[s] = o
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(g.Targets)) {
-		add(g.Targets[id], id, func(o *shardOwners) *[]string { return &o.target })
-	}
-	for _, id := range slices.Sorted(maps.Keys(g.Members)) {
-		if m := g.Members[id]; m.Holds() {
-			add(m.CurrentAssignment, id, func(o *shardOwners) *[]string { return &o.current })
-			add(m.Revoking, id, func(o *shardOwners) *[]string { return &o.revoking })
-		}
-	}
-	return out
-}
-
-// Owner states of a shard row: no owner in any role, a target owner but no
-// current one, target and current owners equal, or anything else.
-const (
-	ownerUnassigned    = "UNASSIGNED"
-	ownerPendingAck    = "PENDING_ACK"
-	ownerCurrent       = "CURRENT"
-	ownerTransitioning = "TRANSITIONING"
-)
-
-func (o shardOwners) state() string {
-	switch {
-	case len(o.target) == 0 && len(o.current) == 0:
-		return ownerUnassigned
-	case len(o.current) == 0:
-		return ownerPendingAck
-	case slices.Equal(o.target, o.current):
-		return ownerCurrent
-	}
-	return ownerTransitioning
-}
-
 // idList joins sorted member ids with commas ("" when none).
 func idList(ids []string) string { return strings.Join(ids, ",") }
 
@@ -399,12 +345,12 @@ type shardRow struct {
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
 	MemoryUsageKnown  bool     `json:"memoryUsageKnown"`
 	// Comma-joined sorted member ids: target and current owners as in
-	// shardOwners; ownerMemberIds are the live members whose current
+	// group.ShardOwners; ownerMemberIds are the live members whose current
 	// assignment holds the shard (§2.6).
-	TargetOwnerMemberIDs  string `json:"targetOwnerMemberIds"`
-	CurrentOwnerMemberIDs string `json:"currentOwnerMemberIds"`
-	OwnerMemberIDs        string `json:"ownerMemberIds"`
-	OwnerState            string `json:"ownerState"`
+	TargetOwnerMemberIDs  string           `json:"targetOwnerMemberIds"`
+	CurrentOwnerMemberIDs string           `json:"currentOwnerMemberIds"`
+	OwnerMemberIDs        string           `json:"ownerMemberIds"`
+	OwnerState            group.OwnerState `json:"ownerState"`
 }
 
 // shardRows serves #28 for the shards of the groups the query selects
@@ -412,7 +358,7 @@ type shardRow struct {
 func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 	var out []shardRow
 	err := a.eachSelected(r, func(g *group.Group, o monitoring.Offsets) {
-		owners := ownersOf(g)
+		owners := g.Owners()
 		for _, s := range o.Shards {
 			i := s.Shard.ShardIndex
 			own := owners[i]
@@ -422,8 +368,8 @@ func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 				LagKnown:          s.Lag != nil,
 				ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
 				MemoryUsageKnown:     s.MemoryUsageBytes != nil,
-				TargetOwnerMemberIDs: idList(own.target), CurrentOwnerMemberIDs: idList(own.current),
-				OwnerMemberIDs: idList(s.OwnerMemberIDs), OwnerState: own.state(),
+				TargetOwnerMemberIDs: idList(own.Target), CurrentOwnerMemberIDs: idList(own.Current),
+				OwnerMemberIDs: idList(s.OwnerMemberIDs), OwnerState: own.State(),
 			})
 		}
 	})
@@ -434,7 +380,7 @@ func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 }
 
 // assignmentRow is one row of #29: a readable shard's owners in each role
-// (shardOwners), comma-joined and sorted.
+// (group.ShardOwners), comma-joined and sorted.
 type assignmentRow struct {
 	StreamPrefix   string `json:"streamPrefix"`
 	ConsumerGroup  string `json:"consumerGroup"`
@@ -455,13 +401,13 @@ func (a *API) assignmentRows(r *http.Request) ([]assignmentRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	owners := ownersOf(g)
+	owners := g.Owners()
 	out := make([]assignmentRow, g.ShardCount)
 	for i := range out {
 		own := owners[i]
 		out[i] = assignmentRow{
 			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, ShardIndex: i,
-			TargetOwners: idList(own.target), CurrentOwners: idList(own.current), RevokingOwners: idList(own.revoking),
+			TargetOwners: idList(own.Target), CurrentOwners: idList(own.Current), RevokingOwners: idList(own.Revoking),
 		}
 	}
 	return out, nil

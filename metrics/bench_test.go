@@ -33,7 +33,7 @@ func BenchmarkGroupStats(b *testing.B) {
 	m := metrics.New(prometheus.NewRegistry(), coordinatorID)
 	g := largeGroup(orders, 10_000)
 	commit(m, g)
-	s := statsOf(g)
+	s := g.Stats()
 	b.ReportAllocs()
 	for b.Loop() {
 		m.GroupStats(orders, s)

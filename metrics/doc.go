@@ -29,8 +29,8 @@
 // (group.MemberRecord.Event), once, by the coordinator that decided them,
 // as soon as they are committed; a group commit that raised the
 // assignment epoch counts a rebalance. GroupStats keeps the group's
-// actors.GroupStats (maintained by the actor from the records, no pass
-// over the members) and counts in invariant_violation_total the
+// group.Stats (kept up to date by Apply, no pass over the members) and
+// counts in invariant_violation_total the
 // violations each commit introduced.
 //
 // Every gauge is computed at scrape time by one collector: the group

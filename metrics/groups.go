@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -19,7 +18,7 @@ type groupState struct {
 	key group.Key
 
 	// stats are the group's gauges as of its last commit (GroupStats).
-	stats actors.GroupStats
+	stats group.Stats
 	// assignmentEpoch is the committed one of the last GroupCommitted: a
 	// group commit that raises it counts a rebalance.
 	assignmentEpoch int64
@@ -62,7 +61,7 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Rec
 // violations: each commit after which the group has n violations adds n to
 // invariant_violation_total (PROTOCOL §10.1, "+n per recording with
 // violations"). Stats of a group not known to exist are ignored.
-func (m *Metrics) GroupStats(key group.Key, s actors.GroupStats) {
+func (m *Metrics) GroupStats(key group.Key, s group.Stats) {
 	gs := m.lookup(key)
 	if gs == nil {
 		return

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
@@ -279,10 +278,8 @@ func (s staticSource) Snapshot(context.Context, group.Key) (*group.Group, error)
 // commit reports g as committed to m, as a group actor does.
 func commit(m *metrics.Metrics, g *group.Group) {
 	m.GroupCommitted(g.Key(), g, nil)
-	m.GroupStats(g.Key(), statsOf(g))
+	m.GroupStats(g.Key(), g.Stats())
 }
-
-func statsOf(g *group.Group) actors.GroupStats { return actors.StatsOf(g) }
 
 // Violations: the gauges show the current count, the counter adds each
 // commit's count (PROTOCOL §10.1: +n per recording with violations),

@@ -85,7 +85,8 @@ func (c *Context) Check() {
 }
 
 // CheckGroup returns an error when g breaks an invariant or differs from
-// the replay of recs onto group.New().
+// the replay of recs onto group.New(), its stats included: g's are kept by
+// Apply from the first check on, the replay's counted from scratch.
 func CheckGroup(g *group.Group, recs []group.Record) error {
 	if v := g.Violations(); len(v) != 0 {
 		return fmt.Errorf("invariant violations: %v", v)
@@ -96,6 +97,9 @@ func CheckGroup(g *group.Group, recs []group.Record) error {
 	r := group.New()
 	for _, rec := range recs {
 		r.Apply(rec)
+	}
+	if x, y := g.Stats(), r.Stats(); x != y {
+		return fmt.Errorf("stats kept by Apply %+v, counted %+v", x, y)
 	}
 	return SameGroup(g, r)
 }

@@ -1,4 +1,4 @@
-package actors
+package group_test
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 
 // oracleStats computes g's stats from scratch, the violations through
 // group.(*Group).Violations.
-func oracleStats(g *group.Group) GroupStats {
-	s := GroupStats{GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, Members: len(g.Members)}
+func oracleStats(g *group.Group) group.Stats {
+	s := group.Stats{GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, Members: len(g.Members)}
 	if id := g.ActiveReshardingID; id != nil {
 		s.MigrationSince = g.Migrations[*id].CreatedAt
 	}
@@ -41,21 +41,45 @@ func oracleStats(g *group.Group) GroupStats {
 }
 
 // tracked applies the records a domain handler produced on the working
-// copy to the tracked copy and checks the stats against the oracle.
+// copy to a copy whose Stats Apply keeps, and checks them against the
+// oracle.
 type tracked struct {
-	t       *testing.T
-	g       *group.Group
-	tracker statsTracker
+	t *testing.T
+	g *group.Group
+}
+
+func newTracked(t *testing.T) *tracked {
+	tr := &tracked{t: t, g: group.New()}
+	tr.g.Stats() // from now on Apply keeps the counts
+	return tr
 }
 
 func (tr *tracked) apply(step string, recs []group.Record) {
 	tr.t.Helper()
 	for _, r := range recs {
-		tr.tracker.apply(tr.g, r)
+		tr.g.Apply(r)
 	}
-	if got, want := tr.tracker.stats(tr.g), oracleStats(tr.g); got != want {
+	if got, want := tr.g.Stats(), oracleStats(tr.g); got != want {
 		tr.t.Fatalf("%s: stats %+v, want %+v", step, got, want)
 	}
+}
+
+// statsJoin is a member's first heartbeat.
+func statsJoin(id string) *group.HeartbeatRequest {
+	return &group.HeartbeatRequest{
+		ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+	}
+}
+
+// statsNext is the heartbeat a well-behaved member sends after resp: it
+// owns what it was assigned.
+func statsNext(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+	req := statsJoin(id)
+	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
+	req.MemberEpoch, req.MetadataVersion = resp.MemberEpoch, resp.MetadataVersion
+	req.OwnedShards = resp.Assignment.AssignedShards
+	return req
 }
 
 // The tracked stats equal a recomputation after every commit of random
@@ -67,8 +91,7 @@ func TestStatsTrackTheRecords(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		work := group.New()
-		tr := &tracked{t: t, g: group.New()}
-		tr.tracker.reset(tr.g)
+		tr := newTracked(t)
 		now := group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 		n := 4 + rng.IntN(8)
 		recs, err := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
@@ -83,9 +106,9 @@ func TestStatsTrackTheRecords(t *testing.T) {
 			switch op := rng.IntN(20); {
 			case op < 14:
 				id := fmt.Sprintf("m-%d", rng.IntN(8))
-				req := join(id)
+				req := statsJoin(id)
 				if prev, ok := epochs[id]; ok && rng.IntN(5) > 0 {
-					req = next(id, prev)
+					req = statsNext(id, prev)
 					if rng.IntN(6) == 0 {
 						req.OwnedShards = append(req.OwnedShards, rng.IntN(work.ShardCount+2))
 					}
@@ -132,8 +155,7 @@ func TestStatsTrackTheRecords(t *testing.T) {
 // shard, a target naming no member, a shard beyond the count) are counted
 // like group.Violations counts them, also when the shard count changes.
 func TestStatsCountViolationsLikeTheDomain(t *testing.T) {
-	tr := &tracked{t: t, g: group.New()}
-	tr.tracker.reset(tr.g)
+	tr := newTracked(t)
 	meta := group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 2}
 	tr.apply("meta", []group.Record{group.MetaRecord{Meta: meta}})
 	for _, id := range []string{"a", "b"} {

@@ -1,0 +1,41 @@
+package group_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Owners lists each shard's owners by role (an EXPIRED member holds
+// nothing) and State classifies them.
+func TestOwnersAndTheirState(t *testing.T) {
+	g := group.New()
+	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 5}})
+	for _, m := range []*group.Member{
+		{MemberID: "a", State: group.MemberActive, CurrentAssignment: group.NewShardSet(0, 1), Revoking: group.NewShardSet(2)},
+		{MemberID: "b", State: group.MemberActive, CurrentAssignment: group.NewShardSet(3)},
+		{MemberID: "c", State: group.MemberExpired, CurrentAssignment: group.NewShardSet(4)},
+	} {
+		g.Apply(group.MemberRecord{Member: m})
+	}
+	g.Apply(group.TargetRecord{MemberID: "a", Shards: group.NewShardSet(0)})
+	g.Apply(group.TargetRecord{MemberID: "b", Shards: group.NewShardSet(1, 2, 3)})
+
+	want := map[int]group.ShardOwners{
+		0: {Target: []string{"a"}, Current: []string{"a"}},
+		1: {Target: []string{"b"}, Current: []string{"a"}},
+		2: {Target: []string{"b"}, Revoking: []string{"a"}},
+		3: {Target: []string{"b"}, Current: []string{"b"}},
+	}
+	got := g.Owners()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("owners %+v, want %+v", got, want)
+	}
+	states := map[int]group.OwnerState{0: group.OwnerCurrent, 1: group.OwnerTransitioning, 2: group.OwnerPendingAck, 3: group.OwnerCurrent, 4: group.OwnerUnassigned}
+	for s, st := range states {
+		if got := got[s].State(); got != st {
+			t.Errorf("shard %d: %s, want %s", s, got, st)
+		}
+	}
+}
