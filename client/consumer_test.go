@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
 // A consumer handles every entry once, first reclaiming the entries a dead
@@ -73,7 +75,7 @@ func TestConsumerReclaimsAndDeadLetters(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(cctx) }()
-	eventually(t, 15*time.Second, "every entry handled and the poison dead-lettered", func() bool {
+	eventually.True(t, "every entry handled and the poison dead-lettered", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) == n-1 && rdb.XLen(ctx, "jobs-dead-letter").Val() == 1

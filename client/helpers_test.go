@@ -52,18 +52,6 @@ func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease ti
 	return s
 }
 
-// eventually polls cond every 20 ms for up to d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // readers records which member reads which shard and fails the test when
 // two read one shard at once.
 type readers struct {

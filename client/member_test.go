@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -43,14 +44,14 @@ func TestMemberJoinSplitLeave(t *testing.T) {
 		return cancel, done
 	}
 	stopA, doneA := run("a")
-	eventually(t, 5*time.Second, "a reads 4 shards", func() bool { return r.count("a") == 4 })
+	eventually.True(t, "a reads 4 shards", func() bool { return r.count("a") == 4 })
 	stopB, doneB := run("b")
-	eventually(t, 5*time.Second, "a and b read 2 shards each", func() bool { return r.count("a") == 2 && r.count("b") == 2 })
+	eventually.True(t, "a and b read 2 shards each", func() bool { return r.count("a") == 2 && r.count("b") == 2 })
 	stopA()
 	if err := <-doneA; err != nil {
 		t.Fatalf("a: %v", err)
 	}
-	eventually(t, 5*time.Second, "b reads 4 shards", func() bool { return r.count("b") == 4 })
+	eventually.True(t, "b reads 4 shards", func() bool { return r.count("b") == 4 })
 	g, err := coord.Group(ctx, "mjs", "g")
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +92,10 @@ func TestMemberLocalLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = m.Run(ctx) }()
-	eventually(t, 5*time.Second, "a reads 2 shards", func() bool { return r.count("a") == 2 })
+	eventually.True(t, "a reads 2 shards", func() bool { return r.count("a") == 2 })
 	killed := time.Now()
 	srv.Kill()
-	eventually(t, 5*time.Second, "a stops reading", func() bool { return r.count("a") == 0 })
+	eventually.True(t, "a stops reading", func() bool { return r.count("a") == 0 })
 	mu.Lock()
 	gap := revokedAt.Sub(killed)
 	mu.Unlock()
@@ -254,13 +255,13 @@ func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("RETRY answers renewed the lease")
 	}
-	eventually(t, 2*time.Second, "a DRAINING report with 3 in flight", func() bool {
+	eventually.True(t, "a DRAINING report with 3 in flight", func() bool {
 		r := f.requests()
 		rs := r[len(r)-1].RevokingShards
 		return len(rs) == 1 && rs[0].State == group.RevokeDraining && rs[0].InFlight == 3
 	})
 	inflight.Store(0, 0)
-	eventually(t, 3*time.Second, "REVOKED report", func() bool {
+	eventually.True(t, "REVOKED report", func() bool {
 		r := f.requests()
 		rs := r[len(r)-1].RevokingShards
 		return len(rs) == 1 && rs[0].State == group.RevokeRevoked && rs[0].InFlight == 0
@@ -314,7 +315,7 @@ func TestMemberMissingGroup(t *testing.T) {
 	mctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(mctx) }()
-	eventually(t, 10*time.Second, "the member created the group and reads its 3 shards", func() bool { return r.count("a") == 3 })
+	eventually.True(t, "the member created the group and reads its 3 shards", func() bool { return r.count("a") == 3 })
 	if ttl := m.LeaseTTL(); ttl != 3*time.Second {
 		t.Errorf("lease TTL %v, want the coordinator's 3s", ttl)
 	}
@@ -381,15 +382,15 @@ func TestMemberFollowsOwner(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	eventually(t, 5*time.Second, "heartbeats go to the owner", func() bool { return count("owner") >= 5 })
+	eventually.True(t, "heartbeats go to the owner", func() bool { return count("owner") >= 5 })
 	before := count("configured")
 	ownerRetries.Store(true)
-	eventually(t, 5*time.Second, "after a RETRY from the owner, back to the configured coordinator", func() bool { return count("configured") > before })
+	eventually.True(t, "after a RETRY from the owner, back to the configured coordinator", func() bool { return count("configured") > before })
 	ownerRetries.Store(false)
-	eventually(t, 5*time.Second, "heartbeats go to the owner again", func() bool { return count("owner") >= 10 })
+	eventually.True(t, "heartbeats go to the owner again", func() bool { return count("owner") >= 10 })
 	owner.Close()
 	before = count("configured")
-	eventually(t, 5*time.Second, "after a connection error, back to the configured coordinator", func() bool { return count("configured") > before+1 })
+	eventually.True(t, "after a connection error, back to the configured coordinator", func() bool { return count("configured") > before+1 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -130,9 +131,9 @@ func TestShutdownUnderLiveLease(t *testing.T) {
 		return cancel, done
 	}
 	stopFirst, firstDone := start("first")
-	eventually(t, 15*time.Second, "the first consumer handles entries", func() bool { return h.count("first") >= 10 })
+	eventually.True(t, "the first consumer handles entries", func() bool { return h.count("first") >= 10 })
 	stopSecond, secondDone := start("second")
-	eventually(t, 15*time.Second, "the second consumer handles entries", func() bool { return h.count("second") >= 5 })
+	eventually.True(t, "the second consumer handles entries", func() bool { return h.count("second") >= 5 })
 	send(30)
 	stopped := time.Now()
 	stopFirst()
@@ -141,7 +142,7 @@ func TestShutdownUnderLiveLease(t *testing.T) {
 	}
 	leftAfter := time.Since(stopped)
 	send(30)
-	eventually(t, 60*time.Second, "every entry handled", func() bool {
+	eventually.True(t, "every entry handled", func() bool {
 		handled, _, _ := h.stats()
 		return handled == written
 	})
