@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -37,7 +38,7 @@ func TestLagAndDeadLetterGauges(t *testing.T) {
 	}
 	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.DeadLetterStream(prefix), Values: []any{"stream", streams.StreamKey(prefix, 0), "id", "1-1", "field:payload", "x"}})
 	labels := fmt.Sprintf(`{coordinator="lag-it",group="billing",stream=%q}`, prefix)
-	eventually(t, "lag 3, pending 0, one dead letter", func() bool {
+	eventually.True(t, "lag 3, pending 0, one dead letter", func() bool {
 		_, body := sendAs(t, "", http.MethodGet, base+"/metrics", "")
 		return strings.Contains(body, "redis_stream_coord_group_lag"+labels+" 3\n") &&
 			strings.Contains(body, "redis_stream_coord_group_pending"+labels+" 0\n") &&
