@@ -26,7 +26,7 @@ func TestHashTagNamesOneGroup(t *testing.T) {
 	if ValidateName("memberId", "m:1") != nil {
 		t.Error("':' refused in a member id")
 	}
-	for _, bad := range []string{"", "ab", "{ab", "ab}", "{ab}"} {
+	for _, bad := range []string{"", "ab", "{ab", "ab}", "{ab}", "a:b}"} {
 		if _, ok := KeyFromHashTag(bad); ok {
 			t.Errorf("KeyFromHashTag(%q) accepted", bad)
 		}

@@ -25,6 +25,9 @@ func (k Key) HashTag() string { return "{" + k.StreamPrefix + ":" + k.ConsumerGr
 // ':' (a group name other than its prefix has no ':').
 func KeyFromHashTag(tag string) (Key, bool) {
 	inner, ok := strings.CutPrefix(tag, "{")
+	if !ok {
+		return Key{}, false
+	}
 	if inner, ok = strings.CutSuffix(inner, "}"); !ok {
 		return Key{}, false
 	}
