@@ -25,6 +25,11 @@ const DefaultLeaseTTL = member.DefaultLeaseTTL
 // MemberConfig.CreateGroup is not set).
 var ErrGroupNotFound = errors.New("client: consumer group not found")
 
+// ErrLeaveNotAnswered is returned by Run when no coordinator answered the
+// leave within LeaveTimeout; the member stopped reading, and the
+// coordinator expires it at the end of its lease.
+var ErrLeaveNotAnswered = errors.New("client: the leave was not answered")
+
 // ErrLeaveTimeout is returned by Run when handler calls were still running
 // twice LeaveTimeout after the leave began (their contexts were cancelled
 // after one): the member stopped heartbeating without leaving.
@@ -51,8 +56,9 @@ type MemberConfig struct {
 	// MaxConcurrency is the runtimeMaxConcurrency reported (default 1).
 	MaxConcurrency int
 	// LeaveTimeout bounds a leave: after it, the contexts of handler calls
-	// still running are cancelled; after twice it, Run gives up and
-	// returns ErrLeaveTimeout (default 30 s).
+	// still running are cancelled (or, when none runs and the leave was
+	// not answered, Run returns ErrLeaveNotAnswered); after twice it, Run
+	// gives up and returns ErrLeaveTimeout (default 30 s).
 	LeaveTimeout time.Duration
 	// CreateGroup makes the member create the group (with CreateShards
 	// shards, 0: the coordinator's default) when the coordinator does not
@@ -208,8 +214,9 @@ func (m *Member) MayRead(shard int) bool {
 //
 // Run returns ErrGroupNotFound when the group does not exist (unless
 // CreateGroup is set), a *ProtocolError after UNSUPPORTED_PROTOCOL or
-// INVALID_REQUEST, and ErrLeaveTimeout when in-flight work outlived the
-// leave; every other failure is retried.
+// INVALID_REQUEST, ErrLeaveTimeout when in-flight work outlived the leave
+// and ErrLeaveNotAnswered when no coordinator answered it; every other
+// failure is retried.
 func (m *Member) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	var leaveStart time.Time
@@ -380,10 +387,14 @@ func (m *Member) cancelInFlight(why string) {
 }
 
 // leaveTimeout cancels what is in flight once a leave outlasted
-// LeaveTimeout, and gives up after twice that.
+// LeaveTimeout, and gives up after twice that, or at LeaveTimeout when
+// only the leave itself was not answered.
 func (m *Member) leaveTimeout(start time.Time) error {
 	since := time.Since(start)
-	if since >= 2*m.cfg.LeaveTimeout {
+	switch {
+	case since >= m.cfg.LeaveTimeout && len(m.draining()) == 0:
+		return ErrLeaveNotAnswered
+	case since >= 2*m.cfg.LeaveTimeout:
 		return ErrLeaveTimeout
 	}
 	if since >= m.cfg.LeaveTimeout && !m.cancelled {

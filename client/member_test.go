@@ -397,3 +397,25 @@ func TestMemberFollowsOwner(t *testing.T) {
 	}
 	t.Logf("heartbeats: %d to the configured coordinator, %d to the owner", count("configured"), count("owner"))
 }
+
+// A leave nobody answers ends Run with ErrLeaveNotAnswered after
+// LeaveTimeout (nothing was in flight).
+func TestMemberLeaveNotAnswered(t *testing.T) {
+	var down atomic.Bool
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+		if down.Load() {
+			return group.HeartbeatResponse{}, 503
+		}
+		return ok(1, 0), 200
+	})
+	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m", LeaveTimeout: 500 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	eventually(t, 5*time.Second, "the member reads shard 0", func() bool { return len(m.Owned()) == 1 })
+	down.Store(true)
+	cancel()
+	if err := <-done; !errors.Is(err, ErrLeaveNotAnswered) {
+		t.Fatalf("Run: %v, want ErrLeaveNotAnswered", err)
+	}
+}
