@@ -28,11 +28,17 @@
 //     acknowledges them after the Handler succeeded. On taking over a shard
 //     it claims what the previous owner left pending (XAUTOCLAIM), counts
 //     deliveries, and moves entries that failed MaxDeliveries times to a
-//     dead-letter stream.
+//     dead-letter stream. Consume runs one with the defaults in one call.
 //   - Producer routes each record key to its shard with the protocol's
 //     Murmur3 routing (ShardFor, the same shard as the Python and Spring
 //     clients) using the coordinator's producer routing, cached and
-//     refreshed, and writes it with XADD (optional MAXLEN, NOMKSTREAM).
+//     refreshed, and writes it with XADD (optional MAXLEN, NOMKSTREAM),
+//     the key in KeyField; PublishBatch writes many records in one
+//     pipeline with a Result per record.
+//
+// Every call takes a context. Statuses (StatusOK, …) and error codes
+// (CodeGroupNotFound, …) are exported constants; the wire types are those
+// of package group.
 //
 // The lease TTL comes from the coordinator (memberLeaseTtlMs in every
 // heartbeat answer); MemberConfig.LeaseTTL only overrides it.

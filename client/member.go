@@ -309,12 +309,7 @@ func (m *Member) done() bool {
 
 // effects calls the hooks for e: stops first, then starts.
 func (m *Member) effects(e member.Effects) {
-	for _, s := range e.Stop {
-		m.log.Info("shard revoked", "shard", s)
-		if f := m.cfg.Hooks.OnRevoked; f != nil {
-			f(s)
-		}
-	}
+	m.revoked(e.Stop)
 	for _, s := range e.Start {
 		m.log.Info("shard assigned", "shard", s)
 		if f := m.cfg.Hooks.OnAssigned; f != nil {
@@ -323,6 +318,16 @@ func (m *Member) effects(e member.Effects) {
 	}
 	if len(e.Stop) > 0 {
 		m.poll(time.Now())
+	}
+}
+
+// revoked tells OnRevoked about each stopped shard.
+func (m *Member) revoked(shards []int) {
+	for _, s := range shards {
+		m.log.Info("shard revoked", "shard", s)
+		if f := m.cfg.Hooks.OnRevoked; f != nil {
+			f(s)
+		}
 	}
 }
 
@@ -353,12 +358,7 @@ func (m *Member) poll(now time.Time) {
 	if expiring && !m.cancelled {
 		m.cancelInFlight("local lease about to lapse")
 	}
-	for _, s := range e.Stop {
-		m.log.Info("shard revoked", "shard", s)
-		if f := m.cfg.Hooks.OnRevoked; f != nil {
-			f(s)
-		}
-	}
+	m.revoked(e.Stop)
 	if len(e.Stop) > 0 {
 		draining = m.draining()
 	}
