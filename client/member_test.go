@@ -412,7 +412,7 @@ func TestMemberLeaveNotAnswered(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	eventually(t, 5*time.Second, "the member reads shard 0", func() bool { return len(m.Owned()) == 1 })
+	eventually.True(t, "the member reads shard 0", func() bool { return len(m.Owned()) == 1 })
 	down.Store(true)
 	cancel()
 	if err := <-done; !errors.Is(err, ErrLeaveNotAnswered) {
