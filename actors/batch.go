@@ -9,7 +9,7 @@ import (
 )
 
 // batch is a group actor's state between the domain and the store, with no
-// I/O, clock read or actor in it (ARCHITECTURE §5, "a pure batch, a thin
+// I/O, clock read or actor in it (docs/architecture.md §5, "a pure batch, a thin
 // actor"): the committed group (what the store holds at rev), the working
 // copy (committed plus the parked entries), the entries parked since the
 // last flush with the records they produced, and each member's stored

@@ -12,7 +12,7 @@ import (
 )
 
 // flush commits the pending batch and answers every entry (group commit,
-// ARCHITECTURE principle 5). The outcome decides the answers:
+// docs/architecture.md principle 5). The outcome decides the answers:
 //
 //   - stored (or nothing to store): the batch's records are applied to
 //     committed and every entry gets the response computed for it;

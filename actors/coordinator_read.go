@@ -88,7 +88,7 @@ func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.Ass
 }
 
 // Routing returns the committed producer routing metadata. With
-// provisioning enabled it first provisions the group's shards (§2.4),
+// provisioning enabled it first provisions the group's shards (docs/protocol.md §2.4),
 // outside the group's actor; a failure matches messages.ErrProvisioning.
 func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
 	rt, err := project(ctx, c, key, routing)

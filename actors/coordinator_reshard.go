@@ -10,10 +10,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
-// The Coordinator's resharding commands (§6), run on the caller's
+// The Coordinator's resharding commands (docs/protocol.md §6), run on the caller's
 // goroutine; the group actor's side is in reshard.go.
 
-// ScaleGroup scales one group to req's target shard count (§6.2, endpoint
+// ScaleGroup scales one group to req's target shard count (docs/protocol.md §6.2, endpoint
 // #8). It answers once the migration is ACTIVE (routing and targets have
 // switched), or with the unstored noop migration for a same-count request.
 // A provisioning failure (messages.ErrProvisioning) leaves the migration
@@ -28,10 +28,10 @@ func (c *Coordinator) scale(ctx context.Context, key group.Key, req group.ScaleR
 	return ask(ctx, c, msg, r)
 }
 
-// newMigrationID returns a fresh migration id, "reshard-<uuid4>" (§6.1).
+// newMigrationID returns a fresh migration id, "reshard-<uuid4>" (docs/protocol.md §6.1).
 func newMigrationID() string { return "reshard-" + uuid.NewString() }
 
-// ScaleStream scales every group of stream prefix (§6.3, endpoint #3):
+// ScaleStream scales every group of stream prefix (docs/protocol.md §6.3, endpoint #3):
 // STREAM_NOT_FOUND when no group has the prefix; then every group is
 // pre-checked (an open correction round or an active migration other than
 // a PREPARING one with the same target refuses the whole request before
@@ -84,7 +84,7 @@ func (c *Coordinator) streamGroups(ctx context.Context, prefix string) ([]group.
 	return keys, nil
 }
 
-// Rollback rolls migration id of a group back (§6.5, endpoint #10).
+// Rollback rolls migration id of a group back (docs/protocol.md §6.5, endpoint #10).
 func (c *Coordinator) Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error) {
 	r := messages.NewReplyTo[group.Migration]()
 	return ask(ctx, c, &messages.Rollback{Routed: messages.Routed{Key: key}, ID: id, Request: req, Reply: r}, r)

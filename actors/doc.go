@@ -21,7 +21,7 @@
 //     revalidated first. Admin commands publish before they answer. After
 //     each commit the actor reports the group's stats (group.Stats, kept
 //     up to date by Apply) for the metrics gauges.
-//   - Heartbeats and ticks are group-committed (ARCHITECTURE principle 5):
+//   - Heartbeats and ticks are group-committed (docs/architecture.md principle 5):
 //     their records join a batch, the first request of a batch sends the
 //     actor a flush message, and because the mailbox is FIFO everything
 //     queued before it joins the same commit. No request is answered before
@@ -34,7 +34,7 @@
 //   - A panic while handling a message answers that message and every parked
 //     request with messages.ErrInternal, then lets the supervisor restart
 //     the actor, which reloads its state from the store.
-//   - Resharding (§6) reaches the data plane through two narrow interfaces:
+//   - Resharding (docs/protocol.md §6) reaches the data plane through two narrow interfaces:
 //     a Provisioner creates shard streams and consumer groups once the
 //     metadata naming them is stored (create, scale, routing reads), and a
 //     DrainChecker confirms on ticks that a scale-in's removed shards are

@@ -95,11 +95,11 @@ type Options struct {
 	RequestTimeout time.Duration
 
 	// Provisioner creates the Redis streams and consumer groups of the
-	// groups' shards on create, scale and routing reads (§6.6); nil
+	// groups' shards on create, scale and routing reads (docs/protocol.md §6.6); nil
 	// disables provisioning (streams.provisioning-enabled=false).
 	Provisioner Provisioner
 	// Drains confirms that the removed shards of a scale-in are drained
-	// (§6.4). Required when Settings.DrainCheck is set, unused otherwise.
+	// (docs/protocol.md §6.4). Required when Settings.DrainCheck is set, unused otherwise.
 	Drains DrainChecker
 
 	// Observer receives metrics hooks. nil → NopObserver.

@@ -9,7 +9,7 @@ import (
 )
 
 // These tests pin the protoactor-go behaviour the runtime relies on
-// (ARCHITECTURE principle 9), for the version in go.mod.
+// (docs/architecture.md principle 9), for the version in go.mod.
 
 func newQuietSystem() *actor.ActorSystem {
 	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {

@@ -10,7 +10,7 @@ import (
 )
 
 // Provisioner creates the Redis streams and consumer groups behind a
-// group's shards (§6.6); streams.Provisioner implements it. Both methods
+// group's shards (docs/protocol.md §6.6); streams.Provisioner implements it. Both methods
 // must be safe for concurrent use.
 type Provisioner interface {
 	// Provision makes sure consumer group group exists on the stream of
@@ -22,7 +22,7 @@ type Provisioner interface {
 }
 
 // DrainChecker reports whether the removed shards of a scale-in are drained
-// in Redis (§6.4); streams.Observer implements it. It must be safe for
+// in Redis (docs/protocol.md §6.4); streams.Observer implements it. It must be safe for
 // concurrent use and must report a failure to observe as an error, never
 // as drained.
 type DrainChecker interface {
@@ -31,7 +31,7 @@ type DrainChecker interface {
 	Drained(ctx context.Context, prefix string, shards []int) (bool, error)
 }
 
-// provisionShards provisions shards 0..n-1 of key with p (§6.6); it does
+// provisionShards provisions shards 0..n-1 of key with p (docs/protocol.md §6.6); it does
 // nothing when p is nil (provisioning disabled) or n is 0. Failures match
 // messages.ErrProvisioning.
 func provisionShards(ctx context.Context, p Provisioner, key group.Key, n int) error {
@@ -54,7 +54,7 @@ func (a *groupActor) provision(n int) error {
 
 // checkStreamKeys refuses (409 STREAM_PREFIX_ALREADY_EXISTS) to create the
 // first group of a stream prefix with n shards while provisioning is
-// enabled and Redis already holds key P or any of P:0..P:n-1 (§2.2 step
+// enabled and Redis already holds key P or any of P:0..P:n-1 (docs/protocol.md §2.2 step
 // 4). A stream-level create has already made sure no group of P exists.
 func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 	p := a.c.opts.Provisioner
@@ -80,7 +80,7 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 }
 
 // provisionCreated provisions the shards of the group create has just
-// stored (§2.2 step 6). On failure it deletes the group again, guarded by
+// stored (docs/protocol.md §2.2 step 6). On failure it deletes the group again, guarded by
 // its revision, so that a failed create leaves nothing behind; if that
 // delete fails too the group stays stored and both errors are reported.
 func (a *groupActor) provisionCreated() error {

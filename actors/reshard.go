@@ -23,7 +23,7 @@ func (a *groupActor) handleResharding(msg messages.Request) {
 	}
 }
 
-// scale runs §6.2 in the critical section: start (or resume) the migration
+// scale runs docs/protocol.md §6.2 in the critical section: start (or resume) the migration
 // and store it PREPARING before touching Redis; provision the new shard
 // range; activate it and store that. A failure after the first store leaves
 // the migration PREPARING.
@@ -49,7 +49,7 @@ func (a *groupActor) scale(m *messages.Scale) (group.Migration, error) {
 	return mig, err
 }
 
-// rollback runs §6.5 in the critical section.
+// rollback runs docs/protocol.md §6.5 in the critical section.
 func (a *groupActor) rollback(m *messages.Rollback) (group.Migration, error) {
 	if !a.committed.Exists() {
 		return group.Migration{}, groupNotFound()
@@ -85,7 +85,7 @@ func (a *groupActor) commit(recs []group.Record) error {
 }
 
 // drainedMigration asks Redis whether the removed shards of working's
-// DRAINING scale-in migration are drained (§6.4) and returns its id when
+// DRAINING scale-in migration are drained (docs/protocol.md §6.4) and returns its id when
 // they are, "" otherwise. Without a drain check (Redis not configured)
 // the domain needs no confirmation. A failed check is logged and retried
 // on the next tick.

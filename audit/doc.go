@@ -1,4 +1,4 @@
-// Package audit records Admin API mutations (PROTOCOL §9.1 and the seed's
+// Package audit records Admin API mutations (docs/protocol.md §9.1 and the seed's
 // "Audit Logging" section).
 //
 // The HTTP layer wraps every request with an audit step that runs outside

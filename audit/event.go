@@ -8,7 +8,7 @@ import (
 // Action is the audited mutation.
 type Action string
 
-// The audited actions of §9.1.
+// The audited actions of docs/protocol.md §9.1.
 const (
 	CreateStream      Action = "CREATE_STREAM"
 	ScaleStream       Action = "SCALE_STREAM"
@@ -29,7 +29,7 @@ const (
 // Outcome classifies how a request ended.
 type Outcome string
 
-// The outcomes of §9.1.
+// The outcomes of docs/protocol.md §9.1.
 const (
 	OutcomeSuccess      Outcome = "SUCCESS"
 	OutcomeFailed       Outcome = "FAILED"

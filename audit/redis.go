@@ -13,7 +13,7 @@ import (
 
 // RedisSink appends events as JSON to a capped Redis LIST per group,
 // <kp>:{P:G}:admin:audit, or per stream for stream-level actions,
-// <kp>:{P}:admin:audit (§8.3; the hash tag keeps each list in one slot);
+// <kp>:{P}:admin:audit (docs/protocol.md §8.3; the hash tag keeps each list in one slot);
 // events without a stream prefix (logins) go to <kp>:auth:audit.
 // Each Record runs RPUSH and LTRIM key -N -1 in one MULTI/EXEC.
 type RedisSink struct {

@@ -36,7 +36,7 @@ var mutations = []mutation{
 	{"POST", "/auth/login", Login},
 }
 
-// Routes maps the audited routes of §9.1 under a base path.
+// Routes maps the audited routes of docs/protocol.md §9.1 under a base path.
 type Routes struct {
 	// BasePath is coordinator.api.base-path; blank means DefaultBasePath.
 	BasePath string

@@ -47,7 +47,7 @@ const (
 	// a heartbeat sent at once (as KIP-848 consumers do).
 	ReleasePrompt = "prompt"
 	// ReleaseInterval: the report waits for the next scheduled heartbeat
-	// (the shipped Python client and Spring starter, §4.9).
+	// (the shipped Python client and Spring starter, docs/protocol.md §4.9).
 	ReleaseInterval = "interval"
 )
 

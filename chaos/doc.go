@@ -19,7 +19,7 @@
 //   - scale-out and scale-in of the group's shard count.
 //
 // The members run the one member state machine (package member, through
-// internal/membersim), local lease rule included (PROTOCOL.md, the
+// internal/membersim), local lease rule included (docs/protocol.md, the
 // deliberate improvement 3): a member stops reading every shard once no
 // heartbeat has been answered (OK, REVOKE_PENDING or SYNC_METADATA) for one
 // lease TTL since the send time of its last answered heartbeat. Reads are

@@ -5,7 +5,7 @@
 //   - Coordinator is a connection to the coordinator's HTTP API (base URL
 //     and Basic or Bearer credentials; Bearer tokens are obtained with
 //     POST /auth/login and renewed before they expire).
-//   - Member joins a group and heartbeats (PROTOCOL.md §4). It runs the
+//   - Member joins a group and heartbeats (docs/protocol.md §4). It runs the
 //     member state machine of package member (the one member protocol of
 //     this repository: what to report, what may be read, the local lease)
 //     and tells its Hooks when to start and stop reading each shard. It

@@ -15,7 +15,7 @@ import (
 )
 
 // ShardFor returns the shard among n that a producer routes key to: the
-// Murmur3 routing of PROTOCOL.md §6.7, the same as the shipped Python and
+// Murmur3 routing of docs/protocol.md §6.7, the same as the shipped Python and
 // Spring clients. n must be at least 1.
 func ShardFor(key string, n int) int { return streams.ShardFor(key, n) }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // The routing of the Go client agrees with the Murmur3 vectors of
-// PROTOCOL.md §6.7 (the shard the reference clients pick).
+// docs/protocol.md §6.7 (the shard the reference clients pick).
 func TestShardForProtocolVectors(t *testing.T) {
 	ns := []int{2, 3, 4, 7, 12, 20, 1000}
 	for _, v := range []struct {

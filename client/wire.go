@@ -2,7 +2,7 @@ package client
 
 import "github.com/redis-stream-coordinator/coordinator/group"
 
-// Status is a heartbeat answer's status (PROTOCOL.md §4.1).
+// Status is a heartbeat answer's status (docs/protocol.md §4.1).
 type Status = group.HeartbeatStatus
 
 // Heartbeat statuses.
@@ -17,7 +17,7 @@ const (
 	StatusInvalidRequest      = group.StatusInvalidRequest
 )
 
-// ErrorCode is the errorCode of an error answer (PROTOCOL.md §0).
+// ErrorCode is the errorCode of an error answer (docs/protocol.md §0).
 type ErrorCode = group.Code
 
 // Error codes of the coordinator's answers (APIError.ErrorCode).
@@ -34,7 +34,7 @@ const (
 	CodeRollbackNotAllowed        = group.CodeRollbackNotAllowed
 )
 
-// Routing is the producer routing metadata of a group (§2.4): the shard
+// Routing is the producer routing metadata of a group (docs/protocol.md §2.4): the shard
 // keys producers write to.
 type Routing struct {
 	StreamPrefix     string         `json:"streamPrefix"`
@@ -52,7 +52,7 @@ type RoutingShard struct {
 	RedisSlot  int    `json:"redisSlot"`
 }
 
-// GroupInfo is the coordinator's view of a consumer group (§2.2
+// GroupInfo is the coordinator's view of a consumer group (docs/protocol.md §2.2
 // GroupResponse), as answered by CreateGroup and Group.
 type GroupInfo struct {
 	StreamPrefix             string         `json:"streamPrefix"`

@@ -69,13 +69,13 @@ type Server struct {
 	MaxHeaderBytes    int      `yaml:"max-header-bytes"`
 }
 
-// API is the HTTP API path and security (PROTOCOL.md §1, §9.2).
+// API is the HTTP API path and security (docs/protocol.md §1, §9.2).
 type API struct {
 	BasePath      string `yaml:"base-path"`
 	AdminUsername string `yaml:"admin-username"`
 	AdminPassword string `yaml:"admin-password"`
 	// TokenSecret signs Bearer tokens; blank means the dev-only secret
-	// derived from the admin credentials (§1).
+	// derived from the admin credentials (docs/protocol.md §1).
 	TokenSecret string   `yaml:"token-secret"`
 	TokenTTL    Duration `yaml:"token-ttl"`
 	// TokenMaxLifetime is the longest exp − iat a presented token may
@@ -96,7 +96,7 @@ type API struct {
 }
 
 // User is one configured principal. When API.Users is empty the admin
-// credentials form the only principal (§1).
+// credentials form the only principal (docs/protocol.md §1).
 type User struct {
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
@@ -118,7 +118,7 @@ type LoginThrottle struct {
 	Window                Duration `yaml:"window"`
 }
 
-// RateLimit is the fixed-window admin mutation limit (§9.2).
+// RateLimit is the fixed-window admin mutation limit (docs/protocol.md §9.2).
 type RateLimit struct {
 	Enabled bool     `yaml:"enabled"`
 	Window  Duration `yaml:"window"`
@@ -129,11 +129,11 @@ type RateLimit struct {
 	MaxGroupCreates int `yaml:"max-group-creates"`
 }
 
-// Store selects and tunes the metadata store (§8).
+// Store selects and tunes the metadata store (docs/protocol.md §8).
 type Store struct {
 	// Type is StoreMemory, StoreRedis or StoreJDBC.
 	Type string `yaml:"type"`
-	// KeyPrefix is concatenated literally in front of every Redis key (§8.3).
+	// KeyPrefix is concatenated literally in front of every Redis key (docs/protocol.md §8.3).
 	KeyPrefix string  `yaml:"key-prefix"`
 	JDBC      JDBC    `yaml:"jdbc"`
 	Breaker   Breaker `yaml:"breaker"`
@@ -156,7 +156,7 @@ type Breaker struct {
 	OpenTimeout Duration `yaml:"open-timeout"`
 }
 
-// Audit selects the audit sink (§9.1).
+// Audit selects the audit sink (docs/protocol.md §9.1).
 type Audit struct {
 	// Sink is AuditLog or AuditRedis.
 	Sink string `yaml:"sink"`
@@ -178,7 +178,7 @@ type Redis struct {
 	ClusterNodes []string `yaml:"cluster-nodes"`
 }
 
-// Coordination holds the group protocol timings (§4, §7, §8.2).
+// Coordination holds the group protocol timings (docs/protocol.md §4, §7, §8.2).
 type Coordination struct {
 	HeartbeatInterval    Duration    `yaml:"heartbeat-interval"`
 	MemberLeaseTTL       Duration    `yaml:"member-lease-ttl"`
@@ -198,7 +198,7 @@ type Coordination struct {
 	ReadStaleness Duration `yaml:"read-staleness"`
 }
 
-// EventLoop is the time-driven work (§7): each group ticks itself when its
+// EventLoop is the time-driven work (docs/protocol.md §7): each group ticks itself when its
 // next event is due, polling every Interval while a migration waits on
 // Redis; a sweep ticks every stored group every SweepInterval.
 type EventLoop struct {
@@ -207,7 +207,7 @@ type EventLoop struct {
 	SweepInterval Duration `yaml:"sweep-interval"`
 }
 
-// StateMutex is the Redis state mutex (§8.2). Read the effective values
+// StateMutex is the Redis state mutex (docs/protocol.md §8.2). Read the effective values
 // through TTL, AcquireTimeout and RetryInterval: a deprecated Duration key,
 // when present, overrides its -ms sibling.
 type StateMutex struct {
@@ -232,7 +232,7 @@ type GroupCommit struct {
 	MaxBatch int `yaml:"max-batch"`
 }
 
-// Streams controls data-plane provisioning (§6.6).
+// Streams controls data-plane provisioning (docs/protocol.md §6.6).
 type Streams struct {
 	ProvisioningEnabled bool `yaml:"provisioning-enabled"`
 }
@@ -262,7 +262,7 @@ type Monitoring struct {
 	ShardSeries int `yaml:"shard-series"`
 }
 
-// Health tunes the non-blocking Redis health probe (§10.2).
+// Health tunes the non-blocking Redis health probe (docs/protocol.md §10.2).
 type Health struct {
 	RedisTimeoutMs int `yaml:"redis-timeout-ms"`
 	CacheTTLMs     int `yaml:"cache-ttl-ms"`
@@ -277,7 +277,7 @@ type Debug struct {
 	BenchEndpoints bool `yaml:"bench-endpoints"`
 }
 
-// Default returns the §11 defaults (what an empty file yields) with ID set to
+// Default returns the docs/protocol.md §11 defaults (what an empty file yields) with ID set to
 // the host name, independent of the environment.
 func Default() *Config {
 	c := defaults()
@@ -285,7 +285,7 @@ func Default() *Config {
 	return c
 }
 
-// defaults is the §11 tree with the seed's values and an empty ID. It is the
+// defaults is the docs/protocol.md §11 tree with the seed's values and an empty ID. It is the
 // base every file is decoded onto.
 func defaults() *Config {
 	return &Config{
@@ -336,7 +336,7 @@ func hostnameOr(hostname func() (string, error)) string {
 	return FallbackID
 }
 
-// RedisRequired reports whether Redis is a required dependency (§10.2):
+// RedisRequired reports whether Redis is a required dependency (docs/protocol.md §10.2):
 // Redis store, Redis audit sink or stream provisioning.
 func (c *Config) RedisRequired() bool {
 	return c.Store.Type == StoreRedis || c.Audit.Sink == AuditRedis || c.Streams.ProvisioningEnabled

@@ -49,8 +49,8 @@ func d(s string) Duration {
 	return Duration(v)
 }
 
-// seedDefaults is the §11 tree with the seed's values, written out by hand,
-// except that the server listens on loopback only (§11 has ":8080").
+// seedDefaults is the docs/protocol.md §11 tree with the seed's values, written out by hand,
+// except that the server listens on loopback only (docs/protocol.md §11 has ":8080").
 func seedDefaults() *Config {
 	return &Config{
 		ID: "test-host",
@@ -114,7 +114,7 @@ func TestDefaultsEqualSeedTree(t *testing.T) {
 		c.Coordination.StateMutex.AcquireTimeout() != 5*time.Second ||
 		c.Coordination.StateMutex.RetryInterval() != 100*time.Millisecond ||
 		c.Health.RedisTimeout() != 300*time.Millisecond || c.Health.CacheTTL() != time.Second {
-		t.Errorf("helpers on defaults disagree with §11: %+v", c)
+		t.Errorf("helpers on defaults disagree with docs/protocol.md §11: %+v", c)
 	}
 }
 

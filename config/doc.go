@@ -1,4 +1,4 @@
-// Package config owns the coordinator's YAML configuration (PROTOCOL.md §11):
+// Package config owns the coordinator's YAML configuration (docs/protocol.md §11):
 // the typed [Config] tree under the `coordinator:` root, its defaults (also
 // shipped as the embedded default.yaml), `${NAME:default}` environment
 // placeholders, the duration syntax, and validation.

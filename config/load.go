@@ -13,14 +13,14 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 )
 
-// defaultFile is the §11 tree with the seed's values; it runs on the memory
+// defaultFile is the docs/protocol.md §11 tree with the seed's values; it runs on the memory
 // store with no setup and is the base layer of every Parse.
 //
 //go:embed default.yaml
 var defaultFile []byte
 
 var (
-	// ErrUnknownKey: the key is not part of the §11 tree.
+	// ErrUnknownKey: the key is not part of the docs/protocol.md §11 tree.
 	ErrUnknownKey = errors.New("unknown key")
 	// ErrAdminAPIOnly: the file fixes a stream prefix, consumer group or
 	// per-group shard count, which only the Admin API may set.

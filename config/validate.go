@@ -8,14 +8,14 @@ import (
 	"strings"
 )
 
-// roles are the names accepted in api.users[].roles (§1; ADMIN and MONITOR
+// roles are the names accepted in api.users[].roles (docs/protocol.md §1; ADMIN and MONITOR
 // are legacy aliases).
 var roles = map[string]bool{"READ": true, "WRITE": true, "MEMBER": true, "ADMIN": true, "MONITOR": true}
 
 // Validate checks the values Parse cannot: enumerations, required
 // combinations, ranges and positive timings. It returns every problem found,
 // joined, each a *KeyError naming the key. Rate-limit max-requests ≤ 0 is
-// valid (it rejects every request, §9.2).
+// valid (it rejects every request, docs/protocol.md §9.2).
 func (c *Config) Validate() error {
 	v := validator{}
 	const root = "coordinator."

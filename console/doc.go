@@ -1,10 +1,10 @@
 // Package console is the coordinator's web console: a single-page app of
 // plain HTML, CSS and JavaScript modules, embedded in the binary and served
-// by the HTTP API at /console/ (open, PROTOCOL.md §1: the files need no
+// by the HTTP API at /console/ (open, docs/protocol.md §1: the files need no
 // credentials; every API call the page makes carries the Bearer token it
 // got from POST <base>/auth/login).
 //
-// The app uses the public API only (PROTOCOL.md §2) and polls it about
+// The app uses the public API only (docs/protocol.md §2) and polls it about
 // every 1.5 s. Its pages are hash routes:
 //
 //   - #/login: username and password → POST <base>/auth/login; the token

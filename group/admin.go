@@ -2,7 +2,7 @@ package group
 
 import "slices"
 
-// Create returns the records that create a group (§2.2 step 5): epochs and
+// Create returns the records that create a group (docs/protocol.md §2.2 step 5): epochs and
 // metadata version 1, the requested (or default) shard count, reconciled to
 // assignmentEpoch 1. g must be a New() group; the caller has checked that the
 // group does not exist in the store.
@@ -29,7 +29,7 @@ func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) ([]R
 	return t.recs, nil
 }
 
-// Delete checks §2.3 and returns the DeletedRecord: a group with ACTIVE or
+// Delete checks docs/protocol.md §2.3 and returns the DeletedRecord: a group with ACTIVE or
 // STARTING members is deleted only with force. Expired leases are expired
 // first so dead members do not block the delete. Callers capture View()
 // before, for the response.
@@ -47,7 +47,7 @@ func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) ([]Record, er
 	return t.recs, nil
 }
 
-// Tick runs the time-driven maintenance of §7: lease expiry, pruning,
+// Tick runs the time-driven maintenance of docs/protocol.md §7: lease expiry, pruning,
 // rebalance timeouts and migration advancement. It costs O(1) when no
 // deadline is due and returns no records when nothing changed.
 func (g *Group) Tick(now Instant, s Settings) []Record {
@@ -64,7 +64,7 @@ func (g *Group) Tick(now Instant, s Settings) []Record {
 // NoopMigrationID is the id of the unstored answer to a same-count scale.
 const NoopMigrationID = "noop"
 
-// StartScale runs §6.2 steps 1–6: it expires leases, refuses while a
+// StartScale runs docs/protocol.md §6.2 steps 1–6: it expires leases, refuses while a
 // correction round is open (409) or another migration is active (409), answers
 // a same-count request with the unstored noop migration, resumes a PREPARING
 // migration with the same target, or records a new PREPARING migration with
@@ -101,7 +101,7 @@ func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID stri
 	return m, t.recs, nil
 }
 
-// ActivateScale runs §6.2 step 8 for the PREPARING migration id: it becomes
+// ActivateScale runs docs/protocol.md §6.2 step 8 for the PREPARING migration id: it becomes
 // ACTIVE, the shard count switches (routing and targets change at once), the
 // group epoch moves and the targets are recomputed.
 func (g *Group) ActivateScale(now Instant, s Settings, id string) (Migration, []Record, error) {
@@ -123,7 +123,7 @@ func (g *Group) ActivateScale(now Instant, s Settings, id string) (Migration, []
 	return act, t.recs, nil
 }
 
-// Rollback runs §6.5: an ACTIVE migration is marked ROLLED_BACK and the
+// Rollback runs docs/protocol.md §6.5: an ACTIVE migration is marked ROLLED_BACK and the
 // shard count returns to its source; a rolled-back one is returned as is;
 // anything else is 422.
 func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest) (Migration, []Record, error) {
@@ -157,7 +157,7 @@ func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest
 }
 
 // ConfirmDrain tells the group that Redis reported every removed shard of
-// migration id drained (§6.4); the migration then completes if no owner
+// migration id drained (docs/protocol.md §6.4); the migration then completes if no owner
 // still holds a removed shard.
 func (g *Group) ConfirmDrain(now Instant, s Settings, id string) []Record {
 	m := g.activeMigration()

@@ -8,7 +8,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// §2.3 / §13.1: a group with live members is deleted only with force;
+// docs/protocol.md §2.3 / §13.1: a group with live members is deleted only with force;
 // expired leases do not count.
 func TestDelete_NeedsForceWhileMembersLive(t *testing.T) {
 	c := stableAB(t)

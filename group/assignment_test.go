@@ -9,7 +9,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of §5 sticky assignment as seen through the heartbeat, and §13.2.
+// Tests of docs/protocol.md §5 sticky assignment as seen through the heartbeat, and §13.2.
 
 // checkTargets fails unless the targets of the live members are disjoint,
 // cover 0..shardCount-1 and are balanced within one shard.
@@ -66,7 +66,7 @@ func TestAssign_FirstMemberGetsEverything(t *testing.T) {
 	}
 }
 
-// The §5 example: 6 shards, joins a, b, c, then b expires.
+// The docs/protocol.md §5 example: 6 shards, joins a, b, c, then b expires.
 func TestAssign_SixShardExample(t *testing.T) {
 	c := grouptest.New(t, 6)
 	cls := map[string]*client{}
@@ -104,7 +104,7 @@ func TestAssign_SixShardExample(t *testing.T) {
 	c.Check()
 }
 
-// §13.2: joiners wait in pending until the previous owner released; targets
+// docs/protocol.md §13.2: joiners wait in pending until the previous owner released; targets
 // stay balanced and duplicate-free for every shard/member count.
 func TestAssign_JoinersPendingBalancedDuplicateFree(t *testing.T) {
 	for n := 1; n <= 12; n++ {

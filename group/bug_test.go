@@ -14,10 +14,10 @@ import (
 
 // TestBug_StaleRebalanceDeadlineSurvivesJoinReplay:
 //
-// §4.6 rebalance timeout: "for each live owner release = (current ∪ revoking)
+// docs/protocol.md §4.6 rebalance timeout: "for each live owner release = (current ∪ revoking)
 // − target; non-empty without deadline → deadline = now + timeout; empty →
 // clear". It runs in step 11 of every accepted heartbeat and on every tick
-// (§4.2, §7), for every owner.
+// (docs/protocol.md §4.2, §7), for every owner.
 //
 // Input: b owns 0–3 alone; a joins at t0 (targets a{2,3} b{0,1}) and b is
 // stuck draining 2,3, so b's deadline is t0+60s. At t0+58s b's process
@@ -91,13 +91,13 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 
 // TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne:
 //
-// §4.2 steps 5–7 treat a LEAVING record as syncable, and §4.5 answers
+// docs/protocol.md §4.2 steps 5–7 treat a LEAVING record as syncable, and §4.5 answers
 // SYNC_METADATA with memberEpoch = stored, which is −1 for a LEAVING record.
 // A new process of a member that left earlier starts with epoch 0 and a
 // metadataVersion other than the group's (stale, or 0 when unknown). While a
 // correction round is open, step 7 answers it SYNC_METADATA with
 // memberEpoch −1 instead of running the rejoin of step 8 ("epoch 0, rec
-// LEAVING → rejoin"). The client echoes −1 (§4.3: clients echo the last
+// LEAVING → rejoin"). The client echoes −1 (docs/protocol.md §4.3: clients echo the last
 // response's epoch), which is a leave: every later heartbeat is "second
 // leave → OK, epoch −1, nothing assigned". The process never rejoins, never
 // gets a shard, and its record stays LEAVING with a fresh lastHeartbeatAt,
@@ -141,13 +141,13 @@ func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T
 
 // TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning:
 //
-// §5 "revoke before assign": a moved shard stays pending for its new owner
+// docs/protocol.md §5 "revoke before assign": a moved shard stays pending for its new owner
 // until the old owner stops listing it in owned/active revoking. Our domain
 // also counts a member's granted set as held (model.go Holding) so that a
 // shard granted but not yet reported blocks others.
 //
-// The SYNC_METADATA path (§4.2 steps 6–7, §4.5) sets granted := owned ∩
-// (target − blocked) and, as §4.5 says, leaves the current set alone. When
+// The SYNC_METADATA path (docs/protocol.md §4.2 steps 6–7, §4.5) sets granted := owned ∩
+// (target − blocked) and, as docs/protocol.md §4.5 says, leaves the current set alone. When
 // the member reports owning a shard that is no longer in its target (and its
 // current set does not list it yet, because the shard was granted after its
 // last normal heartbeat), that shard leaves granted and is in neither current
@@ -204,14 +204,14 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 // TestBug_SyncMetadataForgetsActiveRevokes (regression of the fix for
 // TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning, commit 94c6a65):
 //
-// §5 revoke before assign: a moved shard stays pending for the new owner
+// docs/protocol.md §5 revoke before assign: a moved shard stays pending for the new owner
 // until the old owner stops listing it in owned *or active revoking*.
 //
 // The SYNC_METADATA path now sets current := owned ∩ authority but ignores
 // the request's revoke reports, so a shard the member moved from owned to
 // DRAINING leaves its current set without entering its revoking set: it is
 // no longer held. The member's next heartbeat on the round's version then
-// has its DRAINING report discarded by the in-round rule of §4.4 ("entries
+// has its DRAINING report discarded by the in-round rule of docs/protocol.md §4.4 ("entries
 // outside current ∪ revoking ∪ target are discarded first"), the round
 // closes, and the new owner is assigned the shard while the old owner still
 // drains (reads) it.
@@ -279,7 +279,7 @@ func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) 
 
 // TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass:
 //
-// §4.1/§4.2: an OK answer carries the member's target at the assignment
+// docs/protocol.md §4.1/§4.2: an OK answer carries the member's target at the assignment
 // epoch it reports (assigned = target − blocked, pending = target ∩
 // blocked). joinReplay now runs enforceTimeouts after it has computed the
 // answer; when that pass fences a stuck owner (G bump, new targets), the
@@ -311,7 +311,7 @@ func TestBug_JoinReplayAnswersTargetFromBeforeItsOwnTimeoutPass(t *testing.T) {
 
 // TestBug_SyncMetadataAnswersAFencedMember:
 //
-// §4.2 step 12: a member fenced by the rebalance timeout while its own
+// docs/protocol.md §4.2 step 12: a member fenced by the rebalance timeout while its own
 // heartbeat is processed gets FENCED_MEMBER_EPOCH. syncMetadata now runs
 // enforceTimeouts for the member after computing its answer; when the
 // member is past its deadline it is fenced (record FENCED, epoch bumped, G

@@ -8,7 +8,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of the §4.3 epoch and version rules, event by event.
+// Tests of the docs/protocol.md §4.3 epoch and version rules, event by event.
 
 func TestBumps_Create(t *testing.T) {
 	c := grouptest.New(t, 4)

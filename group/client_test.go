@@ -5,7 +5,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// client is a protocol-following consumer process (§4.9): it reads only the
+// client is a protocol-following consumer process (docs/protocol.md §4.9): it reads only the
 // shards an OK response assigned (REVOKE_PENDING and SYNC_METADATA only
 // shrink what it reads), reports them as owned, reports shards it stopped
 // reading once as REVOKED/0, echoes the epoch and metadata version of the

@@ -2,7 +2,7 @@ package group
 
 import "slices"
 
-// openCorrection opens or extends the metadata-correction round of §4.8 for
+// openCorrection opens or extends the metadata-correction round of docs/protocol.md §4.8 for
 // a member claiming the future version observed.
 func (t *tx) openCorrection(observed int64) {
 	meta := t.g.Meta
@@ -22,11 +22,11 @@ func (t *tx) openCorrection(observed int64) {
 	t.setMeta(meta)
 }
 
-// syncMetadata answers SYNC_METADATA (§4.2 steps 6–7, payload §4.5): the
+// syncMetadata answers SYNC_METADATA (docs/protocol.md §4.2 steps 6–7, payload §4.5): the
 // member's liveness is refreshed and it may keep reading only the shards it
 // already reads that are still its own.
 //
-// Unlike §4.5, the current and revoking sets become what the member reports
+// Unlike docs/protocol.md §4.5, the current and revoking sets become what the member reports
 // reading and draining (within its authority): the member may not get this answer, and until it
 // does, the shards it reads must keep blocking every other member.
 func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
@@ -47,7 +47,7 @@ func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) Heartb
 
 // acknowledgeCorrection records that member id runs on the current version
 // and closes the round once every participant has acknowledged, no owner is
-// still revoking and nothing is blocked (§4.8).
+// still revoking and nothing is blocked (docs/protocol.md §4.8).
 func (t *tx) acknowledgeCorrection(id string) {
 	g := t.g
 	meta := g.Meta

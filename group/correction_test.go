@@ -9,7 +9,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of the §4.8 metadata-correction round and the §4.5 payload (§13.6).
+// Tests of the docs/protocol.md §4.8 metadata-correction round and the §4.5 payload (§13.6).
 
 func expectStatus(t *testing.T, resp group.HeartbeatResponse, status group.HeartbeatStatus, assigned, pending group.ShardSet) {
 	t.Helper()
@@ -34,7 +34,7 @@ func TestCorrection_FutureVersionSyncMetadata(t *testing.T) {
 	hb := c.Member("A", 77, 0) // the epoch is not checked
 	hb.MetadataVersion = 9
 	resp := c.Heartbeat(hb)
-	// §4.5: assigned = owned ∩ (target − blocked), pending = target − assigned.
+	// docs/protocol.md §4.5: assigned = owned ∩ (target − blocked), pending = target − assigned.
 	expectStatus(t, resp, group.StatusSyncMetadata, shards(0), shards(1))
 	if resp.MemberEpoch != 3 || resp.GroupEpoch != 3 || resp.AssignmentEpoch != 3 || resp.MetadataVersion != 3 ||
 		resp.Assignment.MetadataVersion != 3 {
@@ -46,7 +46,7 @@ func TestCorrection_FutureVersionSyncMetadata(t *testing.T) {
 		t.Fatalf("round %+v", round)
 	}
 	m := member(t, c, "A")
-	// Deliberate deviation from §4.5: current becomes what the member reports
+	// Deliberate deviation from docs/protocol.md §4.5: current becomes what the member reports
 	// reading (within its authority), so it keeps blocking others if this
 	// answer is lost.
 	if m.MetadataVersion != 9 || !m.CurrentAssignment.Equal(shards(0)) || m.LastHeartbeatAt != c.Now ||

@@ -7,7 +7,7 @@ import (
 )
 
 // The domain stays pure: nothing under group/ may depend, even indirectly,
-// on the actor system, Redis, Prometheus or HTTP (ARCHITECTURE.md §2).
+// on the actor system, Redis, Prometheus or HTTP (docs/architecture.md §2).
 func TestDomainImportsNoRuntime(t *testing.T) {
 	// go test puts its own GOROOT/bin first on the test's PATH.
 	out, err := exec.Command("go", "list", "-deps", "./...").CombinedOutput()

@@ -1,7 +1,7 @@
 // Package group is the pure domain of the coordinator: one consumer group's
 // state (members, leases, epochs, target and current assignment, resharding
 // migrations, metadata-correction rounds) and the handlers that change it —
-// heartbeat (§4.2 of PROTOCOL.md), tick, create, delete, scale, rollback.
+// heartbeat (docs/protocol.md §4.2 of docs/protocol.md), tick, create, delete, scale, rollback.
 //
 // Every handler takes the current time as an argument, never does I/O,
 // never reads a clock and starts no goroutines, so each flow is reproducible

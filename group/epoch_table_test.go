@@ -8,8 +8,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of §4.2 steps 1–3 and of each row of the step-8 epoch table, plus
-// the response shapes of §4.1 and improvements 8a/8b.
+// Tests of docs/protocol.md §4.2 steps 1–3 and of each row of the step-8 epoch table, plus
+// the response shapes of docs/protocol.md §4.1 and improvements 8a/8b.
 
 func TestStep1_UnsupportedProtocol(t *testing.T) {
 	c := stableA(t)

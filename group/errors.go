@@ -2,7 +2,7 @@ package group
 
 import "fmt"
 
-// Code is a machine-readable error code; its value is the wire errorCode of §0.
+// Code is a machine-readable error code; its value is the wire errorCode of docs/protocol.md §0.
 type Code string
 
 const (

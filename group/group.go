@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Group is one consumer group's state: the aggregate of §8.5 plus derived
+// Group is one consumer group's state: the aggregate of docs/protocol.md §8.5 plus derived
 // indexes that keep the heartbeat path independent of the member count.
 //
 // A Group is not safe for concurrent use; the group actor owns it.

@@ -1,11 +1,11 @@
 package group
 
-// Heartbeat runs the decision procedure of §4.2 for one member. It never
+// Heartbeat runs the decision procedure of docs/protocol.md §4.2 for one member. It never
 // fails: every outcome is a status in the response. Callers validate the
 // request first with ValidateHeartbeat (the HTTP 400 cases). The records it
 // returns have already been applied to g.
 //
-// The numbered steps below are the steps of §4.2.
+// The numbered steps below are the steps of docs/protocol.md §4.2.
 func (g *Group) Heartbeat(now Instant, s Settings, req *HeartbeatRequest) (HeartbeatResponse, []Record) {
 	t := newTx(g, s, now)
 	resp := t.heartbeat(req)
@@ -26,10 +26,10 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	// 4. Maintenance.
 	maint := t.maintain()
 
-	// 5–7. Metadata correction (§4.8).
+	// 5–7. Metadata correction (docs/protocol.md §4.8).
 	id := req.MemberID
 	rec := t.member(id)
-	// Deviations from §4.2 that keep a round from trapping members: a leave
+	// Deviations from docs/protocol.md §4.2 that keep a round from trapping members: a leave
 	// (epoch −1) is never intercepted, so a leaving member can always leave
 	// (and its G bump ends the round); a new process of a LEAVING member
 	// (epoch 0) rejoins in step 8 instead of being held at epoch −1.
@@ -83,7 +83,7 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 		return t.fenced(req, rec)
 	}
 
-	// 9. Ownership validation (§4.4); an invalid report fences the member.
+	// 9. Ownership validation (docs/protocol.md §4.4); an invalid report fences the member.
 	report, ok := t.validateOwnership(req, rec)
 	if !ok {
 		t.fence(rec, g.GroupEpoch)
@@ -100,8 +100,8 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	return t.finish(req, id, before, regularAnswer)
 }
 
-// answerMode is how finish answers: the regular path of §4.2, the join
-// replay (improvement 8b) or a metadata sync (§4.5).
+// answerMode is how finish answers: the regular path of docs/protocol.md §4.2, the join
+// replay (improvement 8b) or a metadata sync (docs/protocol.md §4.5).
 type answerMode int
 
 const (
@@ -110,7 +110,7 @@ const (
 	syncAnswer
 )
 
-// finish is steps 11–16 of §4.2, the one ending of every accepted
+// finish is steps 11–16 of docs/protocol.md §4.2, the one ending of every accepted
 // heartbeat (the caller has reconciled): rebalance timeouts (and, on the
 // regular path, migration advance and the correction acknowledgement),
 // the fence check, the move to the assignment epoch (regular path only:
@@ -158,7 +158,7 @@ func (t *tx) finish(req *HeartbeatRequest, id string, before *Member, mode answe
 	return t.answer(req, status, rec, assigned, pending)
 }
 
-// report is the validated content of a heartbeat (§4.4).
+// report is the validated content of a heartbeat (docs/protocol.md §4.4).
 type report struct {
 	owned, revoking ShardSet
 	progress        ProgressList
@@ -166,7 +166,7 @@ type report struct {
 	livenessOnly bool
 }
 
-// join creates or resets a member record (join and rejoin of §4.2 step 8).
+// join creates or resets a member record (join and rejoin of docs/protocol.md §4.2 step 8).
 func (t *tx) join(id string, req *HeartbeatRequest) *Member {
 	m := &Member{MemberID: id, MemberName: id}
 	if req.MemberName != nil {
@@ -213,7 +213,7 @@ func (t *tx) acceptsPreviousEpoch(req *HeartbeatRequest, rec *Member) bool {
 }
 
 // validateOwnership checks the report against the member's authority
-// (§4.4). Terminal revoke reports and progress for shards outside it are
+// (docs/protocol.md §4.4). Terminal revoke reports and progress for shards outside it are
 // dropped; anything else outside it makes the report invalid.
 func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool) {
 	g := t.g
@@ -265,7 +265,7 @@ func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool
 	return r, true
 }
 
-// applyReport is step 10 of §4.2.
+// applyReport is step 10 of docs/protocol.md §4.2.
 func (t *tx) applyReport(req *HeartbeatRequest, rec *Member, r report) {
 	g := t.g
 	before := *rec

@@ -48,7 +48,7 @@ func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.G
 	return g, reqs
 }
 
-// BenchmarkHeartbeatSteady10k measures the domain's heartbeat (§4.2) of a
+// BenchmarkHeartbeatSteady10k measures the domain's heartbeat (docs/protocol.md §4.2) of a
 // settled member of a STABLE group of 10,000 members and 100,000 shards:
 // the work the group actor does per steady heartbeat besides the commit.
 func BenchmarkHeartbeatSteady10k(b *testing.B) {

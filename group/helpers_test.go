@@ -55,7 +55,7 @@ func expectVersions(t *testing.T, g *group.Group, want versions) {
 	}
 }
 
-// expectRejected checks the §4.1 shape of UNSUPPORTED_PROTOCOL,
+// expectRejected checks the docs/protocol.md §4.1 shape of UNSUPPORTED_PROTOCOL,
 // INVALID_REQUEST and UNKNOWN_MEMBER_ID: the request epoch echoed, zero
 // epochs and version, an empty assignment of version 0.
 func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatRequest, resp group.HeartbeatResponse, status group.HeartbeatStatus) {
@@ -81,7 +81,7 @@ func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatReque
 	}
 }
 
-// expectFenced checks the §4.1 shape of FENCED_MEMBER_EPOCH: the stored
+// expectFenced checks the docs/protocol.md §4.1 shape of FENCED_MEMBER_EPOCH: the stored
 // member epoch, the group's real epochs and version, an empty assignment.
 func expectFenced(t *testing.T, c *grouptest.Context, id string, resp group.HeartbeatResponse) {
 	t.Helper()

@@ -9,7 +9,7 @@ import (
 const never = Instant(math.MaxInt64)
 
 // maintain expires leases, releases what fenced members held once their
-// leases have run out, and prunes stale records (§4.6; §4.2 step 4). It
+// leases have run out, and prunes stale records (docs/protocol.md §4.6; §4.2 step 4). It
 // scans the members only when the earliest pending event is due, and
 // reconciles when something changed. It reports whether anything changed.
 func (t *tx) maintain() bool {
@@ -96,7 +96,7 @@ func (t *tx) pruneAt(lastHeartbeat Instant) Instant {
 	return lastHeartbeat.Add(t.s.StaleMemberRetention)
 }
 
-// prunable reports whether a record is a pruning candidate (§4.6).
+// prunable reports whether a record is a pruning candidate (docs/protocol.md §4.6).
 func prunable(m *Member) bool {
 	switch m.State {
 	case MemberExpired:
@@ -109,7 +109,7 @@ func prunable(m *Member) bool {
 	return false
 }
 
-// enforceTimeouts applies the rebalance timeout of §4.6 to the owners. For
+// enforceTimeouts applies the rebalance timeout of docs/protocol.md §4.6 to the owners. For
 // the member named only, whose answer is being computed, a deadline starts
 // when it holds shards outside its target (the clock of a reduced
 // assignment starts when the member is told of it, not when the target
@@ -196,7 +196,7 @@ func sortedMemberIDs(g *Group) []string {
 // scan); zero means the bound is unknown (the group was just loaded or its
 // targets changed), and the next Tick computes it. poll is set while an
 // active migration waits for something only a Tick observes (a scale-in
-// draining in Redis, §6.4): the runtime then ticks at its own polling
+// draining in Redis, docs/protocol.md §6.4): the runtime then ticks at its own polling
 // pace. A group with nothing pending returns never and no poll.
 func (g *Group) NextDue() (due Instant, poll bool) {
 	if !g.Exists() {

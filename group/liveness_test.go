@@ -8,8 +8,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of §4.6 liveness: lease expiry, rebalance timeout, pruning, and the
-// §13.4/§13.5 scenarios.
+// Tests of docs/protocol.md §4.6 liveness: lease expiry, rebalance timeout, pruning, and the
+// docs/protocol.md §13.4/§13.5 scenarios.
 
 func TestLiveness_ExpiryStrictlyAfterLeaseViaTick(t *testing.T) {
 	c := grouptest.New(t, 4)

@@ -1,6 +1,6 @@
 package group
 
-// advanceMigration moves the active migration forward (§6.4):
+// advanceMigration moves the active migration forward (docs/protocol.md §6.4):
 // ACTIVE → DRAINING once the group settled on the new count (or, for a
 // scale-in, once nobody is live), DRAINING → DEPRECATED once no owner holds
 // a removed shard and the removed shards are drained.

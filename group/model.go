@@ -15,7 +15,7 @@ type Key struct {
 func (k Key) String() string { return k.StreamPrefix + ":" + k.ConsumerGroup }
 
 // HashTag is "{P:G}", the Redis Cluster hash tag every Redis key of the
-// group carries (PROTOCOL §8.3: <kp>:{P:G}:metadata, :mutex, :admin:audit,
+// group carries (docs/protocol.md §8.3: <kp>:{P:G}:metadata, :mutex, :admin:audit,
 // …); every store and sink builds it here. For keys that pass ValidateKey
 // it names one group only (KeyFromHashTag reads it back).
 func (k Key) HashTag() string { return "{" + k.StreamPrefix + ":" + k.ConsumerGroup + "}" }
@@ -50,7 +50,7 @@ func streamLevelTag(inner string) (string, bool) {
 	return inner[:n], true
 }
 
-// GroupState is the coarse state of a group (§4.1).
+// GroupState is the coarse state of a group (docs/protocol.md §4.1).
 type GroupState string
 
 const (
@@ -60,7 +60,7 @@ const (
 	GroupStable      GroupState = "STABLE"
 )
 
-// MemberState is the lifecycle state of a member record (§4.1).
+// MemberState is the lifecycle state of a member record (docs/protocol.md §4.1).
 type MemberState string
 
 const (
@@ -71,7 +71,7 @@ const (
 	MemberFenced   MemberState = "FENCED"
 )
 
-// UnmarshalJSON decodes a state; the states of §4.1 share the constants'
+// UnmarshalJSON decodes a state; the states of docs/protocol.md §4.1 share the constants'
 // storage instead of a string per decoded record. Any other string is kept
 // as it is; null leaves s unchanged.
 func (s *MemberState) UnmarshalJSON(data []byte) error {
@@ -95,7 +95,7 @@ func (s *MemberState) UnmarshalJSON(data []byte) error {
 // Live reports whether a member in this state counts as an owner.
 func (s MemberState) Live() bool { return s == MemberActive || s == MemberStarting }
 
-// MigrationState is the state of a resharding migration (§6.1).
+// MigrationState is the state of a resharding migration (docs/protocol.md §6.1).
 type MigrationState string
 
 const (
@@ -117,7 +117,7 @@ type ShardProgress struct {
 	UpdatedAt       Instant `json:"updatedAt"`
 }
 
-// Member is one member record, exactly as stored in the aggregate (§8.5) and
+// Member is one member record, exactly as stored in the aggregate (docs/protocol.md §8.5) and
 // returned by the /members API.
 type Member struct {
 	MemberID              string       `json:"memberId"`
@@ -161,7 +161,7 @@ func (m *Member) LeaseEnd() Instant { return max(m.MemberLeaseExpiresAt, m.Lease
 // ACTIVE, STARTING and LEAVING members block others; a FENCED member blocks
 // what it held until its lease has run out (it may not have heard that it
 // was fenced, and reads until its own lease lapses; maintain then clears
-// its sets); EXPIRED records keep stale sets but never block (§4.6).
+// its sets); EXPIRED records keep stale sets but never block (docs/protocol.md §4.6).
 func (m *Member) Holds() bool {
 	switch m.State {
 	case MemberExpired:
@@ -195,7 +195,7 @@ func (m *Member) Holding() ShardSet {
 	return m.CurrentAssignment.Union(m.Revoking).Union(m.GrantedAssignment)
 }
 
-// Migration is one resharding migration (§6.1).
+// Migration is one resharding migration (docs/protocol.md §6.1).
 type Migration struct {
 	ReshardingID   string         `json:"reshardingId"`
 	FromShardCount int            `json:"fromShardCount"`
@@ -205,7 +205,7 @@ type Migration struct {
 	UpdatedAt      Instant        `json:"updatedAt"`
 }
 
-// MetadataCorrection is an open metadata-correction round (§4.8).
+// MetadataCorrection is an open metadata-correction round (docs/protocol.md §4.8).
 type MetadataCorrection struct {
 	TargetMetadataVersion   int64    `json:"targetMetadataVersion"`
 	ObservedMetadataVersion int64    `json:"observedMetadataVersion"`
@@ -234,7 +234,7 @@ type Meta struct {
 // Key returns the group's key.
 func (m *Meta) Key() Key { return Key{m.StreamPrefix, m.ConsumerGroup} }
 
-// Settings are the coordinator-wide defaults the domain needs (§11).
+// Settings are the coordinator-wide defaults the domain needs (docs/protocol.md §11).
 type Settings struct {
 	HeartbeatInterval    time.Duration
 	MemberLeaseTTL       time.Duration
@@ -243,7 +243,7 @@ type Settings struct {
 	DefaultShardCount    int
 	MaxShardCount        int
 	// DrainCheck is true when removed shards must be confirmed drained in
-	// Redis (ConfirmDrain) before a scale-in completes (§6.4); false when
+	// Redis (ConfirmDrain) before a scale-in completes (docs/protocol.md §6.4); false when
 	// Redis is not configured.
 	DrainCheck bool
 	// Coordinator identifies this coordinator process (its id and a token

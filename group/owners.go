@@ -15,7 +15,7 @@ type ShardOwners struct {
 }
 
 // OwnerState classifies a shard by its owners (the Grafana shard rows'
-// ownerState, §2.7).
+// ownerState, docs/protocol.md §2.7).
 type OwnerState string
 
 const (

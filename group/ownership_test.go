@@ -7,7 +7,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of §4.4 ownership validation and of the fence it triggers (§4.2 step 9).
+// Tests of docs/protocol.md §4.4 ownership validation and of the fence it triggers (§4.2 step 9).
 
 // expectFencedByReport checks the outcome of an invalid report: FENCED with
 // epoch max(groupEpoch+1, epoch+1), what it held kept (blocked until its
@@ -78,7 +78,7 @@ func TestOwnership_ActiveRevokeForForeignShardFences(t *testing.T) {
 }
 
 // Terminal reports (REVOKED, inFlight 0) for shards outside the authority
-// are dropped silently; duplicate terminal reports never fence (§13.3).
+// are dropped silently; duplicate terminal reports never fence (docs/protocol.md §13.3).
 func TestOwnership_TerminalForeignReportsDropped(t *testing.T) {
 	c := stableAB(t)
 	v := versionsOf(c.Group)

@@ -131,7 +131,7 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 	case req.MemberEpoch == 0:
 		// A new process: duplicates come from this one only. (A delayed
 		// duplicate of an older process's request, or of a leave, cannot
-		// be told from a new one: PROTOCOL's unsupported duplicate ids.)
+		// be told from a new one: the protocol's unsupported duplicate ids, docs/protocol.md improvement 8.)
 		if what != "duplicate" {
 			w.sent[req.MemberID] = []group.HeartbeatRequest{req}
 		}

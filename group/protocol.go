@@ -1,6 +1,6 @@
 package group
 
-// HeartbeatStatus is the outcome of a heartbeat (§4.1).
+// HeartbeatStatus is the outcome of a heartbeat (docs/protocol.md §4.1).
 type HeartbeatStatus string
 
 const (
@@ -40,7 +40,7 @@ type Capacity struct {
 	AvailableConcurrency  int `json:"availableConcurrency"`
 }
 
-// HeartbeatRequest is the body of POST …/members/{M}/heartbeat (§4.1).
+// HeartbeatRequest is the body of POST …/members/{M}/heartbeat (docs/protocol.md §4.1).
 type HeartbeatRequest struct {
 	ProtocolVersion         int             `json:"protocolVersion"`
 	RequestID               string          `json:"requestId"`
@@ -53,7 +53,7 @@ type HeartbeatRequest struct {
 	RevokingShards          []RevokeReport  `json:"revokingShards"`
 	ShardProgress           []ShardProgress `json:"shardProgress"`
 	// PathMemberID is the {M} of the request URL, set by the HTTP layer. When
-	// non-empty it must equal MemberID (§4.2 step 2).
+	// non-empty it must equal MemberID (docs/protocol.md §4.2 step 2).
 	PathMemberID string `json:"-"`
 }
 
@@ -64,7 +64,7 @@ type AssignmentPayload struct {
 	MetadataVersion int64    `json:"metadataVersion"`
 }
 
-// HeartbeatResponse is the answer to a heartbeat (§4.1). It is always sent
+// HeartbeatResponse is the answer to a heartbeat (docs/protocol.md §4.1). It is always sent
 // with HTTP 200.
 type HeartbeatResponse struct {
 	ResponseTo          string          `json:"responseTo"`
@@ -74,7 +74,7 @@ type HeartbeatResponse struct {
 	HeartbeatIntervalMs int64           `json:"heartbeatIntervalMs"`
 	RebalanceTimeoutMs  int64           `json:"rebalanceTimeoutMs"`
 	// MemberLeaseTtlMs is the coordinator's member lease TTL, from which a
-	// member measures its local lease (an addition to §4.1 that older
+	// member measures its local lease (an addition to docs/protocol.md §4.1 that older
 	// clients ignore).
 	MemberLeaseTtlMs int64             `json:"memberLeaseTtlMs"`
 	GroupEpoch       int64             `json:"groupEpoch"`
@@ -83,21 +83,21 @@ type HeartbeatResponse struct {
 	Assignment       AssignmentPayload `json:"assignment"`
 }
 
-// CreateRequest is the body of the create endpoints (§2.2).
+// CreateRequest is the body of the create endpoints (docs/protocol.md §2.2).
 type CreateRequest struct {
 	InitialShardCount *int    `json:"initialShardCount"`
 	RequestedBy       string  `json:"requestedBy"`
 	Reason            *string `json:"reason"`
 }
 
-// DeleteRequest is the body of DELETE …/groups/{G} (§2.3).
+// DeleteRequest is the body of DELETE …/groups/{G} (docs/protocol.md §2.3).
 type DeleteRequest struct {
 	RequestedBy string `json:"requestedBy"`
 	Reason      string `json:"reason"`
 	Force       bool   `json:"force"`
 }
 
-// ScaleRequest is the body of the scale endpoints (§2.5).
+// ScaleRequest is the body of the scale endpoints (docs/protocol.md §2.5).
 type ScaleRequest struct {
 	TargetShardCount *int    `json:"targetShardCount"`
 	RequestedBy      string  `json:"requestedBy"`
@@ -105,13 +105,13 @@ type ScaleRequest struct {
 	DeprecatedAfter  *string `json:"deprecatedAfter"`
 }
 
-// RollbackRequest is the body of the rollback endpoint (§2.5).
+// RollbackRequest is the body of the rollback endpoint (docs/protocol.md §2.5).
 type RollbackRequest struct {
 	RequestedBy string `json:"requestedBy"`
 	Reason      string `json:"reason"`
 }
 
-// GroupView is the GroupResponse of §2.2.
+// GroupView is the GroupResponse of docs/protocol.md §2.2.
 type GroupView struct {
 	StreamPrefix             string         `json:"streamPrefix"`
 	ConsumerGroup            string         `json:"consumerGroup"`
@@ -125,7 +125,7 @@ type GroupView struct {
 	CurrentAssignmentSummary map[string]int `json:"currentAssignmentSummary"`
 }
 
-// AssignmentsView is the /assignments projection of §2.6.
+// AssignmentsView is the /assignments projection of docs/protocol.md §2.6.
 type AssignmentsView struct {
 	TargetAssignment    map[string]ShardSet `json:"targetAssignment"`
 	CurrentAssignments  map[string]ShardSet `json:"currentAssignments"`

@@ -6,7 +6,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/assignor"
 )
 
-// reconcile brings the target assignment up to date (§5): when the group
+// reconcile brings the target assignment up to date (docs/protocol.md §5): when the group
 // epoch moved past the assignment epoch the sticky assignor recomputes the
 // targets of the live members; then assignmentEpoch := groupEpoch and the
 // group state is derived. Targets only change on a G bump, so a steady
@@ -61,7 +61,7 @@ func (t *tx) assign() {
 	}
 }
 
-// state derives the group state (§5): EMPTY without live members, STABLE
+// state derives the group state (docs/protocol.md §5): EMPTY without live members, STABLE
 // when every live member's current set equals its target and nothing is
 // blocked, RECONCILING otherwise.
 func (t *tx) state() GroupState {

@@ -32,10 +32,10 @@ type MemberEvent uint8
 
 const (
 	NoMemberEvent MemberEvent = iota
-	// MemberExpiredEvent: the member's lease ran out (§4.6).
+	// MemberExpiredEvent: the member's lease ran out (docs/protocol.md §4.6).
 	MemberExpiredEvent
-	// MemberFencedEvent: the member was fenced (invalid report, §4.4, or
-	// rebalance timeout, §4.6).
+	// MemberFencedEvent: the member was fenced (invalid report, docs/protocol.md §4.4, or
+	// rebalance timeout, docs/protocol.md §4.6).
 	MemberFencedEvent
 )
 

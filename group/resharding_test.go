@@ -8,8 +8,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-// Tests of resharding in the domain: §6.2 scale, §6.4 advancement, §6.5
-// rollback, §13.7–8.
+// Tests of resharding in the domain: docs/protocol.md §6.2 scale, §6.4 advancement, §6.5
+// rollback, docs/protocol.md §13.7–8.
 
 // clients returns protocol-following clients for A{0,1} and B{2,3} of stableAB.
 func clientsAB(c *grouptest.Context) []*client {
@@ -119,7 +119,7 @@ func TestScale_NegativeRejected(t *testing.T) {
 	expectCode(t, err, group.CodeInvalidRequest)
 }
 
-// StartScale expires leases first (§6.2 step 3).
+// StartScale expires leases first (docs/protocol.md §6.2 step 3).
 func TestScale_ExpiresLeasesFirst(t *testing.T) {
 	c := stableAB(t)
 	c.Advance(c.Settings.MemberLeaseTTL + time.Millisecond)
@@ -254,7 +254,7 @@ func TestScale_InWithoutDrainCheck(t *testing.T) {
 }
 
 // With every member gone a scale-in goes straight to DRAINING and completes
-// after ConfirmDrain (§13.8).
+// after ConfirmDrain (docs/protocol.md §13.8).
 func TestScale_InWithoutLiveMembers(t *testing.T) {
 	c := stableAB(t)
 	c.Settings.DrainCheck = true

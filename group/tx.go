@@ -69,7 +69,7 @@ func (t *tx) member(id string) *Member {
 	return &cp
 }
 
-// bumpGroupEpoch is the G bump of §4.3: groupEpoch and metadataVersion grow,
+// bumpGroupEpoch is the G bump of docs/protocol.md §4.3: groupEpoch and metadataVersion grow,
 // and any metadata-correction round is dropped.
 func (t *tx) bumpGroupEpoch() {
 	m := t.g.Meta
@@ -79,7 +79,7 @@ func (t *tx) bumpGroupEpoch() {
 	t.setMeta(m)
 }
 
-// bumpMetadataVersion is the V bump of §4.3.
+// bumpMetadataVersion is the V bump of docs/protocol.md §4.3.
 func (t *tx) bumpMetadataVersion() {
 	m := t.g.Meta
 	m.MetadataVersion++

@@ -52,7 +52,7 @@ func (v *violations) atMost(field string, n, most int) {
 	}
 }
 
-// Bounds of free-text fields, in bytes (§3 as we add to it; the OpenAPI
+// Bounds of free-text fields, in bytes (docs/protocol.md §3 as we add to it; the OpenAPI
 // schemas state the same).
 const (
 	maxNameBytes   = 200  // names, ids, memberName, requestedBy, streamKey
@@ -84,7 +84,7 @@ func (v *violations) shardIndex(field string, i int, s Settings) bool {
 	return true
 }
 
-// ValidateName checks a stream prefix, consumer group or member id (§3):
+// ValidateName checks a stream prefix, consumer group or member id (docs/protocol.md §3):
 // 1–200 bytes of printable characters without '/', '{', '}' or whitespace.
 // ValidateKey adds the rule of a (prefix, group) pair.
 func ValidateName(field, value string) error {
@@ -122,7 +122,7 @@ func ValidateKey(k Key) error {
 	return nil
 }
 
-// ValidateHeartbeat applies the validation rules of §3 to a heartbeat
+// ValidateHeartbeat applies the validation rules of docs/protocol.md §3 to a heartbeat
 // (HTTP 400 INVALID_REQUEST). Lists are capped at MaxShardCount entries.
 func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 	var v violations
@@ -175,7 +175,7 @@ func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 	return v.err()
 }
 
-// ValidateCreate checks a create body (§2.2).
+// ValidateCreate checks a create body (docs/protocol.md §2.2).
 func ValidateCreate(req *CreateRequest, s Settings) error {
 	var v violations
 	if n := req.InitialShardCount; n != nil && v.atLeast("initialShardCount", *n, 1) {
@@ -193,7 +193,7 @@ func (v *violations) who(requestedBy string, reason *string) {
 	v.optionalAtMostBytes("reason", reason, maxReasonBytes)
 }
 
-// ValidateDelete checks a delete body (§2.3).
+// ValidateDelete checks a delete body (docs/protocol.md §2.3).
 func ValidateDelete(req *DeleteRequest) error { return validateWhoAndWhy(req.RequestedBy, req.Reason) }
 
 // validateWhoAndWhy checks the requestedBy and reason every destructive
@@ -205,7 +205,7 @@ func validateWhoAndWhy(requestedBy, reason string) error {
 	return v.err()
 }
 
-// ValidateScale checks a scale body (§2.5, §6.2 step 1).
+// ValidateScale checks a scale body (docs/protocol.md §2.5, §6.2 step 1).
 func ValidateScale(req *ScaleRequest, s Settings) error {
 	var v violations
 	switch n := req.TargetShardCount; {
@@ -221,7 +221,7 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 	return v.err()
 }
 
-// ValidateRollback checks a rollback body (§2.5).
+// ValidateRollback checks a rollback body (docs/protocol.md §2.5).
 func ValidateRollback(req *RollbackRequest) error {
 	return validateWhoAndWhy(req.RequestedBy, req.Reason)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// View returns the GroupResponse projection (§2.2).
+// View returns the GroupResponse projection (docs/protocol.md §2.2).
 func (g *Group) View() GroupView {
 	v := GroupView{
 		StreamPrefix:             g.StreamPrefix,
@@ -40,7 +40,7 @@ func (g *Group) MemberList() []Member {
 	return out
 }
 
-// Assignments returns the /assignments projection (§2.6) with the invariant
+// Assignments returns the /assignments projection (docs/protocol.md §2.6) with the invariant
 // violations.
 func (g *Group) Assignments() AssignmentsView {
 	violations := g.Violations()
@@ -74,7 +74,7 @@ const (
 	EpochMismatch          ViolationKind = "EPOCH_MISMATCH"
 )
 
-// Violation is one broken invariant: its kind and the §2.6 text the
+// Violation is one broken invariant: its kind and the docs/protocol.md §2.6 text the
 // /assignments view shows.
 type Violation struct {
 	Kind ViolationKind
@@ -92,7 +92,7 @@ func ViolationTexts(vs []Violation) []string {
 	return out
 }
 
-// Violations checks the invariants of §2.6 and ours (no shard in the
+// Violations checks the invariants of docs/protocol.md §2.6 and ours (no shard in the
 // current sets of two owners). It returns none when all hold.
 func (g *Group) Violations() []Violation {
 	var out []Violation

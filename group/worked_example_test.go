@@ -19,7 +19,7 @@ func expect(t *testing.T, resp group.HeartbeatResponse, status group.HeartbeatSt
 	}
 }
 
-// TestWorkedExample replays §4.7 step by step.
+// TestWorkedExample replays docs/protocol.md §4.7 step by step.
 func TestWorkedExample(t *testing.T) {
 	c := grouptest.New(t, 4)
 	g := c.Group
@@ -46,7 +46,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatalf("targets %v", g.Targets)
 	}
 	// A at epoch 2 still owning everything → epoch 3 assigned {0,1}. A's
-	// 60 s deadline starts now that it is told (PROTOCOL starts it at B's
+	// 60 s deadline starts now that it is told (docs/protocol.md §4.7 starts it at B's
 	// join; see README, deviations).
 	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
 	expect(t, r, group.StatusOK, 3, shards(0, 1), nil)

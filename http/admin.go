@@ -12,7 +12,7 @@ import (
 )
 
 // pathKey validates the {streamPrefix} and {consumerGroup} path parameters
-// (§3, group.ValidateKey). Routes without {consumerGroup} (POST
+// (docs/protocol.md §3, group.ValidateKey). Routes without {consumerGroup} (POST
 // /streams/{P}) get G = P.
 func pathKey(ps httprouter.Params) (group.Key, error) {
 	p := ps.ByName("streamPrefix")
@@ -33,7 +33,7 @@ func pathKey(ps httprouter.Params) (group.Key, error) {
 	return key, nil
 }
 
-// streamCreated is the 201 body of POST /streams/{P} (§2.2).
+// streamCreated is the 201 body of POST /streams/{P} (docs/protocol.md §2.2).
 type streamCreated struct {
 	StreamPrefix    string `json:"streamPrefix"`
 	ShardCount      int    `json:"shardCount"`
@@ -121,7 +121,7 @@ type routingShard struct {
 	RedisSlot  int    `json:"redisSlot"`
 }
 
-// routingResponse is the body of #7 (§2.4).
+// routingResponse is the body of #7 (docs/protocol.md §2.4).
 type routingResponse struct {
 	StreamPrefix     string         `json:"streamPrefix"`
 	ConsumerGroup    string         `json:"consumerGroup"`

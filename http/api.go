@@ -22,27 +22,27 @@ import (
 // method answers from the group's committed state; errors are *group.Error,
 // messages.Err* or persistence.Err* (wrapped), or the context's error.
 type Coordinator interface {
-	// Heartbeat runs one member heartbeat (§4.2). The request has passed
+	// Heartbeat runs one member heartbeat (docs/protocol.md §4.2). The request has passed
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
 	Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error)
-	// CreateGroup creates a group (§2.2); streamLevel marks endpoint #2.
+	// CreateGroup creates a group (docs/protocol.md §2.2); streamLevel marks endpoint #2.
 	CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error)
-	// DeleteGroup deletes a group's metadata and returns its pre-delete view (§2.3).
+	// DeleteGroup deletes a group's metadata and returns its pre-delete view (docs/protocol.md §2.3).
 	DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error)
-	// Group returns the GroupResponse (§2.2).
+	// Group returns the GroupResponse (docs/protocol.md §2.2).
 	Group(ctx context.Context, key group.Key) (group.GroupView, error)
-	// Members returns every member record sorted by member id (§2.6).
+	// Members returns every member record sorted by member id (docs/protocol.md §2.6).
 	Members(ctx context.Context, key group.Key) ([]group.Member, error)
-	// Assignments returns the /assignments projection (§2.6).
+	// Assignments returns the /assignments projection (docs/protocol.md §2.6).
 	Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error)
-	// Routing returns the producer-routing metadata (§2.4).
+	// Routing returns the producer-routing metadata (docs/protocol.md §2.4).
 	Routing(ctx context.Context, key group.Key) (messages.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
 	Resharding
 }
 
-// HealthReport is the body of GET /monitoring/health (§10.2).
+// HealthReport is the body of GET /monitoring/health (docs/protocol.md §10.2).
 type HealthReport struct {
 	Status        string `json:"status"`
 	CoordinatorID string `json:"coordinatorId"`
@@ -57,7 +57,7 @@ type HealthReport struct {
 func (r HealthReport) ready() bool { return r.Store.Status != StoreDown }
 
 // HealthChecker produces the health report. Check must not block on Redis
-// (§10.2: it answers from a cache and refreshes asynchronously).
+// (docs/protocol.md §10.2: it answers from a cache and refreshes asynchronously).
 type HealthChecker interface {
 	Check(ctx context.Context) HealthReport
 }
@@ -70,9 +70,9 @@ type Route struct {
 	// parameters in braces: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}".
 	Template string
 	// Mutation is true for the routes that change coordinator state:
-	// create, delete and heartbeat (§2: "only 2,3,4,6,8,10,11 mutate").
+	// create, delete and heartbeat (docs/protocol.md §2: "only 2,3,4,6,8,10,11 mutate").
 	Mutation bool
-	// Action is the audit action of an Admin API mutation (§9.1), e.g.
+	// Action is the audit action of an Admin API mutation (docs/protocol.md §9.1), e.g.
 	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats.
 	Action string
 }
@@ -125,10 +125,10 @@ type Options struct {
 	Security *Security
 }
 
-// DefaultBasePath is the base path of the coordinator routes (§0).
+// DefaultBasePath is the base path of the coordinator routes (docs/protocol.md §0).
 const DefaultBasePath = basepath.Default
 
-// DefaultMaxBodyBytes is the request body limit of §3.
+// DefaultMaxBodyBytes is the request body limit of docs/protocol.md §3.
 const DefaultMaxBodyBytes = 1 << 20
 
 // API is the coordinator's HTTP handler.
@@ -218,7 +218,7 @@ func New(o Options) *API {
 	r.GET("/actuator/info", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		writeJSON(w, http.StatusOK, a.info)
 	})
-	// The web console's static files are open (§1: /console/**); the
+	// The web console's static files are open (docs/protocol.md §1: /console/**); the
 	// API calls it makes carry the token.
 	ui := console.Handler(base)
 	r.Handler(http.MethodGet, console.Path, ui)
@@ -246,7 +246,7 @@ type route struct {
 	handle httprouter.Handle
 }
 
-// routes lists the coordinator routes (§2), templates relative to the base path.
+// routes lists the coordinator routes (docs/protocol.md §2), templates relative to the base path.
 func (a *API) routes() []route {
 	const (
 		stream     = "/streams/{streamPrefix}"
@@ -328,7 +328,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 	writeJSON(w, code, probe{rep.Status})
 }
 
-// actuatorHealth is /actuator/health: the §10.2 report with readiness's
+// actuatorHealth is /actuator/health: the docs/protocol.md §10.2 report with readiness's
 // code (status OUT_OF_SERVICE while draining).
 func (a *API) actuatorHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	code, rep := a.readiness(r.Context())

@@ -140,13 +140,13 @@ func wantJSON(t *testing.T, rec *httptest.ResponseRecorder, status int, want str
 	}
 }
 
-// wantError fails unless the response is the §0 error body with these values.
+// wantError fails unless the response is the docs/protocol.md §0 error body with these values.
 func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, statusName, code, message string) {
 	t.Helper()
 	wantJSON(t, rec, status, fmt.Sprintf(`{"status":%q,"errorCode":%q,"message":%q}`, statusName, code, message))
 }
 
-// errorOf decodes a §0 error body, checking the status and code.
+// errorOf decodes a docs/protocol.md §0 error body, checking the status and code.
 func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) errorBody {
 	t.Helper()
 	var b errorBody
@@ -429,7 +429,7 @@ type fixedHealth HealthReport
 func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h) }
 
 // Readiness follows the store: 503 while it is DOWN, whatever Redis is;
-// /actuator/health carries the §10.2 report with the same code.
+// /actuator/health carries the docs/protocol.md §10.2 report with the same code.
 func TestReadinessFollowsTheStore(t *testing.T) {
 	for _, tc := range []struct {
 		report HealthReport

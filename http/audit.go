@@ -16,7 +16,7 @@ import (
 // /monitoring/streams/{P}/groups/{G} shows.
 const RecentMutationsLimit = 20
 
-// audited is the audit middleware (§9.1). It wraps the routes audit.Routes
+// audited is the audit middleware (docs/protocol.md §9.1). It wraps the routes audit.Routes
 // knows (the Admin API mutations) when a sink is configured. Each request
 // yields exactly one event, recorded after the answer whatever it was:
 // the status and the error body's errorCode are captured from the
@@ -85,7 +85,7 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// errorCode returns the errorCode of a §0 error body, "" for anything else.
+// errorCode returns the errorCode of a docs/protocol.md §0 error body, "" for anything else.
 func (s *statusRecorder) errorCode() string {
 	var body errorBody
 	if json.Unmarshal(s.errBody, &body) != nil {

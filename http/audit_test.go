@@ -22,7 +22,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
 
-// Audit tests (PROTOCOL §9.1, the seed's "Audit Logging"): every outcome
+// Audit tests (docs/protocol.md §9.1, the seed's "Audit Logging"): every outcome
 // of an Admin API mutation yields exactly one complete event in the log,
 // memory and Redis sinks, and no secret reaches them.
 

@@ -8,7 +8,7 @@ import (
 
 // BenchNoopTemplate is the no-op heartbeat route of the load harness
 // (cmd/coord-bench), relative to the base path. It ends like the heartbeat
-// route, so access control (§1 rule 2), drain and every middleware treat it
+// route, so access control (docs/protocol.md §1 rule 2), drain and every middleware treat it
 // exactly as a heartbeat.
 const BenchNoopTemplate = "/bench/noop/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"
 

@@ -16,7 +16,7 @@ import (
 )
 
 // DataPlane reads the Redis streams behind the groups for the monitoring
-// API (§2.6 /offsets and /shards/{i}/messages, and the Grafana rows of §2.7
+// API (docs/protocol.md §2.6 /offsets and /shards/{i}/messages, and the Grafana rows of §2.7
 // through GrafanaDataPlane); monitoring.Reader implements it. Errors other than streams.ErrInvalidCursor are failures
 // to read Redis.
 type DataPlane interface {
@@ -70,7 +70,7 @@ func (a *API) offsets(ctx context.Context, key group.Key) (monitoring.Offsets, e
 	return o, nil
 }
 
-// messagesResponse is the body of #22 (§2.6).
+// messagesResponse is the body of #22 (docs/protocol.md §2.6).
 type messagesResponse struct {
 	StreamPrefix  string            `json:"streamPrefix"`
 	ConsumerGroup string            `json:"consumerGroup"`

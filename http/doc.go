@@ -1,9 +1,9 @@
-// Package httpapi is the coordinator's REST edge (PROTOCOL.md §0, §2): member
+// Package httpapi is the coordinator's REST edge (docs/protocol.md §0, §2): member
 // heartbeats, the Admin API and the monitoring API, served with
 // julienschmidt/httprouter under a configurable base path (/coord/v1).
 //
-// It owns JSON in and out, request validation (§3), and the one mapping from
-// errors to HTTP statuses and error bodies (§0): domain errors
+// It owns JSON in and out, request validation (docs/protocol.md §3), and the one mapping from
+// errors to HTTP statuses and error bodies (docs/protocol.md §0): domain errors
 // (*group.Error), actor runtime errors (messages.Err*) and store error
 // classes (persistence.Err*) become `{"status","errorCode","message"}`
 // answers here and nowhere else. It talks to the actor system only through

@@ -135,7 +135,7 @@ func (c *cluster) assignments() group.AssignmentsView {
 	return v
 }
 
-// member is a simulated client that follows the protocol (§4.9;
+// member is a simulated client that follows the protocol (docs/protocol.md §4.9;
 // internal/membersim) heartbeating orders/workers through the cluster's API.
 type member struct {
 	*membersim.Member
@@ -245,7 +245,7 @@ func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
 	}
 }
 
-// TestE2EWorkedExample replays §4.7 step by step (the README walkthrough).
+// TestE2EWorkedExample replays docs/protocol.md §4.7 step by step (the README walkthrough).
 func TestE2EWorkedExample(t *testing.T) {
 	c := newCluster(t)
 	c.createGroup(4)

@@ -17,7 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// The Grafana rows (§2.7, #23–#30) are flat JSON arrays for the bundled
+// The Grafana rows (docs/protocol.md §2.7, #23–#30) are flat JSON arrays for the bundled
 // dashboard's Infinity datasource. Except options/streams and
 // options/consumer-groups, every endpoint requires the streamPrefix and
 // consumerGroup query parameters (absent: 400), which may be blank.
@@ -69,7 +69,7 @@ func rows[T any](a *API, fetch func(*http.Request) ([]T, error)) httprouter.Hand
 
 // groupQuery reads the streamPrefix and consumerGroup parameters: both must
 // be present; values are trimmed, blank ones are kept blank and the others
-// must be valid names (§3).
+// must be valid names (docs/protocol.md §3).
 func groupQuery(q url.Values) (group.Key, error) {
 	var names [2]string
 	for i, param := range []string{"streamPrefix", "consumerGroup"} {
@@ -186,7 +186,7 @@ type groupRow struct {
 	TargetShards       int    `json:"targetShards"`
 	AssignedShardRatio string `json:"assignedShardRatio"`
 	RevokingShards     int    `json:"revokingShards"`
-	// The offsets totals (§2.6 /offsets) and the summed known rates.
+	// The offsets totals (docs/protocol.md §2.6 /offsets) and the summed known rates.
 	TotalStreamLength     int64    `json:"totalStreamLength"`
 	TotalPendingCount     int64    `json:"totalPendingCount"`
 	TotalLag              *int64   `json:"totalLag"`
@@ -331,7 +331,7 @@ func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
 // idList joins sorted member ids with commas ("" when none).
 func idList(ids []string) string { return strings.Join(ids, ",") }
 
-// shardRow is one row of #28: the scalars of a StreamShardOffset (§2.6)
+// shardRow is one row of #28: the scalars of a StreamShardOffset (docs/protocol.md §2.6)
 // plus the group's view of the shard.
 type shardRow struct {
 	StreamPrefix  string `json:"streamPrefix"`
@@ -346,7 +346,7 @@ type shardRow struct {
 	MemoryUsageKnown  bool     `json:"memoryUsageKnown"`
 	// Comma-joined sorted member ids: target and current owners as in
 	// group.ShardOwners; ownerMemberIds are the live members whose current
-	// assignment holds the shard (§2.6).
+	// assignment holds the shard (docs/protocol.md §2.6).
 	TargetOwnerMemberIDs  string           `json:"targetOwnerMemberIds"`
 	CurrentOwnerMemberIDs string           `json:"currentOwnerMemberIds"`
 	OwnerMemberIDs        string           `json:"ownerMemberIds"`

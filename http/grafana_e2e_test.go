@@ -14,7 +14,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// The Grafana rows (§2.7) end to end on the reshardEnv: real Redis streams,
+// The Grafana rows (docs/protocol.md §2.7) end to end on the reshardEnv: real Redis streams,
 // the offset cache and rate tracker of monitoring.Reader on the env's fake
 // clock.
 

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Redis states of the health report (§10.2).
+// Redis states of the health report (docs/protocol.md §10.2).
 const (
 	RedisNotConfigured = "NOT_CONFIGURED"
 	RedisUp            = "UP"
@@ -113,7 +113,7 @@ type PingHealthOptions struct {
 }
 
 // PingHealth is the HealthChecker used when Redis is a required dependency
-// (§10.2): its Redis state is a Probe of Ping, so Check never blocks.
+// (docs/protocol.md §10.2): its Redis state is a Probe of Ping, so Check never blocks.
 type PingHealth struct {
 	id    string
 	probe *Probe

@@ -8,7 +8,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// heartbeat serves #11, the hot path. Only §3 validation failures (and
+// heartbeat serves #11, the hot path. Only docs/protocol.md §3 validation failures (and
 // malformed or oversized bodies) answer 4xx; every protocol outcome is a
 // heartbeat status in a 200 answer. Runtime failures (terminating, state
 // conflicts, mutex timeouts) map like any other error.
@@ -26,8 +26,8 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 	writeHeartbeat(w, &resp)
 }
 
-// heartbeatRequest reads and validates (§3) the group key, member id and
-// body of a heartbeat. §4.2 step 2 (body memberId ≠ path M → status
+// heartbeatRequest reads and validates (docs/protocol.md §3) the group key, member id and
+// body of a heartbeat. docs/protocol.md §4.2 step 2 (body memberId ≠ path M → status
 // INVALID_REQUEST) is the domain's: the path's member id is passed on in
 // PathMemberID.
 func (a *API) heartbeatRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) (group.Key, *group.HeartbeatRequest, error) {

@@ -64,7 +64,7 @@ func appendHeartbeat(b []byte, r *group.HeartbeatResponse) []byte {
 // appendJSONString appends s as a JSON string the way encoding/json does.
 // Printable ASCII other than the characters it escapes (", \, and the
 // HTML-sensitive <, >, &) is copied; any other string, rare on this path
-// (names are validated, §3), is encoded by encoding/json itself.
+// (names are validated, docs/protocol.md §3), is encoded by encoding/json itself.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {

@@ -14,12 +14,12 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// healthReport serves #13: always 200 (§10.2).
+// healthReport serves #13: always 200 (docs/protocol.md §10.2).
 func (a *API) healthReport(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	writeJSON(w, http.StatusOK, a.health.Check(r.Context()))
 }
 
-// compatibilityJSON is the constant body of #14 (§2.6).
+// compatibilityJSON is the constant body of #14 (docs/protocol.md §2.6).
 var compatibilityJSON = json.RawMessage(`{"currentCoordinationVersion":1,"supportedCoordinationVersions":{"min":1,"max":1},` +
 	`"coordinationVersions":[{"version":1,"status":"ACTIVE",` +
 	`"introducedIn":{"major":0,"minor":1,"patch":0,"qualifier":null,"version":"0.1.0"},"deprecatedIn":null,` +
@@ -73,7 +73,7 @@ func membersBody(_ group.Key, members []group.Member) any {
 	return membersResponse{Members: nonNil(members)}
 }
 
-// progressRow is one row of #19 (§2.6 /consumption).
+// progressRow is one row of #19 (docs/protocol.md §2.6 /consumption).
 type progressRow struct {
 	StreamPrefix    string            `json:"streamPrefix"`
 	ConsumerGroup   string            `json:"consumerGroup"`

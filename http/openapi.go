@@ -17,7 +17,7 @@ import (
 var openAPIYAML []byte
 
 // APIDocsPath serves the OpenAPI document outside the base path, where
-// Spring clients look for it (PROTOCOL.md §1 lists it as open).
+// Spring clients look for it (docs/protocol.md §1 lists it as open).
 const APIDocsPath = "/v3/api-docs"
 
 // OpenAPIDocument returns openapi.yaml as JSON. It panics if the embedded

@@ -13,10 +13,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
-// codeRateLimited is the errorCode of a 429 (§9.2).
+// codeRateLimited is the errorCode of a 429 (docs/protocol.md §9.2).
 const codeRateLimited = "RATE_LIMIT_EXCEEDED"
 
-// rateLimited is the rate-limit middleware (§9.2). It wraps the mutating
+// rateLimited is the rate-limit middleware (docs/protocol.md §9.2). It wraps the mutating
 // routes under <base>/streams/ except heartbeats when a limiter is
 // configured, and runs after authentication, so the key's principal is
 // the authenticated one (those routes always need WRITE). A refused

@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
 
-// Rate-limit tests (PROTOCOL §9.2, the seed's "Rate Limiting") with the
+// Rate-limit tests (docs/protocol.md §9.2, the seed's "Rate Limiting") with the
 // seed's 60 mutations per one-minute window and a manual clock.
 
 const limitWindow = time.Minute

@@ -12,15 +12,15 @@ import (
 )
 
 // Resharding is the part of Coordinator that scales groups and reads their
-// migrations (§2.5, §6), plus the group snapshot the data-plane monitoring
+// migrations (docs/protocol.md §2.5, §6), plus the group snapshot the data-plane monitoring
 // projects from.
 type Resharding interface {
-	// ScaleGroup scales one group (§6.2); the request has passed
+	// ScaleGroup scales one group (docs/protocol.md §6.2); the request has passed
 	// group.ValidateScale.
 	ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error)
-	// ScaleStream scales every group of a stream prefix (§6.3).
+	// ScaleStream scales every group of a stream prefix (docs/protocol.md §6.3).
 	ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error)
-	// Rollback rolls a migration back (§6.5); the request has passed
+	// Rollback rolls a migration back (docs/protocol.md §6.5); the request has passed
 	// group.ValidateRollback.
 	Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error)
 	// Migration returns one migration of a group.
@@ -55,7 +55,7 @@ func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.P
 	})
 }
 
-// streamScaled is the 202 body of #3 (§2.5).
+// streamScaled is the 202 body of #3 (docs/protocol.md §2.5).
 type streamScaled struct {
 	StreamPrefix           string            `json:"streamPrefix"`
 	TargetShardCount       int               `json:"targetShardCount"`

@@ -96,7 +96,7 @@ func (e *reshardEnv) expect(method, path string, body any, status int, out any) 
 	}
 }
 
-// expectError fails unless the request is answered with the §0 error.
+// expectError fails unless the request is answered with the docs/protocol.md §0 error.
 func (e *reshardEnv) expectError(method, path string, body any, status int, code string) errorReply {
 	e.t.Helper()
 	var r errorReply
@@ -251,7 +251,7 @@ func (e *reshardEnv) sampleTraffic() {
 	e.readAll(e.streamKey(1), e.key.ConsumerGroup, "c", true)
 }
 
-// offsets GETs the group's /offsets (§2.6).
+// offsets GETs the group's /offsets (docs/protocol.md §2.6).
 func (e *reshardEnv) offsets() monitoring.Offsets {
 	e.t.Helper()
 	var o monitoring.Offsets

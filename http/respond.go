@@ -31,7 +31,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// errorBody is the coordinator error body of §0.
+// errorBody is the coordinator error body of docs/protocol.md §0.
 type errorBody struct {
 	Status    string `json:"status"`
 	ErrorCode string `json:"errorCode"`
@@ -53,7 +53,7 @@ var statusNames = map[int]string{
 	http.StatusServiceUnavailable:    "SERVICE_UNAVAILABLE",
 }
 
-// writeError writes the §0 error body.
+// writeError writes the docs/protocol.md §0 error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, errorBody{Status: statusNames[status], ErrorCode: code, Message: message})
 }
@@ -69,7 +69,7 @@ const (
 // errPayloadTooLarge is returned by decodeBody for bodies over the limit.
 var errPayloadTooLarge = errors.New("request body too large")
 
-// domainStatuses maps domain error codes to HTTP statuses (§0).
+// domainStatuses maps domain error codes to HTTP statuses (docs/protocol.md §0).
 var domainStatuses = map[group.Code]int{
 	group.CodeInvalidRequest:            http.StatusBadRequest,
 	group.CodeGroupNotFound:             http.StatusNotFound,

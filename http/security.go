@@ -14,13 +14,13 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
-// Security enables access control, audit and rate limiting (PROTOCOL §1,
-// §9) and the login and session endpoints (#1, #12).
+// Security enables access control, audit and rate limiting (docs/protocol.md §1,
+// docs/protocol.md §9) and the login and session endpoints (#1, #12).
 //
 // Every request under the base path is checked against security.Policy:
 // routed requests by a route middleware, unrouted ones (unknown paths and
 // methods, OPTIONS) before their 404/405, so an unknown path may answer 401
-// before 404 as §1 says. Paths outside the base path (/healthz, /readyz,
+// before 404 as docs/protocol.md §1 says. Paths outside the base path (/healthz, /readyz,
 // /actuator/…, /metrics) stay open.
 //
 // The per-route middlewares run in this order, outermost first, after
@@ -45,7 +45,7 @@ type Security struct {
 	// History supplies the recentMutations of GET
 	// /monitoring/streams/{P}/groups/{G}; nil shows none.
 	History audit.History
-	// Limiter, when non-nil, limits Admin API mutations (§9.2).
+	// Limiter, when non-nil, limits Admin API mutations (docs/protocol.md §9.2).
 	Limiter *ratelimit.Limiter
 	// CreateLimiter, when non-nil, limits group creations (CREATE_GROUP,
 	// CREATE_STREAM) per principal, whatever the group: Limiter's key is
@@ -125,16 +125,16 @@ const (
 	codeForbidden    = "FORBIDDEN"
 )
 
-// wwwAuthenticate is the challenge of every 401 (§1).
+// wwwAuthenticate is the challenge of every 401 (docs/protocol.md §1).
 var wwwAuthenticate = []string{`Basic realm="redis-stream-coordinator"`}
 
-// unauthorized answers 401 with the Basic challenge and the §0 error body.
+// unauthorized answers 401 with the Basic challenge and the docs/protocol.md §0 error body.
 func unauthorized(w http.ResponseWriter) {
 	w.Header()["Www-Authenticate"] = wwwAuthenticate
 	writeError(w, http.StatusUnauthorized, codeUnauthorized, "Authentication required: valid Basic credentials or Bearer token")
 }
 
-// authorize applies §1 to r, whose route (or its absence) decided role and
+// authorize applies docs/protocol.md §1 to r, whose route (or its absence) decided role and
 // needed: it returns r, carrying the principal when one was authenticated,
 // or answers 401/403 and returns false. Requests that need no
 // authentication pass with their credentials unchecked. The authenticated

@@ -22,7 +22,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
-// Access control tests (PROTOCOL §1, §2.1, §2.6 #12) over the real router
+// Access control tests (docs/protocol.md §1, §2.1, §2.6 #12) over the real router
 // with a fake coordinator: handlers succeed or fail deterministically, and
 // only the auth decision is asserted.
 
@@ -56,7 +56,7 @@ func userNamed(name string) testUser {
 	panic("no test user " + name)
 }
 
-// grants is the grant table of §1, written out independently of
+// grants is the grant table of docs/protocol.md §1, written out independently of
 // security.Role.Grants.
 var grants = map[security.Role][]security.Role{
 	security.RoleAdmin:   {security.RoleAdmin, security.RoleWrite, security.RoleRead, security.RoleMember, security.RoleMonitor},
@@ -249,7 +249,7 @@ func samplePath(template string) string {
 	})
 }
 
-// requiredRole is §2's Role column in rule form: login needs any valid
+// requiredRole is docs/protocol.md §2's Role column in rule form: login needs any valid
 // credentials (it refreshes them when the body names no user), the OpenAPI
 // document none, heartbeats
 // MEMBER only with authenticate-member-api, every other GET READ and every
@@ -268,7 +268,7 @@ func requiredRole(rt Route, memberAuth bool) (role security.Role, check bool) {
 	return security.RoleWrite, true
 }
 
-// decision is the §1 outcome a credential must get.
+// decision is the docs/protocol.md §1 outcome a credential must get.
 func decision(required security.Role, check bool, c credential) int {
 	switch {
 	case !check:
@@ -395,7 +395,7 @@ func TestForbiddenBody(t *testing.T) {
 	}
 }
 
-// tokenBody is the login response of §2.1.
+// tokenBody is the login response of docs/protocol.md §2.1.
 type tokenBody struct {
 	AccessToken      string   `json:"accessToken"`
 	TokenType        string   `json:"tokenType"`

@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
-// loginRequest is the optional body of POST /auth/login (§2.1).
+// loginRequest is the optional body of POST /auth/login (docs/protocol.md §2.1).
 type loginRequest struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
@@ -70,7 +70,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 	writeJSON(w, http.StatusOK, tok)
 }
 
-// sessionResponse is the body of #12 (§2.6).
+// sessionResponse is the body of #12 (docs/protocol.md §2.6).
 type sessionResponse struct {
 	Authenticated bool     `json:"authenticated"`
 	Username      string   `json:"username"`

@@ -1,5 +1,5 @@
 // Package member is the member's side of the heartbeat protocol
-// (PROTOCOL.md §4; docs/safety.md, "The member's side of the contract") as
+// (docs/protocol.md §4; docs/safety.md, "The member's side of the contract") as
 // a pure state machine: what the next heartbeat reports, which shards may
 // be read, and the local lease. It does no I/O, reads no clock (every
 // instant is an argument) and starts no goroutine.

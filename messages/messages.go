@@ -30,7 +30,7 @@ type Routed struct{ Key group.Key }
 // GroupKey returns the group the request is for.
 func (r Routed) GroupKey() group.Key { return r.Key }
 
-// Heartbeat is a member heartbeat (§4). Answered after its change is stored.
+// Heartbeat is a member heartbeat (docs/protocol.md §4). Answered after its change is stored.
 type Heartbeat struct {
 	Routed
 	Request *group.HeartbeatRequest
@@ -41,7 +41,7 @@ type Heartbeat struct {
 	Arrived time.Time
 }
 
-// CreateGroup creates the group (§2.2). StreamLevel marks endpoint #2.
+// CreateGroup creates the group (docs/protocol.md §2.2). StreamLevel marks endpoint #2.
 type CreateGroup struct {
 	Routed
 	Request     group.CreateRequest
@@ -49,14 +49,14 @@ type CreateGroup struct {
 	Reply       ReplyTo[group.GroupView]
 }
 
-// DeleteGroup deletes the group's metadata (§2.3); answers the pre-delete view.
+// DeleteGroup deletes the group's metadata (docs/protocol.md §2.3); answers the pre-delete view.
 type DeleteGroup struct {
 	Routed
 	Request group.DeleteRequest
 	Reply   ReplyTo[group.GroupView]
 }
 
-// Routing is what producers need to route keys to shards (§2.4).
+// Routing is what producers need to route keys to shards (docs/protocol.md §2.4).
 type Routing struct {
 	StreamPrefix    string
 	ConsumerGroup   string
@@ -64,7 +64,7 @@ type Routing struct {
 	ShardCount      int
 }
 
-// Tick drives time-based maintenance of one group (§7).
+// Tick drives time-based maintenance of one group (docs/protocol.md §7).
 type Tick struct {
 	Routed
 	Now time.Time

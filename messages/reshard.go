@@ -8,13 +8,13 @@ import (
 
 // ErrProvisioning is matched (errors.Is) by every request that failed
 // because the Redis streams of a group could not be provisioned or checked
-// (§6.6): the group's metadata is left as the request's contract says
+// (docs/protocol.md §6.6): the group's metadata is left as the request's contract says
 // (a failed create stores nothing, a failed scale stays PREPARING). The
 // HTTP layer maps it to 503 REDIS_STREAM_PROVISIONING_FAILED.
 var ErrProvisioning = errors.New("redis stream provisioning failed")
 
-// Scale runs a group scale (§6.2). NewID is the id a new migration gets;
-// StreamLevel marks a step of a stream scale (§6.3), for conflict metrics.
+// Scale runs a group scale (docs/protocol.md §6.2). NewID is the id a new migration gets;
+// StreamLevel marks a step of a stream scale (docs/protocol.md §6.3), for conflict metrics.
 // Answered once the migration is ACTIVE, or with the noop migration.
 type Scale struct {
 	Routed
@@ -24,7 +24,7 @@ type Scale struct {
 	Reply       ReplyTo[group.Migration]
 }
 
-// CheckScale runs the per-group pre-checks of a stream scale (§2.5) on the
+// CheckScale runs the per-group pre-checks of a stream scale (docs/protocol.md §2.5) on the
 // committed state without changing anything: nil when Scale would start,
 // resume or noop, else the error Scale would answer.
 type CheckScale struct {
@@ -33,7 +33,7 @@ type CheckScale struct {
 	Reply   ReplyTo[struct{}]
 }
 
-// Rollback rolls back migration ID (§6.5).
+// Rollback rolls back migration ID (docs/protocol.md §6.5).
 type Rollback struct {
 	Routed
 	ID      string
@@ -41,7 +41,7 @@ type Rollback struct {
 	Reply   ReplyTo[group.Migration]
 }
 
-// Migrations is a group's migration history (§2.6 /migrations).
+// Migrations is a group's migration history (docs/protocol.md §2.6 /migrations).
 type Migrations struct {
 	// List holds every migration ordered by creation time.
 	List []group.Migration
@@ -58,7 +58,7 @@ type GetSnapshot struct {
 	Reply ReplyTo[*group.Group]
 }
 
-// StreamScale is the outcome of a stream scale (§2.5 #3).
+// StreamScale is the outcome of a stream scale (docs/protocol.md §2.5 #3).
 type StreamScale struct {
 	StreamPrefix     string
 	TargetShardCount int

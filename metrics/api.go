@@ -11,7 +11,7 @@ import (
 // The methods of this file implement httpapi.RequestObserver, and Health
 // decorates an httpapi.HealthChecker.
 
-// Request outcomes (§10.1 api_request_total{outcome}).
+// Request outcomes (docs/protocol.md §10.1 api_request_total{outcome}).
 const (
 	OutcomeSuccess     = "SUCCESS"
 	OutcomeClientError = "CLIENT_ERROR"

@@ -13,7 +13,7 @@ import (
 )
 
 // ShardSample is the observed state of one stream shard of a group (the
-// scalars of a §2.6 StreamShardOffset), as computed by the monitoring code.
+// scalars of a docs/protocol.md §2.6 StreamShardOffset), as computed by the monitoring code.
 type ShardSample struct {
 	Shard        int
 	StreamKey    string

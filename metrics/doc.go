@@ -1,5 +1,5 @@
 // Package metrics is the coordinator's Prometheus instrumentation
-// (PROTOCOL.md §10.1, the seed's "Metrics"). There are no globals: New
+// (docs/protocol.md §10.1, the seed's "Metrics"). There are no globals: New
 // builds every collector and registers it with the Registerer it is given,
 // wrapped so that every series carries the constant label
 // coordinator=<coordinator id>. docs/observability.md lists every metric.
@@ -47,7 +47,7 @@
 //
 // # Timers
 //
-// §10.1 timers expose _count and _sum. api_request_duration_seconds is a
+// docs/protocol.md §10.1 timers expose _count and _sum. api_request_duration_seconds is a
 // Summary with the 0.5, 0.95 and 0.99 quantiles over a one-minute window;
 // every other timer is a Histogram (0.5 ms to 16 s buckets), so quantiles
 // aggregate across coordinators with histogram_quantile. No _max gauge is

@@ -59,7 +59,7 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Rec
 // GroupStats implements actors.Observer: it keeps the stats the group
 // gauges are computed from at scrape time (O(1)), and records the
 // violations: each commit after which the group has n violations adds n to
-// invariant_violation_total (PROTOCOL §10.1, "+n per recording with
+// invariant_violation_total (docs/protocol.md §10.1, "+n per recording with
 // violations"). Stats of a group not known to exist are ignored.
 func (m *Metrics) GroupStats(key group.Key, s group.Stats) {
 	gs := m.lookup(key)

@@ -282,7 +282,7 @@ func commit(m *metrics.Metrics, g *group.Group) {
 }
 
 // Violations: the gauges show the current count, the counter adds each
-// commit's count (PROTOCOL §10.1: +n per recording with violations),
+// commit's count (docs/protocol.md §10.1: +n per recording with violations),
 // duplicate current owners are counted apart.
 func TestInvariantViolations(t *testing.T) {
 	reg := prometheus.NewRegistry()

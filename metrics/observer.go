@@ -14,7 +14,7 @@ import (
 // Each does O(1) work under at most one group's lock.
 
 // conflictOperations maps the actors' critical-section names to the
-// operation label values of §10.1. A flush commits heartbeats and ticks;
+// operation label values of docs/protocol.md §10.1. A flush commits heartbeats and ticks;
 // it is reported as "heartbeat".
 var conflictOperations = map[string]string{
 	"flush":  "heartbeat",

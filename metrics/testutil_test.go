@@ -9,7 +9,7 @@ import (
 
 // The registry read through client_golang's testutil, as an operator's
 // scrape would see it: a join and its acknowledgement count two OK
-// heartbeats, and the group epochs are exported under their §10.1 names.
+// heartbeats, and the group epochs are exported under their docs/protocol.md §10.1 names.
 func TestJoinSeenThroughTestutil(t *testing.T) {
 	h := newMemoryHarness(t)
 	h.create(orders)

@@ -8,7 +8,7 @@ import (
 )
 
 // CachedGroupOffsets is GroupOffsets through the offset cache of the
-// Grafana rows (§2.7): one observation per group key, reused while it is
+// Grafana rows (docs/protocol.md §2.7): one observation per group key, reused while it is
 // younger than the cache TTL and discarded when g's shard count differs
 // from the one it was read with. An expired observation is still answered
 // while a single background read refreshes it (streams.Cache), so only a

@@ -9,7 +9,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// Offsets is the body of /offsets (§2.6), plus the group's observed rates.
+// Offsets is the body of /offsets (docs/protocol.md §2.6), plus the group's observed rates.
 type Offsets struct {
 	StreamPrefix      string        `json:"streamPrefix"`
 	ConsumerGroup     string        `json:"consumerGroup"`
@@ -28,7 +28,7 @@ type Offsets struct {
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
 }
 
-// ShardOffset is one StreamShardOffset of §2.6, plus the shard's rates.
+// ShardOffset is one StreamShardOffset of docs/protocol.md §2.6, plus the shard's rates.
 type ShardOffset struct {
 	StreamPrefix  string      `json:"streamPrefix"`
 	ConsumerGroup string      `json:"consumerGroup"`
@@ -45,7 +45,7 @@ type ShardOffset struct {
 }
 
 // StreamPosition is where one shard stream stands in Redis and in its
-// consumer group: the scalar fields of a StreamShardOffset (§2.6), shared by
+// consumer group: the scalar fields of a StreamShardOffset (docs/protocol.md §2.6), shared by
 // /offsets and the Grafana shard rows.
 type StreamPosition struct {
 	StreamKey           string  `json:"streamKey"`

@@ -25,7 +25,7 @@ const (
 )
 
 // defaultRebalanceTimeoutMs is a member's rebalanceTimeoutMs when the
-// stored record lacks it (§8.5 defaults on read).
+// stored record lacks it (docs/protocol.md §8.5 defaults on read).
 const defaultRebalanceTimeoutMs = 60000
 
 // CheckVersions returns an ErrCorrupt-wrapped error unless schema is
@@ -187,7 +187,7 @@ func WithStoreRevision(aggregate []byte, rev Revision) []byte {
 }
 
 // aggregateIn reads layout 2 and the legacy layout 1 with the Kotlin
-// server's aliases (§8.3). Outer fields shadow those of Meta that need
+// server's aliases (docs/protocol.md §8.3). Outer fields shadow those of Meta that need
 // presence checks or aliases.
 type aggregateIn struct {
 	group.Meta
@@ -329,7 +329,7 @@ func (a *aggregateIn) shardCount(field string, stored, version *int) (int, error
 }
 
 // decodeMember reads one member record stored under id, applying the read
-// defaults of §8.5.
+// defaults of docs/protocol.md §8.5.
 func decodeMember(id string, raw []byte) (memberIn, error) {
 	m := memberIn{Member: group.Member{RebalanceTimeoutMs: defaultRebalanceTimeoutMs}}
 	if err := json.Unmarshal(raw, &m); err != nil {

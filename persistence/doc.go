@@ -24,7 +24,7 @@
 // schemaVersion is 1 (anything else is ErrCorrupt). layoutVersion says how
 // the group is split into documents:
 //
-// Layout 2 (written by this codec). The aggregate is the §8.5 JSON without
+// Layout 2 (written by this codec). The aggregate is the docs/protocol.md §8.5 JSON without
 // member records and targets:
 //
 //	{"streamPrefix":"orders","consumerGroup":"billing","schemaVersion":1,
@@ -32,7 +32,7 @@
 //	 "members":{},"targetAssignments":{}}
 //
 // and each member record is its own document, keyed by member id, holding
-// the §8.5 member JSON plus that member's target entry (null when the
+// the docs/protocol.md §8.5 member JSON plus that member's target entry (null when the
 // member has none; [] when its target is empty):
 //
 //	{"memberId":"m-1","memberName":"…","state":"ACTIVE",…,"shardProgress":[],

@@ -31,7 +31,7 @@ var (
 // Any other error from Commit is "unknown": the write may or may not have
 // happened, so callers reload and compare revisions before answering.
 
-// Document is one group's stored form: the aggregate JSON (§8.5, without
+// Document is one group's stored form: the aggregate JSON (docs/protocol.md §8.5, without
 // member records and targets when Members is used) and one JSON document per
 // member (the member record plus its target). Stores keep the JSON, not
 // necessarily its bytes: the SQL store normalises what it stores.
@@ -79,7 +79,7 @@ type Store interface {
 	Close() error
 }
 
-// Locker is the per-group state mutex (§8.2). Lock blocks until the mutex is
+// Locker is the per-group state mutex (docs/protocol.md §8.2). Lock blocks until the mutex is
 // held, ctx ends, or the acquire timeout passes (ErrLockTimeout).
 type Locker interface {
 	Lock(ctx context.Context, key group.Key) (unlock func(), err error)

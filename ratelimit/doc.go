@@ -1,4 +1,4 @@
-// Package ratelimit is the per-process fixed-window limiter of PROTOCOL §9.2
+// Package ratelimit is the per-process fixed-window limiter of docs/protocol.md §9.2
 // and the seed's "Rate Limiting" section.
 //
 // The HTTP layer applies it after authentication to mutating requests under

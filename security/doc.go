@@ -1,5 +1,5 @@
 // Package security authenticates and authorises Admin API callers
-// (PROTOCOL §1 and the seed's "ACL" section).
+// (docs/protocol.md §1 and the seed's "ACL" section).
 //
 // It has three parts, none of which touches net/http:
 //
@@ -10,7 +10,7 @@
 //     bcrypt hashes recognised by their $2a$/$2b$/$2y$ prefix), and signed
 //     HS256 JWT Bearer tokens (claims sub, iat, exp, roles). Users.Authenticate
 //     turns an Authorization header value into a Principal.
-//   - Policy: the route → required-role table of §1 ("first match").
+//   - Policy: the route → required-role table of docs/protocol.md §1 ("first match").
 //
 // The HTTP layer answers 401 (with WWW-Authenticate: Basic
 // realm="redis-stream-coordinator") when Authenticate fails and 403 when the

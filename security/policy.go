@@ -20,7 +20,7 @@ const HeartbeatTemplate = "/streams/{streamPrefix}/groups/{consumerGroup}/member
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
 const DefaultBasePath = basepath.Default
 
-// Policy is the route → required-role table of §1. It decides on the
+// Policy is the route → required-role table of docs/protocol.md §1. It decides on the
 // matched route (its method and template, which the code fixes), never on
 // the request's path: nothing a caller puts in a stream, group or member
 // name can change the rule that applies.

@@ -25,7 +25,7 @@ func readOrWriteAccess(method string) access {
 	return readRole
 }
 
-// protocolTemplates lists route templates of PROTOCOL §2 (relative to the
+// protocolTemplates lists route templates of docs/protocol.md §2 (relative to the
 // base path) and the rule class they fall in.
 func protocolTemplates() map[string]string {
 	const group = "/streams/{streamPrefix}/groups/{consumerGroup}"

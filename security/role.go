@@ -8,7 +8,7 @@ import (
 // Role is an Admin API role name as it appears in configuration and tokens.
 type Role string
 
-// The roles of §1. MONITOR is the legacy alias of READ; ADMIN is the legacy
+// The roles of docs/protocol.md §1. MONITOR is the legacy alias of READ; ADMIN is the legacy
 // full permission set.
 const (
 	RoleRead    Role = "READ"

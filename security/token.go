@@ -9,7 +9,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Token is an issued Bearer token, shaped as the login response of §2.1.
+// Token is an issued Bearer token, shaped as the login response of docs/protocol.md §2.1.
 type Token struct {
 	AccessToken string `json:"accessToken"`
 	// TokenType is always "Bearer".

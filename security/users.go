@@ -90,7 +90,7 @@ type account struct {
 	tokenVersion int64
 }
 
-// NewUsers validates opts and builds the principals of §1:
+// NewUsers validates opts and builds the principals of docs/protocol.md §1:
 //
 //   - no Users: one principal AdminUsername/AdminPassword with roles ADMIN,
 //     MEMBER, MONITOR, READ, WRITE (both must be non-blank);

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Cache is a stale-while-refresh cache (the §2.7 offset cache, keyed by
+// Cache is a stale-while-refresh cache (the docs/protocol.md §2.7 offset cache, keyed by
 // stream prefix and group). An entry is stored with a version (the group's
 // shard count): a Get with another version is a miss. Every caller gets the
 // same stored value, so values must be treated as immutable. It is safe for

@@ -8,7 +8,7 @@
 //
 // A sharded stream with prefix P has one Redis Stream per shard i, under the
 // key "P:i" (StreamKey). Slot computes the Redis Cluster hash slot of a key
-// and ShardFor is the producers' partition-key routing function (§6.7).
+// and ShardFor is the producers' partition-key routing function (docs/protocol.md §6.7).
 //
 // Every Redis access goes through a redis.UniversalClient and uses only
 // single-key commands, so a standalone server and a Redis Cluster (whose

@@ -9,7 +9,7 @@ import (
 
 // Drained reports whether every consumer group (not only the coordinator's
 // group) of every shard key StreamKey(prefix, i), i in shards, has consumed
-// and acknowledged everything: pending == 0 and a known lag == 0 (§6.4). A
+// and acknowledged everything: pending == 0 and a known lag == 0 (docs/protocol.md §6.4). A
 // key whose XINFO GROUPS fails with an error reply (e.g. no such key) has no
 // groups and is drained; an unknown lag is not drained. The keys are read in
 // one pipeline; a transport failure is returned as an error, never as

@@ -14,13 +14,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Page size limits of the message explorer (§2.6).
+// Page size limits of the message explorer (docs/protocol.md §2.6).
 const (
 	DefaultPageLimit = 25
 	MaxPageLimit     = 1000
 )
 
-// Cursor forms of the Grafana message explorer (§2.7) besides a plain entry
+// Cursor forms of the Grafana message explorer (docs/protocol.md §2.7) besides a plain entry
 // id: the merged all-shard cursor "all:<i>=<id>,…" and the tail cursors
 // "__rsc_last__" (the last page) and "__rsc_tail__:<n>" (n pages before it).
 const (
@@ -117,7 +117,7 @@ type Page struct {
 	NextCursor *string
 }
 
-// Page reads one page of shard's entries (§2.6 /shards/{i}/messages) in
+// Page reads one page of shard's entries (docs/protocol.md §2.6 /shards/{i}/messages) in
 // direction dir, starting after cursor (an entry id of a previous page;
 // blank = from the newest or oldest entry). It fetches limit+1 entries
 // (limit+2 with a cursor), drops the entry equal to the cursor and keeps
@@ -137,7 +137,7 @@ func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor 
 	return pageOf(dir, limit, reads[0], func(kept []Record) string { return kept[len(kept)-1].ID }), nil
 }
 
-// Browse reads one page of the Grafana message explorer (§2.7) over the
+// Browse reads one page of the Grafana message explorer (docs/protocol.md §2.7) over the
 // selected shards, choosing the paging scheme from the cursor:
 //
 //   - LastPageCursor or TailCursorPrefix+n: page max(0, last−n) of the

@@ -19,7 +19,7 @@ func NewObserver(client redis.UniversalClient) *Observer {
 	return &Observer{client: client}
 }
 
-// ShardOffset is the Redis-observed part of one StreamShardOffset of §2.6
+// ShardOffset is the Redis-observed part of one StreamShardOffset of docs/protocol.md §2.6
 // /offsets. The caller adds the group's names, owners and member-reported
 // values (consumer ids, the pending fallback). Pointers are null on the wire.
 type ShardOffset struct {

@@ -27,7 +27,7 @@ func (e *ProvisioningError) Error() string {
 // Unwrap exposes ErrProvisioningFailed and the Redis error to errors.Is/As.
 func (e *ProvisioningError) Unwrap() []error { return []error{ErrProvisioningFailed, e.Err} }
 
-// Provisioner creates stream shards and consumer groups (§6.6). It is safe
+// Provisioner creates stream shards and consumer groups (docs/protocol.md §6.6). It is safe
 // for concurrent use; every operation is idempotent.
 type Provisioner struct {
 	client redis.UniversalClient

@@ -15,7 +15,7 @@ type RateKey struct {
 }
 
 // RateTracker turns successive observations of a shard's stream length and
-// lag into produced and consumed messages per second (seed, §2.7). It keeps
+// lag into produced and consumed messages per second (seed, docs/protocol.md §2.7). It keeps
 // the latest sample per RateKey and is safe for concurrent use.
 type RateTracker struct {
 	mu      sync.Mutex

@@ -8,7 +8,7 @@ import (
 )
 
 // ShardFor returns the shard a producer routes partitionKey to among n
-// shards, exactly as the shipped clients do (§6.7): the standard Murmur3
+// shards, exactly as the shipped clients do (docs/protocol.md §6.7): the standard Murmur3
 // x86_32 hash of the key's UTF-8 bytes, reduced modulo n without bias by
 // rejection sampling. A hash at or above the largest multiple of n that fits
 // in 32 bits is rejected and the key is re-hashed with the seed

@@ -32,7 +32,7 @@ func TestShardForVectors(t *testing.T) {
 }
 
 func TestShardForRehash(t *testing.T) {
-	// §6.7: limit 3000000000, h0 = 3111312080 is rejected, seed1 = 4226891818,
+	// docs/protocol.md §6.7: limit 3000000000, h0 = 3111312080 is rejected, seed1 = 4226891818,
 	// h1 = 1839149687 → 339149687.
 	if h0 := murmur3.StringSum32("user-42"); h0 != 3111312080 {
 		t.Fatalf("h0 = %d", h0)

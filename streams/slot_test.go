@@ -13,7 +13,7 @@ func TestSlot(t *testing.T) {
 		key  string
 		want int
 	}{
-		// §6.7 vectors.
+		// docs/protocol.md §6.7 vectors.
 		{"foo", 12182},
 		{"create-order:0", 9192},
 		{"create-order:1", 13257},

@@ -131,7 +131,7 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 	return goredis.NewUniversalClient(o)
 }
 
-// health returns the §10.2 health checker with the store's type, breaker
+// health returns the docs/protocol.md §10.2 health checker with the store's type, breaker
 // state and status added: it pings Redis when Redis is required, otherwise
 // it reports Redis NOT_CONFIGURED; it probes the store (probeStore) with
 // the store timeout, the result cached for health.cache-ttl-ms. The status

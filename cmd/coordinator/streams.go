@@ -15,7 +15,7 @@ import (
 // configured, see config.RedisRequired).
 
 // provisioner returns the stream provisioner when
-// streams.provisioning-enabled is set (§6.6), nil otherwise. Provisioning
+// streams.provisioning-enabled is set (docs/protocol.md §6.6), nil otherwise. Provisioning
 // makes Redis required, so the client is there whenever it is enabled.
 func provisioner(cfg *config.Config, client goredis.UniversalClient) actors.Provisioner {
 	if !cfg.Streams.ProvisioningEnabled || client == nil {
@@ -24,7 +24,7 @@ func provisioner(cfg *config.Config, client goredis.UniversalClient) actors.Prov
 	return streams.NewProvisioner(client)
 }
 
-// drainChecker returns the Redis drain check of scale-ins (§6.4), nil
+// drainChecker returns the Redis drain check of scale-ins (docs/protocol.md §6.4), nil
 // without Redis (domainSettings then turns the check off).
 func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
 	if client == nil {

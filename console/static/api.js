@@ -1,4 +1,4 @@
-// api.js: calls of the coordinator's public API (PROTOCOL.md §2) with the
+// api.js: calls of the coordinator's public API (docs/protocol.md §2) with the
 // Bearer token of the session.
 
 const basePath = document.querySelector('meta[name="coord-base-path"]').content;

@@ -74,7 +74,7 @@ func TestAssignExamples(t *testing.T) {
 	}
 }
 
-// TestAssignJoinsAndLeave feeds every result back as prev (PROTOCOL §5 example).
+// TestAssignJoinsAndLeave feeds every result back as prev (docs/protocol.md §5 example).
 func TestAssignJoinsAndLeave(t *testing.T) {
 	steps := []struct {
 		live []string

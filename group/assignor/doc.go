@@ -1,5 +1,5 @@
 // Package assignor computes a consumer group's target assignment: which live
-// member owns each shard 0..S-1 of a sharded stream (PROTOCOL.md §5, with the
+// member owns each shard 0..S-1 of a sharded stream (docs/protocol.md §5, with the
 // "always balanced" improvement).
 //
 // The package is pure and stdlib-only. It owns the assignment rules and

@@ -21,7 +21,7 @@ func (c *Context) Leave(id string, revoking ...group.RevokeReport) group.Heartbe
 	return c.Heartbeat(hb)
 }
 
-// StartScale runs the first half of a group scale (§6.2 steps 1–6).
+// StartScale runs the first half of a group scale (docs/protocol.md §6.2 steps 1–6).
 func (c *Context) StartScale(n int) (group.Migration, error) {
 	c.seq++
 	m, recs, err := c.Group.StartScale(c.Now, c.Settings,
@@ -30,7 +30,7 @@ func (c *Context) StartScale(n int) (group.Migration, error) {
 	return m, err
 }
 
-// ActivateScale runs §6.2 step 8 for migration id.
+// ActivateScale runs docs/protocol.md §6.2 step 8 for migration id.
 func (c *Context) ActivateScale(id string) (group.Migration, error) {
 	m, recs, err := c.Group.ActivateScale(c.Now, c.Settings, id)
 	c.Records = append(c.Records, recs...)

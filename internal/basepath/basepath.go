@@ -5,7 +5,7 @@ package basepath
 
 import "strings"
 
-// Default is the base path of the coordinator routes (§0).
+// Default is the base path of the coordinator routes (docs/protocol.md §0).
 const Default = "/coord/v1"
 
 // Clean returns p without surrounding white space and trailing slashes,

@@ -1,5 +1,5 @@
 // Package membersim simulates consumer processes that follow the heartbeat
-// protocol (PROTOCOL.md §4.9) against a coordinator's HTTP API, and an
+// protocol (docs/protocol.md §4.9) against a coordinator's HTTP API, and an
 // Oracle that checks that no shard is ever read by two members at once.
 //
 // Tests that drive the real HTTP stack use it: a Member builds each

@@ -1,5 +1,5 @@
-// Package redis is the Redis metadata store (store.type=redis, §8.3) and
-// the per-group Redis state mutex (§8.2, deliberate improvement 1). It
+// Package redis is the Redis metadata store (store.type=redis, docs/protocol.md §8.3) and
+// the per-group Redis state mutex (docs/protocol.md §8.2, deliberate improvement 1). It
 // works on a single server and on Redis Cluster through
 // goredis.UniversalClient.
 //
@@ -11,7 +11,7 @@
 //
 // The metadata hash holds layout 2 of package persistence:
 //
-//	aggregate      §8.5 JSON without members/targets; storeRevision = revision
+//	aggregate      docs/protocol.md §8.5 JSON without members/targets; storeRevision = revision
 //	revision       decimal store revision, 1 after Create, +1 per Commit
 //	schemaVersion  1
 //	layoutVersion  2 (1 for a Kotlin-written hash until its first rewrite)

@@ -1,4 +1,4 @@
-// Package sql is the PostgreSQL metadata store (store.type=jdbc, §8.4 with
+// Package sql is the PostgreSQL metadata store (store.type=jdbc, docs/protocol.md §8.4 with
 // deliberate improvement 3), on pgx/v5. Start-up creates two tables if
 // they do not exist, each name optionally prefixed (Options.TablePrefix):
 //
