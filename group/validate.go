@@ -193,6 +193,15 @@ func (v *violations) who(requestedBy string, reason *string) {
 	v.optionalAtMostBytes("reason", reason, maxReasonBytes)
 }
 
+// ValidateWho checks the requestedBy (required) and reason (optional) of an
+// operator request beyond docs/protocol.md §2 (offset resets, dead-letter
+// redrives and deletes) with the same bounds as the others.
+func ValidateWho(requestedBy, reason string) error {
+	var v violations
+	v.who(requestedBy, &reason)
+	return v.err()
+}
+
 // ValidateDelete checks a delete body (docs/protocol.md §2.3).
 func ValidateDelete(req *DeleteRequest) error { return validateWhoAndWhy(req.RequestedBy, req.Reason) }
 

@@ -77,9 +77,15 @@ type deadLetterRequest struct {
 }
 
 func validateDeadLetterRequest(r *deadLetterRequest) error {
+	if err := group.ValidateWho(r.RequestedBy, r.Reason); err != nil {
+		return err
+	}
+	for _, id := range r.IDs {
+		if len(id) > maxEntryIDBytes {
+			return invalid("ids: each at most %d bytes", maxEntryIDBytes)
+		}
+	}
 	switch {
-	case strings.TrimSpace(r.RequestedBy) == "":
-		return invalid("requestedBy: must not be blank")
 	case len(r.IDs) == 0:
 		return invalid("ids: must list at least one dead-letter id")
 	case len(r.IDs) > maxDeadLetterIDs:

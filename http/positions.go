@@ -28,6 +28,10 @@ type StreamOperator interface {
 	DeadLetterLength(ctx context.Context, dlq string) (int64, error)
 }
 
+// maxEntryIDBytes bounds a stream entry id in a request (as group's bounds
+// do for the heartbeat's ids).
+const maxEntryIDBytes = 64
+
 // Error codes of the offset-reset and dead-letter routes.
 const (
 	codeShardsHeld           group.Code = "SHARDS_HELD"
@@ -86,8 +90,11 @@ func (r *resetRequest) position() streams.Position {
 }
 
 func validateReset(r *resetRequest) error {
-	if strings.TrimSpace(r.RequestedBy) == "" {
-		return invalid("requestedBy: must not be blank")
+	if err := group.ValidateWho(r.RequestedBy, r.Reason); err != nil {
+		return err
+	}
+	if len(r.EntryID) > maxEntryIDBytes {
+		return invalid("entryId: at most %d bytes", maxEntryIDBytes)
 	}
 	if err := r.position().Validate(); err != nil {
 		return invalid("%v", err)
