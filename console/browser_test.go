@@ -366,7 +366,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		`document.querySelector("#group-shards")?.textContent === "6" && `+
 		`document.querySelectorAll("#assignment-grid td.cell.pending").length === 2`)
 	b.shot("scaled")
-	b.do("roll back", chromedp.Click(chromedp.CSS(`#migrations tr[data-migration] button`)))
+	// The migrations table re-renders at every refresh: click in one script.
+	b.do("roll back", run(`document.querySelector("#migrations tr[data-migration] button").click()`))
 	b.waitFor("the migration is rolled back", `document.querySelector("#migrations tr[data-migration] .badge-rolled_back") && `+
 		`document.querySelector("#group-shards")?.textContent === "4" && `+
 		`document.querySelector("#scale-form .ok:not([hidden])")?.textContent.includes("ROLLED_BACK")`)
