@@ -32,6 +32,9 @@ const (
 	// Corrupt: the stored group cannot be decoded (ErrCorrupt); it fails
 	// closed.
 	Corrupt
+	// Deposed: a fenced write found that this process no longer owns the
+	// group (ErrNotOwner); nothing was written and the backend works.
+	Deposed
 	// Canceled: the caller gave up (context.Canceled) before the store
 	// answered; a write may or may not have happened.
 	Canceled
@@ -56,6 +59,7 @@ var outcomeOf = []struct {
 	{ErrLockTimeout, Busy},
 	{ErrUnavailable, Unavailable},
 	{ErrCorrupt, Corrupt},
+	{ErrNotOwner, Deposed},
 	{ErrOutsideStore, Refused},
 	{context.Canceled, Canceled},
 }
@@ -87,7 +91,7 @@ func (o Outcome) Retryable() bool { return o != Written && o != Refused && o != 
 // breaker's notion of success): it answered, whatever it answered.
 func (o Outcome) BackendWorks() bool {
 	switch o {
-	case Written, Refused, Stale, Busy, Corrupt:
+	case Written, Refused, Stale, Busy, Corrupt, Deposed:
 		return true
 	}
 	return false

@@ -12,11 +12,25 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// Store is the in-memory persistence.Store. The zero value is not usable;
-// call New. It is safe for concurrent use.
+// Store is the in-memory persistence.Store and persistence.Cluster. The
+// zero value is not usable; call New. It is safe for concurrent use.
+//
+// A Store is one coordinator's handle on the data: Handle returns another
+// handle on the same data with fences of its own, so that several
+// coordinators in one process (tests) share one store as they would share
+// Redis.
 type Store struct {
+	*data
+	fences persistence.Fences
+}
+
+// data is what the handles of one store share. Leases are measured on the
+// process's monotonic clock.
+type data struct {
 	mu     sync.RWMutex
 	groups map[group.Key]*entry
+	coords map[string]persistence.Coordinator // by id, with ExpiresAt
+	owners map[group.Key]persistence.Owner
 }
 
 // entry is one stored group. Its byte slices are owned by the store.
@@ -25,10 +39,19 @@ type entry struct {
 	rev persistence.Revision
 }
 
-var _ persistence.Store = (*Store)(nil)
+var (
+	_ persistence.Store   = (*Store)(nil)
+	_ persistence.Cluster = (*Store)(nil)
+)
 
 // New returns an empty store.
-func New() *Store { return &Store{groups: map[group.Key]*entry{}} }
+func New() *Store {
+	return &Store{data: &data{groups: map[group.Key]*entry{},
+		coords: map[string]persistence.Coordinator{}, owners: map[group.Key]persistence.Owner{}}}
+}
+
+// Handle returns another handle on s's data, holding no fences.
+func (s *Store) Handle() *Store { return &Store{data: s.data} }
 
 // Load returns a copy of the stored document.
 func (s *Store) Load(_ context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
@@ -59,6 +82,9 @@ func (s *Store) Revision(_ context.Context, key group.Key) (persistence.Revision
 func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fenced("create", key); err != nil {
+		return 0, err
+	}
 	if _, ok := s.groups[key]; ok {
 		return 0, fmt.Errorf("memory store: create %s: %w", key, persistence.ErrAlreadyExists)
 	}
@@ -76,6 +102,9 @@ func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Documen
 func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fenced("commit", key); err != nil {
+		return 0, err
+	}
 	e, err := s.current(key, expected)
 	if err != nil {
 		return 0, err
@@ -106,6 +135,9 @@ func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Re
 func (s *Store) Delete(_ context.Context, key group.Key, expected persistence.Revision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.fenced("delete", key); err != nil {
+		return err
+	}
 	if _, err := s.current(key, expected); err != nil {
 		return err
 	}
@@ -126,6 +158,19 @@ func (s *Store) List(context.Context) ([]group.Key, error) {
 
 // Shared is false: the map lives in this process only.
 func (s *Store) Shared() bool { return false }
+
+// fenced checks the fence this handle holds for key against its ownership
+// record. The caller holds s.mu.
+func (s *Store) fenced(op string, key group.Key) error {
+	f := s.fences.Of(key)
+	if !f.Fenced() {
+		return nil
+	}
+	if o := s.owners[key]; o.Coordinator != f.Coordinator || o.Token != f.Token || o.Epoch != f.Epoch {
+		return persistence.NotOwner("memory store", op, key, f)
+	}
+	return nil
+}
 
 // Close does nothing; the data stays readable until the Store is dropped.
 func (s *Store) Close() error { return nil }

@@ -51,3 +51,10 @@ func TestCopiesBytes(t *testing.T) {
 		t.Fatalf("stored data changed through an alias: rev %d, %s, %q", rev, got.Aggregate, got.Members)
 	}
 }
+
+func TestClusterContract(t *testing.T) {
+	storetest.RunCluster(t, func(*testing.T) (a, b storetest.ClusterStore) {
+		s := New()
+		return s, s.Handle()
+	})
+}

@@ -13,12 +13,18 @@ const (
 	resNotFound = 0
 	resConflict = -1
 	resCorrupt  = -2
+	resFenced   = -3
 )
 
 // luaPrelude is shared by the metadata scripts: result codes, the version
 // guard and the storeRevision rewrite (persistence.WithStoreRevision in Lua).
 var luaPrelude = fmt.Sprintf(`
-local NOT_FOUND, CONFLICT, CORRUPT = %d, %d, %d
+local NOT_FOUND, CONFLICT, CORRUPT, FENCED = %d, %d, %d, %d
+local function fenceHolds(ownerKey, fence)
+  if fence == '' then return true end
+  local o = redis.call('HMGET', ownerKey, 'coordinator', 'token', 'epoch')
+  return (o[1] or '') .. '\n' .. (o[2] or '') .. '\n' .. (o[3] or '') == fence
+end
 local function supported(schema, layout)
   if not schema or schema == '' then schema = '1' end
   if not layout or layout == '' then layout = '1' end
@@ -27,22 +33,28 @@ end
 local function withRevision(agg, rev)
   return (string.gsub(agg, '"storeRevision"%%s*:%%s*%%-?%%d+', '"storeRevision":' .. rev, 1))
 end
-`, resNotFound, resConflict, resCorrupt,
+`, resNotFound, resConflict, resCorrupt, resFenced,
 	persistence.SchemaVersion, persistence.LegacyLayoutVersion, persistence.LayoutVersion)
 
+// The metadata scripts take KEYS[1] the metadata hash, KEYS[2] the group's
+// ownership hash, and ARGV[1] the writer's fence (persistence.Fence.String,
+// "" for an unfenced write): a fenced write whose fence no longer matches
+// the ownership record returns FENCED before anything is read or written.
+
 // createScript inserts a group at revision 1 unless the hash exists.
-// KEYS[1] metadata hash. ARGV: commit id, aggregate, schemaVersion,
-// layoutVersion, updatedAt, then member field/value pairs.
+// ARGV after the fence: commit id, aggregate, schemaVersion, layoutVersion,
+// updatedAt, then member field/value pairs.
 // Returns 1 when created (also when this commit id already created it: a
 // client retry after a lost reply), 0 when the hash exists.
 var createScript = goredis.NewScript(luaPrelude + `
+if not fenceHolds(KEYS[2], ARGV[1]) then return FENCED end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('HGET', KEYS[1], 'lastCommitId') == ARGV[1] then return 1 end
+  if redis.call('HGET', KEYS[1], 'lastCommitId') == ARGV[2] then return 1 end
   return 0
 end
-redis.call('HSET', KEYS[1], 'aggregate', withRevision(ARGV[2], 1), 'revision', '1',
-  'schemaVersion', ARGV[3], 'layoutVersion', ARGV[4], 'updatedAt', ARGV[5], 'lastCommitId', ARGV[1])
-for i = 6, #ARGV, 2 do
+redis.call('HSET', KEYS[1], 'aggregate', withRevision(ARGV[3], 1), 'revision', '1',
+  'schemaVersion', ARGV[4], 'layoutVersion', ARGV[5], 'updatedAt', ARGV[6], 'lastCommitId', ARGV[2])
+for i = 7, #ARGV, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
 end
 return 1
@@ -50,50 +62,52 @@ return 1
 
 // commitScript is the compare-and-set commit. It checks everything before
 // writing anything.
-// KEYS[1] metadata hash. ARGV: commit id, expected revision, updatedAt,
-// "1" and the new aggregate or "0" and "" (aggregate unchanged), the number
-// n of member puts, n field/value pairs, then the member fields to delete.
-// Returns the new revision, NOT_FOUND, CONFLICT or CORRUPT (a hash without
-// revision or aggregate, or with unsupported versions).
+// ARGV after the fence: commit id, expected revision, updatedAt, "1" and
+// the new aggregate or "0" and "" (aggregate unchanged), the number n of
+// member puts, n field/value pairs, then the member fields to delete.
+// Returns the new revision, NOT_FOUND, CONFLICT, CORRUPT (a hash without
+// revision or aggregate, or with unsupported versions) or FENCED.
 var commitScript = goredis.NewScript(luaPrelude + fmt.Sprintf(`
+if not fenceHolds(KEYS[2], ARGV[1]) then return FENCED end
 local h = redis.call('HMGET', KEYS[1], 'revision', 'schemaVersion', 'layoutVersion', 'lastCommitId')
 if not h[1] then
   if redis.call('EXISTS', KEYS[1]) == 1 then return CORRUPT end
   return NOT_FOUND
 end
-local cur, expected = tonumber(h[1]), tonumber(ARGV[2])
+local cur, expected = tonumber(h[1]), tonumber(ARGV[3])
 if not cur then return CORRUPT end
-if h[4] == ARGV[1] and cur == expected + 1 then return cur end
+if h[4] == ARGV[2] and cur == expected + 1 then return cur end
 if cur ~= expected then return CONFLICT end
 if not supported(h[2], h[3]) then return CORRUPT end
 local rev = cur + 1
 local agg, layout = redis.call('HGET', KEYS[1], 'aggregate'), h[3]
 if not agg then return CORRUPT end
-if ARGV[4] == '1' then
-  agg, layout = ARGV[5], '%d'
+if ARGV[5] == '1' then
+  agg, layout = ARGV[6], '%d'
 end
 redis.call('HSET', KEYS[1], 'aggregate', withRevision(agg, rev), 'revision', tostring(rev),
-  'updatedAt', ARGV[3], 'lastCommitId', ARGV[1])
+  'updatedAt', ARGV[4], 'lastCommitId', ARGV[2])
 if layout then redis.call('HSET', KEYS[1], 'layoutVersion', layout) end
-local puts = tonumber(ARGV[6])
-for i = 7, 6 + 2 * puts, 2 do
+local puts = tonumber(ARGV[7])
+for i = 8, 7 + 2 * puts, 2 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
 end
-for i = 7 + 2 * puts, #ARGV do
+for i = 8 + 2 * puts, #ARGV do
   redis.call('HDEL', KEYS[1], ARGV[i])
 end
 return rev
 `, persistence.LayoutVersion))
 
-// deleteScript deletes the hash if its revision equals ARGV[1].
-// Returns 1, NOT_FOUND, CONFLICT or CORRUPT (no revision).
+// deleteScript deletes the hash if its revision equals ARGV[2].
+// Returns 1, NOT_FOUND, CONFLICT, CORRUPT (no revision) or FENCED.
 var deleteScript = goredis.NewScript(luaPrelude + `
+if not fenceHolds(KEYS[2], ARGV[1]) then return FENCED end
 local cur = redis.call('HGET', KEYS[1], 'revision')
 if not cur then
   if redis.call('EXISTS', KEYS[1]) == 1 then return CORRUPT end
   return NOT_FOUND
 end
-if tonumber(cur) ~= tonumber(ARGV[1]) then return CONFLICT end
+if tonumber(cur) ~= tonumber(ARGV[2]) then return CONFLICT end
 redis.call('DEL', KEYS[1])
 return 1
 `)

@@ -58,9 +58,14 @@ type Store struct {
 	// group actor makes per batch (see pipeliner).
 	pipe   *pipeliner
 	prefix string
+	// fences are the ownerships this store acquired (persistence.Cluster).
+	fences persistence.Fences
 }
 
-var _ persistence.Store = (*Store)(nil)
+var (
+	_ persistence.Store   = (*Store)(nil)
+	_ persistence.Cluster = (*Store)(nil)
+)
 
 // New returns a store on o.Client. It does not contact Redis; it starts
 // the pipeliner's goroutine, which Close stops.
@@ -71,10 +76,21 @@ func New(o Options) (*Store, error) {
 	return &Store{client: o.Client, pipe: newPipeliner(o.Client), prefix: cmp.Or(o.KeyPrefix, DefaultKeyPrefix)}, nil
 }
 
-// metadataKey is <kp>:{P:G}:metadata; the braces put every key of one
-// group in the same Cluster slot.
-func (s *Store) metadataKey(k group.Key) string {
-	return s.prefix + ":" + k.HashTag() + ":metadata"
+// groupTag is <kp>:{P:G}, the start of every key of one group; the braces
+// put them in the same Cluster slot.
+func (s *Store) groupTag(k group.Key) string {
+	return s.prefix + ":" + k.HashTag()
+}
+
+// metadataKey is <kp>:{P:G}:metadata.
+func (s *Store) metadataKey(k group.Key) string { return s.groupTag(k) + ":metadata" }
+
+// ownerKey is <kp>:{P:G}:owner, the group's ownership record.
+func (s *Store) ownerKey(k group.Key) string { return s.groupTag(k) + ":owner" }
+
+// writeKeys are the KEYS of the metadata scripts, and fence the first ARGV.
+func (s *Store) writeKeys(k group.Key) (keys []string, fence string) {
+	return []string{s.metadataKey(k), s.ownerKey(k)}, s.fences.Of(k).String()
 }
 
 // indexKey is <kp>:groups, the SET of metadata key names.
@@ -177,16 +193,19 @@ func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revisi
 // key to the index. An existing group is (re-)indexed too, which repairs
 // the index after a Create whose SADD failed.
 func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
-	mk := s.metadataKey(key)
-	args := []any{uuid.NewString(), doc.Aggregate, doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt)}
+	keys, fence := s.writeKeys(key)
+	args := []any{fence, uuid.NewString(), doc.Aggregate, doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt)}
 	for _, id := range slices.Sorted(maps.Keys(doc.Members)) {
 		args = append(args, memberFieldPrefix+id, doc.Members[id])
 	}
-	created, err := s.pipe.eval(ctx, createScript, []string{mk}, args...).Int64()
+	created, err := s.pipe.eval(ctx, createScript, keys, args...).Int64()
 	if err != nil {
 		return 0, writeError("create", key, err)
 	}
-	if err := s.client.SAdd(ctx, s.indexKey(), mk).Err(); err != nil {
+	if created == resFenced {
+		return 0, persistence.NotOwner("redis store", "create", key, s.fences.Of(key))
+	}
+	if err := s.client.SAdd(ctx, s.indexKey(), keys[0]).Err(); err != nil {
 		return 0, fmt.Errorf("redis store: create %s: group stored but not indexed: %w", key, err)
 	}
 	if created == 0 {
@@ -203,19 +222,20 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 	if m.Aggregate != nil {
 		replace = "1"
 	}
-	args := make([]any, 0, 6+2*len(m.PutMembers)+len(m.DeleteMembers))
-	args = append(args, uuid.NewString(), int64(expected), persistence.FormatTime(m.UpdatedAt), replace, m.Aggregate, len(m.PutMembers))
+	keys, fence := s.writeKeys(key)
+	args := make([]any, 0, 7+2*len(m.PutMembers)+len(m.DeleteMembers))
+	args = append(args, fence, uuid.NewString(), int64(expected), persistence.FormatTime(m.UpdatedAt), replace, m.Aggregate, len(m.PutMembers))
 	for _, id := range slices.Sorted(maps.Keys(m.PutMembers)) {
 		args = append(args, memberFieldPrefix+id, m.PutMembers[id])
 	}
 	for _, id := range m.DeleteMembers {
 		args = append(args, memberFieldPrefix+id)
 	}
-	res, err := s.pipe.eval(ctx, commitScript, []string{s.metadataKey(key)}, args...).Int64()
+	res, err := s.pipe.eval(ctx, commitScript, keys, args...).Int64()
 	if err != nil {
 		return 0, writeError("commit", key, err)
 	}
-	if err := resultError("commit", key, expected, res); err != nil {
+	if err := s.resultError("commit", key, expected, res); err != nil {
 		return 0, err
 	}
 	return persistence.Revision(res), nil
@@ -224,23 +244,25 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 // Delete runs the guarded delete script, then removes the key from the
 // index. A failed SREM leaves a stale index entry, which List skips.
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
-	mk := s.metadataKey(key)
-	res, err := s.pipe.eval(ctx, deleteScript, []string{mk}, int64(expected)).Int64()
+	keys, fence := s.writeKeys(key)
+	res, err := s.pipe.eval(ctx, deleteScript, keys, fence, int64(expected)).Int64()
 	if err != nil {
 		return writeError("delete", key, err)
 	}
-	if err := resultError("delete", key, expected, res); err != nil {
+	if err := s.resultError("delete", key, expected, res); err != nil {
 		return err
 	}
-	if err := s.client.SRem(ctx, s.indexKey(), mk).Err(); err != nil {
+	if err := s.client.SRem(ctx, s.indexKey(), keys[0]).Err(); err != nil {
 		return fmt.Errorf("redis store: delete %s: deleted but still indexed: %w", key, err)
 	}
 	return nil
 }
 
 // resultError maps a script's result code to the error classes.
-func resultError(op string, key group.Key, expected persistence.Revision, res int64) error {
+func (s *Store) resultError(op string, key group.Key, expected persistence.Revision, res int64) error {
 	switch res {
+	case resFenced:
+		return persistence.NotOwner("redis store", op, key, s.fences.Of(key))
 	case resNotFound:
 		return fmt.Errorf("redis store: %s %s: %w", op, key, persistence.ErrNotFound)
 	case resConflict:

@@ -177,14 +177,15 @@ func TestCommitRetryIsIdempotent(t *testing.T) {
 	if _, err := s.Create(ctx, key, persistence.Encode(storetest.Group(key))); err != nil {
 		t.Fatal(err)
 	}
-	args := []any{"commit-1", 1, "2024-01-01T00:00:00.000Z", "0", "", 1, "member:m", `{"memberId":"m"}`}
+	keys, fence := s.writeKeys(key)
+	args := []any{fence, "commit-1", 1, "2024-01-01T00:00:00.000Z", "0", "", 1, "member:m", `{"memberId":"m"}`}
 	for range 2 {
-		if rev, err := commitScript.Run(ctx, c, []string{s.metadataKey(key)}, args...).Int64(); err != nil || rev != 2 {
+		if rev, err := commitScript.Run(ctx, c, keys, args...).Int64(); err != nil || rev != 2 {
 			t.Fatalf("commit: %d, %v", rev, err)
 		}
 	}
-	args[0] = "commit-2"
-	if res, err := commitScript.Run(ctx, c, []string{s.metadataKey(key)}, args...).Int64(); err != nil || res != resConflict {
+	args[1] = "commit-2"
+	if res, err := commitScript.Run(ctx, c, keys, args...).Int64(); err != nil || res != resConflict {
 		t.Fatalf("other commit at the old revision: %d, %v", res, err)
 	}
 }
@@ -214,4 +215,30 @@ func TestUnavailable(t *testing.T) {
 	if _, err := s.Revision(canceled, key); !errors.Is(err, context.Canceled) {
 		t.Errorf("revision with canceled context: %v", err)
 	}
+}
+
+func TestClusterContract(t *testing.T) {
+	c := testredis.Shared(t)
+	storetest.RunCluster(t, func(t *testing.T) (a, b storetest.ClusterStore) {
+		s := newStore(t, c)
+		other, err := New(Options{Client: c, KeyPrefix: s.prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = other.Close() })
+		return s, other
+	})
+}
+
+func TestClusterContractOnRedisCluster(t *testing.T) {
+	c := testredis.StartCluster(t, 3).Client(t)
+	storetest.RunCluster(t, func(t *testing.T) (a, b storetest.ClusterStore) {
+		s := newStore(t, c)
+		other, err := New(Options{Client: c, KeyPrefix: s.prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = other.Close() })
+		return s, other
+	})
 }

@@ -9,6 +9,16 @@ import (
 // queries are the statements of one table pair.
 type queries struct {
 	createTables, load, revision, versions, create, commit, delete, list string
+	// The registry and ownership statements (cluster.go).
+	register, renew, deregister, coordinators, ownerLock, ownerInsert, ownerTake, ownerRelease, owners, liveCoordinator, fence string
+}
+
+// fenceHolds is the condition of a fenced write: the fence parameter
+// (persistence.Fence.String) is empty or matches group ($1, $2)'s
+// ownership row.
+func fenceHolds(owners, param string) string {
+	return fmt.Sprintf(`(%[2]s::text = '' OR EXISTS (SELECT 1 FROM %[1]s o WHERE o.stream_prefix = $1 AND o.consumer_group = $2
+    AND o.coordinator_id || E'\n' || o.token || E'\n' || o.epoch::text = %[2]s::text))`, owners, param)
 }
 
 // withRevision is the SQL form of persistence.WithStoreRevision: expr
@@ -27,8 +37,11 @@ func upsertMembers(members, excluded string) string {
   ON CONFLICT (stream_prefix, consumer_group, member_id) DO UPDATE SET member_json = EXCLUDED.member_json`, members, excluded)
 }
 
-func newQueries(meta, members string) queries {
+func newQueries(meta, members, coords, owners string) queries {
 	pk := `stream_prefix = $1 AND consumer_group = $2`
+	leaseEnd := func(param string) string {
+		return `clock_timestamp() + ` + param + `::bigint * interval '1 millisecond'`
+	}
 	return queries{
 		createTables: fmt.Sprintf(`
 CREATE TABLE IF NOT EXISTS %[1]s (
@@ -39,7 +52,14 @@ CREATE TABLE IF NOT EXISTS %[1]s (
 CREATE TABLE IF NOT EXISTS %[2]s (
   stream_prefix VARCHAR(512) NOT NULL, consumer_group VARCHAR(512) NOT NULL,
   member_id VARCHAR(512) NOT NULL, member_json JSONB NOT NULL,
-  PRIMARY KEY (stream_prefix, consumer_group, member_id))`, meta, members),
+  PRIMARY KEY (stream_prefix, consumer_group, member_id));
+CREATE TABLE IF NOT EXISTS %[3]s (
+  id VARCHAR(512) PRIMARY KEY, token VARCHAR(128) NOT NULL, url VARCHAR(2048) NOT NULL,
+  lease_end TIMESTAMPTZ NOT NULL);
+CREATE TABLE IF NOT EXISTS %[4]s (
+  stream_prefix VARCHAR(512) NOT NULL, consumer_group VARCHAR(512) NOT NULL,
+  coordinator_id VARCHAR(512) NOT NULL, token VARCHAR(128) NOT NULL, epoch BIGINT NOT NULL,
+  PRIMARY KEY (stream_prefix, consumer_group))`, meta, members, coords, owners),
 
 		load: fmt.Sprintf(`SELECT m.metadata_json::text, m.store_revision, m.schema_version, m.layout_version, m.updated_at,
   COALESCE((SELECT jsonb_object_agg(member_id, member_json) FROM %[2]s WHERE %[3]s), '{}'::jsonb)::text
@@ -49,23 +69,24 @@ FROM %[1]s m WHERE %[3]s`, meta, members, pk),
 
 		versions: fmt.Sprintf(`SELECT store_revision, schema_version, layout_version FROM %s WHERE %s`, meta, pk),
 
-		// $3 aggregate, $4 schema, $5 layout, $6 updatedAt, $7/$8 members.
+		// $3 aggregate, $4 schema, $5 layout, $6 updatedAt, $7/$8 members,
+		// $9 fence.
 		create: fmt.Sprintf(`WITH head AS (
   INSERT INTO %[1]s (stream_prefix, consumer_group, metadata_json, store_revision, schema_version, layout_version, updated_at)
-  VALUES ($1, $2, %[3]s, 1, $4, $5, $6)
+  SELECT $1::varchar, $2::varchar, %[3]s, 1, $4::integer, $5::integer, $6::varchar WHERE %[4]s
   ON CONFLICT (stream_prefix, consumer_group) DO NOTHING RETURNING 1
 ), put AS (%[2]s)
-SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRevision(`$3::text::jsonb`, `1`)),
+SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRevision(`$3::text::jsonb`, `1`), fenceHolds(owners, "$9")),
 
 		// $3 expected revision, $4 aggregate or NULL, $5 its layout,
-		// $6 updatedAt, $7/$8 member puts, $9 member deletes.
+		// $6 updatedAt, $7/$8 member puts, $9 member deletes, $10 fence.
 		commit: fmt.Sprintf(`WITH head AS (
   UPDATE %[1]s SET
     metadata_json = %[4]s,
     store_revision = store_revision + 1,
     layout_version = CASE WHEN $4::text IS NULL THEN layout_version ELSE $5 END,
     updated_at = $6
-  WHERE %[3]s AND store_revision = $3 AND schema_version = %[5]d AND layout_version IN (%[6]d, %[7]d)
+  WHERE %[3]s AND store_revision = $3 AND schema_version = %[5]d AND layout_version IN (%[6]d, %[7]d) AND %[9]s
   RETURNING store_revision
 ), put AS (%[2]s
 ), del AS (
@@ -73,15 +94,36 @@ SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRe
 )
 SELECT store_revision FROM head`, meta, upsertMembers(members, `$9::text[]`), pk,
 			withRevision(`COALESCE($4::text::jsonb, metadata_json)`, `$3::bigint + 1`),
-			persistence.SchemaVersion, persistence.LegacyLayoutVersion, persistence.LayoutVersion, members),
+			persistence.SchemaVersion, persistence.LegacyLayoutVersion, persistence.LayoutVersion, members, fenceHolds(owners, "$10")),
 
+		// $3 expected revision, $4 fence.
 		delete: fmt.Sprintf(`WITH head AS (
-  DELETE FROM %[1]s WHERE %[3]s AND store_revision = $3 RETURNING 1
+  DELETE FROM %[1]s WHERE %[3]s AND store_revision = $3 AND %[4]s RETURNING 1
 ), del AS (
   DELETE FROM %[2]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
 )
-SELECT count(*) FROM head`, meta, members, pk),
+SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4")),
 
 		list: fmt.Sprintf(`SELECT stream_prefix, consumer_group FROM %s ORDER BY stream_prefix COLLATE "C", consumer_group COLLATE "C"`, meta),
+
+		// $1 id, $2 token, $3 url, $4 lease in ms.
+		register: fmt.Sprintf(`INSERT INTO %[1]s AS c (id, token, url, lease_end) VALUES ($1, $2, $3, %[2]s)
+ON CONFLICT (id) DO UPDATE SET token = EXCLUDED.token, url = EXCLUDED.url, lease_end = EXCLUDED.lease_end
+  WHERE c.token = EXCLUDED.token OR c.lease_end <= clock_timestamp()
+RETURNING 1`, coords, leaseEnd("$4")),
+		// $1 id, $2 token, $3 lease in ms.
+		renew: fmt.Sprintf(`UPDATE %s SET lease_end = %s
+WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp() RETURNING 1`, coords, leaseEnd("$3")),
+		deregister:      fmt.Sprintf(`DELETE FROM %s WHERE id = $1 AND token = $2`, coords),
+		coordinators:    fmt.Sprintf(`SELECT id, token, url, lease_end FROM %s WHERE lease_end > clock_timestamp() ORDER BY id COLLATE "C"`, coords),
+		liveCoordinator: fmt.Sprintf(`SELECT url FROM %s WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp()`, coords),
+		ownerInsert:     fmt.Sprintf(`INSERT INTO %s (stream_prefix, consumer_group, coordinator_id, token, epoch) VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING`, owners),
+		ownerLock:       fmt.Sprintf(`SELECT coordinator_id, token, epoch FROM %s WHERE %s FOR UPDATE`, owners, pk),
+		ownerTake:       fmt.Sprintf(`UPDATE %s SET coordinator_id = $3, token = $4, epoch = epoch + 1 WHERE %s RETURNING epoch`, owners, pk),
+		ownerRelease:    fmt.Sprintf(`UPDATE %s SET coordinator_id = '', token = '' WHERE %s AND coordinator_id = $3 AND token = $4`, owners, pk),
+		owners: fmt.Sprintf(`SELECT COALESCE(o.coordinator_id, ''), COALESCE(o.epoch, 0)
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(sp, cg, i)
+LEFT JOIN %s o ON o.stream_prefix = u.sp AND o.consumer_group = u.cg ORDER BY u.i`, owners),
+		fence: fmt.Sprintf(`SELECT %s`, fenceHolds(owners, "$3")),
 	}
 }

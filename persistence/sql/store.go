@@ -24,6 +24,10 @@ import (
 const (
 	MetadataTable = "redis_stream_coordinator_metadata"
 	MembersTable  = "redis_stream_coordinator_members"
+	// CoordinatorsTable is the coordinator registry, OwnersTable the
+	// groups' ownership records (persistence.Cluster).
+	CoordinatorsTable = "redis_stream_coordinator_coordinators"
+	OwnersTable       = "redis_stream_coordinator_owners"
 )
 
 // DefaultMaxConns is the pool size when Options.MaxConns is zero.
@@ -67,9 +71,15 @@ type Store struct {
 	members string // members table name
 	// tables is set once the tables are known to exist.
 	tables atomic.Bool
+	prefix  string // Options.TablePrefix
+	// fences are the ownerships this store acquired (persistence.Cluster).
+	fences persistence.Fences
 }
 
-var _ persistence.Store = (*Store)(nil)
+var (
+	_ persistence.Store   = (*Store)(nil)
+	_ persistence.Cluster = (*Store)(nil)
+)
 
 // New connects, creates the tables if they are missing and returns the
 // store. A database that cannot be reached does not fail New: the store is
@@ -93,8 +103,9 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		pool:    pool,
 		meta:    o.TablePrefix + MetadataTable,
 		members: o.TablePrefix + MembersTable,
+		prefix:  o.TablePrefix,
 	}
-	s.q = newQueries(s.meta, s.members)
+	s.q = newQueries(s.meta, s.members, o.TablePrefix+CoordinatorsTable, o.TablePrefix+OwnersTable)
 	err = s.with(ctx, func(*pgx.Conn) error { return nil }, func(err error) error { return err })
 	if err != nil && !errors.Is(err, errNoConn) {
 		pool.Close()
@@ -204,12 +215,15 @@ func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Docum
 	var created int64
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		return c.QueryRow(ctx, s.q.create, key.StreamPrefix, key.ConsumerGroup, string(doc.Aggregate),
-			doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt), ids, docs).Scan(&created)
+			doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt), ids, docs, s.fences.Of(key).String()).Scan(&created)
 	}, writeError("create", key))
 	if err != nil {
 		return 0, err
 	}
 	if created == 0 {
+		if err := s.checkFence(ctx, "create", key); err != nil {
+			return 0, err
+		}
 		return 0, fmt.Errorf("sql store: create %s: %w", key, persistence.ErrAlreadyExists)
 	}
 	return 1, nil
@@ -232,7 +246,7 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 	var rev int64
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		return c.QueryRow(ctx, s.q.commit, key.StreamPrefix, key.ConsumerGroup, int64(expected), agg,
-			persistence.LayoutVersion, persistence.FormatTime(m.UpdatedAt), ids, docs, deletes).Scan(&rev)
+			persistence.LayoutVersion, persistence.FormatTime(m.UpdatedAt), ids, docs, deletes, s.fences.Of(key).String()).Scan(&rev)
 	}, writeError("commit", key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.refused(ctx, "commit", key, expected)
@@ -248,7 +262,7 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
 	var deleted int64
 	err := s.with(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, s.q.delete, key.StreamPrefix, key.ConsumerGroup, int64(expected)).Scan(&deleted)
+		return c.QueryRow(ctx, s.q.delete, key.StreamPrefix, key.ConsumerGroup, int64(expected), s.fences.Of(key).String()).Scan(&deleted)
 	}, writeError("delete", key))
 	if err != nil {
 		return err
@@ -259,9 +273,13 @@ func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.
 	return nil
 }
 
-// refused explains why a guarded write matched no row: the group is gone,
-// its revision moved, or its stored versions are unsupported.
+// refused explains why a guarded write matched no row: this store no
+// longer owns the group, the group is gone, its revision moved, or its
+// stored versions are unsupported.
 func (s *Store) refused(ctx context.Context, op string, key group.Key, expected persistence.Revision) error {
+	if err := s.checkFence(ctx, op, key); err != nil {
+		return err
+	}
 	var (
 		rev            int64
 		schema, layout int

@@ -47,7 +47,7 @@ func newStore(t *testing.T) *Store {
 			return
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members); err != nil {
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members+", "+s.prefix+CoordinatorsTable+", "+s.prefix+OwnersTable); err != nil {
 			t.Errorf("drop tables: %v", err)
 		}
 	})
@@ -181,7 +181,7 @@ func TestDatabaseDownAtOpen(t *testing.T) {
 	// The revision read above ran on the tables: drop them.
 	direct := newStoreAt(t, dsn, s.meta[:len(s.meta)-len(MetadataTable)])
 	defer direct.Close()
-	if _, err := direct.exec(t.Context(), "DROP TABLE "+direct.meta+", "+direct.members); err != nil {
+	if _, err := direct.exec(t.Context(), "DROP TABLE IF EXISTS "+direct.meta+", "+direct.members+", "+direct.prefix+CoordinatorsTable+", "+direct.prefix+OwnersTable); err != nil {
 		t.Error(err)
 	}
 }
@@ -200,4 +200,18 @@ func forward(c net.Conn, up bool) {
 	defer db.Close()
 	go func() { _, _ = io.Copy(db, c); _ = db.Close() }()
 	_, _ = io.Copy(c, db)
+}
+
+func TestClusterContract(t *testing.T) {
+	storetest.RunCluster(t, func(t *testing.T) (a, b storetest.ClusterStore) {
+		s := newStore(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		other, err := New(ctx, Options{DSN: dsn, TablePrefix: s.prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = other.Close() })
+		return s, other
+	})
 }

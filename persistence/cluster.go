@@ -1,0 +1,132 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// Coordinator is one coordinator process as the registry knows it: a
+// stable id (the pod or host name), a token drawn at each start (so two
+// runs of one id are told apart) and the URL other coordinators forward
+// requests to.
+type Coordinator struct {
+	ID    string `json:"id"`
+	Token string `json:"-"`
+	URL   string `json:"url"`
+	// ExpiresAt is when the registry lease ends, on the store's clock
+	// (informational: no process compares it with its own clock).
+	ExpiresAt time.Time `json:"leaseExpiresAt"`
+}
+
+// Owner is a group's ownership record: the coordinator that may write the
+// group and the ownership epoch, which rises at every change of owner and
+// never falls (a release keeps it).
+type Owner struct {
+	Coordinator string `json:"coordinator"` // empty: released or never owned
+	Token       string `json:"-"`
+	Epoch       int64  `json:"ownershipEpoch"`
+}
+
+// Fence is what a fenced write carries: the writer's ownership of the
+// group. The zero Fence writes unfenced.
+type Fence struct {
+	Coordinator, Token string
+	Epoch              int64
+}
+
+// Fenced reports whether f conditions writes.
+func (f Fence) Fenced() bool { return f.Epoch > 0 }
+
+// String encodes f the way the stores compare it ("" when unfenced).
+func (f Fence) String() string {
+	if !f.Fenced() {
+		return ""
+	}
+	return f.Coordinator + "\n" + f.Token + "\n" + strconv.FormatInt(f.Epoch, 10)
+}
+
+// Errors of the Cluster methods and of fenced writes.
+var (
+	// ErrNotOwner: a fenced write found another owner (or none) of the
+	// group; nothing was written. The writer has been deposed.
+	ErrNotOwner = errors.New("not the group's owner")
+	// ErrIdentityInUse: a live registry entry has this id and another
+	// token (an earlier run whose lease has not ended yet).
+	ErrIdentityInUse = errors.New("coordinator id in use by a live process")
+	// ErrNotRegistered: the registry entry is gone, has ended or has
+	// another token; the process must stop serving and register anew.
+	ErrNotRegistered = errors.New("coordinator not registered")
+)
+
+// OwnedError is Acquire's refusal: a live coordinator other than the
+// caller owns the group.
+type OwnedError struct{ Owner Coordinator }
+
+func (e *OwnedError) Error() string { return "group owned by live coordinator " + e.Owner.ID }
+
+// Cluster is the coordinator registry and the groups' ownership records,
+// kept by the same store as the groups. Leases are measured on the
+// store's clock only.
+//
+// A store that has acquired a group fences every later write to it
+// (Create, Commit, Delete) with that ownership until Release: the write
+// happens only while the ownership record still names this process and
+// epoch, and fails with ErrNotOwner otherwise. Writes to groups the store
+// never acquired are unfenced.
+type Cluster interface {
+	// Register adds self with a lease of ttl, or renews it when the
+	// entry already has self's token; ErrIdentityInUse when a live entry
+	// of self.ID has another token.
+	Register(ctx context.Context, self Coordinator, ttl time.Duration) error
+	// Renew extends self's lease by ttl from now; ErrNotRegistered when
+	// the entry is absent, has ended or has another token.
+	Renew(ctx context.Context, self Coordinator, ttl time.Duration) error
+	// Deregister removes self's entry if it has self's token.
+	Deregister(ctx context.Context, self Coordinator) error
+	// Coordinators lists the live entries, sorted by id.
+	Coordinators(ctx context.Context) ([]Coordinator, error)
+	// Acquire makes self the owner of key unless a live coordinator other
+	// than self (*OwnedError) owns it, and returns the ownership. Taking a
+	// group from another coordinator (released, or whose entry has ended
+	// or changed token) raises the epoch; acquiring one self already owns
+	// keeps it. self must be registered (ErrNotRegistered).
+	Acquire(ctx context.Context, key group.Key, self Coordinator) (Owner, error)
+	// Release clears self's ownership of key (keeping the epoch) and
+	// stops fencing writes to it; a record naming another owner is left
+	// alone.
+	Release(ctx context.Context, key group.Key, self Coordinator) error
+	// Owners returns the ownership records of keys (a zero Owner for a
+	// key never owned).
+	Owners(ctx context.Context, keys []group.Key) ([]Owner, error)
+}
+
+// Fences remembers the ownership a store acquired per group, so that the
+// store's writes to the group carry it. The zero value is ready to use.
+type Fences struct{ m sync.Map }
+
+// Hold records o as key's fence.
+func (f *Fences) Hold(key group.Key, o Owner) {
+	f.m.Store(key, Fence{Coordinator: o.Coordinator, Token: o.Token, Epoch: o.Epoch})
+}
+
+// Drop forgets key's fence.
+func (f *Fences) Drop(key group.Key) { f.m.Delete(key) }
+
+// Of returns key's fence (zero when none is held).
+func (f *Fences) Of(key group.Key) Fence {
+	if v, ok := f.m.Load(key); ok {
+		return v.(Fence)
+	}
+	return Fence{}
+}
+
+// NotOwner wraps ErrNotOwner for a fenced write of op on key.
+func NotOwner(store, op string, key group.Key, f Fence) error {
+	return fmt.Errorf("%s: %s %s: ownership epoch %d: %w", store, op, key, f.Epoch, ErrNotOwner)
+}

@@ -1,0 +1,167 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// The coordinator registry and the groups' ownership records
+// (persistence.Cluster). Leases are measured on PostgreSQL's clock
+// (clock_timestamp()): no coordinator compares its own clock with another's.
+
+// Register adds or renews self's entry unless a live entry has another token.
+func (s *Store) Register(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+	return s.registryRow(ctx, "register", persistence.ErrIdentityInUse, s.q.register, self.ID, self.Token, self.URL, ttl.Milliseconds())
+}
+
+// Renew extends self's live entry.
+func (s *Store) Renew(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+	return s.registryRow(ctx, "renew", persistence.ErrNotRegistered, s.q.renew, self.ID, self.Token, ttl.Milliseconds())
+}
+
+// registryRow runs a registry statement that returns one row when it took
+// effect, and refused when it returned none.
+func (s *Store) registryRow(ctx context.Context, op string, refused error, query string, args ...any) error {
+	var one int
+	err := s.with(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, query, args...).Scan(&one) }, func(err error) error { return err })
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("sql store: %s coordinator %v: %w", op, args[0], refused)
+	case err != nil:
+		return fmt.Errorf("sql store: %s coordinator %v: %w: %w", op, args[0], persistence.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Deregister removes self's entry.
+func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) error {
+	return s.with(ctx, func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, s.q.deregister, self.ID, self.Token)
+		return err
+	}, readError("deregister", group.Key{}))
+}
+
+// Coordinators lists the live entries by id.
+func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, error) {
+	var out []persistence.Coordinator
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, s.q.coordinators)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Coordinator, error) {
+			var co persistence.Coordinator
+			err := r.Scan(&co.ID, &co.Token, &co.URL, &co.ExpiresAt)
+			return co, err
+		})
+		return err
+	}, readError("list coordinators", group.Key{}))
+	return out, err
+}
+
+// Acquire takes key unless a live other coordinator owns it, in one
+// transaction that locks the ownership row.
+func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
+	var out persistence.Owner
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			var url string
+			if err := tx.QueryRow(ctx, s.q.liveCoordinator, self.ID, self.Token).Scan(&url); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) {
+					return persistence.ErrNotRegistered
+				}
+				return err
+			}
+			if _, err := tx.Exec(ctx, s.q.ownerInsert, key.StreamPrefix, key.ConsumerGroup); err != nil {
+				return err
+			}
+			var cur persistence.Owner
+			if err := tx.QueryRow(ctx, s.q.ownerLock, key.StreamPrefix, key.ConsumerGroup).Scan(&cur.Coordinator, &cur.Token, &cur.Epoch); err != nil {
+				return err
+			}
+			if cur.Coordinator == self.ID && cur.Token == self.Token {
+				out = cur
+				return nil
+			}
+			if cur.Coordinator != "" {
+				err := tx.QueryRow(ctx, s.q.liveCoordinator, cur.Coordinator, cur.Token).Scan(&url)
+				if err == nil {
+					return &persistence.OwnedError{Owner: persistence.Coordinator{ID: cur.Coordinator, URL: url}}
+				}
+				if !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+			}
+			out = persistence.Owner{Coordinator: self.ID, Token: self.Token}
+			return tx.QueryRow(ctx, s.q.ownerTake, key.StreamPrefix, key.ConsumerGroup, self.ID, self.Token).Scan(&out.Epoch)
+		})
+	}, func(err error) error {
+		if _, owned := errors.AsType[*persistence.OwnedError](err); owned || errors.Is(err, persistence.ErrNotRegistered) {
+			return err
+		}
+		return fmt.Errorf("sql store: acquire %s: %w: %w", key, persistence.ErrUnavailable, err)
+	})
+	if err != nil {
+		return persistence.Owner{}, err
+	}
+	s.fences.Hold(key, out)
+	return out, nil
+}
+
+// Release clears self's ownership of key.
+func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
+	s.fences.Drop(key)
+	return s.with(ctx, func(c *pgx.Conn) error {
+		_, err := c.Exec(ctx, s.q.ownerRelease, key.StreamPrefix, key.ConsumerGroup, self.ID, self.Token)
+		return err
+	}, readError("release", key))
+}
+
+// Owners reads the records of keys in one statement.
+func (s *Store) Owners(ctx context.Context, keys []group.Key) ([]persistence.Owner, error) {
+	prefixes, groups := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		prefixes[i], groups[i] = k.StreamPrefix, k.ConsumerGroup
+	}
+	var out []persistence.Owner
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, s.q.owners, prefixes, groups)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Owner, error) {
+			var o persistence.Owner
+			err := r.Scan(&o.Coordinator, &o.Epoch)
+			return o, err
+		})
+		return err
+	}, readError("read owners", group.Key{}))
+	return out, err
+}
+
+// checkFence returns ErrNotOwner when this store holds a fence for key
+// that the ownership row no longer matches.
+func (s *Store) checkFence(ctx context.Context, op string, key group.Key) error {
+	f := s.fences.Of(key)
+	if !f.Fenced() {
+		return nil
+	}
+	var holds bool
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.fence, key.StreamPrefix, key.ConsumerGroup, f.String()).Scan(&holds)
+	}, readError(op, key))
+	if err != nil {
+		return err
+	}
+	if !holds {
+		return persistence.NotOwner("sql store", op, key, f)
+	}
+	return nil
+}
