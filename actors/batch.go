@@ -10,10 +10,10 @@ import (
 
 // batch is a group actor's state between the domain and the store, with no
 // I/O, clock read or actor in it (docs/architecture.md §5, "a pure batch, a thin
-// actor"): the committed group (what the store holds at rev), the working
-// copy (committed plus the parked entries), the entries parked since the
-// last flush with the records they produced, and each member's stored
-// lease, which coalescing compares against.
+// actor"): the committed group (what the store holds at rev, plus the
+// lease renewals that are never written), the working copy (committed plus
+// the parked entries), and the entries parked since the last flush with
+// the records they produced.
 //
 // The actor drives it: run an entry on working and park it; at a flush ask
 // what must be written (mutation), perform the store call, and report the
@@ -23,9 +23,6 @@ import (
 // protoactor or a store (batch_test.go).
 type batch struct {
 	settings group.Settings
-	// sharedStore: other processes write the store, so every group read
-	// from it holds its leases for the coalescing window (HoldLeases).
-	sharedStore bool
 
 	committed *group.Group         // the stored state (a not-existing group when rev is 0)
 	working   *group.Group         // committed + the pending entries
@@ -33,9 +30,6 @@ type batch struct {
 	// legacy marks a group decoded from the legacy layout: its next write
 	// rewrites the whole group (persistence.Rewrite).
 	legacy bool
-	// leases holds each member's memberLeaseExpiresAt as stored, the basis
-	// of lease-renewal coalescing.
-	leases map[string]group.Instant
 
 	// The pending entries in arrival order and the records they produced
 	// on working.
@@ -53,20 +47,14 @@ type entry struct {
 	drained string
 }
 
-// install makes g, stored at rev, the committed state and resets working
-// to a copy of it; the pending entries stay (rerun replays them). A group
-// read from a shared store holds every lease for the coalescing window:
-// its writer, maybe an earlier run of this process, may have granted
-// renewals that it never wrote.
-func (b *batch) install(g *group.Group, rev persistence.Revision, legacy bool) {
-	if b.sharedStore {
-		g.HoldLeases(b.settings)
-	}
+// install makes g, read from the store at rev, the committed state and
+// resets working to a copy of it; the pending entries stay (rerun replays
+// them). Every lease starts afresh at now (group.RestartLeases): renewals
+// are not stored, so the stored lease ends may be older than what was
+// promised before this load.
+func (b *batch) install(g *group.Group, rev persistence.Revision, legacy bool, now time.Time) {
+	g.RestartLeases(group.InstantOf(now), b.settings)
 	b.committed, b.working, b.rev, b.legacy = g, g.Clone(), rev, legacy
-	b.leases = make(map[string]group.Instant, len(g.Members))
-	for id, m := range g.Members {
-		b.leases[id] = m.MemberLeaseExpiresAt
-	}
 }
 
 // run runs one entry on working, recording a heartbeat's response, and
@@ -111,11 +99,10 @@ func (b *batch) clear() { b.entries, b.records = nil, nil }
 // revert drops working's changes after a failed write.
 func (b *batch) revert() { b.working = b.committed.Clone() }
 
-// needsWrite reports whether the pending records must be stored at now:
-// anything but coalesced lease renewals (or any change of a legacy-layout
-// group).
-func (b *batch) needsWrite(now time.Time) bool {
-	return b.legacy && len(b.records) > 0 || len(b.writes(now)) > 0
+// needsWrite reports whether the pending records must be stored: anything
+// but lease renewals (or any change of a legacy-layout group).
+func (b *batch) needsWrite() bool {
+	return b.legacy && len(b.records) > 0 || len(b.writes()) > 0
 }
 
 // mutation returns what the pending records must write at now, or false
@@ -125,29 +112,24 @@ func (b *batch) mutation(now time.Time) (persistence.Mutation, bool) {
 	if b.legacy && len(b.records) > 0 {
 		return persistence.Rewrite(b.working, now), true
 	}
-	recs := b.writes(now)
+	recs := b.writes()
 	if len(recs) == 0 {
 		return persistence.Mutation{}, false
 	}
 	return persistence.MutationOf(b.working, recs, now), true
 }
 
-// writes returns the pending records without the lease renewals that need
-// no write. A liveness-only member record is one whose lease this process
-// granted before (group.Member.LeaseWriter; a renewal answered by another
-// process is never liveness-only); it is dropped while the stored lease is
-// at most the coalescing window shorter than the new one
-// (group.Settings.CoalesceWindow). Every coordinator that reads the group
-// holds the stored lease for that window (group.HoldLeases), so none
-// expires the member before the lease this process granted has run out. A
-// member never stored is always written. docs/safety.md has the argument.
-func (b *batch) writes(now time.Time) []group.Record {
-	s := b.settings
-	fresh := group.InstantOf(now).Add(s.MemberLeaseTTL - s.CoalesceWindow())
+// writes returns the pending records without the liveness-only member
+// records (lease renewals): liveness lives in the owner's memory. A
+// member never stored is still written, because its record carries more
+// than liveness. No other coordinator reads a lease end from the store:
+// one that takes the group over starts every lease afresh (install), and
+// this one answers nothing once it may have lost the group (docs/cluster.md).
+func (b *batch) writes() []group.Record {
 	out := make([]group.Record, 0, len(b.records))
 	for _, r := range b.records {
 		if mr, ok := r.(group.MemberRecord); ok && mr.LivenessOnly {
-			if stored, ok := b.leases[mr.Member.MemberID]; ok && stored >= fresh {
+			if _, stored := b.committed.Members[mr.Member.MemberID]; stored {
 				continue
 			}
 		}
@@ -156,15 +138,6 @@ func (b *batch) writes(now time.Time) []group.Record {
 	return out
 }
 
-// stored records that m was written at rev: the store's revision and the
-// stored leases move on. The records still have to be applied to
-// committed (the actor does, observing them).
-func (b *batch) stored(rev persistence.Revision, m persistence.Mutation) {
-	b.rev, b.legacy = rev, false
-	for id := range m.PutMembers {
-		b.leases[id] = b.working.Members[id].MemberLeaseExpiresAt
-	}
-	for _, id := range m.DeleteMembers {
-		delete(b.leases, id)
-	}
-}
+// stored records that the batch was written at rev. The records still
+// have to be applied to committed (the actor does, observing them).
+func (b *batch) stored(rev persistence.Revision) { b.rev, b.legacy = rev, false }

@@ -14,11 +14,7 @@ import (
 
 var batchT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
-func batchSettings() group.Settings {
-	s := group.DefaultSettings()
-	s.Coordinator = "coord-a/1"
-	return s
-}
+func batchSettings() group.Settings { return group.DefaultSettings() }
 
 // createdGroup is a stored group of four shards without members.
 func createdGroup(t *testing.T, s group.Settings) *group.Group {
@@ -47,28 +43,29 @@ func (b *batch) commitAll(t *testing.T, at time.Time) {
 	if !ok {
 		t.Fatal("nothing to write")
 	}
-	b.stored(b.rev+1, m)
+	b.stored(b.rev + 1)
+	_ = m
 	for _, r := range b.records {
 		b.committed.Apply(r)
 	}
 	b.clear()
 }
 
-func TestBatchWritesWhatChangedAndCoalescesRenewals(t *testing.T) {
+func TestBatchWritesWhatChangedButNoRenewal(t *testing.T) {
 	s := batchSettings()
 	b := batch{settings: s}
-	b.install(createdGroup(t, s), 1, false)
+	b.install(createdGroup(t, s), 1, false, batchT0)
 
 	resp := b.send(batchT0, join("m-1"))
-	if len(b.entries) == 0 || !b.needsWrite(batchT0) {
+	if len(b.entries) == 0 || !b.needsWrite() {
 		t.Fatal("a join must be written")
 	}
 	if b.committed.Members["m-1"] != nil {
 		t.Fatal("committed changed before the write")
 	}
 	b.commitAll(t, batchT0)
-	if b.rev != 2 || b.committed.Members["m-1"] == nil || b.leases["m-1"] != b.committed.Members["m-1"].MemberLeaseExpiresAt {
-		t.Fatalf("after the write: rev %d, member %v, stored lease %v", b.rev, b.committed.Members["m-1"], b.leases["m-1"])
+	if b.rev != 2 || b.committed.Members["m-1"] == nil {
+		t.Fatalf("after the write: rev %d, member %v", b.rev, b.committed.Members["m-1"])
 	}
 
 	// The member acknowledges (a change, written), then only renews.
@@ -77,20 +74,23 @@ func TestBatchWritesWhatChangedAndCoalescesRenewals(t *testing.T) {
 	b.commitAll(t, at)
 	at = at.Add(s.HeartbeatInterval)
 	b.send(at, next("m-1", resp))
-	if b.needsWrite(at) {
-		t.Fatalf("a renewal within the coalescing window (%s) is written", s.CoalesceWindow())
+	if b.needsWrite() {
+		t.Fatal("a lease renewal is written: liveness lives in the owner's memory")
 	}
-	// The same renewal once the stored lease is more than the window old.
-	late := at.Add(s.CoalesceWindow() + time.Millisecond)
-	if !b.needsWrite(late) {
-		t.Fatal("a renewal past the coalescing window is not written")
+	// Applied, the renewal moves the lease held in memory.
+	lease := b.committed.Members["m-1"].MemberLeaseExpiresAt
+	for _, r := range b.records {
+		b.committed.Apply(r)
+	}
+	if got := b.committed.Members["m-1"].MemberLeaseExpiresAt; got <= lease {
+		t.Fatalf("renewed lease %v, want after %v", got, lease)
 	}
 }
 
 func TestBatchReplaysPendingEntriesOnFreshState(t *testing.T) {
 	s := batchSettings()
 	b := batch{settings: s}
-	b.install(createdGroup(t, s), 1, false)
+	b.install(createdGroup(t, s), 1, false, batchT0)
 	if resp := b.send(batchT0, join("m-2")); len(resp.Assignment.AssignedShards) != 4 {
 		t.Fatalf("alone, m-2 gets every shard: %v", resp.Assignment.AssignedShards)
 	}
@@ -98,13 +98,13 @@ func TestBatchReplaysPendingEntriesOnFreshState(t *testing.T) {
 	// Meanwhile another process stored m-1 owning every shard: the commit
 	// conflicts, the actor installs what is stored and re-runs the batch.
 	other := batch{settings: s}
-	other.install(createdGroup(t, s), 1, false)
+	other.install(createdGroup(t, s), 1, false, batchT0)
 	resp := other.send(batchT0, join("m-1"))
 	other.commitAll(t, batchT0)
 	other.send(batchT0, next("m-1", resp))
 	other.commitAll(t, batchT0)
 
-	b.install(other.committed.Clone(), other.rev, false)
+	b.install(other.committed.Clone(), other.rev, false, batchT0)
 	b.rerun()
 	if len(b.entries) != 1 {
 		t.Fatalf("pending entries after the re-run: %d, want 1", len(b.entries))
@@ -121,14 +121,14 @@ func TestBatchReplaysPendingEntriesOnFreshState(t *testing.T) {
 func TestBatchRevertDropsWorkingChanges(t *testing.T) {
 	s := batchSettings()
 	b := batch{settings: s}
-	b.install(createdGroup(t, s), 1, false)
+	b.install(createdGroup(t, s), 1, false, batchT0)
 	b.send(batchT0, join("m-1"))
 	b.revert()
 	if b.working.Members["m-1"] != nil {
 		t.Fatal("revert kept the unwritten join")
 	}
 	b.clear()
-	if len(b.entries) > 0 || b.needsWrite(batchT0) {
+	if len(b.entries) > 0 || b.needsWrite() {
 		t.Fatal("a cleared batch still has work")
 	}
 }
@@ -136,29 +136,29 @@ func TestBatchRevertDropsWorkingChanges(t *testing.T) {
 func TestBatchRewritesALegacyGroupWhole(t *testing.T) {
 	s := batchSettings()
 	b := batch{settings: s}
-	b.install(createdGroup(t, s), 1, true)
+	b.install(createdGroup(t, s), 1, true, batchT0)
 	b.send(batchT0, join("m-1"))
 	m, ok := b.mutation(batchT0)
 	if !ok || m.Aggregate == nil || len(m.PutMembers) != 1 {
 		t.Fatalf("legacy group: mutation %v (ok %v), want the whole group", m, ok)
 	}
-	b.stored(2, m)
+	b.stored(2)
 	if b.legacy {
 		t.Fatal("still legacy after the rewrite")
 	}
 }
 
-func TestBatchHoldsLeasesReadFromASharedStore(t *testing.T) {
+func TestBatchRestartsLeasesWhenItLoads(t *testing.T) {
 	s := batchSettings()
 	writer := batch{settings: s}
-	writer.install(createdGroup(t, s), 1, false)
+	writer.install(createdGroup(t, s), 1, false, batchT0)
 	writer.send(batchT0, join("m-1"))
 	writer.commitAll(t, batchT0)
 
-	reader := batch{settings: s, sharedStore: true}
-	reader.install(writer.committed.Clone(), writer.rev, false)
-	stored := writer.committed.Members["m-1"].MemberLeaseExpiresAt
-	if got, want := reader.committed.Members["m-1"].LeaseEnd(), stored.Add(s.CoalesceWindow()); got != want {
-		t.Fatalf("lease end read from a shared store: %v, want the stored lease + the window %v", got, want)
+	takeover := batchT0.Add(s.MemberLeaseTTL / 2)
+	reader := batch{settings: s}
+	reader.install(writer.committed.Clone(), writer.rev, false, takeover)
+	if got, want := reader.committed.Members["m-1"].LeaseEnd(), group.InstantOf(takeover.Add(s.MemberLeaseTTL)); got != want {
+		t.Fatalf("lease end after a takeover: %v, want takeover + TTL %v", got, want)
 	}
 }

@@ -2,10 +2,10 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -15,13 +15,17 @@ import (
 // docs/architecture.md principle 5). The outcome decides the answers:
 //
 //   - stored (or nothing to store): the batch's records are applied to
-//     committed and every entry gets the response computed for it;
+//     committed and every entry gets the response computed for it; a
+//     batch that stored nothing is answered only while this process still
+//     serves (Options.Ownership), since no write proved its ownership;
 //   - revision conflict: reload, re-run every entry in order, commit again,
 //     at most CommitAttempts times, then heartbeats get status RETRY;
 //   - store unavailable (or, with group commit off, a mutex timeout):
 //     working reverts to committed and heartbeats get status RETRY;
 //   - unknown outcome: the group is resynced (revisions compared, reloaded
 //     if they differ), then as unavailable;
+//   - deposed (the store refused the fence: another coordinator owns the
+//     group): this process forgets the group; heartbeats get status RETRY;
 //   - corrupt group on reload, or a panic: heartbeats get the error.
 //
 // Nobody is answered before the commit holding their change has returned.
@@ -36,9 +40,13 @@ func (a *groupActor) flush() {
 	var err error
 	switch {
 	case !a.c.opts.GroupCommit:
-		wrote, err = critical(a, "flush", false, a.writeBatch)
-	case !a.unchangedInStore():
-		wrote, err = guarded(a, "flush", false, a.writeBatch)
+		wrote, err = critical(a, "flush", a.writeBatch)
+	case a.needsWrite():
+		wrote, err = guarded(a, "flush", a.writeBatch)
+	}
+	if err == nil && !wrote && !a.serving() {
+		err = cluster.ErrNotServing
+		a.revert()
 	}
 	a.c.opts.Observer.BatchFlushed(a.key, size, wrote, time.Since(start), err)
 	if err == nil {
@@ -47,55 +55,25 @@ func (a *groupActor) flush() {
 	a.answerBatch(err)
 }
 
-// applyCommitted applies stored records to committed (the commit, or the
-// revision read that found nothing to write, has just validated it) and
-// outdates the published snapshot before anyone is answered.
+// applyCommitted applies the batch's records to committed (those that
+// needed a write were just stored) and outdates the published snapshot
+// before anyone is answered.
 func (a *groupActor) applyCommitted(recs []group.Record) {
 	for _, r := range recs {
 		a.committed.Apply(r)
 	}
-	a.validated = a.c.opts.Clock()
 	a.committedChanged()
 	a.c.opts.Observer.GroupCommitted(a.key, a.committed, recs)
 	a.reportStats()
 }
 
-// unchangedInStore is group commit's fast path (GroupCommit=false, the
-// benchmark baseline, takes the critical section for every heartbeat): the
-// batch needs no write (only coalesced lease renewals) and the store still
-// holds our revision, so the answers computed on working are the stored
-// truth. It reads one revision; any other outcome leaves the batch to
-// guarded (which writes with a compare-and-set, reloads and re-runs as
-// needed).
-func (a *groupActor) unchangedInStore() bool {
-	if a.needsWrite(a.c.opts.Clock()) {
-		return false
-	}
-	if !a.shared() {
-		return true
-	}
-	rev, err := a.storedRevision()
-	return err == nil && rev == a.rev
-}
-
 // writeBatch stores the batch's records as one mutation and reports whether
-// it wrote anything. With nothing to write it still checks, on a shared
-// store, that nobody else has written (a conflict otherwise, so that the
-// batch is re-run on fresh state).
+// it wrote anything (a batch of lease renewals writes nothing: liveness
+// lives in the owner's memory).
 func (a *groupActor) writeBatch() (bool, error) {
 	now := a.c.opts.Clock()
 	m, ok := a.mutation(now)
 	if !ok {
-		if !a.shared() {
-			return false, nil
-		}
-		rev, err := a.storedRevision()
-		if err != nil {
-			return false, err
-		}
-		if rev != a.rev {
-			return false, a.errorf("revalidate", fmt.Errorf("stored revision %d, cached %d: %w", rev, a.rev, persistence.ErrConflict))
-		}
 		return false, nil
 	}
 	ctx, cancel := a.storeCtx()
@@ -104,7 +82,7 @@ func (a *groupActor) writeBatch() (bool, error) {
 	if err != nil {
 		return false, a.errorf("commit", err)
 	}
-	a.stored(rev, m)
+	a.stored(rev)
 	return true, nil
 }
 
@@ -131,7 +109,7 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 	if err != nil {
 		return group.GroupView{}, a.errorf("create", err)
 	}
-	a.install(g, rev, false)
+	a.install(g, rev, false, a.c.opts.Clock())
 	if err := a.provisionCreated(); err != nil {
 		return group.GroupView{}, err
 	}
@@ -185,39 +163,34 @@ func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
 	if err := a.c.opts.Store.Delete(ctx, a.key, a.rev); err != nil {
 		return group.GroupView{}, a.errorf("delete", err)
 	}
-	a.install(group.New(), 0, false)
+	a.install(group.New(), 0, false, a.c.opts.Clock())
 	return view, nil
 }
 
 // critical runs try in the group's critical section: under the state mutex
-// when the store is shared, then as guarded. Admin commands use it (their
-// steps between commits, like provisioning, must not interleave with
-// another coordinator's), and so does every batch when group commit is off
-// (the benchmark baseline).
-func critical[T any](a *groupActor, op string, revalidate bool, try func() (T, error)) (T, error) {
+// (Options.Locker), then as guarded. Admin commands use it (their steps
+// between commits, like provisioning, are serialised with any other
+// process that takes the mutex), and so does every batch when group commit
+// is off (the benchmark baseline).
+func critical[T any](a *groupActor, op string, try func() (T, error)) (T, error) {
 	var zero T
 	unlock, err := a.lock()
 	if err != nil {
 		return zero, a.abort(err)
 	}
 	defer unlock()
-	return guarded(a, op, revalidate, try)
+	return guarded(a, op, try)
 }
 
-// guarded runs try after revalidating the cached revision when revalidate
-// is set, and again after each revision conflict (reload, and re-run of the
-// pending batch) up to CommitAttempts times. Any failure reverts working to
-// committed. The store's compare-and-set is what guards the write: a
-// group-committed batch of heartbeats and ticks needs no mutex round trips.
-func guarded[T any](a *groupActor, op string, revalidate bool, try func() (T, error)) (T, error) {
+// guarded runs try, and again after each revision conflict (reload, and
+// re-run of the pending batch) up to CommitAttempts times. Any failure
+// reverts working to committed. The store's compare-and-set and the
+// ownership fence guard the write: this process is the group's only
+// writer, so a conflict is a safety net, not the normal path.
+func guarded[T any](a *groupActor, op string, try func() (T, error)) (T, error) {
 	var zero T
 	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
 		return zero, err
-	}
-	if revalidate {
-		if err := a.refresh(); err != nil {
-			return zero, a.abort(err)
-		}
 	}
 	for attempt := 1; ; attempt++ {
 		v, err := try()
@@ -238,15 +211,18 @@ func guarded[T any](a *groupActor, op string, revalidate bool, try func() (T, er
 	}
 }
 
-// abort reverts working to committed after err and distrusts it for reads
-// (distrust). An error of no known class may hide a completed write, so
-// the group is first resynced with the store (a failed resync is logged;
-// the revision check of the next commit still guards it) and the error is
-// marked messages.ErrOutcomeUnknown. A store reporting the group corrupt
-// fails it closed.
+// abort reverts working to committed after err. An error of no known
+// class may hide a completed write, so the group is first resynced with
+// the store (a failed resync is logged; the revision check of the next
+// commit still guards it) and the error is marked
+// messages.ErrOutcomeUnknown. A store reporting the group corrupt fails
+// it closed; one refusing the ownership fence deposes this process.
 func (a *groupActor) abort(err error) error {
-	if errors.Is(err, persistence.ErrCorrupt) {
+	switch persistence.Classify(err) {
+	case persistence.Corrupt:
 		a.loadErr = err
+	case persistence.Deposed:
+		a.disown()
 	}
 	if unknownOutcome(err) {
 		if rerr := a.resync(); rerr != nil {
@@ -254,7 +230,6 @@ func (a *groupActor) abort(err error) error {
 		}
 		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
 	}
-	a.distrust()
 	a.revert()
 	return err
 }
@@ -276,12 +251,9 @@ type outside struct{ error }
 
 func (o outside) Unwrap() []error { return []error{o.error, persistence.ErrOutsideStore} }
 
-// lock takes the state mutex when the store is shared. The Locker bounds
-// the wait itself (persistence.ErrLockTimeout).
+// lock takes the state mutex (a no-op for persistence.NoLocker). The
+// Locker bounds the wait itself (persistence.ErrLockTimeout).
 func (a *groupActor) lock() (func(), error) {
-	if !a.shared() {
-		return func() {}, nil
-	}
 	unlock, err := a.c.opts.Locker.Lock(context.Background(), a.key)
 	if err != nil {
 		return nil, a.errorf("lock", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 )
@@ -121,11 +122,47 @@ func (c *Coordinator) TickNow() {
 	for _, k := range listed {
 		keys[k] = true
 	}
+	if own := c.opts.Ownership; own != nil {
+		for k := range keys {
+			if !own.PlacedHere(k.StreamPrefix) {
+				delete(keys, k)
+			}
+		}
+	}
 	for k := range keys {
 		if c.send(&messages.Tick{Routed: messages.Routed{Key: k}, Now: now}) != nil {
 			return
 		}
 	}
+}
+
+// HandOver sends every group actor whose group is no longer placed on this
+// process (all of them once it leaves the cluster or stops serving) the
+// order to flush, release its group and passivate. It does not wait.
+func (c *Coordinator) HandOver() {
+	own := c.opts.Ownership
+	if own == nil {
+		return
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.terminating {
+		return
+	}
+	c.registry.Range(func(k, v any) bool {
+		if key := k.(group.Key); !own.Serving() || !own.PlacedHere(key.StreamPrefix) {
+			c.system.Root.Send(v.(*child).pid, handOver{})
+		}
+		return true
+	})
+}
+
+// Actors reports how many group actors are live (for a graceful leave,
+// which waits for the handed-over ones to stop).
+func (c *Coordinator) Actors() int {
+	n := 0
+	c.registry.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 // Shutdown stops the ticker, rejects new requests with
@@ -188,6 +225,11 @@ var requestTimers = sync.Pool{New: func() any {
 // RequestTimeout (context.DeadlineExceeded).
 func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r messages.ReplyTo[T]) (T, error) {
 	var zero T
+	if by := cluster.ForwardedBy(ctx); by != "" {
+		if f, ok := msg.(interface{ MarkForwarded(string) }); ok {
+			f.MarkForwarded(by)
+		}
+	}
 	if err := c.send(msg); err != nil {
 		return zero, err
 	}

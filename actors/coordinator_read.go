@@ -10,20 +10,20 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // The Coordinator's reads, run on the caller's goroutine. Each takes the
 // group's published snapshot (snapshot.go) without entering the group
-// actor's mailbox when it is current:
+// actor's mailbox when it is current, so a read that starts after this
+// coordinator answered a request sees that request's change. Otherwise one
+// GetSnapshot round trip through the mailbox has the actor publish;
+// concurrent readers of one version share it.
 //
-//   - read your writes: a read that starts after this coordinator answered
-//     a request sees that request's change;
-//   - on a shared store, writes by other coordinators are seen within
-//     Options.ReadStaleness: a snapshot is served only while it was
-//     validated against the store less than that long ago.
-//
-// Otherwise one GetSnapshot round trip through the mailbox has the actor
-// revalidate and publish; concurrent readers of one version share it.
+// A group placed on another coordinator (Options.Ownership) is read from
+// the store instead (stored): the HTTP layer forwards a group's own reads
+// to its owner, so only lists and dashboards read groups owned elsewhere;
+// their member leases are as last stored, not as renewed since.
 
 // groupsReadParallelism bounds the snapshot reads Groups runs at once.
 const groupsReadParallelism = 16
@@ -35,9 +35,12 @@ func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Grou
 	if v, ok := c.snapshots.Load(key); ok {
 		cell := v.(*snapshotCell)
 		version = cell.version.Load()
-		if s := cell.current(c.opts.Clock(), c.opts.Store.Shared(), c.opts.ReadStaleness); s != nil {
+		if s := cell.current(); s != nil {
 			return existing(s.g)
 		}
+	}
+	if own := c.opts.Ownership; own != nil && !own.PlacedHere(key.StreamPrefix) {
+		return c.stored(ctx, key)
 	}
 	// The flight is keyed by the version seen: a reader that saw a newer
 	// version never joins a flight started before that version was
@@ -55,6 +58,24 @@ func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Grou
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// stored reads key's group from the store, for a group owned elsewhere.
+func (c *Coordinator) stored(ctx context.Context, key group.Key) (*group.Group, error) {
+	sctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
+	defer cancel()
+	doc, rev, err := c.opts.Store.Load(sctx, key)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, groupNotFound()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read group %s: %w", key, err)
+	}
+	g, err := persistence.Decode(doc, rev)
+	if err != nil {
+		return nil, fmt.Errorf("read group %s: %w", key, err)
+	}
+	return existing(g)
 }
 
 // existing returns g, or the not-found error when g does not exist.

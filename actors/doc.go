@@ -6,19 +6,25 @@
 // serialises everything that touches its group (heartbeats, admin commands,
 // reads, ticks) and persists through a persistence.Store:
 //
-//   - It keeps two copies of the group: committed (what the store holds) and
-//     working (committed plus the changes of the pending batch). Handlers run
-//     on working; reads answer from committed. Both copies, the stored
-//     revision and leases and the pending entries live in a batch, a plain
+//   - With a cluster (Options.Ownership), an actor serves its group only
+//     as its owner: it acquires the group before its first request (a
+//     refusal names the owner), its writes are fenced by the ownership
+//     epoch, it answers nothing once the process stops serving, and on a
+//     placement change it flushes, releases the group and passivates
+//     (docs/cluster.md).
+//   - It keeps two copies of the group: committed (what the store holds,
+//     plus the lease renewals, which are never written: liveness lives in
+//     the owner's memory) and working (committed plus the changes of the
+//     pending batch). Handlers run on working; reads answer from committed.
+//     Both copies, the stored revision and the pending entries live in a batch, a plain
 //     type without I/O (batch.go, tested without protoactor): the actor
 //     runs entries on it, asks it what to write, performs the store call
 //     and reports the outcome.
 //   - Reads do not enter the mailbox while the group's published snapshot
 //     (an immutable clone of committed, built lazily once per version and
 //     dropped at the next commit) is current: every commit bumps a version
-//     before anyone is answered, so a coordinator reads its own writes; on
-//     a shared store a snapshot validated more than ReadStaleness ago is
-//     revalidated first. Admin commands publish before they answer. After
+//     before anyone is answered, so a coordinator reads its own writes.
+//     Admin commands publish before they answer. After
 //     each commit the actor reports the group's stats (group.Stats, kept
 //     up to date by Apply) for the metrics gauges.
 //   - Heartbeats and ticks are group-committed (docs/architecture.md principle 5):

@@ -2,11 +2,13 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -18,7 +20,13 @@ import (
 // State transitions:
 //
 //	Started            load → committed, working = committed.Clone(); a load
-//	                   failure fails closed (loadErr) until a later load works
+//	                   failure fails closed (loadErr) until a later load works.
+//	                   With Options.Ownership nothing is loaded until the
+//	                   first request acquires the group (own)
+//	(every request)    own: acquire the group if not owned, refuse it once
+//	                   this process no longer serves
+//	handOver           flush, release the group, passivate: it is placed on
+//	                   another coordinator now
 //	Heartbeat, Tick    run on working; records join the batch; the first
 //	                   entry of a batch queues flush{} (or flush at once when
 //	                   group commit is off or the batch is full); a tick of a
@@ -53,10 +61,10 @@ type groupActor struct {
 	// batch holds committed, working, the stored revision and leases, and
 	// the pending entries (group commit without I/O; batch.go).
 	batch
-	// cell publishes committed to readers; validated is when committed was
-	// last confirmed against a shared store.
-	cell      *snapshotCell
-	validated time.Time
+	// cell publishes committed to readers.
+	cell *snapshotCell
+	// owned: this process holds the group's ownership (Options.Ownership).
+	owned bool
 
 	flushQueued bool // a flush{} is in the mailbox
 	passivating bool // passivate{} was sent to the manager
@@ -74,7 +82,7 @@ type flush struct{}
 
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
 	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell),
-		batch: batch{settings: c.opts.Settings, sharedStore: c.opts.Store.Shared()}}
+		batch: batch{settings: c.opts.Settings}}
 }
 
 // Receive dispatches one message; each case is a few lines.
@@ -84,7 +92,9 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.self = ctx.Self()
 		a.c.snapshots.Store(a.key, a.cell)
 		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout)
-		_ = a.reload() // a failure is kept in loadErr
+		if a.c.opts.Ownership == nil {
+			_ = a.reload() // a failure is kept in loadErr
+		}
 	case *actor.ReceiveTimeout:
 		a.passivateIdle(ctx)
 		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout) // a fired timeout is cancelled
@@ -108,6 +118,8 @@ func (a *groupActor) Receive(ctx actor.Context) {
 	case retire:
 		a.flush()
 		ctx.Stop(ctx.Self())
+	case handOver:
+		a.handOver(ctx)
 	case messages.Request:
 		if h := a.c.opts.BeforeHandle; h != nil {
 			h(a.key, msg)
@@ -136,16 +148,21 @@ func (a *groupActor) passivateIdle(ctx actor.Context) {
 // group must not keep an actor alive. A later request for the group spawns
 // a new actor, which loads it from the store.
 func (a *groupActor) passivateIfIdle(ctx actor.Context) {
-	if a.passivating || a.loadErr != nil || a.committed.Exists() || len(a.entries) > 0 {
+	held := a.owned || a.c.opts.Ownership == nil
+	if a.passivating || len(a.entries) > 0 || held && (a.loadErr != nil || a.committed.Exists()) {
 		return
 	}
 	a.passivating = true
 	ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
 }
 
-// handle serves one request or tick once the group is loaded.
+// handle serves one request or tick once the group is owned and loaded.
 func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
-	if err := a.ready(); err != nil {
+	err := a.own(msg.Forwarder())
+	if err == nil {
+		err = a.ready()
+	}
+	if err != nil {
 		if hb, ok := msg.(*messages.Heartbeat); ok {
 			a.answerHeartbeat(hb, group.HeartbeatResponse{}, err)
 		} else {
@@ -172,8 +189,9 @@ func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
 }
 
 // heartbeat runs a heartbeat on working, at its arrival time, and parks it
-// in the batch. With nothing to store, nothing pending and no other writer
-// to check for, it is answered at once.
+// in the batch. With nothing to store and nothing pending (a lease
+// renewal), it is answered at once: handle has just checked that this
+// process serves.
 func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
 	at := m.Arrived
 	if at.IsZero() {
@@ -181,26 +199,19 @@ func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
 	}
 	e := entry{now: at, hb: m}
 	recs := a.run(&e)
-	if len(recs) == 0 && len(a.entries) == 0 && !a.shared() {
+	if len(recs) == 0 && len(a.entries) == 0 {
 		m.Reply.Answer(e.resp, nil)
 		return
 	}
 	a.park(ctx, e, recs)
 }
 
-// tick runs the time-driven maintenance. On a shared store an idle group is
-// revalidated first, so that expiry is computed on fresh state; a tick that
-// changes nothing in an idle group is dropped.
+// tick runs the time-driven maintenance; a tick that changes nothing in an
+// idle group is dropped.
 func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
 	start := time.Now()
 	changed := false
 	defer func() { a.c.opts.Observer.TickHandled(changed, time.Since(start)) }()
-	if len(a.entries) == 0 {
-		if err := a.refresh(); err != nil {
-			a.c.opts.Logger.Warn("tick: revalidate group", "group", a.key.String(), "err", err)
-			return
-		}
-	}
 	e := entry{now: m.Now}
 	recs := a.run(&e)
 	if e.drained = a.drainedMigration(); e.drained != "" {
@@ -229,7 +240,7 @@ func (a *groupActor) park(ctx actor.Context, e entry, recs []group.Record) {
 // committed state, then answers: a read after the answer takes the
 // snapshot without a mailbox round trip.
 func answerAdmin[T any](a *groupActor, r messages.ReplyTo[T], op string, run func() (T, error)) {
-	v, err := critical(a, op, true, run)
+	v, err := critical(a, op, run)
 	a.publish()
 	r.Answer(v, err)
 }
@@ -238,10 +249,6 @@ func answerAdmin[T any](a *groupActor, r messages.ReplyTo[T], op string, run fun
 // an admin command) from committed.
 func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.Group) (T, error)) {
 	var zero T
-	if err := a.refresh(); err != nil {
-		r.Answer(zero, err)
-		return
-	}
 	if !a.committed.Exists() {
 		r.Answer(zero, groupNotFound())
 		return
@@ -251,12 +258,15 @@ func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.
 
 // answerHeartbeat answers a heartbeat with resp, or after a failure with
 // status RETRY when its outcome is retryable (persistence.Classify; the
-// member keeps its lease and heartbeats again), or with the error (a panic,
-// a corrupt group: HTTP 500).
+// member keeps its lease and heartbeats again), or with the error: a panic
+// or a corrupt group (HTTP 500), or a group owned elsewhere
+// (cluster.ErrNotOwner: status RETRY with the owner's address).
 func (a *groupActor) answerHeartbeat(hb *messages.Heartbeat, resp group.HeartbeatResponse, err error) {
 	switch {
 	case err == nil:
 		hb.Reply.Answer(resp, nil)
+	case errors.Is(err, cluster.ErrNotOwner):
+		hb.Reply.Answer(group.HeartbeatResponse{}, err)
 	case persistence.Classify(err).Retryable():
 		hb.Reply.Answer(group.RetryResponse(a.c.opts.Settings, hb.Request), nil)
 	default:
@@ -293,7 +303,40 @@ func groupNotFound() error {
 	return group.Errorf(group.CodeGroupNotFound, "Group not found")
 }
 
-func (a *groupActor) shared() bool { return a.sharedStore }
+// serving reports whether this process may answer for the group without a
+// write proving its ownership.
+func (a *groupActor) serving() bool {
+	o := a.c.opts.Ownership
+	return o == nil || a.owned && o.Serving()
+}
+
+// handOver is sent to a group actor whose group is placed on another
+// coordinator now (or whose process leaves the cluster).
+type handOver struct{}
+
+// handOver flushes what is pending, releases the group so that the
+// coordinator it is placed on can take it at once, and passivates. What
+// is still queued is refused with the new owner's address.
+func (a *groupActor) handOver(ctx actor.Context) {
+	a.flush()
+	if a.owned {
+		a.disown()
+		sctx, cancel := a.storeCtx()
+		if err := a.c.opts.Ownership.Release(sctx, a.key); err != nil {
+			a.c.opts.Logger.Warn("release group", "group", a.key.String(), "err", err)
+		}
+		cancel()
+		cause := "placement"
+		if a.c.opts.Ownership.Leaving() {
+			cause = "shutdown"
+		}
+		a.c.opts.Observer.HandedOver(a.key, cause)
+	}
+	if !a.passivating {
+		a.passivating = true
+		ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
+	}
+}
 
 // storeCtx bounds one store call.
 func (a *groupActor) storeCtx() (context.Context, context.CancelFunc) {

@@ -2,26 +2,23 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
-// leaseSettings names the coordinator; everything else is the default.
-func leaseSettings(name string) group.Settings {
-	s := group.DefaultSettings()
-	s.Coordinator = name
-	return s
-}
-
 // memberState reads one member's state through coordinator c.
-func memberState(t *testing.T, c *Coordinator, id string) group.MemberState {
+func memberState(t *testing.T, c *Coordinator, key group.Key, id string) group.MemberState {
 	t.Helper()
-	members, err := c.Members(testCtx(t), orders)
+	members, err := c.Members(testCtx(t), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,73 +31,166 @@ func memberState(t *testing.T, c *Coordinator, id string) group.MemberState {
 	return ""
 }
 
-// coalescedRenewal starts coordinator "a" on store, joins m-1 through it
-// and has it answer one renewal without writing it. It returns a, the
-// stored lease and the lease a promised with that renewal.
-func coalescedRenewal(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, group.Instant, group.Instant) {
+// renewed starts a coordinator on store, joins m-1 through it and has it
+// answer one renewal, which writes nothing. It returns the coordinator and
+// the lease end that renewal promised.
+func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, group.Instant) {
 	t.Helper()
-	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("a")})
+	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now})
 	createGroup(t, a, orders)
 	resp := heartbeat(t, a, orders, join("m-1"))
 	resp = heartbeat(t, a, orders, next("m-1", resp))
-	stored := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
 	clock.Advance(2 * time.Second)
 	commits := store.commits()
 	heartbeat(t, a, orders, next("m-1", resp))
 	if store.commits() != commits {
-		t.Fatal("the renewal was written; this test needs a coalesced one")
+		t.Fatal("a lease renewal was written")
 	}
-	return a, stored, group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+	return a, group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
 }
 
-// A renewal that coordinator A answers without writing it (coalesced) is a
-// promise that coordinator B, which reads the group from the store, must
-// keep: B expires the member only after A's promise has run out. (Before
-// the read-side hold, B expired it at the stored lease, up to TTL/2 early.)
-func TestAnotherCoordinatorKeepsACoalescedPromise(t *testing.T) {
+// The owner expires a silent member exactly when the lease it promised
+// runs out, although it never wrote that lease.
+func TestTheOwnerExpiresAtItsOwnPromise(t *testing.T) {
 	store := newTestStore()
-	store.shared = true
 	clock := newFakeClock()
-	_, stored, promised := coalescedRenewal(t, store, clock)
+	a, promised := renewed(t, store, clock)
 
-	b := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now, Settings: leaseSettings("b")})
-	clock.Set(promised.Time()) // past the stored lease, at A's promise
-	if clock.Now().UnixMilli() <= int64(stored) {
-		t.Fatal("the promise must outlast the stored lease")
-	}
-	b.TickNow()
-	wantStatus(t, heartbeat(t, b, orders, join("m-2")), group.StatusOK)
-	if st := memberState(t, b, "m-1"); st != group.MemberActive {
-		t.Fatalf("m-1 is %s at the lease coordinator a promised it", st)
-	}
-	// B cannot know A's promise; it holds the stored lease for the whole
-	// coalescing window, and expires m-1 right after that.
-	clock.Set(stored.Add(group.DefaultSettings().CoalesceWindow()).Time())
-	b.TickNow()
-	if st := memberState(t, b, "m-1"); st != group.MemberActive {
-		t.Fatalf("m-1 is %s within the coalescing window", st)
+	clock.Set(promised.Time())
+	a.TickNow()
+	if st := memberState(t, a, orders, "m-1"); st != group.MemberActive {
+		t.Fatalf("m-1 is %s at the end of its lease", st)
 	}
 	clock.Advance(time.Millisecond)
-	b.TickNow()
-	eventually.True(t, "m-1 expired once the window has passed", func() bool {
-		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
-	})
-}
-
-// The coordinator that granted a lease (and every later renewal) expires a
-// silent member exactly when the lease it promised runs out: coalescing
-// costs a single coordinator no failover time.
-func TestTheWriterExpiresAtItsOwnPromise(t *testing.T) {
-	store := newTestStore()
-	store.shared = true
-	clock := newFakeClock()
-	a, _, promised := coalescedRenewal(t, store, clock)
-
-	clock.Set(promised.Time().Add(time.Millisecond))
 	a.TickNow()
 	eventually.True(t, "m-1 expired right after its lease", func() bool {
 		return store.stored(t, orders).Members["m-1"].State == group.MemberExpired
 	})
+}
+
+// node starts a cluster node of id on store (a handle of its own) with a
+// short renewal, stopped when the test ends.
+func node(t *testing.T, store *memory.Store, id string) *cluster.Node {
+	t.Helper()
+	n, err := cluster.New(cluster.Options{Store: store, ID: id, URL: "http://" + id + ".test:8080",
+		LeaseTTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop(context.Background()) })
+	return n
+}
+
+// placedOn returns a group key whose stream is placed on want among the
+// live coordinators n sees.
+func placedOn(t *testing.T, n *cluster.Node, want string) group.Key {
+	t.Helper()
+	for i := range 1000 {
+		prefix := fmt.Sprintf("orders-%d", i)
+		if c, ok := n.Placed(prefix); ok && c.ID == want {
+			return group.Key{StreamPrefix: prefix, ConsumerGroup: "orders-consumer"}
+		}
+	}
+	t.Fatalf("no stream placed on %s", want)
+	return group.Key{}
+}
+
+// A group handed over from one coordinator to another keeps its members,
+// their epochs and assignments, and every lease the first promised: the
+// new owner restarts the leases at takeover. Renewals are written by
+// neither.
+func TestHandOverKeepsMembersAndLeases(t *testing.T) {
+	mem := memory.New()
+	na, nb := node(t, mem, "a"), node(t, mem.Handle(), "b")
+	eventually.True(t, "both nodes see each other", func() bool { return len(na.Live()) == 2 && len(nb.Live()) == 2 })
+	key := placedOn(t, na, "a")
+	clock := newFakeClock()
+	sa, sb := &testStore{Store: mem}, &testStore{Store: mem}
+	a := start(t, Options{Store: sa, GroupCommit: true, Clock: clock.Now, Ownership: na})
+	b := start(t, Options{Store: sb, GroupCommit: true, Clock: clock.Now, Ownership: nb})
+	na.OnChange(a.HandOver)
+	nb.OnChange(b.HandOver)
+
+	if _, err := b.CreateGroup(testCtx(t), key, group.CreateRequest{RequestedBy: "test"}, false); !isNotOwner(err) {
+		t.Fatalf("create through the coordinator it is not placed on: %v, want not-owner", err)
+	}
+	createGroup(t, a, key)
+	resp := heartbeat(t, a, key, join("m-1"))
+	resp = heartbeat(t, a, key, next("m-1", resp))
+	epoch, shards := resp.MemberEpoch, resp.Assignment.AssignedShards
+	clock.Advance(5 * time.Second)
+	commits := sa.commits()
+	resp = heartbeat(t, a, key, next("m-1", resp))
+	if sa.commits() != commits {
+		t.Fatal("a renewal was written")
+	}
+	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+
+	na.Leave() // a hands the group over and leaves
+	eventually.True(t, "a handed its group over", func() bool { return a.Actors() == 0 })
+	if err := na.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the group is placed on b", func() bool { return nb.PlacedHere(key.StreamPrefix) })
+
+	clock.Advance(time.Second) // b takes over 1 s after a's last answer
+	resp = heartbeat(t, b, key, next("m-1", resp))
+	if resp.Status != group.StatusOK || resp.MemberEpoch != epoch || !resp.Assignment.AssignedShards.Equal(shards) {
+		t.Fatalf("after the handover: %+v, want OK at epoch %d with %v", resp, epoch, shards)
+	}
+	// m-1 falls silent: b keeps the lease a promised (and more: b
+	// restarted it at takeover).
+	clock.Set(promised.Time())
+	b.TickNow()
+	if st := memberState(t, b, key, "m-1"); st != group.MemberActive {
+		t.Fatalf("m-1 is %s within the lease the previous owner promised", st)
+	}
+}
+
+// isNotOwner reports a refusal naming another owner.
+func isNotOwner(err error) bool { return errors.Is(err, cluster.ErrNotOwner) }
+
+// A coordinator whose group was taken over without its knowing (its
+// registry lease ended while it was cut off) writes nothing more: the
+// store refuses its fence, it answers RETRY and forgets the group, and
+// then names the new owner.
+func TestADeposedOwnerWritesNothing(t *testing.T) {
+	mem := memory.New()
+	na, nb := node(t, mem, "a"), node(t, mem.Handle(), "b")
+	eventually.True(t, "both nodes see each other", func() bool { return len(na.Live()) == 2 && len(nb.Live()) == 2 })
+	key := placedOn(t, na, "a")
+	sa := &testStore{Store: mem}
+	a := start(t, Options{Store: sa, GroupCommit: true, Ownership: na})
+	b := start(t, Options{Store: &testStore{Store: mem.Handle()}, GroupCommit: true, Ownership: nb})
+	createGroup(t, a, key)
+	wantStatus(t, heartbeat(t, a, key, join("m-1")), group.StatusOK)
+
+	// b takes the group over behind a's back (as after a's lease ended).
+	if err := mem.Handle().Release(testCtx(t), key, na.Self()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := cluster.WithForwardedBy(testCtx(t), "a")
+	if _, err := b.Heartbeat(ctx, key, join("m-2")); err != nil {
+		t.Fatalf("b's takeover: %v", err)
+	}
+	commits := sa.commits()
+	resp, err := a.Heartbeat(testCtx(t), key, join("m-3"))
+	if err != nil || resp.Status != group.StatusRetry {
+		t.Fatalf("deposed owner's answer: %+v, %v; want RETRY", resp, err)
+	}
+	if _, err := a.Heartbeat(testCtx(t), key, join("m-3")); !isNotOwner(err) {
+		t.Fatalf("after the refusal: %v, want not-owner", err)
+	}
+	stored, _ := mem.Owners(testCtx(t), []group.Key{key})
+	if stored[0].Coordinator != "b" || sa.commits() != commits {
+		t.Fatalf("owner %+v, a's commits %d (before %d): want b, and no commit by a", stored[0], sa.commits(), commits)
+	}
+	if m := sa.stored(t, key).Members["m-3"]; m != nil {
+		t.Fatalf("the deposed owner's join was stored: %+v", m)
+	}
 }
 
 // A heartbeat counts from its arrival: one that arrived before the

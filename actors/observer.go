@@ -48,6 +48,12 @@ type Observer interface {
 	// GroupCommitted of a group that exists. Apply keeps them
 	// (group.Stats), so they cost no pass over the members.
 	GroupStats(key group.Key, s group.Stats)
+	// GroupOwned reports that this process took ownership of a group
+	// (owned) or lost or gave it up (Options.Ownership).
+	GroupOwned(key group.Key, owned bool)
+	// HandedOver reports a group released to the coordinator it is now
+	// placed on; cause is "placement" or "shutdown".
+	HandedOver(key group.Key, cause string)
 }
 
 // Message types reported by Observer.MessageHandled.
@@ -76,3 +82,5 @@ func (NopObserver) HeartbeatShed(group.Key)                                 {}
 func (NopObserver) MailboxDepth(group.Key, int)                             {}
 func (NopObserver) GroupCommitted(group.Key, *group.Group, []group.Record)  {}
 func (NopObserver) GroupStats(group.Key, group.Stats)                       {}
+func (NopObserver) GroupOwned(group.Key, bool)                              {}
+func (NopObserver) HandedOver(group.Key, string)                            {}

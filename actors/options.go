@@ -1,7 +1,7 @@
 package actors
 
 import (
-	"crypto/rand"
+	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -35,9 +35,13 @@ type Options struct {
 	// persistence.ErrLockTimeout). nil → persistence.NoLocker{}.
 	Locker persistence.Locker
 	// Settings are the domain settings (lease TTL, intervals, shard limits).
-	// Settings.Coordinator names this coordinator (its id); New appends a
-	// token drawn at start, so that every run has an identity of its own.
 	Settings group.Settings
+	// Ownership is this process's membership of the coordinator cluster
+	// (a *cluster.Node): a group actor acquires its group before serving
+	// it, writes only while it owns it (the store fences the writes) and
+	// answers only while the process serves. nil: this process owns every
+	// group (one coordinator on a store nobody else writes, and tests).
+	Ownership Ownership
 	// Clock is the time source of every domain decision. nil → time.Now.
 	Clock func() time.Time
 
@@ -81,14 +85,6 @@ type Options struct {
 	// StoreTimeout bounds each store call, and each Redis call of
 	// Provisioner and Drains.
 	StoreTimeout time.Duration
-	// ReadStaleness bounds how old, on a shared store, the state behind a
-	// read may be: reads take a group's published snapshot without entering
-	// its actor's mailbox while it was validated against the store (by a
-	// load, a commit or a revision read) less than this long ago; an older
-	// one is revalidated first. Writes by other coordinators are thus seen
-	// within ReadStaleness; this coordinator's own are seen at once. 0
-	// revalidates on every read. Unused when the store is not shared.
-	ReadStaleness time.Duration
 	// RequestTimeout bounds how long a caller waits for a group actor's
 	// answer (the caller's own context may end sooner). It is a safety net:
 	// every request is answered, normally within a few store calls.
@@ -113,6 +109,26 @@ type Options struct {
 	// request and tick (a panic in it is handled like a panic in the
 	// domain). Production code leaves it nil.
 	BeforeHandle func(key group.Key, msg any)
+}
+
+// Ownership is what the group actors need of the cluster membership
+// (cluster.Node implements it).
+type Ownership interface {
+	// Acquire makes this process key's owner (a store call): the group
+	// must be placed here, or forwardedBy must be the coordinator it is
+	// placed on. It fails with a *cluster.NotOwnerError or
+	// cluster.ErrNotServing.
+	Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error)
+	// Release gives the group up after its last write.
+	Release(ctx context.Context, key group.Key) error
+	// Serving reports whether this process may still answer for the
+	// groups it owns.
+	Serving() bool
+	// PlacedHere reports whether the groups of a stream prefix are placed
+	// on this process.
+	PlacedHere(prefix string) bool
+	// Leaving reports whether this process is leaving the cluster.
+	Leaving() bool
 }
 
 // withDefaults returns o with every zero optional field set to its default.
@@ -150,8 +166,6 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	// Every run of the process grants leases under its own identity.
-	o.Settings.Coordinator += "/" + rand.Text()[:8]
 	return o
 }
 
@@ -181,9 +195,6 @@ func (o Options) validate() error {
 	}
 	if o.StoreTimeout < 0 {
 		errs = append(errs, errors.New("actors: StoreTimeout must not be negative"))
-	}
-	if o.ReadStaleness < 0 {
-		errs = append(errs, errors.New("actors: ReadStaleness must not be negative"))
 	}
 	if o.RequestTimeout < 0 {
 		errs = append(errs, errors.New("actors: RequestTimeout must not be negative"))

@@ -93,6 +93,6 @@ func (a *groupActor) provisionCreated() error {
 	if derr := a.c.opts.Store.Delete(ctx, a.key, a.rev); derr != nil {
 		return fmt.Errorf("%w (deleting the group again failed: %v)", err, derr)
 	}
-	a.install(group.New(), 0, false)
+	a.install(group.New(), 0, false, a.c.opts.Clock())
 	return err
 }

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"sync/atomic"
-	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -15,10 +14,6 @@ type snapshot struct {
 	// version is the cell's version g was cloned at: the snapshot is
 	// current while the cell still has that version.
 	version uint64
-	// validated is when g was last confirmed to be what a shared store
-	// holds (a load, a commit or a revision read); unused on a store that
-	// no other process writes.
-	validated time.Time
 }
 
 // snapshotCell is what a group actor shares with the readers of its group
@@ -35,12 +30,13 @@ type snapshotCell struct {
 	cur     atomic.Pointer[snapshot]
 }
 
-// current returns the published snapshot if it is the current version and,
-// with a shared store, was validated less than staleness before now.
-func (c *snapshotCell) current(now time.Time, shared bool, staleness time.Duration) *snapshot {
+// current returns the published snapshot if it is the current version.
+// Only the group's owner writes the group, so its committed state needs no
+// revalidation against the store.
+func (c *snapshotCell) current() *snapshot {
 	v := c.version.Load()
 	s := c.cur.Load()
-	if s == nil || s.version != v || shared && now.Sub(s.validated) >= staleness {
+	if s == nil || s.version != v {
 		return nil
 	}
 	return s
@@ -54,50 +50,25 @@ func (a *groupActor) committedChanged() {
 	a.cell.cur.Store(nil)
 }
 
-// snapshot answers a reader that found no current snapshot: on a shared
-// store committed is revalidated (a revision read, a reload if another
-// process wrote) unless it was validated less than ReadStaleness ago; then
-// the snapshot is published (built if the published one is out of date)
-// and its group returned.
-func (a *groupActor) snapshot() (*group.Group, error) {
-	if a.shared() && a.c.opts.Clock().Sub(a.validated) >= a.c.opts.ReadStaleness {
-		at := a.c.opts.Clock()
-		if err := a.resync(); err != nil {
-			return nil, err
-		}
-		a.validated = at
-	}
-	return a.publish().g, nil
-}
+// snapshot answers a reader that found no current snapshot: the snapshot
+// is published (built if the published one is out of date) and its group
+// returned.
+func (a *groupActor) snapshot() (*group.Group, error) { return a.publish().g, nil }
 
-// publish makes the current committed state the published snapshot: it
-// clones committed when the published snapshot is out of date, and only
-// restamps its validation time otherwise. It does nothing while the group
-// fails closed.
+// publish makes the current committed state the published snapshot,
+// cloning committed when the published one is out of date. It does
+// nothing while the group fails closed.
 func (a *groupActor) publish() *snapshot {
 	if a.loadErr != nil {
 		return nil
 	}
 	v := a.cell.version.Load()
-	s := a.cell.cur.Load()
-	switch {
-	case s == nil || s.version != v:
-		s = &snapshot{g: a.committed.Clone(), version: v, validated: a.validated}
-	case s.validated.Before(a.validated):
-		s = &snapshot{g: s.g, version: v, validated: a.validated}
-	default:
+	if s := a.cell.cur.Load(); s != nil && s.version == v {
 		return s
 	}
+	s := &snapshot{g: a.committed.Clone(), version: v}
 	a.cell.cur.Store(s)
 	return s
-}
-
-// distrust forgets that committed was validated, after a failed store
-// call or command: on a shared store the next read revalidates (and meets
-// an outage as an error) instead of taking the published snapshot.
-func (a *groupActor) distrust() {
-	a.validated = time.Time{}
-	a.cell.cur.Store(nil)
 }
 
 // withdrawIfFailed drops the published snapshot while the group fails

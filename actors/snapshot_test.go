@@ -2,21 +2,16 @@ package actors
 
 import (
 	"context"
-	"crypto/rand"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/messages"
-	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
 )
 
 // snapshotBuilds counts the GetSnapshot messages group actors handle.
@@ -178,48 +173,5 @@ func TestConcurrentReadsShareOneBuild(t *testing.T) {
 	}
 	if got := builds.n.Load(); got != 1 {
 		t.Errorf("%d snapshot builds for %d concurrent readers, want 1", got, readers)
-	}
-}
-
-// sharedRedisStore returns a Redis store under a key prefix of its own.
-func sharedRedisStore(t *testing.T) *redisstore.Store {
-	t.Helper()
-	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { _ = client.Close() })
-	if err := client.Ping(context.Background()).Err(); err != nil {
-		t.Skipf("no Redis at 127.0.0.1:6379: %v", err)
-	}
-	s, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "snapshot-test-" + rand.Text()[:10]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// On a shared store a write by another coordinator is seen once the
-// reader's snapshot is ReadStaleness old, and not served stale beyond it;
-// with ReadStaleness 0 every read revalidates.
-func TestOtherCoordinatorsWritesAreSeenWithinTheStaleness(t *testing.T) {
-	const staleness = 5 * time.Second
-	store := sharedRedisStore(t)
-	clock := newFakeClock()
-	a := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, ReadStaleness: staleness})
-	b := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
-	eager := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
-	createGroup(t, a, orders)
-	if ids := memberIDs(t, eager, orders); len(ids) != 0 {
-		t.Fatalf("members %v of a new group", ids)
-	}
-
-	heartbeat(t, b, orders, join("m-b"))
-	if ids := memberIDs(t, a, orders); len(ids) != 0 {
-		t.Fatalf("members %v inside the staleness bound: the snapshot was not served", ids)
-	}
-	if ids := memberIDs(t, eager, orders); !slices.Equal(ids, []string{"m-b"}) {
-		t.Fatalf("with ReadStaleness 0 the members are %v, want [m-b]", ids)
-	}
-	clock.Advance(staleness)
-	if ids := memberIDs(t, a, orders); !slices.Equal(ids, []string{"m-b"}) {
-		t.Fatalf("members %v once the snapshot is %s old, want [m-b]", ids, staleness)
 	}
 }

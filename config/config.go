@@ -47,6 +47,7 @@ type Config struct {
 	Audit        Audit        `yaml:"audit"`
 	Redis        Redis        `yaml:"redis"`
 	Coordination Coordination `yaml:"coordination"`
+	Cluster      Cluster      `yaml:"cluster"`
 	Streams      Streams      `yaml:"streams"`
 	Defaults     Defaults     `yaml:"defaults"`
 	Monitoring   Monitoring   `yaml:"monitoring"`
@@ -190,12 +191,21 @@ type Coordination struct {
 	// MaxQueuedHeartbeats bounds the heartbeats queued for one group;
 	// beyond it a heartbeat is answered RETRY at once (load shedding).
 	MaxQueuedHeartbeats int `yaml:"max-queued-heartbeats"`
-	// ReadStaleness bounds, on a shared store, how old the validated state
-	// behind a read may be: reads are served from the group's published
-	// snapshot without entering its actor while it was validated less than
-	// this long ago, so writes by other coordinators are seen within it (a
-	// coordinator's own writes at once). 0 revalidates on every read.
-	ReadStaleness Duration `yaml:"read-staleness"`
+}
+
+// Cluster is the coordinator cluster (docs/cluster.md): every coordinator
+// on one store registers, and each group is owned by one of them.
+type Cluster struct {
+	// AdvertiseURL is where the other coordinators reach this one
+	// (scheme://host:port); blank means http:// and the listen address
+	// (with the host name when it listens on every interface).
+	AdvertiseURL string `yaml:"advertise-url"`
+	// LeaseTTL is the registry lease: a coordinator that stops renewing
+	// it (a crash, a cut from the store) loses its groups after it.
+	LeaseTTL Duration `yaml:"lease-ttl"`
+	// RenewInterval is the pause between renewals, which also refresh the
+	// live coordinators; below half of LeaseTTL.
+	RenewInterval Duration `yaml:"renew-interval"`
 }
 
 // EventLoop is the time-driven work (docs/protocol.md §7): each group ticks itself when its
@@ -320,8 +330,8 @@ func defaults() *Config {
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 			MaxQueuedHeartbeats:  1024,
-			ReadStaleness:        Duration(time.Second),
 		},
+		Cluster:    Cluster{LeaseTTL: Duration(5 * time.Second), RenewInterval: Duration(time.Second)},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
 		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second)},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},

@@ -83,12 +83,21 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	cl := root + "cluster."
+	v.positive(cl+"lease-ttl", c.Cluster.LeaseTTL)
+	v.positive(cl+"renew-interval", c.Cluster.RenewInterval)
+	if c.Cluster.RenewInterval*2 >= c.Cluster.LeaseTTL {
+		v.add(cl+"renew-interval", "must be below half of lease-ttl (%s)", c.Cluster.LeaseTTL.Duration())
+	}
+	if u := c.Cluster.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		v.add(cl+"advertise-url", "must be an http:// or https:// URL, got %q", u)
+	}
+
 	co := root + "coordination."
 	v.positive(co+"heartbeat-interval", c.Coordination.HeartbeatInterval)
 	v.positive(co+"member-lease-ttl", c.Coordination.MemberLeaseTTL)
 	v.positive(co+"rebalance-timeout", c.Coordination.RebalanceTimeout)
 	v.nonNegative(co+"stale-member-retention", c.Coordination.StaleMemberRetention)
-	v.nonNegative(co+"read-staleness", c.Coordination.ReadStaleness)
 	v.positive(co+"event-loop.interval", c.Coordination.EventLoop.Interval)
 	v.positive(co+"event-loop.sweep-interval", c.Coordination.EventLoop.SweepInterval)
 	m := c.Coordination.StateMutex

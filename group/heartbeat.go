@@ -190,8 +190,7 @@ func (t *tx) join(id string, req *HeartbeatRequest) *Member {
 // reads: a duplicate join must not free shards the member still reads.
 func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
 	before := *rec
-	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0 &&
-		rec.LeaseWriter == t.s.Coordinator
+	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0
 	if !livenessOnly {
 		rec.CurrentAssignment, rec.Revoking, rec.GrantedAssignment, rec.ShardProgress = nil, nil, nil, nil
 	}
@@ -283,8 +282,7 @@ func (t *tx) applyReport(req *HeartbeatRequest, rec *Member, r report) {
 		before.CurrentAssignment.Equal(rec.CurrentAssignment) &&
 		before.Revoking.Equal(rec.Revoking) &&
 		before.GrantedAssignment.Equal(rec.GrantedAssignment) &&
-		before.State == rec.State && before.MemberEpoch == rec.MemberEpoch &&
-		before.LeaseWriter == rec.LeaseWriter
+		before.State == rec.State && before.MemberEpoch == rec.MemberEpoch
 	t.putMember(*rec, r.livenessOnly)
 }
 
@@ -305,7 +303,7 @@ func (t *tx) retain(m *Member, before *Member) {
 }
 
 // refreshLiveness updates the liveness fields from a heartbeat. The lease
-// never moves back, and it is stamped with this coordinator's identity.
+// never moves back.
 func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
 	if req.MemberName != nil {
 		m.MemberName = *req.MemberName
@@ -316,7 +314,6 @@ func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
 	}
 	m.LastHeartbeatAt = t.now
 	m.MemberLeaseExpiresAt = max(m.MemberLeaseExpiresAt, t.now.Add(t.s.MemberLeaseTTL))
-	m.LeaseWriter = t.s.Coordinator
 }
 
 // saveMember stores the member after steps 13–16 unless they changed nothing.

@@ -71,17 +71,20 @@ func (t *tx) maintain() bool {
 	return changed
 }
 
-// HoldLeases makes every owner's lease end at least its stored lease plus
-// the coalescing window (Settings.CoalesceWindow). Call it on a group just
-// read from a store that other coordinator processes (or an earlier run of
-// this one) write: the writer of a lease may have granted renewals up to
-// that window past the stored value without writing them, so no member may
-// be expired, and no fenced member's shards released, before then.
-func (g *Group) HoldLeases(s Settings) {
+// RestartLeases starts every live member's lease, and that of every
+// member still holding shards, afresh at now: call it on a group this
+// coordinator has just taken over (loaded from the store). Lease renewals
+// are never written (liveness lives in the owner's memory), so the stored
+// lease ends say nothing about what the previous owner promised; but it
+// answered nothing after it stopped owning the group, which was before
+// now, so no lease it promised runs past now + MemberLeaseTTL. Nobody is
+// expired, and no fenced member's shards are released, before then.
+func (g *Group) RestartLeases(now Instant, s Settings) {
+	until := now.Add(s.MemberLeaseTTL)
 	for id, m := range g.Members {
-		if m.Holds() {
+		if m.State.Live() || m.Holds() {
 			cp := *m // members are shared between copies: replace, never modify
-			cp.LeaseHold = max(m.LeaseHold, m.MemberLeaseExpiresAt.Add(s.CoalesceWindow()))
+			cp.LeaseHold = max(m.LeaseHold, until)
 			g.Members[id] = &cp
 		}
 	}

@@ -140,16 +140,11 @@ type Member struct {
 	// so a retry after a lost response is accepted (improvement 8a).
 	PreviousMemberEpoch       int64    `json:"previousMemberEpoch"`
 	PreviousGrantedAssignment ShardSet `json:"previousGrantedAssignment"`
-	// LeaseWriter names the coordinator process (Settings.Coordinator) that
-	// granted the lease in MemberLeaseExpiresAt. Only that process may
-	// leave a renewal unwritten (coalesce it): a renewal answered by any
-	// other process changes this field and so is always written. Empty on
-	// records written before it existed.
-	LeaseWriter string `json:"leaseWriter,omitempty"`
 	// LeaseHold is a lower bound of the lease end that this process must
-	// honour beyond MemberLeaseExpiresAt: set when the record is read from
-	// a shared store (HoldLeases), because the writer may have promised up
-	// to the coalescing window more without writing it. Never stored.
+	// honour beyond MemberLeaseExpiresAt: set when a coordinator takes the
+	// group over (RestartLeases), since the previous owner promised leases
+	// it never wrote, and while a member still holds shards it was told to
+	// release. Never stored.
 	LeaseHold Instant `json:"-"`
 }
 
@@ -246,16 +241,7 @@ type Settings struct {
 	// Redis (ConfirmDrain) before a scale-in completes (docs/protocol.md §6.4); false when
 	// Redis is not configured.
 	DrainCheck bool
-	// Coordinator identifies this coordinator process (its id and a token
-	// drawn at start); it is stamped on every lease it grants
-	// (Member.LeaseWriter).
-	Coordinator string
 }
-
-// CoalesceWindow is how far a granted lease may run past the stored one:
-// the writer of a member's lease leaves a renewal unwritten only while the
-// stored lease is at most this much shorter than the one it grants.
-func (s Settings) CoalesceWindow() time.Duration { return s.MemberLeaseTTL / 2 }
 
 // DefaultSettings returns the seed's defaults.
 func DefaultSettings() Settings {

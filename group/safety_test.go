@@ -99,11 +99,10 @@ func TestSafety_DuplicateJoinKeepsHoldings(t *testing.T) {
 	c.Check()
 }
 
-// Leases granted by one coordinator process are written at once when the
-// previous lease was granted by another: only the writer coalesces.
-func TestSafety_RenewalByAnotherCoordinatorIsNotCoalesced(t *testing.T) {
+// A renewal that changes nothing else is a liveness-only record: the
+// owner keeps it in memory and writes nothing.
+func TestSafety_RenewalIsLivenessOnly(t *testing.T) {
 	c := grouptest.New(t, 2)
-	c.Settings.Coordinator = "one"
 	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
 	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 2, shards(0, 1), nil)
 	renewal := func() group.MemberRecord {
@@ -118,29 +117,27 @@ func TestSafety_RenewalByAnotherCoordinatorIsNotCoalesced(t *testing.T) {
 		t.Fatal("no member record")
 		return group.MemberRecord{}
 	}
-	if r := renewal(); !r.LivenessOnly || r.Member.LeaseWriter != "one" {
-		t.Fatalf("renewal by the writer: %+v", r)
-	}
-	c.Settings.Coordinator = "two"
-	if r := renewal(); r.LivenessOnly || r.Member.LeaseWriter != "two" {
-		t.Fatalf("renewal by another coordinator: %+v", r)
+	if r := renewal(); !r.LivenessOnly {
+		t.Fatalf("renewal: %+v, want liveness-only", r)
 	}
 	c.Check()
 }
 
-// A group read from a shared store honours the coalescing window: nobody
-// is expired before stored lease + TTL/2, and leases never move back.
-func TestSafety_HoldLeasesCoversUnwrittenRenewals(t *testing.T) {
+// A coordinator taking a group over starts every lease afresh: nobody is
+// expired before takeover + TTL, whatever the stored lease says, and
+// leases never move back.
+func TestSafety_RestartLeasesAtTakeover(t *testing.T) {
 	c := grouptest.New(t, 2)
 	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
 	stored := member(t, c, "A").MemberLeaseExpiresAt
 	c.Group = c.Replay()
-	c.Group.HoldLeases(c.Settings)
-	window := c.Settings.CoalesceWindow()
-	if m := member(t, c, "A"); m.LeaseEnd() != stored.Add(window) || m.MemberLeaseExpiresAt != stored {
-		t.Fatalf("held lease %+v", m)
+	takeover := stored.Add(-c.Settings.MemberLeaseTTL / 2)
+	c.Group.RestartLeases(takeover, c.Settings)
+	restarted := takeover.Add(c.Settings.MemberLeaseTTL)
+	if m := member(t, c, "A"); m.LeaseEnd() != restarted || m.MemberLeaseExpiresAt != stored {
+		t.Fatalf("restarted lease %+v, want end %v", m, restarted)
 	}
-	c.Now = stored.Add(window)
+	c.Now = restarted
 	c.Tick()
 	expectState(t, c, "A", group.MemberActive, 2)
 	c.Now++

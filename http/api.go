@@ -123,6 +123,12 @@ type Options struct {
 	// and the login and session routes (see Security); its middlewares run
 	// inside Middleware. Nil serves an open API.
 	Security *Security
+	// Cluster, when non-nil, forwards the requests of a group's routes to
+	// the coordinator the group is placed on, outside every middleware,
+	// and serves GET /cluster (ClusterView). Forwarded, if set, counts each
+	// forward (reached: the owner answered).
+	Cluster   Cluster
+	Forwarded func(reached bool)
 }
 
 // DefaultBasePath is the base path of the coordinator routes (docs/protocol.md §0).
@@ -150,6 +156,8 @@ type API struct {
 	guard *guard
 	// maxGroups and maxGroupsPerPrefix are Options.MaxGroups and MaxGroupsPerPrefix.
 	maxGroups, maxGroupsPerPrefix int
+	// cluster is Options.Cluster (nil: one coordinator, no /cluster).
+	cluster Cluster
 }
 
 // New builds the API and registers every route. It panics when
@@ -183,6 +191,7 @@ func New(o Options) *API {
 
 		benchEndpoints: o.BenchEndpoints,
 		maxGroups:      o.MaxGroups, maxGroupsPerPrefix: o.MaxGroupsPerPrefix,
+		cluster: o.Cluster,
 	}
 	r := a.router
 	r.RedirectTrailingSlash = false
@@ -197,6 +206,9 @@ func New(o Options) *API {
 
 	base := basepath.Clean(o.BasePath)
 	middleware := a.secure(o, base)
+	if o.Cluster != nil {
+		middleware = append([]Middleware{newForwarder(a, o.Cluster, o.Forwarded).wrap}, middleware...)
+	}
 	for _, rt := range a.routes() {
 		h := rt.handle
 		rt.Template = base + rt.Template
@@ -269,7 +281,15 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
 		{Route{http.MethodGet, security.OpenAPIPath, false, ""}, openAPI},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes())
+	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
+}
+
+// clusterRoutes serves the cluster view when the API has a Cluster.
+func (a *API) clusterRoutes() []route {
+	if a.cluster == nil {
+		return nil
+	}
+	return []route{{Route{http.MethodGet, "/cluster", false, ""}, a.clusterView}}
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -19,6 +21,10 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		return
 	}
 	resp, err := a.coord.Heartbeat(r.Context(), key, req)
+	if errors.Is(err, cluster.ErrNotOwner) {
+		ownerHint(w, err) // another coordinator owns the group: retry there
+		resp, err = group.RetryResponse(a.settings, req), nil
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

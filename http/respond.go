@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -113,6 +114,7 @@ var runtimeErrors = []struct {
 	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"}},
 	{messages.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
 	{messages.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
+	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, "GROUP_OWNED_ELSEWHERE", "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
 	{messages.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
 	{messages.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
 	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"}},
@@ -146,7 +148,11 @@ func classify(err error) (status int, code, message string) {
 // except the expected refusals while shutting down.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code, message := classify(err)
-	if status >= http.StatusInternalServerError && code != codeTerminating {
+	if errors.Is(err, cluster.ErrNotOwner) {
+		ownerHint(w, err)
+		w.Header().Set("Retry-After", "1")
+	}
+	if status >= http.StatusInternalServerError && code != codeTerminating && !errors.Is(err, cluster.ErrNotOwner) {
 		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "errorCode", code, "err", err)
 	}
 	writeError(w, status, code, message)

@@ -22,13 +22,28 @@ func NewReplyTo[T any]() ReplyTo[T] { return make(ReplyTo[T], 1) }
 func (r ReplyTo[T]) Answer(v T, err error) { r <- Reply[T]{Value: v, Err: err} }
 
 // Request is implemented by every message addressed to one group actor.
-type Request interface{ GroupKey() group.Key }
+type Request interface {
+	GroupKey() group.Key
+	// Forwarder is the coordinator that forwarded the request here, "" when
+	// it came straight from a client.
+	Forwarder() string
+}
 
-// Routed is embedded by requests to name their group.
-type Routed struct{ Key group.Key }
+// Routed is embedded by requests to name their group and, for a request
+// another coordinator forwarded, that coordinator's id.
+type Routed struct {
+	Key         group.Key
+	ForwardedBy string
+}
 
 // GroupKey returns the group the request is for.
 func (r Routed) GroupKey() group.Key { return r.Key }
+
+// Forwarder returns ForwardedBy.
+func (r Routed) Forwarder() string { return r.ForwardedBy }
+
+// MarkForwarded records that coordinator by forwarded the request.
+func (r *Routed) MarkForwarded(by string) { r.ForwardedBy = by }
 
 // Heartbeat is a member heartbeat (docs/protocol.md §4). Answered after its change is stored.
 type Heartbeat struct {

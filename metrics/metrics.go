@@ -94,6 +94,7 @@ type Metrics struct {
 	batchSize      prometheus.Histogram
 	commitDuration *prometheus.HistogramVec // result
 	groupActors    prometheus.Gauge
+	cluster        *clusterMetrics
 
 	// groupVecs are the vectors with stream and group labels, cleared
 	// when a group is deleted.
@@ -165,6 +166,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.batchSize = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "group_commit_batch_size", Help: "Requests and ticks per group commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)})
 	m.commitDuration = histogramVec("group_commit_duration_seconds", "Group commit critical section duration (retries included) by result.", latencyBuckets, "result")
 	m.groupActors = gauge("group_actors", "Live group actors.")
+	m.cluster = newClusterMetrics()
 
 	m.groupVecs = []interface {
 		DeletePartialMatch(prometheus.Labels) int
@@ -176,7 +178,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
 		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
-		m.batchSize, m.commitDuration, m.groupActors, groupCollector{m},
+		m.batchSize, m.commitDuration, m.groupActors, groupCollector{m}, m.cluster,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
@@ -27,6 +28,8 @@ type backend struct {
 	// direct is the configured store without the breaker, for the
 	// readiness probe (which must not use up the breaker's probe calls).
 	direct persistence.Store
+	// cluster is direct's coordinator registry and ownership records.
+	cluster cluster.Store
 	// locker is the Redis state mutex behind breaker; nil means none
 	// (persistence.NoLocker).
 	locker persistence.Locker
@@ -64,6 +67,11 @@ func openBackend(ctx context.Context, cfg *config.Config, logger *slog.Logger) (
 		return nil, errors.Join(err, b.Close())
 	}
 	b.direct, b.store = store, br.Store(store)
+	cs, ok := store.(cluster.Store)
+	if !ok {
+		return nil, errors.Join(fmt.Errorf("store %s keeps no coordinator registry", cfg.Store.Type), b.Close())
+	}
+	b.cluster = cs
 	if locker != nil {
 		b.locker = br.Locker(locker)
 	}

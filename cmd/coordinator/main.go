@@ -93,12 +93,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	settings := domainSettings(cfg)
-	opts := actorOptions(cfg, back, logger)
-	opts.Observer = obs.m
-	coord, err := actors.New(opts)
+	ln, err := net.Listen("tcp", cfg.Server.Address)
 	if err != nil {
 		return err
 	}
+	node, err := joinCluster(ctx, cfg, back, ln.Addr(), obs.m, logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	opts := actorOptions(cfg, back, logger)
+	opts.Observer = obs.m
+	opts.Ownership = node
+	coord, err := actors.New(opts)
+	if err != nil {
+		_ = ln.Close()
+		return errors.Join(err, node.Stop(context.Background()))
+	}
+	node.OnChange(coord.HandOver)
 	go obs.m.Run(ctx, coord)
 	data, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
 	if back.redis != nil {
@@ -117,15 +129,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Security:      sec,
 		DataPlane:     data,
 		Streams:       ops,
+		Cluster:       node,
+		Forwarded:     obs.m.Forwarded,
 
 		BenchEndpoints: cfg.Debug.BenchEndpoints,
 	}))
 
-	ln, err := net.Listen("tcp", cfg.Server.Address)
-	if err != nil {
-		_ = coord.Shutdown(context.Background())
-		return err
-	}
 	srv := &http.Server{
 		Handler:           withPprof(api, cfg.Debug.Pprof),
 		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration(),
@@ -138,7 +147,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	logger.Info("coordinator listening", "address", ln.Addr().String(), "store", cfg.Store.Type,
-		"coordinatorId", cfg.ID, "basePath", cfg.API.BasePath, "version", buildVersion())
+		"coordinatorId", cfg.ID, "advertiseUrl", node.Self().URL, "basePath", cfg.API.BasePath, "version", buildVersion())
 
 	var serveErr error
 	select {
@@ -150,8 +159,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	errs := []error{serveErr, leaveCluster(shutdownCtx, node, coord, logger)}
 	api.Drain()
-	errs := []error{serveErr}
 	if err := coord.Shutdown(shutdownCtx); err != nil {
 		errs = append(errs, err)
 	}
@@ -199,7 +208,6 @@ func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors
 		GroupCommit:         cfg.Coordination.GroupCommit.Enabled,
 		MaxBatch:            cfg.Coordination.GroupCommit.MaxBatch,
 		MaxQueuedHeartbeats: cfg.Coordination.MaxQueuedHeartbeats,
-		ReadStaleness:       cfg.Coordination.ReadStaleness.Duration(),
 		StoreTimeout:        cfg.Store.Timeout.Duration(),
 		Provisioner:         provisioner(cfg, back.redis),
 		Drains:              drainChecker(back.redis),
@@ -218,7 +226,6 @@ func domainSettings(cfg *config.Config) group.Settings {
 		DefaultShardCount:    cfg.Defaults.InitialShardCount,
 		MaxShardCount:        cfg.Defaults.MaxShardCount,
 		DrainCheck:           cfg.RedisRequired(),
-		Coordinator:          cfg.ID,
 	}
 }
 

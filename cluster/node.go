@@ -1,0 +1,399 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/placement"
+)
+
+// Defaults of Options.
+const (
+	DefaultLeaseTTL = 5 * time.Second
+	// DefaultRenewFraction: the lease is renewed every LeaseTTL/5.
+	DefaultRenewFraction = 5
+)
+
+// safetyFactor is the share of the lease a node serves after a renewal
+// was sent: it stops answering at 90 % of the TTL, which tolerates a drift
+// rate of its clock against the store's of up to 10 %.
+const safetyFactor = 0.9
+
+// Options configure a Node.
+type Options struct {
+	// Store keeps the registry, the ownership records and the groups.
+	Store Store
+	// ID names this coordinator (stable across restarts: a pod or host
+	// name); URL is where other coordinators reach its HTTP API
+	// (scheme://host:port).
+	ID, URL string
+	// LeaseTTL is the registry lease; a crashed coordinator's groups move
+	// after it. 0 → DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// RenewInterval is the pause between renewals, which also refresh the
+	// list of live coordinators. 0 → LeaseTTL/DefaultRenewFraction.
+	RenewInterval time.Duration
+	// StoreTimeout bounds each registry call. 0 → 2 s.
+	StoreTimeout time.Duration
+	// Observer receives metrics hooks; nil → none.
+	Observer Observer
+	// Logger; nil → discard.
+	Logger *slog.Logger
+}
+
+// Store is the part of a store the node uses.
+type Store interface {
+	persistence.Cluster
+	List(ctx context.Context) ([]group.Key, error)
+}
+
+// Observer receives the node's events (package metrics implements it).
+type Observer interface {
+	// Renewed reports a renewal of the registry lease (err nil) or its
+	// failure.
+	Renewed(err error)
+	// MembershipChanged reports the live coordinators after a change.
+	MembershipChanged(live []persistence.Coordinator)
+}
+
+// NotOwnerError answers a request for a group this node does not own:
+// Owner is the coordinator that owns it or should (its URL may be empty
+// when unknown).
+type NotOwnerError struct{ Owner persistence.Coordinator }
+
+func (e *NotOwnerError) Error() string {
+	if e.Owner.ID == "" {
+		return "no live coordinator owns the group"
+	}
+	return "group owned by coordinator " + e.Owner.ID
+}
+
+// Is makes errors.Is(err, ErrNotOwner) hold.
+func (e *NotOwnerError) Is(target error) bool { return target == ErrNotOwner }
+
+// ErrNotOwner matches every *NotOwnerError and the node's own loss of
+// service.
+var ErrNotOwner = errors.New("not the group's owner")
+
+// ErrNotServing: the node's registry lease may have ended (a renewal did
+// not get through in time, or the node is stopping); it answers for no
+// group until it is registered again.
+var ErrNotServing = fmt.Errorf("coordinator not serving: %w", ErrNotOwner)
+
+// Node is this process's cluster membership. It is safe for concurrent use.
+type Node struct {
+	opts Options
+	base time.Time // monotonic origin of validUntil
+
+	mu   sync.Mutex
+	self persistence.Coordinator // with the current token
+
+	validUntil atomic.Int64 // ns since base; 0 = not serving
+	live       atomic.Pointer[[]persistence.Coordinator]
+	leaving    atomic.Bool
+	// changed is called (outside locks) after the live set or the node's
+	// service changes: the runtime then hands over what it no longer owns.
+	changed atomic.Pointer[func()]
+
+	stop    chan struct{}
+	done    chan struct{}
+	started atomic.Bool
+
+	handovers handoverLog
+}
+
+// New returns a node; Start registers it.
+func New(o Options) (*Node, error) {
+	if o.Store == nil || o.ID == "" || o.URL == "" {
+		return nil, errors.New("cluster: Store, ID and URL are required")
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.RenewInterval <= 0 {
+		o.RenewInterval = o.LeaseTTL / DefaultRenewFraction
+	}
+	if o.RenewInterval >= o.LeaseTTL/2 {
+		return nil, fmt.Errorf("cluster: RenewInterval %s must be below half of LeaseTTL %s", o.RenewInterval, o.LeaseTTL)
+	}
+	if o.StoreTimeout <= 0 {
+		o.StoreTimeout = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
+	}
+	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	n.self = persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()}
+	n.live.Store(&[]persistence.Coordinator{})
+	return n, nil
+}
+
+// OnChange sets the function called after the live coordinators or the
+// node's service change.
+func (n *Node) OnChange(f func()) { n.changed.Store(&f) }
+
+// Start registers the node, waiting while an earlier run of its id still
+// holds a live lease (after a crash, at most LeaseTTL), then renews in the
+// background until Stop.
+func (n *Node) Start(ctx context.Context) error {
+	logged := false
+	for {
+		err := n.register(ctx)
+		if err == nil {
+			break
+		}
+		if !logged {
+			n.opts.Logger.Warn("cluster: registration refused, retrying", "id", n.opts.ID, "err", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: register %s: %w", n.opts.ID, err)
+		case <-time.After(n.opts.RenewInterval):
+		}
+	}
+	n.refresh(ctx)
+	n.started.Store(true)
+	go n.run()
+	return nil
+}
+
+// register sends a registration and, once it succeeds, serves until the
+// lease measured from the send time nears its end.
+func (n *Node) register(ctx context.Context) error {
+	return n.renewWith(ctx, n.opts.Store.Register)
+}
+
+func (n *Node) renewWith(ctx context.Context, call func(context.Context, persistence.Coordinator, time.Duration) error) error {
+	self := n.Self()
+	sent := time.Since(n.base)
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	err := call(cctx, self, n.opts.LeaseTTL)
+	cancel()
+	if err == nil {
+		n.validUntil.Store(int64(sent + time.Duration(float64(n.opts.LeaseTTL)*safetyFactor)))
+	}
+	return err
+}
+
+// run renews the lease and refreshes the live set every RenewInterval.
+// A refused renewal (the lease ended: the process was paused or cut off
+// from the store) stops service at once and registers a new run of the
+// id, with a new token; the groups are then taken anew.
+func (n *Node) run() {
+	defer close(n.done)
+	t := time.NewTicker(n.opts.RenewInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		ctx := context.Background()
+		err := n.renewWith(ctx, n.opts.Store.Renew)
+		n.opts.Observer.Renewed(err)
+		if errors.Is(err, persistence.ErrNotRegistered) {
+			n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
+			n.validUntil.Store(0)
+			n.mu.Lock()
+			n.self.Token = rand.Text()
+			n.mu.Unlock()
+			n.notify()
+			if rerr := n.register(ctx); rerr != nil {
+				n.opts.Logger.Warn("cluster: register", "err", rerr)
+			}
+		} else if err != nil {
+			n.opts.Logger.Warn("cluster: renew registry lease", "err", err)
+		}
+		n.refresh(ctx)
+		if !n.Serving() {
+			n.notify()
+		}
+	}
+}
+
+// refresh reads the live coordinators and reports a change.
+func (n *Node) refresh(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	live, err := n.opts.Store.Coordinators(cctx)
+	cancel()
+	if err != nil {
+		n.opts.Logger.Warn("cluster: list coordinators", "err", err)
+		return
+	}
+	old := *n.live.Load()
+	if slices.EqualFunc(old, live, func(a, b persistence.Coordinator) bool {
+		return a.ID == b.ID && a.Token == b.Token && a.URL == b.URL
+	}) {
+		return
+	}
+	n.live.Store(&live)
+	n.opts.Observer.MembershipChanged(live)
+	n.notify()
+}
+
+func (n *Node) notify() {
+	if f := n.changed.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// Self returns this node's registry entry (with its current token).
+func (n *Node) Self() persistence.Coordinator {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.self
+}
+
+// Serving reports whether the node may answer for the groups it owns:
+// its registry lease cannot have ended yet.
+func (n *Node) Serving() bool {
+	return !n.leaving.Load() && time.Since(n.base) < time.Duration(n.validUntil.Load())
+}
+
+// Live returns the live coordinators as last read, sorted by id.
+func (n *Node) Live() []persistence.Coordinator { return *n.live.Load() }
+
+// Placed returns the coordinator that should own the groups of stream
+// prefix: by rendezvous hashing over the live coordinators (this node
+// excluded once it is leaving, and included while it serves even before
+// its own entry was read back). ok is false when there is none.
+func (n *Node) Placed(prefix string) (c persistence.Coordinator, ok bool) {
+	live := n.candidates()
+	ids := make([]string, len(live))
+	for i, c := range live {
+		ids[i] = c.ID
+	}
+	id, ok := placement.Owner(prefix, ids)
+	if !ok {
+		return persistence.Coordinator{}, false
+	}
+	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == id })
+	return live[i], true
+}
+
+// PlacedHere reports whether this node should own the groups of prefix.
+func (n *Node) PlacedHere(prefix string) bool {
+	c, ok := n.Placed(prefix)
+	return ok && c.ID == n.opts.ID
+}
+
+// candidates are the coordinators placement chooses among.
+func (n *Node) candidates() []persistence.Coordinator {
+	live := n.Live()
+	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == n.opts.ID })
+	switch {
+	case n.leaving.Load() && i >= 0:
+		return slices.Delete(slices.Clone(live), i, i+1)
+	case !n.leaving.Load() && i < 0 && n.Serving():
+		return append(slices.Clone(live), n.Self())
+	}
+	return live
+}
+
+// Acquire takes ownership of key's group for this node: the group must be
+// placed here, or the request must have been forwarded by the coordinator
+// it is placed on (which disclaims it: it is leaving, or holds a different
+// view for a moment). It returns the ownership epoch, or a *NotOwnerError
+// naming the coordinator to ask instead, or ErrNotServing.
+func (n *Node) Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error) {
+	if !n.Serving() {
+		return 0, ErrNotServing
+	}
+	placed, ok := n.Placed(key.StreamPrefix)
+	if ok && placed.ID != n.opts.ID && placed.ID != forwardedBy {
+		return 0, &NotOwnerError{Owner: placed}
+	}
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	defer cancel()
+	o, err := n.opts.Store.Acquire(cctx, key, n.Self())
+	if owned, ok := errors.AsType[*persistence.OwnedError](err); ok {
+		return 0, &NotOwnerError{Owner: owned.Owner}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return o.Epoch, nil
+}
+
+// Release gives up key's group (after its last write), so that the
+// coordinator it is placed on can take it at once. The handover is kept
+// for View.
+func (n *Node) Release(ctx context.Context, key group.Key) error {
+	h := Handover{At: time.Now().UTC(), StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, From: n.opts.ID, Cause: "placement"}
+	if n.Leaving() {
+		h.Cause = "shutdown"
+	}
+	if to, ok := n.Placed(key.StreamPrefix); ok {
+		h.To = to.ID
+	}
+	n.handovers.add(h)
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	defer cancel()
+	return n.opts.Store.Release(cctx, key, n.Self())
+}
+
+// Leave starts a graceful departure: from now on no group is placed here
+// and the node stops serving; the runtime hands its groups over (after
+// OnChange's call) and Stop deregisters it.
+func (n *Node) Leave() {
+	if n.leaving.Swap(true) {
+		return
+	}
+	n.notify()
+}
+
+// Leaving reports whether Leave was called.
+func (n *Node) Leaving() bool { return n.leaving.Load() }
+
+// Stop ends the renewals and deregisters the node (a later Start is not
+// supported). Call it after every group was handed over.
+func (n *Node) Stop(ctx context.Context) error {
+	select {
+	case <-n.stop:
+		return nil
+	default:
+	}
+	close(n.stop)
+	if n.started.Load() {
+		<-n.done
+	}
+	n.validUntil.Store(0)
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	defer cancel()
+	return n.opts.Store.Deregister(cctx, n.Self())
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Renewed(error)                               {}
+func (nopObserver) MembershipChanged([]persistence.Coordinator) {}
+
+// forwardedByKey is the context key of ForwardedBy.
+type forwardedByKey struct{}
+
+// WithForwardedBy marks ctx as serving a request that coordinator id
+// forwarded here.
+func WithForwardedBy(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, forwardedByKey{}, id)
+}
+
+// ForwardedBy returns the coordinator that forwarded ctx's request, "" for
+// a request straight from a client.
+func ForwardedBy(ctx context.Context) string {
+	id, _ := ctx.Value(forwardedByKey{}).(string)
+	return id
+}

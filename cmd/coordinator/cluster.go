@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/config"
+)
+
+// joinCluster registers this coordinator in the store's registry (waiting,
+// after a crash, until its previous run's lease has ended) and returns
+// the node the actors and the HTTP layer consult.
+func joinCluster(ctx context.Context, cfg *config.Config, back *backend, addr net.Addr, obs cluster.Observer, logger *slog.Logger) (*cluster.Node, error) {
+	node, err := cluster.New(cluster.Options{
+		Store:         back.cluster,
+		ID:            cfg.ID,
+		URL:           advertiseURL(cfg.Cluster.AdvertiseURL, addr),
+		LeaseTTL:      cfg.Cluster.LeaseTTL.Duration(),
+		RenewInterval: cfg.Cluster.RenewInterval.Duration(),
+		StoreTimeout:  cfg.Store.Timeout.Duration(),
+		Observer:      obs,
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := node.Start(ctx); err != nil {
+		return nil, err
+	}
+	return node, nil
+}
+
+// advertiseURL is configured, or http:// and the listen address, with the
+// host name for an address that listens on every interface.
+func advertiseURL(configured string, addr net.Addr) string {
+	if configured != "" {
+		return configured
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// leaveCluster hands every group over to the coordinators it is placed on
+// now (each group actor flushes, releases its group and stops; requests
+// arriving meanwhile are forwarded), then deregisters. Groups still held
+// when ctx ends are left to their lease.
+func leaveCluster(ctx context.Context, node *cluster.Node, coord *actors.Coordinator, logger *slog.Logger) error {
+	start := time.Now()
+	node.Leave()
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	for coord.Actors() > 0 {
+		select {
+		case <-ctx.Done():
+			logger.Warn("cluster: leaving with groups not handed over", "groups", coord.Actors())
+			return node.Stop(context.Background())
+		case <-poll.C:
+		}
+	}
+	logger.Info("cluster: groups handed over", "took", time.Since(start).Round(time.Millisecond))
+	if err := node.Stop(ctx); err != nil {
+		return fmt.Errorf("cluster: deregister: %w", err)
+	}
+	return nil
+}
