@@ -202,7 +202,7 @@ func (c *Coordinator) send(msg messages.Request) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.terminating {
-		return messages.ErrTerminating
+		return c.terminatingErr()
 	}
 	if ch, ok := c.registry.Load(msg.GroupKey()); ok {
 		c.system.Root.Send(ch.(*child).pid, msg)
@@ -210,6 +210,16 @@ func (c *Coordinator) send(msg messages.Request) error {
 		c.system.Root.Send(c.manager, msg)
 	}
 	return nil
+}
+
+// terminatingErr refuses requests once Shutdown began: another
+// coordinator serves the group when this one left the cluster
+// (cluster.ErrNotServing), else messages.ErrTerminating.
+func (c *Coordinator) terminatingErr() error {
+	if o := c.opts.Ownership; o != nil && o.Leaving() {
+		return cluster.ErrNotServing
+	}
+	return messages.ErrTerminating
 }
 
 // requestTimers recycles the stopped timers of ask (saving a timer and its

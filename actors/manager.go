@@ -118,7 +118,7 @@ func (m *manager) respawn(ctx actor.Context, key group.Key) {
 	delete(m.retiring, key)
 	for _, msg := range held {
 		if m.draining != nil {
-			failRequest(msg, messages.ErrTerminating)
+			failRequest(msg, m.c.terminatingErr())
 			continue
 		}
 		ctx.Send(m.child(ctx, key), msg)

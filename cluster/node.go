@@ -106,6 +106,7 @@ type Node struct {
 
 	stop    chan struct{}
 	done    chan struct{}
+	poke    chan struct{} // asks run to refresh at once
 	started atomic.Bool
 
 	handovers handoverLog
@@ -134,7 +135,7 @@ func New(o Options) (*Node, error) {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1)}
 	n.self = persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()}
 	n.live.Store(&[]persistence.Coordinator{})
 	return n, nil
@@ -200,6 +201,9 @@ func (n *Node) run() {
 		select {
 		case <-n.stop:
 			return
+		case <-n.poke:
+			n.refresh(context.Background())
+			continue
 		case <-t.C:
 		}
 		ctx := context.Background()
@@ -248,6 +252,16 @@ func (n *Node) refresh(ctx context.Context) {
 func (n *Node) notify() {
 	if f := n.changed.Load(); f != nil {
 		(*f)()
+	}
+}
+
+// Unreachable reports that coordinator id did not answer a forwarded
+// request: the live coordinators are read again at once (it may have
+// left), instead of at the next renewal.
+func (n *Node) Unreachable(string) {
+	select {
+	case n.poke <- struct{}{}:
+	default:
 	}
 }
 

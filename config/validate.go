@@ -86,7 +86,7 @@ func (c *Config) Validate() error {
 	cl := root + "cluster."
 	v.positive(cl+"lease-ttl", c.Cluster.LeaseTTL)
 	v.positive(cl+"renew-interval", c.Cluster.RenewInterval)
-	if c.Cluster.RenewInterval*2 >= c.Cluster.LeaseTTL {
+	if c.Cluster.LeaseTTL > 0 && c.Cluster.RenewInterval*2 >= c.Cluster.LeaseTTL {
 		v.add(cl+"renew-interval", "must be below half of lease-ttl (%s)", c.Cluster.LeaseTTL.Duration())
 	}
 	if u := c.Cluster.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {

@@ -301,6 +301,12 @@ func routerPath(template string) string {
 func (a *API) drainGate(h httprouter.Handle) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if a.draining.Load() {
+			if a.cluster != nil && a.cluster.Leaving() {
+				// Another coordinator serves the group: the runtime refuses
+				// with its address (a heartbeat gets status RETRY).
+				h(w, r, ps)
+				return
+			}
 			a.fail(w, r, messages.ErrTerminating)
 			return
 		}

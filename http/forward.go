@@ -40,6 +40,12 @@ type Cluster interface {
 	Placed(prefix string) (persistence.Coordinator, bool)
 	// View is the body of GET /cluster.
 	View(ctx context.Context) (cluster.View, error)
+	// Leaving reports a graceful departure: this coordinator then forwards
+	// even the requests forwarded to it.
+	Leaving() bool
+	// Unreachable reports that a coordinator did not answer a forward, so
+	// that the live coordinators are read again at once.
+	Unreachable(id string)
 }
 
 // clusterView serves GET /cluster.
@@ -101,6 +107,9 @@ type targetKey struct{}
 // heartbeatBody carries a buffered heartbeat body to unreachable.
 type heartbeatBody struct{}
 
+// ownerKey carries the owner's id to unreachable.
+type ownerKey struct{}
+
 // wrap is the outermost middleware of a group's routes.
 func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 	if !strings.Contains(rt.Template, "{streamPrefix}") {
@@ -109,7 +118,7 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		self := f.cluster.Self()
-		if by := r.Header.Get(HeaderForwardedBy); by != "" {
+		if by := r.Header.Get(HeaderForwardedBy); by != "" && !f.cluster.Leaving() {
 			w.Header().Set(HeaderOwner, self.URL)
 			next(w, r.WithContext(cluster.WithForwardedBy(r.Context(), by)), ps)
 			return
@@ -136,6 +145,7 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 			r.ContentLength = int64(len(body))
 			ctx = context.WithValue(ctx, heartbeatBody{}, body)
 		}
+		ctx = context.WithValue(ctx, ownerKey{}, owner.ID)
 		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, targetKey{}, target)))
 	}
 }
@@ -146,6 +156,9 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 func (f *forwarder) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 	f.forwarded(false)
 	f.api.log.Debug("forward to owner failed", "path", r.URL.Path, "err", err)
+	if id, ok := r.Context().Value(ownerKey{}).(string); ok {
+		f.cluster.Unreachable(id)
+	}
 	if body, ok := r.Context().Value(heartbeatBody{}).([]byte); ok {
 		req := new(group.HeartbeatRequest)
 		if json.Unmarshal(body, req) == nil {

@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
@@ -49,6 +51,7 @@ type node struct {
 	t     *testing.T
 	back  *backend
 	coord *actors.Coordinator
+	node  *cluster.Node
 	api   *httpapi.API
 	srv   *httptest.Server
 	base  string // the API's base URL, e.g. http://127.0.0.1:1234/coord/v1
@@ -64,26 +67,37 @@ func startNode(t *testing.T, cfg *config.Config, clock *fakeclock.Clock) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := httptest.NewUnstartedServer(nil)
+	member, err := joinCluster(t.Context(), cfg, back, srv.Listener.Addr(), nil, logger)
+	if err != nil {
+		t.Fatal(errors.Join(err, back.Close()))
+	}
 	o := actorOptions(cfg, back, logger)
-	o.Clock, o.TickEnabled = clock.Now, false
+	o.Clock, o.TickEnabled, o.Ownership = clock.Now, false, member
 	coord, err := actors.New(o)
 	if err != nil {
 		t.Fatal(errors.Join(err, back.Close()))
 	}
+	member.OnChange(coord.HandOver)
 	api := httpapi.New(httpapi.Options{
 		BasePath: cfg.API.BasePath, Coordinator: coord, Settings: o.Settings,
-		Health: back.health(cfg), CoordinatorID: cfg.ID, Logger: logger,
+		Health: back.health(cfg), CoordinatorID: cfg.ID, Logger: logger, Cluster: member,
 	})
-	srv := httptest.NewServer(api)
-	n := &node{t: t, back: back, coord: coord, api: api, srv: srv, base: srv.URL + cfg.API.BasePath}
+	srv.Config.Handler = api
+	srv.Start()
+	n := &node{t: t, back: back, coord: coord, node: member, api: api, srv: srv, base: srv.URL + cfg.API.BasePath}
 	t.Cleanup(n.stop)
 	return n
 }
 
-// stop shuts the node down in run's order: refuse mutations, drain the
-// actors, close the server, close the store. It is idempotent.
+// stop shuts the node down in run's order: hand the groups over and leave
+// the cluster, refuse mutations, drain the actors, close the server, close
+// the store. It is idempotent.
 func (n *node) stop() {
 	n.once.Do(func() {
+		if err := leaveCluster(context.Background(), n.node, n.coord, slog.New(slog.DiscardHandler)); err != nil {
+			n.t.Errorf("leave the cluster: %v", err)
+		}
 		n.api.Drain()
 		if err := n.coord.Shutdown(context.Background()); err != nil {
 			n.t.Errorf("coordinator shutdown: %v", err)
@@ -123,15 +137,26 @@ func groupURL(base string, key group.Key) string {
 // createGroup creates key with the given shard count through the API at base.
 func createGroup(t *testing.T, base string, key group.Key, shards int) {
 	t.Helper()
-	if st, body := call(t, "POST", groupURL(base, key), fmt.Sprintf(`{"initialShardCount":%d,"requestedBy":"it"}`, shards), nil); st != http.StatusCreated {
+	if st, body := callRetrying(t, "POST", groupURL(base, key), fmt.Sprintf(`{"initialShardCount":%d,"requestedBy":"it"}`, shards)); st != http.StatusCreated {
 		t.Fatalf("create %s: %d %s", key, st, body)
 	}
+}
+
+// callRetrying is call, repeated while the answer is 503 with a
+// Retry-After (a group moving between coordinators), as clients do.
+func callRetrying(t *testing.T, method, url, body string) (status int, answer string) {
+	t.Helper()
+	eventually(t, method+" "+url+" answered without a retry", func() bool {
+		status, answer = call(t, method, url, body, nil)
+		return status != http.StatusServiceUnavailable || !strings.Contains(answer, "GROUP_OWNED_ELSEWHERE") && !strings.Contains(answer, "COORDINATOR_UNREACHABLE")
+	})
+	return status, answer
 }
 
 // deleteGroup force-deletes key through the API at base.
 func deleteGroup(t *testing.T, base string, key group.Key) {
 	t.Helper()
-	if st, body := call(t, "DELETE", groupURL(base, key), `{"requestedBy":"it","reason":"cleanup","force":true}`, nil); st != http.StatusOK {
+	if st, body := callRetrying(t, "DELETE", groupURL(base, key), `{"requestedBy":"it","reason":"cleanup","force":true}`); st != http.StatusOK {
 		t.Errorf("delete %s: %d %s", key, st, body)
 	}
 }
@@ -140,7 +165,8 @@ func deleteGroup(t *testing.T, base string, key group.Key) {
 func groupView(t *testing.T, base string, key group.Key) group.GroupView {
 	t.Helper()
 	var v group.GroupView
-	if st, body := call(t, "GET", groupURL(base, key), "", &v); st != http.StatusOK {
+	st, body := callRetrying(t, "GET", groupURL(base, key), "")
+	if st != http.StatusOK || json.Unmarshal([]byte(body), &v) != nil {
 		t.Fatalf("get %s: %d %s", key, st, body)
 	}
 	return v
