@@ -77,9 +77,7 @@ func node(t *testing.T, store *memory.Store, id string) *cluster.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
+	n.Start(testCtx(t))
 	t.Cleanup(func() { _ = n.Stop(context.Background()) })
 	return n
 }

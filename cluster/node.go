@@ -108,6 +108,11 @@ type Node struct {
 	done    chan struct{}
 	poke    chan struct{} // asks run to refresh at once
 	started atomic.Bool
+	// registered: the registry holds this run's entry; refusals counts
+	// the failed registrations since the last success (run's goroutine,
+	// and Start before it).
+	registered atomic.Bool
+	refusals   int
 
 	handovers handoverLog
 }
@@ -145,36 +150,33 @@ func New(o Options) (*Node, error) {
 // node's service change.
 func (n *Node) OnChange(f func()) { n.changed.Store(&f) }
 
-// Start registers the node, waiting while an earlier run of its id still
-// holds a live lease (after a crash, at most LeaseTTL), then renews in the
-// background until Stop.
-func (n *Node) Start(ctx context.Context) error {
-	logged := false
-	for {
-		err := n.register(ctx)
-		if err == nil {
-			break
-		}
-		if !logged {
-			n.opts.Logger.Warn("cluster: registration refused, retrying", "id", n.opts.ID, "err", err)
-			logged = true
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: register %s: %w", n.opts.ID, err)
-		case <-time.After(n.opts.RenewInterval):
-		}
-	}
+// Start registers the node and renews its lease in the background until
+// Stop. A registration that fails (the store is down, or an earlier run of
+// the id still holds a live lease after a crash: at most LeaseTTL) is
+// retried every RenewInterval; the node serves nothing until it succeeds.
+func (n *Node) Start(ctx context.Context) {
+	n.register(ctx)
 	n.refresh(ctx)
 	n.started.Store(true)
 	go n.run()
-	return nil
 }
 
 // register sends a registration and, once it succeeds, serves until the
-// lease measured from the send time nears its end.
-func (n *Node) register(ctx context.Context) error {
-	return n.renewWith(ctx, n.opts.Store.Register)
+// lease measured from the send time nears its end. A failure is logged
+// once until a registration succeeds.
+func (n *Node) register(ctx context.Context) {
+	err := n.renewWith(ctx, n.opts.Store.Register)
+	switch {
+	case err == nil:
+		n.registered.Store(true)
+		n.refusals = 0
+		n.notify()
+	case n.refusals == 0:
+		n.opts.Logger.Warn("cluster: registration refused; retrying", "id", n.opts.ID, "err", err)
+		fallthrough
+	default:
+		n.refusals++
+	}
 }
 
 func (n *Node) renewWith(ctx context.Context, call func(context.Context, persistence.Coordinator, time.Duration) error) error {
@@ -207,18 +209,22 @@ func (n *Node) run() {
 		case <-t.C:
 		}
 		ctx := context.Background()
+		if !n.registered.Load() {
+			n.register(ctx)
+			n.refresh(ctx)
+			continue
+		}
 		err := n.renewWith(ctx, n.opts.Store.Renew)
 		n.opts.Observer.Renewed(err)
 		if errors.Is(err, persistence.ErrNotRegistered) {
 			n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
+			n.registered.Store(false)
 			n.validUntil.Store(0)
 			n.mu.Lock()
 			n.self.Token = rand.Text()
 			n.mu.Unlock()
 			n.notify()
-			if rerr := n.register(ctx); rerr != nil {
-				n.opts.Logger.Warn("cluster: register", "err", rerr)
-			}
+			n.register(ctx)
 		} else if err != nil {
 			n.opts.Logger.Warn("cluster: renew registry lease", "err", err)
 		}
@@ -386,6 +392,9 @@ func (n *Node) Stop(ctx context.Context) error {
 		<-n.done
 	}
 	n.validUntil.Store(0)
+	if !n.registered.Load() {
+		return nil
+	}
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
 	defer cancel()
 	return n.opts.Store.Deregister(cctx, n.Self())

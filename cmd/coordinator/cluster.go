@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -13,9 +12,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 )
 
-// joinCluster registers this coordinator in the store's registry (waiting,
-// after a crash, until its previous run's lease has ended) and returns
-// the node the actors and the HTTP layer consult.
+// joinCluster registers this coordinator in the store's registry and
+// returns the node the actors and the HTTP layer consult. It does not
+// wait: while the store is down, or after a crash until the previous
+// run's lease has ended, the node retries and serves nothing.
 func joinCluster(ctx context.Context, cfg *config.Config, back *backend, addr net.Addr, obs cluster.Observer, logger *slog.Logger) (*cluster.Node, error) {
 	node, err := cluster.New(cluster.Options{
 		Store:         back.cluster,
@@ -30,9 +30,7 @@ func joinCluster(ctx context.Context, cfg *config.Config, back *backend, addr ne
 	if err != nil {
 		return nil, err
 	}
-	if err := node.Start(ctx); err != nil {
-		return nil, err
-	}
+	node.Start(ctx)
 	return node, nil
 }
 
@@ -57,23 +55,25 @@ func advertiseURL(configured string, addr net.Addr) string {
 // leaveCluster hands every group over to the coordinators it is placed on
 // now (each group actor flushes, releases its group and stops; requests
 // arriving meanwhile are forwarded), then deregisters. Groups still held
-// when ctx ends are left to their lease.
-func leaveCluster(ctx context.Context, node *cluster.Node, coord *actors.Coordinator, logger *slog.Logger) error {
+// when ctx ends, and a registry entry that cannot be removed (the store is
+// down), are left to their lease: that is logged, not an error.
+func leaveCluster(ctx context.Context, node *cluster.Node, coord *actors.Coordinator, logger *slog.Logger) {
 	start := time.Now()
 	node.Leave()
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()
-	for coord.Actors() > 0 {
+	for coord.Actors() > 0 && ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-			logger.Warn("cluster: leaving with groups not handed over", "groups", coord.Actors())
-			return node.Stop(context.Background())
 		case <-poll.C:
 		}
 	}
-	logger.Info("cluster: groups handed over", "took", time.Since(start).Round(time.Millisecond))
-	if err := node.Stop(ctx); err != nil {
-		return fmt.Errorf("cluster: deregister: %w", err)
+	if n := coord.Actors(); n > 0 {
+		logger.Warn("cluster: leaving with groups not handed over; they move when the lease ends", "groups", n)
+	} else {
+		logger.Info("cluster: groups handed over", "took", time.Since(start).Round(time.Millisecond))
 	}
-	return nil
+	if err := node.Stop(ctx); err != nil {
+		logger.Warn("cluster: deregister; the entry ends with its lease", "err", err)
+	}
 }

@@ -159,7 +159,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	errs := []error{serveErr, leaveCluster(shutdownCtx, node, coord, logger)}
+	leaveCluster(shutdownCtx, node, coord, logger)
+	errs := []error{serveErr}
 	api.Drain()
 	if err := coord.Shutdown(shutdownCtx); err != nil {
 		errs = append(errs, err)
