@@ -89,11 +89,9 @@ func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
 			pr.Out.Header.Set(HeaderForwardedBy, c.Self().ID)
 		},
 		Transport: &http.Transport{
-			Proxy:               nil,
 			MaxIdleConns:        1024,
 			MaxIdleConnsPerHost: 512,
 			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   false,
 		},
 		ModifyResponse: func(*http.Response) error { forwarded(true); return nil },
 		ErrorHandler:   f.unreachable,
