@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
@@ -22,17 +23,6 @@ func newNode(t *testing.T, store cluster.Store, id string) *cluster.Node {
 	return n
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Two nodes see each other, place every stream on exactly one of them,
 // and a node acquires only what is placed on it, or what the node it is
 // placed on forwarded. Leaving moves every stream to the other node.
@@ -42,7 +32,7 @@ func TestPlacementAndAcquire(t *testing.T) {
 	a.Start(t.Context())
 	b.Start(t.Context())
 	t.Cleanup(func() { _ = a.Stop(context.Background()); _ = b.Stop(context.Background()) })
-	waitFor(t, "both live on both", func() bool { return len(a.Live()) == 2 && len(b.Live()) == 2 })
+	eventually.True(t, "both live on both", func() bool { return len(a.Live()) == 2 && len(b.Live()) == 2 })
 
 	var onA group.Key
 	for i := range 100 {
@@ -108,5 +98,5 @@ func TestServingFollowsTheLease(t *testing.T) {
 	if first.Serving() {
 		t.Fatal("a stopped node serves")
 	}
-	waitFor(t, "the second run registered", second.Serving)
+	eventually.True(t, "the second run registered", second.Serving)
 }

@@ -71,7 +71,7 @@ type Store struct {
 	members string // members table name
 	// tables is set once the tables are known to exist.
 	tables atomic.Bool
-	prefix  string // Options.TablePrefix
+	prefix string // Options.TablePrefix
 	// fences are the ownerships this store acquired (persistence.Cluster).
 	fences persistence.Fences
 }

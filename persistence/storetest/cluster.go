@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -182,22 +183,16 @@ func listed(t *testing.T, s ClusterStore, c persistence.Coordinator, want bool) 
 // waitUnlisted waits until c's lease has ended on the store's clock.
 func waitUnlisted(t *testing.T, s ClusterStore, c persistence.Coordinator) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.True(t, "the lease of "+c.ID+" ended", func() bool {
 		all, err := s.Coordinators(t.Context())
 		must(t, err)
-		gone := true
 		for _, x := range all {
-			gone = gone && x.ID != c.ID
+			if x.ID == c.ID {
+				return false
+			}
 		}
-		if gone {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lease of %s has not ended after 30 s", c.ID)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 func must(t *testing.T, err error) {
