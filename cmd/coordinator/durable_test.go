@@ -144,7 +144,7 @@ func createGroup(t *testing.T, base string, key group.Key, shards int) {
 // Retry-After (a group moving between coordinators), as clients do.
 func callRetrying(t *testing.T, method, url, body string) (status int, answer string) {
 	t.Helper()
-	eventually(t, method+" "+url+" answered without a retry", func() bool {
+	eventually.True(t, method+" "+url+" answered without a retry", func() bool {
 		status, answer = call(t, method, url, body, nil)
 		return status != http.StatusServiceUnavailable || !strings.Contains(answer, "GROUP_OWNED_ELSEWHERE") && !strings.Contains(answer, "COORDINATOR_UNREACHABLE")
 	})
