@@ -112,7 +112,7 @@ type Fences struct{ m sync.Map }
 
 // Hold records o as key's fence.
 func (f *Fences) Hold(key group.Key, o Owner) {
-	f.m.Store(key, Fence{Coordinator: o.Coordinator, Token: o.Token, Epoch: o.Epoch})
+	f.m.Store(key, Fence(o))
 }
 
 // Drop forgets key's fence.
