@@ -17,9 +17,10 @@ import (
 // API is an HTTP/1.1 keep-alive client of one coordinator, with a bounded
 // connection pool (rawTransport).
 type API struct {
-	// Base is the base URL, http://127.0.0.1:<port>/coord/v1.
-	Base   string
-	Client *http.Client
+	// Base is the base URL, http://127.0.0.1:<port>/coord/v1; Root is
+	// its scheme://host:port.
+	Base, Root string
+	Client     *http.Client
 	// User and Password authenticate Admin API calls (Basic).
 	User, Password string
 }
@@ -33,7 +34,7 @@ func NewAPI(base string, conns int) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{Base: base, Client: &http.Client{Transport: newRawTransport(u.Host, conns)}, User: "admin", Password: "password"}, nil
+	return &API{Base: base, Root: u.Scheme + "://" + u.Host, Client: &http.Client{Transport: newRawTransport(u.Host, conns)}, User: "admin", Password: "password"}, nil
 }
 
 // Close closes the idle connections.

@@ -16,7 +16,17 @@
 //   - churn: members join in waves, crash, leave and rejoin; it measures
 //     convergence, shards moved against the minimum and double ownership;
 //   - store: the steady closed loop on the memory, Redis and PostgreSQL
-//     stores.
+//     stores;
+//   - multi: after steady, three coordinators of one cluster on the same
+//     group, every heartbeat to one of them at random (goal P8a);
+//   - cluster: many groups, each on a stream prefix of its own, on one
+//     coordinator and then on three with the members following the
+//     groups' owners (X-Coordinator-Owner), a rolling restart and a
+//     SIGKILL under load (goals P8b–d).
+//
+// Every coordinator process of a scenario has its own COORDINATOR_ID and
+// COORDINATOR_CLUSTER_ADVERTISE_URL on the session's store and key
+// prefix, so the processes of one session form one cluster.
 //
 // Every load phase reports throughput, a latency histogram (log-linear
 // buckets, at most 1/64 relative error), heartbeat statuses and errors, the

@@ -17,9 +17,9 @@ import (
 // own view: a member starts and stops reading when it applies an answer.
 type Fleet struct {
 	api *API
-	// apis, when set, spread the members over several coordinators:
-	// member i sends to apis[i % len(apis)].
-	apis   []*API
+	// coords, when set, are several coordinators the members send to
+	// instead of api (see Coordinators).
+	coords *Coordinators
 	key    group.Key
 	group  string // key.String(): the oracle's name of the group
 	shards int
@@ -34,6 +34,14 @@ type Fleet struct {
 	readers map[int][]string // shard → members reading it now
 	joins   []time.Duration  // measured join convergence times
 	watches []*crashWatch
+	// moves counts the shards members started or stopped reading.
+	moves int64
+	// maxWait is the longest wait for an OK answer finished since the
+	// last Waits (see Sim.wait).
+	maxWait time.Duration
+	// okWatch, when ≥ 0, is the time after which the first OK answer to a
+	// heartbeat sent then or later is recorded as okAfter (−1: none yet).
+	okWatch, okAfter time.Duration
 }
 
 // Sim is one simulated member process. Only one goroutine drives it at a
@@ -55,9 +63,15 @@ type Sim struct {
 	// released: the last answer made the member stop reading shards it
 	// has not reported yet.
 	released bool
+	// via is the coordinator the last answer named as the group's owner,
+	// when the fleet follows owners (nil: any coordinator).
+	via *API
 
 	converged atomic.Bool  // the last answer was OK with nothing pending
 	lastOK    atomic.Int64 // offset of the last OK answer
+	// waitFrom is the offset at which the member sent its first heartbeat
+	// after its last OK answer, −1 when it waits for none.
+	waitFrom atomic.Int64
 }
 
 // crashWatch measures how long the shards of a crashed member stay unread.
@@ -70,7 +84,8 @@ type crashWatch struct {
 
 // NewFleet returns the fleet of members 0..members-1 of key, none joined.
 func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, oracle *membersim.Oracle, epoch time.Time) *Fleet {
-	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, oracle: oracle, readers: map[int][]string{}}
+	f := &Fleet{api: api, key: key, group: key.StreamPrefix + "/" + key.ConsumerGroup, shards: shards, ttl: ttl, oracle: oracle,
+		readers: map[int][]string{}, okWatch: -1, okAfter: -1}
 	f.now = func() time.Duration { return time.Since(epoch) }
 	f.sims = make([]*Sim, members)
 	for i := range f.sims {
@@ -81,7 +96,9 @@ func NewFleet(api *API, key group.Key, members, shards int, ttl time.Duration, o
 }
 
 func (f *Fleet) newSim(id string) *Sim {
-	return &Sim{ID: id, f: f, m: membersim.New(id, nil), reads: map[int]time.Duration{}, joinedAt: -1}
+	s := &Sim{ID: id, f: f, m: membersim.New(id, nil), reads: map[int]time.Duration{}, joinedAt: -1}
+	s.waitFrom.Store(-1)
+	return s
 }
 
 // fire is a fireFunc: member i heartbeats once.
@@ -99,12 +116,16 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 		s.measureJoin, s.joinedAt = false, sent
 	}
 	api := f.api
-	if len(f.apis) > 0 {
-		api = f.apis[s.n%len(f.apis)]
+	if f.coords != nil {
+		api = f.coords.route(s.via)
 	}
-	resp, err := membersim.Heartbeat(ctx, api.Client, api.Base, f.key, s.m)
+	resp, h, err := membersim.HeartbeatHeader(ctx, api.Client, api.Base, f.key, s.m)
 	done := f.now()
 	rec.Observe(time.Since(intended), statusLabel(resp, err), err)
+	if f.coords != nil {
+		s.via = f.coords.follow(h, err == nil && resp.Status != group.StatusRetry)
+	}
+	s.wait(sent, done, err == nil && resp.Status == group.StatusOK)
 	if err != nil {
 		return
 	}
@@ -139,6 +160,70 @@ func statusLabel(resp group.HeartbeatResponse, err error) string {
 	return string(resp.Status)
 }
 
+// wait tracks how long the member waits for an OK answer: from the send
+// of its first heartbeat after an OK answer to the next OK answer (an OK
+// at the first try waits its latency). The fleet keeps the longest, and
+// the first OK of a heartbeat sent at or after its okWatch.
+func (s *Sim) wait(sent, done time.Duration, ok bool) {
+	from := time.Duration(s.waitFrom.Load())
+	if from < 0 {
+		from = sent
+		s.waitFrom.Store(int64(from))
+	}
+	if !ok {
+		return
+	}
+	f := s.f
+	f.mu.Lock()
+	f.maxWait = max(f.maxWait, done-from)
+	if f.okWatch >= 0 && f.okAfter < 0 && sent >= f.okWatch {
+		f.okAfter = done
+	}
+	f.mu.Unlock()
+	s.waitFrom.Store(-1)
+}
+
+// Waits returns the longest wait for an OK answer (see Sim.wait) since the
+// last call, counting the members still waiting as waiting until now, and
+// starts over.
+func (f *Fleet) Waits() time.Duration {
+	now := f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	longest := f.maxWait
+	for _, s := range f.sims {
+		if from := time.Duration(s.waitFrom.Load()); from >= 0 {
+			longest = max(longest, now-from)
+		}
+	}
+	f.maxWait = 0
+	return longest
+}
+
+// WatchOK starts watching for the group's first OK answer to a heartbeat
+// sent at or after at.
+func (f *Fleet) WatchOK(at time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.okWatch, f.okAfter = at, -1
+}
+
+// FirstOK returns when the watched first OK answer arrived, false while
+// none did.
+func (f *Fleet) FirstOK() (time.Duration, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.okAfter, f.okAfter >= 0
+}
+
+// Moves returns how many times a member started or stopped reading a
+// shard so far.
+func (f *Fleet) Moves() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.moves
+}
+
 // renew extends the member's live window with a heartbeat the coordinator
 // accepted, sent at sent.
 func (s *Sim) renew(sent time.Duration) {
@@ -169,6 +254,7 @@ func (s *Sim) track(before, after group.ShardSet, at time.Duration) {
 func (f *Fleet) moved(id string, stopped, started group.ShardSet, at time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.moves += int64(len(stopped) + len(started))
 	for _, sh := range stopped {
 		rs := f.readers[sh]
 		for i, r := range rs {
@@ -206,6 +292,7 @@ func (s *Sim) Crash() {
 	s.f.oracle.Live(s.f.group, s.ID, s.liveFrom, s.liveTo)
 	s.liveFrom, s.liveTo = 0, 0
 	s.m = membersim.New(s.ID, nil) // the process is gone, and its state with it
+	s.waitFrom.Store(-1)
 	if len(owned) > 0 {
 		w := &crashWatch{at: at, unread: map[int]bool{}}
 		for _, sh := range owned {
@@ -244,6 +331,7 @@ func (s *Sim) Rejoin(measure bool) {
 	s.f.oracle.Live(s.f.group, s.ID, s.liveFrom, min(s.liveTo, at))
 	s.liveFrom, s.liveTo = 0, 0
 	s.m = membersim.New(s.ID, nil)
+	s.waitFrom.Store(-1)
 	s.converged.Store(false)
 	s.measureJoin, s.joinedAt = measure, -1
 }

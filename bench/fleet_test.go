@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
@@ -20,6 +21,11 @@ type scripted struct {
 	mu       sync.Mutex
 	assigned map[string]group.ShardSet
 	pending  map[string]group.ShardSet
+	// owner, when set, is the X-Coordinator-Owner header of every answer;
+	// retry answers RETRY instead of OK; hits counts the heartbeats.
+	owner string
+	retry bool
+	hits  int
 }
 
 func (s *scripted) set(member string, assigned, pending group.ShardSet) {
@@ -37,6 +43,13 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	resp := group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusOK, MemberID: req.MemberID, MemberEpoch: 2,
 		MetadataVersion: 1, Assignment: group.AssignmentPayload{AssignedShards: s.assigned[req.MemberID], PendingShards: s.pending[req.MemberID]}}
+	if s.retry {
+		resp = group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusRetry, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
+	}
+	s.hits++
+	if s.owner != "" {
+		w.Header().Set(client.OwnerHeader, s.owner)
+	}
 	s.mu.Unlock()
 	_ = json.NewEncoder(w).Encode(resp)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 const benchOutput = `goos: linux
@@ -40,11 +42,17 @@ func TestEvaluate(t *testing.T) {
 			{Name: "ceiling/closed", Throughput: 10000, Requests: 100000, CPUSeconds: 4},
 			{Name: "ceiling/open", Latency: Latency{P99: 2}},
 			{Name: "steady/closed", Throughput: 8000, Store: "redis", Groups: 1, Members: 10000, Requests: 80000, CPUSeconds: 4, CPUCores: 1,
-				Seconds: 10, StoreCores: 0.01, CommandsPerHeartbeat: 0.25, BytesPerHeartbeat: 120},
+				Seconds: 10, StoreCores: 0.01, CommandsPerHeartbeat: 0.005, BytesPerHeartbeat: 12, Latency: Latency{P99: 20}},
 			{Name: "steady/open", Latency: Latency{P99: 3.5}, OfferedRate: 5000},
 			{Name: "steady/open-members", Latency: Latency{P50: 1, P99: 30}, OfferedRate: 10000},
 			{Name: "baseline/closed", Throughput: 500, Requests: 5000, Seconds: 10, StoreCores: 0.2, CommandsPerHeartbeat: 6},
-			{Name: "multi/closed", Throughput: 9000, CPUCores: 1.5, Coordinators: 3},
+			{Name: "multi/settle", Seconds: 3, Groups: 1, Members: 10000},
+			{Name: "multi/closed", Throughput: 9000, CPUCores: 1.5, Coordinators: 3, StartSeconds: 60, Seconds: 75,
+				Latency: Latency{P99: 30}, Statuses: map[string]int64{"OK": 100, "RETRY": 2}},
+			{Name: "cluster-ref/closed", Throughput: 8000, CPUCores: 1},
+			{Name: "cluster/closed", Throughput: 9000, CPUCores: 1.2},
+			{Name: "cluster/rolling", Statuses: map[string]int64{"OK": 100, "RETRY": 40}},
+			{Name: "cluster/kill", Statuses: map[string]int64{"OK": 100, "FENCED_MEMBER_EPOCH": 1}, DoubleReaders: 1},
 			{Name: "store/jdbc", Throughput: 7000, BytesPerHeartbeat: 300},
 			{Name: "groups/settle", Groups: 100, Members: 1000, PeakRSSMB: 280},
 			{Name: "groups/closed", Groups: 100, Members: 1000, PeakRSSMB: 250},
@@ -55,15 +63,24 @@ func TestEvaluate(t *testing.T) {
 		HeapPerMember:   900,
 		CoordinatorHeap: HeapFigure{EmptyBytes: 1 << 20, Bytes: 1<<20 + 20_000_000, Members: 10000, PerMember: 2000},
 		Scrapes:         Scrapes{Count: 3},
-		Options:         Options{Interval: time.Second},
+		Options:         Options{Interval: time.Second, SettleTimeout: 90 * time.Second},
+		SetupLeasesEnd:  80,
+		Cluster: &ClusterFigures{Coordinators: 3, Groups: 30, Owned: map[string]int{"c1": 13, "c2": 9, "c3": 8}, LeaseTTL: 5,
+			Rolling: ClusterStep{Done: true, MaxWait: 2.5}, Kill: ClusterStep{Done: true}, Killed: "c2", KilledGroups: 9, Recovery: 6.2},
 	}
 	r.evaluate()
-	// P2a 0.25/6 = 0.042; P2b (0.01·10/80000) ÷ (0.2·10/5000) = 0.003;
-	// P3b 50 µs ÷ 40 µs = 1.25; P7c 7000/8000 = 0.875; P8 6000 ÷ 8000 per core = 0.75.
+	// P2a 0.005 commands/hb; P2b (0.01·10/80000) ÷ (0.2·10/5000) = 0.003;
+	// P3b 50 µs ÷ 40 µs = 1.25; P7a 12 B; P7c 7000/8000 = 0.875;
+	// P8a 2 RETRY, p99 30 ÷ 20 ms, 6000 ÷ 8000 per core = 0.75;
+	// P8b |13 − 10| = 3, 7500 ÷ 8000 per core = 0.94; P8c 2.5 s wait;
+	// P8d 6.2 s, 1 FENCED, 1 double reader.
 	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
 		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
 		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
-		"P6c": NotRun, "P7a": Pass, "P7b": Miss, "P7c": Pass, "P8": Miss}
+		"P6c": NotRun, "P7a": Miss, "P7b": Miss, "P7c": Miss,
+		"P8a-settle": Pass, "P8a-fenced": Pass, "P8a-retry": Miss, "P8a-p99": Pass, "P8a-core": Pass,
+		"P8b-spread": Miss, "P8b-core": Pass, "P8c-fenced": Pass, "P8c-moves": Pass, "P8c-readers": Pass, "P8c-wait": Pass,
+		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss}
 	for _, g := range r.Goals {
 		if g.Status != want[g.ID] {
 			t.Errorf("%s: %s (measured %v), want %s", g.ID, g.Status, g.Measured, want[g.ID])
@@ -85,6 +102,31 @@ func TestParseMetric(t *testing.T) {
 	}
 	if v, err := parseHeapAlloc([]byte("# runtime.MemStats\n# Alloc = 5\n# HeapAlloc = 12345\n")); err != nil || v != 12345 {
 		t.Fatalf("heap alloc %v %v", v, err)
+	}
+}
+
+// TestMultiSettleFailure: a multi/settle that ran out of time misses
+// P8a-settle with its error, and the goals of the phase it prevented are
+// not run.
+func TestMultiSettleFailure(t *testing.T) {
+	r := &Report{Phases: []Phase{{Name: "multi/settle", Seconds: 95, Failed: "12 of 10000 members not settled"}},
+		Options: Options{SettleTimeout: 90 * time.Second}}
+	r.evaluate()
+	for _, g := range r.Goals {
+		switch {
+		case g.ID == "P8a-settle" && (g.Status != Miss || g.Detail != "12 of 10000 members not settled"):
+			t.Errorf("P8a-settle: %s %q", g.Status, g.Detail)
+		case g.ID == "P8a-fenced" && g.Status != NotRun:
+			t.Errorf("P8a-fenced: %s without multi/closed", g.Status)
+		}
+	}
+}
+
+func TestCountDoubleReaders(t *testing.T) {
+	phases := []Phase{{StartSeconds: 0, Seconds: 10}, {StartSeconds: 10, Seconds: 10}, {StartSeconds: 20, Seconds: 10}}
+	countDoubleReaders(phases, []membersim.Violation{{From: 9 * time.Second, Duration: 2 * time.Second}, {From: 25 * time.Second, Duration: time.Second}})
+	if phases[0].DoubleReaders != 1 || phases[1].DoubleReaders != 1 || phases[2].DoubleReaders != 1 {
+		t.Fatalf("double readers %d %d %d, want 1 1 1", phases[0].DoubleReaders, phases[1].DoubleReaders, phases[2].DoubleReaders)
 	}
 }
 

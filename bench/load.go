@@ -67,12 +67,18 @@ type fireFunc func(ctx context.Context, i int, intended time.Time, rec *Recorder
 // one was answered. Latency is measured from the sending. Requests in
 // flight at the end are awaited.
 func closedLoop(ctx context.Context, n, workers int, d time.Duration, fire fireFunc) *Recorder {
-	rec := NewRecorder()
 	end := time.Now().Add(d)
+	return closedLoopWhile(ctx, n, workers, func() bool { return time.Now().Before(end) }, fire)
+}
+
+// closedLoopWhile is closedLoop while running reports true: each worker
+// asks before each request.
+func closedLoopWhile(ctx context.Context, n, workers int, running func() bool, fire fireFunc) *Recorder {
+	rec := NewRecorder()
 	var wg sync.WaitGroup
 	for w := range min(workers, n) {
 		wg.Go(func() {
-			for i := w; ctx.Err() == nil && time.Now().Before(end); i += workers {
+			for i := w; ctx.Err() == nil && running(); i += workers {
 				if i >= n {
 					i = w
 				}

@@ -19,8 +19,8 @@ const (
 	ScenarioChurn    = "churn"
 	ScenarioStore    = "store"
 	// ScenarioMulti: after steady, Coordinators coordinator processes on
-	// the same store serve the same group, the members spread over them
-	// (goal P8).
+	// the same store form a cluster, and every heartbeat goes to one of
+	// them at random (goal P8a).
 	ScenarioMulti = "multi"
 	// ScenarioPeer is the hand-rolled Redis lease scheme (peerLeases).
 	ScenarioPeer = "peer"
@@ -28,6 +28,10 @@ const (
 	ScenarioAssignor = "assignor"
 	// ScenarioHeap runs BenchmarkHeapPerMember (goal P6a).
 	ScenarioHeap = "heap"
+	// ScenarioCluster: Coordinators coordinators, ClusterSize groups on a
+	// stream prefix each, the members following the owners; a rolling
+	// restart and a SIGKILL under load (goals P8b–d).
+	ScenarioCluster = "cluster"
 	// ScenarioGroups is the many-group run, ManyGroups × ManyMembers
 	// scraped every ScrapeInterval (goal P6b; not in the default suite).
 	ScenarioGroups = "groups"
@@ -35,11 +39,11 @@ const (
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups}
+	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (
@@ -99,9 +103,14 @@ type Options struct {
 	OpenRate     float64
 	OpenFraction float64
 
-	// Coordinators is the number of coordinator processes of the multi
-	// scenario.
+	// Coordinators is the number of coordinator processes of the multi and
+	// cluster scenarios.
 	Coordinators int
+	// MultiDuration is the length of multi/closed (goal P8a asks for a
+	// phase that crosses the end of the setup leases).
+	MultiDuration time.Duration
+	// ClusterSize is the cluster scenario's groups × members × shards.
+	ClusterSize Size
 	// StoreList are the stores of the store scenario; empty: PostgreSQL
 	// only when steady runs on Redis in the same run (P7 then compares it
 	// with steady/closed), else memory, Redis and PostgreSQL.
@@ -186,6 +195,9 @@ func (o *Options) validate() error {
 	check(o.Connections >= 1, "connections must be positive")
 	check(!o.runs(ScenarioMulti) || o.Coordinators >= 2, "multi needs at least 2 coordinators")
 	check(!o.runs(ScenarioMulti) || o.Store != coordproc.StoreMemory, "multi needs a shared store (redis or jdbc)")
+	check(!o.runs(ScenarioMulti) || o.MultiDuration > 0, "multi needs a positive duration")
+	check(!o.runs(ScenarioCluster) || (o.Coordinators >= 2 && o.Store != coordproc.StoreMemory), "cluster needs at least 2 coordinators on a shared store (redis or jdbc)")
+	check(!o.runs(ScenarioCluster) || (o.ClusterSize.Groups >= 1 && o.ClusterSize.Members >= 1 && o.ClusterSize.Shards >= 1), "cluster size %s must be positive", o.ClusterSize)
 	for _, st := range o.StoreList {
 		check(slices.Contains([]string{coordproc.StoreMemory, coordproc.StoreRedis, coordproc.StoreJDBC}, st), "unknown store %q in the store list", st)
 	}

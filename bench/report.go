@@ -36,9 +36,14 @@ type Report struct {
 	// the heartbeat scenario's members settled.
 	CoordinatorHeap HeapFigure `json:"coordinatorHeap"`
 	// Scrapes are the groups scenario's Prometheus scrapes.
-	Scrapes        Scrapes `json:"scrapes"`
-	Goals          []Goal  `json:"goals"`
-	ElapsedSeconds float64 `json:"elapsedSeconds"`
+	Scrapes Scrapes `json:"scrapes"`
+	// SetupLeasesEnd is when (seconds from the start) the last member
+	// lease granted with the setup TTL of the heartbeat scenario ends.
+	SetupLeasesEnd float64 `json:"setupLeasesEndSeconds,omitempty"`
+	// Cluster is the cluster scenario's figures (goals P8b–d).
+	Cluster        *ClusterFigures `json:"cluster,omitempty"`
+	Goals          []Goal          `json:"goals"`
+	ElapsedSeconds float64         `json:"elapsedSeconds"`
 }
 
 // HeapFigure is the coordinator's heap after a forced GC
@@ -120,6 +125,13 @@ type Phase struct {
 	StoreMetric          string  `json:"storeMetric"`
 	// Profile is the CPU profile file taken during the phase, if any.
 	Profile string `json:"profile,omitempty"`
+	// StartSeconds is when the phase started, from the start of the run.
+	StartSeconds float64 `json:"startSeconds"`
+	// DoubleReaders is how many of the oracle's violations overlap the
+	// phase.
+	DoubleReaders int `json:"doubleReaders"`
+	// Failed is the error that ended the phase early, if any.
+	Failed string `json:"failed,omitempty"`
 }
 
 // environment collects the run's environment.

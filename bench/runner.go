@@ -65,7 +65,7 @@ func (r *Runner) run(ctx context.Context) error {
 	o := r.opts
 	r.bin = o.CoordinatorBin
 	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) ||
-		o.runs(ScenarioStore) || o.runs(ScenarioMulti) || o.runs(ScenarioGroups)) {
+		o.runs(ScenarioStore) || o.runs(ScenarioMulti) || o.runs(ScenarioCluster) || o.runs(ScenarioGroups)) {
 		r.logf("building ./cmd/coordinator")
 		bin, err := coordproc.BuildCoordinator(ctx, r.tmp)
 		if err != nil {
@@ -87,6 +87,11 @@ func (r *Runner) run(ctx context.Context) error {
 	}
 	if o.runs(ScenarioPeer) {
 		if err := r.runPeer(ctx); err != nil {
+			return err
+		}
+	}
+	if o.runs(ScenarioCluster) {
+		if err := r.runCluster(ctx); err != nil {
 			return err
 		}
 	}
@@ -132,8 +137,23 @@ func (r *Runner) finish(start time.Time) {
 	for _, x := range v[:min(len(v), 10)] {
 		r.report.ViolationSamples = append(r.report.ViolationSamples, x.String())
 	}
+	countDoubleReaders(r.report.Phases, v)
 	r.report.evaluate()
 	r.report.ElapsedSeconds = time.Since(start).Seconds()
+}
+
+// countDoubleReaders sets every phase's DoubleReaders: the violations
+// that overlap it.
+func countDoubleReaders(phases []Phase, v []membersim.Violation) {
+	for i := range phases {
+		p := &phases[i]
+		from, to := time.Duration(p.StartSeconds*1e9), time.Duration((p.StartSeconds+p.Seconds)*1e9)
+		for _, x := range v {
+			if x.From < to && x.From+x.Duration > from {
+				p.DoubleReaders++
+			}
+		}
+	}
 }
 
 // setupTTL is the lease TTL while n members join: Options.SetupLeaseTTL,
@@ -146,8 +166,10 @@ func (r *Runner) setupTTL(n int) time.Duration {
 
 // settleTimeout bounds the wait for n members to settle: Options.
 // SettleTimeout, or ten setup passes over n members when that is longer.
-func (r *Runner) settleTimeout(n int) time.Duration {
-	return max(r.opts.SettleTimeout, 10*time.Duration(n)*r.opts.PassBudget)
+func (r *Runner) settleTimeout(n int) time.Duration { return settleTimeout(r.opts, n) }
+
+func settleTimeout(o Options, n int) time.Duration {
+	return max(o.SettleTimeout, 10*time.Duration(n)*o.PassBudget)
 }
 
 // now is the offset of the current time from the run's start.
@@ -203,6 +225,8 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if err := s.restart(ctx, true, o.LeaseTTL); err != nil {
 			return err
 		}
+		// No lease granted with the setup TTL ends later than this.
+		r.report.SetupLeasesEnd = (r.now() + s.r.setupTTL(o.Groups*o.Members)).Seconds()
 	}
 	// The ceiling runs while the members' setup leases still hold.
 	if o.runs(ScenarioCeiling) {
@@ -217,20 +241,15 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if err := r.phase(s.settle(ctx, "steady/settle")); err != nil {
 			return err
 		}
-		// Several coordinators run first, while the members' setup leases
-		// (SetupLeaseTTL, longer than LeaseTTL) still cover the measured
-		// phases: when those leases near their end every member's renewal
-		// must be written at about the same moment (a stored lease never
-		// moves back), and with three coordinators writing one group that
-		// burst turns into a storm of revision conflicts, each a reload of
-		// the whole group (docs/benchmarks.md, "Findings").
-		if o.runs(ScenarioMulti) && persistent {
-			if err := r.multi(ctx, s); err != nil {
+		if o.runs(ScenarioSteady) {
+			if err := r.steady(ctx, s); err != nil {
 				return err
 			}
 		}
-		if o.runs(ScenarioSteady) {
-			if err := r.steady(ctx, s); err != nil {
+		// Several coordinators run last, for MultiDuration: long enough to
+		// cross the end of the setup leases (goal P8a).
+		if o.runs(ScenarioMulti) && persistent {
+			if err := r.multi(ctx, s); err != nil {
 				return err
 			}
 		}
@@ -290,18 +309,24 @@ func (r *Runner) coordinatorHeap(ctx context.Context, s *session) error {
 }
 
 // multi starts Coordinators−1 more coordinators on the session's store and
-// key prefix, spreads the members over all of them and measures the
-// closed loop (goal P8: throughput per coordinator core against steady's).
+// key prefix, each with an id of its own (one cluster: the group has one
+// owner), sends every heartbeat to a coordinator drawn at random, and
+// measures the closed loop for MultiDuration (goal P8a against steady's
+// figures). A settle that fails is recorded (goal P8a-settle) and ends
+// the scenario, not the run.
 func (r *Runner) multi(ctx context.Context, s *session) error {
-	if err := s.startPeers(ctx, r.opts.Coordinators-1); err != nil {
-		s.stopPeers()
-		return err
-	}
 	defer s.stopPeers()
-	if err := r.phase(s.settle(ctx, "multi/settle")); err != nil {
+	if err := s.startPeers(ctx, r.opts.Coordinators-1, false); err != nil {
 		return err
 	}
-	return r.phase(r.closed(ctx, s, "multi/closed", s.fire))
+	p, err := s.settle(ctx, "multi/settle")
+	if err != nil {
+		p.Failed = err.Error()
+		r.logf("multi/settle: %v", err)
+		return r.phase(p, nil)
+	}
+	_ = r.phase(p, nil)
+	return r.phase(r.closedFor(ctx, s, "multi/closed", s.fire, r.opts.MultiDuration))
 }
 
 // baseline restarts the coordinator without group commit and measures the
@@ -316,13 +341,13 @@ func (r *Runner) baseline(ctx context.Context, s *session) error {
 	return r.phase(r.closed(ctx, s, "baseline/closed", s.fire))
 }
 
-// join creates the session's groups, lets the members join and settle
+// join creates the session's groups (z), lets the members join and settle
 // (phase name) with SetupLeaseTTL and, on a persistent store, restarts the
 // coordinator with LeaseTTL and the member processes (their leases are
 // then renewed with LeaseTTL by the next settle).
-func (r *Runner) join(ctx context.Context, s *session, name string) error {
+func (r *Runner) join(ctx context.Context, s *session, name string, z Size) error {
 	o := r.opts
-	if err := s.createGroups(ctx, o.Groups, o.Members, o.Shards); err != nil {
+	if err := s.createGroups(ctx, z.Groups, z.Members, z.Shards); err != nil {
 		return err
 	}
 	if err := r.phase(s.settle(ctx, name)); err != nil {
@@ -372,18 +397,24 @@ func (r *Runner) steady(ctx context.Context, s *session) error {
 	}))
 }
 
-// closed measures fire in closed loop over the session's members, with a
-// coordinator CPU profile of the phase when Options.Profile is set.
+// closed measures fire in closed loop over the session's members for
+// Options.Duration, with a coordinator CPU profile of the phase when
+// Options.Profile is set.
 func (r *Runner) closed(ctx context.Context, s *session, name string, fire fireFunc) (Phase, error) {
+	return r.closedFor(ctx, s, name, fire, r.opts.Duration)
+}
+
+// closedFor is closed for d.
+func (r *Runner) closedFor(ctx context.Context, s *session, name string, fire fireFunc, d time.Duration) (Phase, error) {
 	o := r.opts
 	var profiled chan error
 	profile := r.outputPath("-" + strings.ReplaceAll(name, "/", "-") + "-" + s.cfg.Store + ".pprof")
 	if o.Profile > 0 {
 		profiled = make(chan error, 1)
-		go func() { profiled <- s.profile(ctx, min(o.Profile, o.Duration), profile) }()
+		go func() { profiled <- s.profile(ctx, min(o.Profile, d), profile) }()
 	}
 	p, err := s.measure(ctx, name, "closed", 0, func() (*Recorder, error) {
-		return closedLoop(ctx, s.size(), o.Connections, o.Duration, fire), nil
+		return closedLoop(ctx, s.size(), o.Connections, d, fire), nil
 	})
 	if profiled != nil {
 		if perr := <-profiled; perr != nil {
@@ -404,7 +435,7 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 		return err
 	}
 	defer s.close(ctx)
-	if err := r.join(ctx, s, "store/"+store+"-setup"); err != nil {
+	if err := r.join(ctx, s, "store/"+store+"-setup", Size{o.Groups, o.Members, o.Shards}); err != nil {
 		return err
 	}
 	if err := r.phase(s.settle(ctx, "store/"+store+"-settle")); err != nil {

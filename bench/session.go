@@ -24,14 +24,32 @@ type session struct {
 	probe storeProbe
 	srv   *coordproc.Server
 	api   *API
+	// starts counts the coordinator processes started (log file names).
+	starts int
 	// peers are further coordinators on the same store and key prefix
-	// (the multi scenario); their CPU counts with srv's.
-	peers    []*coordproc.Server
-	peerAPIs []*API
-	fleets   []*Fleet
+	// (the multi and cluster scenarios); their CPU counts with srv's.
+	peers []*peer
+	// coords, while peers run, is how the members reach the coordinators.
+	coords *Coordinators
+	// retiredCPU is the CPU time of the coordinator processes stopped by
+	// stopCoordinator, up to their signal: sample counts it with the live
+	// ones', so a phase that restarts coordinators keeps their CPU.
+	retiredCPU time.Duration
+	fleets     []*Fleet
 	// groups, members and shards (per group) size the load; createGroups
 	// sets them.
 	groups, members, shards int
+	// prefixPerGroup puts every group on a stream prefix of its own
+	// (streamGroupKey) instead of one prefix for all (groupKey).
+	prefixPerGroup bool
+}
+
+// peer is one more coordinator of a session: the session's configuration
+// with an id and a port of its own, kept across restarts.
+type peer struct {
+	cfg coordproc.ServerConfig
+	srv *coordproc.Server // nil while stopped
+	api *API
 }
 
 // openSession starts a coordinator on store with a fresh key prefix (Redis)
@@ -41,6 +59,7 @@ func (r *Runner) openSession(ctx context.Context, name, store string, groupCommi
 	cfg := coordproc.ServerConfig{
 		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
 		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
+		ID: coordinatorID(0),
 	}
 	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members, shards: shards}
 	switch store {
@@ -66,50 +85,80 @@ func (r *Runner) openSession(ctx context.Context, name, store string, groupCommi
 	return s, nil
 }
 
-// start starts the coordinator with s.cfg.
+// start starts the coordinator with s.cfg (on the port it had, if any).
 func (s *session) start(ctx context.Context) error {
 	name := s.name
 	if !s.cfg.GroupCommit {
 		name += "-no-group-commit"
 	}
-	srv, err := coordproc.StartServer(ctx, s.r.bin, s.r.tmp, name, s.cfg)
+	srv, err := s.startProcess(ctx, name, s.cfg)
 	if err != nil {
 		return err
 	}
-	s.srv = srv
-	if s.api, err = NewAPI(srv.Base, s.r.opts.Connections); err != nil {
-		return err
+	s.srv, s.cfg.Port = srv, srv.Port
+	if s.api == nil || s.api.Base != srv.Base {
+		if s.api, err = NewAPI(srv.Base, s.r.opts.Connections); err != nil {
+			return err
+		}
 	}
 	for _, f := range s.fleets {
 		f.api, f.ttl = s.api, s.cfg.LeaseTTL
 	}
-	s.r.logf("%s: coordinator pid %d at %s (store %s, group commit %v, lease TTL %v)",
-		s.name, srv.Pid(), srv.Root, s.cfg.Store, s.cfg.GroupCommit, s.cfg.LeaseTTL)
+	s.r.logf("%s: coordinator %s pid %d at %s (store %s, group commit %v, lease TTL %v)",
+		s.name, srv.ID, srv.Pid(), srv.Root, s.cfg.Store, s.cfg.GroupCommit, s.cfg.LeaseTTL)
 	return nil
 }
 
+// startProcess starts one coordinator process with cfg; every process of
+// the session logs to a file of its own.
+func (s *session) startProcess(ctx context.Context, name string, cfg coordproc.ServerConfig) (*coordproc.Server, error) {
+	s.starts++
+	if s.starts > 1 {
+		name = fmt.Sprintf("%s-%d", name, s.starts)
+	}
+	return coordproc.StartServer(ctx, s.r.bin, s.r.tmp, name, cfg)
+}
+
+// coordinatorID is the coordinator.id of a session's coordinator i (0: the
+// session's own, then its peers): stable across restarts, like a pod name.
+func coordinatorID(i int) string { return fmt.Sprintf("c%d", i+1) }
+
 // startPeers starts n more coordinators with the session's configuration
-// (same store, same key prefix: they share the groups) and spreads every
-// fleet's members over all of them, member i on coordinator i mod (n+1).
-func (s *session) startPeers(ctx context.Context, n int) error {
-	apis := []*API{s.api}
-	for i := range n {
-		srv, err := coordproc.StartServer(ctx, s.r.bin, s.r.tmp, fmt.Sprintf("%s-peer%d", s.name, i+1), s.cfg)
-		if err != nil {
-			return err
-		}
-		s.peers = append(s.peers, srv)
-		api, err := NewAPI(srv.Base, s.r.opts.Connections)
-		if err != nil {
-			return err
-		}
-		s.peerAPIs = append(s.peerAPIs, api)
-		apis = append(apis, api)
-		s.r.logf("%s: peer coordinator pid %d at %s", s.name, srv.Pid(), srv.Root)
-	}
+// (same store, same key prefix: they form one cluster) and sends every
+// fleet's members to all of them, following the groups' owners or spread
+// at random (see Coordinators).
+func (s *session) startPeers(ctx context.Context, n int, follow bool) error {
+	s.coords = NewCoordinators(follow)
+	s.coords.SetLive(s.api, true)
 	for _, f := range s.fleets {
-		f.apis = apis
+		f.coords = s.coords
 	}
+	for i := range n {
+		p := &peer{cfg: s.cfg}
+		p.cfg.ID, p.cfg.Port = coordinatorID(i+1), 0
+		s.peers = append(s.peers, p)
+		if err := s.startPeer(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startPeer starts (or starts again, with the same id and port) peer p and
+// lets the load balancer route to it once it is ready.
+func (s *session) startPeer(ctx context.Context, p *peer) error {
+	srv, err := s.startProcess(ctx, s.name+"-"+p.cfg.ID, p.cfg)
+	if err != nil {
+		return err
+	}
+	p.srv, p.cfg.Port = srv, srv.Port
+	if p.api == nil {
+		if p.api, err = NewAPI(srv.Base, s.r.opts.Connections); err != nil {
+			return err
+		}
+	}
+	s.coords.SetLive(p.api, true)
+	s.r.logf("%s: peer coordinator %s pid %d at %s", s.name, srv.ID, srv.Pid(), srv.Root)
 	return nil
 }
 
@@ -117,15 +166,66 @@ func (s *session) startPeers(ctx context.Context, n int) error {
 // session's coordinator again.
 func (s *session) stopPeers() {
 	for _, f := range s.fleets {
-		f.apis = nil
+		f.coords = nil
 	}
-	for i, p := range s.peers {
-		s.peerAPIs[i].Close()
-		if err := p.Stop(); err != nil {
-			s.r.logf("%s: stopping peer coordinator %d: %v", s.name, p.Pid(), err)
+	for _, p := range s.peers {
+		if p.srv == nil {
+			continue
+		}
+		p.api.Close()
+		if err := p.srv.Stop(); err != nil {
+			s.r.logf("%s: stopping peer coordinator %d: %v", s.name, p.srv.Pid(), err)
 		}
 	}
-	s.peers, s.peerAPIs = nil, nil
+	s.peers, s.coords = nil, nil
+}
+
+// coordinator returns the process, API and configuration of the session's
+// coordinator i (0: its own, i ≥ 1: peer i).
+func (s *session) coordinator(i int) (*coordproc.Server, *API) {
+	if i == 0 {
+		return s.srv, s.api
+	}
+	return s.peers[i-1].srv, s.peers[i-1].api
+}
+
+// stopCoordinator takes coordinator i out of the load balancer and stops
+// it: with SIGTERM (an ordered shutdown: it hands its groups over) or,
+// with kill, SIGKILL.
+func (s *session) stopCoordinator(i int, kill bool) error {
+	srv, api := s.coordinator(i)
+	if s.coords != nil {
+		s.coords.SetLive(api, false)
+	}
+	api.Close()
+	if pu, err := readProc(srv.Pid()); err == nil {
+		s.retiredCPU += pu.CPU
+	}
+	if !kill {
+		return srv.Stop()
+	}
+	srv.Kill()
+	if i == 0 { // not sampled any more
+		s.srv = nil
+	} else {
+		s.peers[i-1].srv = nil
+	}
+	return nil
+}
+
+// startCoordinator starts coordinator i again with its id and port and
+// puts it back into the load balancer once ready.
+func (s *session) startCoordinator(ctx context.Context, i int) error {
+	if i > 0 {
+		return s.startPeer(ctx, s.peers[i-1])
+	}
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	if s.coords != nil {
+		s.coords.SetLive(s.api, true)
+	}
+	return nil
 }
 
 // heapAlloc reads the coordinator's heap after a forced GC
@@ -197,6 +297,9 @@ func (s *session) createGroups(ctx context.Context, groups, members, shards int)
 	s.groups, s.members, s.shards = groups, members, shards
 	for g := range groups {
 		key := groupKey(g)
+		if s.prefixPerGroup {
+			key = streamGroupKey(g)
+		}
 		if err := s.api.CreateGroup(ctx, key, shards); err != nil {
 			return err
 		}
@@ -296,8 +399,12 @@ func (s *session) sample(ctx context.Context) (usage, error) {
 	if s.srv != nil { // the peer scenario runs no coordinator
 		u.coord, errs[0] = readProc(s.srv.Pid())
 	}
+	u.coord.CPU += s.retiredCPU
 	for _, p := range s.peers {
-		pu, err := readProc(p.Pid())
+		if p.srv == nil {
+			continue
+		}
+		pu, err := readProc(p.srv.Pid())
 		u.coord.CPU += pu.CPU
 		u.coord.PeakRSS = max(u.coord.PeakRSS, pu.PeakRSS)
 		errs[4] = errors.Join(errs[4], err)
@@ -319,9 +426,12 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 		resetPeakRSS(s.srv.Pid())
 	}
 	for _, p := range s.peers {
-		resetPeakRSS(p.Pid())
+		if p.srv != nil {
+			resetPeakRSS(p.srv.Pid())
+		}
 	}
 	t0 := time.Now()
+	start := s.r.now()
 	rec, runErr := run()
 	elapsed := time.Since(t0)
 	after, err := s.sample(ctx)
@@ -331,7 +441,7 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 	p := Phase{
 		Name: name, Store: s.cfg.Store, GroupCommit: s.cfg.GroupCommit, Groups: s.groups, Members: s.members,
 		Shards: s.shards, Mode: mode, Connections: s.r.opts.Connections, OfferedRate: offered,
-		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(),
+		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(), StartSeconds: start.Seconds(),
 	}
 	p.fill(rec, elapsed, before, after)
 	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, others %.2f",
@@ -407,6 +517,12 @@ func rebalanceTimeout(ttl time.Duration) time.Duration {
 // groupKey is the key of group g of a session.
 func groupKey(g int) group.Key {
 	return group.Key{StreamPrefix: "bench", ConsumerGroup: fmt.Sprintf("g%d", g)}
+}
+
+// streamGroupKey is the key of group g of a session whose groups each have
+// a stream prefix of their own.
+func streamGroupKey(g int) group.Key {
+	return group.Key{StreamPrefix: fmt.Sprintf("bench-s%d", g), ConsumerGroup: fmt.Sprintf("g%d", g)}
 }
 
 // schemaName maps s to a PostgreSQL identifier that needs no quoting

@@ -2,6 +2,7 @@ package coordproc
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,14 +42,23 @@ type ServerConfig struct {
 	RebalanceTimeout time.Duration
 	// MaxShards is defaults.max-shard-count.
 	MaxShards int
+	// ID is coordinator.id (COORDINATOR_ID), stable across restarts of one
+	// coordinator of a cluster; empty: the process name.
+	ID string
+	// Port is the loopback port to listen on (a restart keeps its
+	// address); 0: a free one.
+	Port int
 }
 
 // Server is a running coordinator process.
 type Server struct {
 	// Base is the API's base URL, http://127.0.0.1:<port>/coord/v1.
 	Base string
-	// Root is http://127.0.0.1:<port>.
-	Root   string
+	// Root is http://127.0.0.1:<port>, also its advertised cluster URL.
+	Root string
+	// ID is its coordinator.id; Port its loopback port.
+	ID     string
+	Port   int
 	cmd    *exec.Cmd
 	exited chan error
 	log    string
@@ -72,15 +82,21 @@ func BuildCoordinator(ctx context.Context, dir string) (string, error) {
 }
 
 // StartServer writes the configuration of c into dir and starts bin with
-// it on a free loopback port; the process logs to dir/<name>.log. It
-// returns once the server answers /readyz.
+// it on loopback port c.Port (a free one when 0), with COORDINATOR_ID c.ID
+// (name when empty) and COORDINATOR_CLUSTER_ADVERTISE_URL its own
+// http://127.0.0.1:<port>; the process logs to dir/<name>.log. It returns
+// once the server answers /readyz.
 func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	port := c.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
+	id := cmp.Or(c.ID, name)
 	cfgPath := filepath.Join(dir, name+".yaml")
-	cfg, err := c.yaml(name, port)
+	cfg, err := c.yaml(id, port)
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +109,14 @@ func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*S
 		return nil, err
 	}
 	defer logFile.Close() // the child holds its own descriptor
+	root := "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "-config", cfgPath)
+	cmd.Env = append(os.Environ(), "COORDINATOR_ID="+id, "COORDINATOR_CLUSTER_ADVERTISE_URL="+root)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	root := "http://127.0.0.1:" + strconv.Itoa(port)
-	s := &Server{Base: root + "/coord/v1", Root: root, cmd: cmd, exited: make(chan error, 1), log: logPath}
+	s := &Server{Base: root + "/coord/v1", Root: root, ID: id, Port: port, cmd: cmd, exited: make(chan error, 1), log: logPath}
 	go func() { s.exited <- cmd.Wait() }()
 	if err := s.awaitReady(ctx); err != nil {
 		_ = s.Stop()

@@ -163,13 +163,20 @@ func (e *StatusError) Error() string { return fmt.Sprintf("heartbeat answered %d
 // than 200 (a *StatusError) or an undecodable body is returned as an error
 // and changes nothing, like a lost answer.
 func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (group.HeartbeatResponse, error) {
+	resp, _, err := HeartbeatHeader(ctx, c, base, key, m)
+	return resp, err
+}
+
+// HeartbeatHeader is Heartbeat that also returns the answer's header (nil
+// when no answer arrived), e.g. the group's owner a coordinator names.
+func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (group.HeartbeatResponse, http.Header, error) {
 	req := m.Request()
-	resp, err := Post(ctx, c, base, key, req)
+	resp, h, err := post(ctx, c, base, key, req)
 	if err != nil {
-		return resp, err
+		return resp, h, err
 	}
 	m.Apply(req, resp)
-	return resp, nil
+	return resp, h, nil
 }
 
 // Post sends heartbeat req of member req.MemberID for group key to the API
@@ -178,35 +185,42 @@ func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, 
 // transport failure, an answer other than 200 (a *StatusError), an
 // undecodable body or one that does not echo req is an error.
 func Post(ctx context.Context, c *http.Client, base string, key group.Key, req group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	resp, _, err := post(ctx, c, base, key, req)
+	return resp, err
+}
+
+// post is Post that also returns the answer's header.
+func post(ctx context.Context, c *http.Client, base string, key group.Key, req group.HeartbeatRequest) (group.HeartbeatResponse, http.Header, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return group.HeartbeatResponse{}, err
+		return group.HeartbeatResponse{}, nil, err
 	}
 	u := base + "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup) +
 		"/members/" + url.PathEscape(req.MemberID) + "/heartbeat"
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return group.HeartbeatResponse{}, err
+		return group.HeartbeatResponse{}, nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	res, err := c.Do(hr)
 	if err != nil {
-		return group.HeartbeatResponse{}, err
+		return group.HeartbeatResponse{}, nil, err
 	}
+	h := res.Header
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return group.HeartbeatResponse{}, err
+		return group.HeartbeatResponse{}, h, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return group.HeartbeatResponse{}, &StatusError{Code: res.StatusCode, Body: string(b)}
+		return group.HeartbeatResponse{}, h, &StatusError{Code: res.StatusCode, Body: string(b)}
 	}
 	var resp group.HeartbeatResponse
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return group.HeartbeatResponse{}, fmt.Errorf("heartbeat answer %s: %w", b, err)
+		return group.HeartbeatResponse{}, h, fmt.Errorf("heartbeat answer %s: %w", b, err)
 	}
 	if resp.ResponseTo != req.RequestID || resp.MemberID != req.MemberID {
-		return group.HeartbeatResponse{}, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
+		return group.HeartbeatResponse{}, h, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
 	}
-	return resp, nil
+	return resp, h, nil
 }

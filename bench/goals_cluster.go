@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// multiGoals evaluates P8a (issue #18): three coordinators on one group,
+// every heartbeat to one of them at random, against steady's one
+// coordinator.
+func (r *Report) multiGoals(okS bool, steady Phase, perCore func(Phase) float64) []Goal {
+	settle, okSettle := r.phase("multi/settle")
+	multi, okM := r.phase("multi/closed")
+	settleGoal := goal("P8a-settle", "multi/settle settles (s, within the settle timeout)", settle.Seconds,
+		settleTimeout(r.Options, settle.Groups*settle.Members).Seconds(), true, okSettle, "settled")
+	if settle.Failed != "" {
+		settleGoal.Status, settleGoal.Detail = Miss, settle.Failed
+	}
+	crossing := "does not cross"
+	if end := r.SetupLeasesEnd; end > 0 && multi.StartSeconds <= end && end <= multi.StartSeconds+multi.Seconds {
+		crossing = "crosses"
+	}
+	phase := fmt.Sprintf("multi/closed %.0f–%.0f s of the run %s the setup leases' end at %.0f s; %d answers, %d errors",
+		multi.StartSeconds, multi.StartSeconds+multi.Seconds, crossing, r.SetupLeasesEnd, multi.Requests, multi.Errors)
+	return []Goal{
+		settleGoal,
+		goal("P8a-fenced", "FENCED answers after settle, 3 coordinators, random", count(multi, group.StatusFencedMemberEpoch), 0, true, okM, phase),
+		goal("P8a-retry", "RETRY answers after settle, 3 coordinators, random", count(multi, group.StatusRetry), 0, true, okM, phase),
+		goal("P8a-p99", "p99 over one coordinator's, closed loop", ratio(multi.Latency.P99, steady.Latency.P99), 2, true, okM && okS && steady.Latency.P99 > 0,
+			fmt.Sprintf("multi/closed %.1f ms ÷ steady/closed %.1f ms", multi.Latency.P99, steady.Latency.P99)),
+		goal("P8a-core", fmt.Sprintf("%d coordinators on one group, heartbeats/s per core over one coordinator's", r.Options.Coordinators),
+			ratio(perCore(multi), perCore(steady)), 0.7, false, okM && okS && perCore(steady) > 0,
+			fmt.Sprintf("%.0f/s on %.2f cores vs %.0f/s on %.2f cores", multi.Throughput, multi.CPUCores, steady.Throughput, steady.CPUCores)),
+	}
+}
+
+// clusterGoals evaluates P8b–d (issue #18) from the cluster scenario.
+func (r *Report) clusterGoals(perCore func(Phase) float64) []Goal {
+	c := r.Cluster
+	ok := c != nil
+	if c == nil {
+		c = &ClusterFigures{}
+	}
+	ref, okRef := r.phase("cluster-ref/closed")
+	cl, okCl := r.phase("cluster/closed")
+	roll, okRoll := r.phase("cluster/rolling")
+	kill, okKill := r.phase("cluster/kill")
+	okRoll = okRoll && c.Rolling.Done
+	okKill = okKill && c.Kill.Done && c.KilledGroups > 0
+	spread, owned := ownedSpread(c.Owned, c.Coordinators, c.Groups)
+	waitBound := r.Options.Interval + 2*time.Second
+	recoveryBound := c.LeaseTTL + 2
+	statuses := func(p Phase) string {
+		return fmt.Sprintf("FENCED %.0f, RETRY %.0f, errors %d of %d answers; %d shard moves, longest wait for an OK %.2f s",
+			count(p, group.StatusFencedMemberEpoch), count(p, group.StatusRetry), p.Errors, p.Requests, c.stepOf(p.Name).Moves, c.stepOf(p.Name).MaxWait)
+	}
+	recovery := goal("P8d-recovery", "SIGKILL: its groups answer OK again (s)", c.Recovery, recoveryBound, true, okKill,
+		fmt.Sprintf("%s owned %d groups; cluster lease TTL %.0f s + 2 s; %d groups never answered OK", c.Killed, c.KilledGroups, c.LeaseTTL, c.Unrecovered))
+	if okKill && c.Unrecovered > 0 {
+		recovery.Status = Miss
+	}
+	return []Goal{
+		goal("P8b-spread", fmt.Sprintf("groups owned per coordinator, largest distance from %d", c.Groups/max(c.Coordinators, 1)), spread, 2, true, ok && len(c.Owned) > 0,
+			"GET /cluster: "+owned),
+		goal("P8b-core", "heartbeats/s per core following owners over one coordinator's, same groups", ratio(perCore(cl), perCore(ref)), 0.9, false,
+			okCl && okRef && perCore(ref) > 0,
+			fmt.Sprintf("%d×%d: %.0f/s on %.2f cores (p99 %.1f ms) vs %.0f/s on %.2f cores (p99 %.1f ms)",
+				cl.Groups, cl.Members, cl.Throughput, cl.CPUCores, cl.Latency.P99, ref.Throughput, ref.CPUCores, ref.Latency.P99)),
+		goal("P8c-fenced", "rolling restart: FENCED answers", count(roll, group.StatusFencedMemberEpoch), 0, true, okRoll, statuses(roll)),
+		goal("P8c-moves", "rolling restart: shard moves", float64(c.Rolling.Moves), 0, true, okRoll, statuses(roll)),
+		goal("P8c-readers", "rolling restart: double readers (oracle)", float64(roll.DoubleReaders), 0, true, okRoll, fmt.Sprintf("%d violations in the phase", roll.DoubleReaders)),
+		goal("P8c-wait", "rolling restart: longest wait for an OK (s)", c.Rolling.MaxWait, waitBound.Seconds(), true, okRoll,
+			fmt.Sprintf("bound: heartbeat interval %v + 2 s", r.Options.Interval)),
+		recovery,
+		goal("P8d-fenced", "SIGKILL: FENCED answers", count(kill, group.StatusFencedMemberEpoch), 0, true, okKill, statuses(kill)),
+		goal("P8d-readers", "SIGKILL: double readers (oracle)", float64(kill.DoubleReaders), 0, true, okKill, fmt.Sprintf("%d violations in the phase", kill.DoubleReaders)),
+	}
+}
+
+// stepOf returns the step measured in phase name.
+func (c *ClusterFigures) stepOf(name string) ClusterStep {
+	switch name {
+	case "cluster/rolling":
+		return c.Rolling
+	case "cluster/kill":
+		return c.Kill
+	}
+	return ClusterStep{}
+}
+
+// count is how many answers of phase p had status st.
+func count(p Phase, st group.HeartbeatStatus) float64 { return float64(p.Statuses[string(st)]) }
