@@ -33,13 +33,15 @@ lint:
 	$(GO) vet ./...
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 
-# bench runs the default load suite of cmd/coord-bench (under 4 minutes on
+# bench runs the default load suite of cmd/coord-bench (about 5 minutes on
 # 2 cores): ceiling, steady (closed, open at half the ceiling and at the
-# members' own rate) and baseline on Redis with 10,000 members, the store,
-# multi-coordinator, peer-baseline and heap scenarios, churn with both
-# release policies, and the assignor benchmarks. It prints goals P1-P8 and
-# writes bench/results/<date>-bench.json (docs/benchmarks.md). The
-# 100-group run is -scenarios groups.
+# members' own rate) and baseline on Redis with 10,000 members, three
+# coordinators on that group for 75 s (multi), the store, peer-baseline and
+# heap scenarios, the cluster scenario (30 groups on three coordinators, a
+# rolling restart and a SIGKILL), churn with both release policies, and the
+# assignor benchmarks. It prints goals P1-P8 and writes
+# bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group run
+# is -scenarios groups.
 bench: services
 	$(GO) run ./cmd/coord-bench -name bench -duration 8s
 
