@@ -212,11 +212,10 @@ func guarded[T any](a *groupActor, op string, try func() (T, error)) (T, error) 
 }
 
 // abort reverts working to committed after err. An error of no known
-// class may hide a completed write, so the group is first resynced with
-// the store (a failed resync is logged; the revision check of the next
-// commit still guards it) and the error is marked
-// messages.ErrOutcomeUnknown. A store reporting the group corrupt fails
-// it closed; one refusing the ownership fence deposes this process.
+// class may hide a completed write, so the group is reloaded before its
+// next request, and the error is marked messages.ErrOutcomeUnknown. A
+// store reporting the group corrupt fails it closed; one refusing the
+// ownership fence deposes this process.
 func (a *groupActor) abort(err error) error {
 	switch persistence.Classify(err) {
 	case persistence.Corrupt:
@@ -225,9 +224,10 @@ func (a *groupActor) abort(err error) error {
 		a.disown()
 	}
 	if unknownOutcome(err) {
-		if rerr := a.resync(); rerr != nil {
-			a.c.opts.Logger.Warn("resync group after unknown store outcome", "group", a.key.String(), "err", rerr)
-		}
+		// The write may have landed: the group is reloaded before the
+		// next request is served (ready), not now, so that this answer
+		// waits for one store call only.
+		a.loadErr = err
 		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
 	}
 	a.revert()

@@ -117,28 +117,3 @@ func (a *groupActor) install(g *group.Group, rev persistence.Revision, legacy bo
 	a.c.opts.Observer.GroupCommitted(a.key, g, nil)
 	a.reportStats()
 }
-
-// resync reloads the group if the stored revision differs from the cached
-// one.
-func (a *groupActor) resync() error {
-	rev, err := a.storedRevision()
-	if err != nil || rev == a.rev {
-		return err
-	}
-	return a.reload()
-}
-
-// storedRevision returns the store's revision of the group, 0 when it is
-// not stored.
-func (a *groupActor) storedRevision() (persistence.Revision, error) {
-	ctx, cancel := a.storeCtx()
-	defer cancel()
-	rev, err := a.c.opts.Store.Revision(ctx, a.key)
-	if errors.Is(err, persistence.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, a.errorf("read revision of", err)
-	}
-	return rev, nil
-}

@@ -129,6 +129,10 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 		Password:      r.Password,
 		MaxRetries:    -1,
 		DialerRetries: 1,
+		// Every store call carries a deadline (store.timeout); without
+		// this go-redis would wait its own read timeout on a frozen Redis.
+		ContextTimeoutEnabled: true,
+		DialTimeout:           cfg.Store.Timeout.Duration(),
 	}
 	if len(r.ClusterNodes) > 0 {
 		o.Addrs, o.DB, o.IsClusterMode = r.ClusterNodes, 0, true
