@@ -62,6 +62,7 @@ type Server struct {
 	cmd    *exec.Cmd
 	exited chan error
 	log    string
+	start  func() (*exec.Cmd, error) // starts the process again (Restart)
 }
 
 // BuildCoordinator builds ./cmd/coordinator of the module in the working
@@ -96,37 +97,54 @@ func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*S
 	}
 	id := cmp.Or(c.ID, name)
 	cfgPath := filepath.Join(dir, name+".yaml")
-	cfg, err := c.yaml(id, port)
+	cfg, err := c.yaml(port)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child holds its own descriptor
 	root := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "-config", cfgPath)
-	cmd.Env = append(os.Environ(), "COORDINATOR_ID="+id, "COORDINATOR_CLUSTER_ADVERTISE_URL="+root)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	logPath := filepath.Join(dir, name+".log")
+	s := &Server{Base: root + "/coord/v1", Root: root, ID: id, Port: port, log: logPath}
+	s.start = func() (*exec.Cmd, error) {
+		logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		defer logFile.Close() // the child holds its own descriptor
+		cmd := exec.Command(bin, "-config", cfgPath)
+		cmd.Env = append(os.Environ(), "COORDINATOR_ID="+id, "COORDINATOR_CLUSTER_ADVERTISE_URL="+root)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		return cmd, cmd.Start()
 	}
-	s := &Server{Base: root + "/coord/v1", Root: root, ID: id, Port: port, cmd: cmd, exited: make(chan error, 1), log: logPath}
-	go func() { s.exited <- cmd.Wait() }()
-	if err := s.awaitReady(ctx); err != nil {
-		_ = s.Stop()
+	if err := s.run(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
+// run starts the process and waits until it is ready.
+func (s *Server) run(ctx context.Context) error {
+	cmd, err := s.start()
+	if err != nil {
+		return err
+	}
+	s.cmd, s.exited = cmd, make(chan error, 1)
+	go func() { s.exited <- cmd.Wait() }()
+	if err := s.awaitReady(ctx); err != nil {
+		_ = s.Stop()
+		return err
+	}
+	return nil
+}
+
+// Restart starts a stopped or killed server again with the same id,
+// configuration and port, and returns once it answers /readyz.
+func (s *Server) Restart(ctx context.Context) error { return s.run(ctx) }
+
 // yaml renders the coordinator configuration.
-func (c ServerConfig) yaml(id string, port int) ([]byte, error) {
+func (c ServerConfig) yaml(port int) ([]byte, error) {
 	host, redisPort, err := net.SplitHostPort(c.RedisAddr)
 	if err != nil {
 		return nil, fmt.Errorf("redis address %q: %w", c.RedisAddr, err)
@@ -144,7 +162,6 @@ func (c ServerConfig) yaml(id string, port int) ([]byte, error) {
 		coordination["rebalance-timeout"] = c.RebalanceTimeout.String()
 	}
 	tree := map[string]any{"coordinator": map[string]any{
-		"id":     id,
 		"server": map[string]any{"address": "127.0.0.1:" + strconv.Itoa(port)},
 		// Admin mutations only; heartbeats are never rate limited.
 		"api": map[string]any{"rate-limit": map[string]any{"enabled": false}},
