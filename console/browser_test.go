@@ -21,6 +21,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -73,7 +74,12 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	settings.HeartbeatInterval = 300 * time.Millisecond
 	logger := slog.New(slog.DiscardHandler)
 	store := memory.New()
-	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true,
+	node, err := cluster.New(cluster.Options{Store: store, ID: "console-test", URL: "http://console-test.local:8080", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Start(context.Background())
+	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true, Ownership: node,
 		TickEnabled: true, TickInterval: 500 * time.Millisecond, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +91,7 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	}
 	recent := audit.NewMemorySink(httpapi.RecentMutationsLimit)
 	opts := httpapi.Options{
-		Coordinator: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger,
+		Coordinator: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger, Cluster: node,
 		Security: &httpapi.Security{Users: users, Audit: recent, History: recent},
 	}
 	if rdb != nil {
@@ -99,6 +105,9 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 		srv.Close()
 		if err := coord.Shutdown(context.Background()); err != nil {
 			t.Errorf("coordinator shutdown: %v", err)
+		}
+		if err := node.Stop(context.Background()); err != nil {
+			t.Errorf("cluster node stop: %v", err)
 		}
 		_ = store.Close()
 	})
@@ -448,6 +457,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitFor("page 2 again", page(2, 10, "order-14"))
 	b.do("oldest first", chromedp.SetValue(chromedp.CSS(`select[name=direction]`), "FORWARD"))
 	b.waitFor("page 1 oldest first", page(1, 10, "order-0"))
+
+	// The cluster page: this coordinator owns the group.
+	b.do("open the cluster page", chromedp.Click(chromedp.CSS(`nav a[href="#/cluster"]`)), chromedp.WaitVisible(chromedp.CSS("#cluster-view")))
+	b.waitFor("the group's owner and epoch show", `(() => { const r = document.querySelector('#cluster-groups tr[data-cluster-group=`+js(prefix+"/workers")+`]'); `+
+		`return r && r.cells[2].textContent === "console-test" && Number(r.cells[3].textContent) >= 1 && r.cells[4].textContent === "console-test"; })() && `+
+		`document.querySelector('#cluster-coordinators tr[data-coordinator="console-test"]')?.cells[1].textContent === "http://console-test.local:8080"`)
+	b.shot("cluster")
 
 	// Delete: refused while members live, done with force.
 	b.do("back to the groups", chromedp.Click(chromedp.CSS(`header a.brand`)), chromedp.WaitVisible(chromedp.CSS(rowSel)))

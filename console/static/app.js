@@ -8,6 +8,7 @@ import { groupsView } from './groups.js';
 import { groupView } from './group.js';
 import { messagesView } from './messages.js';
 import { deadLettersView } from './deadletters.js';
+import { clusterView } from './cluster.js';
 
 const POLL_MS = 1500;
 const main = document.getElementById('view');
@@ -21,6 +22,7 @@ const routes = {
   group: (p, g) => groupView(p, g),
   messages: (p, g, i) => messagesView(p, g, Number(i)),
   'dead-letters': (p, g) => deadLettersView(p, g),
+  cluster: () => clusterView(),
 };
 
 function route() {
