@@ -16,6 +16,9 @@
 //     progress, invariant violations, migrations with scale and rollback,
 //     and the recent audit events (recentMutations of #16);
 //   - #/messages/{P}/{G}/{i}: one shard's entries, page by page.
+//   - #/cluster: GET <base>/cluster: the live coordinators, every group's
+//     owner, ownership epoch and placement, and recent handovers (a
+//     coordinator without a cluster answers 404, which the page states).
 //
 // The console has no build step and loads nothing from the network but
 // the coordinator itself.
