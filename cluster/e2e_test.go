@@ -27,6 +27,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/placement"
@@ -117,7 +118,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	for _, g := range groups {
 		wg.Go(func() { g.heartbeat(beat, one.hc, base, cfg.Interval, &tl) })
 	}
-	waitUntil(t, 60*time.Second, "every group settled", func() bool {
+	eventually.True(t, "every group settled", func() bool {
 		for _, g := range groups {
 			if !g.settled(4) {
 				return false
@@ -141,7 +142,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	goP := kp + ":orders"
 	var handled sync.Map
 	var handledN atomic.Int64
-	waitUntil(t, 60*time.Second, "the Go client created its group", func() bool {
+	eventually.True(t, "the Go client created its group", func() bool {
 		_, err := coord.CreateGroup(ctx, goP, "g", 4, "e2e")
 		return err == nil
 	})
@@ -166,12 +167,12 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	}
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
-			waitUntil(t, 30*time.Second, "record published", func() bool {
+			eventually.True(t, "record published", func() bool {
 				_, _, err := producer.Send(ctx, "key-"+strconv.Itoa(i), map[string]any{"n": i})
 				return err == nil
 			})
 		}
-		waitUntil(t, 60*time.Second, fmt.Sprintf("%d records handled", to), func() bool { return handledN.Load() >= int64(to) })
+		eventually.True(t, fmt.Sprintf("%d records handled", to), func() bool { return handledN.Load() >= int64(to) })
 	}
 	publish(0, 20)
 	t.Logf("Go client consumed 20 records after %v", time.Since(start).Round(time.Millisecond))
@@ -191,7 +192,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	t.Logf("%s stopped with SIGTERM and ready again after %v", term, time.Since(termAt).Round(time.Millisecond))
 	killAt := time.Now()
 	servers[kill].Kill()
-	waitUntil(t, 60*time.Second, "every group answers OK after the SIGKILL", func() bool {
+	eventually.True(t, "every group answers OK after the SIGKILL", func() bool {
 		for _, g := range groups {
 			if !g.okSince(killAt) {
 				return false
@@ -202,7 +203,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	okAfterKill := time.Since(killAt)
 	live := []string{ids[0], ids[2]}
 	var after cluster.View
-	waitUntil(t, 60*time.Second, "every group owned by a live coordinator", func() bool {
+	eventually.True(t, "every group owned by a live coordinator", func() bool {
 		after = one.view(ctx)
 		for _, g := range after.Groups {
 			if !slices.Contains(live, g.Owner) || g.Owner != g.PlacedOn {
@@ -511,20 +512,6 @@ func snapshot(groups []*simGroup) map[string]string {
 		g.mu.Unlock()
 	}
 	return out
-}
-
-// waitUntil polls cond until it holds, failing t after timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
-		}
-		<-tick.C
-	}
 }
 
 // summary lists each live coordinator's groups and ownership epochs.
