@@ -218,21 +218,17 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestClusterContract(t *testing.T) {
-	c := testredis.Shared(t)
-	storetest.RunCluster(t, func(t *testing.T) (a, b storetest.ClusterStore) {
-		s := newStore(t, c)
-		other, err := New(Options{Client: c, KeyPrefix: s.prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = other.Close() })
-		return s, other
-	})
+	storetest.RunCluster(t, handlesOn(testredis.Shared(t)))
 }
 
 func TestClusterContractOnRedisCluster(t *testing.T) {
-	c := testredis.StartCluster(t, 3).Client(t)
-	storetest.RunCluster(t, func(t *testing.T) (a, b storetest.ClusterStore) {
+	storetest.RunCluster(t, handlesOn(testredis.StartCluster(t, 3).Client(t)))
+}
+
+// handlesOn returns two stores on c under one key prefix of their own, as
+// two coordinator processes have.
+func handlesOn(c goredis.UniversalClient) func(t *testing.T) (a, b storetest.ClusterStore) {
+	return func(t *testing.T) (a, b storetest.ClusterStore) {
 		s := newStore(t, c)
 		other, err := New(Options{Client: c, KeyPrefix: s.prefix})
 		if err != nil {
@@ -240,5 +236,5 @@ func TestClusterContractOnRedisCluster(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = other.Close() })
 		return s, other
-	})
+	}
 }
