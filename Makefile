@@ -33,7 +33,7 @@ lint:
 	$(GO) vet ./...
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 
-# bench runs the default load suite of cmd/coord-bench (about 5 minutes on
+# bench runs the default load suite of cmd/coord-bench (about 6 minutes on
 # 2 cores): ceiling, steady (closed, open at half the ceiling and at the
 # members' own rate) and baseline on Redis with 10,000 members, three
 # coordinators on that group for 75 s (multi), the store, peer-baseline and
