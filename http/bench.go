@@ -4,13 +4,15 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // BenchNoopTemplate is the no-op heartbeat route of the load harness
-// (cmd/coord-bench), relative to the base path. It ends like the heartbeat
-// route, so access control (docs/protocol.md §1 rule 2), drain and every middleware treat it
-// exactly as a heartbeat.
-const BenchNoopTemplate = "/bench/noop/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"
+// (cmd/coord-bench), relative to the base path. Access control
+// (docs/protocol.md §1 rule 2), drain and every middleware treat it exactly
+// as a heartbeat.
+const BenchNoopTemplate = security.BenchNoopTemplate
 
 // benchNoopBody is the fixed answer of the no-op route.
 var benchNoopBody = []byte(`{"status":"OK"}`)

@@ -13,9 +13,14 @@ const OpenAPIPath = "/openapi.json"
 // LoginPath is the login route below the base path.
 const LoginPath = "/auth/login"
 
-// HeartbeatTemplate is the member heartbeat route below the base path, the
-// only route rule 2 applies to.
+// HeartbeatTemplate is the member heartbeat route below the base path, one
+// of the two routes rule 2 applies to.
 const HeartbeatTemplate = "/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"
+
+// BenchNoopTemplate is the load harness's no-op heartbeat route
+// (debug.bench-endpoints) below the base path: the heartbeat route's stack
+// without the actor, so rule 2 applies to it as to a heartbeat.
+const BenchNoopTemplate = "/bench/noop" + HeartbeatTemplate
 
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
 const DefaultBasePath = basepath.Default
@@ -40,8 +45,8 @@ type Policy struct {
 // templates at or below the base path:
 //
 //  1. <base>/auth/login and <base>/openapi.json (the API description) → open;
-//  2. <base> + HeartbeatTemplate → MEMBER when AuthenticateMemberAPI,
-//     otherwise open;
+//  2. <base> + HeartbeatTemplate (or BenchNoopTemplate) → MEMBER when
+//     AuthenticateMemberAPI, otherwise open;
 //  3. <base>/monitoring and below → READ;
 //  4. anything else → WRITE for POST, PATCH, PUT and DELETE, else READ.
 //
@@ -55,7 +60,7 @@ func (p Policy) RequiredRole(method, template string) (role Role, needsAuth bool
 	switch {
 	case template == base+LoginPath, template == base+OpenAPIPath:
 		return "", false
-	case template == base+HeartbeatTemplate:
+	case p.IsHeartbeat(template):
 		if p.AuthenticateMemberAPI {
 			return RoleMember, true
 		}
@@ -79,9 +84,10 @@ func (p Policy) Unrouted(method, path string) (role Role, needsAuth bool) {
 }
 
 // IsHeartbeat reports whether template (base path included) is the member
-// heartbeat route.
+// heartbeat route or the load harness's no-op copy of it.
 func (p Policy) IsHeartbeat(template string) bool {
-	return template == p.basePath()+HeartbeatTemplate
+	base := p.basePath()
+	return template == base+HeartbeatTemplate || template == base+BenchNoopTemplate
 }
 
 func readOrWrite(method string) Role {
