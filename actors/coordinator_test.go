@@ -26,10 +26,14 @@ func TestGroupCommit(t *testing.T) {
 		groupCommit bool
 		maxBatch    int
 		wantCommits int
+		// exact: the count is exact; otherwise it is a lower bound (with
+		// MaxBatch, a heartbeat that reaches the mailbox after the batches
+		// were cut may commit alone).
+		exact bool
 	}{
-		{"batched", true, 0, 2},   // the first join alone, then the n-1 queued behind it
-		{"max batch", true, 5, 5}, // the first, then 19 queued in batches of 5, 5, 5, 4
-		{"one per heartbeat", false, 0, n},
+		{"batched", true, 0, 2, true},    // the first join alone, then the n-1 queued behind it
+		{"max batch", true, 5, 5, false}, // the first, then 19 queued in batches of at most 5
+		{"one per heartbeat", false, 0, n, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate()
@@ -42,8 +46,8 @@ func TestGroupCommit(t *testing.T) {
 			close(g.release)
 
 			wantJoinsStored(t, out, n)
-			if got := store.commits(); got != tc.wantCommits {
-				t.Errorf("%d commits for %d heartbeats, want %d", got, n, tc.wantCommits)
+			if got := store.commits(); got < tc.wantCommits || tc.exact && got != tc.wantCommits {
+				t.Errorf("%d commits for %d heartbeats, want %d (exact %v)", got, n, tc.wantCommits, tc.exact)
 			}
 			members, err := c.Members(testCtx(t), orders)
 			if err != nil || len(members) != n {
