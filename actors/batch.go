@@ -62,11 +62,11 @@ func (b *batch) install(g *group.Group, rev persistence.Revision, legacy bool, n
 func (b *batch) run(e *entry) []group.Record {
 	at := group.InstantOf(e.now)
 	if e.hb == nil {
-		return append(b.working.Tick(at, b.settings), b.confirmDrain(e)...)
+		return append(b.working.Tick(at, b.settings).Records, b.confirmDrain(e)...)
 	}
-	resp, recs := b.working.Heartbeat(at, b.settings, e.hb.Request)
-	e.resp = resp
-	return recs
+	res := b.working.Heartbeat(at, b.settings, e.hb.Request)
+	e.resp = res.Answer
+	return res.Records
 }
 
 // confirmDrain applies the drain confirmation a tick entry carries.
@@ -74,7 +74,7 @@ func (b *batch) confirmDrain(e *entry) []group.Record {
 	if e.drained == "" {
 		return nil
 	}
-	return b.working.ConfirmDrain(group.InstantOf(e.now), b.settings, e.drained)
+	return b.working.ConfirmDrain(group.InstantOf(e.now), b.settings, e.drained).Records
 }
 
 // park adds an entry, already run, and its records to the batch and

@@ -21,8 +21,8 @@ func createdGroup(t *testing.T, s group.Settings) *group.Group {
 	t.Helper()
 	g := group.New()
 	four := 4
-	if _, err := g.Create(group.InstantOf(batchT0), s, group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"},
-		group.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}); err != nil {
+	if err := g.Create(group.InstantOf(batchT0), s, group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"},
+		group.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	return g

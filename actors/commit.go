@@ -97,8 +97,9 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 		return group.GroupView{}, group.Errorf(group.CodeGroupAlreadyExists, "Group already exists")
 	}
 	g := group.New()
-	if _, err := g.Create(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, a.key, m.Request); err != nil {
-		return group.GroupView{}, err
+	res := g.Create(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, a.key, m.Request)
+	if res.Err != nil {
+		return group.GroupView{}, res.Err
 	}
 	if err := a.checkStreamKeys(g.ShardCount, m.StreamLevel); err != nil {
 		return group.GroupView{}, err
@@ -113,7 +114,7 @@ func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
 	if err := a.provisionCreated(); err != nil {
 		return group.GroupView{}, err
 	}
-	return g.View(), nil
+	return res.Answer, nil
 }
 
 // checkPrefixFree refuses a stream-level create when any stored group has
@@ -154,9 +155,9 @@ func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
 	if !a.committed.Exists() {
 		return group.GroupView{}, groupNotFound()
 	}
-	view := a.committed.View()
-	if _, err := a.working.Delete(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request); err != nil {
-		return group.GroupView{}, err
+	res := a.working.Delete(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
+	if res.Err != nil {
+		return group.GroupView{}, res.Err
 	}
 	ctx, cancel := a.storeCtx()
 	defer cancel()
@@ -164,7 +165,7 @@ func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
 		return group.GroupView{}, a.errorf("delete", err)
 	}
 	a.install(group.New(), 0, false, a.c.opts.Clock())
-	return view, nil
+	return res.Answer, nil
 }
 
 // critical runs try in the group's critical section: under the state mutex

@@ -221,7 +221,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 
 	// Repair the data behind the coordinator's back: the next request loads it.
 	g := group.New()
-	if _, err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}); err != nil {
+	if err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Store.Delete(ctx, orders, 1); err != nil {

@@ -32,21 +32,15 @@ func (a *groupActor) scale(m *messages.Scale) (group.Migration, error) {
 		return group.Migration{}, groupNotFound()
 	}
 	s := a.c.opts.Settings
-	mig, recs, err := a.working.StartScale(group.InstantOf(a.c.opts.Clock()), s, m.Request, m.NewID)
-	if err == nil {
-		err = a.commit(recs)
+	res := a.working.StartScale(group.InstantOf(a.c.opts.Clock()), s, m.Request, m.NewID)
+	if err := a.commit(res); err != nil || res.Answer.State != group.MigrationPreparing {
+		return res.Answer, err
 	}
-	if err != nil || mig.State != group.MigrationPreparing {
-		return mig, err
-	}
-	if err := a.provision(mig.ToShardCount); err != nil {
+	if err := a.provision(res.Answer.ToShardCount); err != nil {
 		return group.Migration{}, err
 	}
-	mig, recs, err = a.working.ActivateScale(group.InstantOf(a.c.opts.Clock()), s, mig.ReshardingID)
-	if err == nil {
-		err = a.commit(recs)
-	}
-	return mig, err
+	res = a.working.ActivateScale(group.InstantOf(a.c.opts.Clock()), s, res.Answer.ReshardingID)
+	return res.Answer, a.commit(res)
 }
 
 // rollback runs docs/protocol.md §6.5 in the critical section.
@@ -54,24 +48,25 @@ func (a *groupActor) rollback(m *messages.Rollback) (group.Migration, error) {
 	if !a.committed.Exists() {
 		return group.Migration{}, groupNotFound()
 	}
-	mig, recs, err := a.working.Rollback(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.ID, m.Request)
-	if err == nil {
-		err = a.commit(recs)
-	}
-	return mig, err
+	res := a.working.Rollback(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.ID, m.Request)
+	return res.Answer, a.commit(res)
 }
 
 // checkScale runs the start of a scale on a copy of g and returns its
 // refusal, if any.
 func (a *groupActor) checkScale(g *group.Group, req group.ScaleRequest) error {
-	_, _, err := g.Clone().StartScale(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, req, newMigrationID())
-	return err
+	return g.Clone().StartScale(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, req, newMigrationID()).Err
 }
 
-// commit stores recs, which an admin command produced on working, and
-// applies them to committed. Admin commands flush the batch before they
-// run, so recs are the whole difference between working and committed.
-func (a *groupActor) commit(recs []group.Record) error {
+// commit stores the records of res, which an admin command produced on
+// working, and applies them to committed; a refusal is returned as is.
+// Admin commands flush the batch before they run, so the records are the
+// whole difference between working and committed.
+func (a *groupActor) commit(res group.Result[group.Migration]) error {
+	if res.Err != nil {
+		return res.Err
+	}
+	recs := res.Records
 	if len(recs) == 0 {
 		return nil
 	}

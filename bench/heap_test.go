@@ -28,7 +28,7 @@ func buildGroups(tb testing.TB, groups, members, shards int) []*group.Group {
 	for gi := range out {
 		g := group.New()
 		key := group.Key{StreamPrefix: "bench", ConsumerGroup: fmt.Sprintf("g%d", gi)}
-		if _, err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}); err != nil {
+		if err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
 			tb.Fatal(err)
 		}
 		for _, id := range ids {
@@ -68,11 +68,11 @@ func workingCopy(g *group.Group) (*group.Group, group.HeartbeatResponse) {
 	w := g.Clone()
 	id := g.LiveMemberIDs()[0]
 	m := g.Members[id]
-	resp, _ := w.Heartbeat(benchNow.Add(time.Second), group.DefaultSettings(), &group.HeartbeatRequest{
+	resp := w.Heartbeat(benchNow.Add(time.Second), group.DefaultSettings(), &group.HeartbeatRequest{
 		ProtocolVersion: 1, RequestID: id + "-bench", MemberID: id, MemberEpoch: m.MemberEpoch, MetadataVersion: m.MetadataVersion,
 		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
 		OwnedShards:             m.CurrentAssignment,
-	})
+	}).Answer
 	return w, resp
 }
 

@@ -4,11 +4,11 @@ import "slices"
 
 // Create returns the records that create a group (docs/protocol.md §2.2 step 5): epochs and
 // metadata version 1, the requested (or default) shard count, reconciled to
-// assignmentEpoch 1. g must be a New() group; the caller has checked that the
-// group does not exist in the store.
-func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) ([]Record, error) {
+// assignmentEpoch 1, answering the created group's view. g must be a New()
+// group; the caller has checked that the group does not exist in the store.
+func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) Result[GroupView] {
 	if err := ValidateCreate(&req, s); err != nil {
-		return nil, err
+		return Result[GroupView]{Err: err}
 	}
 	n := s.DefaultShardCount
 	if req.InitialShardCount != nil {
@@ -26,39 +26,40 @@ func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) ([]R
 		CreatedAt:       now,
 	})
 	t.reconcile()
-	return t.recs, nil
+	return result(t, g.View())
 }
 
 // Delete checks docs/protocol.md §2.3 and returns the DeletedRecord: a group with ACTIVE or
 // STARTING members is deleted only with force. Expired leases are expired
-// first so dead members do not block the delete. Callers capture View()
-// before, for the response.
-func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) ([]Record, error) {
+// first so dead members do not block the delete. It answers the group's
+// view from before the delete.
+func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) Result[GroupView] {
 	if err := ValidateDelete(&req); err != nil {
-		return nil, err
+		return Result[GroupView]{Err: err}
 	}
+	view := g.View()
 	t := newTx(g, s, now)
 	t.maintain()
 	if len(g.idx.liveIDs) > 0 && !req.Force {
-		return t.recs, Errorf(CodeGroupHasActiveMembers,
-			"Group has %d active member(s); stop them or delete with force=true", len(g.idx.liveIDs))
+		return refusal[GroupView](t, Errorf(CodeGroupHasActiveMembers,
+			"Group has %d active member(s); stop them or delete with force=true", len(g.idx.liveIDs)))
 	}
 	t.apply(DeletedRecord{})
-	return t.recs, nil
+	return result(t, view)
 }
 
 // Tick runs the time-driven maintenance of docs/protocol.md §7: lease expiry, pruning,
 // rebalance timeouts and migration advancement. It costs O(1) when no
 // deadline is due and returns no records when nothing changed.
-func (g *Group) Tick(now Instant, s Settings) []Record {
+func (g *Group) Tick(now Instant, s Settings) Result[Done] {
 	if !g.Exists() {
-		return nil
+		return Result[Done]{}
 	}
 	t := newTx(g, s, now)
 	t.maintain()
 	t.enforceTimeouts("")
 	t.advanceMigration()
-	return t.recs
+	return result(t, Done{})
 }
 
 // NoopMigrationID is the id of the unstored answer to a same-count scale.
@@ -71,26 +72,26 @@ const NoopMigrationID = "noop"
 // id newID. The caller commits the records, provisions shards
 // 0..target-1 when the returned migration is PREPARING, then calls
 // ActivateScale.
-func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID string) (Migration, []Record, error) {
+func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID string) Result[Migration] {
 	if err := ValidateScale(&req, s); err != nil {
-		return Migration{}, nil, err
+		return Result[Migration]{Err: err}
 	}
 	target := *req.TargetShardCount
 	if g.MetadataCorrection != nil {
-		return Migration{}, nil, errCorrectionOpen()
+		return Result[Migration]{Err: errCorrectionOpen()}
 	}
 	t := newTx(g, s, now)
 	t.maintain()
 	if active := g.activeMigration(); active != nil {
 		if active.State == MigrationPreparing && active.ToShardCount == target {
-			return *active, t.recs, nil
+			return result(t, *active)
 		}
-		return Migration{}, t.recs, Errorf(CodeActiveMigrationExists,
-			"Group already has active migration %s (%s)", active.ReshardingID, active.State)
+		return refusal[Migration](t, Errorf(CodeActiveMigrationExists,
+			"Group already has active migration %s (%s)", active.ReshardingID, active.State))
 	}
 	if target == g.ShardCount {
-		return Migration{ReshardingID: NoopMigrationID, FromShardCount: target, ToShardCount: target,
-			State: MigrationDeprecated, CreatedAt: now, UpdatedAt: now}, t.recs, nil
+		return result(t, Migration{ReshardingID: NoopMigrationID, FromShardCount: target, ToShardCount: target,
+			State: MigrationDeprecated, CreatedAt: now, UpdatedAt: now})
 	}
 	m := Migration{ReshardingID: newID, FromShardCount: g.ShardCount, ToShardCount: target,
 		State: MigrationPreparing, CreatedAt: now, UpdatedAt: now}
@@ -98,16 +99,16 @@ func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID stri
 	meta.Migrations = withMigration(meta.Migrations, m)
 	meta.ActiveReshardingID = &m.ReshardingID
 	t.setMeta(meta)
-	return m, t.recs, nil
+	return result(t, m)
 }
 
 // ActivateScale runs docs/protocol.md §6.2 step 8 for the PREPARING migration id: it becomes
 // ACTIVE, the shard count switches (routing and targets change at once), the
 // group epoch moves and the targets are recomputed.
-func (g *Group) ActivateScale(now Instant, s Settings, id string) (Migration, []Record, error) {
+func (g *Group) ActivateScale(now Instant, s Settings, id string) Result[Migration] {
 	m := g.activeMigration()
 	if m == nil || m.ReshardingID != id || m.State != MigrationPreparing {
-		return Migration{}, nil, Errorf(CodeMigrationNotFound, "No preparing migration %s", id)
+		return Result[Migration]{Err: Errorf(CodeMigrationNotFound, "No preparing migration %s", id)}
 	}
 	t := newTx(g, s, now)
 	act := *m
@@ -120,28 +121,28 @@ func (g *Group) ActivateScale(now Instant, s Settings, id string) (Migration, []
 	t.bumpGroupEpoch()
 	t.reconcile()
 	t.enforceTimeouts("")
-	return act, t.recs, nil
+	return result(t, act)
 }
 
 // Rollback runs docs/protocol.md §6.5: an ACTIVE migration is marked ROLLED_BACK and the
 // shard count returns to its source; a rolled-back one is returned as is;
 // anything else is 422.
-func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest) (Migration, []Record, error) {
+func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest) Result[Migration] {
 	if err := ValidateRollback(&req); err != nil {
-		return Migration{}, nil, err
+		return Result[Migration]{Err: err}
 	}
 	if g.MetadataCorrection != nil {
-		return Migration{}, nil, errCorrectionOpen()
+		return Result[Migration]{Err: errCorrectionOpen()}
 	}
 	m, ok := g.Migrations[id]
 	switch {
 	case !ok:
-		return Migration{}, nil, Errorf(CodeMigrationNotFound, "Migration %s not found", id)
+		return Result[Migration]{Err: Errorf(CodeMigrationNotFound, "Migration %s not found", id)}
 	case m.State == MigrationRolledBack || m.State == MigrationRollingBack:
-		return m, nil, nil
+		return Result[Migration]{Answer: m}
 	case g.ActiveReshardingID == nil || *g.ActiveReshardingID != id || m.State != MigrationActive:
-		return Migration{}, nil, Errorf(CodeRollbackNotAllowed,
-			"Migration %s is %s; only the ACTIVE migration can be rolled back", id, m.State)
+		return Result[Migration]{Err: Errorf(CodeRollbackNotAllowed,
+			"Migration %s is %s; only the ACTIVE migration can be rolled back", id, m.State)}
 	}
 	t := newTx(g, s, now)
 	m.State = MigrationRolledBack
@@ -153,20 +154,20 @@ func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest
 	t.setMeta(meta)
 	t.bumpGroupEpoch()
 	t.reconcile()
-	return m, t.recs, nil
+	return result(t, m)
 }
 
 // ConfirmDrain tells the group that Redis reported every removed shard of
 // migration id drained (docs/protocol.md §6.4); the migration then completes if no owner
 // still holds a removed shard.
-func (g *Group) ConfirmDrain(now Instant, s Settings, id string) []Record {
+func (g *Group) ConfirmDrain(now Instant, s Settings, id string) Result[Done] {
 	m := g.activeMigration()
 	if m == nil || m.ReshardingID != id || m.State != MigrationDraining {
-		return nil
+		return Result[Done]{}
 	}
 	t := newTx(g, s, now)
 	t.completeDrain(true)
-	return t.recs
+	return result(t, Done{})
 }
 
 // PendingDrain names the DRAINING migration whose removed shards

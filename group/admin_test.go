@@ -47,7 +47,7 @@ func TestDelete_Force(t *testing.T) {
 // Tick on a missing group does nothing; on a quiet group it returns no
 // records.
 func TestTick_QuietGroupProducesNoRecords(t *testing.T) {
-	if recs := group.New().Tick(grouptest.Start, group.DefaultSettings()); len(recs) != 0 {
+	if recs := group.New().Tick(grouptest.Start, group.DefaultSettings()).Records; len(recs) != 0 {
 		t.Fatalf("tick on a missing group: %v", recs)
 	}
 	c := stableAB(t)

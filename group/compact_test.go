@@ -59,7 +59,7 @@ func TestShardIndexOnlyWhereHandlersRun(t *testing.T) {
 	s := DefaultSettings()
 	g := New()
 	n := 4
-	if _, err := g.Create(1000, s, Key{"p", "g"}, CreateRequest{InitialShardCount: &n, RequestedBy: "t"}); err != nil {
+	if err := g.Create(1000, s, Key{"p", "g"}, CreateRequest{InitialShardCount: &n, RequestedBy: "t"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	set := NewShardSet(0, 1, 2, 3)
@@ -70,8 +70,8 @@ func TestShardIndexOnlyWhereHandlersRun(t *testing.T) {
 		t.Fatal("applying records built the per-shard index")
 	}
 	w := g.Clone()
-	_, recs := w.Heartbeat(2000, s, &HeartbeatRequest{ProtocolVersion: 1, RequestID: "b-1", MemberID: "b",
-		RuntimeConsumerCapacity: &Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}})
+	recs := w.Heartbeat(2000, s, &HeartbeatRequest{ProtocolVersion: 1, RequestID: "b-1", MemberID: "b",
+		RuntimeConsumerCapacity: &Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}).Records
 	if w.idx.shards == nil || g.idx.shards != nil {
 		t.Fatalf("per-shard index: working %v, original %v", w.idx.shards != nil, g.idx.shards != nil)
 	}

@@ -6,8 +6,9 @@
 // Every handler takes the current time as an argument, never does I/O,
 // never reads a clock and starts no goroutines, so each flow is reproducible
 // in a unit test. Handlers express changes as Records and apply them through
-// (*Group).Apply, the only code that mutates a Group; the caller (the group
-// actor) commits the same records to the store and replays them onto its
+// (*Group).Apply, the only code that changes a Group, and return one shape,
+// a Result: the records plus an answer or an error. The caller (the group
+// core) commits the same records to the store and replays them onto its
 // committed copy, so live traffic and recovery share one path.
 //
 // Invariants the handlers keep (checked by the tests and by Assignments):

@@ -23,7 +23,8 @@ func TestStep1_UnsupportedProtocol(t *testing.T) {
 	hb := c.Member("A", 2)
 	hb.ProtocolVersion, hb.PathMemberID = 2, "other"
 	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnsupportedProtocol)
-	resp, recs := group.New().Heartbeat(c.Now, c.Settings, &group.HeartbeatRequest{ProtocolVersion: 2, RequestID: "r", MemberID: "A"})
+	res := group.New().Heartbeat(c.Now, c.Settings, &group.HeartbeatRequest{ProtocolVersion: 2, RequestID: "r", MemberID: "A"})
+	resp, recs := res.Answer, res.Records
 	if resp.Status != group.StatusUnsupportedProtocol || len(recs) != 0 {
 		t.Fatalf("missing group, protocol 2: %s %d records", resp.Status, len(recs))
 	}
@@ -61,7 +62,8 @@ func TestStep3_MissingGroup(t *testing.T) {
 		req := group.HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "A", MemberEpoch: epoch, MetadataVersion: 7,
 			OwnedShards: shards(1)}
 		g := group.New()
-		resp, recs := g.Heartbeat(grouptest.Start, s, &req)
+		res := g.Heartbeat(grouptest.Start, s, &req)
+		resp, recs := res.Answer, res.Records
 		if len(recs) != 0 || g.Exists() {
 			t.Fatalf("missing group: records %v", recs)
 		}

@@ -29,7 +29,9 @@ type index struct {
 	shards *shardIndex
 	// nextScanAt is a lower bound of the earliest lease expiry or prune time;
 	// nextDeadlineAt of the earliest rebalance deadline. Zero means unknown:
-	// the next handler scans all members and recomputes it.
+	// the next handler scans all members and recomputes it. Apply keeps
+	// both: each member record lowers them (bound), a scan's result sets
+	// them (scanned, deadlinesScanned).
 	nextScanAt, nextDeadlineAt Instant
 	// stats are the counts behind Stats: nil until it is first called.
 	stats *statsIndex
@@ -96,7 +98,9 @@ func (g *Group) shardIndex() *shardIndex {
 	return g.idx.shards
 }
 
-// Apply applies one record. It is the only code that mutates a Group.
+// Apply applies one record. It is the only code that changes a Group: the
+// parts of the index built on first use (shardIndex, Stats) are derived
+// from what Apply keeps and change nothing a reader can tell.
 func (g *Group) Apply(r Record) {
 	switch r := r.(type) {
 	case MetaRecord:
@@ -106,6 +110,7 @@ func (g *Group) Apply(r Record) {
 		}
 	case MemberRecord:
 		m := r.Member
+		g.bound(m)
 		old := g.Members[m.MemberID]
 		g.Members[m.MemberID] = m
 		if old != nil && sameIndexFields(old, m) {
@@ -129,8 +134,33 @@ func (g *Group) Apply(r Record) {
 		g.setTarget(r.MemberID, nil, false)
 	case DeletedRecord:
 		*g = *New()
+	case scanned:
+		g.idx.nextScanAt = r.next
+	case deadlinesScanned:
+		g.idx.nextDeadlineAt = r.next
 	default:
 		panic("group: unknown record type")
+	}
+}
+
+// bound lowers the scan bounds to the time-driven events of m, so that none
+// is missed: its lease end while it is live or holds shards as a fenced
+// member, its last heartbeat (no later than the end of its retention) while
+// it may be pruned, its rebalance deadline.
+func (g *Group) bound(m *Member) {
+	switch {
+	case m.State.Live() || (m.State == MemberFenced && m.Holds()):
+		lowerBound(&g.idx.nextScanAt, m.LeaseEnd())
+	case prunable(m):
+		lowerBound(&g.idx.nextScanAt, m.LastHeartbeatAt)
+	}
+	lowerBound(&g.idx.nextDeadlineAt, m.RebalanceDeadlineAt)
+}
+
+// lowerBound lowers *b to at, treating zero as "unknown" on both sides.
+func lowerBound(b *Instant, at Instant) {
+	if at != 0 && *b != 0 && at < *b {
+		*b = at
 	}
 }
 

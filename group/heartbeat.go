@@ -2,14 +2,13 @@ package group
 
 // Heartbeat runs the decision procedure of docs/protocol.md §4.2 for one member. It never
 // fails: every outcome is a status in the response. Callers validate the
-// request first with ValidateHeartbeat (the HTTP 400 cases). The records it
-// returns have already been applied to g.
+// request first with ValidateHeartbeat (the HTTP 400 cases). Its answer is
+// the response; its records have already been applied to g.
 //
 // The numbered steps below are the steps of docs/protocol.md §4.2.
-func (g *Group) Heartbeat(now Instant, s Settings, req *HeartbeatRequest) (HeartbeatResponse, []Record) {
+func (g *Group) Heartbeat(now Instant, s Settings, req *HeartbeatRequest) Result[HeartbeatResponse] {
 	t := newTx(g, s, now)
-	resp := t.heartbeat(req)
-	return resp, t.recs
+	return result(t, t.heartbeat(req))
 }
 
 func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {

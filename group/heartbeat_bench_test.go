@@ -19,7 +19,7 @@ func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.G
 	g := group.New()
 	now := grouptest.Start
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
-	if _, err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}); err != nil {
+	if err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
 		b.Fatal(err)
 	}
 	ids := make([]string, members)
@@ -60,9 +60,9 @@ func BenchmarkHeartbeatSteady10k(b *testing.B) {
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		resp, recs := g.Heartbeat(now, s, &reqs[i])
-		if resp.Status != group.StatusOK || len(recs) != 1 {
-			b.Fatalf("member %d: %s with %d records", i, resp.Status, len(recs))
+		res := g.Heartbeat(now, s, &reqs[i])
+		if res.Answer.Status != group.StatusOK || len(res.Records) != 1 {
+			b.Fatalf("member %d: %s with %d records", i, res.Answer.Status, len(res.Records))
 		}
 		if i = (i + 1) % members; i == 0 {
 			now++ // every member heartbeats once per fake millisecond: no lease expires

@@ -63,7 +63,7 @@ func (t *tx) maintain() bool {
 	if len(pruned) > 0 {
 		t.bumpMetadataVersion()
 	}
-	g.idx.nextScanAt = next
+	g.Apply(scanned{next})
 	changed := len(expired)+len(released)+len(pruned) > 0
 	if changed {
 		t.reconcile()
@@ -72,23 +72,25 @@ func (t *tx) maintain() bool {
 }
 
 // RestartLeases starts every live member's lease, and that of every
-// member still holding shards, afresh at now: call it on a group this
+// member still holding shards, afresh at now: run it on a group this
 // coordinator has just taken over (loaded from the store). Lease renewals
 // are never written (liveness lives in the owner's memory), so the stored
 // lease ends say nothing about what the previous owner promised; but it
 // answered nothing after it stopped owning the group, which was before
 // now, so no lease it promised runs past now + MemberLeaseTTL. Nobody is
-// expired, and no fenced member's shards are released, before then.
-func (g *Group) RestartLeases(now Instant, s Settings) {
+// expired, and no fenced member's shards are released, before then. Its
+// records are liveness-only: they are kept in memory, never written.
+func (g *Group) RestartLeases(now Instant, s Settings) Result[Done] {
+	t := newTx(g, s, now)
 	until := now.Add(s.MemberLeaseTTL)
-	for id, m := range g.Members {
-		if m.State.Live() || m.Holds() {
+	for _, id := range sortedMemberIDs(g) {
+		if m := g.Members[id]; (m.State.Live() || m.Holds()) && m.LeaseHold < until {
 			cp := *m // members are shared between copies: replace, never modify
-			cp.LeaseHold = max(m.LeaseHold, until)
-			g.Members[id] = &cp
+			cp.LeaseHold = until
+			t.apply(MemberRecord{Member: &cp, LivenessOnly: true})
 		}
 	}
-	g.idx.nextScanAt = 0
+	return result(t, Done{})
 }
 
 // pruneAt is when a record last heard from at lastHeartbeat may be pruned.
@@ -155,7 +157,7 @@ func (t *tx) enforceTimeouts(only string) bool {
 		}
 	}
 	if all {
-		g.idx.nextDeadlineAt = next
+		g.Apply(deadlinesScanned{next})
 	}
 	if len(fenced) == 0 {
 		return false

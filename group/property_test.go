@@ -142,12 +142,13 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 		}
 	}
 	cl := w.clone()
-	resp, recs := w.c.Group.Heartbeat(w.c.Now, w.c.Settings, &req)
-	w.c.Records = append(w.c.Records, recs...)
-	countRecords(recs)
+	res := w.c.Group.Heartbeat(w.c.Now, w.c.Settings, &req)
+	resp := res.Answer
+	w.c.Records = append(w.c.Records, res.Records...)
+	countRecords(res.Records)
 	if cl != nil {
-		r2, recs2 := cl.Heartbeat(w.c.Now, w.c.Settings, &req)
-		w.compare(cl, what, resp, r2, recs, recs2)
+		res2 := cl.Heartbeat(w.c.Now, w.c.Settings, &req)
+		w.compare(cl, what, resp, res2.Answer, res.Records, res2.Records)
 	}
 	w.logf("%s %s epoch=%d mv=%d owned=%v revoking=%v → %s epoch=%d assigned=%v pending=%v (G=%d V=%d)",
 		what, req.MemberID, req.MemberEpoch, req.MetadataVersion, req.OwnedShards, revokedShards(req), resp.Status,
@@ -229,11 +230,11 @@ func (w *world) apply(cl *client, req group.HeartbeatRequest, resp group.Heartbe
 func (w *world) tick() {
 	w.t.Helper()
 	cl := w.clone()
-	recs := w.c.Group.Tick(w.c.Now, w.c.Settings)
+	recs := w.c.Group.Tick(w.c.Now, w.c.Settings).Records
 	w.c.Records = append(w.c.Records, recs...)
 	countRecords(recs)
 	if cl != nil {
-		recs2 := cl.Tick(w.c.Now, w.c.Settings)
+		recs2 := cl.Tick(w.c.Now, w.c.Settings).Records
 		w.compare(cl, "tick", nil, nil, recs, recs2)
 	}
 	w.logf("tick (%d records, G=%d V=%d)", len(recs), w.c.Group.GroupEpoch, w.c.Group.MetadataVersion)
@@ -245,23 +246,26 @@ func (w *world) startScale(n int) {
 	id := fmt.Sprintf("reshard-%d", w.seq)
 	req := group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}
 	cl := w.clone()
-	m, recs, err := w.c.Group.StartScale(w.c.Now, w.c.Settings, req, id)
-	w.c.Records = append(w.c.Records, recs...)
+	res := w.c.Group.StartScale(w.c.Now, w.c.Settings, req, id)
+	m, err := res.Answer, res.Err
+	w.c.Records = append(w.c.Records, res.Records...)
 	if cl != nil {
-		m2, recs2, err2 := cl.StartScale(w.c.Now, w.c.Settings, req, id)
-		w.compare(cl, "start scale", []any{m, fmt.Sprint(err)}, []any{m2, fmt.Sprint(err2)}, recs, recs2)
+		res2 := cl.StartScale(w.c.Now, w.c.Settings, req, id)
+		w.compare(cl, "start scale", []any{m, fmt.Sprint(err)}, []any{res2.Answer, fmt.Sprint(res2.Err)}, res.Records, res2.Records)
 	}
 	w.logf("start scale to %d → %+v %v", n, m, err)
 	if err != nil || m.State != group.MigrationPreparing {
 		return
 	}
 	cl = w.clone()
-	m, recs, err = w.c.Group.ActivateScale(w.c.Now, w.c.Settings, m.ReshardingID)
-	w.c.Records = append(w.c.Records, recs...)
-	countRecords(recs)
+	id = m.ReshardingID
+	res = w.c.Group.ActivateScale(w.c.Now, w.c.Settings, id)
+	m, err = res.Answer, res.Err
+	w.c.Records = append(w.c.Records, res.Records...)
+	countRecords(res.Records)
 	if cl != nil {
-		m2, recs2, err2 := cl.ActivateScale(w.c.Now, w.c.Settings, m.ReshardingID)
-		w.compare(cl, "activate scale", []any{m, fmt.Sprint(err)}, []any{m2, fmt.Sprint(err2)}, recs, recs2)
+		res2 := cl.ActivateScale(w.c.Now, w.c.Settings, id)
+		w.compare(cl, "activate scale", []any{m, fmt.Sprint(err)}, []any{res2.Answer, fmt.Sprint(res2.Err)}, res.Records, res2.Records)
 	}
 	w.logf("activate → %+v %v (G=%d)", m, err, w.c.Group.GroupEpoch)
 }
@@ -274,13 +278,13 @@ func (w *world) rollback() {
 	id := *w.c.Group.ActiveReshardingID
 	req := group.RollbackRequest{RequestedBy: "test", Reason: "test"}
 	cl := w.clone()
-	m, recs, err := w.c.Group.Rollback(w.c.Now, w.c.Settings, id, req)
-	w.c.Records = append(w.c.Records, recs...)
+	res := w.c.Group.Rollback(w.c.Now, w.c.Settings, id, req)
+	w.c.Records = append(w.c.Records, res.Records...)
 	if cl != nil {
-		m2, recs2, err2 := cl.Rollback(w.c.Now, w.c.Settings, id, req)
-		w.compare(cl, "rollback", []any{m, fmt.Sprint(err)}, []any{m2, fmt.Sprint(err2)}, recs, recs2)
+		res2 := cl.Rollback(w.c.Now, w.c.Settings, id, req)
+		w.compare(cl, "rollback", []any{res.Answer, fmt.Sprint(res.Err)}, []any{res2.Answer, fmt.Sprint(res2.Err)}, res.Records, res2.Records)
 	}
-	w.logf("rollback %s → %+v %v", id, m, err)
+	w.logf("rollback %s → %+v %v", id, res.Answer, res.Err)
 }
 
 func (w *world) confirmDrain() {
@@ -290,11 +294,11 @@ func (w *world) confirmDrain() {
 		return
 	}
 	cl := w.clone()
-	recs := w.c.Group.ConfirmDrain(w.c.Now, w.c.Settings, id)
+	recs := w.c.Group.ConfirmDrain(w.c.Now, w.c.Settings, id).Records
 	w.c.Records = append(w.c.Records, recs...)
 	countRecords(recs)
 	if cl != nil {
-		recs2 := cl.ConfirmDrain(w.c.Now, w.c.Settings, id)
+		recs2 := cl.ConfirmDrain(w.c.Now, w.c.Settings, id).Records
 		w.compare(cl, "confirm drain", nil, nil, recs, recs2)
 	}
 	w.logf("confirm drain %s (%d records)", id, len(recs))

@@ -1,9 +1,10 @@
 package group
 
 // Record is one change to a group. Handlers express every change as records
-// and apply them through (*Group).Apply, the only code that mutates a Group.
-// The actor commits the same records to the store and replays them onto its
-// committed copy, so live traffic and recovery share one path.
+// and apply them through (*Group).Apply, the only code that changes a Group;
+// they return them in their Result. The actor commits the same records to
+// the store and replays them onto its committed copy, so live traffic and
+// recovery share one path.
 //
 // Contract: a record's values are immutable once built (ShardSets, maps and
 // slices inside it are never modified afterwards), so one record may be
@@ -54,9 +55,20 @@ type TargetRemovedRecord struct{ MemberID string }
 // DeletedRecord deletes the whole group.
 type DeletedRecord struct{}
 
+// scanned sets the bound of the next lease expiry or prune time that a scan
+// of every member found; deadlinesScanned that of the next rebalance
+// deadline. They change only the index, which is never stored, so
+// handlers apply them without returning them.
+type (
+	scanned          struct{ next Instant }
+	deadlinesScanned struct{ next Instant }
+)
+
 func (MetaRecord) record()          {}
 func (MemberRecord) record()        {}
 func (MemberRemovedRecord) record() {}
 func (TargetRecord) record()        {}
 func (TargetRemovedRecord) record() {}
 func (DeletedRecord) record()       {}
+func (scanned) record()             {}
+func (deadlinesScanned) record()    {}

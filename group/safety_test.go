@@ -125,14 +125,25 @@ func TestSafety_RenewalIsLivenessOnly(t *testing.T) {
 
 // A coordinator taking a group over starts every lease afresh: nobody is
 // expired before takeover + TTL, whatever the stored lease says, and
-// leases never move back.
+// leases never move back. The restart is liveness-only records, so a
+// replay of every record restarts the same leases.
 func TestSafety_RestartLeasesAtTakeover(t *testing.T) {
 	c := grouptest.New(t, 2)
 	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
 	stored := member(t, c, "A").MemberLeaseExpiresAt
 	c.Group = c.Replay()
 	takeover := stored.Add(-c.Settings.MemberLeaseTTL / 2)
-	c.Group.RestartLeases(takeover, c.Settings)
+	res := c.Group.RestartLeases(takeover, c.Settings)
+	if len(res.Records) != 1 {
+		t.Fatalf("restart: %d records, want 1", len(res.Records))
+	}
+	if r, ok := res.Records[0].(group.MemberRecord); !ok || !r.LivenessOnly {
+		t.Fatalf("restart record %+v, want a liveness-only member record", res.Records[0])
+	}
+	c.Records = append(c.Records, res.Records...)
+	if got := c.Replay().Members["A"].LeaseEnd(); got != takeover.Add(c.Settings.MemberLeaseTTL) {
+		t.Fatalf("replayed lease end %v", got)
+	}
 	restarted := takeover.Add(c.Settings.MemberLeaseTTL)
 	if m := member(t, c, "A"); m.LeaseEnd() != restarted || m.MemberLeaseExpiresAt != stored {
 		t.Fatalf("restarted lease %+v, want end %v", m, restarted)

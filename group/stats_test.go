@@ -94,11 +94,11 @@ func TestStatsTrackTheRecords(t *testing.T) {
 		tr := newTracked(t)
 		now := group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 		n := 4 + rng.IntN(8)
-		recs, err := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
-		if err != nil {
-			t.Fatal(err)
+		res := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
+		if res.Err != nil {
+			t.Fatal(res.Err)
 		}
-		tr.apply("create", recs)
+		tr.apply("create", res.Records)
 		epochs := map[string]group.HeartbeatResponse{}
 		for step := range 300 {
 			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
@@ -116,38 +116,37 @@ func TestStatsTrackTheRecords(t *testing.T) {
 				if group.ValidateHeartbeat(req, s) != nil {
 					continue
 				}
-				resp, recs := work.Heartbeat(now, s, req)
-				epochs[id] = resp
-				tr.apply(name+" heartbeat "+id, recs)
+				res := work.Heartbeat(now, s, req)
+				epochs[id] = res.Answer
+				tr.apply(name+" heartbeat "+id, res.Records)
 			case op < 17:
 				now = now.Add(time.Duration(rng.IntN(20)) * time.Second)
-				tr.apply(name+" tick", work.Tick(now, s))
+				tr.apply(name+" tick", work.Tick(now, s).Records)
 			case op < 19:
 				target := 1 + rng.IntN(16)
-				mig, recs, err := work.StartScale(now, s, group.ScaleRequest{TargetShardCount: &target, RequestedBy: "t"}, fmt.Sprintf("mig-%d", step))
-				if err != nil {
+				res := work.StartScale(now, s, group.ScaleRequest{TargetShardCount: &target, RequestedBy: "t"}, fmt.Sprintf("mig-%d", step))
+				if res.Err != nil {
 					continue
 				}
-				tr.apply(name+" start scale", recs)
-				if mig.State == group.MigrationPreparing {
-					_, recs, err = work.ActivateScale(now, s, mig.ReshardingID)
-					if err == nil {
-						tr.apply(name+" activate scale", recs)
+				tr.apply(name+" start scale", res.Records)
+				if res.Answer.State == group.MigrationPreparing {
+					if res := work.ActivateScale(now, s, res.Answer.ReshardingID); res.Err == nil {
+						tr.apply(name+" activate scale", res.Records)
 					}
 				}
 			default:
 				if id := work.ActiveReshardingID; id != nil {
-					if _, recs, err := work.Rollback(now, s, *id, group.RollbackRequest{RequestedBy: "t", Reason: "r"}); err == nil {
-						tr.apply(name+" rollback", recs)
+					if res := work.Rollback(now, s, *id, group.RollbackRequest{RequestedBy: "t", Reason: "r"}); res.Err == nil {
+						tr.apply(name+" rollback", res.Records)
 					}
 				}
 			}
 		}
-		recs, err = work.Delete(now, s, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
-		if err != nil {
-			t.Fatal(err)
+		res = work.Delete(now, s, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
+		if res.Err != nil {
+			t.Fatal(res.Err)
 		}
-		tr.apply(fmt.Sprintf("seed %d delete", seed), recs)
+		tr.apply(fmt.Sprintf("seed %d delete", seed), res.Records)
 	}
 }
 

@@ -26,8 +26,7 @@ func (t *tx) setMeta(m Meta) {
 }
 
 // putMember stores a member record. livenessOnly marks a change to liveness
-// fields only (see MemberRecord). It lowers the scan bounds so time-driven
-// events of the new record are not missed.
+// fields only (see MemberRecord).
 //
 // An owner that holds nothing outside its target loses its rebalance
 // deadline here; deadlines start in enforceTimeouts, when the member is
@@ -43,20 +42,6 @@ func (t *tx) putMemberRecord(r MemberRecord) {
 		m.RebalanceDeadlineAt, r.LivenessOnly = 0, false
 	}
 	t.apply(r)
-	switch {
-	case m.State.Live() || (m.State == MemberFenced && m.Holds()):
-		lowerBound(&t.g.idx.nextScanAt, m.LeaseEnd())
-	case t.s.StaleMemberRetention > 0 && m.LastHeartbeatAt != 0:
-		lowerBound(&t.g.idx.nextScanAt, m.LastHeartbeatAt.Add(t.s.StaleMemberRetention))
-	}
-	lowerBound(&t.g.idx.nextDeadlineAt, m.RebalanceDeadlineAt)
-}
-
-// lowerBound lowers *b to at, treating zero as "unknown" on both sides.
-func lowerBound(b *Instant, at Instant) {
-	if at != 0 && *b != 0 && at < *b {
-		*b = at
-	}
 }
 
 // member returns a copy of the member record, or nil.

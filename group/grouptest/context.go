@@ -31,12 +31,12 @@ var Start = group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 func New(t TB, shardCount int) *Context {
 	t.Helper()
 	c := &Context{T: t, Now: Start, Settings: group.DefaultSettings(), Group: group.New()}
-	recs, err := c.Group.Create(c.Now, c.Settings, group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"},
+	res := c.Group.Create(c.Now, c.Settings, group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"},
 		group.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"})
-	if err != nil {
-		t.Fatalf("create: %v", err)
+	if res.Err != nil {
+		t.Fatalf("create: %v", res.Err)
 	}
-	c.Records = append(c.Records, recs...)
+	c.Records = append(c.Records, res.Records...)
 	return c
 }
 
@@ -59,9 +59,9 @@ func (c *Context) Heartbeat(req group.HeartbeatRequest) group.HeartbeatResponse 
 	if err := group.ValidateHeartbeat(&req, c.Settings); err != nil {
 		c.T.Fatalf("invalid heartbeat: %v", err)
 	}
-	resp, recs := c.Group.Heartbeat(c.Now, c.Settings, &req)
-	c.Records = append(c.Records, recs...)
-	return resp
+	res := c.Group.Heartbeat(c.Now, c.Settings, &req)
+	c.Records = append(c.Records, res.Records...)
+	return res.Answer
 }
 
 // Member builds a heartbeat for member id at epoch, owning the given shards,
@@ -95,7 +95,7 @@ func Draining(shards ...int) []group.RevokeReport {
 
 // Tick runs the group's maintenance at the current time.
 func (c *Context) Tick() {
-	c.Records = append(c.Records, c.Group.Tick(c.Now, c.Settings)...)
+	c.Records = append(c.Records, c.Group.Tick(c.Now, c.Settings).Records...)
 }
 
 // Replay rebuilds a group from every record produced so far; it must equal

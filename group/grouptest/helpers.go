@@ -24,17 +24,20 @@ func (c *Context) Leave(id string, revoking ...group.RevokeReport) group.Heartbe
 // StartScale runs the first half of a group scale (docs/protocol.md §6.2 steps 1–6).
 func (c *Context) StartScale(n int) (group.Migration, error) {
 	c.seq++
-	m, recs, err := c.Group.StartScale(c.Now, c.Settings,
-		group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}, fmt.Sprintf("reshard-%d", c.seq))
-	c.Records = append(c.Records, recs...)
-	return m, err
+	return c.record(c.Group.StartScale(c.Now, c.Settings,
+		group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}, fmt.Sprintf("reshard-%d", c.seq)))
 }
 
 // ActivateScale runs docs/protocol.md §6.2 step 8 for migration id.
 func (c *Context) ActivateScale(id string) (group.Migration, error) {
-	m, recs, err := c.Group.ActivateScale(c.Now, c.Settings, id)
-	c.Records = append(c.Records, recs...)
-	return m, err
+	return c.record(c.Group.ActivateScale(c.Now, c.Settings, id))
+}
+
+// record keeps the records of a migration command's result and returns
+// its answer and error.
+func (c *Context) record(res group.Result[group.Migration]) (group.Migration, error) {
+	c.Records = append(c.Records, res.Records...)
+	return res.Answer, res.Err
 }
 
 // Scale runs a whole group scale to n shards: start, then activate when a
@@ -57,21 +60,19 @@ func (c *Context) Scale(n int) group.Migration {
 
 // Rollback rolls migration id back.
 func (c *Context) Rollback(id string) (group.Migration, error) {
-	m, recs, err := c.Group.Rollback(c.Now, c.Settings, id, group.RollbackRequest{RequestedBy: "test", Reason: "test"})
-	c.Records = append(c.Records, recs...)
-	return m, err
+	return c.record(c.Group.Rollback(c.Now, c.Settings, id, group.RollbackRequest{RequestedBy: "test", Reason: "test"}))
 }
 
 // ConfirmDrain reports the removed shards of migration id drained.
 func (c *Context) ConfirmDrain(id string) {
-	c.Records = append(c.Records, c.Group.ConfirmDrain(c.Now, c.Settings, id)...)
+	c.Records = append(c.Records, c.Group.ConfirmDrain(c.Now, c.Settings, id).Records...)
 }
 
 // Delete deletes the group.
 func (c *Context) Delete(force bool) error {
-	recs, err := c.Group.Delete(c.Now, c.Settings, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: force})
-	c.Records = append(c.Records, recs...)
-	return err
+	res := c.Group.Delete(c.Now, c.Settings, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: force})
+	c.Records = append(c.Records, res.Records...)
+	return res.Err
 }
 
 // Check fails the test when an invariant of the group is broken: invariant
