@@ -71,20 +71,30 @@ func TestScheduleIsSeededAndConsistent(t *testing.T) {
 	}
 	coordDown := map[int]bool{}
 	memberBusy := map[int]bool{}
-	kinds := map[string]bool{}
+	var rollingUntil time.Duration
 	for i, f := range a {
-		kinds[f.Kind] = true
+		if (f.Kind == CoordinatorKill || f.Kind == CoordinatorIsolate) && f.At < rollingUntil {
+			t.Fatalf("%v inside a rolling restart's window", f)
+		}
 		if f.At < 0 || f.At > o.Duration || (i > 0 && f.At < a[i-1].At) {
 			t.Fatalf("fault %v out of order or range", f)
 		}
 		switch f.Kind {
-		case CoordinatorKill:
+		case CoordinatorKill, CoordinatorIsolate:
+			if coordDown[f.Target] {
+				t.Fatalf("%v: coordinator already in a fault", f)
+			}
 			coordDown[f.Target] = true
 			if len(coordDown) >= o.Coordinators {
-				t.Fatalf("%v: every coordinator down", f)
+				t.Fatalf("%v: every coordinator down or cut off", f)
 			}
-		case CoordinatorRestart:
+		case CoordinatorRestart, CoordinatorReconnect:
 			delete(coordDown, f.Target)
+		case RollingRestart:
+			if len(coordDown) > 0 {
+				t.Fatalf("%v while coordinators %v are in a fault", f, coordDown)
+			}
+			rollingUntil = f.At + time.Duration(o.Coordinators)*rollingStep
 		case MemberCrash, MemberPartition:
 			if memberBusy[f.Target] {
 				t.Fatalf("%v: member already in a fault", f)
@@ -97,9 +107,16 @@ func TestScheduleIsSeededAndConsistent(t *testing.T) {
 	if len(coordDown)+len(memberBusy) > 0 {
 		t.Errorf("faults still open at the end: coordinators %v members %v", coordDown, memberBusy)
 	}
-	for _, k := range []string{CoordinatorKill, RedisKill, MemberCrash, MemberPartition, Scale} {
+	kinds := map[string]bool{}
+	for seed := range int64(5) {
+		o.Seed = seed
+		for _, f := range Schedule(o) {
+			kinds[f.Kind] = true
+		}
+	}
+	for _, k := range []string{CoordinatorKill, CoordinatorIsolate, RollingRestart, RedisKill, MemberCrash, MemberPartition, Scale} {
 		if !kinds[k] {
-			t.Errorf("no %s in 60 s", k)
+			t.Errorf("no %s in 60 s of seeds 0-4", k)
 		}
 	}
 	o.Store = coordproc.StoreJDBC

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"sync"
 
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
 // cluster is the coordinator processes of a run. Slot i runs one process at
-// a time; a killed slot is restarted with the same configuration (on a new
-// port, as coordproc.StartServer picks one). It is safe for concurrent use:
-// members pick a live coordinator while the scheduler kills and restarts.
+// a time; a stopped slot is restarted with the same configuration (on a new
+// port, as coordproc.StartServer picks one). Each slot reaches Redis (and
+// PostgreSQL, on the jdbc store) through links of its own, so that it can
+// be cut off from the store while members still reach it. It is safe for
+// concurrent use: members pick a live coordinator while the scheduler
+// stops, restarts, cuts off and reconnects.
 type cluster struct {
 	bin, dir string
 	cfg      coordproc.ServerConfig
@@ -26,6 +30,8 @@ type slot struct {
 	name string
 	srv  *coordproc.Server // nil while down
 	runs int               // processes started so far
+	// links carry the slot's store traffic: Redis, then PostgreSQL.
+	links []*link
 	// busy serialises kill and restart of the slot.
 	busy sync.Mutex
 }
@@ -34,7 +40,25 @@ type slot struct {
 func startCluster(ctx context.Context, bin, dir string, cfg coordproc.ServerConfig, n int) (*cluster, error) {
 	c := &cluster{bin: bin, dir: dir, cfg: cfg}
 	for i := range n {
-		c.slots = append(c.slots, &slot{name: fmt.Sprintf("c%d", i)})
+		s := &slot{name: fmt.Sprintf("c%d", i)}
+		c.slots = append(c.slots, s)
+		targets := []string{cfg.RedisAddr}
+		if cfg.JDBCURL != "" {
+			u, err := url.Parse(cfg.JDBCURL)
+			if err != nil {
+				c.close()
+				return nil, fmt.Errorf("jdbc url: %w", err)
+			}
+			targets = append(targets, u.Host)
+		}
+		for _, t := range targets {
+			l, err := newLink(t)
+			if err != nil {
+				c.close()
+				return nil, err
+			}
+			s.links = append(s.links, l)
+		}
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -59,6 +83,12 @@ func (c *cluster) start(ctx context.Context, i int) error {
 	name := fmt.Sprintf("%s.%d", s.name, s.runs)
 	c.mu.Unlock()
 	cfg := c.cfg
+	cfg.RedisAddr = s.links[0].addr()
+	if cfg.JDBCURL != "" {
+		u, _ := url.Parse(cfg.JDBCURL) // parsed by startCluster
+		u.Host = s.links[1].addr()
+		cfg.JDBCURL = u.String()
+	}
 	srv, err := coordproc.StartServer(ctx, c.bin, c.dir, name, cfg)
 	if err != nil {
 		return fmt.Errorf("coordinator %s: %w", name, err)
@@ -70,7 +100,18 @@ func (c *cluster) start(ctx context.Context, i int) error {
 }
 
 // kill SIGKILLs the process of slot i; false when it was down already.
-func (c *cluster) kill(i int) bool {
+func (c *cluster) kill(i int) bool { return c.stop(i, (*coordproc.Server).Kill) }
+
+// terminate stops the process of slot i with SIGTERM and waits for its
+// ordered shutdown (its groups are handed over); false when it was down
+// already.
+func (c *cluster) terminate(i int) bool {
+	return c.stop(i, func(srv *coordproc.Server) { _ = srv.Stop() })
+}
+
+// stop takes slot i out of the members' choice and ends its process with
+// end; false when it was down already.
+func (c *cluster) stop(i int, end func(*coordproc.Server)) bool {
 	s := c.slots[i]
 	s.busy.Lock()
 	defer s.busy.Unlock()
@@ -81,8 +122,22 @@ func (c *cluster) kill(i int) bool {
 	if srv == nil {
 		return false
 	}
-	srv.Kill()
+	end(srv)
 	return true
+}
+
+// isolate cuts slot i off from the store; members still reach it.
+func (c *cluster) isolate(i int) {
+	for _, l := range c.slots[i].links {
+		l.cut()
+	}
+}
+
+// reconnect ends the isolation of slot i.
+func (c *cluster) reconnect(i int) {
+	for _, l := range c.slots[i].links {
+		l.heal()
+	}
 }
 
 // restart starts slot i again if it is down, retrying up to 10 times
@@ -136,9 +191,12 @@ func (c *cluster) up() int {
 	return n
 }
 
-// close kills every process.
+// close kills every process and closes the links.
 func (c *cluster) close() {
-	for i := range c.slots {
+	for i, s := range c.slots {
 		c.kill(i)
+		for _, l := range s.links {
+			l.close()
+		}
 	}
 }

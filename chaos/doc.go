@@ -6,6 +6,13 @@
 // coordinator, and injects a seeded schedule of faults:
 //
 //   - coordinator SIGKILL and restart (on a new port);
+//   - coordinator cut off from the store and reconnected: each coordinator
+//     reaches Redis (and PostgreSQL) through a relay of its own that a
+//     fault cuts like a network partition (no byte through, nothing
+//     refused), while members still reach the coordinator;
+//   - rolling restart: every coordinator in turn stopped with SIGTERM
+//     (ordered shutdown, its groups handed over) and started again before
+//     the next;
 //   - Redis SIGKILL and restart (same port and data directory; Redis store
 //     only, the shared PostgreSQL is never stopped);
 //   - member crash (the process stops heartbeating and reading at once and

@@ -262,6 +262,16 @@ func (r *run) apply(ctx context.Context, f Fault) {
 				r.log.add(r.now(), "", fmt.Sprintf("FAULT end: coordinator c%d restarted (%d up)", f.Target, r.cluster.up()))
 			}
 		})
+	case CoordinatorIsolate:
+		r.cluster.isolate(f.Target)
+		r.count(f.Kind)
+		r.log.add(at, "", fmt.Sprintf("FAULT coordinator c%d cut off from the store", f.Target))
+	case CoordinatorReconnect:
+		r.cluster.reconnect(f.Target)
+		r.log.add(at, "", fmt.Sprintf("FAULT end: coordinator c%d reconnected to the store", f.Target))
+	case RollingRestart:
+		r.count(f.Kind)
+		r.bg.Go(func() { r.rollingRestart(ctx) })
 	case RedisKill:
 		r.redis.kill()
 		r.count(f.Kind)
@@ -288,8 +298,28 @@ func (r *run) apply(ctx context.Context, f Fault) {
 	}
 }
 
-// heal ends every fault: Redis and every coordinator up, members
-// restarted and reconnected, no more lost or duplicated heartbeats.
+// rollingRestart stops each coordinator in turn with SIGTERM and starts it
+// again before the next one; it stops early when the faults end.
+func (r *run) rollingRestart(ctx context.Context) {
+	for i := range r.cluster.slots {
+		if r.healed.Load() {
+			return
+		}
+		from := r.now()
+		if !r.cluster.terminate(i) {
+			continue
+		}
+		r.log.add(r.now(), "", fmt.Sprintf("FAULT rolling restart: coordinator c%d stopped (SIGTERM) in %v", i, r.now()-from))
+		if err := r.cluster.restart(ctx, i); err != nil {
+			r.log.add(r.now(), "", fmt.Sprintf("rolling restart: coordinator c%d did not start: %v", i, err))
+			return
+		}
+		r.log.add(r.now(), "", fmt.Sprintf("FAULT rolling restart: coordinator c%d back after %v (%d up)", i, r.now()-from, r.cluster.up()))
+	}
+}
+
+// heal ends every fault: Redis and every coordinator up and connected to
+// the store, members restarted and reconnected, no more lost or duplicated heartbeats.
 func (r *run) heal(ctx context.Context) {
 	r.healed.Store(true)
 	if r.redis.cmd == nil {
@@ -299,6 +329,7 @@ func (r *run) heal(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	for i := range r.cluster.slots {
+		r.cluster.reconnect(i)
 		wg.Go(func() { _ = r.cluster.restart(ctx, i) })
 	}
 	wg.Wait()

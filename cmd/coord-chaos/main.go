@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ func main() {
 	fs.Float64Var(&d.DupRate, "dup", d.DupRate, "share of heartbeats duplicated and delayed")
 	fs.BoolVar(&d.IgnoreLease, "ignore-lease", false, "control run: members ignore their local lease (the overlap oracle must fire)")
 	fs.DurationVar(&d.SettleTimeout, "settle", d.SettleTimeout, "bound of the heal phase")
+	keep := fs.String("keep", "", "keep every run's configurations and logs in `dir`/<store>-<seed> (default: a failed run's only, in a temporary directory)")
 	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,7 +68,10 @@ func main() {
 			for s := range jobs {
 				o := d
 				o.Seed = s
-				res, err := chaos.Run(ctx, o)
+				if *keep != "" {
+					o.Dir = filepath.Join(*keep, fmt.Sprintf("%s-%d", o.Store, s))
+				}
+				res, err := runIn(ctx, o)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -97,6 +102,16 @@ func main() {
 	if failed+errored > 0 {
 		os.Exit(1)
 	}
+}
+
+// runIn runs o, creating o.Dir first when it is set.
+func runIn(ctx context.Context, o chaos.Options) (*chaos.Result, error) {
+	if o.Dir != "" {
+		if err := os.MkdirAll(o.Dir, 0o750); err != nil {
+			return nil, err
+		}
+	}
+	return chaos.Run(ctx, o)
 }
 
 func fatal(err error) {
