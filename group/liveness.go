@@ -78,15 +78,30 @@ func (t *tx) maintain() bool {
 // lease ends say nothing about what the previous owner promised; but it
 // answered nothing after it stopped owning the group, which was before
 // now, so no lease it promised runs past now + MemberLeaseTTL. Nobody is
-// expired, and no fenced member's shards are released, before then. Its
-// records are liveness-only: they are kept in memory, never written.
+// expired, and no fenced member's shards are released, before then.
+//
+// A running rebalance deadline restarts too (as Kafka's coordinator
+// reschedules every member's timers when it loads a group): the member
+// could not report its revocations while no coordinator owned the group,
+// so an owner that is not stuck is not fenced for the gap. This costs
+// liveness only, at most one rebalance timeout per takeover; safety never
+// rests on the deadline. The records are liveness-only: kept in memory,
+// never written.
 func (g *Group) RestartLeases(now Instant, s Settings) Result[Done] {
 	t := newTx(g, s, now)
 	until := now.Add(s.MemberLeaseTTL)
 	for _, id := range sortedMemberIDs(g) {
-		if m := g.Members[id]; (m.State.Live() || m.Holds()) && m.LeaseHold < until {
+		m := g.Members[id]
+		if !m.State.Live() && !m.Holds() {
+			continue
+		}
+		deadline := m.RebalanceDeadlineAt
+		if m.releasing() && deadline != 0 {
+			deadline = max(deadline, now.Add(msDuration(m.RebalanceTimeoutMs)))
+		}
+		if m.LeaseHold < until || deadline != m.RebalanceDeadlineAt {
 			cp := *m // members are shared between copies: replace, never modify
-			cp.LeaseHold = until
+			cp.LeaseHold, cp.RebalanceDeadlineAt = max(m.LeaseHold, until), deadline
 			t.apply(MemberRecord{Member: &cp, LivenessOnly: true})
 		}
 	}

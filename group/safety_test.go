@@ -156,3 +156,31 @@ func TestSafety_RestartLeasesAtTakeover(t *testing.T) {
 	expectState(t, c, "A", group.MemberExpired, 3)
 	c.Check()
 }
+
+// A takeover restarts a running rebalance deadline: the member could not
+// report its revocation while no coordinator owned the group, so it is
+// not fenced for the gap; it still is once a full timeout passes after
+// the takeover without the revocation.
+func TestSafety_TakeoverRestartsRebalanceDeadline(t *testing.T) {
+	c := slowPair(t)
+	c.Advance(time.Minute)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 3, shards(0), nil)
+	told := c.Now
+	// The owner dies; another coordinator takes over after the deadline.
+	c.Group = c.Replay()
+	takeover := told.Add(c.Settings.RebalanceTimeout + time.Second)
+	c.Now = takeover
+	res := c.Group.RestartLeases(takeover, c.Settings)
+	c.Records = append(c.Records, res.Records...)
+	if d := member(t, c, "A").RebalanceDeadlineAt; d != takeover.Add(c.Settings.RebalanceTimeout) {
+		t.Fatalf("A's deadline after the takeover %v, want takeover + timeout %v", d, takeover.Add(c.Settings.RebalanceTimeout))
+	}
+	c.Tick()
+	expectState(t, c, "A", group.MemberActive, 3)
+	// A reports the revocation in time: released, never fenced.
+	expect(t, c.Heartbeat(c.Member("A", 3, 0)), group.StatusOK, 3, shards(0), nil)
+	if m := member(t, c, "A"); m.RebalanceDeadlineAt != 0 || m.State != group.MemberActive {
+		t.Fatalf("A after revoking: %+v", m)
+	}
+	c.Check()
+}
