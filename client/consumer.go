@@ -81,7 +81,9 @@ type ConsumerConfig struct {
 // once the Handler succeeded. On taking over a shard it first claims the
 // entries the previous owner left pending (XAUTOCLAIM with ClaimMinIdle),
 // counting deliveries; an entry delivered MaxDeliveries times without
-// success is copied to the dead-letter stream and acknowledged.
+// success is copied to the dead-letter stream (streams.DeadLetterFields:
+// where it came from, the delivery count, the handler's last error and the
+// consumer group) and acknowledged.
 //
 // A handler call starts only while the member owns the shard and its local
 // lease is not about to lapse (Member.MayRead). When a shard is revoked
@@ -276,10 +278,7 @@ func (c *Consumer) handle(j job) {
 	case err == nil:
 		err = c.cfg.Redis.XAck(ctx, msg.Stream, c.cfg.Member.Group, msg.ID).Err()
 	case msg.Deliveries >= c.cfg.MaxDeliveries:
-		values := map[string]any{"stream": msg.Stream, "id": msg.ID, "deliveries": msg.Deliveries, "error": err.Error()}
-		for k, v := range msg.Values {
-			values["field:"+k] = v
-		}
+		values := streams.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
 		if err = c.cfg.Redis.XAdd(ctx, &redis.XAddArgs{Stream: c.cfg.DeadLetterStream, Values: values}).Err(); err == nil {
 			err = c.cfg.Redis.XAck(ctx, msg.Stream, c.cfg.Member.Group, msg.ID).Err()
 		}

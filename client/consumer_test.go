@@ -95,7 +95,7 @@ func TestConsumerReclaimsAndDeadLetters(t *testing.T) {
 		}
 	}
 	dl, _ := rdb.XRange(ctx, "jobs-dead-letter", "-", "+").Result()
-	if len(dl) != 1 || dl[0].Values["deliveries"] != "3" || dl[0].Values["field:fail"] != "yes" {
+	if len(dl) != 1 || dl[0].Values["deliveries"] != "3" || dl[0].Values["field:fail"] != "yes" || dl[0].Values["group"] != "g" {
 		t.Errorf("dead letters %+v", dl)
 	}
 	for s := range 4 {

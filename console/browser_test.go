@@ -407,22 +407,35 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitFor("the reset is audited", `document.querySelector("#audit").textContent.includes("RESET_OFFSETS")`)
 	b.shot("offset-reset")
 
-	// Dead letters as the Go client writes them, from shard 1: listed,
-	// one redriven to its shard, the other deleted.
+	// Dead letters as the Go client writes them, from shard 1: the group's
+	// two are listed, another group's sharing the stream only when every
+	// group's are asked for; one is redriven to its shard, the other
+	// deleted.
 	dlq := streams.DeadLetterStream(prefix)
 	var deadIDs []string
-	for i, e := range []string{"timeout calling billing", "invalid amount"} {
-		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: []any{"stream", prefix + ":1", "id", fmt.Sprintf("%d-0", i+1),
-			"deliveries", 5, "error", e, "field:payload", fmt.Sprintf("dead-%d", i)}}).Result()
+	for i, e := range []string{"timeout calling billing", "invalid amount", "shipping label rejected"} {
+		owner := "workers"
+		if i == 2 {
+			owner = "shipping"
+		}
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(prefix+":1", fmt.Sprintf("%d-0", i+1), owner, 5, e,
+			map[string]any{"payload": fmt.Sprintf("dead-%d", i)})}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		deadIDs = append(deadIDs, id)
 	}
+	listed := func(n int) string {
+		return fmt.Sprintf(`document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === %d`, n)
+	}
 	b.do("open the dead letters", chromedp.Click(chromedp.CSS("#dead-letters-link")), chromedp.WaitVisible(chromedp.CSS("#dead-letters-view")))
-	b.waitFor("both dead letters are listed", `document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === 2 && `+
-		`document.querySelector("#dead-letters").textContent.includes("invalid amount")`)
+	b.waitFor("the group's two dead letters are listed", listed(2)+` && document.querySelector("#dead-letters").textContent.includes("invalid amount") && `+
+		`!document.querySelector("#dead-letters").textContent.includes("shipping")`)
+	b.do("show every group's", chromedp.Click(chromedp.CSS(`input[name=dlAllGroups]`)))
+	b.waitFor("the other group's is listed too", listed(3)+` && document.querySelector('#dead-letters tr[data-dead-letter="`+deadIDs[2]+`"] td.group')?.textContent === "shipping"`)
 	b.shot("dead-letters")
+	b.do("back to the group's own", chromedp.Click(chromedp.CSS(`input[name=dlAllGroups]`)))
+	b.waitFor("the group's two only", listed(2))
 	row := func(id string) string { return `#dead-letters tr[data-dead-letter="` + id + `"]` }
 	// The list is re-rendered at every refresh: a box is ticked in one
 	// script, so that no refresh replaces it between finding and clicking.
@@ -431,7 +444,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	b.do("redrive the first", tick(deadIDs[0]), chromedp.Click(chromedp.CSS("#redrive")))
 	b.waitFor("it is redriven", `document.querySelector('#dead-letter-outcome tr[data-outcome="`+deadIDs[0]+`"]')?.textContent.includes("REDRIVEN") && `+
-		`document.querySelectorAll("#dead-letters tr[data-dead-letter]").length === 1`)
+		listed(1))
 	if n := rdb.XLen(ctx, prefix+":1").Val(); n != 1 {
 		t.Errorf("shard 1 holds %d entries after the redrive, want 1", n)
 	}

@@ -29,8 +29,10 @@ func deadLetterStream(prefix, name string) (string, error) {
 	return name, nil
 }
 
-// deadLetters serves GET …/dead-letters?stream=&cursor=&limit=: one page of
-// the group's dead letters, newest first.
+// deadLetters serves GET …/dead-letters?stream=&cursor=&limit=&allGroups=:
+// one page of the group's dead letters, newest first: those the group
+// dead-lettered and those that name no group, or with allGroups=true every
+// entry of the dead-letter stream (which all groups of the prefix share).
 func (a *API) deadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	page, err := a.deadLetterPage(r, ps)
 	if err != nil {
@@ -54,6 +56,14 @@ func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.Dea
 	if err != nil {
 		return streams.DeadLetterPage{}, err
 	}
+	of := key.ConsumerGroup
+	switch q.Get("allGroups") {
+	case "", "false":
+	case "true":
+		of = ""
+	default:
+		return streams.DeadLetterPage{}, invalid("allGroups: must be true or false")
+	}
 	if _, err := a.coord.Group(r.Context(), key); err != nil {
 		return streams.DeadLetterPage{}, err
 	}
@@ -61,7 +71,7 @@ func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.Dea
 	if err != nil {
 		return streams.DeadLetterPage{}, err
 	}
-	page, err := ops.DeadLetters(r.Context(), dlq, key.StreamPrefix, key.ConsumerGroup, q.Get("cursor"), limit)
+	page, err := ops.DeadLetters(r.Context(), dlq, key.StreamPrefix, of, q.Get("cursor"), limit)
 	if err != nil {
 		return streams.DeadLetterPage{}, operatorError(err)
 	}
@@ -117,7 +127,7 @@ type deadLetterResults struct {
 // does not stop the others.
 func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error) {
-		out, err := ops.Redrive(ctx, dlq, g.StreamPrefix, g.ShardCount, id)
+		out, err := ops.Redrive(ctx, dlq, g.StreamPrefix, g.ConsumerGroup, g.ShardCount, id)
 		return deadLetterResult{Stream: &out.Stream, NewID: &out.NewID}, err
 	})
 }
@@ -125,8 +135,8 @@ func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps http
 // deleteDeadLetters serves POST …/dead-letters/delete: each listed entry
 // is removed from the dead-letter stream.
 func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, _ group.GroupView, dlq, id string) (deadLetterResult, error) {
-		return deadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, id)
+	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error) {
+		return deadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, g.ConsumerGroup, id)
 	})
 }
 

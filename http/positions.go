@@ -18,13 +18,16 @@ import (
 // consumer group positions and dead letters; streams.Operator implements
 // it. Errors other than the streams package's sentinels (ErrInvalidID,
 // ErrInvalidCursor, ErrInvalidPosition, ErrDeadLetterNotFound,
-// ErrNotRedrivable) are failures to reach Redis.
+// ErrNotRedrivable, ErrOtherGroup) are failures to reach Redis. A group
+// argument of the dead-letter methods names the consumer group asking:
+// entries another group dead-lettered are left out of its pages and
+// refused to its redrives and deletes.
 type StreamOperator interface {
 	GroupPosition(ctx context.Context, key, group string) (streams.GroupPosition, error)
 	SetPosition(ctx context.Context, key, group string, p streams.Position) error
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
-	Redrive(ctx context.Context, dlq, prefix string, shardCount int, id string) (streams.Redriven, error)
-	DeleteDeadLetter(ctx context.Context, dlq, id string) error
+	Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (streams.Redriven, error)
+	DeleteDeadLetter(ctx context.Context, dlq, group, id string) error
 	DeadLetterLength(ctx context.Context, dlq string) (int64, error)
 }
 
@@ -37,6 +40,7 @@ const (
 	codeShardsHeld           group.Code = "SHARDS_HELD"
 	codeDeadLetterNotFound   group.Code = "DEAD_LETTER_NOT_FOUND"
 	codeDeadLetterNotAllowed group.Code = "DEAD_LETTER_NOT_REDRIVABLE"
+	codeDeadLetterOtherGroup group.Code = "DEAD_LETTER_OF_ANOTHER_GROUP"
 )
 
 // positionRoutes lists the offset-reset and dead-letter routes, templates
@@ -67,6 +71,8 @@ func operatorError(err error) error {
 		return group.Errorf(codeDeadLetterNotFound, "%v", err)
 	case errors.Is(err, streams.ErrNotRedrivable):
 		return group.Errorf(codeDeadLetterNotAllowed, "%v", err)
+	case errors.Is(err, streams.ErrOtherGroup):
+		return group.Errorf(codeDeadLetterOtherGroup, "%v", err)
 	}
 	return fmt.Errorf("%w: %w", errDataPlane, err)
 }

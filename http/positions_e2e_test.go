@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,11 +102,21 @@ type deadLetterPage struct {
 		SourceStream string            `json:"sourceStream"`
 		SourceID     string            `json:"sourceId"`
 		SourceShard  *int              `json:"sourceShard"`
+		Group        string            `json:"group"`
 		Deliveries   int64             `json:"deliveries"`
 		Error        string            `json:"error"`
 		Fields       map[string]string `json:"fields"`
 	} `json:"entries"`
 	NextCursor *string `json:"nextCursor"`
+}
+
+// ids returns the ids of p's entries.
+func (p deadLetterPage) ids() []string {
+	ids := make([]string, len(p.Entries))
+	for i, d := range p.Entries {
+		ids[i] = d.ID
+	}
+	return ids
 }
 
 type deadLetterResults struct {
@@ -115,7 +127,9 @@ type deadLetterResults struct {
 }
 
 // Dead letters as the Go client writes them: listed newest first with where
-// they came from, their delivery count and last error; one is redriven to
+// they came from, the group that dead-lettered them, their delivery count
+// and last error; another group's entries are left out unless allGroups is
+// set, and refused to this group's redrive and delete. One is redriven to
 // its shard, one deleted, and ids that are gone or malformed fail alone.
 func TestDeadLettersEndToEnd(t *testing.T) {
 	e := newReshardEnv(t)
@@ -129,42 +143,51 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 		}
 		return id
 	}
-	first := add(map[string]any{"stream": e.streamKey(1), "id": "1-1", "deliveries": 5, "error": "boom", "field:key": "k1", "field:payload": "p1"})
-	second := add(map[string]any{"stream": e.streamKey(0), "id": "2-1", "deliveries": 6, "error": "bang", "field:payload": "p2"})
-	add(map[string]any{"stream": e.streamKey(0), "id": "3-1", "group": "another-group", "field:payload": "p3"})
+	first := add(streams.DeadLetterFields(e.streamKey(1), "1-1", e.key.ConsumerGroup, 5, "boom", map[string]any{"key": "k1", "payload": "p1"}))
+	second := add(map[string]any{"stream": e.streamKey(0), "id": "2-1", "deliveries": 6, "error": "bang", "field:payload": "p2"}) // names no group
+	var others []string
+	for i := range 3 {
+		others = append(others, add(streams.DeadLetterFields(e.streamKey(0), fmt.Sprintf("3-%d", i), "another-group", 5, "", map[string]any{"payload": "p3"})))
+	}
 
 	var page deadLetterPage
 	e.expect("GET", e.monitoringPath()+"/dead-letters?limit=1", nil, http.StatusOK, &page)
-	if page.Stream != dlq || page.Length != 3 || page.NextCursor == nil || len(page.Entries) != 0 {
-		t.Fatalf("first page (the other group's entry, left out): %+v", page)
+	if page.Stream != dlq || page.Length != 5 || page.NextCursor == nil || !slices.Equal(page.ids(), []string{second}) {
+		t.Fatalf("first page (past the other group's entries): %+v", page)
 	}
-	e.expect("GET", e.monitoringPath()+"/dead-letters?cursor="+*page.NextCursor, nil, http.StatusOK, &page)
-	if len(page.Entries) != 2 || page.Entries[0].ID != second || page.Entries[1].ID != first || page.NextCursor != nil {
+	e.expect("GET", e.monitoringPath()+"/dead-letters?limit=1&cursor="+*page.NextCursor, nil, http.StatusOK, &page)
+	if !slices.Equal(page.ids(), []string{first}) || page.NextCursor != nil {
 		t.Fatalf("second page: %+v", page)
 	}
-	if d := page.Entries[1]; d.SourceStream != e.streamKey(1) || d.SourceID != "1-1" || d.SourceShard == nil || *d.SourceShard != 1 ||
-		d.Deliveries != 5 || d.Error != "boom" || d.Fields["key"] != "k1" || d.Fields["payload"] != "p1" {
+	if d := page.Entries[0]; d.SourceStream != e.streamKey(1) || d.SourceID != "1-1" || d.SourceShard == nil || *d.SourceShard != 1 ||
+		d.Group != e.key.ConsumerGroup || d.Deliveries != 5 || d.Error != "boom" || d.Fields["key"] != "k1" || d.Fields["payload"] != "p1" {
 		t.Errorf("dead letter: %+v", d)
 	}
+	e.expect("GET", e.monitoringPath()+"/dead-letters?allGroups=true", nil, http.StatusOK, &page)
+	if want := []string{others[2], others[1], others[0], second, first}; !slices.Equal(page.ids(), want) || page.Entries[0].Group != "another-group" || page.Entries[3].Group != "" {
+		t.Errorf("every group's entries: %+v, want ids %v", page, want)
+	}
+	e.expectError("GET", e.monitoringPath()+"/dead-letters?allGroups=yes", nil, http.StatusBadRequest, "INVALID_REQUEST")
 	e.expectError("GET", e.monitoringPath()+"/dead-letters?stream=elsewhere", nil, http.StatusBadRequest, "INVALID_REQUEST")
 	e.expectError("GET", e.monitoringPath()+"/dead-letters?cursor=x", nil, http.StatusBadRequest, "INVALID_REQUEST")
 
 	var res deadLetterResults
-	e.expect("POST", e.groupPath()+"/dead-letters/redrive", map[string]any{"ids": []string{first, "9-9", "x"}, "requestedBy": "ops"}, http.StatusOK, &res)
-	if len(res.Results) != 3 || res.Results[0].Status != "REDRIVEN" || res.Results[0].Stream != e.streamKey(1) ||
-		res.Results[1].ErrorCode != "DEAD_LETTER_NOT_FOUND" || res.Results[2].ErrorCode != "INVALID_REQUEST" {
+	e.expect("POST", e.groupPath()+"/dead-letters/redrive", map[string]any{"ids": []string{first, "9-9", "x", others[0]}, "requestedBy": "ops"}, http.StatusOK, &res)
+	if len(res.Results) != 4 || res.Results[0].Status != "REDRIVEN" || res.Results[0].Stream != e.streamKey(1) ||
+		res.Results[1].ErrorCode != "DEAD_LETTER_NOT_FOUND" || res.Results[2].ErrorCode != "INVALID_REQUEST" ||
+		res.Results[3].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {
 		t.Fatalf("redrive: %+v", res)
 	}
 	redriven, err := e.rdb.XRange(t.Context(), e.streamKey(1), res.Results[0].NewID, res.Results[0].NewID).Result()
 	if err != nil || len(redriven) != 1 || redriven[0].Values["payload"] != "p1" || redriven[0].Values["key"] != "k1" {
 		t.Errorf("redriven entry on %s: %+v %v", e.streamKey(1), redriven, err)
 	}
-	e.expect("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{second}, "requestedBy": "ops"}, http.StatusOK, &res)
-	if len(res.Results) != 1 || res.Results[0].Status != "DELETED" {
+	e.expect("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{second, others[1]}, "requestedBy": "ops"}, http.StatusOK, &res)
+	if len(res.Results) != 2 || res.Results[0].Status != "DELETED" || res.Results[1].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {
 		t.Fatalf("delete: %+v", res)
 	}
-	if n := e.rdb.XLen(t.Context(), dlq).Val(); n != 1 {
-		t.Errorf("dead-letter stream length %d after a redrive and a delete, want 1", n)
+	if n := e.rdb.XLen(t.Context(), dlq).Val(); n != 3 {
+		t.Errorf("dead-letter stream length %d after a redrive and a delete, want the other group's 3", n)
 	}
 	e.expectError("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{}, "requestedBy": "ops"}, http.StatusBadRequest, "INVALID_REQUEST")
 	e.expectError("POST", "/streams/"+e.prefix+"/groups/none/dead-letters/delete", map[string]any{"ids": []string{second}, "requestedBy": "ops"}, http.StatusNotFound, "GROUP_NOT_FOUND")

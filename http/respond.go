@@ -86,6 +86,7 @@ var domainStatuses = map[group.Code]int{
 	codeShardsHeld:                      http.StatusConflict,
 	codeDeadLetterNotFound:              http.StatusNotFound,
 	codeDeadLetterNotAllowed:            http.StatusUnprocessableEntity,
+	codeDeadLetterOtherGroup:            http.StatusConflict,
 }
 
 // answer is the status, error code and fixed message of an error class.

@@ -13,8 +13,11 @@ import (
 // Dead-letter entries are written by the Go client's Consumer (package
 // client) after MaxDeliveries failed deliveries: the fields "stream" (the
 // shard key the entry came from), "id" (its id there), "deliveries",
-// "error" (the handler's last error) and, for each field k of the original
-// entry, "field:k". An optional "group" field names the consumer group.
+// "error" (the handler's last error), "group" (the consumer group that
+// dead-lettered it) and, for each field k of the original entry, "field:k".
+// One dead-letter stream serves every group of a prefix, so "group" tells
+// them apart; an entry without it (written before the field existed, or by
+// another writer) belongs to no group in particular and is shown to all.
 const (
 	deadLetterStream     = "stream"
 	deadLetterID         = "id"
@@ -23,6 +26,20 @@ const (
 	deadLetterGroup      = "group"
 	deadLetterFieldPre   = "field:"
 )
+
+// DeadLetterFields returns the fields of the dead-letter entry for the
+// entry id of shard key stream that group failed to handle deliveries
+// times, the handler's last error being cause; values are the original
+// entry's fields. The Go client writes these; DeadLetters reads them.
+func DeadLetterFields(stream, id, group string, deliveries int64, cause string, values map[string]any) map[string]any {
+	out := make(map[string]any, 5+len(values))
+	for k, v := range values {
+		out[deadLetterFieldPre+k] = v
+	}
+	out[deadLetterStream], out[deadLetterID], out[deadLetterGroup] = stream, id, group
+	out[deadLetterDeliveries], out[deadLetterError] = deliveries, cause
+	return out
+}
 
 // DeadLetterStream is the default dead-letter stream of a stream prefix,
 // the Go client's default ("<prefix>-dead-letter").
@@ -39,6 +56,9 @@ type DeadLetter struct {
 	// SourceShard is the shard index of SourceStream, nil when it is not a
 	// shard key of the prefix.
 	SourceShard *int `json:"sourceShard"`
+	// Group is the consumer group that dead-lettered the entry ("" when the
+	// entry does not say).
+	Group string `json:"group"`
 	// Deliveries is how often it was delivered before it was dead-lettered
 	// (0 when not recorded); Error the handler's last error ("" when not
 	// recorded).
@@ -64,12 +84,25 @@ var (
 	// ErrNotRedrivable is matched by redrive errors for an entry that does
 	// not say which shard of the group it came from, or carries no fields.
 	ErrNotRedrivable = errors.New("dead letter cannot be redriven")
+	// ErrOtherGroup is matched by redrive and delete errors for an entry
+	// that another consumer group dead-lettered.
+	ErrOtherGroup = errors.New("dead letter of another consumer group")
 )
 
-// DeadLetters reads one page of the dead-letter stream dlq for the group of
-// prefix, newest first, starting before cursor (a previous page's last id;
-// blank = the newest). Entries that name another consumer group are left
-// out. limit is clamped as the message explorer's.
+// deadLetterScanPages bounds the entries one DeadLetters call examines:
+// at most this many pages' worth, so that a page of a group whose entries
+// are rare among other groups' ends early (with a cursor) instead of
+// reading the whole stream.
+const deadLetterScanPages = 10
+
+// DeadLetters reads one page of the dead-letter stream dlq, newest first,
+// starting before cursor (a previous page's NextCursor; blank = the
+// newest). With group set, only the entries of that consumer group and
+// those that name no group are listed; blank lists every entry. prefix
+// names the shards that SourceShard refers to. limit is clamped as the
+// message explorer's. A page examines at most deadLetterScanPages × limit
+// entries: it can hold fewer than limit entries (even none) while
+// NextCursor says more remain.
 func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (DeadLetterPage, error) {
 	limit = ClampLimit(limit)
 	end := "+"
@@ -85,22 +118,36 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 		return DeadLetterPage{}, err
 	}
 	page.Length = length
-	msgs, err := o.client.XRevRangeN(ctx, dlq, end, "-", int64(limit)+1).Result()
-	if err != nil {
-		return DeadLetterPage{}, err
-	}
-	more := len(msgs) > limit
-	msgs = msgs[:min(len(msgs), limit)]
-	for _, m := range msgs {
-		d := deadLetterOf(m, prefix)
-		if g, ok := m.Values[deadLetterGroup].(string); ok && g != group {
-			continue
+	// more: entries older than end may remain.
+	more := true
+	for budget := deadLetterScanPages * limit; more && len(page.Entries) < limit && budget > 0; {
+		n := min(limit, budget)
+		msgs, err := o.client.XRevRangeN(ctx, dlq, end, "-", int64(n)).Result()
+		if err != nil {
+			return DeadLetterPage{}, err
 		}
-		page.Entries = append(page.Entries, d)
+		budget -= len(msgs)
+		more = len(msgs) == n
+		for i, m := range msgs {
+			end = "(" + m.ID
+			if d := deadLetterOf(m, prefix); group == "" || d.Group == "" || d.Group == group {
+				page.Entries = append(page.Entries, d)
+			}
+			if len(page.Entries) == limit {
+				more = more || i < len(msgs)-1
+				break
+			}
+		}
 	}
-	if more && len(msgs) > 0 {
-		next := msgs[len(msgs)-1].ID
-		page.NextCursor = &next
+	if more && end != "+" {
+		older, err := o.client.XRevRangeN(ctx, dlq, end, "-", 1).Result()
+		if err != nil {
+			return DeadLetterPage{}, err
+		}
+		if len(older) > 0 {
+			next := strings.TrimPrefix(end, "(")
+			page.NextCursor = &next
+		}
 	}
 	return page, nil
 }
@@ -119,6 +166,8 @@ func deadLetterOf(m redis.XMessage, prefix string) DeadLetter {
 			d.Deliveries, _ = strconv.ParseInt(s, 10, 64)
 		case k == deadLetterError:
 			d.Error = s
+		case k == deadLetterGroup:
+			d.Group = s
 		case strings.HasPrefix(k, deadLetterFieldPre):
 			d.Fields[strings.TrimPrefix(k, deadLetterFieldPre)] = s
 		}
@@ -140,12 +189,15 @@ type Redriven struct {
 }
 
 // Redrive adds the dead letter id of dlq back to its source shard (with its
-// original fields, as a new entry) and then deletes it from dlq. The source
-// must be one of the shards 0..shardCount-1 of prefix (an error otherwise,
-// nothing changed). A crash between the two steps leaves the entry in both
-// streams: it is delivered again, which dead letters must tolerate anyway.
-func (o *Operator) Redrive(ctx context.Context, dlq, prefix string, shardCount int, id string) (Redriven, error) {
-	d, err := o.deadLetter(ctx, dlq, prefix, id)
+// original fields, as a new entry) and then deletes it from dlq, for the
+// consumer group group (ErrOtherGroup for an entry another group
+// dead-lettered). The source must be one of the shards 0..shardCount-1 of
+// prefix (an error otherwise, nothing changed). Every group of the prefix
+// reads the new entry. A crash between the two steps leaves the entry in
+// both streams: it is delivered again, which dead letters must tolerate
+// anyway.
+func (o *Operator) Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (Redriven, error) {
+	d, err := o.deadLetter(ctx, dlq, prefix, group, id)
 	if err != nil {
 		return Redriven{}, err
 	}
@@ -169,10 +221,11 @@ func (o *Operator) Redrive(ctx context.Context, dlq, prefix string, shardCount i
 	return Redriven{ID: id, Stream: d.SourceStream, NewID: newID}, nil
 }
 
-// DeleteDeadLetter removes the dead letter id from dlq
-// (ErrDeadLetterNotFound when it is not there).
-func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, id string) error {
-	if _, err := parseID(id); err != nil {
+// DeleteDeadLetter removes the dead letter id from dlq for the consumer
+// group group (ErrDeadLetterNotFound when it is not there, ErrOtherGroup
+// when another group dead-lettered it).
+func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, group, id string) error {
+	if _, err := o.deadLetter(ctx, dlq, "", group, id); err != nil {
 		return err
 	}
 	n, err := o.client.XDel(ctx, dlq, id).Result()
@@ -185,8 +238,9 @@ func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, id string) error {
 	return nil
 }
 
-// deadLetter reads one dead letter by id.
-func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, id string) (DeadLetter, error) {
+// deadLetter reads one dead letter by id, refusing one that a group other
+// than group dead-lettered.
+func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string) (DeadLetter, error) {
 	if _, err := parseID(id); err != nil {
 		return DeadLetter{}, err
 	}
@@ -197,7 +251,11 @@ func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, id string) (Dead
 	if len(msgs) == 0 {
 		return DeadLetter{}, fmt.Errorf("%w: %s", ErrDeadLetterNotFound, id)
 	}
-	return deadLetterOf(msgs[0], prefix), nil
+	d := deadLetterOf(msgs[0], prefix)
+	if d.Group != "" && d.Group != group {
+		return DeadLetter{}, fmt.Errorf("%w: %s was dead-lettered by %s", ErrOtherGroup, id, d.Group)
+	}
+	return d, nil
 }
 
 // DeadLetterLength returns the length of the dead-letter stream dlq (0 when

@@ -4,7 +4,10 @@
 // read-only message explorer (Observer) — and turns successive observations
 // into produced/consumed rates (RateTracker) behind a stale-while-refresh
 // cache (Cache). It never reads messages on behalf of the application and
-// never acknowledges, trims or deletes anything.
+// never acknowledges or trims anything; only Operator changes data, at an
+// operator's request: consumer group positions (XGROUP SETID) and the
+// entries of dead-letter streams (redrive, delete), whose format
+// DeadLetterFields defines for the Go client that writes them.
 //
 // A sharded stream with prefix P has one Redis Stream per shard i, under the
 // key "P:i" (StreamKey). Slot computes the Redis Cluster hash slot of a key

@@ -138,9 +138,16 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	}
 
 	dlq := streams.DeadLetterStream(prefix)
-	id := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: []any{"stream", streams.StreamKey(prefix, 1), "id", "1-1", "deliveries", 5, "error", "boom", "field:payload", "p"}}).Val()
-	if out := c.ok("dead-letters", prefix, "billing"); !strings.Contains(out, id) || !strings.Contains(out, "boom") {
-		t.Errorf("dead-letters list:\n%s", out)
+	id := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(streams.StreamKey(prefix, 1), "1-1", "billing", 5, "boom", map[string]any{"payload": "p"})}).Val()
+	other := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(streams.StreamKey(prefix, 0), "2-1", "shipping", 5, "bang", map[string]any{"payload": "q"})}).Val()
+	if out := c.ok("dead-letters", prefix, "billing"); !strings.Contains(out, id) || !strings.Contains(out, "boom") || strings.Contains(out, other) {
+		t.Errorf("dead-letters list (billing's only):\n%s", out)
+	}
+	if out := c.ok("dead-letters", prefix, "billing", "--all-groups"); !strings.Contains(out, id) || !strings.Contains(out, other) || !strings.Contains(out, "shipping") {
+		t.Errorf("dead-letters list --all-groups:\n%s", out)
+	}
+	if code, out, _ := c.run("", "dead-letters", prefix, "billing", "redrive", other); code != exitFailure || !strings.Contains(out, "DEAD_LETTER_OF_ANOTHER_GROUP") {
+		t.Errorf("redrive of another group's dead letter: exit %d %s, want %d", code, out, exitFailure)
 	}
 	if out := c.ok("dead-letters", prefix, "billing", "redrive", id); !strings.Contains(out, "REDRIVEN") {
 		t.Errorf("redrive:\n%s", out)

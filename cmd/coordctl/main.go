@@ -33,8 +33,8 @@ Usage:
   coordctl rollback PREFIX GROUP [MIGRATION-ID]          (default: the active migration)
   coordctl reset-offsets PREFIX GROUP --to earliest|latest|ID|TIME [--shards 0,1] [--force]
   coordctl members PREFIX GROUP
-  coordctl dead-letters PREFIX GROUP [list] [--limit N]
-  coordctl dead-letters PREFIX GROUP redrive|delete ID...
+  coordctl dead-letters PREFIX GROUP [list] [--limit N] [--all-groups] [--stream NAME]
+  coordctl dead-letters PREFIX GROUP redrive|delete ID... [--stream NAME]
   coordctl cluster
 
 Flags of every command:
@@ -45,6 +45,9 @@ Flags of every command:
 
 --to takes earliest, latest, an entry id (1718000000000-0: continue after it)
 or a time (RFC 3339, or Unix milliseconds: deliver entries from then on).
+dead-letters lists the entries GROUP dead-lettered and those that name no
+group; --all-groups lists those of every group sharing the dead-letter
+stream (default PREFIX-dead-letter; --stream names another).
 The token of login is kept in $XDG_CONFIG_HOME/coordctl/config.json (0600);
 COORDCTL_TOKEN and COORDCTL_SERVER override it, COORDCTL_PASSWORD feeds login.
 
@@ -583,9 +586,11 @@ func instantText(at group.Instant) string {
 func deadLetters(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
 	var limit int
 	var stream string
+	var allGroups bool
 	inv, c, p, g, err := groupCommand(ctx, out, env, "dead-letters", args, true, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 100, "")
 		fs.StringVar(&stream, "stream", "", "")
+		fs.BoolVar(&allGroups, "all-groups", false, "")
 	})
 	if err != nil {
 		return err
@@ -604,18 +609,24 @@ func deadLetters(ctx context.Context, args []string, out io.Writer, env func(str
 		if stream != "" {
 			q.Set("stream", stream)
 		}
+		if allGroups {
+			q.Set("allGroups", "true")
+		}
 		var page streams.DeadLetterPage
 		if err := c.do(ctx, http.MethodGet, pathOf("monitoring", "streams", p, "groups", g, "dead-letters"), q, nil, &page); err != nil {
 			return err
 		}
 		return inv.print(page, func(t *tableWriter) {
-			t.row("ID", "SHARD", "SOURCE-ID", "DELIVERIES", "ERROR", "FIELDS")
+			t.row("ID", "GROUP", "SHARD", "SOURCE-ID", "DELIVERIES", "ERROR", "FIELDS")
 			for _, d := range page.Entries {
 				fields, _ := json.Marshal(d.Fields)
-				t.row(d.ID, optional(d.SourceShard), d.SourceID, d.Deliveries, cmpOr(d.Error, "-"), string(fields))
+				t.row(d.ID, cmpOr(d.Group, "-"), optional(d.SourceShard), d.SourceID, d.Deliveries, cmpOr(d.Error, "-"), string(fields))
 			}
 		})
 	case "redrive", "delete":
+		if allGroups {
+			return usageErrorf("dead-letters %s: --all-groups only lists (a group acts on its own entries)", action)
+		}
 		if len(ids) == 0 {
 			return usageErrorf("dead-letters %s: want at least one id", action)
 		}
