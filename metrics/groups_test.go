@@ -3,8 +3,10 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -527,14 +529,23 @@ func TestKnownGroupsCountersStartAtZero(t *testing.T) {
 // TestShardSeriesOptIn: by default a scrape has no per-shard series, so its
 // size follows the groups, not their shards (issue 21, defect 5: 10,000
 // groups × 16 shards made one scrape 277 MB); WithShardSeries(n) exports
-// the first n shards of each group. group_lag sums every shard either way.
+// the first n shards of each group, never more than MaxShardSeries.
+// group_lag and group_pending sum every shard either way.
 func TestShardSeriesOptIn(t *testing.T) {
+	const n = metrics.MaxShardSeries + 6
 	lag := int64(2)
-	samples := []metrics.ShardSample{{Shard: 0, StreamKey: "orders:0", Lag: &lag}, {Shard: 1, StreamKey: "orders:1", Lag: &lag}, {Shard: 2, StreamKey: "orders:2", Lag: &lag}}
+	samples := make([]metrics.ShardSample, n)
+	for i := range samples {
+		samples[i] = metrics.ShardSample{Shard: i, StreamKey: fmt.Sprintf("orders:%d", i), Lag: &lag, Pending: 1}
+	}
 	for _, tc := range []struct {
 		opts   []metrics.Option
 		shards int
-	}{{nil, 0}, {[]metrics.Option{metrics.WithShardSeries(2)}, 2}, {[]metrics.Option{metrics.WithShardSeries(1 << 30)}, 3}} {
+	}{
+		{nil, 0},
+		{[]metrics.Option{metrics.WithShardSeries(2)}, 2},
+		{[]metrics.Option{metrics.WithShardSeries(1 << 30)}, metrics.MaxShardSeries},
+	} {
 		reg := prometheus.NewRegistry()
 		m := metrics.New(reg, coordinatorID, tc.opts...)
 		m.GroupCommitted(orders, violating(), nil)
@@ -542,15 +553,19 @@ func TestShardSeriesOptIn(t *testing.T) {
 		s := scrape(t, reg)
 		shards := map[string]bool{}
 		for k := range s {
-			if strings.HasPrefix(k, "shard_") {
-				shards[k[strings.Index(k, "shard=")+7:][:1]] = true
+			if strings.HasPrefix(k, "shard_lag{") || strings.HasPrefix(k, "shard_pending{") {
+				shard := k[strings.Index(k, `shard="`)+7:]
+				shards[shard[:strings.IndexByte(shard, '"')]] = true
 			}
 		}
-		if len(shards) != tc.shards {
-			t.Errorf("%d options: series for shards %v, want %d shards", len(tc.opts), shards, tc.shards)
+		if len(shards) != tc.shards || tc.shards > 0 && (!shards["0"] || !shards[strconv.Itoa(tc.shards-1)]) {
+			t.Errorf("%d options: lag and pending series for %d shards, want the first %d", len(tc.opts), len(shards), tc.shards)
 		}
-		if got := s[`group_lag{group="billing",stream="orders"}`]; got != 6 {
-			t.Errorf("group_lag = %v, want 6", got)
+		if got := s[`group_lag{group="billing",stream="orders"}`]; got != 2*n {
+			t.Errorf("group_lag = %v, want %d", got, 2*n)
+		}
+		if got := s[`group_pending{group="billing",stream="orders"}`]; got != n {
+			t.Errorf("group_pending = %v, want %d", got, n)
 		}
 	}
 }
