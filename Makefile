@@ -25,13 +25,29 @@ test: services
 	$(GO) test -race -count=1 ./...
 	cd deploy/helm/charttest && $(GO) test -count=1 ./...
 
-# lint runs staticcheck from PATH or the Go bin directory; .ci/run installs
-# it when missing (go install honnef.co/go/tools/cmd/staticcheck@VERSION).
+# lint runs staticcheck and gosec from PATH or the Go bin directory; .ci/run
+# installs them when missing (go install …@VERSION, pinned there).
+# gosec checks the code that ships (the coordinator, coordctl, the Go client,
+# the samples and every library package); each finding there is fixed or
+# justified in place (// #nosec Gxxx -- reason). It skips, like _test.go
+# files, the test harnesses that are never deployed: bench and chaos (and
+# cmd/coord-bench, cmd/coord-chaos: the directory patterns match them), and
+# the test helpers internal/testredis, internal/coordproc and
+# persistence/storetest. They start redis-server, go build and the
+# coordinator on purpose (G204), draw seeded math/rand schedules so that a
+# run can be replayed (G404) and write their result files 0644 (G306).
+# cluster/node.go:G118 (go n.run() without the Start ctx) is excluded here
+# because that package is edited by the cluster work: run's lifetime is
+# Start..Stop (it returns on Stop's close of n.stop), not the ctx of Start.
 GOBIN_DIR = $(shell d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})
+GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testredis \
+	-exclude-dir=internal/coordproc -exclude-dir=persistence/storetest \
+	-exclude-rules='cluster/node\.go:G118'
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
+	PATH="$$PATH:$(GOBIN_DIR)" gosec -quiet -fmt text -color=false $(GOSEC_SKIP) ./...
 
 # bench runs the default load suite of cmd/coord-bench (about 6 minutes on
 # 2 cores): ceiling, steady (closed, open at half the ceiling and at the

@@ -177,6 +177,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // DefaultMemberID returns "<host>-<pid>-<random>".
 func DefaultMemberID() string {
 	host, _ := os.Hostname()
+	// #nosec G404 -- the suffix only keeps ids of one host and pid apart; it is not a secret
 	return fmt.Sprintf("%s-%d-%04x", cmp.Or(host, "member"), os.Getpid(), rand.Uint32()&0xffff)
 }
 
@@ -482,7 +483,7 @@ func backoff(n int, interval time.Duration) time.Duration {
 	ceiling := min(max(interval, time.Second), 5*time.Second)
 	d := 100 * time.Millisecond << min(n-1, 10)
 	d = min(d, ceiling)
-	return d/2 + rand.N(d/2+1)
+	return d/2 + rand.N(d/2+1) // #nosec G404 -- jitter spreads retries; it need not be unpredictable
 }
 
 // sleep waits d, returning early when the first cancellation of ctx starts

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -426,6 +427,7 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"address", func(c *Config) { c.Server.Address = "8080" }, "coordinator.server.address"},
 		{"key prefix", func(c *Config) { c.Store.KeyPrefix = "" }, "coordinator.store.key-prefix"},
 		{"breaker threshold", func(c *Config) { c.Store.Breaker.FailureThreshold = 0 }, "coordinator.store.breaker.failure-threshold"},
+		{"breaker threshold above uint32", func(c *Config) { c.Store.Breaker.FailureThreshold = math.MaxUint32 + 1 }, "coordinator.store.breaker.failure-threshold"},
 		{"breaker timeout", func(c *Config) { c.Store.Breaker.OpenTimeout = 0 }, "coordinator.store.breaker.open-timeout"},
 		{"store timeout", func(c *Config) { c.Store.Timeout = 0 }, "coordinator.store.timeout"},
 		{"offset cache", func(c *Config) { c.Monitoring.OffsetCacheTTL = -1 }, "coordinator.monitoring.offset-cache-ttl"},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -66,7 +67,7 @@ func (c *Config) Validate() error {
 		v.add(root+"store.type", "unknown store type %q: want memory, redis or jdbc", c.Store.Type)
 	}
 	v.check(c.Store.KeyPrefix != "", root+"store.key-prefix", "must not be empty")
-	v.check(c.Store.Breaker.FailureThreshold >= 1, root+"store.breaker.failure-threshold", "must be at least 1, got %d", c.Store.Breaker.FailureThreshold)
+	v.check(c.Store.Breaker.FailureThreshold >= 1 && c.Store.Breaker.FailureThreshold <= math.MaxUint32, root+"store.breaker.failure-threshold", "must be in 1..%d, got %d", uint32(math.MaxUint32), c.Store.Breaker.FailureThreshold)
 	v.positive(root+"store.breaker.open-timeout", c.Store.Breaker.OpenTimeout)
 	v.positive(root+"store.timeout", c.Store.Timeout)
 

@@ -287,12 +287,13 @@ func (o *Observer) readAfter(ctx context.Context, shards []Shard, dir Direction,
 	}
 	_, _ = pipe.Exec(ctx)
 	reads := make([][]Record, len(shards))
-	for j, cmd := range cmds {
+	for j, shard := range shards {
+		cmd := cmds[j]
 		if err := cmd.Err(); err != nil {
-			return nil, fmt.Errorf("streams: reading %s: %w", shards[j].Key, err)
+			return nil, fmt.Errorf("streams: reading %s: %w", shard.Key, err)
 		}
-		cursor := cursors[shards[j].Index]
-		records := slices.DeleteFunc(recordsOf(shards[j], cmd.Val()), func(r Record) bool { return r.ID == cursor })
+		cursor := cursors[shard.Index]
+		records := slices.DeleteFunc(recordsOf(shard, cmd.Val()), func(r Record) bool { return r.ID == cursor })
 		reads[j] = records[:min(n, len(records))]
 	}
 	return reads, nil
@@ -316,7 +317,7 @@ func recordsOf(shard Shard, messages []redis.XMessage) []Record {
 			ID:          m.ID,
 			Fields:      fields,
 			Payload:     payload,
-			TimestampMs: int64(entry.ms),
+			TimestampMs: entry.timestampMs(),
 			entry:       entry,
 		}
 	}

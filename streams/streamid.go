@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -32,6 +33,15 @@ func parseID(s string) (entryID, error) {
 		}
 	}
 	return entryID{ms: ms, seq: seq}, nil
+}
+
+// timestampMs is the id's millisecond part, MaxInt64 for the ids above it
+// that Redis accepts (up to 2^64-1).
+func (a entryID) timestampMs() int64 {
+	if a.ms > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(a.ms)
 }
 
 func (a entryID) compare(b entryID) int {

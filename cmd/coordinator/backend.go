@@ -48,7 +48,7 @@ type backend struct {
 func openBackend(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*backend, error) {
 	br, err := breaker.New(breaker.Options{
 		Name:                cfg.Store.Type,
-		ConsecutiveFailures: uint32(cfg.Store.Breaker.FailureThreshold),
+		ConsecutiveFailures: uint32(cfg.Store.Breaker.FailureThreshold), // #nosec G115 -- config validation bounds it to 1..MaxUint32
 		OpenTimeout:         cfg.Store.Breaker.OpenTimeout.Duration(),
 		CallTimeout:         cfg.Store.Timeout.Duration(),
 		OnStateChange: func(from, to string) {

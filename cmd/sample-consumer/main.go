@@ -96,7 +96,7 @@ func newRecorder(path string) *recorder {
 	if path == "" {
 		return &recorder{}
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600) // #nosec G304 -- the -record file the user named
 	if err != nil {
 		fatal(err)
 	}

@@ -94,7 +94,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sql store: DSN: %w", err)
 	}
-	cfg.MaxConns = int32(cmp.Or(o.MaxConns, DefaultMaxConns))
+	cfg.MaxConns = int32(cmp.Or(o.MaxConns, DefaultMaxConns)) // #nosec G115 -- o.validate bounds MaxConns to 0..MaxInt32
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sql store: pool: %w", err)
