@@ -12,6 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
@@ -66,23 +67,32 @@ func (f fakeDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (
 	return f.GroupOffsets(ctx, g)
 }
 
-// Offsets reads, live or cached, feed the shard gauges of the group;
-// failed reads count as offsets refresh failures.
-func TestOffsetsFeedShardGauges(t *testing.T) {
+// observedGroup returns the observability of the default configuration
+// with monitoring.shard-series set to shardSeries, knowing the group
+// orders/billing of one shard, and its configuration.
+func observedGroup(t *testing.T, shardSeries int) (*observability, *group.Group, *config.Config) {
+	t.Helper()
 	cfg, err := config.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Monitoring.ShardSeries = 16
+	cfg.Monitoring.ShardSeries = shardSeries
 	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer back.Close()
+	t.Cleanup(func() { back.Close() })
 	obs := newObservability(cfg, back)
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 1}})
 	obs.m.GroupCommitted(g.Key(), g, nil)
+	return obs, g, cfg
+}
+
+// Offsets reads, live or cached, feed the shard gauges of the group;
+// failed reads count as offsets refresh failures.
+func TestOffsetsFeedShardGauges(t *testing.T) {
+	obs, g, cfg := observedGroup(t, 16)
 	lag, produced := int64(3), 1.5
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
 		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
@@ -119,6 +129,43 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	}
 	if strings.Contains(rec.Body.String(), "redis_stream_coord_shard_consumed_per_second{") {
 		t.Errorf("an unknown consumed rate was exported")
+	}
+}
+
+// With the default configuration (monitoring.shard-series 0) an offsets
+// read sets the group's lag and pending sums but no per-shard series: a
+// scrape stays O(groups).
+func TestShardSeriesOffByDefault(t *testing.T) {
+	obs, g, cfg := observedGroup(t, config.Default().Monitoring.ShardSeries)
+	lag := int64(3)
+	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
+		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
+	}}}})
+	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	o.Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	labels := `{coordinator="` + cfg.ID + `",group="billing",stream="orders"}`
+	for _, want := range []string{`redis_stream_coord_group_lag` + labels + ` 3`, `redis_stream_coord_group_pending` + labels + ` 2`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("no %s", want)
+		}
+	}
+	if strings.Contains(rec.Body.String(), "redis_stream_coord_shard_") {
+		t.Errorf("per-shard series exported by default")
+	}
+}
+
+// The configuration accepts monitoring.shard-series up to the metrics' hard
+// cap and refuses more, so that no value is silently clipped.
+func TestShardSeriesCapIsTheConfigLimit(t *testing.T) {
+	for n, valid := range map[int]bool{metrics.MaxShardSeries: true, metrics.MaxShardSeries + 1: false} {
+		cfg := config.Default()
+		cfg.Monitoring.ShardSeries = n
+		if err := cfg.Validate(); (err == nil) != valid {
+			t.Errorf("shard-series %d: Validate() = %v, want valid %v", n, err, valid)
+		}
 	}
 }
 
