@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 )
 
@@ -19,7 +20,7 @@ import (
 // Every run must end without an overlap, settle balanced, keep every
 // acknowledged scale and never see an epoch move back.
 func TestChaosShort(t *testing.T) {
-	if _, err := os.Stat(RedisBinary); err != nil {
+	if _, err := os.Stat(redisproc.Binary); err != nil {
 		testredis.Unavailable(t, "redis-server binary: %v", err)
 	}
 	ctx := context.Background()

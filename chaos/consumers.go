@@ -168,7 +168,7 @@ func (f *fleet) run(ctx, healed context.Context, n int) {
 // produce writes keyed records (20 keys, a sequence number each) at about
 // 100 a second until ctx ends.
 func (f *fleet) produce(ctx context.Context) {
-	rdb := redis.NewClient(&redis.Options{Addr: f.r.redis.addr, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: f.r.redis.Addr, MaxRetries: -1})
 	defer rdb.Close()
 	p, err := client.NewProducer(client.ProducerConfig{Coordinator: client.NewCoordinator(f.base, client.WithBasicAuth("admin", "password")),
 		Redis: rdb, StreamPrefix: f.prefix, Group: realGroup})
@@ -207,7 +207,7 @@ func (f *fleet) start() *proc {
 	n := f.procs
 	f.mu.Unlock()
 	p := &proc{id: fmt.Sprintf("real-%03d", n), dead: make(chan struct{}), done: make(chan error, 1)}
-	p.rdb = redis.NewClient(&redis.Options{Addr: f.r.redis.addr, MaxRetries: -1})
+	p.rdb = redis.NewClient(&redis.Options{Addr: f.r.redis.Addr, MaxRetries: -1})
 	hc := &http.Client{Timeout: time.Second, Transport: deadTransport{p.dead, http.DefaultTransport}}
 	rng := rand.New(rand.NewPCG(uint64(f.r.opts.Seed), uint64(n)))
 	var rmu sync.Mutex

@@ -21,6 +21,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
 )
 
 // Result is the outcome of one run.
@@ -58,7 +59,7 @@ type run struct {
 	key     group.Key
 	client  *http.Client
 	cluster *cluster
-	redis   *redisProc
+	redis   *redisproc.Server
 	oracle  *membersim.Oracle
 	log     eventLog
 	answers answers
@@ -123,12 +124,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// The Redis server runs for the jdbc store too (the coordinators'
 	// redis.* settings), but it is killed only when it is the store.
 	var err error
-	if r.redis, err = startRedis(ctx, dir); err != nil {
+	if r.redis, err = redisproc.Start(ctx, dir, redisproc.Durable...); err != nil {
 		return nil, err
 	}
-	defer r.redis.kill()
+	defer r.redis.Kill()
 	cfg := coordproc.ServerConfig{
-		Store: o.Store, KeyPrefix: "chaos:" + suffix + ":", RedisAddr: r.redis.addr, GroupCommit: true,
+		Store: o.Store, KeyPrefix: "chaos:" + suffix + ":", RedisAddr: r.redis.Addr, GroupCommit: true,
 		Interval: o.Interval, LeaseTTL: o.LeaseTTL, RebalanceTimeout: o.RebalanceTimeout, MaxShards: 2 * o.Shards,
 	}
 	if o.Store == coordproc.StoreJDBC {
@@ -273,11 +274,11 @@ func (r *run) apply(ctx context.Context, f Fault) {
 		r.count(f.Kind)
 		r.bg.Go(func() { r.rollingRestart(ctx) })
 	case RedisKill:
-		r.redis.kill()
+		r.redis.Kill()
 		r.count(f.Kind)
 		r.log.add(at, "", "FAULT redis SIGKILL")
 	case RedisRestart:
-		if err := r.redis.restart(ctx); err != nil {
+		if err := r.redis.Restart(ctx); err != nil {
 			r.log.add(r.now(), "", "redis restart failed: "+err.Error())
 			return
 		}
@@ -322,8 +323,8 @@ func (r *run) rollingRestart(ctx context.Context) {
 // the store, members restarted and reconnected, no more lost or duplicated heartbeats.
 func (r *run) heal(ctx context.Context) {
 	r.healed.Store(true)
-	if r.redis.cmd == nil {
-		if err := r.redis.restart(ctx); err != nil {
+	if !r.redis.Running() {
+		if err := r.redis.Restart(ctx); err != nil {
 			r.log.add(r.now(), "", "redis restart failed: "+err.Error())
 		}
 	}

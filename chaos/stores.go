@@ -5,96 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 )
-
-// RedisBinary is the redis-server executable the suite runs.
-const RedisBinary = "/usr/bin/redis-server"
-
-// redisProc is a throwaway redis-server with an append-only file fsynced
-// before every reply, so every write it acknowledged survives kill and
-// restart. Port and data directory stay the same across restarts. Not safe
-// for concurrent use.
-type redisProc struct {
-	addr string
-	args []string
-	cmd  *exec.Cmd
-	gone chan struct{} // closed when cmd exited
-}
-
-// startRedis runs redis-server in dir on a free loopback port.
-func startRedis(ctx context.Context, dir string) (*redisProc, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r := &redisProc{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: []string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-		"--appendonly", "yes", "--appendfsync", "always",
-		"--logfile", filepath.Join(dir, "redis.log"),
-	}}
-	return r, r.run(ctx)
-}
-
-// run starts the process and waits until it answers PING.
-func (r *redisProc) run(ctx context.Context) error {
-	r.cmd = exec.Command(RedisBinary, r.args...)
-	if err := r.cmd.Start(); err != nil {
-		return fmt.Errorf("redis-server: %w", err)
-	}
-	gone := make(chan struct{})
-	r.gone = gone
-	go func(c *exec.Cmd) { _ = c.Wait(); close(gone) }(r.cmd)
-	c := redis.NewClient(&redis.Options{Addr: r.addr, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(15 * time.Second)
-	for c.Ping(ctx).Err() != nil {
-		select {
-		case <-gone:
-			return fmt.Errorf("redis-server on %s exited at start", r.addr)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			r.kill()
-			return fmt.Errorf("redis-server on %s did not answer PING", r.addr)
-		}
-	}
-	return nil
-}
-
-// kill sends SIGKILL and waits for the exit; a no-op when it is down.
-func (r *redisProc) kill() {
-	if r.cmd == nil {
-		return
-	}
-	_ = r.cmd.Process.Kill()
-	<-r.gone
-	r.cmd = nil
-}
-
-// restart starts the killed server again on its port with its data.
-func (r *redisProc) restart(ctx context.Context) error {
-	r.kill()
-	var err error
-	for range 50 { // the port may linger briefly
-		if err = r.run(ctx); err == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return err
-}
 
 // pgSchema is a schema of its own in PostgreSQL for one run.
 type pgSchema struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -45,12 +46,8 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	if out, err := exec.Command(CLI, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
 	for _, addr := range c.Addrs {
-		if err := waitFor(ctx, nil, func(ctx context.Context) error { return clusterOK(ctx, addr) }); err != nil {
-			t.Fatalf("cluster node %s: %v", addr, err)
-		}
+		eventually.True(t, "cluster_state:ok on "+addr, func() bool { return clusterOK(context.Background(), addr) == nil })
 	}
 	return c
 }

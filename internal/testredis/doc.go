@@ -1,7 +1,8 @@
 // Package testredis gives tests Redis servers: the shared server every
 // test may use with its own key prefix (Shared, Prefix), throwaway
 // redis-server processes on free loopback ports that a test may kill and
-// restart (Start), and throwaway three-node Redis Clusters (StartCluster).
+// restart (Start, on internal/redisproc), and throwaway three-node Redis
+// Clusters (StartCluster).
 //
 // Tests never flush: isolation comes from unique key prefixes, and
 // throwaway servers keep nothing on disk (--save "" --appendonly no).
