@@ -32,16 +32,18 @@ test: services
 # justified in place (// #nosec Gxxx -- reason). It skips, like _test.go
 # files, the test harnesses that are never deployed: bench and chaos (and
 # cmd/coord-bench, cmd/coord-chaos: the directory patterns match them), and
-# the test helpers internal/testredis, internal/coordproc and
-# persistence/storetest. They start redis-server, go build and the
-# coordinator on purpose (G204), draw seeded math/rand schedules so that a
-# run can be replayed (G404) and write their result files 0644 (G306).
+# the test helpers internal/testredis, internal/redisproc, internal/pgproc,
+# internal/coordproc and persistence/storetest. They start redis-server,
+# PostgreSQL, go build and the coordinator on purpose (G204), draw seeded
+# math/rand schedules so that a run can be replayed (G404) and write their
+# result files 0644 (G306).
 # cluster/node.go:G118 (go n.run() without the Start ctx) is excluded here
 # because that package is edited by the cluster work: run's lifetime is
 # Start..Stop (it returns on Stop's close of n.stop), not the ctx of Start.
 GOBIN_DIR = $(shell d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})
 GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testredis \
-	-exclude-dir=internal/coordproc -exclude-dir=persistence/storetest \
+	-exclude-dir=internal/redisproc -exclude-dir=internal/pgproc -exclude-dir=internal/coordproc \
+	-exclude-dir=persistence/storetest \
 	-exclude-rules='cluster/node\.go:G118'
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
