@@ -4,7 +4,7 @@ BIN := bin/coordinator
 # VERSION is stamped into the binary (coordinator -version, /actuator/info).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-.PHONY: build run test lint services bench chaos
+.PHONY: build run test fuzz lint services bench chaos
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/coordinator
@@ -20,10 +20,27 @@ services:
 	@bash .ci/services
 
 # test also renders the Helm chart (deploy/helm/charttest, a module of its
-# own so that Helm and the Kubernetes API types stay out of the main one).
+# own so that Helm and the Kubernetes API types stay out of the main one),
+# then fuzzes.
 test: services
 	$(GO) test -race -count=1 ./...
 	cd deploy/helm/charttest && $(GO) test -count=1 ./...
+	@$(MAKE) --no-print-directory fuzz
+
+# fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one go
+# test per target since go test fuzzes one target per invocation: the
+# heartbeat route's decoder and validator, every route with and without
+# credentials, and the heartbeat validator in front of the state machine
+# (about 35 s in all). The plain suite runs their seeds only. A failing
+# input is written to the package's testdata/fuzz/<target>/ and joins the
+# seeds once committed.
+FUZZTIME ?= 10s
+FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+	done
 
 # lint runs staticcheck and gosec from PATH or the Go bin directory; .ci/run
 # installs them when missing (go install …@VERSION, pinned there).
