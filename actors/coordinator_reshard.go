@@ -11,7 +11,7 @@ import (
 )
 
 // The Coordinator's resharding commands (docs/protocol.md §6), run on the caller's
-// goroutine; the group actor's side is in reshard.go.
+// goroutine; the group actor's side is in admin.go.
 
 // ScaleGroup scales one group to req's target shard count (docs/protocol.md §6.2, endpoint
 // #8). It answers once the migration is ACTIVE (routing and targets have

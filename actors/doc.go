@@ -12,14 +12,17 @@
 //     epoch, it answers nothing once the process stops serving, and on a
 //     placement change it flushes, releases the group and passivates
 //     (docs/cluster.md).
-//   - It keeps two copies of the group: committed (what the store holds,
-//     plus the lease renewals, which are never written: liveness lives in
-//     the owner's memory) and working (committed plus the changes of the
-//     pending batch). Handlers run on working; reads answer from committed.
-//     Both copies, the stored revision and the pending entries live in a batch, a plain
-//     type without I/O (batch.go, tested without protoactor): the actor
-//     runs entries on it, asks it what to write, performs the store call
-//     and reports the outcome.
+//   - Each actor is a thin loop around its pure core (package core, in the
+//     shape of etcd raft's RawNode): the core keeps two copies of the
+//     group, committed (what the store holds, plus the lease renewals,
+//     which are never written: liveness lives in the owner's memory) and
+//     working (committed plus the changes of the pending batch), the
+//     stored revision and the pending entries. The actor steps heartbeats,
+//     ticks, flushes and admin records into it; each Ready says what to
+//     load or write, whom to answer with what and what to report; the
+//     actor performs that I/O and reports the outcome with Advance
+//     (group_actor.go drive; store.go holds the I/O, admin.go the admin
+//     commands). Handlers run on working; reads answer from committed.
 //   - Reads do not enter the mailbox while the group's published snapshot
 //     (an immutable clone of committed, built lazily once per version and
 //     dropped at the next commit) is current: every commit bumps a version
@@ -35,8 +38,9 @@
 //   - Commit outcomes follow persistence.Classify: a revision conflict
 //     reloads the group and re-runs the whole batch (bounded attempts); an
 //     unavailable store or mutex timeout discards the batch and answers
-//     heartbeats with status RETRY; an unknown outcome reloads (comparing
-//     revisions) and answers the same way; a corrupt group fails closed.
+//     heartbeats with status RETRY; an unknown outcome answers the same
+//     way and reloads the group before its next request; a corrupt group
+//     fails closed.
 //   - A panic while handling a message answers that message and every parked
 //     request with messages.ErrInternal, then lets the supervisor restart
 //     the actor, which reloads its state from the store.

@@ -1,44 +1,44 @@
 package actors
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/messages"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// groupActor is the GroupActor of one group: the runtime around the pure
-// domain. Every field is owned by the actor's Receive.
+// groupActor is the GroupActor of one group: a thin loop around its pure
+// core (package core), which holds the group and decides; the actor moves
+// messages, arms the timer and performs the I/O the core asks for (drive).
+// Every field is owned by the actor's Receive.
 //
 // State transitions:
 //
-//	Started            load → committed, working = committed.Clone(); a load
-//	                   failure fails closed (loadErr) until a later load works.
-//	                   With Options.Ownership nothing is loaded until the
-//	                   first request acquires the group (own)
+//	Started            load (see reload); a load failure fails closed until
+//	                   a later load works. With Options.Ownership nothing
+//	                   is loaded until the first request acquires the
+//	                   group (own)
 //	(every request)    own: acquire the group if not owned, refuse it once
 //	                   this process no longer serves
 //	handOver           flush, release the group, passivate: it is placed on
 //	                   another coordinator now
-//	Heartbeat, Tick    run on working; records join the batch; the first
-//	                   entry of a batch queues flush{} (or flush at once when
-//	                   group commit is off or the batch is full); a tick of a
-//	                   DRAINING scale-in first asks Redis whether the removed
-//	                   shards are drained (Options.Drains)
-//	flush{}            commit the batch (see flush); answer every entry
+//	Heartbeat, Tick    stepped into the core, which parks them in its batch
+//	                   and asks for a flush (queued as flush{}, or at once
+//	                   when group commit is off or the batch is full); a
+//	                   tick of a DRAINING scale-in first asks Redis whether
+//	                   the removed shards are drained (Options.Drains)
+//	flush{}            flush (the queued one): the core commits the batch and
+//	                   answers it
 //	Create, Delete,    flush, then run alone in the critical section; create
 //	Scale, Rollback    and scale provision Redis streams between commits
 //	GetSnapshot        publish committed (see snapshot) and answer with it;
 //	                   other reads take the published snapshot without
 //	                   entering the mailbox (Coordinator.committed)
-//	CheckScale         answer from committed (after revalidating a shared store)
+//	CheckScale         answer from committed
 //	request, idle      group does not exist, nothing pending: ask the manager
 //	                   to passivate (once)
 //	ReceiveTimeout     no request for IdleTimeout, nothing pending or due:
@@ -55,19 +55,19 @@ type groupActor struct {
 	key   group.Key
 	depth *mailboxDepth
 
-	// loadErr is the last load failure; while set, the actor fails closed:
-	// every request retries the load and is answered with its error.
-	loadErr error
-	// batch holds committed, working, the stored revision and leases, and
-	// the pending entries (group commit without I/O; batch.go).
-	batch
+	// core holds committed, working, the stored revision and the pending
+	// batch, and decides what to write and whom to answer.
+	core *core.Core[*messages.Heartbeat]
 	// cell publishes committed to readers.
 	cell *snapshotCell
 	// owned: this process holds the group's ownership (Options.Ownership).
 	owned bool
 
-	flushQueued bool // a flush{} is in the mailbox
-	passivating bool // passivate{} was sent to the manager
+	passivating bool      // passivate{} was sent to the manager
+	flushStart  time.Time // when the flush under way started
+	tickStart   time.Time // when the tick under way started
+	// commitErr is the outcome of the last admin commit (core.Commit).
+	commitErr error
 
 	// self is the actor's PID (set on Started); timer ticks the group when
 	// its next time-driven event is due (see arm).
@@ -82,7 +82,14 @@ type flush struct{}
 
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
 	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell),
-		batch: batch{settings: c.opts.Settings}}
+		core: core.New[*messages.Heartbeat](core.Config{
+			Key:            key,
+			Settings:       c.opts.Settings,
+			GroupCommit:    c.opts.GroupCommit,
+			MaxBatch:       c.opts.MaxBatch,
+			CommitAttempts: c.opts.CommitAttempts,
+			NotOwner:       cluster.ErrNotOwner,
+		})}
 }
 
 // Receive dispatches one message; each case is a few lines.
@@ -93,7 +100,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.c.snapshots.Store(a.key, a.cell)
 		ctx.SetReceiveTimeout(a.c.opts.IdleTimeout)
 		if a.c.opts.Ownership == nil {
-			_ = a.reload() // a failure is kept in loadErr
+			_ = a.reload() // a failure fails the core closed
 		}
 	case *actor.ReceiveTimeout:
 		a.passivateIdle(ctx)
@@ -110,11 +117,10 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.c.opts.Observer.ActorRestarted(a.key)
 	case dueTick:
 		if a.fired(msg) {
-			a.handle(ctx, a.dueTickMessage())
+			a.handle(a.dueTickMessage())
 		}
 	case flush:
-		a.flushQueued = false
-		a.flush()
+		a.flushBatch(true)
 	case retire:
 		a.flush()
 		ctx.Stop(ctx.Self())
@@ -124,7 +130,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		if h := a.c.opts.BeforeHandle; h != nil {
 			h(a.key, msg)
 		}
-		a.handle(ctx, msg)
+		a.handle(msg)
 		a.passivateIfIdle(ctx)
 	}
 	a.withdrawIfFailed()
@@ -136,11 +142,10 @@ func (a *groupActor) Receive(ctx actor.Context) {
 // member always keeps a lease expiry due, so only groups without live
 // members passivate.
 func (a *groupActor) passivateIdle(ctx actor.Context) {
-	if a.passivating || a.loadErr != nil || len(a.entries) > 0 || a.timer.t != nil {
+	if a.passivating || a.core.Failed() != nil || a.core.Pending() > 0 || a.timer.t != nil {
 		return
 	}
-	a.passivating = true
-	ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
+	a.passivate(ctx)
 }
 
 // passivateIfIdle asks the manager, once, to retire this actor when its
@@ -149,22 +154,30 @@ func (a *groupActor) passivateIdle(ctx actor.Context) {
 // a new actor, which loads it from the store.
 func (a *groupActor) passivateIfIdle(ctx actor.Context) {
 	held := a.owned || a.c.opts.Ownership == nil
-	if a.passivating || len(a.entries) > 0 || held && (a.loadErr != nil || a.committed.Exists()) {
+	if a.passivating || a.core.Pending() > 0 || held && (a.core.Failed() != nil || a.core.Committed().Exists()) {
 		return
 	}
-	a.passivating = true
-	ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
+	a.passivate(ctx)
+}
+
+// passivate asks the manager, once, to retire this actor.
+func (a *groupActor) passivate(ctx actor.Context) {
+	if !a.passivating {
+		a.passivating = true
+		ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
+	}
 }
 
 // handle serves one request or tick once the group is owned and loaded.
-func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
+func (a *groupActor) handle(msg messages.Request) {
 	err := a.own(msg.Forwarder())
 	if err == nil {
 		err = a.ready()
 	}
 	if err != nil {
 		if hb, ok := msg.(*messages.Heartbeat); ok {
-			a.answerHeartbeat(hb, group.HeartbeatResponse{}, err)
+			a.core.Step(core.Heartbeat[*messages.Heartbeat]{Req: hb.Request, To: hb, Refused: err})
+			a.drive()
 		} else {
 			failRequest(msg, err)
 		}
@@ -172,67 +185,120 @@ func (a *groupActor) handle(ctx actor.Context, msg messages.Request) {
 	}
 	switch m := msg.(type) {
 	case *messages.Heartbeat:
-		a.heartbeat(ctx, m)
+		at := m.Arrived
+		if at.IsZero() {
+			at = a.c.opts.Clock()
+		}
+		a.core.Step(core.Heartbeat[*messages.Heartbeat]{Now: at, Req: m.Request, To: m})
+		a.drive()
 	case *messages.Tick:
-		a.tick(ctx, m)
+		a.tick(m)
 	case *messages.CreateGroup:
 		a.flush()
 		answerAdmin(a, m.Reply, "create", func() (group.GroupView, error) { return a.create(m) })
 	case *messages.DeleteGroup:
 		a.flush()
 		answerAdmin(a, m.Reply, "delete", func() (group.GroupView, error) { return a.delete(m) })
+	case *messages.Scale:
+		op := "scale-group"
+		if m.StreamLevel {
+			op = "scale-stream"
+		}
+		a.flush()
+		answerAdmin(a, m.Reply, op, func() (group.Migration, error) { return a.scale(m) })
+	case *messages.Rollback:
+		a.flush()
+		answerAdmin(a, m.Reply, "rollback-migration", func() (group.Migration, error) { return a.rollback(m) })
+	case *messages.CheckScale:
+		a.checkScale(m)
 	case *messages.GetSnapshot:
 		m.Reply.Answer(a.snapshot())
-	default:
-		a.handleResharding(msg)
 	}
 }
 
-// heartbeat runs a heartbeat on working, at its arrival time, and parks it
-// in the batch. With nothing to store and nothing pending (a lease
-// renewal), it is answered at once: handle has just checked that this
-// process serves.
-func (a *groupActor) heartbeat(ctx actor.Context, m *messages.Heartbeat) {
-	at := m.Arrived
-	if at.IsZero() {
-		at = a.c.opts.Clock()
-	}
-	e := entry{now: at, hb: m}
-	recs := a.run(&e)
-	if len(recs) == 0 && len(a.entries) == 0 {
-		m.Reply.Answer(e.resp, nil)
+// tick runs the time-driven maintenance.
+func (a *groupActor) tick(m *messages.Tick) {
+	a.tickStart = time.Now()
+	a.core.Step(core.Tick{Now: m.Now})
+	a.drive()
+}
+
+// flush commits the pending batch and answers every entry (group commit,
+// docs/architecture.md principle 5; the core decides, see package core).
+// Without group commit the batch is written in the critical section.
+func (a *groupActor) flush() { a.flushBatch(false) }
+
+// flushBatch is flush; queued marks the flush{} message the core asked to
+// queue.
+func (a *groupActor) flushBatch(queued bool) {
+	if a.core.Pending() == 0 {
+		if queued {
+			a.core.Step(core.Flush{Queued: true})
+		}
 		return
 	}
-	a.park(ctx, e, recs)
+	a.flushStart = time.Now()
+	a.c.opts.Observer.MailboxDepth(a.key, int(a.depth.n.Load()))
+	var err error
+	if !a.c.opts.GroupCommit {
+		var unlock func()
+		if unlock, err = a.lock(); err == nil {
+			defer unlock()
+		}
+	}
+	a.core.Step(core.Flush{Now: a.c.opts.Clock(), Queued: queued, NotServing: a.notServing(), Err: err})
+	a.drive()
 }
 
-// tick runs the time-driven maintenance; a tick that changes nothing in an
-// idle group is dropped.
-func (a *groupActor) tick(ctx actor.Context, m *messages.Tick) {
-	start := time.Now()
-	changed := false
-	defer func() { a.c.opts.Observer.TickHandled(changed, time.Since(start)) }()
-	e := entry{now: m.Now}
-	recs := a.run(&e)
-	if e.drained = a.drainedMigration(); e.drained != "" {
-		recs = append(recs, a.confirmDrain(&e)...)
-	}
-	changed = len(recs) > 0
-	if !changed && len(a.entries) == 0 {
-		return
-	}
-	a.park(ctx, e, recs)
-}
-
-// park adds an entry and its records to the batch and makes sure a flush
-// follows.
-func (a *groupActor) park(ctx actor.Context, e entry, recs []group.Record) {
-	switch n := a.batch.park(e, recs); {
-	case !a.c.opts.GroupCommit || n >= a.c.opts.MaxBatch:
-		a.flush()
-	case !a.flushQueued:
-		a.flushQueued = true
-		ctx.Send(ctx.Self(), flush{})
+// drive does what the core's Ready asks until it asks nothing more: it
+// reports the events and the changes of committed (outdating the published
+// snapshot before anyone is answered), answers, schedules the flush, and
+// performs the load, write or drain check, reporting its outcome with
+// Advance.
+func (a *groupActor) drive() {
+	for a.core.HasReady() {
+		rd := a.core.Ready()
+		for _, c := range rd.Conflicts {
+			a.c.opts.Observer.Conflict(a.key, c.Op, c.Attempt)
+		}
+		if rd.Deposed {
+			a.disown()
+		}
+		if rd.Ticked != nil {
+			a.c.opts.Observer.TickHandled(*rd.Ticked, time.Since(a.tickStart))
+		}
+		if f := rd.Flushed; f != nil {
+			a.c.opts.Observer.BatchFlushed(a.key, f.Size, f.Wrote, time.Since(a.flushStart), f.Err)
+		}
+		if rd.Changed {
+			a.committedChanged()
+			committed := a.core.Committed()
+			a.c.opts.Observer.GroupCommitted(a.key, committed, rd.Records)
+			if committed.Exists() {
+				a.c.opts.Observer.GroupStats(a.key, committed.Stats())
+			}
+		}
+		if rd.Committed != nil {
+			a.commitErr = *rd.Committed
+		}
+		a.withdrawIfFailed() // a failed group's readers wait for its reload
+		for _, ans := range rd.Answers {
+			ans.To.Reply.Answer(ans.Resp, ans.Err)
+		}
+		switch {
+		case rd.Load:
+			a.core.Advance(a.load())
+		case rd.Write != nil:
+			a.core.Advance(a.write(rd.Write))
+		case rd.DrainCheck != nil:
+			a.core.Advance(core.DrainChecked{Drained: a.drained(rd.DrainCheck)})
+		}
+		switch rd.Flush {
+		case core.FlushQueued:
+			a.c.system.Root.Send(a.self, flush{})
+		case core.FlushNow:
+			a.flush()
+		}
 	}
 }
 
@@ -245,69 +311,17 @@ func answerAdmin[T any](a *groupActor, r messages.ReplyTo[T], op string, run fun
 	r.Answer(v, err)
 }
 
-// answerQuery answers a query that must run on the actor (a pre-check of
-// an admin command) from committed.
-func answerQuery[T any](a *groupActor, r messages.ReplyTo[T], query func(*group.Group) (T, error)) {
-	var zero T
-	if !a.committed.Exists() {
-		r.Answer(zero, groupNotFound())
-		return
-	}
-	r.Answer(query(a.committed))
-}
-
-// answerHeartbeat answers a heartbeat with resp, or after a failure with
-// status RETRY when its outcome is retryable (persistence.Classify; the
-// member keeps its lease and heartbeats again), or with the error: a panic
-// or a corrupt group (HTTP 500), or a group owned elsewhere
-// (cluster.ErrNotOwner: status RETRY with the owner's address).
-func (a *groupActor) answerHeartbeat(hb *messages.Heartbeat, resp group.HeartbeatResponse, err error) {
-	switch {
-	case err == nil:
-		hb.Reply.Answer(resp, nil)
-	case errors.Is(err, cluster.ErrNotOwner):
-		hb.Reply.Answer(group.HeartbeatResponse{}, err)
-	case persistence.Classify(err).Retryable():
-		hb.Reply.Answer(group.RetryResponse(a.c.opts.Settings, hb.Request), nil)
-	default:
-		hb.Reply.Answer(group.HeartbeatResponse{}, err)
-	}
-}
-
-// answerBatch answers every entry of the batch (err nil: with its computed
-// response) and empties it. An entry leaves the batch only once answered,
-// so a panic midway leaves the rest to failBatch.
-func (a *groupActor) answerBatch(err error) {
-	for len(a.entries) > 0 {
-		if e := a.entries[0]; e.hb != nil {
-			a.answerHeartbeat(e.hb, e.resp, err)
-		}
-		a.entries = a.entries[1:]
-	}
-	a.clear()
-}
-
 // failBatch answers every parked heartbeat that has no answer yet with err
 // and empties the batch. It never blocks; the panic middleware uses it.
 func (a *groupActor) failBatch(err error) {
-	for _, e := range a.entries {
-		if e.hb != nil {
-			tryFail(e.hb.Reply, err)
-		}
+	for _, hb := range a.core.Abandon() {
+		tryFail(hb.Reply, err)
 	}
-	a.clear()
 }
 
 // groupNotFound is the domain error for a group that is not stored.
 func groupNotFound() error {
 	return group.Errorf(group.CodeGroupNotFound, "Group not found")
-}
-
-// serving reports whether this process may answer for the group without a
-// write proving its ownership.
-func (a *groupActor) serving() bool {
-	o := a.c.opts.Ownership
-	return o == nil || a.owned && o.Serving()
 }
 
 // handOver is sent to a group actor whose group is placed on another
@@ -332,18 +346,5 @@ func (a *groupActor) handOver(ctx actor.Context) {
 		}
 		a.c.opts.Observer.HandedOver(a.key, cause)
 	}
-	if !a.passivating {
-		a.passivating = true
-		ctx.Send(a.c.manager, passivate{key: a.key, pid: ctx.Self()})
-	}
-}
-
-// storeCtx bounds one store call.
-func (a *groupActor) storeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), a.c.opts.StoreTimeout)
-}
-
-// errorf wraps a store error with the operation and the group.
-func (a *groupActor) errorf(op string, err error) error {
-	return fmt.Errorf("%s group %s: %w", op, a.key, err)
+	a.passivate(ctx)
 }

@@ -84,15 +84,15 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 // its revision, so that a failed create leaves nothing behind; if that
 // delete fails too the group stays stored and both errors are reported.
 func (a *groupActor) provisionCreated() error {
-	err := a.provision(a.committed.ShardCount)
+	err := a.provision(a.core.Committed().ShardCount)
 	if err == nil {
 		return nil
 	}
 	ctx, cancel := a.storeCtx()
 	defer cancel()
-	if derr := a.c.opts.Store.Delete(ctx, a.key, a.rev); derr != nil {
+	if derr := a.c.opts.Store.Delete(ctx, a.key, a.core.Rev()); derr != nil {
 		return fmt.Errorf("%w (deleting the group again failed: %v)", err, derr)
 	}
-	a.install(group.New(), 0, false, a.c.opts.Clock())
+	a.install(group.New(), 0)
 	return err
 }

@@ -59,14 +59,14 @@ func (a *groupActor) snapshot() (*group.Group, error) { return a.publish().g, ni
 // cloning committed when the published one is out of date. It does
 // nothing while the group fails closed.
 func (a *groupActor) publish() *snapshot {
-	if a.loadErr != nil {
+	if a.core.Failed() != nil {
 		return nil
 	}
 	v := a.cell.version.Load()
 	if s := a.cell.cur.Load(); s != nil && s.version == v {
 		return s
 	}
-	s := &snapshot{g: a.committed.Clone(), version: v}
+	s := &snapshot{g: a.core.Committed().Clone(), version: v}
 	a.cell.cur.Store(s)
 	return s
 }
@@ -74,7 +74,7 @@ func (a *groupActor) publish() *snapshot {
 // withdrawIfFailed drops the published snapshot while the group fails
 // closed, so that readers get the load error from the actor.
 func (a *groupActor) withdrawIfFailed() {
-	if a.loadErr != nil && a.cell.cur.Load() != nil {
+	if a.core.Failed() != nil && a.cell.cur.Load() != nil {
 		a.cell.cur.Store(nil)
 	}
 }

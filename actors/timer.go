@@ -33,7 +33,7 @@ func (a *groupActor) arm() {
 		return
 	}
 	now := a.c.opts.Clock()
-	due, poll := a.working.NextDue()
+	due, poll := a.core.Due()
 	var at time.Time
 	switch {
 	case due == 0:

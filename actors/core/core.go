@@ -1,0 +1,503 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Config is what a Core needs to decide.
+type Config struct {
+	Key      group.Key
+	Settings group.Settings
+	// GroupCommit parks heartbeats and ticks for one commit per batch;
+	// without it every entry is flushed at once.
+	GroupCommit bool
+	// MaxBatch flushes a batch at once when it holds that many entries.
+	MaxBatch int
+	// CommitAttempts bounds the attempts of one commit under revision
+	// conflicts.
+	CommitAttempts int
+	// NotOwner matches the refusals naming another owner (or this process
+	// no longer serving): heartbeats get them as errors, never RETRY.
+	NotOwner error
+}
+
+// Core is one group's state and pending batch (see the package doc). R is
+// what the actor answers a heartbeat through; the core only hands it back.
+// A Core is not safe for concurrent use.
+type Core[R any] struct {
+	cfg Config
+
+	committed *group.Group         // the stored state (a not-existing group when rev is 0)
+	working   *group.Group         // committed + the pending entries
+	rev       persistence.Revision // committed's store revision, 0 while not stored
+	// legacy marks a group decoded from the legacy layout: its next write
+	// rewrites the whole group (persistence.Rewrite).
+	legacy bool
+	// failed is why the group fails closed (a failed load, a corrupt
+	// group, a write of unknown outcome): it serves nothing until a load
+	// succeeds.
+	failed error
+
+	// The pending entries in arrival order and the records they produced
+	// on working.
+	entries []entry[R]
+	records []group.Record
+	// flushQueued: the actor was asked to queue a flush (Ready.Flush).
+	flushQueued bool
+	// fl is the flush under way, nil between flushes.
+	fl *flush
+	// ticking is a tick waiting for its drain check (Ready.DrainCheck).
+	ticking *tick[R]
+
+	rd Ready[R]
+}
+
+// entry is one heartbeat or tick of the pending batch.
+type entry[R any] struct {
+	now  time.Time
+	hb   *group.HeartbeatRequest // nil for a tick
+	to   R
+	resp group.HeartbeatResponse // computed on working; sent once committed
+	// drained names the migration a tick found drained in Redis; re-runs
+	// replay the confirmation without asking Redis again.
+	drained string
+}
+
+// tick is a tick entry, run on working, and its records.
+type tick[R any] struct {
+	e         entry[R]
+	recs      []group.Record
+	migration string // whose drain is checked
+}
+
+// flush is the state of the flush under way.
+type flush struct {
+	now        time.Time
+	notServing error
+	size       int
+	attempt    int
+	wrote      bool
+	// committing: the admin records of Commit are written, not a batch.
+	committing bool
+}
+
+// New returns a core holding a group that does not exist, at revision 0,
+// until a load is reported (Advance(Loaded)).
+func New[R any](cfg Config) *Core[R] {
+	return &Core[R]{cfg: cfg, committed: group.New(), working: group.New()}
+}
+
+// Committed returns the committed group. It must only be read.
+func (c *Core[R]) Committed() *group.Group { return c.committed }
+
+// Rev returns the committed group's store revision.
+func (c *Core[R]) Rev() persistence.Revision { return c.rev }
+
+// Failed returns why the group fails closed, or nil: a failed core must be
+// loaded (Advance(Loaded)) before it serves.
+func (c *Core[R]) Failed() error { return c.failed }
+
+// Pending reports how many heartbeats and ticks wait for a flush.
+func (c *Core[R]) Pending() int { return len(c.entries) }
+
+// Due says when working next needs a tick (group.NextDue).
+func (c *Core[R]) Due() (due group.Instant, poll bool) { return c.working.NextDue() }
+
+// PendingDrain names working's DRAINING scale-in whose removed shards a
+// tick must find drained in Redis (group.PendingDrain).
+func (c *Core[R]) PendingDrain() (id string, removed []int, ok bool) {
+	if !c.cfg.Settings.DrainCheck {
+		return "", nil, false
+	}
+	return c.working.PendingDrain()
+}
+
+// Run runs an admin handler on c's working copy and returns its result;
+// the actor flushes the batch first, so its records are the whole
+// difference between working and committed, and commits them with
+// Step(Commit). A refusal reverts working.
+func Run[R, A any](c *Core[R], handler func(working *group.Group) group.Result[A]) group.Result[A] {
+	res := handler(c.working)
+	if res.Err != nil {
+		c.revert()
+	}
+	return res
+}
+
+// Check runs handler on a copy of committed, which stays as it is: a
+// pre-check answered from the committed state.
+func Check[R, A any](c *Core[R], handler func(copy *group.Group) group.Result[A]) group.Result[A] {
+	return handler(c.committed.Clone())
+}
+
+// Step feeds the core one entry; see Heartbeat, Tick, Flush and Commit.
+func (c *Core[R]) Step(in Input) {
+	switch in := in.(type) {
+	case Heartbeat[R]:
+		if in.Refused != nil {
+			c.rd.Answers = append(c.rd.Answers, c.answer(entry[R]{hb: in.Req, to: in.To}, in.Refused))
+			return
+		}
+		e := entry[R]{now: in.Now, hb: in.Req, to: in.To}
+		recs := c.run(&e)
+		if len(recs) == 0 && len(c.entries) == 0 {
+			c.rd.Answers = append(c.rd.Answers, Answer[R]{To: e.to, Resp: e.resp})
+			return
+		}
+		c.park(e, recs)
+	case Tick:
+		e := entry[R]{now: in.Now}
+		recs := c.run(&e)
+		if !c.cfg.Settings.DrainCheck {
+			c.ticked(e, recs)
+			return
+		}
+		if id, removed, ok := c.working.PendingDrain(); ok {
+			c.ticking = &tick[R]{e: e, recs: recs, migration: id}
+			c.rd.DrainCheck = &DrainCheck{Migration: id, Shards: removed}
+			return
+		}
+		c.ticked(e, recs)
+	case Flush:
+		if in.Queued {
+			c.flushQueued = false
+		}
+		if len(c.entries) == 0 {
+			return
+		}
+		c.fl = &flush{now: in.Now, notServing: in.NotServing, size: len(c.entries)}
+		switch {
+		case in.Err != nil:
+			c.finish(c.abort(in.Err))
+		case !c.cfg.GroupCommit || c.needsWrite():
+			c.write()
+		default:
+			c.finish(nil)
+		}
+	case Commit:
+		if len(in.Records) == 0 {
+			return
+		}
+		c.records = in.Records
+		c.fl = &flush{now: in.Now, committing: true}
+		if c.failed != nil {
+			c.end(c.failed)
+		} else {
+			c.write()
+		}
+	default:
+		panic(fmt.Sprintf("core: unknown entry %T", in))
+	}
+}
+
+// ticked ends a tick: one that changed nothing in an idle group is
+// dropped, any other joins the batch.
+func (c *Core[R]) ticked(e entry[R], recs []group.Record) {
+	changed := len(recs) > 0
+	c.rd.Ticked = &changed
+	if changed || len(c.entries) > 0 {
+		c.park(e, recs)
+	}
+}
+
+// drainChecked completes the tick waiting for its drain check: a drained
+// migration is confirmed (group.ConfirmDrain), and re-runs replay the
+// confirmation without asking Redis again.
+func (c *Core[R]) drainChecked(out DrainChecked) {
+	t := c.ticking
+	if t == nil {
+		panic("core: a drain check outcome without a tick")
+	}
+	c.ticking = nil
+	if out.Drained {
+		t.e.drained = t.migration
+		t.recs = append(t.recs, c.working.ConfirmDrain(group.InstantOf(t.e.now), c.cfg.Settings, t.e.drained).Records...)
+	}
+	c.ticked(t.e, t.recs)
+}
+
+// Ready returns what the actor must do now and forgets it: the actor does
+// it all (reports, answers, then the Load or Write) and reports the Load's
+// or Write's outcome with Advance.
+func (c *Core[R]) Ready() Ready[R] {
+	rd := c.rd
+	c.rd = Ready[R]{}
+	return rd
+}
+
+// HasReady reports whether Ready holds anything to do.
+func (c *Core[R]) HasReady() bool { return !c.rd.empty() }
+
+// Advance reports the outcome of the Load or Write of the last Ready.
+func (c *Core[R]) Advance(out Outcome) {
+	switch out := out.(type) {
+	case Loaded:
+		c.loaded(out)
+	case Written:
+		c.written(out)
+	case DrainChecked:
+		c.drainChecked(out)
+	default:
+		panic(fmt.Sprintf("core: unknown outcome %T", out))
+	}
+}
+
+// Abandon empties the batch without answering it and returns whom its
+// heartbeats were to be answered through (a panic: the actor answers them
+// with an error and restarts, and its next core loads from the store).
+func (c *Core[R]) Abandon() []R {
+	var out []R
+	for _, e := range c.entries {
+		if e.hb != nil {
+			out = append(out, e.to)
+		}
+	}
+	c.entries, c.records, c.fl, c.ticking = nil, nil, nil, nil
+	return out
+}
+
+// Fail decides what follows a failed admin command on its attempt-th try
+// (op names it for the conflict report): after a revision conflict with
+// attempts left, reload (Ready.Load) and run it again (retry); otherwise
+// working reverts to committed and err is what to answer (see abort).
+func (c *Core[R]) Fail(op string, attempt int, err error) (retry bool, _ error) {
+	if persistence.Classify(err) != persistence.Stale {
+		return false, c.abort(err)
+	}
+	c.rd.Conflicts = append(c.rd.Conflicts, Conflict{Op: op, Attempt: attempt})
+	if attempt >= c.cfg.CommitAttempts {
+		c.revert()
+		return false, fmt.Errorf("%s group %s: %w", op, c.cfg.Key, messages.ErrStateConflict)
+	}
+	c.rd.Load = true
+	return true, nil
+}
+
+// run runs one entry on working, recording a heartbeat's response, and
+// returns the records it produced.
+func (c *Core[R]) run(e *entry[R]) []group.Record {
+	at := group.InstantOf(e.now)
+	if e.hb == nil {
+		recs := c.working.Tick(at, c.cfg.Settings).Records
+		if e.drained != "" {
+			recs = append(recs, c.working.ConfirmDrain(at, c.cfg.Settings, e.drained).Records...)
+		}
+		return recs
+	}
+	res := c.working.Heartbeat(at, c.cfg.Settings, e.hb)
+	e.resp = res.Answer
+	return res.Records
+}
+
+// park adds an entry, already run, and its records to the batch and asks
+// for a flush: at once without group commit or once the batch is full,
+// else queued behind what is already in the mailbox.
+func (c *Core[R]) park(e entry[R], recs []group.Record) {
+	c.entries = append(c.entries, e)
+	c.records = append(c.records, recs...)
+	switch {
+	case !c.cfg.GroupCommit || len(c.entries) >= c.cfg.MaxBatch:
+		c.rd.Flush = FlushNow
+	case !c.flushQueued:
+		c.flushQueued = true
+		c.rd.Flush = FlushQueued
+	}
+}
+
+// rerun re-runs every pending entry, in order, on working (after install).
+func (c *Core[R]) rerun() {
+	c.records = nil
+	for i := range c.entries {
+		c.records = append(c.records, c.run(&c.entries[i])...)
+	}
+}
+
+// revert drops working's changes after a failed write.
+func (c *Core[R]) revert() { c.working = c.committed.Clone() }
+
+// install makes g, read from the store at rev, the committed state and
+// resets working to a copy of it; the pending entries stay (rerun replays
+// them). Every lease starts afresh at now (group.RestartLeases, records
+// kept in memory): renewals are not stored, so the stored lease ends may
+// be older than what was promised before this load.
+func (c *Core[R]) install(g *group.Group, rev persistence.Revision, legacy bool, now time.Time) {
+	g.RestartLeases(group.InstantOf(now), c.cfg.Settings)
+	c.committed, c.working, c.rev, c.legacy = g, g.Clone(), rev, legacy
+	c.rd.Changed = true
+}
+
+// needsWrite reports whether the pending records must be stored: anything
+// but lease renewals (or any change of a legacy-layout group).
+func (c *Core[R]) needsWrite() bool {
+	return c.legacy && len(c.records) > 0 || len(c.writes()) > 0
+}
+
+// writes returns the pending records without the liveness-only member
+// records (lease renewals): liveness lives in the owner's memory. A
+// member never stored is still written, because its record carries more
+// than liveness. No other coordinator reads a lease end from the store:
+// one that takes the group over starts every lease afresh (install), and
+// this one answers nothing once it may have lost the group (docs/cluster.md).
+func (c *Core[R]) writes() []group.Record {
+	out := make([]group.Record, 0, len(c.records))
+	for _, r := range c.records {
+		if mr, ok := r.(group.MemberRecord); ok && mr.LivenessOnly {
+			if _, stored := c.committed.Members[mr.Member.MemberID]; stored {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// write asks for the pending records to be committed (Ready.Write), or
+// ends the flush when nothing needs writing. A group that fails closed is
+// loaded first.
+func (c *Core[R]) write() {
+	if c.failed != nil {
+		c.rd.Load = true
+		return
+	}
+	c.fl.attempt++
+	var m persistence.Mutation
+	switch recs := c.writes(); {
+	case c.legacy && len(c.records) > 0:
+		m = persistence.Rewrite(c.working, c.fl.now)
+	case len(recs) == 0:
+		c.finish(nil)
+		return
+	default:
+		m = persistence.MutationOf(c.working, recs, c.fl.now)
+	}
+	c.rd.Write = &Write{Expected: c.rev, Mutation: m}
+}
+
+// written takes the outcome of the write a Ready asked for.
+func (c *Core[R]) written(out Written) {
+	if c.fl == nil {
+		panic("core: a write outcome without a write")
+	}
+	if out.Err == nil {
+		c.rev, c.legacy, c.fl.wrote = out.Rev, false, true
+		c.finish(nil)
+		return
+	}
+	if c.fl.committing {
+		// An admin command's caller retries the whole command (Fail).
+		c.end(out.Err)
+		return
+	}
+	retry, err := c.Fail("flush", c.fl.attempt, out.Err)
+	if !retry {
+		c.finish(err)
+	}
+}
+
+// loaded takes a load's outcome: on success the stored group is installed
+// and the pending batch re-run on it; a flush waiting for it goes on.
+func (c *Core[R]) loaded(out Loaded) {
+	if out.Err != nil {
+		c.failed = out.Err
+		if c.fl != nil {
+			c.finish(out.Err)
+		}
+		return
+	}
+	c.failed = nil
+	c.install(out.Group, out.Rev, out.Legacy, out.Now)
+	c.rerun()
+	if c.fl != nil && !c.fl.committing {
+		c.write()
+	}
+}
+
+// abort reverts working to committed after err and returns what to
+// answer. An error of no known class may hide a completed write, so the
+// group fails closed (it is loaded before its next request, not now, so
+// that this answer waits for one store call only) and the error is marked
+// messages.ErrOutcomeUnknown. A store reporting the group corrupt fails it
+// closed; one refusing the ownership fence deposes this process.
+func (c *Core[R]) abort(err error) error {
+	switch persistence.Classify(err) {
+	case persistence.Corrupt:
+		c.failed = err
+	case persistence.Deposed:
+		c.rd.Deposed = true
+	}
+	if !persistence.Classify(err).KnownWrite() {
+		c.failed = err
+		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
+	}
+	c.revert()
+	return err
+}
+
+// finish ends a flush with err (nil: stored, or nothing to store): on
+// success the records are applied to committed; every entry is answered.
+// A batch that stored nothing is answered only while the process serves,
+// since no write proved its ownership.
+func (c *Core[R]) finish(err error) {
+	fl := c.fl
+	if fl.committing {
+		c.end(err)
+		return
+	}
+	if err == nil && !fl.wrote && fl.notServing != nil {
+		err = fl.notServing
+		c.revert()
+	}
+	c.rd.Flushed = &Flushed{Size: fl.size, Wrote: fl.wrote, Err: err}
+	if err == nil {
+		c.apply()
+	}
+	for _, e := range c.entries {
+		if e.hb != nil {
+			c.rd.Answers = append(c.rd.Answers, c.answer(e, err))
+		}
+	}
+	c.entries, c.records, c.fl = nil, nil, nil
+}
+
+// end ends the commit of an admin command's records: stored, they are
+// applied to committed; its outcome is reported in Ready.Committed.
+func (c *Core[R]) end(err error) {
+	if err == nil {
+		c.apply()
+	}
+	c.rd.Committed = &err
+	c.records, c.fl = nil, nil
+}
+
+// apply applies the pending records to committed (those that needed a
+// write were just stored).
+func (c *Core[R]) apply() {
+	for _, r := range c.records {
+		c.committed.Apply(r)
+	}
+	c.rd.Changed = true
+	c.rd.Records = append(c.rd.Records, c.records...)
+}
+
+// answer is what a heartbeat of the batch gets after a flush ending with
+// err: its computed response; or status RETRY when the failure is
+// retryable (persistence.Classify: the member keeps its lease and
+// heartbeats again); or the error: a corrupt group or a panic (HTTP 500),
+// or a refusal naming another owner (Config.NotOwner).
+func (c *Core[R]) answer(e entry[R], err error) Answer[R] {
+	switch {
+	case err == nil:
+		return Answer[R]{To: e.to, Resp: e.resp}
+	case c.cfg.NotOwner != nil && errors.Is(err, c.cfg.NotOwner):
+		return Answer[R]{To: e.to, Err: err}
+	case persistence.Classify(err).Retryable():
+		return Answer[R]{To: e.to, Resp: group.RetryResponse(c.cfg.Settings, e.hb)}
+	}
+	return Answer[R]{To: e.to, Err: err}
+}

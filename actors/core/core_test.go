@@ -1,0 +1,483 @@
+package core_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// The core is driven here as the actor drives it, without protoactor or a
+// store: entries go in with Step, each Ready is checked, and the store's
+// answers come back with Advance. Heartbeats are answered through a string
+// (their name).
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+var (
+	key        = group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
+	errNotOwns = errors.New("not the owner")
+)
+
+type testCore = core.Core[string]
+
+func config() core.Config {
+	return core.Config{Key: key, Settings: group.DefaultSettings(), GroupCommit: true, MaxBatch: 100,
+		CommitAttempts: 3, NotOwner: errNotOwns}
+}
+
+// created is a stored group of four shards without members.
+func created(t *testing.T) *group.Group {
+	t.Helper()
+	g := group.New()
+	four := 4
+	if err := g.Create(group.InstantOf(t0), group.DefaultSettings(), key,
+		group.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}).Err; err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// loaded returns a core holding created(t) at revision 1.
+func loaded(t *testing.T, cfg core.Config) *testCore {
+	t.Helper()
+	c := core.New[string](cfg)
+	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+	if rd := c.Ready(); !rd.Changed || len(rd.Records) != 0 {
+		t.Fatalf("a load: %+v, want committed changed without records", rd)
+	}
+	return c
+}
+
+func join(id string) *group.HeartbeatRequest {
+	return &group.HeartbeatRequest{ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
+		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}
+}
+
+func next(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+	req := join(id)
+	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
+	req.MemberEpoch, req.MetadataVersion, req.OwnedShards = resp.MemberEpoch, resp.MetadataVersion, resp.Assignment.AssignedShards
+	return req
+}
+
+func beat(c *testCore, at time.Time, to string, req *group.HeartbeatRequest) {
+	c.Step(core.Heartbeat[string]{Now: at, Req: req, To: to})
+}
+
+// flush steps the queued flush and returns its Ready.
+func flush(c *testCore, at time.Time) core.Ready[string] {
+	c.Step(core.Flush{Now: at, Queued: true})
+	return c.Ready()
+}
+
+// answer returns the one answer of rd, to to.
+func answer(t *testing.T, rd core.Ready[string], to string) core.Answer[string] {
+	t.Helper()
+	if len(rd.Answers) != 1 || rd.Answers[0].To != to {
+		t.Fatalf("answers %+v, want one to %s", rd.Answers, to)
+	}
+	return rd.Answers[0]
+}
+
+// joined returns a core where m-1 joined and acknowledged (stored at rev 3),
+// and m-1's last answer.
+func joined(t *testing.T) (*testCore, group.HeartbeatResponse) {
+	t.Helper()
+	return joinedWith(t, config())
+}
+
+func joinedWith(t *testing.T, cfg core.Config) (*testCore, group.HeartbeatResponse) {
+	t.Helper()
+	c := loaded(t, cfg)
+	beat(c, t0, "m-1", join("m-1"))
+	flush(c, t0)
+	c.Advance(core.Written{Rev: 2})
+	resp := answer(t, c.Ready(), "m-1").Resp
+	at := t0.Add(time.Second)
+	beat(c, at, "m-1", next("m-1", resp))
+	flush(c, at)
+	c.Advance(core.Written{Rev: 3})
+	return c, answer(t, c.Ready(), "m-1").Resp
+}
+
+func TestCoreWritesAChangeAndAnswersOnlyOnceStored(t *testing.T) {
+	c := loaded(t, config())
+	beat(c, t0, "m-1", join("m-1"))
+	rd := c.Ready()
+	if len(rd.Answers) != 0 || rd.Flush != core.FlushQueued || rd.Write != nil {
+		t.Fatalf("a join parked: %+v, want a queued flush and no answer", rd)
+	}
+	if c.Pending() != 1 {
+		t.Fatalf("pending %d", c.Pending())
+	}
+	rd = flush(c, t0)
+	if rd.Write == nil || rd.Write.Expected != 1 || len(rd.Answers) != 0 || rd.Changed {
+		t.Fatalf("flush: %+v, want a write at rev 1 and nothing answered", rd)
+	}
+	if c.Committed().Members["m-1"] != nil {
+		t.Fatal("committed changed before the write")
+	}
+	c.Advance(core.Written{Rev: 2})
+	rd = c.Ready()
+	if !rd.Changed || len(rd.Records) == 0 || rd.Flushed == nil || !rd.Flushed.Wrote || rd.Flushed.Err != nil {
+		t.Fatalf("after the write: %+v", rd)
+	}
+	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != group.StatusOK {
+		t.Fatalf("answer %+v", a)
+	}
+	if c.Rev() != 2 || c.Committed().Members["m-1"] == nil || c.Pending() != 0 || c.HasReady() {
+		t.Fatalf("after the flush: rev %d, pending %d", c.Rev(), c.Pending())
+	}
+}
+
+func TestCoreAnswersARenewalAtOnceAndNeverWritesIt(t *testing.T) {
+	c, resp := joined(t)
+	lease := c.Committed().Members["m-1"].MemberLeaseExpiresAt
+	at := t0.Add(2 * time.Second)
+	beat(c, at, "m-1", next("m-1", resp))
+	rd := c.Ready()
+	if rd.Flush != core.FlushQueued || len(rd.Answers) != 0 {
+		// A renewal produces a liveness-only record: parked, not written.
+		t.Fatalf("renewal: %+v", rd)
+	}
+	rd = flush(c, at)
+	if rd.Write != nil || rd.Flushed == nil || rd.Flushed.Wrote {
+		t.Fatalf("a renewal is written: %+v", rd)
+	}
+	answer(t, rd, "m-1")
+	if got := c.Committed().Members["m-1"].MemberLeaseExpiresAt; got <= lease || c.Rev() != 3 {
+		t.Fatalf("renewed lease %v (was %v), rev %d", got, lease, c.Rev())
+	}
+}
+
+func TestCoreAnswersAtOnceWhatChangesNothing(t *testing.T) {
+	c := loaded(t, config())
+	req := join("m-1")
+	req.ProtocolVersion = 2
+	beat(c, t0, "m-1", req)
+	rd := c.Ready()
+	if a := answer(t, rd, "m-1"); a.Resp.Status != group.StatusUnsupportedProtocol || rd.Flush != core.NoFlush {
+		t.Fatalf("rejected heartbeat: %+v", rd)
+	}
+}
+
+func TestCoreRerunsTheBatchOnFreshStateAfterAConflict(t *testing.T) {
+	c := loaded(t, config())
+	beat(c, t0, "m-2", join("m-2"))
+	c.Ready()
+	rd := flush(c, t0)
+	if rd.Write == nil {
+		t.Fatal("no write")
+	}
+	// Meanwhile the store got m-1 owning every shard.
+	other, _ := joined(t)
+	c.Advance(core.Written{Err: fmt.Errorf("commit: %w", persistence.ErrConflict)})
+	rd = c.Ready()
+	if !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: "flush", Attempt: 1}) || len(rd.Answers) != 0 {
+		t.Fatalf("after a conflict: %+v, want a load and a reported conflict", rd)
+	}
+	c.Advance(core.Loaded{Group: other.Committed().Clone(), Rev: other.Rev(), Now: t0})
+	rd = c.Ready()
+	if !rd.Changed || rd.Write == nil || rd.Write.Expected != other.Rev() {
+		t.Fatalf("after the reload: %+v, want the re-run batch written at rev %d", rd, other.Rev())
+	}
+	c.Advance(core.Written{Rev: other.Rev() + 1})
+	a := answer(t, c.Ready(), "m-2")
+	if len(a.Resp.Assignment.AssignedShards) != 0 {
+		t.Fatalf("re-run on fresh state: m-2 is assigned %v while m-1 owns every shard", a.Resp.Assignment.AssignedShards)
+	}
+}
+
+func TestCoreGivesUpAfterCommitAttempts(t *testing.T) {
+	c := loaded(t, config())
+	beat(c, t0, "m-1", join("m-1"))
+	c.Ready()
+	rd := flush(c, t0)
+	for attempt := 1; attempt < 3; attempt++ {
+		c.Advance(core.Written{Err: persistence.ErrConflict})
+		if rd = c.Ready(); !rd.Load {
+			t.Fatalf("attempt %d: %+v, want a load", attempt, rd)
+		}
+		c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+		if rd = c.Ready(); rd.Write == nil {
+			t.Fatalf("attempt %d: no write after the reload", attempt)
+		}
+	}
+	c.Advance(core.Written{Err: persistence.ErrConflict})
+	rd = c.Ready()
+	if rd.Load || rd.Flushed == nil || !errors.Is(rd.Flushed.Err, messages.ErrStateConflict) {
+		t.Fatalf("third conflict: %+v, want the flush to fail with ErrStateConflict", rd)
+	}
+	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != group.StatusRetry {
+		t.Fatalf("answer %+v, want RETRY", a)
+	}
+}
+
+func TestCoreFailureOutcomes(t *testing.T) {
+	cases := []struct {
+		name       string
+		err        error
+		failClosed bool
+		deposed    bool
+		answerErr  bool
+	}{
+		{"unavailable: revert, RETRY", persistence.ErrUnavailable, false, false, false},
+		{"unknown outcome: reload before the next request", errors.New("connection reset"), true, false, false},
+		{"corrupt: fails closed, answered with the error", persistence.ErrCorrupt, true, false, true},
+		{"deposed: the process lost the group", persistence.ErrNotOwner, false, true, false},
+		{"refused by another owner: the error", fmt.Errorf("fence: %w", errNotOwns), true, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := loaded(t, config())
+			beat(c, t0, "m-1", join("m-1"))
+			c.Ready()
+			flush(c, t0)
+			c.Advance(core.Written{Err: tc.err})
+			rd := c.Ready()
+			if rd.Flushed == nil || rd.Flushed.Err == nil || rd.Flushed.Wrote || rd.Changed {
+				t.Fatalf("flush %+v, want a failure that changed nothing", rd.Flushed)
+			}
+			if (c.Failed() != nil) != tc.failClosed || rd.Deposed != tc.deposed {
+				t.Fatalf("failed %v, deposed %v", c.Failed(), rd.Deposed)
+			}
+			a := answer(t, rd, "m-1")
+			if tc.answerErr != (a.Err != nil) || !tc.answerErr && a.Resp.Status != group.StatusRetry {
+				t.Fatalf("answer %+v", a)
+			}
+			if c.Committed().Members["m-1"] != nil || c.Pending() != 0 {
+				t.Fatal("a failed write left its change")
+			}
+			// The next entry runs on committed again: m-1 joins afresh.
+			if c.Failed() != nil {
+				c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+				c.Ready()
+			}
+			beat(c, t0, "m-1", join("m-1"))
+			c.Ready()
+			if rd := flush(c, t0); rd.Write == nil {
+				t.Fatalf("after the failure: %+v, want a write", rd)
+			}
+		})
+	}
+	// An error of no known class is reported as ErrOutcomeUnknown.
+	c := loaded(t, config())
+	beat(c, t0, "m-1", join("m-1"))
+	c.Ready()
+	flush(c, t0)
+	c.Advance(core.Written{Err: errors.New("timeout")})
+	if rd := c.Ready(); !errors.Is(rd.Flushed.Err, messages.ErrOutcomeUnknown) {
+		t.Fatalf("flush error %v, want ErrOutcomeUnknown", rd.Flushed.Err)
+	}
+}
+
+func TestCoreLoadsAFailedGroupBeforeItWrites(t *testing.T) {
+	c := loaded(t, config())
+	beat(c, t0, "m-1", join("m-1"))
+	c.Ready()
+	flush(c, t0)
+	c.Advance(core.Written{Err: errors.New("timeout")}) // fails closed
+	c.Ready()
+	beat(c, t0, "m-2", join("m-2")) // the actor reloads first; here it did not
+	c.Ready()
+	rd := flush(c, t0)
+	if !rd.Load || rd.Write != nil {
+		t.Fatalf("flush of a failed group: %+v, want a load first", rd)
+	}
+	c.Advance(core.Loaded{Err: persistence.ErrUnavailable})
+	rd = c.Ready()
+	if a := answer(t, rd, "m-2"); a.Resp.Status != group.StatusRetry || c.Failed() == nil {
+		t.Fatalf("load failed: answer %+v, failed %v", a, c.Failed())
+	}
+}
+
+func TestCoreAnswersABatchThatWroteNothingOnlyWhileServing(t *testing.T) {
+	c, resp := joined(t)
+	beat(c, t0.Add(2*time.Second), "m-1", next("m-1", resp))
+	c.Ready()
+	c.Step(core.Flush{Now: t0, NotServing: fmt.Errorf("stopped: %w", errNotOwns)})
+	rd := c.Ready()
+	if a := answer(t, rd, "m-1"); !errors.Is(a.Err, errNotOwns) {
+		t.Fatalf("answer %+v, want the not-serving error", a)
+	}
+	if rd.Changed {
+		t.Fatal("an unanswered renewal was applied to committed")
+	}
+}
+
+func TestCoreFlushScheduling(t *testing.T) {
+	cfg := config()
+	cfg.MaxBatch = 2
+	c := loaded(t, cfg)
+	beat(c, t0, "m-1", join("m-1"))
+	if rd := c.Ready(); rd.Flush != core.FlushQueued {
+		t.Fatalf("first entry: %v, want a queued flush", rd.Flush)
+	}
+	beat(c, t0, "m-2", join("m-2"))
+	if rd := c.Ready(); rd.Flush != core.FlushNow {
+		t.Fatalf("full batch: %v, want a flush now", rd.Flush)
+	}
+	c.Step(core.Flush{Now: t0})
+	c.Ready()
+	c.Advance(core.Written{Rev: 2})
+	c.Ready()
+	// The queued flush is still on its way: the next entry joins it.
+	beat(c, t0, "m-3", join("m-3"))
+	if rd := c.Ready(); rd.Flush != core.NoFlush {
+		t.Fatalf("entry after a full batch: %v, want none (one is queued)", rd.Flush)
+	}
+	c.Step(core.Flush{Now: t0, Queued: true})
+	if rd := c.Ready(); rd.Write == nil {
+		t.Fatalf("queued flush: %+v, want a write", rd)
+	}
+	cfg.GroupCommit = false
+	c = loaded(t, cfg)
+	beat(c, t0, "m-1", join("m-1"))
+	if rd := c.Ready(); rd.Flush != core.FlushNow {
+		t.Fatalf("without group commit: %v, want a flush now", rd.Flush)
+	}
+	// Without group commit a flush takes the write path even for a
+	// renewal (under the state mutex), and a lock failure fails the batch.
+	c.Step(core.Flush{Now: t0, Err: fmt.Errorf("lock: %w", persistence.ErrLockTimeout)})
+	rd := c.Ready()
+	if a := answer(t, rd, "m-1"); a.Resp.Status != group.StatusRetry || rd.Write != nil {
+		t.Fatalf("lock failure: %+v", rd)
+	}
+}
+
+func TestCoreRewritesALegacyGroupWhole(t *testing.T) {
+	c := core.New[string](config())
+	c.Advance(core.Loaded{Group: created(t), Rev: 1, Legacy: true, Now: t0})
+	c.Ready()
+	beat(c, t0, "m-1", join("m-1"))
+	c.Ready()
+	rd := flush(c, t0)
+	if rd.Write == nil || rd.Write.Mutation.Aggregate == nil || len(rd.Write.Mutation.PutMembers) != 1 {
+		t.Fatalf("legacy group: %+v, want the whole group", rd.Write)
+	}
+	c.Advance(core.Written{Rev: 2})
+	c.Ready()
+	beat(c, t0, "m-2", join("m-2"))
+	c.Ready()
+	if rd := flush(c, t0); rd.Write == nil || rd.Write.Mutation.Aggregate != nil && len(rd.Write.Mutation.PutMembers) > 2 {
+		t.Fatalf("after the rewrite: %+v, want a delta", rd.Write)
+	}
+}
+
+func TestCoreRestartsLeasesWhenItLoads(t *testing.T) {
+	writer, _ := joined(t)
+	takeover := t0.Add(group.DefaultSettings().MemberLeaseTTL / 2)
+	c := core.New[string](config())
+	c.Advance(core.Loaded{Group: writer.Committed().Clone(), Rev: writer.Rev(), Now: takeover})
+	want := group.InstantOf(takeover.Add(group.DefaultSettings().MemberLeaseTTL))
+	if got := c.Committed().Members["m-1"].LeaseEnd(); got != want {
+		t.Fatalf("lease end after a takeover: %v, want takeover + TTL %v", got, want)
+	}
+}
+
+func TestCoreRefusedHeartbeat(t *testing.T) {
+	c := core.New[string](config())
+	c.Step(core.Heartbeat[string]{Req: join("m-1"), To: "m-1", Refused: fmt.Errorf("acquire: %w", errNotOwns)})
+	if a := answer(t, c.Ready(), "m-1"); !errors.Is(a.Err, errNotOwns) {
+		t.Fatalf("refused by ownership: %+v", a)
+	}
+	c.Step(core.Heartbeat[string]{Req: join("m-1"), To: "m-1", Refused: persistence.ErrUnavailable})
+	if a := answer(t, c.Ready(), "m-1"); a.Err != nil || a.Resp.Status != group.StatusRetry {
+		t.Fatalf("refused by a store down: %+v, want RETRY", a)
+	}
+}
+
+func TestCoreTickAsksForTheDrainCheck(t *testing.T) {
+	cfg := config()
+	cfg.Settings.DrainCheck = true
+	c, resp := joinedWith(t, cfg)
+	// Scale in from 4 to 2 shards.
+	two := 2
+	res := core.Run(c, func(w *group.Group) group.Result[group.Migration] {
+		return w.StartScale(group.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &two, RequestedBy: "t"}, "mig-1")
+	})
+	commit(t, c, res.Records)
+	res = core.Run(c, func(w *group.Group) group.Result[group.Migration] {
+		return w.ActivateScale(group.InstantOf(t0), group.DefaultSettings(), "mig-1")
+	})
+	commit(t, c, res.Records)
+	// m-1 releases shards 2 and 3; the migration drains.
+	at := t0.Add(2 * time.Second)
+	for i := 0; i < 3; i++ {
+		req := next("m-1", resp)
+		req.MetadataVersion = c.Committed().MetadataVersion
+		beat(c, at, "m-1", req)
+		c.Ready()
+		if rd := flush(c, at); rd.Write != nil {
+			c.Advance(core.Written{Rev: c.Rev() + 1})
+			resp = answer(t, c.Ready(), "m-1").Resp
+		} else {
+			resp = answer(t, rd, "m-1").Resp
+		}
+	}
+	if _, _, ok := c.Committed().PendingDrain(); !ok {
+		t.Fatalf("no drain pending: %+v", c.Committed().MigrationList())
+	}
+	c.Step(core.Tick{Now: at})
+	rd := c.Ready()
+	if rd.DrainCheck == nil || rd.DrainCheck.Migration != "mig-1" || rd.Ticked != nil {
+		t.Fatalf("tick: %+v, want a drain check of mig-1", rd)
+	}
+	c.Advance(core.DrainChecked{Drained: true})
+	rd = c.Ready()
+	if rd.Ticked == nil || !*rd.Ticked || rd.Flush != core.FlushQueued {
+		t.Fatalf("after the drain check: %+v, want a changed tick parked", rd)
+	}
+	flush(c, at)
+	c.Advance(core.Written{Rev: c.Rev() + 1})
+	c.Ready()
+	if m, _ := c.Committed().Migration("mig-1"); m.State == group.MigrationDraining {
+		t.Fatalf("migration still %s after the confirmed drain", m.State)
+	}
+}
+
+// commit stores an admin command's records.
+func commit(t *testing.T, c *testCore, recs []group.Record) {
+	t.Helper()
+	c.Step(core.Commit{Now: t0, Records: recs})
+	rd := c.Ready()
+	if rd.Write == nil {
+		t.Fatalf("commit: %+v, want a write", rd)
+	}
+	c.Advance(core.Written{Rev: c.Rev() + 1})
+	rd = c.Ready()
+	if rd.Committed == nil || *rd.Committed != nil || !rd.Changed {
+		t.Fatalf("commit outcome %+v", rd)
+	}
+}
+
+func TestCoreAdminCommandConflictAsksForAReload(t *testing.T) {
+	c := loaded(t, config())
+	two := 2
+	res := core.Run(c, func(w *group.Group) group.Result[group.Migration] {
+		return w.StartScale(group.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &two, RequestedBy: "t"}, "mig-1")
+	})
+	c.Step(core.Commit{Now: t0, Records: res.Records})
+	c.Ready()
+	c.Advance(core.Written{Err: persistence.ErrConflict})
+	rd := c.Ready()
+	if rd.Committed == nil || !errors.Is(*rd.Committed, persistence.ErrConflict) || rd.Load {
+		t.Fatalf("commit outcome %+v, want the conflict for the command to decide", rd)
+	}
+	retry, err := c.Fail("scale-group", 1, *rd.Committed)
+	if rd = c.Ready(); !retry || err != nil || !rd.Load || len(rd.Conflicts) != 1 {
+		t.Fatalf("Fail: retry %v, err %v, %+v", retry, err, rd)
+	}
+	if retry, err := c.Fail("scale-group", 1, group.Errorf(group.CodeActiveMigrationExists, "busy")); retry || err == nil {
+		t.Fatalf("a refusal: retry %v, err %v", retry, err)
+	}
+	if _, ok := c.Committed().Migration("mig-1"); ok {
+		t.Fatal("an unstored migration reached committed")
+	}
+}

@@ -1,0 +1,36 @@
+// Package core is the pure core of one group actor, in the shape of etcd
+// raft's RawNode: it holds the group's state between the domain (package
+// group) and the store, and decides everything the actor does with it,
+// while the actor performs the I/O.
+//
+// A Core keeps the committed group (what the store holds at its revision,
+// plus the lease renewals, which live in memory only), the working copy
+// (committed plus the pending batch) and the pending batch: heartbeats and
+// ticks run on working in arrival order, their records waiting for one
+// commit (group commit, docs/architecture.md principle 5).
+//
+// The handshake:
+//
+//   - Step feeds the core an entry: a heartbeat, a tick, a flush (commit
+//     what is pending), or the records of an admin command (Commit).
+//   - Ready says what to do now: a group to load (Load), a mutation to
+//     commit (Write), whom to answer with what (Answers), whether a flush
+//     must follow (Flush), what changed in committed (Changed, Records) and
+//     what to report (Flushed, Conflicts, Deposed). Due says when the group
+//     next needs a tick.
+//   - Advance reports the outcome of the Load or Write a Ready asked for;
+//     the next Ready follows from it.
+//
+// Its rules are the runtime's: nobody is answered before the commit holding
+// their change returned; a revision conflict reloads and re-runs the whole
+// batch, at most CommitAttempts times; any other failure reverts working to
+// committed and answers heartbeats RETRY (persistence.Classify decides);
+// a write of unknown outcome, a corrupt group or a failed load fail the
+// group closed until a load succeeds; a fence refusal (persistence.Deposed)
+// tells the actor it lost the group; a batch that wrote nothing is answered
+// only while the process serves.
+//
+// The core does no I/O, reads no clock (time comes in with each entry) and
+// starts no goroutine; core_test.go drives it without protoactor or a
+// store, and deps_test.go keeps it that way.
+package core

@@ -1,0 +1,171 @@
+package core
+
+import (
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// Input is an entry for Step: Heartbeat, Tick, Flush or Commit.
+type Input interface{ input() }
+
+// Heartbeat is a member's heartbeat, arrived at Now, to be answered
+// through To. With Refused set the actor could not serve it (the group is
+// not owned or not loaded): it is answered from that error at once.
+// Otherwise it runs on working; with nothing to store and nothing pending
+// (a lease renewal) it is answered at once, else it joins the batch.
+type Heartbeat[R any] struct {
+	Now     time.Time
+	Req     *group.HeartbeatRequest
+	To      R
+	Refused error
+}
+
+// Tick is the time-driven maintenance at Now. While a DRAINING scale-in
+// waits for its removed shards to drain in Redis, the tick asks for a drain
+// check (Ready.DrainCheck) and completes with its outcome. A tick that
+// changes nothing in an idle group is dropped.
+type Tick struct{ Now time.Time }
+
+// Flush commits the pending batch at Now. Queued marks the flush the core
+// asked to queue (Ready.Flush): until it arrives, no other is asked for.
+// NotServing is nil while this process may answer for the group without a
+// write proving it, else the error to answer a batch that wrote nothing.
+// Err is a failure before the flush could start (the state mutex): the
+// batch fails with it.
+type Flush struct {
+	Now        time.Time
+	Queued     bool
+	NotServing error
+	Err        error
+}
+
+// Commit stores the records an admin command produced on working (Run),
+// at Now. Its outcome is Ready.Committed.
+type Commit struct {
+	Now     time.Time
+	Records []group.Record
+}
+
+func (Heartbeat[R]) input() {}
+func (Tick) input()         {}
+func (Flush) input()        {}
+func (Commit) input()       {}
+
+// Outcome is the result of a Ready's Load, Write or DrainCheck: Loaded,
+// Written or DrainChecked.
+type Outcome interface{ outcome() }
+
+// Loaded is a group read from the store at Rev (Err: the load failed), or
+// written there whole (a create, a delete: a not-existing group at 0).
+// Legacy marks a group in the legacy layout. Now is when it was read: every
+// lease restarts then.
+type Loaded struct {
+	Group  *group.Group
+	Rev    persistence.Revision
+	Legacy bool
+	Err    error
+	Now    time.Time
+}
+
+// Written is the outcome of a Write: the new revision, or the error of the
+// store call.
+type Written struct {
+	Rev persistence.Revision
+	Err error
+}
+
+// DrainChecked is the outcome of a DrainCheck: whether every removed shard
+// is drained (false as well when Redis could not tell).
+type DrainChecked struct{ Drained bool }
+
+func (Loaded) outcome()       {}
+func (Written) outcome()      {}
+func (DrainChecked) outcome() {}
+
+// Ready is what the actor must do after a Step or Advance, in this order:
+// report the events (Conflicts, Deposed, Ticked, Flushed) and then the
+// changes of committed (Changed), answer, perform the Load, the Write or
+// the DrainCheck and report its outcome with Advance, then flush as Flush
+// asks.
+type Ready[R any] struct {
+	// Changed: committed changed (a load, a commit); Records are the
+	// records applied to it (none for a load). Readers must not see the
+	// old committed state once anyone is answered.
+	Changed bool
+	Records []group.Record
+	// Flushed reports a flush that ended.
+	Flushed *Flushed
+	// Ticked reports a tick that ended: whether it changed the group.
+	Ticked *bool
+	// Committed is the outcome of a Commit, once known.
+	Committed *error
+	// Conflicts reports revision conflicts met.
+	Conflicts []Conflict
+	// Deposed: the store refused the ownership fence; this process no
+	// longer owns the group.
+	Deposed bool
+	// Answers are the heartbeats to answer, in arrival order.
+	Answers []Answer[R]
+	// Flush asks for a flush of the pending batch.
+	Flush FlushWhen
+	// Load asks for the stored group (Advance(Loaded)).
+	Load bool
+	// Write asks for a commit (Advance(Written)).
+	Write *Write
+	// DrainCheck asks whether a scale-in's removed shards are drained in
+	// Redis (Advance(DrainChecked)).
+	DrainCheck *DrainCheck
+}
+
+func (r *Ready[R]) empty() bool {
+	return !r.Changed && r.Flushed == nil && r.Ticked == nil && r.Committed == nil && len(r.Conflicts) == 0 &&
+		!r.Deposed && len(r.Answers) == 0 && r.Flush == NoFlush && !r.Load && r.Write == nil && r.DrainCheck == nil
+}
+
+// DrainCheck names a DRAINING scale-in and its removed shards.
+type DrainCheck struct {
+	Migration string
+	Shards    []int
+}
+
+// FlushWhen says when the pending batch must be flushed.
+type FlushWhen uint8
+
+const (
+	// NoFlush: nothing to schedule.
+	NoFlush FlushWhen = iota
+	// FlushQueued: after what is already queued for the actor (the first
+	// entry of a batch: everything queued before the flush joins it).
+	FlushQueued
+	// FlushNow: at once (group commit off, or the batch is full).
+	FlushNow
+)
+
+// Write is a mutation to commit if the stored group is still at Expected.
+type Write struct {
+	Expected persistence.Revision
+	Mutation persistence.Mutation
+}
+
+// Answer is a heartbeat's answer: its response, or the error.
+type Answer[R any] struct {
+	To   R
+	Resp group.HeartbeatResponse
+	Err  error
+}
+
+// Flushed reports one flush: the entries it held, whether it wrote, its
+// outcome.
+type Flushed struct {
+	Size  int
+	Wrote bool
+	Err   error
+}
+
+// Conflict is one revision conflict of operation Op on its Attempt-th try.
+type Conflict struct {
+	Op      string
+	Attempt int
+}

@@ -1,0 +1,164 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// The group actor's I/O with the store and the cluster: ownership, loads,
+// the writes the core asks for, the state mutex.
+
+// ready retries the load of a group that failed closed and returns its
+// error while it still fails. With Options.Ownership, a group is loaded
+// only once this process owns it (own).
+func (a *groupActor) ready() error {
+	if a.c.opts.Ownership != nil && !a.owned {
+		return errNotAcquired
+	}
+	if a.core.Failed() == nil {
+		return nil
+	}
+	return a.reload()
+}
+
+// errNotAcquired fails a group whose actor has not acquired it.
+var errNotAcquired = fmt.Errorf("group not acquired: %w", cluster.ErrNotOwner)
+
+// own makes this process the group's owner before msg is handled, when
+// Options.Ownership is set: it acquires the group (a store call, then a
+// load) unless it already owns it, and refuses everything once the
+// process stopped serving. forwardedBy is the coordinator that forwarded
+// msg (it disclaims the group). A refusal is a *cluster.NotOwnerError
+// naming whom to ask, or cluster.ErrNotServing.
+func (a *groupActor) own(forwardedBy string) error {
+	o := a.c.opts.Ownership
+	if o == nil {
+		return nil
+	}
+	if !o.Serving() {
+		a.disown()
+		return cluster.ErrNotServing
+	}
+	if a.owned {
+		return nil
+	}
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	if _, err := o.Acquire(ctx, a.key, forwardedBy); err != nil {
+		return err
+	}
+	a.owned = true
+	a.c.opts.Observer.GroupOwned(a.key, true)
+	return a.reload()
+}
+
+// disown forgets that this process owns the group, without a store call
+// (its ownership has ended or been taken): nothing is answered from
+// the state held until the group is acquired and loaded again.
+func (a *groupActor) disown() {
+	if !a.owned {
+		return
+	}
+	a.owned = false
+	a.c.opts.Observer.GroupOwned(a.key, false)
+	a.c.opts.Observer.GroupCommitted(a.key, group.New(), nil) // its gauges go with it
+}
+
+// notServing returns nil while this process may answer for the group
+// without a write proving its ownership, else the error to answer with.
+func (a *groupActor) notServing() error {
+	if o := a.c.opts.Ownership; o != nil && !(a.owned && o.Serving()) {
+		return cluster.ErrNotServing
+	}
+	return nil
+}
+
+// reload loads the stored group into the core, which re-runs the pending
+// batch on it. A failure fails the group closed: the cached state is kept
+// but never used until a reload succeeds.
+func (a *groupActor) reload() error {
+	a.core.Advance(a.load())
+	a.drive()
+	return a.core.Failed()
+}
+
+// load reads and decodes the stored group; a group that is not stored
+// loads as group.New() at revision 0. It is stamped with the time after the
+// read (leases restart then). A panic while decoding is turned into
+// messages.ErrInternal: re-panicking in Started would restart the actor in
+// a loop.
+func (a *groupActor) load() (out core.Loaded) {
+	defer func() {
+		out.Now = a.c.opts.Clock()
+		if r := recover(); r != nil {
+			out.Err = fmt.Errorf("load group %s: %w: %v", a.key, outsideStore(messages.ErrInternal), r)
+		}
+		if out.Err != nil {
+			a.c.opts.Logger.Warn("load group", "group", a.key.String(), "err", out.Err)
+		}
+	}()
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	doc, rev, err := a.c.opts.Store.Load(ctx, a.key)
+	if errors.Is(err, persistence.ErrNotFound) {
+		out.Group = group.New()
+		return out
+	}
+	if err != nil {
+		out.Err = a.errorf("load", err)
+		return out
+	}
+	if out.Group, err = persistence.Decode(doc, rev); err != nil {
+		out.Err = a.errorf("load", err)
+		return out
+	}
+	out.Rev, out.Legacy = rev, doc.LayoutVersion == persistence.LegacyLayoutVersion
+	return out
+}
+
+// write performs a write the core asked for.
+func (a *groupActor) write(w *core.Write) core.Written {
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	rev, err := a.c.opts.Store.Commit(ctx, a.key, w.Expected, w.Mutation)
+	if err != nil {
+		return core.Written{Err: a.errorf("commit", err)}
+	}
+	return core.Written{Rev: rev}
+}
+
+// lock takes the state mutex (a no-op for persistence.NoLocker). The
+// Locker bounds the wait itself (persistence.ErrLockTimeout).
+func (a *groupActor) lock() (func(), error) {
+	unlock, err := a.c.opts.Locker.Lock(context.Background(), a.key)
+	if err != nil {
+		return nil, a.errorf("lock", err)
+	}
+	return unlock, nil
+}
+
+// storeCtx bounds one store call.
+func (a *groupActor) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), a.c.opts.StoreTimeout)
+}
+
+// errorf wraps a store error with the operation and the group.
+func (a *groupActor) errorf(op string, err error) error {
+	return fmt.Errorf("%s group %s: %w", op, a.key, err)
+}
+
+// outsideStore marks sentinel, a runtime failure outside any store call,
+// for persistence.Classify (its outcome is known: persistence.Refused); its
+// text is sentinel's.
+func outsideStore(sentinel error) error { return outside{sentinel} }
+
+type outside struct{ error }
+
+func (o outside) Unwrap() []error { return []error{o.error, persistence.ErrOutsideStore} }
