@@ -24,6 +24,12 @@
 //     groups' owners (X-Coordinator-Owner), a rolling restart and a
 //     SIGKILL under load (goals P8b–d).
 //
+// Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
+// PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see
+// Runner.startStores), so that the server-wide store counters are the
+// run's traffic alone; Options.RedisAddr and PostgresURL name external
+// servers instead.
+//
 // Every coordinator process of a scenario has its own COORDINATOR_ID and
 // COORDINATOR_CLUSTER_ADVERTISE_URL on the session's store and key
 // prefix, so the processes of one session form one cluster.

@@ -139,3 +139,23 @@ func TestGoalsNotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreGoalsOnSharedServer: store-traffic goals measured on the shared
+// server (the run's own did not start) are INVALID, not PASS or MISS; on
+// an external server they keep their verdict and say so.
+func TestStoreGoalsOnSharedServer(t *testing.T) {
+	r := &Report{Phases: []Phase{
+		{Name: "steady/closed", Store: "redis", Throughput: 8000, Requests: 80000, CommandsPerHeartbeat: 0.1, BytesPerHeartbeat: 45, StoreServer: StoreShared},
+		{Name: "store/jdbc", Store: "jdbc", Throughput: 8000, Requests: 80000, BytesPerHeartbeat: 2, StoreServer: StoreExternal},
+	}}
+	r.evaluate()
+	want := map[string]string{"P2a": Invalid, "P7a": Invalid, "P7b": Pass, "P7c": Pass}
+	for _, g := range r.Goals {
+		if w, ok := want[g.ID]; ok && g.Status != w {
+			t.Errorf("%s: %s (%s), want %s", g.ID, g.Status, g.Detail, w)
+		}
+		if g.ID == "P7b" && !strings.Contains(g.Detail, "external server") {
+			t.Errorf("P7b detail %q does not name the external server", g.Detail)
+		}
+	}
+}

@@ -131,7 +131,11 @@ type Options struct {
 	// ReleaseInterval): the churn scenario runs once for each.
 	Releases []string
 
-	// RedisAddr is host:port of Redis; PostgresURL the PostgreSQL URL.
+	// RedisAddr is host:port of an external Redis and PostgresURL the URL
+	// of an external PostgreSQL; empty (the default) starts a throwaway
+	// server of the run's own, so that the store counters are the run's
+	// alone, or falls back to the shared server with a warning when it
+	// cannot start (see startStores).
 	RedisAddr, PostgresURL string
 	// CoordinatorBin is a prebuilt coordinator; empty builds ./cmd/coordinator.
 	CoordinatorBin string

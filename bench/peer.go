@@ -108,8 +108,8 @@ func (r *Runner) runPeer(ctx context.Context) error {
 	o := r.opts
 	n, shards := o.Groups*o.Members, o.Groups*o.Shards
 	prefix := "coord-bench:" + r.runID + "_peer"
-	p := newPeerLeases(o.RedisAddr, prefix, n, shards, o.Connections, o.LeaseTTL)
-	probe := newRedisProbe(o.RedisAddr, prefix)
+	p := newPeerLeases(r.redis.addr, prefix, n, shards, o.Connections, o.LeaseTTL)
+	probe := newRedisProbe(r.redis, prefix)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()

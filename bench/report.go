@@ -61,18 +61,22 @@ type HeapFigure struct {
 
 // Environment describes where the run happened.
 type Environment struct {
-	GoVersion   string  `json:"goVersion"`
-	OS          string  `json:"os"`
-	Kernel      string  `json:"kernel"`
-	CPUModel    string  `json:"cpuModel"`
-	CPUs        int     `json:"cpus"`
-	MemTotalMB  int64   `json:"memTotalMb"`
-	LoadAvg     string  `json:"loadAvgAtStart"`
-	GitCommit   string  `json:"gitCommit"`
-	Redis       string  `json:"redisVersion,omitempty"`
-	Postgres    string  `json:"postgresVersion,omitempty"`
-	Note        string  `json:"note"`
-	ClockTickHz float64 `json:"procClockTickHz"`
+	GoVersion  string `json:"goVersion"`
+	OS         string `json:"os"`
+	Kernel     string `json:"kernel"`
+	CPUModel   string `json:"cpuModel"`
+	CPUs       int    `json:"cpus"`
+	MemTotalMB int64  `json:"memTotalMb"`
+	LoadAvg    string `json:"loadAvgAtStart"`
+	GitCommit  string `json:"gitCommit"`
+	Redis      string `json:"redisVersion,omitempty"`
+	Postgres   string `json:"postgresVersion,omitempty"`
+	// RedisServer and PostgresServer say whose the servers were: StoreOwn,
+	// StoreExternal or StoreShared ("" when not used).
+	RedisServer    string  `json:"redisServer,omitempty"`
+	PostgresServer string  `json:"postgresServer,omitempty"`
+	Note           string  `json:"note"`
+	ClockTickHz    float64 `json:"procClockTickHz"`
 }
 
 // Phase is the result of one load phase.
@@ -123,6 +127,9 @@ type Phase struct {
 	StoreCommands        int64   `json:"storeCommands"`
 	CommandsPerHeartbeat float64 `json:"storeCommandsPerHeartbeat"`
 	StoreMetric          string  `json:"storeMetric"`
+	// StoreServer is whose server the store counters come from: StoreOwn,
+	// StoreExternal or StoreShared ("" for the memory store).
+	StoreServer string `json:"storeServer,omitempty"`
 	// Profile is the CPU profile file taken during the phase, if any.
 	Profile string `json:"profile,omitempty"`
 	// StartSeconds is when the phase started, from the start of the run.

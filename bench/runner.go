@@ -27,6 +27,8 @@ type Runner struct {
 	report *Report
 	// ceiling is the ceiling's closed-loop throughput, once measured.
 	ceiling float64
+	// redis and postgres are the servers of every coordinator of the run.
+	redis, postgres storeServer
 }
 
 // Run runs every selected scenario and returns the report; it also
@@ -44,7 +46,9 @@ func Run(ctx context.Context, o Options, command string) (*Report, error) {
 	if err := os.MkdirAll(r.tmp, 0o755); err != nil {
 		return nil, err
 	}
+	r.startStores(ctx)
 	err := r.run(ctx)
+	r.stopStores()
 	r.finish(start)
 	path := r.outputPath(".json")
 	if werr := r.report.WriteJSON(path); werr != nil {
@@ -64,8 +68,7 @@ func (r *Runner) outputPath(suffix string) string {
 func (r *Runner) run(ctx context.Context) error {
 	o := r.opts
 	r.bin = o.CoordinatorBin
-	if r.bin == "" && (o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioChurn) ||
-		o.runs(ScenarioStore) || o.runs(ScenarioMulti) || o.runs(ScenarioCluster) || o.runs(ScenarioGroups)) {
+	if r.bin == "" && r.startsCoordinators() {
 		r.logf("building ./cmd/coordinator")
 		bin, err := coordproc.BuildCoordinator(ctx, r.tmp)
 		if err != nil {

@@ -57,24 +57,24 @@ type peer struct {
 func (r *Runner) openSession(ctx context.Context, name, store string, groupCommit bool, shards int, ttl time.Duration) (*session, error) {
 	id := r.runID + "_" + name
 	cfg := coordproc.ServerConfig{
-		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.opts.RedisAddr,
+		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.redis.addr,
 		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
 		ID: coordinatorID(0),
 	}
 	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members, shards: shards}
 	switch store {
 	case coordproc.StoreRedis:
-		p := newRedisProbe(r.opts.RedisAddr, cfg.KeyPrefix)
+		p := newRedisProbe(r.redis, cfg.KeyPrefix)
 		r.env.Redis = p.Version(ctx)
 		s.probe = p
 	case coordproc.StoreJDBC:
-		p, err := newPGProbe(ctx, r.opts.PostgresURL, schemaName("coord_bench_"+id))
+		p, err := newPGProbe(ctx, r.postgres, schemaName("coord_bench_"+id))
 		if err != nil {
 			return nil, err
 		}
 		r.env.Postgres = p.Version(ctx)
 		s.probe = p
-		if s.cfg.JDBCURL, err = withSearchPath(r.opts.PostgresURL, p.schema); err != nil {
+		if s.cfg.JDBCURL, err = withSearchPath(r.postgres.addr, p.schema); err != nil {
 			return nil, err
 		}
 	}
@@ -441,7 +441,7 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 	p := Phase{
 		Name: name, Store: s.cfg.Store, GroupCommit: s.cfg.GroupCommit, Groups: s.groups, Members: s.members,
 		Shards: s.shards, Mode: mode, Connections: s.r.opts.Connections, OfferedRate: offered,
-		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(), StartSeconds: start.Seconds(),
+		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(), StoreServer: s.probe.Server(), StartSeconds: start.Seconds(),
 	}
 	p.fill(rec, elapsed, before, after)
 	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, others %.2f",

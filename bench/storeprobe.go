@@ -36,6 +36,9 @@ func (c StoreCounters) Sub(o StoreCounters) StoreCounters {
 type storeProbe interface {
 	// Metric names what Bytes and Commands count.
 	Metric() string
+	// Server is whose server the counters come from (StoreOwn,
+	// StoreExternal, StoreShared; "" for none).
+	Server() string
 	Sample(ctx context.Context) (StoreCounters, error)
 	// Cleanup removes the run's data and closes the probe.
 	Cleanup(ctx context.Context) error
@@ -45,22 +48,26 @@ type storeProbe interface {
 type noProbe struct{}
 
 func (noProbe) Metric() string                                { return "none (memory store)" }
+func (noProbe) Server() string                                { return "" }
 func (noProbe) Sample(context.Context) (StoreCounters, error) { return StoreCounters{}, nil }
 func (noProbe) Cleanup(context.Context) error                 { return nil }
 
 // redisProbe reads INFO of the Redis server the coordinator uses and
 // deletes the run's keys (store.key-prefix) at the end. INFO counts every
-// client of the server: other traffic during a phase inflates the figures.
+// client of the server, the probe's own INFO calls included (two per
+// sample): only on a server of the run's own (StoreOwn) are the figures
+// the run's alone.
 type redisProbe struct {
 	client *goredis.Client
 	prefix string
+	server string
 	// pid is the redis-server process (INFO server process_id): its CPU
 	// comes from /proc when visible, else from INFO cpu.
 	pid int
 }
 
-func newRedisProbe(addr, prefix string) *redisProbe {
-	p := &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: addr}), prefix: prefix}
+func newRedisProbe(srv storeServer, prefix string) *redisProbe {
+	p := &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: srv.addr}), prefix: prefix, server: srv.kind}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if info, err := p.client.Info(ctx, "server").Result(); err == nil {
@@ -70,7 +77,21 @@ func newRedisProbe(addr, prefix string) *redisProbe {
 }
 
 func (p *redisProbe) Metric() string {
-	return "Redis INFO: total_net_input_bytes, the sum of commandstats calls (server-wide deltas); redis-server CPU from /proc/<process_id>/stat (else INFO cpu)"
+	return "Redis INFO: total_net_input_bytes, the sum of commandstats calls (server-wide deltas, " + serverNote(p.server) +
+		"); redis-server CPU from /proc/<process_id>/stat (else INFO cpu)"
+}
+
+func (p *redisProbe) Server() string { return p.server }
+
+// serverNote says in words whose traffic a server-wide counter holds.
+func serverNote(kind string) string {
+	switch kind {
+	case StoreOwn:
+		return "a throwaway server of this run: its traffic alone"
+	case StoreShared:
+		return "the shared server: every other client counts, not valid"
+	}
+	return "an external server: every other client counts"
 }
 
 func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
@@ -164,14 +185,16 @@ func commandCalls(info string) int64 {
 
 // pgProbe gives the coordinator a schema of its own (the coordinator's
 // URL gets search_path=<schema>) and reads the WAL insert position: the
-// bytes PostgreSQL wrote to its log, server-wide. Cleanup drops the schema.
+// bytes PostgreSQL wrote to its log, server-wide (the run's alone on a
+// server of its own, StoreOwn). Cleanup drops the schema.
 type pgProbe struct {
 	conn   *pgx.Conn
 	schema string
+	server string
 }
 
-func newPGProbe(ctx context.Context, dsn, schema string) (*pgProbe, error) {
-	conn, err := pgx.Connect(ctx, dsn)
+func newPGProbe(ctx context.Context, srv storeServer, schema string) (*pgProbe, error) {
+	conn, err := pgx.Connect(ctx, srv.addr)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -179,7 +202,7 @@ func newPGProbe(ctx context.Context, dsn, schema string) (*pgProbe, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("postgres: create schema: %w", err)
 	}
-	return &pgProbe{conn: conn, schema: schema}, nil
+	return &pgProbe{conn: conn, schema: schema, server: srv.kind}, nil
 }
 
 // withSearchPath returns dsn with search_path set to schema.
@@ -195,8 +218,10 @@ func withSearchPath(dsn, schema string) (string, error) {
 }
 
 func (p *pgProbe) Metric() string {
-	return "PostgreSQL WAL bytes (pg_current_wal_insert_lsn delta, server-wide)"
+	return "PostgreSQL WAL bytes (pg_current_wal_insert_lsn delta, server-wide, " + serverNote(p.server) + ")"
 }
+
+func (p *pgProbe) Server() string { return p.server }
 
 func (p *pgProbe) Sample(ctx context.Context) (StoreCounters, error) {
 	var lsn string

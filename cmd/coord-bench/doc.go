@@ -8,6 +8,9 @@
 //	go run ./cmd/coord-bench -scenarios steady -profile 10s  # with a coordinator CPU profile
 //
 // It builds ./cmd/coordinator and runs it as a separate process on a free
-// loopback port; Redis and PostgreSQL must be running for those stores
-// (make services).
+// loopback port, on a throwaway redis-server and (for the PostgreSQL
+// store) a throwaway PostgreSQL of the run's own; -redis and -postgres
+// name external servers instead. When a throwaway server cannot start it
+// warns and uses the shared one (127.0.0.1:6379, 127.0.0.1:5432), and the
+// store-traffic goals it would measure are INVALID.
 package main

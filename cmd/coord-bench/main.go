@@ -63,8 +63,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
 	releases := fs.String("release", bench.ReleasePrompt+","+bench.ReleaseInterval,
 		"churn release policies, one churn run each: prompt (released shards reported at once) or interval (at the next heartbeat)")
-	fs.StringVar(&o.RedisAddr, "redis", "127.0.0.1:6379", "Redis host:port")
-	fs.StringVar(&o.PostgresURL, "postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL URL")
+	fs.StringVar(&o.RedisAddr, "redis", "", "external Redis host:port (default: a throwaway redis-server for the run; the shared "+bench.SharedRedisAddr+" if it cannot start)")
+	fs.StringVar(&o.PostgresURL, "postgres", "", "external PostgreSQL URL (default: a throwaway PostgreSQL for the run; the shared "+bench.SharedPostgresURL+" if it cannot start)")
 	fs.StringVar(&o.CoordinatorBin, "coordinator-bin", "", "prebuilt coordinator binary (default: build ./cmd/coordinator)")
 	fs.DurationVar(&o.Profile, "profile", 0, "take a coordinator CPU profile this long during steady/closed (0: none)")
 	fs.StringVar(&o.AssignorBenchtime, "assignor-benchtime", "1s", "go test -benchtime of the assignor benchmarks")
