@@ -139,8 +139,9 @@ type Options struct {
 	RedisAddr, PostgresURL string
 	// CoordinatorBin is a prebuilt coordinator; empty builds ./cmd/coordinator.
 	CoordinatorBin string
-	// Profile is the length of the coordinator CPU profile taken during the
-	// steady closed loop (0: none).
+	// Profile is the length of the coordinator CPU profile taken during
+	// every closed loop (0: none); when set, heap profiles are also saved
+	// at the two steps of the coordinator heap figure (Runner.heapProfile).
 	Profile time.Duration
 	// AssignorBenchtime is go test's -benchtime for the assignor benchmarks.
 	AssignorBenchtime string

@@ -282,6 +282,7 @@ func (r *Runner) coordinatorHeap(ctx context.Context, s *session) error {
 		return nil
 	}
 	h.Members, h.Bytes = s.size(), heap
+	r.heapProfile(ctx, s, "members")
 	members, shards := max(s.members/2, 1), max(s.shards/2, 1)
 	key := groupKey(s.groups)
 	if err := s.api.CreateGroup(ctx, key, shards); err != nil {
@@ -296,6 +297,7 @@ func (r *Runner) coordinatorHeap(ctx context.Context, s *session) error {
 	probe.Close()
 	if err == nil {
 		heap, err = s.heapAlloc(ctx)
+		r.heapProfile(ctx, s, "probe")
 	}
 	if err := s.api.DeleteGroup(ctx, key); err != nil {
 		return err
@@ -309,6 +311,22 @@ func (r *Runner) coordinatorHeap(ctx context.Context, s *session) error {
 	r.logf("coordinator heap after GC: %.1f MiB empty, %.1f MiB with %d members, %.1f MiB with %d more: %.0f B/member",
 		float64(h.EmptyBytes)/(1<<20), float64(h.Bytes)/(1<<20), h.Members, float64(h.ProbeBytes)/(1<<20), h.ProbeMembers, h.PerMember)
 	return nil
+}
+
+// heapProfile saves the coordinator's heap profile at the heap figure's
+// step (members, probe) beside the report when Options.Profile is set:
+// go tool pprof -sample_index=inuse_space -base <members> <probe> shows
+// what the probe's members added.
+func (r *Runner) heapProfile(ctx context.Context, s *session, step string) {
+	if r.opts.Profile <= 0 {
+		return
+	}
+	path := r.outputPath("-heap-" + step + "-" + s.cfg.Store + ".pprof")
+	if err := s.heapProfile(ctx, path); err != nil {
+		r.logf("heap profile (%s): %v", step, err)
+		return
+	}
+	r.logf("heap profile (%s) in %s", step, path)
 }
 
 // multi starts Coordinators−1 more coordinators on the session's store and

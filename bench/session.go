@@ -479,8 +479,18 @@ func (p *Phase) fill(rec *Recorder, elapsed time.Duration, before, after usage) 
 // profile saves a CPU profile of the coordinator taken over d into path;
 // it runs concurrently with a load phase.
 func (s *session) profile(ctx context.Context, d time.Duration, path string) error {
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.srv.Root, max(int(d.Seconds()), 1))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return s.save(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(int(d.Seconds()), 1)), path)
+}
+
+// heapProfile saves the coordinator's heap profile after a forced GC to
+// path (go tool pprof -sample_index=inuse_space).
+func (s *session) heapProfile(ctx context.Context, path string) error {
+	return s.save(ctx, "/debug/pprof/heap?gc=1", path)
+}
+
+// save writes the coordinator's answer to GET <root><route> to path.
+func (s *session) save(ctx context.Context, route, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.Root+route, nil)
 	if err != nil {
 		return err
 	}

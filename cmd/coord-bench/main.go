@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&o.RedisAddr, "redis", "", "external Redis host:port (default: a throwaway redis-server for the run; the shared "+bench.SharedRedisAddr+" if it cannot start)")
 	fs.StringVar(&o.PostgresURL, "postgres", "", "external PostgreSQL URL (default: a throwaway PostgreSQL for the run; the shared "+bench.SharedPostgresURL+" if it cannot start)")
 	fs.StringVar(&o.CoordinatorBin, "coordinator-bin", "", "prebuilt coordinator binary (default: build ./cmd/coordinator)")
-	fs.DurationVar(&o.Profile, "profile", 0, "take a coordinator CPU profile this long during steady/closed (0: none)")
+	fs.DurationVar(&o.Profile, "profile", 0, "take a coordinator CPU profile this long during every closed loop, and heap profiles at P6a-coord's two steps (0: none)")
 	fs.StringVar(&o.AssignorBenchtime, "assignor-benchtime", "1s", "go test -benchtime of the assignor benchmarks")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
