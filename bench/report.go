@@ -126,7 +126,11 @@ type Phase struct {
 	BytesPerHeartbeat    float64 `json:"storeBytesPerHeartbeat"`
 	StoreCommands        int64   `json:"storeCommands"`
 	CommandsPerHeartbeat float64 `json:"storeCommandsPerHeartbeat"`
-	StoreMetric          string  `json:"storeMetric"`
+	// StoreCommandsByName breaks the store traffic down: Redis commands by
+	// name, PostgreSQL rows written by operation and table (see
+	// StoreCounters.ByCommand).
+	StoreCommandsByName map[string]int64 `json:"storeCommandsByName,omitempty"`
+	StoreMetric         string           `json:"storeMetric"`
 	// StoreServer is whose server the store counters come from: StoreOwn,
 	// StoreExternal or StoreShared ("" for the memory store).
 	StoreServer string `json:"storeServer,omitempty"`
@@ -204,6 +208,9 @@ func (r *Report) PrintTables(w io.Writer) {
 	tw.Flush()
 	for _, p := range r.Phases {
 		fmt.Fprintf(w, "  %-16s statuses %s\n", p.Name, formatCounts(p.Statuses))
+		if len(p.StoreCommandsByName) > 0 {
+			fmt.Fprintf(w, "  %-16s store %s\n", "", formatCounts(p.StoreCommandsByName))
+		}
 		for _, e := range p.ErrorSamples {
 			fmt.Fprintf(w, "  %-16s error: %s\n", "", e)
 		}

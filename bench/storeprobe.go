@@ -24,11 +24,26 @@ type StoreCounters struct {
 	Commands int64
 	// CPU is the store server's CPU time (Redis: INFO cpu); 0 when unknown.
 	CPU time.Duration
+	// ByCommand breaks the traffic down: Redis commands by name
+	// (commandstats, e.g. "evalsha"), PostgreSQL rows written in the run's
+	// schema by operation and table ("update:groups", pg_stat_user_tables:
+	// backends report within about a second, so a phase's figure is
+	// approximate); nil when unknown.
+	ByCommand map[string]int64
 }
 
-// Sub returns c − o.
+// Sub returns c − o; ByCommand keeps the commands whose count changed.
 func (c StoreCounters) Sub(o StoreCounters) StoreCounters {
-	return StoreCounters{Bytes: c.Bytes - o.Bytes, Commands: c.Commands - o.Commands, CPU: c.CPU - o.CPU}
+	d := StoreCounters{Bytes: c.Bytes - o.Bytes, Commands: c.Commands - o.Commands, CPU: c.CPU - o.CPU}
+	for name, n := range c.ByCommand {
+		if n != o.ByCommand[name] {
+			if d.ByCommand == nil {
+				d.ByCommand = map[string]int64{}
+			}
+			d.ByCommand[name] = n - o.ByCommand[name]
+		}
+	}
+	return d
 }
 
 // storeProbe samples the counters of a store server and removes what a
@@ -108,7 +123,10 @@ func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
 	if err != nil {
 		return StoreCounters{}, fmt.Errorf("INFO stats: total_net_input_bytes: %w", err)
 	}
-	c := StoreCounters{Bytes: bytes, Commands: commandCalls(cmds)}
+	c := StoreCounters{Bytes: bytes, ByCommand: commandCalls(cmds)}
+	for _, n := range c.ByCommand {
+		c.Commands += n
+	}
 	if cpu, ok := redisServerCPU(p.pid); ok {
 		c.CPU = cpu
 		return c, nil
@@ -166,21 +184,22 @@ func parseInfo(info string) map[string]string {
 	return out
 }
 
-// commandCalls sums calls=N over the cmdstat_* lines of INFO commandstats.
-func commandCalls(info string) int64 {
-	var total int64
+// commandCalls reads calls=N of every cmdstat_<name> line of INFO
+// commandstats, by name.
+func commandCalls(info string) map[string]int64 {
+	calls := map[string]int64{}
 	for k, v := range parseInfo(info) {
-		if !strings.HasPrefix(k, "cmdstat_") {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
 			continue
 		}
 		for field := range strings.SplitSeq(v, ",") {
 			if n, ok := strings.CutPrefix(field, "calls="); ok {
-				c, _ := strconv.ParseInt(n, 10, 64)
-				total += c
+				calls[name], _ = strconv.ParseInt(n, 10, 64)
 			}
 		}
 	}
-	return total
+	return calls
 }
 
 // pgProbe gives the coordinator a schema of its own (the coordinator's
@@ -229,7 +248,24 @@ func (p *pgProbe) Sample(ctx context.Context) (StoreCounters, error) {
 		return StoreCounters{}, err
 	}
 	n, err := parseLSN(lsn)
-	return StoreCounters{Bytes: n}, err
+	if err != nil {
+		return StoreCounters{}, err
+	}
+	c := StoreCounters{Bytes: n, ByCommand: map[string]int64{}}
+	rows, err := p.conn.Query(ctx, "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = $1", p.schema)
+	if err != nil {
+		return StoreCounters{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var table string
+		var ins, upd, del int64
+		if err := rows.Scan(&table, &ins, &upd, &del); err != nil {
+			return StoreCounters{}, err
+		}
+		c.ByCommand["insert:"+table], c.ByCommand["update:"+table], c.ByCommand["delete:"+table] = ins, upd, del
+	}
+	return c, rows.Err()
 }
 
 func (p *pgProbe) Cleanup(ctx context.Context) error {

@@ -11,8 +11,8 @@ func TestParseInfo(t *testing.T) {
 	if info["total_net_input_bytes"] != "12345" || len(info) != 2 {
 		t.Errorf("info %v", info)
 	}
-	if n := commandCalls(commandStats); n != 150 {
-		t.Errorf("calls %d, want 150", n)
+	if c := commandCalls(commandStats); len(c) != 2 || c["evalsha"] != 120 || c["set"] != 30 {
+		t.Errorf("calls %v, want evalsha 120, set 30", c)
 	}
 }
 
@@ -35,7 +35,9 @@ func TestWithSearchPath(t *testing.T) {
 }
 
 func TestCountersSub(t *testing.T) {
-	if d := (StoreCounters{Bytes: 10, Commands: 4, CPU: 5}).Sub(StoreCounters{Bytes: 3, Commands: 1, CPU: 2}); d != (StoreCounters{7, 3, 3}) {
+	d := StoreCounters{Bytes: 10, Commands: 4, CPU: 5, ByCommand: map[string]int64{"get": 3, "info": 1}}.
+		Sub(StoreCounters{Bytes: 3, Commands: 1, CPU: 2, ByCommand: map[string]int64{"get": 3}})
+	if d.Bytes != 7 || d.Commands != 3 || d.CPU != 3 || len(d.ByCommand) != 1 || d.ByCommand["info"] != 1 {
 		t.Errorf("%+v", d)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"io"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
 // TestStoresExternal: addresses given in Options are used as they are and
@@ -42,9 +45,31 @@ func TestStoresOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Sample(context.Background()); err != nil {
-		t.Error(err)
+	ctx := context.Background()
+	before, err := p.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	conn, err := pgx.Connect(ctx, r.postgres.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE t_probe.kv (k int PRIMARY KEY, v int)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO t_probe.kv VALUES (1, 1), (2, 2)"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx) // a backend reports its table counters when it ends
+	eventually.True(t, "two inserted rows counted", func() bool {
+		after, err := p.Sample(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := after.Sub(before)
+		return d.ByCommand["insert:kv"] == 2 && d.Bytes > 0
+	})
 	if err := p.Cleanup(context.Background()); err != nil {
 		t.Error(err)
 	}
