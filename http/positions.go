@@ -28,7 +28,6 @@ type StreamOperator interface {
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
 	Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (streams.Redriven, error)
 	DeleteDeadLetter(ctx context.Context, dlq, group, id string) error
-	DeadLetterLength(ctx context.Context, dlq string) (int64, error)
 }
 
 // maxEntryIDBytes bounds a stream entry id in a request (as group's bounds

@@ -50,9 +50,9 @@ func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
 	}), func(a, b ShardSample) bool { return a.Shard == b.Shard })
 }
 
-// DeadLetters sets the dead_letter_entries gauge of key to n (the length of
-// its dead-letter stream). It is ignored for a group the metrics do not
-// know.
+// DeadLetters sets the dead_letter_entries gauge of key to n (its entries
+// in its prefix's dead-letter stream). It is ignored for a group the
+// metrics do not know.
 func (m *Metrics) DeadLetters(key group.Key, n int64) {
 	if gs := m.lookup(key); gs != nil {
 		gs.mu.Lock()
@@ -123,7 +123,7 @@ var (
 			}
 			return float64(pending)
 		}),
-		newDef("dead_letter_entries", "Entries in the group's dead-letter stream (<stream>-dead-letter), as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
+		newDef("dead_letter_entries", "The group's entries in the dead-letter stream <stream>-dead-letter (those naming it or no group), as last counted.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
 	}
 
 	memberDefs = []def[*group.Member]{

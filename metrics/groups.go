@@ -30,7 +30,7 @@ type groupState struct {
 
 	// shards are the last observed stream offsets (ShardOffsets).
 	shards []ShardSample
-	// deadLetters is the last observed dead-letter stream length.
+	// deadLetters is the last counted number of the group's dead letters.
 	deadLetters int64
 }
 

@@ -258,8 +258,63 @@ func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string
 	return d, nil
 }
 
-// DeadLetterLength returns the length of the dead-letter stream dlq (0 when
-// it does not exist).
-func (o *Operator) DeadLetterLength(ctx context.Context, dlq string) (int64, error) {
-	return o.client.XLen(ctx, dlq).Result()
+// DeadLetterTally counts the entries of one dead-letter stream by the
+// consumer group that dead-lettered them. The zero value counts nothing
+// yet; UpdateTally brings it up to date. It is not safe for concurrent use.
+type DeadLetterTally struct {
+	// last is the id of the newest entry counted ("" for none).
+	last  string
+	total int64
+	// byGroup counts the entries by their group field ("" for none).
+	byGroup map[string]int64
+}
+
+// Of returns how many entries the dead-letter page of group lists: those
+// group dead-lettered and those that name no group.
+func (t *DeadLetterTally) Of(group string) int64 {
+	if group == "" {
+		return t.byGroup[""]
+	}
+	return t.byGroup[group] + t.byGroup[""]
+}
+
+// tallyBatch is how many entries UpdateTally reads per round trip.
+const tallyBatch = 1000
+
+// UpdateTally brings t up to date with the dead-letter stream dlq, reading
+// only the entries added since its last update. Each batch is read with
+// the stream's length in one transaction, so a stream that lost entries
+// (redriven, deleted, trimmed) shows as a count above the length; then t
+// counts the stream again from its start, once per call (should entries
+// vanish during that count as well, the next call counts again).
+func (o *Operator) UpdateTally(ctx context.Context, dlq string, t *DeadLetterTally) error {
+	recounted := false
+	for {
+		start := "-"
+		if t.last != "" {
+			start = "(" + t.last
+		}
+		pipe := o.client.TxPipeline()
+		length := pipe.XLen(ctx, dlq)
+		batch := pipe.XRangeN(ctx, dlq, start, "+", tallyBatch)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
+		if t.byGroup == nil {
+			t.byGroup = map[string]int64{}
+		}
+		for _, m := range batch.Val() {
+			g, _ := m.Values[deadLetterGroup].(string)
+			t.byGroup[g]++
+			t.total++
+			t.last = m.ID
+		}
+		switch {
+		case len(batch.Val()) == tallyBatch:
+		case t.total == length.Val() || recounted:
+			return nil
+		default:
+			*t, recounted = DeadLetterTally{}, true
+		}
+	}
 }

@@ -70,3 +70,54 @@ func TestDeadLettersFilterByGroup(t *testing.T) {
 		t.Errorf("%d entries left, want shipping's 25", n)
 	}
 }
+
+// A tally counts a dead-letter stream's entries by group, reading only
+// what was added since its last update (across several batches), and
+// counts again from the start once entries are gone.
+func TestDeadLetterTally(t *testing.T) {
+	client := newTestClient(t)
+	ops := NewOperator(client)
+	prefix := testPrefix(t, client)
+	dlq := prefix + ":dead-letter"
+	add := func(group string, n int) []string {
+		t.Helper()
+		pipe := client.Pipeline()
+		cmds := make([]*redis.StringCmd, n)
+		for i := range cmds {
+			values := DeadLetterFields(StreamKey(prefix, 0), "1-1", group, 5, "boom", nil)
+			if group == "" {
+				delete(values, deadLetterGroup)
+			}
+			cmds[i] = pipe.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: values})
+		}
+		if _, err := pipe.Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, n)
+		for i, c := range cmds {
+			ids[i] = c.Val()
+		}
+		return ids
+	}
+	var tally DeadLetterTally
+	check := func(when string, billing, shipping int64) {
+		t.Helper()
+		if err := ops.UpdateTally(t.Context(), dlq, &tally); err != nil {
+			t.Fatal(err)
+		}
+		if b, s := tally.Of("billing"), tally.Of("shipping"); b != billing || s != shipping {
+			t.Errorf("%s: billing %d, shipping %d; want %d, %d", when, b, s, billing, shipping)
+		}
+	}
+	check("no stream", 0, 0)
+	billing := add("billing", 2)
+	add("", 1)
+	check("first entries", 3, 1)
+	add("shipping", tallyBatch+1)
+	check("more than a batch added", 3, tallyBatch+2)
+	if err := client.XDel(t.Context(), dlq, billing[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	add("billing", 1)
+	check("one removed, one added", 3, tallyBatch+2)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -8,28 +9,39 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // lagRefresher keeps the data-plane gauges of every group fresh without
 // anyone reading /offsets: lag, pending (through the observed data plane,
-// which sets the shard gauges and group_lag/group_pending) and the
-// dead-letter stream's length (dead_letter_entries), so that the lag,
-// pending and dead-letter alerts have series to evaluate.
+// which sets the shard gauges and group_lag/group_pending) and the group's
+// entries in its prefix's dead-letter stream (dead_letter_entries: those
+// it dead-lettered and those naming no group, as its dead-letter page
+// lists them), so that the lag, pending and dead-letter alerts have series
+// to evaluate.
 type lagRefresher struct {
-	coord *actors.Coordinator
-	data  observedDataPlane
-	ops   httpapi.StreamOperator
-	m     *metrics.Metrics
-	log   *slog.Logger
+	coord       *actors.Coordinator
+	data        observedDataPlane
+	deadLetters deadLetterCounter
+	m           *metrics.Metrics
+	log         *slog.Logger
+	// tallies are the dead-letter counts of the known groups' prefixes by
+	// dead-letter stream, kept between rounds so that a round reads only
+	// the entries added since the last.
+	tallies map[string]*streams.DeadLetterTally
+}
+
+// deadLetterCounter counts a dead-letter stream's entries by group;
+// streams.Operator implements it.
+type deadLetterCounter interface {
+	UpdateTally(ctx context.Context, dlq string, t *streams.DeadLetterTally) error
 }
 
 // run refreshes every interval until ctx ends. A failed offsets read is
-// counted by the observed data plane; a failed length read is logged at
-// debug level (the next round retries).
-func (r lagRefresher) run(ctx context.Context, interval time.Duration) {
+// counted by the observed data plane; a failed dead-letter count is logged
+// at debug level and leaves the gauge as it was (the next round retries).
+func (r *lagRefresher) run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -42,11 +54,13 @@ func (r lagRefresher) run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-func (r lagRefresher) refresh(ctx context.Context) {
+func (r *lagRefresher) refresh(ctx context.Context) {
 	views, err := r.coord.Groups(ctx)
 	if err != nil {
 		return
 	}
+	tallies := map[string]*streams.DeadLetterTally{}
+	failed := map[string]bool{}
 	for _, v := range views {
 		key := group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup}
 		g, err := r.coord.Snapshot(ctx, key)
@@ -54,13 +68,21 @@ func (r lagRefresher) refresh(ctx context.Context) {
 			continue
 		}
 		_, _ = r.data.CachedGroupOffsets(ctx, g)
-		n, err := r.ops.DeadLetterLength(ctx, streams.DeadLetterStream(key.StreamPrefix))
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				r.log.Debug("reading the dead-letter stream", "stream", key.StreamPrefix, "group", key.ConsumerGroup, "err", err)
+		dlq := streams.DeadLetterStream(key.StreamPrefix)
+		t, counted := tallies[dlq]
+		if !counted {
+			t = cmp.Or(r.tallies[dlq], &streams.DeadLetterTally{})
+			tallies[dlq] = t
+			if err := r.deadLetters.UpdateTally(ctx, dlq, t); err != nil {
+				failed[dlq] = true
+				if !errors.Is(err, context.Canceled) {
+					r.log.Debug("counting the dead-letter stream", "stream", dlq, "err", err)
+				}
 			}
-			continue
 		}
-		r.m.DeadLetters(key, n)
+		if !failed[dlq] {
+			r.m.DeadLetters(key, t.Of(key.ConsumerGroup))
+		}
 	}
+	r.tallies = tallies
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // shutdownTimeout bounds the whole ordered shutdown.
@@ -114,7 +115,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	go obs.m.Run(ctx, coord)
 	data, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
 	if back.redis != nil {
-		lags := lagRefresher{coord: coord, data: observedDataPlane{DataPlane: data, m: obs.m}, ops: ops, m: obs.m, log: logger}
+		lags := &lagRefresher{coord: coord, data: observedDataPlane{DataPlane: data, m: obs.m}, deadLetters: streams.NewOperator(back.redis), m: obs.m, log: logger}
 		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
 	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{
