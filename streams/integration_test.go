@@ -234,3 +234,31 @@ func describe(o ShardOffset) string {
 		o.StreamLength, val(o.FirstRecordID), val(o.LastRecordID), val(o.LastGeneratedID), val(o.GroupLastDeliveredID),
 		val(o.GroupPending), val(o.Lag), val(o.MemoryUsageBytes))
 }
+
+// TestOffsetsAcrossBatches: a group of more shards than one pipeline
+// observes gets every shard in order, each with its own stream's figures,
+// also on both sides of a batch boundary.
+func TestOffsetsAcrossBatches(t *testing.T) {
+	client := newTestClient(t)
+	prefix := testPrefix(t, client)
+	n := 2*observeBatch + 5
+	for _, i := range []int{observeBatch - 1, observeBatch, n - 1} {
+		xaddN(t, client, StreamKey(prefix, i), i%7+1)
+	}
+	offsets, err := NewObserver(client).Offsets(t.Context(), prefix, "g", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) != n {
+		t.Fatalf("%d offsets, want %d", len(offsets), n)
+	}
+	for i, o := range offsets {
+		want := int64(0)
+		if i == observeBatch-1 || i == observeBatch || i == n-1 {
+			want = int64(i%7 + 1)
+		}
+		if o.Shard != i || o.StreamKey != StreamKey(prefix, i) || o.StreamLength != want {
+			t.Fatalf("offset %d = %s, want shard %d of length %d", i, describe(o), i, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -86,16 +87,34 @@ func Totals(shards []ShardOffset) OffsetTotals {
 	return totals
 }
 
+// observeBatch is how many shards one pipeline of Offsets observes: the
+// replies of a batch are decoded before the next is sent, so a group of
+// many shards holds at most one batch of commands in memory and never
+// queues more than 3 × observeBatch commands ahead of other clients.
+const observeBatch = 1000
+
 // Offsets observes shards 0..shardCount-1 of prefix for consumer group
-// group: XINFO STREAM, XINFO GROUPS and MEMORY USAGE of every shard in one
-// pipeline, plus one CLUSTER SLOTS when client is a cluster client. Error
-// replies become zeros and nils; a transport failure is returned.
+// group: XINFO STREAM, XINFO GROUPS and MEMORY USAGE of every shard, in
+// pipelines of observeBatch shards, plus one CLUSTER SLOTS when client is a
+// cluster client. Error replies become zeros and nils; a transport failure
+// is returned.
 func (o *Observer) Offsets(ctx context.Context, prefix, group string, shardCount int) ([]ShardOffset, error) {
 	nodes, err := o.nodeLocator(ctx)
 	if err != nil {
 		return nil, err
 	}
 	shards := ShardsOf(prefix, shardCount)
+	offsets := make([]ShardOffset, 0, len(shards))
+	for batch := range slices.Chunk(shards, observeBatch) {
+		if offsets, err = o.observe(ctx, batch, group, nodes, offsets); err != nil {
+			return nil, err
+		}
+	}
+	return offsets, nil
+}
+
+// observe appends the offsets of shards to offsets, read in one pipeline.
+func (o *Observer) observe(ctx context.Context, shards []Shard, group string, nodes func(*ShardOffset), offsets []ShardOffset) ([]ShardOffset, error) {
 	pipe := o.client.Pipeline()
 	streams := make([]*redis.XInfoStreamCmd, len(shards))
 	groups := make([]*redis.XInfoGroupsCmd, len(shards))
@@ -107,7 +126,6 @@ func (o *Observer) Offsets(ctx context.Context, prefix, group string, shardCount
 	}
 	_, _ = pipe.Exec(ctx)
 
-	offsets := make([]ShardOffset, len(shards))
 	for j, shard := range shards {
 		for _, cmd := range []redis.Cmder{streams[j], groups[j], memory[j]} {
 			if err := replyOrNil(cmd.Err()); err != nil {
@@ -133,7 +151,7 @@ func (o *Observer) Offsets(ctx context.Context, prefix, group string, shardCount
 		if bytes, err := memory[j].Result(); err == nil {
 			offset.MemoryUsageBytes = &bytes
 		}
-		offsets[j] = offset
+		offsets = append(offsets, offset)
 	}
 	return offsets, nil
 }
