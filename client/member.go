@@ -144,8 +144,12 @@ type Member struct {
 	cfg MemberConfig
 	log *slog.Logger
 
-	mu sync.Mutex // guards st
-	st *member.State
+	mu  sync.Mutex // guards st
+	st  *member.State
+	now func() time.Time // the clock of the lease and every wait (time.Now; tests set a fake)
+	// onWait, when set (by tests), is called each time Run starts waiting
+	// for its next heartbeat, with the instant the wait ends.
+	onWait func(until time.Time)
 
 	// State of the Run goroutine.
 	base      string // where heartbeats go ("": the configured base URL)
@@ -169,7 +173,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	}
 	log = log.With("member", cfg.MemberID, "group", cfg.Group)
 	return &Member{
-		cfg: cfg, log: log, fails: failureLog{log: log},
+		cfg: cfg, log: log, fails: failureLog{log: log}, now: time.Now,
 		st: member.New(member.Config{ID: cfg.MemberID, Name: cfg.MemberName, LeaseTTL: cfg.LeaseTTL, MaxConcurrency: cfg.MaxConcurrency}),
 	}, nil
 }
@@ -205,7 +209,7 @@ func (m *Member) LeaseTTL() time.Duration {
 func (m *Member) MayRead(shard int) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.st.MayRead(shard, time.Now())
+	return m.st.MayRead(shard, m.now())
 }
 
 // Run joins the group and heartbeats until ctx is cancelled; then it stops
@@ -224,11 +228,11 @@ func (m *Member) Run(ctx context.Context) error {
 	refused := 0 // consecutive refused or failed heartbeats
 	for {
 		if ctx.Err() != nil && leaveStart.IsZero() {
-			leaveStart = time.Now()
+			leaveStart = m.now()
 			m.log.Info("leaving: stopping every shard")
 			m.effects(m.step(func(st *member.State) member.Effects { return st.Leave() }))
 		}
-		m.poll(time.Now())
+		m.poll(m.now())
 		if !leaveStart.IsZero() {
 			if m.done() {
 				return nil
@@ -238,8 +242,8 @@ func (m *Member) Run(ctx context.Context) error {
 			}
 		}
 		req := m.request()
-		sent := time.Now()
-		resp, owner, err := m.post(bg, req)
+		sent := m.now()
+		resp, owner, err := m.exchange(bg, req)
 		wait := time.Duration(0)
 		switch {
 		case err != nil || resp.Status == StatusRetry:
@@ -318,7 +322,7 @@ func (m *Member) effects(e member.Effects) {
 		}
 	}
 	if len(e.Stop) > 0 {
-		m.poll(time.Now())
+		m.poll(m.now())
 	}
 }
 
@@ -334,7 +338,7 @@ func (m *Member) revoked(shards []int) {
 
 // apply applies resp, the answer to req sent at sent.
 func (m *Member) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent time.Time) member.Effects {
-	e := m.step(func(st *member.State) member.Effects { return st.Apply(req, resp, sent, time.Now()) })
+	e := m.step(func(st *member.State) member.Effects { return st.Apply(req, resp, sent, m.now()) })
 	if member.Accepted(resp.Status) {
 		m.cancelled = false
 	}
@@ -391,7 +395,7 @@ func (m *Member) cancelInFlight(why string) {
 // LeaveTimeout, and gives up after twice that, or at LeaveTimeout when
 // only the leave itself was not answered.
 func (m *Member) leaveTimeout(start time.Time) error {
-	since := time.Since(start)
+	since := m.now().Sub(start)
 	switch {
 	case since >= m.cfg.LeaveTimeout && len(m.draining()) == 0:
 		return ErrLeaveNotAnswered
@@ -407,9 +411,9 @@ func (m *Member) leaveTimeout(start time.Time) error {
 // awaitDrained polls until nothing is in flight, for at most d, without
 // heartbeating (the coordinator refused the member).
 func (m *Member) awaitDrained(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for m.poll(time.Now()); len(m.draining()) > 0 && time.Now().Before(deadline); m.poll(time.Now()) {
-		time.Sleep(10 * time.Millisecond)
+	deadline := m.now().Add(d)
+	for m.poll(m.now()); len(m.draining()) > 0 && m.now().Before(deadline); m.poll(m.now()) {
+		time.Sleep(pollEvery)
 	}
 }
 
@@ -432,7 +436,7 @@ func (m *Member) request() group.HeartbeatRequest {
 	if f == nil {
 		return req
 	}
-	now := group.InstantOf(time.Now())
+	now := group.InstantOf(m.now())
 	for _, s := range req.OwnedShards {
 		if p, ok := f(s); ok {
 			key := streams.StreamKey(m.cfg.StreamPrefix, s)
@@ -446,12 +450,38 @@ func (m *Member) request() group.HeartbeatRequest {
 	return req
 }
 
-// post sends req to the owner followed, or the configured coordinator.
-func (m *Member) post(ctx context.Context, req group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
+// pollEvery is how often the local lease and the in-flight counts are
+// polled while the member waits: for an answer, or for its next heartbeat.
+const pollEvery = 20 * time.Millisecond
+
+// exchange sends req to the owner followed, or the configured coordinator,
+// and returns the answer and the owner it names. While the answer is
+// awaited the local lease keeps being applied: a coordinator that does not
+// answer must not keep the member reading past its lease.
+func (m *Member) exchange(ctx context.Context, req group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
+	type answer struct {
+		resp  group.HeartbeatResponse
+		owner string
+		err   error
+	}
 	timeout := max(time.Second, min(5*time.Second, m.LeaseTTL()/3))
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return m.cfg.Coordinator.heartbeat(hctx, m.base, m.cfg.StreamPrefix, m.cfg.Group, &req)
+	ch := make(chan answer, 1)
+	go func(base string) {
+		resp, owner, err := m.cfg.Coordinator.heartbeat(hctx, base, m.cfg.StreamPrefix, m.cfg.Group, &req)
+		ch <- answer{resp, owner, err}
+	}(m.base)
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case a := <-ch:
+			return a.resp, a.owner, a.err
+		case <-t.C:
+			m.poll(m.now())
+		}
+	}
 }
 
 // checkGroup runs after an UNKNOWN_MEMBER_ID answer to a join: when the
@@ -489,9 +519,12 @@ func backoff(n int, interval time.Duration) time.Duration {
 // sleep waits d, returning early when the first cancellation of ctx starts
 // the leave, a revoked shard was released, or the lease lapsed.
 func (m *Member) sleep(ctx context.Context, d time.Duration, leaving bool) {
-	deadline := time.Now().Add(d)
+	deadline := m.now().Add(d)
+	if m.onWait != nil {
+		m.onWait(deadline)
+	}
 	for !m.urgent {
-		left := time.Until(deadline)
+		left := deadline.Sub(m.now())
 		if left <= 0 || (!leaving && ctx.Err() != nil) {
 			return
 		}
@@ -499,14 +532,14 @@ func (m *Member) sleep(ctx context.Context, d time.Duration, leaving bool) {
 		if leaving {
 			done = nil
 		}
-		t := time.NewTimer(min(left, 20*time.Millisecond))
+		t := time.NewTimer(min(left, pollEvery))
 		select {
 		case <-done:
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		m.poll(time.Now())
+		m.poll(m.now())
 	}
 }
 

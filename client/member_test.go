@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
 
 // Two members share a real coordinator's group: they split the shards
@@ -65,44 +66,200 @@ func TestMemberJoinSplitLeave(t *testing.T) {
 	}
 }
 
-// With the coordinator gone, a member stops reading every shard one lease
-// TTL after the send time of its last answered heartbeat.
-func TestMemberLocalLease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a coordinator process")
+// t0 is where the fake clocks of the member tests start.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// clocked is a Member run on a fake clock: every wait of the member
+// (heartbeat interval, backoff, LeaveTimeout) and its local lease follow
+// that clock, so the test decides when time passes.
+type clocked struct {
+	t     *testing.T
+	clk   *fakeclock.Clock
+	mu    sync.Mutex
+	waits []time.Time // when each wait for the next heartbeat ends, in order
+	stop  func() error
+}
+
+// runClocked runs m on clk. stop cancels Run and moves the clock on until
+// Run returns, and returns its error.
+func runClocked(t *testing.T, m *Member, clk *fakeclock.Clock) *clocked {
+	t.Helper()
+	c := &clocked{t: t, clk: clk}
+	m.now = c.clk.Now
+	m.onWait = func(until time.Time) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.waits = append(c.waits, until)
 	}
-	rs := testredis.Start(t)
-	srv := startCoordinator(t, "redis", rs.Addr, "lease", 2*time.Second)
-	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
-	if _, err := coord.CreateGroup(context.Background(), "lease", "g", 2, "test"); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	var err error
+	stopped := false
+	c.stop = func() error {
+		cancel()
+		if !stopped {
+			eventually.True(t, "Run returns", func() bool {
+				select {
+				case err = <-done:
+					return true
+				default:
+					c.clk.Advance(time.Second)
+					return false
+				}
+			})
+			stopped = true
+		}
+		return err
+	}
+	t.Cleanup(func() { _ = c.stop() })
+	return c
+}
+
+// waited waits until the member started its n-th wait (from 1) and returns
+// when that wait ends.
+func (c *clocked) waited(n int) time.Time {
+	c.t.Helper()
+	var until time.Time
+	eventually.True(c.t, fmt.Sprintf("wait %d of the member", n), func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.waits) < n {
+			return false
+		}
+		until = c.waits[n-1]
+		return true
+	})
+	return until
+}
+
+// leaseEnd is the end of m's local lease (zero when there is none).
+func (m *Member) leaseEnd() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if end, ok := m.st.LeaseEnd(); ok {
+		return end
+	}
+	return time.Time{}
+}
+
+// clockRecorder records the fake clock's reading at each event.
+type clockRecorder struct {
+	clk *fakeclock.Clock
+	mu  sync.Mutex
+	at  map[string][]time.Time
+}
+
+func (r *clockRecorder) record(ev string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = map[string][]time.Time{}
+	}
+	r.at[ev] = append(r.at[ev], r.clk.Peek())
+}
+
+func (r *clockRecorder) times(ev string) []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.at[ev]...)
+}
+
+// With the coordinator unreachable, a member stops reading every shard
+// exactly one lease TTL after the send time of its last accepted
+// heartbeat, and cancels its handler calls from the lease's last tenth on.
+func TestMemberLocalLease(t *testing.T) {
+	var down atomic.Bool
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+		if down.Load() {
+			return group.HeartbeatResponse{}, 503
+		}
+		return ok(1, 0, 1), 200
+	})
+	clk := fakeclock.New(t0)
+	rec := &clockRecorder{clk: clk}
+	m, _ := NewMember(MemberConfig{
+		Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m", LeaseTTL: 2 * time.Second,
+		Hooks: Hooks{
+			OnRevoked:      func(int) { rec.record("revoked") },
+			CancelInFlight: func() { rec.record("cancelled") },
+		},
+	})
+	c := runClocked(t, m, clk)
+	c.waited(1) // after the join, sent at t0
+	if len(m.Owned()) != 2 || !m.leaseEnd().Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("after the join sent at t0: owns %v, lease ends at t0+%v, want 2 shards and t0+2s", m.Owned(), m.leaseEnd().Sub(t0))
+	}
+	c.clk.Set(t0.Add(500 * time.Millisecond)) // the next heartbeat goes out at t0+500ms
+	c.waited(2)
+	end := t0.Add(2500 * time.Millisecond)
+	if got := m.leaseEnd(); !got.Equal(end) {
+		t.Fatalf("after the heartbeat sent at t0+500ms the lease ends at t0+%v, want t0+2.5s", got.Sub(t0))
+	}
+	down.Store(true)
+	c.clk.Set(end.Add(-time.Millisecond)) // a refused heartbeat goes out
+	c.waited(3)
+	if len(rec.times("cancelled")) == 0 {
+		t.Error("handler calls not cancelled in the lease's last tenth")
+	}
+	if got := rec.times("revoked"); len(got) != 0 || len(m.Owned()) != 2 {
+		t.Fatalf("revoked at %v before the lease ended; owns %v", got, m.Owned())
+	}
+	c.clk.Set(end)
+	eventually.True(t, "the member stops reading", func() bool { return len(m.Owned()) == 0 })
+	for _, at := range rec.times("revoked") {
+		if !at.Equal(end) {
+			t.Errorf("shard revoked at t0+%v, want at the lease end t0+2.5s", at.Sub(t0))
+		}
+	}
+	down.Store(false)
+	if err := c.stop(); err != nil {
 		t.Fatal(err)
 	}
-	r := newReaders(t)
-	var mu sync.Mutex
-	var revokedAt time.Time
-	h := r.hooks("a")
-	onRevoked := h.OnRevoked
-	h.OnRevoked = func(s int) {
-		onRevoked(s)
-		mu.Lock()
-		revokedAt = time.Now()
-		mu.Unlock()
-	}
-	m, _ := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "lease", Group: "g", MemberID: "a", LeaseTTL: 2 * time.Second, Hooks: h})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = m.Run(ctx) }()
-	eventually.True(t, "a reads 2 shards", func() bool { return r.count("a") == 2 })
-	killed := time.Now()
-	srv.Kill()
-	eventually.True(t, "a stops reading", func() bool { return r.count("a") == 0 })
-	mu.Lock()
-	gap := revokedAt.Sub(killed)
-	mu.Unlock()
-	// The last answered heartbeat was sent at most one interval (200 ms)
-	// before the kill.
-	if gap > 2*time.Second+100*time.Millisecond || gap < 2*time.Second-300*time.Millisecond {
-		t.Errorf("stopped reading %v after the coordinator died: want about the 2 s lease", gap)
+}
+
+// inFlightTransport counts the heartbeats in flight on the client side.
+type inFlightTransport struct{ n atomic.Int64 }
+
+func (tr *inFlightTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.n.Add(1)
+	defer tr.n.Add(-1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The local lease is applied while a heartbeat waits for its answer: a
+// coordinator that does not answer does not keep the member reading past
+// its lease (the wait for the answer can outlast the lease's end).
+func TestMemberLeaseLapsesWhileHeartbeatHangs(t *testing.T) {
+	hang, release := make(chan struct{}), make(chan struct{})
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+		if n == 2 {
+			close(hang)
+			<-release
+			return group.HeartbeatResponse{}, 503
+		}
+		return ok(1, 0), 200
+	})
+	defer close(release)
+	tr := &inFlightTransport{}
+	revoked := make(chan int64, 1) // heartbeats in flight at the first revocation
+	m, _ := NewMember(MemberConfig{
+		// A 15 s lease makes the answer's timeout 5 s.
+		Coordinator: NewCoordinator(f.httpSrv.URL, WithHTTPClient(&http.Client{Transport: tr})), StreamPrefix: "p", Group: "g", MemberID: "m", LeaseTTL: 15 * time.Second,
+		Hooks: Hooks{OnRevoked: func(int) {
+			select {
+			case revoked <- tr.n.Load():
+			default:
+			}
+		}},
+	})
+	c := runClocked(t, m, fakeclock.New(t0))
+	c.waited(1) // after the join, which assigned shard 0
+	c.clk.Set(t0.Add(time.Second))
+	<-hang
+	c.clk.Set(t0.Add(15 * time.Second))
+	if n := <-revoked; n != 1 {
+		t.Errorf("shard revoked with %d heartbeats in flight, want while the hanging one waits", n)
 	}
 }
 
@@ -227,45 +384,47 @@ func TestMemberStatuses(t *testing.T) {
 // RETRY answers do not renew the local lease, and a revoked shard is
 // reported DRAINING with its in-flight count until it drains.
 func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
-	var inflight sync.Map
-	inflight.Store(0, 3)
+	var inflight atomic.Int64
+	inflight.Store(3)
 	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
-		if n == 1 {
+		if n == 1 || req.MemberEpoch == -1 {
 			return ok(2, 0), 200
 		}
 		return group.HeartbeatResponse{Status: StatusRetry}, 200
 	})
-	revoked := make(chan time.Time, 1)
+	clk := fakeclock.New(t0)
+	rec := &clockRecorder{clk: clk}
 	m, _ := NewMember(MemberConfig{
 		Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m", LeaseTTL: 300 * time.Millisecond,
 		Hooks: Hooks{
-			OnRevoked: func(int) { revoked <- time.Now() },
-			InFlight:  func(s int) int { v, _ := inflight.Load(s); return v.(int) },
+			OnRevoked: func(int) { rec.record("revoked") },
+			InFlight:  func(int) int { return int(inflight.Load()) },
 		},
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	start := time.Now()
-	go func() { _ = m.Run(ctx) }()
-	select {
-	case at := <-revoked:
-		if d := at.Sub(start); d < 300*time.Millisecond || d > 600*time.Millisecond {
-			t.Errorf("revoked %v after the answered heartbeat, want about 300ms", d)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("RETRY answers renewed the lease")
+	c := runClocked(t, m, clk)
+	c.waited(1) // after the join, sent at t0
+	clk.Set(t0.Add(200 * time.Millisecond))
+	c.waited(2) // after a RETRY
+	if end := m.leaseEnd(); !end.Equal(t0.Add(300 * time.Millisecond)) {
+		t.Fatalf("after a RETRY the lease ends at t0+%v, want t0+300ms", end.Sub(t0))
 	}
-	eventually.True(t, "a DRAINING report with 3 in flight", func() bool {
-		r := f.requests()
-		rs := r[len(r)-1].RevokingShards
-		return len(rs) == 1 && rs[0].State == group.RevokeDraining && rs[0].InFlight == 3
-	})
-	inflight.Store(0, 0)
-	eventually.True(t, "REVOKED report", func() bool {
-		r := f.requests()
-		rs := r[len(r)-1].RevokingShards
-		return len(rs) == 1 && rs[0].State == group.RevokeRevoked && rs[0].InFlight == 0
-	})
+	clk.Set(t0.Add(300 * time.Millisecond))
+	eventually.True(t, "the lease lapses", func() bool { return len(rec.times("revoked")) == 1 })
+	if at := rec.times("revoked")[0]; !at.Equal(t0.Add(300 * time.Millisecond)) {
+		t.Errorf("revoked at t0+%v, want at the lease end t0+300ms", at.Sub(t0))
+	}
+	// The clock moves on as the member retries.
+	lastReport := func(state group.RevokingShardState, inFlight int64) func() bool {
+		return func() bool {
+			clk.Advance(100 * time.Millisecond)
+			r := f.requests()
+			rs := r[len(r)-1].RevokingShards
+			return len(rs) == 1 && rs[0].State == state && rs[0].InFlight == inFlight
+		}
+	}
+	eventually.True(t, "a DRAINING report with 3 in flight", lastReport(group.RevokeDraining, 3))
+	inflight.Store(0)
+	eventually.True(t, "REVOKED report", lastReport(group.RevokeRevoked, 0))
 }
 
 // countingProxy forwards to target and counts heartbeat requests.
@@ -286,9 +445,9 @@ func countingProxy(t *testing.T, target string) (*httptest.Server, *atomic.Int64
 	return srv, &n
 }
 
-// Against a group that does not exist, Run returns ErrGroupNotFound at
-// once, after a handful of heartbeats; with CreateGroup it creates the
-// group and reads its shards.
+// Against a group that does not exist, Run returns ErrGroupNotFound after
+// a handful of heartbeats; with CreateGroup it creates the group and reads
+// its shards.
 func TestMemberMissingGroup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
@@ -298,11 +457,8 @@ func TestMemberMissingGroup(t *testing.T) {
 	base := proxy.URL + strings.TrimPrefix(srv.Base, "http://"+strings.Split(strings.TrimPrefix(srv.Base, "http://"), "/")[0])
 	coord := NewCoordinator(base, WithBasicAuth("admin", "password"))
 	m, _ := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "missing", Group: "g", MemberID: "a"})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	start := time.Now()
-	err := m.Run(ctx)
-	t.Logf("Run returned %v after %v and %d heartbeats", err, time.Since(start).Round(time.Millisecond), heartbeats.Load())
+	err := m.Run(context.Background())
+	t.Logf("Run returned %v after %d heartbeats", err, heartbeats.Load())
 	if !errors.Is(err, ErrGroupNotFound) {
 		t.Fatalf("Run: %v, want ErrGroupNotFound", err)
 	}
@@ -326,21 +482,29 @@ func TestMemberMissingGroup(t *testing.T) {
 }
 
 // Refused heartbeats (here UNKNOWN_MEMBER_ID for a group the member cannot
-// check) are retried with capped exponential backoff, not in a loop.
+// check) are retried with capped exponential backoff, not in a loop: the
+// member's clock is moved to the end of each of its waits, and fewer than
+// 20 heartbeats go out in 3 s of that clock.
 func TestMemberBacksOffWhenRefused(t *testing.T) {
 	f := newFake(t, func(int, group.HeartbeatRequest) (group.HeartbeatResponse, int) {
 		return group.HeartbeatResponse{Status: StatusUnknownMemberID}, 200
 	})
 	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m"})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := m.Run(ctx); err != nil {
-		t.Fatal(err)
+	c := runClocked(t, m, fakeclock.New(t0))
+	for n := 1; n <= 20; n++ {
+		until := c.waited(n)
+		if until.After(t0.Add(3 * time.Second)) {
+			break
+		}
+		c.clk.Set(until)
 	}
 	n := len(f.requests())
 	t.Logf("%d heartbeats in 3 s of UNKNOWN_MEMBER_ID answers", n)
 	if n >= 20 {
 		t.Errorf("%d heartbeats in 3 s: no backoff", n)
+	}
+	if err := c.stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -409,13 +573,13 @@ func TestMemberLeaveNotAnswered(t *testing.T) {
 		return ok(1, 0), 200
 	})
 	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m", LeaveTimeout: 500 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	eventually.True(t, "the member reads shard 0", func() bool { return len(m.Owned()) == 1 })
+	c := runClocked(t, m, fakeclock.New(t0))
+	c.waited(1)
+	if len(m.Owned()) != 1 {
+		t.Fatalf("owns %v after the join, want shard 0", m.Owned())
+	}
 	down.Store(true)
-	cancel()
-	if err := <-done; !errors.Is(err, ErrLeaveNotAnswered) {
+	if err := c.stop(); !errors.Is(err, ErrLeaveNotAnswered) {
 		t.Fatalf("Run: %v, want ErrLeaveNotAnswered", err)
 	}
 }
