@@ -115,9 +115,24 @@ func TestDemoEndToEnd(t *testing.T) {
 
 	began := time.Now()
 	start("producer", producerBin, "-count", fmt.Sprint(e2eRecords), "-rate", "1500", "-keys", fmt.Sprint(e2eKeys), "-refresh", "1s")
-	at := func(d time.Duration) { time.Sleep(time.Until(began.Add(d))) }
+	// The faults follow the producer's progress (it writes 1,500 records a
+	// second when the machine keeps up).
+	written := func() int64 {
+		var n int64
+		for s := range 8 {
+			l, err := rdb.XLen(ctx, fmt.Sprintf("%s:%d", e2ePrefix, s)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += l
+		}
+		return n
+	}
+	after := func(n int64) {
+		eventually.True(t, fmt.Sprintf("the producer wrote %d records", n), func() bool { return written() >= n })
+	}
 
-	at(3 * time.Second)
+	after(4500)
 	_ = procs["c1"].Process.Kill()
 	<-exited["c1"]
 	exited["c1"] <- nil
@@ -134,11 +149,11 @@ func TestDemoEndToEnd(t *testing.T) {
 		}
 	}
 
-	at(5 * time.Second)
+	after(7500)
 	_ = procs["c2"].Process.Signal(syscall.SIGTERM)
-	at(6 * time.Second)
+	after(9000)
 	consumer("c5")
-	at(8 * time.Second)
+	after(12000)
 	if err := coord.ScaleStream(ctx, e2ePrefix, 8, "e2e"); err != nil {
 		t.Fatal(err)
 	}
