@@ -140,6 +140,18 @@ func TestGoalsNotRun(t *testing.T) {
 	}
 }
 
+// TestP2aLeavesOutStreamReads: the lag refresher's reads of the streams
+// are not store commands of the heartbeats.
+func TestP2aLeavesOutStreamReads(t *testing.T) {
+	r := &Report{Phases: []Phase{{Name: "steady/closed", Store: "redis", Requests: 10000, StoreCommands: 30050, DataPlaneCommands: 30000, StoreServer: StoreOwn}}}
+	r.evaluate()
+	for _, g := range r.Goals {
+		if g.ID == "P2a" && (g.Measured != 0.005 || g.Status != Pass) {
+			t.Errorf("P2a %v %s (%s), want 50 ÷ 10000 = 0.005 PASS", g.Measured, g.Status, g.Detail)
+		}
+	}
+}
+
 // TestStoreGoalsOnSharedServer: store-traffic goals measured on the shared
 // server (the run's own did not start) are INVALID, not PASS or MISS; on
 // an external server they keep their verdict and say so.

@@ -126,6 +126,10 @@ type Phase struct {
 	BytesPerHeartbeat    float64 `json:"storeBytesPerHeartbeat"`
 	StoreCommands        int64   `json:"storeCommands"`
 	CommandsPerHeartbeat float64 `json:"storeCommandsPerHeartbeat"`
+	// DataPlaneCommands are the StoreCommands that read the streams, not
+	// the coordination state (dataPlaneCommands: the lag refresher's
+	// observations and dead-letter counts, every offset-cache-ttl).
+	DataPlaneCommands int64 `json:"dataPlaneCommands,omitempty"`
 	// StoreCommandsByName breaks the store traffic down: Redis commands by
 	// name, PostgreSQL rows written by operation and table (see
 	// StoreCounters.ByCommand).

@@ -470,6 +470,9 @@ func (p *Phase) fill(rec *Recorder, elapsed time.Duration, before, after usage) 
 	p.StoreCores = store.CPU.Seconds() / p.Seconds
 	p.OtherCores = max(p.MachineCores-p.CPUCores-p.LoadGenCores-p.StoreCores, 0)
 	p.StoreBytes, p.StoreCommands, p.StoreCommandsByName = store.Bytes, store.Commands, store.ByCommand
+	for _, c := range dataPlaneCommands {
+		p.DataPlaneCommands += store.ByCommand[c]
+	}
 	if p.Requests > 0 {
 		p.BytesPerHeartbeat = float64(store.Bytes) / float64(p.Requests)
 		p.CommandsPerHeartbeat = float64(store.Commands) / float64(p.Requests)

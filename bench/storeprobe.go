@@ -184,6 +184,12 @@ func parseInfo(info string) map[string]string {
 	return out
 }
 
+// dataPlaneCommands are the Redis commands (commandstats names) with which
+// a coordinator reads the streams rather than its stored state: the lag
+// refresher's XINFO STREAM, XINFO GROUPS and MEMORY USAGE of every shard
+// and its dead-letter counts (XLEN, XRANGE). Goal P2a leaves them out.
+var dataPlaneCommands = []string{"xinfo|stream", "xinfo|groups", "memory|usage", "xlen", "xrange"}
+
 // commandCalls reads calls=N of every cmdstat_<name> line of INFO
 // commandstats, by name.
 func commandCalls(info string) map[string]int64 {
