@@ -5,7 +5,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -15,7 +14,7 @@ import (
 // commits their records (core.Run, core.Commit).
 
 // create runs a create command in the critical section.
-func (a *groupActor) create(m *messages.CreateGroup) (group.GroupView, error) {
+func (a *groupActor) create(m *createMsg) (group.GroupView, error) {
 	if m.StreamLevel {
 		if err := a.checkPrefixFree(); err != nil {
 			return group.GroupView{}, err
@@ -86,7 +85,7 @@ func (a *groupActor) prefixInUse() (bool, error) {
 
 // delete runs a delete command in the critical section; it answers the
 // view from before the delete.
-func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
+func (a *groupActor) delete(m *deleteMsg) (group.GroupView, error) {
 	if !a.core.Committed().Exists() {
 		return group.GroupView{}, groupNotFound()
 	}
@@ -109,7 +108,7 @@ func (a *groupActor) delete(m *messages.DeleteGroup) (group.GroupView, error) {
 // and store it PREPARING before touching Redis; provision the new shard
 // range; activate it and store that. A failure after the first store leaves
 // the migration PREPARING.
-func (a *groupActor) scale(m *messages.Scale) (group.Migration, error) {
+func (a *groupActor) scale(m *scaleMsg) (group.Migration, error) {
 	if !a.core.Committed().Exists() {
 		return group.Migration{}, groupNotFound()
 	}
@@ -131,7 +130,7 @@ func (a *groupActor) scale(m *messages.Scale) (group.Migration, error) {
 }
 
 // rollback runs docs/protocol.md §6.5 in the critical section.
-func (a *groupActor) rollback(m *messages.Rollback) (group.Migration, error) {
+func (a *groupActor) rollback(m *rollbackMsg) (group.Migration, error) {
 	if !a.core.Committed().Exists() {
 		return group.Migration{}, groupNotFound()
 	}
@@ -143,7 +142,7 @@ func (a *groupActor) rollback(m *messages.Rollback) (group.Migration, error) {
 
 // checkScale answers whether a scale would start: it runs the start on a
 // copy of committed and answers its refusal, if any.
-func (a *groupActor) checkScale(m *messages.CheckScale) {
+func (a *groupActor) checkScale(m *checkScaleMsg) {
 	if !a.core.Committed().Exists() {
 		m.Reply.Answer(struct{}{}, groupNotFound())
 		return

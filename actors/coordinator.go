@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // Coordinator is the facade over the actor system: every method sends one
@@ -81,8 +81,8 @@ func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.H
 		c.opts.Observer.HeartbeatShed(key)
 		return group.RetryResponse(c.opts.Settings, req), nil
 	}
-	r := messages.NewReplyTo[group.HeartbeatResponse]()
-	msg := &messages.Heartbeat{Routed: messages.Routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
+	r := newReplyTo[group.HeartbeatResponse]()
+	msg := &heartbeatMsg{routed: routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
 	return ask(ctx, c, msg, r)
 }
 
@@ -92,14 +92,14 @@ func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.
 	if streamLevel {
 		key.ConsumerGroup = key.StreamPrefix
 	}
-	r := messages.NewReplyTo[group.GroupView]()
-	return ask(ctx, c, &messages.CreateGroup{Routed: messages.Routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r)
+	r := newReplyTo[group.GroupView]()
+	return ask(ctx, c, &createMsg{routed: routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r)
 }
 
 // DeleteGroup deletes a group's metadata and returns its pre-delete view.
 func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
-	r := messages.NewReplyTo[group.GroupView]()
-	return ask(ctx, c, &messages.DeleteGroup{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r)
+	r := newReplyTo[group.GroupView]()
+	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r)
 }
 
 // TickNow sweeps: it sends Tick{now} to every group with an actor and every
@@ -130,7 +130,7 @@ func (c *Coordinator) TickNow() {
 		}
 	}
 	for k := range keys {
-		if c.send(&messages.Tick{Routed: messages.Routed{Key: k}, Now: now}) != nil {
+		if c.send(&tickMsg{routed: routed{Key: k}, Now: now}) != nil {
 			return
 		}
 	}
@@ -166,7 +166,7 @@ func (c *Coordinator) Actors() int {
 }
 
 // Shutdown stops the ticker, rejects new requests with
-// messages.ErrTerminating, lets every group actor answer what is already in
+// contract.ErrTerminating, lets every group actor answer what is already in
 // its mailbox (committing pending batches), then stops the actor system.
 // It does not close the store. If ctx ends first, the actors are stopped
 // without draining and ctx's error is returned. Later calls return nil at
@@ -198,7 +198,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 }
 
 // send enqueues a group message unless the coordinator is terminating.
-func (c *Coordinator) send(msg messages.Request) error {
+func (c *Coordinator) send(msg request) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.terminating {
@@ -214,12 +214,12 @@ func (c *Coordinator) send(msg messages.Request) error {
 
 // terminatingErr refuses requests once Shutdown began: another
 // coordinator serves the group when this one left the cluster
-// (cluster.ErrNotServing), else messages.ErrTerminating.
+// (cluster.ErrNotServing), else contract.ErrTerminating.
 func (c *Coordinator) terminatingErr() error {
 	if o := c.opts.Ownership; o != nil && o.Leaving() {
 		return cluster.ErrNotServing
 	}
-	return messages.ErrTerminating
+	return contract.ErrTerminating
 }
 
 // requestTimers recycles the stopped timers of ask (saving a timer and its
@@ -233,7 +233,7 @@ var requestTimers = sync.Pool{New: func() any {
 
 // ask sends msg and waits for its reply on r, for ctx, or at most
 // RequestTimeout (context.DeadlineExceeded).
-func ask[T any](ctx context.Context, c *Coordinator, msg messages.Request, r messages.ReplyTo[T]) (T, error) {
+func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T]) (T, error) {
 	var zero T
 	if by := cluster.ForwardedBy(ctx); by != "" {
 		if f, ok := msg.(interface{ MarkForwarded(string) }); ok {

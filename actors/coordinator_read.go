@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -46,8 +46,8 @@ func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Grou
 	// version never joins a flight started before that version was
 	// committed.
 	flight := c.builds.DoChan(fmt.Sprintf("%q %q %d", key.StreamPrefix, key.ConsumerGroup, version), func() (any, error) {
-		r := messages.NewReplyTo[*group.Group]()
-		return ask(context.Background(), c, &messages.GetSnapshot{Routed: messages.Routed{Key: key}, Reply: r}, r)
+		r := newReplyTo[*group.Group]()
+		return ask(context.Background(), c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r)
 	})
 	select {
 	case res := <-flight:
@@ -110,16 +110,16 @@ func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.Ass
 
 // Routing returns the committed producer routing metadata. With
 // provisioning enabled it first provisions the group's shards (docs/protocol.md §2.4),
-// outside the group's actor; a failure matches messages.ErrProvisioning.
-func (c *Coordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
+// outside the group's actor; a failure matches contract.ErrProvisioning.
+func (c *Coordinator) Routing(ctx context.Context, key group.Key) (contract.Routing, error) {
 	rt, err := project(ctx, c, key, routing)
 	if err != nil {
-		return messages.Routing{}, err
+		return contract.Routing{}, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
 	defer cancel()
 	if err := provisionShards(pctx, c.opts.Provisioner, key, rt.ShardCount); err != nil {
-		return messages.Routing{}, err
+		return contract.Routing{}, err
 	}
 	return rt, nil
 }
@@ -139,9 +139,9 @@ func (c *Coordinator) Migration(ctx context.Context, key group.Key, id string) (
 }
 
 // Migrations returns a group's migration history (endpoint #20).
-func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (messages.Migrations, error) {
-	return project(ctx, c, key, func(g *group.Group) messages.Migrations {
-		return messages.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
+func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (contract.Migrations, error) {
+	return project(ctx, c, key, func(g *group.Group) contract.Migrations {
+		return contract.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
 	})
 }
 
@@ -194,8 +194,8 @@ func project[T any](ctx context.Context, c *Coordinator, key group.Key, view fun
 }
 
 // routing projects the producer routing metadata of g.
-func routing(g *group.Group) messages.Routing {
-	return messages.Routing{
+func routing(g *group.Group) contract.Routing {
+	return contract.Routing{
 		StreamPrefix:    g.StreamPrefix,
 		ConsumerGroup:   g.ConsumerGroup,
 		MetadataVersion: g.MetadataVersion,
@@ -209,8 +209,8 @@ func routing(g *group.Group) messages.Routing {
 // themselves do not wait for queued work.
 func (c *Coordinator) Settle(ctx context.Context, key group.Key) error {
 	for range 2 { // the first round trip may queue a flush behind it
-		r := messages.NewReplyTo[*group.Group]()
-		if _, err := ask(ctx, c, &messages.GetSnapshot{Routed: messages.Routed{Key: key}, Reply: r}, r); err != nil {
+		r := newReplyTo[*group.Group]()
+		if _, err := ask(ctx, c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r); err != nil {
 			return err
 		}
 	}

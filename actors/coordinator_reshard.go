@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // The Coordinator's resharding commands (docs/protocol.md §6), run on the caller's
@@ -16,15 +16,15 @@ import (
 // ScaleGroup scales one group to req's target shard count (docs/protocol.md §6.2, endpoint
 // #8). It answers once the migration is ACTIVE (routing and targets have
 // switched), or with the unstored noop migration for a same-count request.
-// A provisioning failure (messages.ErrProvisioning) leaves the migration
+// A provisioning failure (contract.ErrProvisioning) leaves the migration
 // PREPARING; a retry with the same target resumes it.
 func (c *Coordinator) ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error) {
 	return c.scale(ctx, key, req, false)
 }
 
 func (c *Coordinator) scale(ctx context.Context, key group.Key, req group.ScaleRequest, streamLevel bool) (group.Migration, error) {
-	r := messages.NewReplyTo[group.Migration]()
-	msg := &messages.Scale{Routed: messages.Routed{Key: key}, Request: req, NewID: newMigrationID(), StreamLevel: streamLevel, Reply: r}
+	r := newReplyTo[group.Migration]()
+	msg := &scaleMsg{routed: routed{Key: key}, Request: req, NewID: newMigrationID(), StreamLevel: streamLevel, Reply: r}
 	return ask(ctx, c, msg, r)
 }
 
@@ -38,28 +38,28 @@ func newMigrationID() string { return "reshard-" + uuid.NewString() }
 // anything changes); then the groups are scaled one by one in consumer
 // group order. There is no cross-group transaction: a failure midway
 // leaves the groups before it scaled.
-func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error) {
+func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
 	if err := group.ValidateScale(&req, c.opts.Settings); err != nil {
-		return messages.StreamScale{}, err
+		return contract.StreamScale{}, err
 	}
 	keys, err := c.streamGroups(ctx, prefix)
 	if err != nil {
-		return messages.StreamScale{}, err
+		return contract.StreamScale{}, err
 	}
 	if len(keys) == 0 {
-		return messages.StreamScale{}, group.Errorf(group.CodeStreamNotFound, "No consumer group is registered for stream prefix '%s'", prefix)
+		return contract.StreamScale{}, group.Errorf(group.CodeStreamNotFound, "No consumer group is registered for stream prefix '%s'", prefix)
 	}
 	for _, key := range keys {
-		r := messages.NewReplyTo[struct{}]()
-		if _, err := ask(ctx, c, &messages.CheckScale{Routed: messages.Routed{Key: key}, Request: req, Reply: r}, r); err != nil {
-			return messages.StreamScale{}, err
+		r := newReplyTo[struct{}]()
+		if _, err := ask(ctx, c, &checkScaleMsg{routed: routed{Key: key}, Request: req, Reply: r}, r); err != nil {
+			return contract.StreamScale{}, err
 		}
 	}
-	out := messages.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount}
+	out := contract.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount}
 	for _, key := range keys {
 		m, err := c.scale(ctx, key, req, true)
 		if err != nil {
-			return messages.StreamScale{}, err
+			return contract.StreamScale{}, err
 		}
 		out.AffectedConsumerGroups = append(out.AffectedConsumerGroups, key.ConsumerGroup)
 		out.Migrations = append(out.Migrations, m)
@@ -86,6 +86,6 @@ func (c *Coordinator) streamGroups(ctx context.Context, prefix string) ([]group.
 
 // Rollback rolls migration id of a group back (docs/protocol.md §6.5, endpoint #10).
 func (c *Coordinator) Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error) {
-	r := messages.NewReplyTo[group.Migration]()
-	return ask(ctx, c, &messages.Rollback{Routed: messages.Routed{Key: key}, ID: id, Request: req, Reply: r}, r)
+	r := newReplyTo[group.Migration]()
+	return ask(ctx, c, &rollbackMsg{routed: routed{Key: key}, ID: id, Request: req, Reply: r}, r)
 }

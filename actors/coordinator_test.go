@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -100,7 +100,7 @@ func TestConflictsExhausted(t *testing.T) {
 
 	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusRetry)
 	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
-	if !errors.Is(err, messages.ErrStateConflict) {
+	if !errors.Is(err, contract.ErrStateConflict) {
 		t.Errorf("delete: %v, want ErrStateConflict", err)
 	}
 	want := []string{"flush#1", "flush#2", "flush#3", "delete#1", "delete#2", "delete#3"}
@@ -193,7 +193,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	}
 	ticked := make(chan struct{}, 1)
 	c := start(t, Options{Store: store, GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
-		if _, ok := msg.(*messages.Tick); ok {
+		if _, ok := msg.(*tickMsg); ok {
 			ticked <- struct{}{}
 		}
 	}})
@@ -252,7 +252,7 @@ func TestShutdownDrains(t *testing.T) {
 	go func() { stopped <- c.Shutdown(testCtx(t)) }()
 	eventually.True(t, "terminating", func() bool {
 		_, err := c.Group(testCtx(t), billing) // another group's actor, not blocked
-		return errors.Is(err, messages.ErrTerminating)
+		return errors.Is(err, contract.ErrTerminating)
 	})
 	close(g.release)
 
@@ -260,7 +260,7 @@ func TestShutdownDrains(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if _, err := c.Heartbeat(testCtx(t), orders, join("late")); !errors.Is(err, messages.ErrTerminating) {
+	if _, err := c.Heartbeat(testCtx(t), orders, join("late")); !errors.Is(err, contract.ErrTerminating) {
 		t.Errorf("heartbeat after shutdown: %v, want ErrTerminating", err)
 	}
 	if got := len(store.stored(t, orders).Members); got != n {
@@ -275,7 +275,7 @@ func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	store := newTestStore()
 	obs := newRecorder()
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs, BeforeHandle: func(_ group.Key, msg any) {
-		if hb, ok := msg.(*messages.Heartbeat); ok && hb.Request.MemberID == "boom" {
+		if hb, ok := msg.(*heartbeatMsg); ok && hb.Request.MemberID == "boom" {
 			panic("injected fault")
 		}
 	}})
@@ -285,7 +285,7 @@ func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	wantStatus(t, m1, group.StatusOK)
 	b1 := heartbeat(t, c, billing, join("b-1"))
 
-	if _, err := c.Heartbeat(testCtx(t), orders, join("boom")); !errors.Is(err, messages.ErrInternal) {
+	if _, err := c.Heartbeat(testCtx(t), orders, join("boom")); !errors.Is(err, contract.ErrInternal) {
 		t.Fatalf("panicking heartbeat: %v, want ErrInternal", err)
 	}
 	b1 = heartbeat(t, c, billing, next("b-1", b1))
@@ -348,7 +348,7 @@ func TestTickerExpiresStoredGroups(t *testing.T) {
 	var once atomic.Bool
 	second := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, TickEnabled: true, TickInterval: time.Millisecond,
 		BeforeHandle: func(key group.Key, msg any) {
-			if _, ok := msg.(*messages.Tick); ok && key == orders && once.CompareAndSwap(false, true) {
+			if _, ok := msg.(*tickMsg); ok && key == orders && once.CompareAndSwap(false, true) {
 				close(ticked)
 			}
 		}})

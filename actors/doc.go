@@ -42,7 +42,7 @@
 //     way and reloads the group before its next request; a corrupt group
 //     fails closed.
 //   - A panic while handling a message answers that message and every parked
-//     request with messages.ErrInternal, then lets the supervisor restart
+//     request with contract.ErrInternal, then lets the supervisor restart
 //     the actor, which reloads its state from the store.
 //   - Resharding (docs/protocol.md §6) reaches the data plane through two narrow interfaces:
 //     a Provisioner creates shard streams and consumer groups once the

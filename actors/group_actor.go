@@ -8,7 +8,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // groupActor is the GroupActor of one group: a thin loop around its pure
@@ -57,7 +56,7 @@ type groupActor struct {
 
 	// core holds committed, working, the stored revision and the pending
 	// batch, and decides what to write and whom to answer.
-	core *core.Core[*messages.Heartbeat]
+	core *core.Core[*heartbeatMsg]
 	// cell publishes committed to readers.
 	cell *snapshotCell
 	// owned: this process holds the group's ownership (Options.Ownership).
@@ -82,7 +81,7 @@ type flush struct{}
 
 func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
 	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell),
-		core: core.New[*messages.Heartbeat](core.Config{
+		core: core.New[*heartbeatMsg](core.Config{
 			Key:            key,
 			Settings:       c.opts.Settings,
 			GroupCommit:    c.opts.GroupCommit,
@@ -126,7 +125,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		ctx.Stop(ctx.Self())
 	case handOver:
 		a.handOver(ctx)
-	case messages.Request:
+	case request:
 		if h := a.c.opts.BeforeHandle; h != nil {
 			h(a.key, msg)
 		}
@@ -169,14 +168,14 @@ func (a *groupActor) passivate(ctx actor.Context) {
 }
 
 // handle serves one request or tick once the group is owned and loaded.
-func (a *groupActor) handle(msg messages.Request) {
+func (a *groupActor) handle(msg request) {
 	err := a.own(msg.Forwarder())
 	if err == nil {
 		err = a.ready()
 	}
 	if err != nil {
-		if hb, ok := msg.(*messages.Heartbeat); ok {
-			a.core.Step(core.Heartbeat[*messages.Heartbeat]{Req: hb.Request, To: hb, Refused: err})
+		if hb, ok := msg.(*heartbeatMsg); ok {
+			a.core.Step(core.Heartbeat[*heartbeatMsg]{Req: hb.Request, To: hb, Refused: err})
 			a.drive()
 		} else {
 			failRequest(msg, err)
@@ -184,40 +183,40 @@ func (a *groupActor) handle(msg messages.Request) {
 		return
 	}
 	switch m := msg.(type) {
-	case *messages.Heartbeat:
+	case *heartbeatMsg:
 		at := m.Arrived
 		if at.IsZero() {
 			at = a.c.opts.Clock()
 		}
-		a.core.Step(core.Heartbeat[*messages.Heartbeat]{Now: at, Req: m.Request, To: m})
+		a.core.Step(core.Heartbeat[*heartbeatMsg]{Now: at, Req: m.Request, To: m})
 		a.drive()
-	case *messages.Tick:
+	case *tickMsg:
 		a.tick(m)
-	case *messages.CreateGroup:
+	case *createMsg:
 		a.flush()
 		answerAdmin(a, m.Reply, "create", func() (group.GroupView, error) { return a.create(m) })
-	case *messages.DeleteGroup:
+	case *deleteMsg:
 		a.flush()
 		answerAdmin(a, m.Reply, "delete", func() (group.GroupView, error) { return a.delete(m) })
-	case *messages.Scale:
+	case *scaleMsg:
 		op := "scale-group"
 		if m.StreamLevel {
 			op = "scale-stream"
 		}
 		a.flush()
 		answerAdmin(a, m.Reply, op, func() (group.Migration, error) { return a.scale(m) })
-	case *messages.Rollback:
+	case *rollbackMsg:
 		a.flush()
 		answerAdmin(a, m.Reply, "rollback-migration", func() (group.Migration, error) { return a.rollback(m) })
-	case *messages.CheckScale:
+	case *checkScaleMsg:
 		a.checkScale(m)
-	case *messages.GetSnapshot:
+	case *snapshotMsg:
 		m.Reply.Answer(a.snapshot())
 	}
 }
 
 // tick runs the time-driven maintenance.
-func (a *groupActor) tick(m *messages.Tick) {
+func (a *groupActor) tick(m *tickMsg) {
 	a.tickStart = time.Now()
 	a.core.Step(core.Tick{Now: m.Now})
 	a.drive()
@@ -305,7 +304,7 @@ func (a *groupActor) drive() {
 // answerAdmin runs an admin command in the critical section, publishes the
 // committed state, then answers: a read after the answer takes the
 // snapshot without a mailbox round trip.
-func answerAdmin[T any](a *groupActor, r messages.ReplyTo[T], op string, run func() (T, error)) {
+func answerAdmin[T any](a *groupActor, r replyTo[T], op string, run func() (T, error)) {
 	v, err := critical(a, op, run)
 	a.publish()
 	r.Answer(v, err)

@@ -4,7 +4,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // child is a registry entry: a group actor's PID and its mailbox depth.
@@ -43,14 +42,14 @@ type manager struct {
 	// retiring holds the requests for groups whose passivated actor has not
 	// stopped yet; they go to the group's next actor, so that a group never
 	// has two actors at once.
-	retiring map[group.Key][]messages.Request
+	retiring map[group.Key][]request
 }
 
 // Receive handles group requests sent before their actor existed, drain
 // and child termination.
 func (m *manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
-	case messages.Request:
+	case request:
 		if held, ok := m.retiring[msg.GroupKey()]; ok {
 			m.retiring[msg.GroupKey()] = append(held, msg)
 			return

@@ -8,7 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/redis-stream-coordinator/coordinator/messages"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // observeMessages returns a receiver middleware reporting to obs how long
@@ -17,7 +17,7 @@ import (
 func observeMessages(obs Observer) actor.ReceiverMiddleware {
 	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
-			name := messageType(env.Message)
+			name := MessageType(env.Message)
 			if name == "" {
 				next(ctx, env)
 				return
@@ -31,14 +31,14 @@ func observeMessages(obs Observer) actor.ReceiverMiddleware {
 
 // answerPanics is a receiver middleware that, when handling a message
 // panics, answers that message and every request parked in the group
-// actor's batch with messages.ErrInternal, then re-panics so that the
+// actor's batch with contract.ErrInternal, then re-panics so that the
 // supervisor restarts the actor (protoactor drops the panicking message, so
 // it must be answered here). The restarted actor reloads from the store.
 func answerPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
 		defer func() {
 			if r := recover(); r != nil {
-				err := fmt.Errorf("%w: %v", outsideStore(messages.ErrInternal), r)
+				err := fmt.Errorf("%w: %v", outsideStore(contract.ErrInternal), r)
 				if a, ok := ctx.Actor().(*groupActor); ok {
 					a.failBatch(err)
 					a.c.opts.Logger.Error("group actor panicked; restarting", "group", a.key.String(), "panic", r)
@@ -51,25 +51,26 @@ func answerPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	}
 }
 
-// messageType names the messages reported to Observer.MessageHandled; it
-// returns "" for lifecycle messages.
-func messageType(msg any) string {
+// MessageType names a group actor's message as Observer.MessageHandled
+// reports it (one of the Msg constants); it returns "" for lifecycle
+// messages. Options.BeforeHandle's callers tell messages apart with it.
+func MessageType(msg any) string {
 	switch msg.(type) {
-	case *messages.Heartbeat:
+	case *heartbeatMsg:
 		return MsgHeartbeat
-	case *messages.CreateGroup:
+	case *createMsg:
 		return MsgCreateGroup
-	case *messages.DeleteGroup:
+	case *deleteMsg:
 		return MsgDeleteGroup
-	case *messages.Scale:
+	case *scaleMsg:
 		return MsgScale
-	case *messages.CheckScale:
+	case *checkScaleMsg:
 		return MsgCheckScale
-	case *messages.Rollback:
+	case *rollbackMsg:
 		return MsgRollback
-	case *messages.GetSnapshot:
+	case *snapshotMsg:
 		return MsgGetSnapshot
-	case *messages.Tick:
+	case *tickMsg:
 		return MsgTick
 	case flush:
 		return MsgFlush
@@ -81,28 +82,28 @@ func messageType(msg any) string {
 // answered yet (its reply channel is still empty).
 func failRequest(msg any, err error) {
 	switch m := msg.(type) {
-	case *messages.Heartbeat:
+	case *heartbeatMsg:
 		tryFail(m.Reply, err)
-	case *messages.CreateGroup:
+	case *createMsg:
 		tryFail(m.Reply, err)
-	case *messages.DeleteGroup:
+	case *deleteMsg:
 		tryFail(m.Reply, err)
-	case *messages.Scale:
+	case *scaleMsg:
 		tryFail(m.Reply, err)
-	case *messages.CheckScale:
+	case *checkScaleMsg:
 		tryFail(m.Reply, err)
-	case *messages.Rollback:
+	case *rollbackMsg:
 		tryFail(m.Reply, err)
-	case *messages.GetSnapshot:
+	case *snapshotMsg:
 		tryFail(m.Reply, err)
 	}
 }
 
 // tryFail answers r with err unless it already holds an answer.
-func tryFail[T any](r messages.ReplyTo[T], err error) {
+func tryFail[T any](r replyTo[T], err error) {
 	var zero T
 	select {
-	case r <- messages.Reply[T]{Value: zero, Err: err}:
+	case r <- reply[T]{Value: zero, Err: err}:
 	default:
 	}
 }

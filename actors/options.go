@@ -107,7 +107,7 @@ type Options struct {
 	// BeforeHandle is a fault-injection seam for tests: when set, a group
 	// actor calls it with its key and the message before handling every
 	// request and tick (a panic in it is handled like a panic in the
-	// domain). Production code leaves it nil.
+	// domain); MessageType names the message. Production code leaves it nil.
 	BeforeHandle func(key group.Key, msg any)
 }
 

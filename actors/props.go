@@ -6,7 +6,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // How the runtime's actors are built: their props (producer, supervisor,
@@ -18,7 +17,7 @@ import (
 // supervision with unlimited restarts.
 func managerProps(c *Coordinator) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &manager{c: c, keys: map[string]group.Key{}, retiring: map[group.Key][]messages.Request{}}
+		return &manager{c: c, keys: map[string]group.Key{}, retiring: map[group.Key][]request{}}
 	}, actor.WithSupervisor(actor.RestartingSupervisorStrategy()))
 }
 
@@ -55,6 +54,6 @@ func (d *mailboxDepth) MessageReceived(msg any) {
 }
 
 func isHeartbeat(msg any) bool {
-	_, ok := actor.UnwrapEnvelopeMessage(msg).(*messages.Heartbeat)
+	_, ok := actor.UnwrapEnvelopeMessage(msg).(*heartbeatMsg)
 	return ok
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // Provisioner creates the Redis streams and consumer groups behind a
@@ -33,13 +33,13 @@ type DrainChecker interface {
 
 // provisionShards provisions shards 0..n-1 of key with p (docs/protocol.md §6.6); it does
 // nothing when p is nil (provisioning disabled) or n is 0. Failures match
-// messages.ErrProvisioning.
+// contract.ErrProvisioning.
 func provisionShards(ctx context.Context, p Provisioner, key group.Key, n int) error {
 	if p == nil || n == 0 {
 		return nil
 	}
 	if err := p.Provision(ctx, key.StreamPrefix, key.ConsumerGroup, group.Range(0, n)); err != nil {
-		return fmt.Errorf("provision group %s: %w: %w", key, outsideStore(messages.ErrProvisioning), err)
+		return fmt.Errorf("provision group %s: %w: %w", key, outsideStore(contract.ErrProvisioning), err)
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 	defer cancel()
 	keys, err := p.ExistingKeys(ctx, a.key.StreamPrefix, n)
 	if err != nil {
-		return fmt.Errorf("check stream keys of %s: %w: %w", a.key.StreamPrefix, outsideStore(messages.ErrProvisioning), err)
+		return fmt.Errorf("check stream keys of %s: %w: %w", a.key.StreamPrefix, outsideStore(contract.ErrProvisioning), err)
 	}
 	if len(keys) > 0 {
 		return group.Errorf(group.CodeStreamPrefixAlreadyExists,

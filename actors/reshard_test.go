@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // Resharding in the runtime, with a fake data plane: the order of store
@@ -161,7 +161,7 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 		}
 	})
 	_, err = c.ScaleGroup(ctx, keys[2], scaleTo(6))
-	if !errors.Is(err, messages.ErrProvisioning) || !errors.Is(err, errRedis) {
+	if !errors.Is(err, contract.ErrProvisioning) || !errors.Is(err, errRedis) {
 		t.Fatalf("failed provisioning answered %v", err)
 	}
 	preparing := mustActive(t, c, keys[2])
@@ -223,7 +223,7 @@ func TestCreateProvisionsAfterInsert(t *testing.T) {
 		}
 	})
 	_, err = c.CreateGroup(ctx, orders, create, false)
-	if !errors.Is(err, messages.ErrProvisioning) {
+	if !errors.Is(err, contract.ErrProvisioning) {
 		t.Fatalf("create with failing provisioning: %v", err)
 	}
 	if _, err := c.Group(ctx, orders); err == nil {
@@ -249,7 +249,7 @@ func TestRoutingProvisions(t *testing.T) {
 	createGroup(t, c, orders)
 	f.set(func(f *fakeDataPlane) { f.onProvision = func(string, string, []int) error { return errRedis } })
 	_, err := c.Routing(ctx, orders)
-	if !errors.Is(err, messages.ErrProvisioning) {
+	if !errors.Is(err, contract.ErrProvisioning) {
 		t.Fatalf("routing with failing provisioning: %v", err)
 	}
 	f.set(func(f *fakeDataPlane) { f.onProvision = nil })

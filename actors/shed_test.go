@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // shedCounter is an Observer counting shed heartbeats.
@@ -29,7 +28,7 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 	obs := &shedCounter{}
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: bound, Observer: obs,
 		BeforeHandle: func(_ group.Key, msg any) {
-			if hb, ok := msg.(*messages.Heartbeat); ok && hb.Request.MemberID == "m-blocker" {
+			if hb, ok := msg.(*heartbeatMsg); ok && hb.Request.MemberID == "m-blocker" {
 				close(entered)
 				<-release
 			}
@@ -79,7 +78,7 @@ func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 	obs := &shedCounter{}
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs,
 		BeforeHandle: func(_ group.Key, msg any) {
-			if _, ok := msg.(*messages.CreateGroup); ok && block.CompareAndSwap(true, false) {
+			if _, ok := msg.(*createMsg); ok && block.CompareAndSwap(true, false) {
 				close(entered)
 				<-release
 			}

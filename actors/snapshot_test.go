@@ -11,14 +11,13 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // snapshotBuilds counts the GetSnapshot messages group actors handle.
 type snapshotBuilds struct{ n atomic.Int64 }
 
 func (b *snapshotBuilds) before(_ group.Key, msg any) {
-	if _, ok := msg.(*messages.GetSnapshot); ok {
+	if _, ok := msg.(*snapshotMsg); ok {
 		b.n.Add(1)
 	}
 }
@@ -43,7 +42,7 @@ func TestReadsDoNotEnterTheMailbox(t *testing.T) {
 	var block atomic.Bool
 	entered, release := make(chan struct{}), make(chan struct{})
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
-		if _, ok := msg.(*messages.Heartbeat); ok && block.Load() {
+		if _, ok := msg.(*heartbeatMsg); ok && block.Load() {
 			close(entered)
 			<-release
 		}
@@ -144,7 +143,7 @@ func TestConcurrentReadsShareOneBuild(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(k group.Key, msg any) {
 		builds.before(k, msg)
-		if _, ok := msg.(*messages.GetSnapshot); ok && block.Load() {
+		if _, ok := msg.(*snapshotMsg); ok && block.Load() {
 			close(entered)
 			<-release
 		}

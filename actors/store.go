@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -92,13 +92,13 @@ func (a *groupActor) reload() error {
 // load reads and decodes the stored group; a group that is not stored
 // loads as group.New() at revision 0. It is stamped with the time after the
 // read (leases restart then). A panic while decoding is turned into
-// messages.ErrInternal: re-panicking in Started would restart the actor in
+// contract.ErrInternal: re-panicking in Started would restart the actor in
 // a loop.
 func (a *groupActor) load() (out core.Loaded) {
 	defer func() {
 		out.Now = a.c.opts.Clock()
 		if r := recover(); r != nil {
-			out.Err = fmt.Errorf("load group %s: %w: %v", a.key, outsideStore(messages.ErrInternal), r)
+			out.Err = fmt.Errorf("load group %s: %w: %v", a.key, outsideStore(contract.ErrInternal), r)
 		}
 		if out.Err != nil {
 			a.c.opts.Logger.Warn("load group", "group", a.key.String(), "err", out.Err)

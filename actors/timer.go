@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // dueTick is what a group actor's timer sends it when the group's next
@@ -74,6 +73,6 @@ func (a *groupActor) fired(d dueTick) bool {
 }
 
 // dueTickMessage is the Tick a fired timer runs.
-func (a *groupActor) dueTickMessage() *messages.Tick {
-	return &messages.Tick{Routed: messages.Routed{Key: a.key}, Now: a.c.opts.Clock()}
+func (a *groupActor) dueTickMessage() *tickMsg {
+	return &tickMsg{routed: routed{Key: a.key}, Now: a.c.opts.Clock()}
 }

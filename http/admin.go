@@ -6,8 +6,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -133,7 +133,7 @@ type routingResponse struct {
 
 // routingBody lists shards 0..shardCount-1 with their keys and Redis
 // Cluster slots.
-func routingBody(_ group.Key, rt messages.Routing) any {
+func routingBody(_ group.Key, rt contract.Routing) any {
 	shards := make([]routingShard, rt.ShardCount)
 	for i := range shards {
 		k := streams.StreamKey(rt.StreamPrefix, i)

@@ -12,15 +12,15 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/console"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Coordinator is what the HTTP layer needs from the actor system. Every
 // method answers from the group's committed state; errors are *group.Error,
-// messages.Err* or persistence.Err* (wrapped), or the context's error.
+// contract.Err* or persistence.Err* (wrapped), or the context's error.
 type Coordinator interface {
 	// Heartbeat runs one member heartbeat (docs/protocol.md §4.2). The request has passed
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
@@ -36,7 +36,7 @@ type Coordinator interface {
 	// Assignments returns the /assignments projection (docs/protocol.md §2.6).
 	Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error)
 	// Routing returns the producer-routing metadata (docs/protocol.md §2.4).
-	Routing(ctx context.Context, key group.Key) (messages.Routing, error)
+	Routing(ctx context.Context, key group.Key) (contract.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
 	Resharding
@@ -307,7 +307,7 @@ func (a *API) drainGate(h httprouter.Handle) httprouter.Handle {
 				h(w, r, ps)
 				return
 			}
-			a.fail(w, r, messages.ErrTerminating)
+			a.fail(w, r, contract.ErrTerminating)
 			return
 		}
 		h(w, r, ps)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -29,7 +29,7 @@ type fakeCoord struct {
 	views       []group.GroupView
 	members     []group.Member
 	assignments group.AssignmentsView
-	routing     messages.Routing
+	routing     contract.Routing
 	hbResp      group.HeartbeatResponse
 	panicOnRead bool
 
@@ -77,7 +77,7 @@ func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (group.Assignm
 	return f.assignments, f.note(key)
 }
 
-func (f *fakeCoord) Routing(_ context.Context, key group.Key) (messages.Routing, error) {
+func (f *fakeCoord) Routing(_ context.Context, key group.Key) (contract.Routing, error) {
 	return f.routing, f.note(key)
 }
 
@@ -286,13 +286,13 @@ func TestErrorMapping(t *testing.T) {
 		{group.Errorf(group.CodeMetadataSyncInProgress, "x"), 409, "CONFLICT", "METADATA_SYNC_IN_PROGRESS"},
 		{group.Errorf(group.CodeRollbackNotAllowed, "x"), 422, "UNPROCESSABLE_ENTITY", "ROLLBACK_NOT_ALLOWED"},
 		{fmt.Errorf("wrapped: %w", group.Errorf(group.CodeGroupNotFound, "x")), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
-		{fmt.Errorf("heartbeat: %w", messages.ErrStateConflict), 409, "CONFLICT", "STATE_VERSION_CONFLICT"},
-		{messages.ErrTerminating, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING"},
+		{fmt.Errorf("heartbeat: %w", contract.ErrStateConflict), 409, "CONFLICT", "STATE_VERSION_CONFLICT"},
+		{contract.ErrTerminating, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING"},
 		{fmt.Errorf("lock orders: %w", persistence.ErrLockTimeout), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_STATE_MUTEX_UNAVAILABLE"},
 		{fmt.Errorf("redis 10.0.0.1: %w", persistence.ErrUnavailable), 503, "SERVICE_UNAVAILABLE", "STORE_UNAVAILABLE"},
 		{fmt.Errorf("decode: %w", persistence.ErrCorrupt), 500, "INTERNAL_SERVER_ERROR", "GROUP_METADATA_CORRUPT"},
 		{fmt.Errorf("ask: %w", context.DeadlineExceeded), 503, "SERVICE_UNAVAILABLE", "REQUEST_TIMEOUT"},
-		{messages.ErrInternal, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
+		{contract.ErrInternal, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
 		{errors.New("secret detail"), 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
 	}
 	for _, tc := range tests {
@@ -336,7 +336,7 @@ func TestUnroutedRequestsAnswerJSON(t *testing.T) {
 }
 
 func TestProducerRoutingSlots(t *testing.T) {
-	f := &fakeCoord{routing: messages.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
+	f := &fakeCoord{routing: contract.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
 		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":2,
@@ -532,7 +532,7 @@ func TestHeartbeatValidationIs400(t *testing.T) {
 }
 
 func TestHeartbeatRuntimeErrorsMap(t *testing.T) {
-	f := &fakeCoord{err: fmt.Errorf("commit: %w", messages.ErrStateConflict)}
+	f := &fakeCoord{err: fmt.Errorf("commit: %w", contract.ErrStateConflict)}
 	errorOf(t, do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat), 409, "STATE_VERSION_CONFLICT")
 }
 

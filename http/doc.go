@@ -4,7 +4,7 @@
 //
 // It owns JSON in and out, request validation (docs/protocol.md §3), and the one mapping from
 // errors to HTTP statuses and error bodies (docs/protocol.md §0): domain errors
-// (*group.Error), actor runtime errors (messages.Err*) and store error
+// (*group.Error), actor runtime errors (contract.Err*) and store error
 // classes (persistence.Err*) become `{"status","errorCode","message"}`
 // answers here and nowhere else. It talks to the actor system only through
 // the small Coordinator interface.

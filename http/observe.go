@@ -9,8 +9,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // KnownMetadataVersionParam is the optional query parameter of the producer
@@ -104,7 +104,7 @@ func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *
 	return resp, err
 }
 
-func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (messages.Routing, error) {
+func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (contract.Routing, error) {
 	routing, err := c.Coordinator.Routing(ctx, key)
 	known, ok := ctx.Value(knownVersionKey{}).(int64)
 	c.o.RoutingServed(key, err == nil && ok && known < routing.MetadataVersion, err)
@@ -117,7 +117,7 @@ func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req 
 	return m, err
 }
 
-func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error) {
+func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
 	s, err := c.Coordinator.ScaleStream(ctx, prefix, req)
 	if err != nil {
 		c.o.ScaleServed(group.Key{StreamPrefix: prefix}, false, err)

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // The fakeCoord's Resharding methods answer canned values (or f.err).
@@ -24,8 +24,8 @@ func (f *fakeCoord) ScaleGroup(_ context.Context, key group.Key, _ group.ScaleRe
 	return sampleMigration(), f.note(key)
 }
 
-func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req group.ScaleRequest) (messages.StreamScale, error) {
-	return messages.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
+func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
+	return contract.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
 		AffectedConsumerGroups: []string{"a"}, Migrations: []group.Migration{sampleMigration()}}, f.note(group.Key{StreamPrefix: prefix})
 }
 
@@ -41,9 +41,9 @@ func (f *fakeCoord) Migration(_ context.Context, key group.Key, id string) (grou
 	return m, f.note(key)
 }
 
-func (f *fakeCoord) Migrations(_ context.Context, key group.Key) (messages.Migrations, error) {
+func (f *fakeCoord) Migrations(_ context.Context, key group.Key) (contract.Migrations, error) {
 	id := "reshard-1"
-	return messages.Migrations{List: []group.Migration{sampleMigration()}, ActiveReshardingID: &id}, f.note(key)
+	return contract.Migrations{List: []group.Migration{sampleMigration()}, ActiveReshardingID: &id}, f.note(key)
 }
 
 func (f *fakeCoord) Snapshot(_ context.Context, key group.Key) (*group.Group, error) {
@@ -97,7 +97,7 @@ func TestReshardingErrorMapping(t *testing.T) {
 		{group.Errorf(group.CodeActiveMigrationExists, "busy"), 409, "ACTIVE_MIGRATION_EXISTS", "busy"},
 		{group.Errorf(group.CodeStreamNotFound, "none"), 404, "STREAM_NOT_FOUND", "none"},
 		{group.Errorf(group.CodeMigrationNotFound, "gone"), 404, "MIGRATION_NOT_FOUND", "gone"},
-		{fmt.Errorf("provision: %w: key busy", messages.ErrProvisioning), 503, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"},
+		{fmt.Errorf("provision: %w: key busy", contract.ErrProvisioning), 503, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.code, func(t *testing.T) {

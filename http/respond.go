@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -113,16 +113,16 @@ var runtimeErrors = []struct {
 	answer
 }{
 	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"}},
-	{messages.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
-	{messages.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
+	{contract.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
+	{contract.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
 	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, "GROUP_OWNED_ELSEWHERE", "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
-	{messages.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
-	{messages.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
+	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
+	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
 	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"}},
 	{errDataPlane, answer{http.StatusServiceUnavailable, "REDIS_UNAVAILABLE", "Redis is unavailable"}},
 	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"}},
 	{context.Canceled, answer{http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"}},
-	{messages.ErrInternal, answer{http.StatusInternalServerError, codeInternal, msgInternal}},
+	{contract.ErrInternal, answer{http.StatusInternalServerError, codeInternal, msgInternal}},
 }
 
 // classify maps an error to its HTTP answer. It is the only place errors

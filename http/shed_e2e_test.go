@@ -14,7 +14,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
@@ -32,7 +31,7 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	store := memory.New()
 	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true, MaxQueuedHeartbeats: 1,
 		Observer: m, Logger: logger, BeforeHandle: func(_ group.Key, msg any) {
-			if _, ok := msg.(*messages.Heartbeat); ok && block.CompareAndSwap(true, false) {
+			if actors.MessageType(msg) == actors.MsgHeartbeat && block.CompareAndSwap(true, false) {
 				close(entered)
 				<-release
 			}

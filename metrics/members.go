@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 )
 
 // Source reads a group's committed state; *actors.Coordinator implements
@@ -65,7 +65,7 @@ func (m *Metrics) sampledMembers(key group.Key) []*group.Member {
 	ctx, cancel := context.WithTimeout(context.Background(), memberReadTimeout)
 	defer cancel()
 	g, err := src.Snapshot(ctx, key)
-	if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound || errors.Is(err, messages.ErrTerminating) {
+	if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound || errors.Is(err, contract.ErrTerminating) {
 		return nil
 	}
 	if err != nil {

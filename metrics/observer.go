@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -117,9 +117,9 @@ func ResultOf(err error) string {
 		return "canceled"
 	}
 	switch {
-	case errors.Is(err, messages.ErrInternal):
+	case errors.Is(err, contract.ErrInternal):
 		return "internal"
-	case errors.Is(err, messages.ErrStateConflict):
+	case errors.Is(err, contract.ErrStateConflict):
 		return "conflict"
 	}
 	return "error"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -18,14 +18,14 @@ func TestResultOfNamesTheOutcome(t *testing.T) {
 	for err, want := range map[error]string{
 		nil:                                                      "success",
 		wrap(persistence.ErrConflict):                            "conflict",
-		wrap(messages.ErrStateConflict):                          "conflict",
+		wrap(contract.ErrStateConflict):                          "conflict",
 		wrap(persistence.ErrNotFound):                            "not_found",
 		wrap(persistence.ErrAlreadyExists):                       "already_exists",
 		wrap(persistence.ErrLockTimeout):                         "lock_timeout",
 		wrap(persistence.ErrUnavailable):                         "unavailable",
 		wrap(persistence.ErrCorrupt):                             "corrupt",
 		wrap(context.Canceled):                                   "canceled",
-		wrap(messages.ErrInternal):                               "internal",
+		wrap(contract.ErrInternal):                               "internal",
 		group.Errorf(group.CodeGroupNotFound, "Group not found"): "error",
 		errors.New("connection reset"):                           "error",
 	} {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -273,7 +273,7 @@ func (c *Core[R]) Fail(op string, attempt int, err error) (retry bool, _ error) 
 	c.rd.Conflicts = append(c.rd.Conflicts, Conflict{Op: op, Attempt: attempt})
 	if attempt >= c.cfg.CommitAttempts {
 		c.revert()
-		return false, fmt.Errorf("%s group %s: %w", op, c.cfg.Key, messages.ErrStateConflict)
+		return false, fmt.Errorf("%s group %s: %w", op, c.cfg.Key, contract.ErrStateConflict)
 	}
 	c.rd.Load = true
 	return true, nil
@@ -422,7 +422,7 @@ func (c *Core[R]) loaded(out Loaded) {
 // answer. An error of no known class may hide a completed write, so the
 // group fails closed (it is loaded before its next request, not now, so
 // that this answer waits for one store call only) and the error is marked
-// messages.ErrOutcomeUnknown. A store reporting the group corrupt fails it
+// contract.ErrOutcomeUnknown. A store reporting the group corrupt fails it
 // closed; one refusing the ownership fence deposes this process.
 func (c *Core[R]) abort(err error) error {
 	switch persistence.Classify(err) {
@@ -433,7 +433,7 @@ func (c *Core[R]) abort(err error) error {
 	}
 	if !persistence.Classify(err).KnownWrite() {
 		c.failed = err
-		err = fmt.Errorf("%w: %w", messages.ErrOutcomeUnknown, err)
+		err = fmt.Errorf("%w: %w", contract.ErrOutcomeUnknown, err)
 	}
 	c.revert()
 	return err

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/messages"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -211,7 +211,7 @@ func TestCoreGivesUpAfterCommitAttempts(t *testing.T) {
 	}
 	c.Advance(core.Written{Err: persistence.ErrConflict})
 	rd = c.Ready()
-	if rd.Load || rd.Flushed == nil || !errors.Is(rd.Flushed.Err, messages.ErrStateConflict) {
+	if rd.Load || rd.Flushed == nil || !errors.Is(rd.Flushed.Err, contract.ErrStateConflict) {
 		t.Fatalf("third conflict: %+v, want the flush to fail with ErrStateConflict", rd)
 	}
 	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != group.StatusRetry {
@@ -272,7 +272,7 @@ func TestCoreFailureOutcomes(t *testing.T) {
 	c.Ready()
 	flush(c, t0)
 	c.Advance(core.Written{Err: errors.New("timeout")})
-	if rd := c.Ready(); !errors.Is(rd.Flushed.Err, messages.ErrOutcomeUnknown) {
+	if rd := c.Ready(); !errors.Is(rd.Flushed.Err, contract.ErrOutcomeUnknown) {
 		t.Fatalf("flush error %v, want ErrOutcomeUnknown", rd.Flushed.Err)
 	}
 }

@@ -1,10 +1,7 @@
-package messages
+package contract
 
 import "errors"
 
-// Runtime errors a request can be answered with, besides domain errors
-// (*group.Error) and store errors (persistence.Err*). Only the HTTP layer maps
-// them to statuses.
 var (
 	// ErrTerminating: the coordinator is shutting down and takes no new work.
 	ErrTerminating = errors.New("coordinator is terminating")
@@ -12,10 +9,18 @@ var (
 	// (three attempts), nothing was acknowledged.
 	ErrStateConflict = errors.New("state version conflict")
 	// ErrOutcomeUnknown: the store failed in a way that may or may not have
-	// applied the write (e.g. a connection broke mid-command). The group was
-	// resynced from the store; the request may be retried.
+	// applied the write (e.g. a connection broke mid-command). The group is
+	// reloaded from the store before its next request; the request may be
+	// retried.
 	ErrOutcomeUnknown = errors.New("store outcome unknown")
 	// ErrInternal: handling the request failed unexpectedly (a panic); the
 	// group actor restarts from its stored state.
 	ErrInternal = errors.New("internal error")
+	// ErrProvisioning is matched (errors.Is) by every request that failed
+	// because the Redis streams of a group could not be provisioned or
+	// checked (docs/protocol.md §6.6): the group's metadata is left as the
+	// request's contract says (a failed create stores nothing, a failed
+	// scale stays PREPARING). The HTTP layer maps it to 503
+	// REDIS_STREAM_PROVISIONING_FAILED.
+	ErrProvisioning = errors.New("redis stream provisioning failed")
 )
