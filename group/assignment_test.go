@@ -98,8 +98,8 @@ func TestAssign_SixShardExample(t *testing.T) {
 	settle()
 	expectState(t, c, "b", group.MemberExpired, member(t, c, "b").MemberEpoch)
 	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(0, 1, 3), "c": shards(2, 4, 5)})
-	if c.Group.State != group.GroupStable || !cls["a"].owned.Equal(shards(0, 1, 3)) || !cls["c"].owned.Equal(shards(2, 4, 5)) {
-		t.Fatalf("state %s, a reads %v, c reads %v", c.Group.State, cls["a"].owned, cls["c"].owned)
+	if c.Group.State != group.GroupStable || !cls["a"].owned().Equal(shards(0, 1, 3)) || !cls["c"].owned().Equal(shards(2, 4, 5)) {
+		t.Fatalf("state %s, a reads %v, c reads %v", c.Group.State, cls["a"].owned(), cls["c"].owned())
 	}
 	c.Check()
 }
@@ -119,7 +119,7 @@ func TestAssign_JoinersPendingBalancedDuplicateFree(t *testing.T) {
 					// A joiner gets only shards nobody else holds.
 					for _, s := range resp.Assignment.AssignedShards {
 						for _, o := range cls[:i] {
-							if o.owned.Contains(s) {
+							if o.owned().Contains(s) {
 								t.Fatalf("%s assigned %d read by %s", cl.id, s, o.id)
 							}
 						}
@@ -136,8 +136,8 @@ func TestAssign_JoinersPendingBalancedDuplicateFree(t *testing.T) {
 					t.Fatalf("state %s", c.Group.State)
 				}
 				for _, cl := range cls {
-					if !cl.owned.Equal(c.Group.Targets[cl.id]) {
-						t.Fatalf("%s reads %v, target %v", cl.id, cl.owned, c.Group.Targets[cl.id])
+					if !cl.owned().Equal(c.Group.Targets[cl.id]) {
+						t.Fatalf("%s reads %v, target %v", cl.id, cl.owned(), c.Group.Targets[cl.id])
 					}
 				}
 			})

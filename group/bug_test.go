@@ -116,13 +116,15 @@ func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T
 	a.beat(c)
 	req := a.request()
 	req.MetadataVersion = 9
-	a.handle(req, c.Heartbeat(req))
+	a.handle(req, c.Heartbeat(req), c.Now)
 	if c.Group.MetadataCorrection == nil {
 		t.Fatalf("no round")
 	}
 	b := newClient("B")
-	b.mv = 3
-	resp := b.beat(c)
+	req = b.request()
+	req.MetadataVersion = 3 // a stale version the new process remembered
+	resp := c.Heartbeat(req)
+	b.handle(req, resp, c.Now)
 	if resp.MemberEpoch < 0 {
 		t.Errorf("a joining process (epoch 0) was answered %s with memberEpoch %d", resp.Status, resp.MemberEpoch)
 	}
@@ -132,9 +134,9 @@ func TestBug_RejoinOverLeavingRecordDuringRoundStuckAtEpochMinusOne(t *testing.T
 		b.beat(c)
 		c.Tick()
 	}
-	if m := member(t, c, "B"); m.State != group.MemberActive || len(b.owned) == 0 {
+	if m := member(t, c, "B"); m.State != group.MemberActive || len(b.owned()) == 0 {
 		t.Errorf("B's process heartbeats but its record is %s epoch %d and it reads %v (client epoch %d)",
-			m.State, m.MemberEpoch, b.owned, b.epoch)
+			m.State, m.MemberEpoch, b.owned(), b.epoch())
 	}
 	c.Check()
 }
@@ -173,19 +175,19 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	a.beat(c)
 	a.beat(c)
 	b.beat(c) // B is granted {2,3}, its current set is still empty
-	if !b.owned.Equal(shards(2, 3)) || len(member(t, c, "B").CurrentAssignment) != 0 {
-		t.Fatalf("setup: B reads %v, record %+v", b.owned, member(t, c, "B"))
+	if !b.owned().Equal(shards(2, 3)) || len(member(t, c, "B").CurrentAssignment) != 0 {
+		t.Fatalf("setup: B reads %v, record %+v", b.owned(), member(t, c, "B"))
 	}
 	cc := newClient("C")
 	cc.beat(c)
 	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
-	if !cc.owned.Equal(nil) {
-		t.Fatalf("C reads %v", cc.owned)
+	if !cc.owned().Equal(nil) {
+		t.Fatalf("C reads %v", cc.owned())
 	}
 	// A opens a correction round.
 	req := a.request()
 	req.MetadataVersion = 9
-	a.handle(req, c.Heartbeat(req))
+	a.handle(req, c.Heartbeat(req), c.Now)
 	// B, on its old metadata version, reports owning {2,3}: SYNC_METADATA,
 	// the answer is lost (B keeps reading 2,3).
 	resp := c.Heartbeat(b.request())
@@ -195,7 +197,7 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	// D joins: the round is dropped.
 	newClient("D").beat(c)
 	resp = cc.beat(c)
-	if cc.owned.Contains(3) && b.owned.Contains(3) {
+	if cc.owned().Contains(3) && b.owned().Contains(3) {
 		t.Errorf("C was assigned shard 3 (%s assigned %v) while B reports owning and reads it", resp.Status, resp.Assignment.AssignedShards)
 	}
 	c.Check()
@@ -231,8 +233,8 @@ func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 	b := newClient("B")
 	b.beat(c)
 	a.beat(c) // OK assigned {0}: A drains 1
-	if !a.owned.Equal(shards(0)) || !a.draining.Equal(shards(1)) {
-		t.Fatalf("setup: A owns %v drains %v", a.owned, a.draining)
+	if !a.owned().Equal(shards(0)) || !a.draining().Equal(shards(1)) {
+		t.Fatalf("setup: A owns %v drains %v", a.owned(), a.draining())
 	}
 	req := a.request()
 	req.MetadataVersion = 9

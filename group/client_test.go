@@ -3,145 +3,98 @@ package group_test
 import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	memberstate "github.com/redis-stream-coordinator/coordinator/member"
 )
 
-// client is a protocol-following consumer process (docs/protocol.md §4.9): it reads only the
-// shards an OK response assigned (REVOKE_PENDING and SYNC_METADATA only
-// shrink what it reads), reports them as owned, reports shards it stopped
-// reading once as REVOKED/0, echoes the epoch and metadata version of the
-// last response, and starts over with epoch 0 after FENCED or UNKNOWN.
+// client is a consumer process following the protocol: it runs the member
+// state machine of package member (what each heartbeat reports, what the
+// process reads, its local lease) against a grouptest.Context, on the
+// context's clock, the heartbeat being answered at the instant it is sent.
+// What the process does with the shards member.State stops is the test's
+// choice: a fast client has nothing in flight and releases them at once, a
+// slow one keeps handling them (reported DRAINING) until finishDrain.
 type client struct {
-	id      string
-	epoch   int64
-	mv      int64
-	owned   group.ShardSet // what the process reads
-	revoked group.ShardSet // stopped reading, not yet reported
-	// slow clients drain what they must release (as the starter does): the
-	// shards stay read and are reported DRAINING/1 until finishDrain.
-	slow     bool
-	draining group.ShardSet
-	// leaving is set once the process asked to leave; it then reads nothing
-	// and sends epoch −1 until an answer arrives.
-	leaving bool
-	// done is set when a leaving process got its answer: it is gone.
-	done bool
-	// leaseEnd is the member's local lease: one lease TTL after the send
-	// time of its last answered heartbeat. The process reads nothing once
-	// it has passed (the member's side of the safety contract).
-	leaseEnd group.Instant
+	id   string
+	st   *memberstate.State
+	slow bool
+	// gone is set by tests that took the process out of their rounds.
+	gone bool
 }
 
-func newClient(id string) *client { return &client{id: id} }
+func newClient(id string) *client {
+	return &client{id: id, st: memberstate.New(memberstate.Config{ID: id})}
+}
+
+// holding returns a client of c that reads shards at epoch and metadata
+// version mv, as if an OK answer at c.Now had assigned them.
+func holding(c *grouptest.Context, id string, epoch, mv int64, shards group.ShardSet) *client {
+	cl := newClient(id)
+	resp := group.HeartbeatResponse{Status: group.StatusOK, MemberEpoch: epoch, MetadataVersion: mv, MemberLeaseTtlMs: c.Settings.MemberLeaseTTL.Milliseconds()}
+	resp.Assignment.AssignedShards = shards
+	cl.handle(cl.request(), resp, c.Now)
+	return cl
+}
 
 // request builds the next heartbeat.
-func (cl *client) request() group.HeartbeatRequest {
-	req := group.HeartbeatRequest{
-		MemberID:        cl.id,
-		MemberEpoch:     cl.epoch,
-		MetadataVersion: cl.mv,
-		OwnedShards:     cl.owned,
-		RevokingShards:  append(grouptest.Revoked(cl.revoked...), grouptest.Draining(cl.draining...)...),
-	}
-	if cl.leaving {
-		req.MemberEpoch = -1
-		req.OwnedShards = nil
-	}
-	return req
+func (cl *client) request() group.HeartbeatRequest { return cl.st.Request() }
+
+// handle applies resp, the answer to req, which was sent and answered at now.
+func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatResponse, now group.Instant) {
+	cl.st.Apply(req, resp, now.Time(), now.Time())
+	cl.settle()
 }
 
-// handle applies the response to the request req.
-func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
-	sent := make([]int, 0, len(req.RevokingShards))
-	drained := true
-	for _, r := range req.RevokingShards {
-		if r.Terminal() {
-			sent = append(sent, r.Shard.ShardIndex)
-		} else {
-			drained = false
-		}
+// settle releases what a fast client stopped: nothing of it is in flight.
+func (cl *client) settle() {
+	if !cl.slow {
+		cl.finishDrain()
 	}
-	cl.revoked = cl.revoked.Minus(group.NewShardSet(sent...))
-	if cl.leaving {
-		switch resp.Status {
-		case group.StatusOK:
-			cl.done = drained && len(cl.draining) == 0
-		case group.StatusUnknownMemberID, group.StatusFencedMemberEpoch:
-			cl.done = true
-		}
-		if cl.done {
-			cl.draining, cl.revoked = nil, nil
-		}
-		return
-	}
-	var keep group.ShardSet
-	switch resp.Status {
-	case group.StatusOK:
-		keep = resp.Assignment.AssignedShards
-	case group.StatusRevokePending, group.StatusSyncMetadata:
-		keep = cl.owned.Intersect(resp.Assignment.AssignedShards)
-	case group.StatusRetry:
-		return
-	default: // FENCED, UNKNOWN, INVALID, UNSUPPORTED: drop everything
-		cl.owned, cl.revoked, cl.draining, cl.epoch = nil, nil, nil, 0
-		if resp.MetadataVersion > 0 {
-			cl.mv = resp.MetadataVersion
-		}
-		return
-	}
-	if cl.slow {
-		cl.draining = cl.draining.Union(cl.owned.Minus(keep))
-	} else {
-		cl.revoked = cl.revoked.Union(cl.owned.Minus(keep))
-	}
-	cl.owned = keep
-	cl.epoch = resp.MemberEpoch
-	cl.mv = resp.MetadataVersion
 }
 
-// leave asks to leave: a slow client drains what it reads first, any other
-// stops reading at once and reports everything REVOKED.
+// leave asks to leave: the process stops reading; it sends the leave once
+// nothing is in flight.
 func (cl *client) leave() {
-	if cl.slow {
-		cl.draining = cl.draining.Union(cl.owned)
-	} else {
-		cl.revoked = cl.revoked.Union(cl.owned)
-	}
-	cl.owned = nil
-	cl.leaving = true
+	cl.st.Leave()
+	cl.settle()
 }
 
-// finishDrain stops reading the draining shards; they are reported REVOKED.
+// finishDrain ends every handler call in flight: the stopped shards are
+// released (reported REVOKED).
 func (cl *client) finishDrain() {
-	cl.revoked = cl.revoked.Union(cl.draining)
-	cl.draining = nil
+	for _, sh := range cl.st.Draining() {
+		cl.st.SetInFlight(sh, 0)
+	}
 }
 
-// lapse stops reading everything: the local lease ran out. What was read
-// is reported REVOKED from now on.
-func (cl *client) lapse() {
-	cl.revoked = cl.revoked.Union(cl.owned).Union(cl.draining)
-	cl.owned, cl.draining = nil, nil
+// lapse applies the local lease at now: once it has ended the process
+// stops reading and cancels what it still handles.
+func (cl *client) lapse(now group.Instant) {
+	if end, ok := cl.st.LeaseEnd(); ok && now >= group.InstantOf(end) {
+		cl.st.Tick(now.Time())
+		cl.finishDrain()
+	}
 }
 
-// reading is every shard the process reads.
-func (cl *client) reading() group.ShardSet { return cl.owned.Union(cl.draining) }
+// leaseEnd is when the local lease ends (0 while there is none).
+func (cl *client) leaseEnd() group.Instant {
+	if end, ok := cl.st.LeaseEnd(); ok {
+		return group.InstantOf(end)
+	}
+	return 0
+}
+
+func (cl *client) owned() group.ShardSet    { return cl.st.Owned() }
+func (cl *client) draining() group.ShardSet { return cl.st.Draining() }
+func (cl *client) reading() group.ShardSet  { return cl.st.Reading() }
+func (cl *client) epoch() int64             { return cl.st.Epoch() }
 
 // restart drops the process state: a new process with the same id.
-func (cl *client) restart() { *cl = client{id: cl.id, mv: cl.mv, slow: cl.slow} }
-
-// answered reports whether resp renews the member's local lease.
-func answered(resp group.HeartbeatResponse) bool {
-	switch resp.Status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
-		return true
-	}
-	return false
-}
+func (cl *client) restart() { cl.st.Restart() }
 
 // beat sends the client's next heartbeat through c and applies the answer.
 func (cl *client) beat(c *grouptest.Context) group.HeartbeatResponse {
 	req := cl.request()
 	resp := c.Heartbeat(req)
-	cl.handle(req, resp)
+	cl.handle(req, resp, c.Now)
 	return resp
 }

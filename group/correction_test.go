@@ -201,13 +201,12 @@ func TestCorrection_MetadataVersionBumpDropsRound(t *testing.T) {
 	c := stableAB(t)
 	c.Leave("B", grouptest.Revoked(2, 3)...)
 	pruneAt := member(t, c, "B").LastHeartbeatAt.Add(c.Settings.StaleMemberRetention)
-	cl := newClient("A")
-	cl.epoch, cl.mv, cl.owned = 3, 4, shards(0, 1)
+	cl := holding(c, "A", 3, 4, shards(0, 1))
 	for c.Now.Add(5*time.Second) < pruneAt {
 		c.Advance(5 * time.Second)
 		req := cl.request()
 		req.MetadataVersion = 50 // keeps the round open and A alive
-		cl.handle(req, c.Heartbeat(req))
+		cl.handle(req, c.Heartbeat(req), c.Now)
 	}
 	if c.Group.MetadataCorrection == nil {
 		t.Fatalf("no round")

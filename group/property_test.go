@@ -214,15 +214,12 @@ func (w *world) beat(id, what string) group.HeartbeatResponse {
 
 // apply hands the response to the client, tracking its previous epoch.
 func (w *world) apply(cl *client, req group.HeartbeatRequest, resp group.HeartbeatResponse) {
-	before := cl.epoch
-	cl.handle(req, resp)
-	if answered(resp) {
-		cl.leaseEnd = max(cl.leaseEnd, w.c.Now.Add(w.c.Settings.MemberLeaseTTL))
-	}
-	if cl.epoch != before && before > 0 {
+	before := cl.epoch()
+	cl.handle(req, resp, w.c.Now)
+	if cl.epoch() != before && before > 0 {
 		w.prevEpoch[cl.id] = before
 	}
-	if cl.done {
+	if cl.st.Done() {
 		w.procs[cl.id] = procNone
 	}
 }
@@ -314,7 +311,7 @@ func (w *world) check() {
 	readers := map[int]string{}
 	for _, id := range w.ids {
 		cl := w.cls[id]
-		if w.procs[id] == procNone || cl == nil || w.c.Now >= cl.leaseEnd {
+		if w.procs[id] == procNone || cl == nil || w.c.Now >= cl.leaseEnd() {
 			continue
 		}
 		for _, s := range cl.reading() {
@@ -343,22 +340,23 @@ func (w *world) step() {
 	id := rapid.SampledFrom(w.ids).Draw(t, "member")
 	cl, proc := w.cls[id], w.procs[id]
 	running := proc == procRunning
-	leaving := running && cl.leaving
+	leaving := running && cl.st.Leaving()
 	op := rapid.IntRange(0, 99).Draw(t, "op")
 	switch {
 	case op < 5: // a slow client finishes draining (now and then)
-		if proc != procNone && len(cl.draining) > 0 && rapid.IntRange(0, 2).Draw(t, "finish") == 0 {
+		if proc != procNone && len(cl.draining()) > 0 && rapid.IntRange(0, 2).Draw(t, "finish") == 0 {
 			cl.finishDrain()
 			w.logf("%s finished draining", id)
 		}
 	case op < 35: // regular heartbeat (or start a process)
 		switch proc {
-		case procNone:
-			w.cls[id] = newClient(id)
-			w.cls[id].slow = rapid.IntRange(0, 2).Draw(t, "slow") == 0
-			w.cls[id].mv = rapid.Int64Range(0, w.c.Group.MetadataVersion).Draw(t, "join mv")
-			w.procs[id] = procRunning
-			w.beat(id, "join")
+		case procNone: // a new process, which may remember an old metadata version
+			cl = newClient(id)
+			cl.slow = rapid.IntRange(0, 2).Draw(t, "slow") == 0
+			w.cls[id], w.procs[id] = cl, procRunning
+			req := cl.request()
+			req.MetadataVersion = rapid.Int64Range(0, w.c.Group.MetadataVersion).Draw(t, "join mv")
+			w.apply(cl, req, w.heartbeat(req, "join"))
 		case procRunning:
 			w.beat(id, "beat")
 		case procPaused:
@@ -374,10 +372,15 @@ func (w *world) step() {
 		w.logf("advance %d ms", d)
 	case op < 58:
 		w.tick()
-	case op < 63: // leave: stop reading, report everything REVOKED, send −1
+	case op < 63: // leave: stop reading, drain, send −1
 		if running && !leaving {
 			cl.leave()
-			w.beat(id, "leave")
+			if cl.st.Done() { // never joined, nothing in flight: nothing to leave
+				w.procs[id] = procNone
+				w.logf("%s left without a heartbeat", id)
+			} else {
+				w.beat(id, "leave")
+			}
 		}
 	case op < 67: // crash: the process is gone, it reads nothing
 		if proc != procNone {
@@ -404,7 +407,7 @@ func (w *world) step() {
 			w.heartbeat(old[rapid.IntRange(0, len(old)-1).Draw(t, "duplicate")], "duplicate")
 		}
 	case op < 87: // stale epoch: the client sends its previous epoch
-		if running && !leaving && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch {
+		if running && !leaving && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch() {
 			req := cl.request()
 			req.MemberEpoch = w.prevEpoch[id]
 			resp := w.heartbeat(req, "stale")
@@ -455,8 +458,8 @@ func countRecords(recs []group.Record) {
 // lapse makes every process whose local lease has run out stop reading.
 func (w *world) lapse() {
 	for _, id := range w.ids {
-		if cl := w.cls[id]; cl != nil && w.procs[id] != procNone && w.c.Now >= cl.leaseEnd {
-			cl.lapse()
+		if cl := w.cls[id]; cl != nil && w.procs[id] != procNone {
+			cl.lapse(w.c.Now)
 		}
 	}
 }
@@ -484,7 +487,7 @@ func (w *world) settle() {
 	quiet := 0
 	finish := func() {
 		for _, id := range w.ids {
-			if w.procs[id] == procRunning && len(w.cls[id].draining) > 0 {
+			if w.procs[id] == procRunning && len(w.cls[id].draining()) > 0 {
 				w.cls[id].finishDrain()
 				w.logf("%s finished draining", id)
 			}
@@ -543,7 +546,7 @@ func (w *world) settle() {
 			continue
 		}
 		if m == nil || m.State != group.MemberActive {
-			w.fail("after settling: running process %s (epoch %d) has record %+v", id, w.cls[id].epoch, m)
+			w.fail("after settling: running process %s (epoch %d) has record %+v", id, w.cls[id].epoch(), m)
 		}
 		if !m.CurrentAssignment.Equal(g.Targets[id]) || !w.cls[id].reading().Equal(g.Targets[id]) {
 			w.fail("after settling: %s current %v, reads %v, target %v", id, m.CurrentAssignment, w.cls[id].reading(), g.Targets[id])

@@ -13,10 +13,10 @@ import (
 
 // clients returns protocol-following clients for A{0,1} and B{2,3} of stableAB.
 func clientsAB(c *grouptest.Context) []*client {
-	a, b := newClient("A"), newClient("B")
-	a.epoch, a.mv, a.owned = 3, c.Group.MetadataVersion, shards(0, 1)
-	b.epoch, b.mv, b.owned = 3, c.Group.MetadataVersion, shards(2, 3)
-	return []*client{a, b}
+	return []*client{
+		holding(c, "A", 3, c.Group.MetadataVersion, shards(0, 1)),
+		holding(c, "B", 3, c.Group.MetadataVersion, shards(2, 3)),
+	}
 }
 
 // rounds lets every client heartbeat n times, one second apart, with a tick
@@ -26,7 +26,7 @@ func rounds(t *testing.T, c *grouptest.Context, n int, cls ...*client) {
 	for i := 0; i < n; i++ {
 		c.Advance(time.Second)
 		for _, cl := range cls {
-			if cl.done {
+			if cl.gone {
 				continue
 			}
 			switch r := cl.beat(c); r.Status {
@@ -168,8 +168,8 @@ func TestScale_OutAdvancesInTwoPasses(t *testing.T) {
 	// One G for ACTIVE → DRAINING, one V for DRAINING → DEPRECATED.
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 2})
 	for _, cl := range cls {
-		if !cl.owned.Equal(c.Group.Targets[cl.id]) || len(cl.owned) != 4 {
-			t.Fatalf("%s reads %v", cl.id, cl.owned)
+		if !cl.owned().Equal(c.Group.Targets[cl.id]) || len(cl.owned()) != 4 {
+			t.Fatalf("%s reads %v", cl.id, cl.owned())
 		}
 		expectState(t, c, cl.id, group.MemberActive, v.G+1)
 	}
@@ -203,7 +203,7 @@ func TestScale_InWaitsForReleaseAndConfirmDrain(t *testing.T) {
 	}
 	// B leaves slowly, still draining the removed shards 2,3.
 	c.Leave("B", grouptest.Draining(2, 3)...)
-	cls[1].done = true
+	cls[1].gone = true
 	rounds(t, c, 3, cls[0])
 	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
 		t.Fatalf("migration %s, want DRAINING", st)
@@ -246,8 +246,8 @@ func TestScale_InWithoutDrainCheck(t *testing.T) {
 		t.Fatalf("migration %s", st)
 	}
 	for _, cl := range cls {
-		if len(cl.owned) != 1 {
-			t.Fatalf("%s reads %v", cl.id, cl.owned)
+		if len(cl.owned()) != 1 {
+			t.Fatalf("%s reads %v", cl.id, cl.owned())
 		}
 	}
 	c.Check()
@@ -306,8 +306,8 @@ func TestScale_ToZero(t *testing.T) {
 	}
 	rounds(t, c, 6, cls...)
 	for _, cl := range cls {
-		if len(cl.owned) != 0 {
-			t.Fatalf("%s reads %v", cl.id, cl.owned)
+		if len(cl.owned()) != 0 {
+			t.Fatalf("%s reads %v", cl.id, cl.owned())
 		}
 		expectState(t, c, cl.id, group.MemberActive, member(t, c, cl.id).MemberEpoch)
 	}
