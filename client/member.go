@@ -129,7 +129,8 @@ func (e *ProtocolError) Error() string {
 // the interval the coordinator answers, tells its Hooks which shards to
 // start and stop reading, keeps heartbeating while revoked shards drain
 // (DRAINING with the in-flight count, then REVOKED), stops reading
-// everything when its local lease lapses, rejoins after
+// everything when its local lease lapses (also while a heartbeat still
+// awaits its answer), rejoins after
 // FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, and leaves (epoch −1) only
 // after it stopped reading. Every failed or refused heartbeat is retried
 // with capped, jittered exponential backoff.

@@ -256,9 +256,25 @@ func TestMemberLeaseLapsesWhileHeartbeatHangs(t *testing.T) {
 	c := runClocked(t, m, fakeclock.New(t0))
 	c.waited(1) // after the join, which assigned shard 0
 	c.clk.Set(t0.Add(time.Second))
-	<-hang
+	eventually.True(t, "the next heartbeat hangs", func() bool {
+		select {
+		case <-hang:
+			return true
+		default:
+			return false
+		}
+	})
 	c.clk.Set(t0.Add(15 * time.Second))
-	if n := <-revoked; n != 1 {
+	var n int64
+	eventually.True(t, "the lease lapses", func() bool {
+		select {
+		case n = <-revoked:
+			return true
+		default:
+			return false
+		}
+	})
+	if n != 1 {
 		t.Errorf("shard revoked with %d heartbeats in flight, want while the hanging one waits", n)
 	}
 }
