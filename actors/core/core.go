@@ -50,12 +50,20 @@ type Core[R any] struct {
 	records []group.Record
 	// flushQueued: the actor was asked to queue a flush (Ready.Flush).
 	flushQueued bool
-	// fl is the flush under way, nil between flushes.
-	fl *flush
+	// fl is the flush under way while flushing.
+	fl       flush
+	flushing bool
 	// ticking is a tick waiting for its drain check (Ready.DrainCheck).
 	ticking *tick[R]
 
 	rd Ready[R]
+	// What rd's pointers and Answers point to, kept here so that a Ready
+	// costs no allocation: valid until the next Step or Advance.
+	answers     []Answer[R]
+	flushed     Flushed
+	nextWrite   Write
+	commitErr   error
+	tickChanged bool
 }
 
 // entry is one heartbeat or tick of the pending batch.
@@ -141,13 +149,13 @@ func (c *Core[R]) Step(in Input) {
 	switch in := in.(type) {
 	case Heartbeat[R]:
 		if in.Refused != nil {
-			c.rd.Answers = append(c.rd.Answers, c.answer(entry[R]{hb: in.Req, to: in.To}, in.Refused))
+			c.answerWith(c.answer(entry[R]{hb: in.Req, to: in.To}, in.Refused))
 			return
 		}
 		e := entry[R]{now: in.Now, hb: in.Req, to: in.To}
 		recs := c.run(&e)
 		if len(recs) == 0 && len(c.entries) == 0 {
-			c.rd.Answers = append(c.rd.Answers, Answer[R]{To: e.to, Resp: e.resp})
+			c.answerWith(Answer[R]{To: e.to, Resp: e.resp})
 			return
 		}
 		c.park(e, recs)
@@ -171,7 +179,7 @@ func (c *Core[R]) Step(in Input) {
 		if len(c.entries) == 0 {
 			return
 		}
-		c.fl = &flush{now: in.Now, notServing: in.NotServing, size: len(c.entries)}
+		c.startFlush(flush{now: in.Now, notServing: in.NotServing, size: len(c.entries)})
 		switch {
 		case in.Err != nil:
 			c.finish(c.abort(in.Err))
@@ -185,23 +193,23 @@ func (c *Core[R]) Step(in Input) {
 			return
 		}
 		c.records = in.Records
-		c.fl = &flush{now: in.Now, committing: true}
+		c.startFlush(flush{now: in.Now, committing: true})
 		if c.failed != nil {
 			c.end(c.failed)
 		} else {
 			c.write()
 		}
 	default:
-		panic(fmt.Sprintf("core: unknown entry %T", in))
+		panic("core: unknown entry")
 	}
 }
 
 // ticked ends a tick: one that changed nothing in an idle group is
 // dropped, any other joins the batch.
 func (c *Core[R]) ticked(e entry[R], recs []group.Record) {
-	changed := len(recs) > 0
-	c.rd.Ticked = &changed
-	if changed || len(c.entries) > 0 {
+	c.tickChanged = len(recs) > 0
+	c.rd.Ticked = &c.tickChanged
+	if c.tickChanged || len(c.entries) > 0 {
 		c.park(e, recs)
 	}
 }
@@ -223,13 +231,28 @@ func (c *Core[R]) drainChecked(out DrainChecked) {
 }
 
 // Ready returns what the actor must do now and forgets it: the actor does
-// it all (reports, answers, then the Load or Write) and reports the Load's
-// or Write's outcome with Advance.
+// it all (reports, answers, then the Load, Write or DrainCheck) and reports
+// the outcome with Advance. A Ready is valid until the next Step or
+// Advance, which reuse its storage.
 func (c *Core[R]) Ready() Ready[R] {
 	rd := c.rd
 	c.rd = Ready[R]{}
+	if rd.Answers != nil {
+		c.answers = rd.Answers[:0]
+	}
 	return rd
 }
+
+// answerWith adds an answer to the Ready.
+func (c *Core[R]) answerWith(a Answer[R]) {
+	if c.rd.Answers == nil {
+		c.rd.Answers = c.answers[:0]
+	}
+	c.rd.Answers = append(c.rd.Answers, a)
+}
+
+// startFlush starts the flush or commit fl.
+func (c *Core[R]) startFlush(fl flush) { c.fl, c.flushing = fl, true }
 
 // HasReady reports whether Ready holds anything to do.
 func (c *Core[R]) HasReady() bool { return !c.rd.empty() }
@@ -244,7 +267,7 @@ func (c *Core[R]) Advance(out Outcome) {
 	case DrainChecked:
 		c.drainChecked(out)
 	default:
-		panic(fmt.Sprintf("core: unknown outcome %T", out))
+		panic("core: unknown outcome")
 	}
 }
 
@@ -258,7 +281,7 @@ func (c *Core[R]) Abandon() []R {
 			out = append(out, e.to)
 		}
 	}
-	c.entries, c.records, c.fl, c.ticking = nil, nil, nil, nil
+	c.entries, c.records, c.flushing, c.ticking = nil, nil, false, nil
 	return out
 }
 
@@ -376,12 +399,13 @@ func (c *Core[R]) write() {
 	default:
 		m = persistence.MutationOf(c.working, recs, c.fl.now)
 	}
-	c.rd.Write = &Write{Expected: c.rev, Mutation: m}
+	c.nextWrite = Write{Expected: c.rev, Mutation: m}
+	c.rd.Write = &c.nextWrite
 }
 
 // written takes the outcome of the write a Ready asked for.
 func (c *Core[R]) written(out Written) {
-	if c.fl == nil {
+	if !c.flushing {
 		panic("core: a write outcome without a write")
 	}
 	if out.Err == nil {
@@ -405,7 +429,7 @@ func (c *Core[R]) written(out Written) {
 func (c *Core[R]) loaded(out Loaded) {
 	if out.Err != nil {
 		c.failed = out.Err
-		if c.fl != nil {
+		if c.flushing {
 			c.finish(out.Err)
 		}
 		return
@@ -413,7 +437,7 @@ func (c *Core[R]) loaded(out Loaded) {
 	c.failed = nil
 	c.install(out.Group, out.Rev, out.Legacy, out.Now)
 	c.rerun()
-	if c.fl != nil && !c.fl.committing {
+	if c.flushing && !c.fl.committing {
 		c.write()
 	}
 }
@@ -444,7 +468,7 @@ func (c *Core[R]) abort(err error) error {
 // A batch that stored nothing is answered only while the process serves,
 // since no write proved its ownership.
 func (c *Core[R]) finish(err error) {
-	fl := c.fl
+	fl := &c.fl
 	if fl.committing {
 		c.end(err)
 		return
@@ -453,16 +477,17 @@ func (c *Core[R]) finish(err error) {
 		err = fl.notServing
 		c.revert()
 	}
-	c.rd.Flushed = &Flushed{Size: fl.size, Wrote: fl.wrote, Err: err}
+	c.flushed = Flushed{Size: fl.size, Wrote: fl.wrote, Err: err}
+	c.rd.Flushed = &c.flushed
 	if err == nil {
 		c.apply()
 	}
 	for _, e := range c.entries {
 		if e.hb != nil {
-			c.rd.Answers = append(c.rd.Answers, c.answer(e, err))
+			c.answerWith(c.answer(e, err))
 		}
 	}
-	c.entries, c.records, c.fl = nil, nil, nil
+	c.entries, c.records, c.flushing = nil, nil, false
 }
 
 // end ends the commit of an admin command's records: stored, they are
@@ -471,8 +496,9 @@ func (c *Core[R]) end(err error) {
 	if err == nil {
 		c.apply()
 	}
-	c.rd.Committed = &err
-	c.records, c.fl = nil, nil
+	c.commitErr = err
+	c.rd.Committed = &c.commitErr
+	c.records, c.flushing = nil, false
 }
 
 // apply applies the pending records to committed (those that needed a
@@ -482,7 +508,11 @@ func (c *Core[R]) apply() {
 		c.committed.Apply(r)
 	}
 	c.rd.Changed = true
-	c.rd.Records = append(c.rd.Records, c.records...)
+	if c.rd.Records == nil {
+		c.rd.Records = c.records // handed over: the batch starts a new slice
+	} else {
+		c.rd.Records = append(c.rd.Records, c.records...)
+	}
 }
 
 // answer is what a heartbeat of the batch gets after a flush ending with

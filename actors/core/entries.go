@@ -88,7 +88,8 @@ func (DrainChecked) outcome() {}
 // report the events (Conflicts, Deposed, Ticked, Flushed) and then the
 // changes of committed (Changed), answer, perform the Load, the Write or
 // the DrainCheck and report its outcome with Advance, then flush as Flush
-// asks.
+// asks. Its pointers and Answers are the core's storage, reused by the
+// next Step or Advance (so a Ready costs no allocation).
 type Ready[R any] struct {
 	// Changed: committed changed (a load, a commit); Records are the
 	// records applied to it (none for a load). Readers must not see the
