@@ -241,7 +241,7 @@ func (r *Runner) runHeartbeat(ctx context.Context) error {
 		if persistent {
 			s.restartMembers()
 		}
-		if err := r.phase(s.settle(ctx, "steady/settle")); err != nil {
+		if err := r.settleReported(ctx, s, "steady/settle"); err != nil {
 			return err
 		}
 		if o.runs(ScenarioSteady) {
@@ -348,6 +348,22 @@ func (r *Runner) multi(ctx context.Context, s *session) error {
 	}
 	_ = r.phase(p, nil)
 	return r.phase(r.closedFor(ctx, s, "multi/closed", s.fire, r.opts.MultiDuration))
+}
+
+// settleReported settles the session's members (phase name) and sends
+// each of them one more heartbeat (phase name-report). A member process
+// that restarted reports in that heartbeat the shards its rejoin answer
+// granted, an assignment change the coordinator stores; the steady phases
+// after it then measure heartbeats that change nothing (goals P2a, P7).
+func (r *Runner) settleReported(ctx context.Context, s *session, name string) error {
+	if err := r.phase(s.settle(ctx, name)); err != nil {
+		return err
+	}
+	return r.phase(s.measure(ctx, name+"-report", "closed", 0, func() (*Recorder, error) {
+		rec := NewRecorder()
+		pass(ctx, s.size(), r.opts.Connections, s.fire, rec)
+		return rec, ctx.Err()
+	}))
 }
 
 // baseline restarts the coordinator without group commit and measures the
@@ -459,7 +475,7 @@ func (r *Runner) runStore(ctx context.Context, store string) error {
 	if err := r.join(ctx, s, "store/"+store+"-setup", Size{o.Groups, o.Members, o.Shards}); err != nil {
 		return err
 	}
-	if err := r.phase(s.settle(ctx, "store/"+store+"-settle")); err != nil {
+	if err := r.settleReported(ctx, s, "store/"+store+"-settle"); err != nil {
 		return err
 	}
 	return r.phase(r.closed(ctx, s, "store/"+store, s.fire))
