@@ -42,7 +42,7 @@ func TestEvaluate(t *testing.T) {
 			{Name: "ceiling/closed", Throughput: 10000, Requests: 100000, CPUSeconds: 4},
 			{Name: "ceiling/open", Latency: Latency{P99: 2}},
 			{Name: "steady/closed", Throughput: 8000, Store: "redis", Groups: 1, Members: 10000, Requests: 80000, CPUSeconds: 4, CPUCores: 1,
-				Seconds: 10, StoreCores: 0.01, CommandsPerHeartbeat: 0.005, BytesPerHeartbeat: 12, Latency: Latency{P99: 20}},
+				Seconds: 10, StoreCores: 0.01, CommandsPerHeartbeat: 0.005, BytesPerHeartbeat: 12, StoreBytes: 960_000, Latency: Latency{P99: 20}},
 			{Name: "steady/open", Latency: Latency{P99: 3.5}, OfferedRate: 5000},
 			{Name: "steady/open-members", Latency: Latency{P50: 1, P99: 30}, OfferedRate: 10000},
 			{Name: "baseline/closed", Throughput: 500, Requests: 5000, Seconds: 10, StoreCores: 0.2, CommandsPerHeartbeat: 6},

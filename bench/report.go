@@ -130,6 +130,10 @@ type Phase struct {
 	// the coordination state (dataPlaneCommands: the lag refresher's
 	// observations and dead-letter counts, every offset-cache-ttl).
 	DataPlaneCommands int64 `json:"dataPlaneCommands,omitempty"`
+	// DataPlaneBytes estimates the StoreBytes of the lag refresher's
+	// per-shard reads: their counts times their size in RESP over the
+	// session's stream keys (lagReadBytes).
+	DataPlaneBytes int64 `json:"dataPlaneBytesEstimated,omitempty"`
 	// StoreCommandsByName breaks the store traffic down: Redis commands by
 	// name, PostgreSQL rows written by operation and table (see
 	// StoreCounters.ByCommand).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // session is one coordinator process on one store with its fleets; it can
@@ -444,6 +445,7 @@ func (s *session) measure(ctx context.Context, name, mode string, offered float6
 		Coordinators: 1 + len(s.peers), StoreMetric: s.probe.Metric(), StoreServer: s.probe.Server(), StartSeconds: start.Seconds(),
 	}
 	p.fill(rec, elapsed, before, after)
+	p.DataPlaneBytes = lagReadBytes(p.StoreCommandsByName, s.streamKeys())
 	s.r.logf("%s: %.0f answered/s, p99 %.2f ms, %d errors; cores: coordinator %.2f, load generator %.2f, store %.2f, others %.2f",
 		name, p.Throughput, p.Latency.P99, p.Errors, p.CPUCores, p.LoadGenCores, p.StoreCores, p.OtherCores)
 	return p, runErr
@@ -525,6 +527,22 @@ func rebalanceTimeout(ttl time.Duration) time.Duration {
 		return ttl
 	}
 	return 0
+}
+
+// streamKeys are the stream keys of the session's groups: those the lag
+// refresher reads.
+func (s *session) streamKeys() []string {
+	var keys []string
+	for g := range s.groups {
+		key := groupKey(g)
+		if s.prefixPerGroup {
+			key = streamGroupKey(g)
+		}
+		for i := range s.shards {
+			keys = append(keys, streams.StreamKey(key.StreamPrefix, i))
+		}
+	}
+	return keys
 }
 
 // groupKey is the key of group g of a session.

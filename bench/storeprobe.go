@@ -27,8 +27,8 @@ type StoreCounters struct {
 	// ByCommand breaks the traffic down: Redis commands by name
 	// (commandstats, e.g. "evalsha"), PostgreSQL rows written in the run's
 	// schema by operation and table ("update:groups", pg_stat_user_tables:
-	// backends report within about a second, so a phase's figure is
-	// approximate); nil when unknown.
+	// a backend reports its counts 1 to 10 s late, so rows written at the
+	// end of a phase may show in the next one); nil when unknown.
 	ByCommand map[string]int64
 }
 
@@ -189,6 +189,44 @@ func parseInfo(info string) map[string]string {
 // refresher's XINFO STREAM, XINFO GROUPS and MEMORY USAGE of every shard
 // and its dead-letter counts (XLEN, XRANGE). Goal P2a leaves them out.
 var dataPlaneCommands = []string{"xinfo|stream", "xinfo|groups", "memory|usage", "xlen", "xrange"}
+
+// lagReads are the commands the lag refresher sends for every shard
+// (streams.Observer.Offsets), by commandstats name: the words before the
+// stream key.
+var lagReads = map[string][2]string{
+	"xinfo|stream": {"xinfo", "stream"}, "xinfo|groups": {"xinfo", "groups"}, "memory|usage": {"memory", "usage"},
+}
+
+// lagReadBytes estimates the bytes Redis received for the lag refresher's
+// reads among calls (commandstats name → count): each command's count times
+// its mean size in RESP over keys, the stream keys the refresher reads.
+func lagReadBytes(calls map[string]int64, keys []string) int64 {
+	if len(keys) == 0 {
+		return 0
+	}
+	var total float64
+	for name, words := range lagReads {
+		if calls[name] == 0 {
+			continue
+		}
+		sum := 0
+		for _, k := range keys {
+			sum += respLen(words[0], words[1], k)
+		}
+		total += float64(calls[name]) * float64(sum) / float64(len(keys))
+	}
+	return int64(total)
+}
+
+// respLen is the size of a command in RESP, as total_net_input_bytes
+// counts it: *<n> then $<len> and every argument, each line ending in CRLF.
+func respLen(args ...string) int {
+	n := len(strconv.Itoa(len(args))) + 3
+	for _, a := range args {
+		n += len(strconv.Itoa(len(a))) + 3 + len(a) + 2
+	}
+	return n
+}
 
 // commandCalls reads calls=N of every cmdstat_<name> line of INFO
 // commandstats, by name.

@@ -1,6 +1,12 @@
 package bench
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
+	goredis "github.com/redis/go-redis/v9"
+)
 
 const commandStats = "# Commandstats\r\n" +
 	"cmdstat_evalsha:calls=120,usec=900,usec_per_call=7.50,rejected_calls=0,failed_calls=0\r\n" +
@@ -45,5 +51,44 @@ func TestCountersSub(t *testing.T) {
 func TestSchemaName(t *testing.T) {
 	if got := schemaName("coord_bench_20261129T115940_store-jdbc"); got != "coord_bench_20261129t115940_store_jdbc" {
 		t.Errorf("schema %q", got)
+	}
+}
+
+// TestLagReadBytes: the estimate of the lag refresher's bytes is what a
+// Redis counts in total_net_input_bytes for those commands.
+func TestLagReadBytes(t *testing.T) {
+	ctx := context.Background()
+	srv, err := redisproc.Start(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Kill()
+	// One connection, opened before the first sample; one command at a
+	// time (go-redis opens a new connection after a pipeline, whose
+	// handshake would count too).
+	probe := &redisProbe{client: goredis.NewClient(&goredis.Options{Addr: srv.Addr, PoolSize: 1}), server: StoreOwn}
+	defer probe.client.Close()
+	if err := probe.client.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"bench:0", "bench:1", "bench:12345"}
+	before, err := probe.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		_ = probe.client.XInfoStream(ctx, k).Err() // no such key: an error reply, counted all the same
+		_ = probe.client.XInfoGroups(ctx, k).Err()
+		_ = probe.client.MemoryUsage(ctx, k).Err()
+	}
+	after, err := probe.Sample(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after.Sub(before)
+	// The two INFO commands of a sample count too.
+	want := d.Bytes - int64(respLen("info", "stats", "cpu")+respLen("info", "commandstats"))
+	if got := lagReadBytes(d.ByCommand, keys); got != want {
+		t.Errorf("estimated %d B, Redis received %d B (%v)", got, want, d.ByCommand)
 	}
 }
