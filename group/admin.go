@@ -48,20 +48,6 @@ func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) Result[GroupV
 	return result(t, view)
 }
 
-// Tick runs the time-driven maintenance of docs/protocol.md §7: lease expiry, pruning,
-// rebalance timeouts and migration advancement. It costs O(1) when no
-// deadline is due and returns no records when nothing changed.
-func (g *Group) Tick(now Instant, s Settings) Result[Done] {
-	if !g.Exists() {
-		return Result[Done]{}
-	}
-	t := newTx(g, s, now)
-	t.maintain()
-	t.enforceTimeouts("")
-	t.advanceMigration()
-	return result(t, Done{})
-}
-
 // NoopMigrationID is the id of the unstored answer to a same-count scale.
 const NoopMigrationID = "noop"
 
@@ -155,29 +141,6 @@ func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest
 	t.bumpGroupEpoch()
 	t.reconcile()
 	return result(t, m)
-}
-
-// ConfirmDrain tells the group that Redis reported every removed shard of
-// migration id drained (docs/protocol.md §6.4); the migration then completes if no owner
-// still holds a removed shard.
-func (g *Group) ConfirmDrain(now Instant, s Settings, id string) Result[Done] {
-	m := g.activeMigration()
-	if m == nil || m.ReshardingID != id || m.State != MigrationDraining {
-		return Result[Done]{}
-	}
-	t := newTx(g, s, now)
-	t.completeDrain(true)
-	return result(t, Done{})
-}
-
-// PendingDrain names the DRAINING migration whose removed shards
-// [to, from) must be confirmed drained in Redis before it can complete.
-func (g *Group) PendingDrain() (id string, removed []int, ok bool) {
-	m := g.activeMigration()
-	if m == nil || m.State != MigrationDraining || m.ToShardCount >= m.FromShardCount {
-		return "", nil, false
-	}
-	return m.ReshardingID, Range(m.ToShardCount, m.FromShardCount), true
 }
 
 // Migration returns the migration with the given id.

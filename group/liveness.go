@@ -8,6 +8,20 @@ import (
 // never is the scan bound of a group with no pending time-driven event.
 const never = Instant(math.MaxInt64)
 
+// Tick runs the time-driven maintenance of docs/protocol.md §7: lease expiry, pruning,
+// rebalance timeouts and migration advancement. It costs O(1) when no
+// deadline is due and returns no records when nothing changed.
+func (g *Group) Tick(now Instant, s Settings) Result[Done] {
+	if !g.Exists() {
+		return Result[Done]{}
+	}
+	t := newTx(g, s, now)
+	t.maintain()
+	t.enforceTimeouts("")
+	t.advanceMigration()
+	return result(t, Done{})
+}
+
 // maintain expires leases, releases what fenced members held once their
 // leases have run out, and prunes stale records (docs/protocol.md §4.6; §4.2 step 4). It
 // scans the members only when the earliest pending event is due, and

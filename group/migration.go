@@ -56,3 +56,26 @@ func (t *tx) setMigrationState(m Migration, state MigrationState) {
 	meta.Migrations = withMigration(meta.Migrations, m)
 	t.setMeta(meta)
 }
+
+// ConfirmDrain tells the group that Redis reported every removed shard of
+// migration id drained (docs/protocol.md §6.4); the migration then completes if no owner
+// still holds a removed shard.
+func (g *Group) ConfirmDrain(now Instant, s Settings, id string) Result[Done] {
+	m := g.activeMigration()
+	if m == nil || m.ReshardingID != id || m.State != MigrationDraining {
+		return Result[Done]{}
+	}
+	t := newTx(g, s, now)
+	t.completeDrain(true)
+	return result(t, Done{})
+}
+
+// PendingDrain names the DRAINING migration whose removed shards
+// [to, from) must be confirmed drained in Redis before it can complete.
+func (g *Group) PendingDrain() (id string, removed []int, ok bool) {
+	m := g.activeMigration()
+	if m == nil || m.State != MigrationDraining || m.ToShardCount >= m.FromShardCount {
+		return "", nil, false
+	}
+	return m.ReshardingID, Range(m.ToShardCount, m.FromShardCount), true
+}
