@@ -268,6 +268,34 @@ func TestShutdownDrains(t *testing.T) {
 	}
 }
 
+// panicOnCommit panics in GroupCommitted once armed: after the core has
+// decided the batch's answers and before the actor sent them.
+type panicOnCommit struct {
+	*recorder
+	armed atomic.Bool
+}
+
+func (p *panicOnCommit) GroupCommitted(group.Key, *group.Group, []group.Record) {
+	if p.armed.CompareAndSwap(true, false) {
+		panic("injected fault after the commit")
+	}
+}
+
+// A panic between a commit and its answers answers the batch with
+// ErrInternal (not a request timeout).
+func TestPanicAfterCommitAnswersTheBatch(t *testing.T) {
+	obs := &panicOnCommit{recorder: newRecorder()}
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, Observer: obs})
+	createGroup(t, c, orders)
+	obs.armed.Store(true)
+	if _, err := c.Heartbeat(testCtx(t), orders, join("m-1")); !errors.Is(err, contract.ErrInternal) {
+		t.Fatalf("heartbeat whose answer a panic interrupted: %v, want ErrInternal", err)
+	}
+	if key := <-obs.restarted; key != orders {
+		t.Fatalf("restarted %s, want %s", key, orders)
+	}
+}
+
 // A panic while handling one group's heartbeat answers it with
 // ErrInternal; the actor restarts and serves again from its stored state,
 // and another group serves throughout.

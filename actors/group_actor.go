@@ -67,6 +67,9 @@ type groupActor struct {
 	tickStart   time.Time // when the tick under way started
 	// commitErr is the outcome of the last admin commit (core.Commit).
 	commitErr error
+	// unanswered are the answers of the Ready being performed that are not
+	// sent yet (a panic midway leaves them to failBatch).
+	unanswered []core.Answer[*heartbeatMsg]
 
 	// self is the actor's PID (set on Started); timer ticks the group when
 	// its next time-driven event is due (see arm).
@@ -257,6 +260,7 @@ func (a *groupActor) flushBatch(queued bool) {
 func (a *groupActor) drive() {
 	for a.core.HasReady() {
 		rd := a.core.Ready()
+		a.unanswered = rd.Answers
 		for _, c := range rd.Conflicts {
 			a.c.opts.Observer.Conflict(a.key, c.Op, c.Attempt)
 		}
@@ -281,8 +285,10 @@ func (a *groupActor) drive() {
 			a.commitErr = *rd.Committed
 		}
 		a.withdrawIfFailed() // a failed group's readers wait for its reload
-		for _, ans := range rd.Answers {
+		for len(a.unanswered) > 0 {
+			ans := a.unanswered[0]
 			ans.To.Reply.Answer(ans.Resp, ans.Err)
+			a.unanswered = a.unanswered[1:]
 		}
 		switch {
 		case rd.Load:
@@ -310,9 +316,14 @@ func answerAdmin[T any](a *groupActor, r replyTo[T], op string, run func() (T, e
 	r.Answer(v, err)
 }
 
-// failBatch answers every parked heartbeat that has no answer yet with err
-// and empties the batch. It never blocks; the panic middleware uses it.
+// failBatch answers every parked heartbeat that has no answer yet (and
+// those of a Ready not yet sent) with err and empties the batch. It never
+// blocks; the panic middleware uses it.
 func (a *groupActor) failBatch(err error) {
+	for _, ans := range a.unanswered {
+		tryFail(ans.To.Reply, err)
+	}
+	a.unanswered = nil
 	for _, hb := range a.core.Abandon() {
 		tryFail(hb.Reply, err)
 	}
