@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
 )
 
 // Store types of the coordinator's store.type.
@@ -91,7 +93,7 @@ func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*S
 	port := c.Port
 	if port == 0 {
 		var err error
-		if port, err = freePort(); err != nil {
+		if port, err = freeport.Loopback(); err != nil {
 			return nil, err
 		}
 	}
@@ -175,16 +177,6 @@ func (c ServerConfig) yaml(port int) ([]byte, error) {
 		"debug":        map[string]any{"pprof": true, "bench-endpoints": true},
 	}}
 	return yaml.Marshal(tree)
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // awaitReady polls /readyz for up to 30 s.

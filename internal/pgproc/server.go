@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
 )
 
 // BinGlob matches the bin directories of the installed PostgreSQL versions.
@@ -80,7 +81,7 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := freeport.Loopback()
 	if err != nil {
 		return err
 	}
@@ -184,14 +185,4 @@ func credential() (*syscall.Credential, error) {
 		return nil, fmt.Errorf("user postgres: %w", err)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
