@@ -27,11 +27,12 @@ const (
 )
 
 // RequestServed implements httpapi.RequestObserver: api_request_total and
-// api_request_duration_seconds for every request, and for Admin API
-// mutations also admin_mutation_total{action,outcome} and
-// admin_mutation_failed_total. The stream and group labels are the path's
-// names when they name a known group (stream-level routes: a known stream
-// prefix, group "none"), "unknown" otherwise, and "none" off group paths.
+// api_request_duration_seconds (by route, without stream and group) for
+// every request, and for Admin API mutations also
+// admin_mutation_total{action,outcome} and admin_mutation_failed_total.
+// The stream and group labels are the path's names when they name a known
+// group (stream-level routes: a known stream prefix, group "none"),
+// "unknown" otherwise, and "none" off group paths.
 func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 	stream, grp := LabelNone, LabelNone
 	switch {
@@ -43,7 +44,7 @@ func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 	outcome := outcomeOf(r.Status, r.Panicked)
 	labels := []string{r.Route.Method, r.Route.Template, strconv.Itoa(r.Status), outcome, stream, grp}
 	m.apiRequests.WithLabelValues(labels...).Inc()
-	m.apiDuration.WithLabelValues(labels...).Observe(r.Duration.Seconds())
+	m.apiDuration.WithLabelValues(labels[:4]...).Observe(r.Duration.Seconds())
 	action := r.Route.Action
 	if action == "" {
 		return

@@ -88,10 +88,10 @@ func TestUnknownGroupsAreNotLabels(t *testing.T) {
 		}
 		waitFor(t, h.reg, "the unknown group's actor passivated", noActors)
 	}, series{
-		`heartbeat_total{group="unknown",status="UNKNOWN_MEMBER_ID",stream="unknown"}`:                                                                                                                                   1,
-		`api_request_total{group="unknown",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="unknown"}`:                  1,
-		`api_request_duration_seconds_count{group="unknown",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="unknown"}`: 1,
-		`actor_message_duration_seconds_count{type="heartbeat"}`: 1,
+		`heartbeat_total{group="unknown",status="UNKNOWN_MEMBER_ID",stream="unknown"}`:                                                                                                                  1,
+		`api_request_total{group="unknown",method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200",stream="unknown"}`: 1,
+		`api_request_duration_seconds_count{method="POST",outcome="SUCCESS",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat",status="200"}`:                 1,
+		`actor_message_duration_seconds_count{type="heartbeat"}`:                                                                                                                                        1,
 	})
 	h.step("read of an unknown group", func() {
 		if code, _ := h.do(http.MethodGet, groupPath(ghost)+"/producer-routing", nil); code != http.StatusNotFound {
@@ -99,9 +99,9 @@ func TestUnknownGroupsAreNotLabels(t *testing.T) {
 		}
 		waitFor(t, h.reg, "the unknown group's actor passivated", noActors)
 	}, series{
-		`producer_routing_request_total{group="unknown",status="ERROR",stream="unknown"}`:                                                                                                                        1,
-		`api_request_total{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`:                  1,
-		`api_request_duration_seconds_count{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`: 1,
+		`producer_routing_request_total{group="unknown",status="ERROR",stream="unknown"}`:                                                                                                       1,
+		`api_request_total{group="unknown",method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404",stream="unknown"}`: 1,
+		`api_request_duration_seconds_count{method="GET",outcome="CLIENT_ERROR",route="/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/producer-routing",status="404"}`:                 1,
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -38,12 +37,12 @@ func newObservability(cfg *config.Config, back *backend) *observability {
 }
 
 // apiOptions returns o with the metrics wired in: the registry served at
-// /actuator/prometheus and /metrics, requests observed by the outermost
+// /actuator/prometheus and /metrics (one scrape at a time), requests observed by the outermost
 // middleware, heartbeat statuses and routing reads observed on the
 // coordinator, every health check setting redis_stream_coord_up, and
 // every offsets read feeding the shard gauges.
 func (obs *observability) apiOptions(o httpapi.Options) httpapi.Options {
-	o.Metrics = promhttp.HandlerFor(obs.reg, promhttp.HandlerOpts{})
+	o.Metrics = metrics.Handler(obs.reg)
 	o.Middleware = append([]httpapi.Middleware{httpapi.ObserveRequests(obs.m)}, o.Middleware...)
 	o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, obs.m)
 	o.Health = obs.m.Health(o.Health)
