@@ -113,10 +113,10 @@ func committed(status string, extra series) series {
 // bump are the series a group epoch bump moves: both epochs and one
 // rebalance.
 var bump = series{
-	`group_epoch{group="billing",stream="orders"}`:                                         1,
-	`assignment_epoch{group="billing",stream="orders"}`:                                    1,
-	`rebalance_total{group="billing",reason="reconcile",stream="orders"}`:                  1,
-	`rebalance_duration_seconds_count{group="billing",reason="reconcile",stream="orders"}`: 1,
+	`group_epoch{group="billing",stream="orders"}`:                        1,
+	`assignment_epoch{group="billing",stream="orders"}`:                   1,
+	`rebalance_total{group="billing",reason="reconcile",stream="orders"}`: 1,
+	`rebalance_duration_seconds_count{reason="reconcile"}`:                1,
 }
 
 // merge adds the moves of a and b.

@@ -50,7 +50,7 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Rec
 	defer gs.mu.Unlock()
 	if gs.flushed && g.AssignmentEpoch > gs.assignmentEpoch {
 		m.rebalances.WithLabelValues(key.StreamPrefix, key.ConsumerGroup, "reconcile").Inc()
-		m.rebalanceDuration.WithLabelValues(key.StreamPrefix, key.ConsumerGroup, "reconcile").Observe(gs.flushTime.Seconds())
+		m.rebalanceDuration.WithLabelValues("reconcile").Observe(gs.flushTime.Seconds())
 	}
 	gs.flushed = false
 	gs.assignmentEpoch = g.AssignmentEpoch
