@@ -270,6 +270,19 @@ type Monitoring struct {
 	// per-shard metric series (shard_*); 0, the default, turns them off.
 	// At most metrics.MaxShardSeries (1024).
 	ShardSeries int `yaml:"shard-series"`
+	// MetricsAuth, when set, protects /metrics and /actuator/prometheus.
+	MetricsAuth MetricsAuth `yaml:"metrics-auth"`
+}
+
+// MetricsAuth is the optional credential of /metrics and
+// /actuator/prometheus; with neither a bearer token nor a user name they
+// stay open (Prometheus's default scrape configuration sends none).
+type MetricsAuth struct {
+	// BearerToken is accepted as "Authorization: Bearer <token>".
+	BearerToken string `yaml:"bearer-token"`
+	// Username and Password are accepted as HTTP Basic credentials.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
 }
 
 // Health tunes the non-blocking Redis health probe (docs/protocol.md §10.2).
@@ -395,14 +408,16 @@ func (h Health) CacheTTL() time.Duration {
 // redactedMark replaces every non-empty secret in Redacted output.
 const redactedMark = "******"
 
-// Redacted returns a deep copy whose passwords, token secret and JDBC URL
-// password are replaced by "******" (empty values stay empty, so an unset
+// Redacted returns a deep copy whose passwords, token secret, metrics
+// bearer token and JDBC URL password are replaced by "******" (empty values stay empty, so an unset
 // secret remains visible as such).
 func (c *Config) Redacted() *Config {
 	r := *c
 	r.API.AdminPassword = redact(c.API.AdminPassword)
 	r.API.TokenSecret = redact(c.API.TokenSecret)
 	r.Redis.Password = redact(c.Redis.Password)
+	r.Monitoring.MetricsAuth.BearerToken = redact(c.Monitoring.MetricsAuth.BearerToken)
+	r.Monitoring.MetricsAuth.Password = redact(c.Monitoring.MetricsAuth.Password)
 	r.Redis.ClusterNodes = append([]string(nil), c.Redis.ClusterNodes...)
 	r.API.Users = nil
 	for _, u := range c.API.Users {

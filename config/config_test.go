@@ -431,6 +431,9 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"breaker timeout", func(c *Config) { c.Store.Breaker.OpenTimeout = 0 }, "coordinator.store.breaker.open-timeout"},
 		{"store timeout", func(c *Config) { c.Store.Timeout = 0 }, "coordinator.store.timeout"},
 		{"offset cache", func(c *Config) { c.Monitoring.OffsetCacheTTL = -1 }, "coordinator.monitoring.offset-cache-ttl"},
+		{"metrics user without password", func(c *Config) { c.Monitoring.MetricsAuth.Username = "prom" }, "coordinator.monitoring.metrics-auth.password"},
+		{"metrics password without user", func(c *Config) { c.Monitoring.MetricsAuth.Password = "pw" }, "coordinator.monitoring.metrics-auth.username"},
+		{"metrics token with a space", func(c *Config) { c.Monitoring.MetricsAuth.BearerToken = "a b" }, "coordinator.monitoring.metrics-auth.bearer-token"},
 		{"shard series negative", func(c *Config) { c.Monitoring.ShardSeries = -1 }, "coordinator.monitoring.shard-series"},
 		{"shard series above the cap", func(c *Config) { c.Monitoring.ShardSeries = 1025 }, "coordinator.monitoring.shard-series"},
 		{"member series", func(c *Config) { c.Monitoring.MemberSeries = -1 }, "coordinator.monitoring.member-series"},
@@ -527,11 +530,12 @@ func TestRedactedNeverShowsSecrets(t *testing.T) {
 	c.Redis.ClusterNodes = []string{"n:1"}
 	c.API.Users = []User{{Username: "grafana", Password: "user-pw-4", Roles: []string{"READ"}}}
 	c.Store.JDBC.URL = "postgres://app:db-pw-5@db:5432/coord?sslmode=disable&password=db-pw-6"
+	c.Monitoring.MetricsAuth = MetricsAuth{BearerToken: "metrics-token-7", Username: "prom", Password: "metrics-pw-8"}
 	ten := Duration(10 * time.Second)
 	c.Coordination.StateMutex.DeprecatedTTL = &ten
 
 	out := c.String()
-	for _, secret := range []string{"admin-pw-1", "token-secret-2", "redis-pw-3", "user-pw-4", "db-pw-5", "db-pw-6"} {
+	for _, secret := range []string{"admin-pw-1", "token-secret-2", "redis-pw-3", "user-pw-4", "db-pw-5", "db-pw-6", "metrics-token-7", "metrics-pw-8"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("String() leaks %q:\n%s", secret, out)
 		}

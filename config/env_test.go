@@ -45,12 +45,16 @@ func TestEnvironmentOverridesEveryKind(t *testing.T) {
 		"COORDINATOR_API_ADMIN_USERNAME":                       "",
 		"COORDINATOR_API_USERS":                                "[{username: ops, password: 's: 1', roles: [READ, WRITE]}]",
 		"COORDINATOR_REDIS_PORT":                               "",
+		"COORDINATOR_MONITORING_METRICS_AUTH_BEARER_TOKEN":     "scrape-token",
+		"COORDINATOR_MONITORING_METRICS_AUTH_USERNAME":         "prom",
+		"COORDINATOR_MONITORING_METRICS_AUTH_PASSWORD":         "prom-pw",
 	}))
 	if c.Server.Address != "127.0.0.1:9000" || c.Store.Type != StoreRedis ||
 		!slices.Equal(c.Redis.ClusterNodes, []string{"n1:7000", "n2:7001"}) ||
 		c.API.RateLimit.MaxRequests != 7 || !c.API.AuthenticateMemberAPI ||
 		c.Coordination.HeartbeatInterval != d("3s") || c.Coordination.StateMutex.AcquireTimeout() != 2*time.Second ||
-		c.API.TokenSecret != "${NOT_EXPANDED}" || c.API.AdminUsername != "" || c.Redis.Port != 6379 {
+		c.API.TokenSecret != "${NOT_EXPANDED}" || c.API.AdminUsername != "" || c.Redis.Port != 6379 ||
+		c.Monitoring.MetricsAuth != (MetricsAuth{BearerToken: "scrape-token", Username: "prom", Password: "prom-pw"}) {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 	if len(c.API.Users) != 1 || c.API.Users[0].Username != "ops" || c.API.Users[0].Password != "s: 1" ||

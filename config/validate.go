@@ -118,6 +118,10 @@ func (c *Config) Validate() error {
 
 	v.nonNegative(root+"monitoring.offset-cache-ttl", c.Monitoring.OffsetCacheTTL)
 	v.check(c.Monitoring.ShardSeries >= 0 && c.Monitoring.ShardSeries <= 1024, root+"monitoring.shard-series", "must be in 0..1024, got %d", c.Monitoring.ShardSeries)
+	ma := c.Monitoring.MetricsAuth
+	v.check(ma.Username == "" || ma.Password != "", root+"monitoring.metrics-auth.password", "is required with monitoring.metrics-auth.username")
+	v.check(ma.Password == "" || ma.Username != "", root+"monitoring.metrics-auth.username", "is required with monitoring.metrics-auth.password")
+	v.check(!strings.ContainsAny(ma.BearerToken, " \t\r\n"), root+"monitoring.metrics-auth.bearer-token", "must not contain whitespace")
 	v.check(c.Monitoring.MemberSeries >= 0, root+"monitoring.member-series", "must not be negative, got %d", c.Monitoring.MemberSeries)
 	v.check(c.Health.RedisTimeoutMs >= 1, root+"health.redis-timeout-ms", "must be at least 1, got %d", c.Health.RedisTimeoutMs)
 	v.check(c.Health.CacheTTLMs >= 0, root+"health.cache-ttl-ms", "must not be negative, got %d", c.Health.CacheTTLMs)

@@ -93,9 +93,11 @@ type Options struct {
 	// Health answers GET /monitoring/health; nil reports UP with Redis
 	// NOT_CONFIGURED (the memory store without Redis).
 	Health HealthChecker
-	// Metrics, when non-nil, is served at /actuator/prometheus and /metrics.
-	Metrics       http.Handler
-	CoordinatorID string
+	// Metrics, when non-nil, is served at /actuator/prometheus and /metrics,
+	// behind MetricsCredential when that is set.
+	Metrics           http.Handler
+	MetricsCredential MetricsCredential
+	CoordinatorID     string
 	// Version is the build's version, served by /actuator/info.
 	Version string
 	// Logger receives panics and server-side (5xx) errors; default slog.Default().
@@ -236,8 +238,9 @@ func New(o Options) *API {
 	r.Handler(http.MethodGet, console.Path, ui)
 	r.Handler(http.MethodGet, console.Path+"/*file", ui)
 	if o.Metrics != nil {
-		r.Handler(http.MethodGet, "/actuator/prometheus", o.Metrics)
-		r.Handler(http.MethodGet, "/metrics", o.Metrics)
+		metrics := o.MetricsCredential.protect(o.Metrics)
+		r.Handler(http.MethodGet, "/actuator/prometheus", metrics)
+		r.Handler(http.MethodGet, "/metrics", metrics)
 	}
 	return a
 }

@@ -123,6 +123,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Coordinator: coord,
 		Settings:    settings,
 		MaxGroups:   cfg.Defaults.MaxGroups, MaxGroupsPerPrefix: cfg.Defaults.MaxGroupsPerStream,
+		MetricsCredential: httpapi.MetricsCredential{BearerToken: cfg.Monitoring.MetricsAuth.BearerToken,
+			Username: cfg.Monitoring.MetricsAuth.Username, Password: cfg.Monitoring.MetricsAuth.Password},
 		Health:        back.health(cfg),
 		CoordinatorID: cfg.ID,
 		Version:       buildVersion(),
