@@ -73,13 +73,15 @@ func newDef[T any](name, help string, labels []string, value func(T, time.Time) 
 }
 
 var (
-	groupLabelNames    = []string{"stream", "group"}
-	memberLabelNames   = []string{"stream", "group", "member"}
-	progressLabelNames = []string{"stream", "group", "member", "shard"}
-	shardLabelNames    = []string{"stream", "group", "shard", "stream_key"}
+	// The group collector's label names end with coordinator, which it sets
+	// itself (see New).
+	groupLabelNames    = []string{"stream", "group", "coordinator"}
+	memberLabelNames   = []string{"stream", "group", "member", "coordinator"}
+	progressLabelNames = []string{"stream", "group", "member", "shard", "coordinator"}
+	shardLabelNames    = []string{"stream", "group", "shard", "stream_key", "coordinator"}
 
 	membersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "members"),
-		"Member records by state: total, active (ACTIVE or STARTING), expired.", []string{"stream", "group", "state"}, nil)
+		"Member records by state: total, active (ACTIVE or STARTING), expired.", []string{"stream", "group", "state", "coordinator"}, nil)
 
 	shardRateDefs = []struct {
 		desc  *prometheus.Desc
@@ -195,32 +197,32 @@ func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.m.now()
 	for _, gs := range c.m.states() {
-		for _, metric := range gs.metrics(now, c.m.sampledMembers(gs.key), c.m.shardSeries) {
+		for _, metric := range gs.metrics(now, c.m.coordinator, c.m.sampledMembers(gs.key), c.m.shardSeries) {
 			ch <- metric
 		}
 	}
 }
 
 // metrics returns every gauge of gs, of its sampled members and of its
-// first shardSeries shards (by index), at now.
-func (gs *groupState) metrics(now time.Time, members []*group.Member, shardSeries int) []prometheus.Metric {
+// first shardSeries shards (by index), at now, labelled with coordinator.
+func (gs *groupState) metrics(now time.Time, coordinator string, members []*group.Member, shardSeries int) []prometheus.Metric {
 	gs.mu.Lock()
 	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters}
 	gs.mu.Unlock()
 	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
 	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+min(len(v.shards), shardSeries)*len(shardDefs))
 	for state, n := range map[string]int{"total": v.stats.Members, "active": v.stats.Live, "expired": v.stats.Expired} {
-		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state))
+		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state, coordinator))
 	}
-	out = appendGauges(out, groupDefs, &v, now, p, g)
+	out = appendGauges(out, groupDefs, &v, now, p, g, coordinator)
 	for _, mem := range members {
 		id := mem.MemberID
-		out = appendGauges(out, memberDefs, mem, now, p, g, id)
+		out = appendGauges(out, memberDefs, mem, now, p, g, id, coordinator)
 		seen := map[int]bool{}
 		for _, pr := range slices.Backward(mem.ShardProgress) { // a shard reported twice: the last report wins
 			if i := pr.Shard.ShardIndex; !seen[i] {
 				seen[i] = true
-				out = appendGauges(out, progressDefs, pr, now, p, g, id, strconv.Itoa(i))
+				out = appendGauges(out, progressDefs, pr, now, p, g, id, strconv.Itoa(i), coordinator)
 			}
 		}
 	}
@@ -228,7 +230,7 @@ func (gs *groupState) metrics(now time.Time, members []*group.Member, shardSerie
 		if s.Shard >= shardSeries {
 			continue
 		}
-		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey}
+		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey, coordinator}
 		out = appendGauges(out, shardDefs, s, now, labels...)
 		for _, d := range shardRateDefs {
 			if v := d.value(s); v != nil {

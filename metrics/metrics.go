@@ -55,6 +55,8 @@ func WithShardSeries(limit int) Option {
 // concurrent use and never block on I/O.
 type Metrics struct {
 	now func() time.Time
+	// coordinator is the value of every series' coordinator label.
+	coordinator string
 	// memberSeries caps the members per group that get series (0: none);
 	// members is where they are read from (SetSource).
 	memberSeries int
@@ -117,9 +119,10 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
 // already registered (a wiring error).
 func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metrics {
 	m := &Metrics{
-		now:      time.Now,
-		groups:   map[group.Key]*groupState{},
-		prefixes: map[string]int{},
+		now:         time.Now,
+		coordinator: coordinatorID,
+		groups:      map[group.Key]*groupState{},
+		prefixes:    map[string]int{},
 	}
 	for _, o := range opts {
 		o(m)
@@ -183,8 +186,12 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
 		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
-		m.batchSize, m.commitDuration, m.groupActors, groupCollector{m}, m.cluster,
+		m.batchSize, m.commitDuration, m.groupActors, m.cluster,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The group collector labels its series with the coordinator itself:
+	// through r, every one of its series (16 per group) would get a new
+	// Desc and a wrapped copy at each scrape.
+	reg.MustRegister(groupCollector{m})
 	return m
 }
 
