@@ -72,9 +72,21 @@ func (a *API) admin(ctx context.Context, method string, key group.Key, body any,
 	defer res.Body.Close()
 	answer, _ := io.ReadAll(res.Body)
 	if res.StatusCode != want {
-		return fmt.Errorf("%s group %s: HTTP %d: %s", method, key, res.StatusCode, answer)
+		return &adminError{method: method, key: key, status: res.StatusCode, answer: answer}
 	}
 	return nil
+}
+
+// adminError is an Admin API answer other than the one expected.
+type adminError struct {
+	method string
+	key    group.Key
+	status int
+	answer []byte
+}
+
+func (e *adminError) Error() string {
+	return fmt.Sprintf("%s group %s: HTTP %d: %s", e.method, e.key, e.status, e.answer)
 }
 
 // noop drives the no-op heartbeat route (debug.bench-endpoints) with

@@ -147,6 +147,7 @@ func (r *Report) evaluate() {
 	r.Goals = append(r.Goals, r.multiGoals(okS, steady, perCore)...)
 	r.Goals = append(r.Goals, r.clusterGoals(perCore)...)
 	r.Goals = append(r.Goals, r.groupsGoal())
+	r.Goals = append(r.Goals, r.scrapeGoals()...)
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release

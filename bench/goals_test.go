@@ -56,7 +56,10 @@ func TestEvaluate(t *testing.T) {
 			{Name: "store/jdbc", Throughput: 7000, BytesPerHeartbeat: 300},
 			{Name: "groups/settle", Groups: 100, Members: 1000, PeakRSSMB: 280},
 			{Name: "groups/closed", Groups: 100, Members: 1000, PeakRSSMB: 250},
+			{Name: "scrape/quiet", Latency: Latency{P99: 10}, PeakRSSMB: 200},
+			{Name: "scrape/scraped", Latency: Latency{P99: 15}, PeakRSSMB: 450},
 		},
+		Scrape: &ScrapeFigures{Groups: 10000, Shards: 16, Clients: 3, Bytes: 8e6, Rounds: 3, Scrapes: 9},
 		Churn: []*Churn{{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1.2, P99: 3.1}, Crash: Quantiles{Count: 2, Max: 11},
 			CrashBound: 12, Moved: 110, Minimum: 100}},
 		Assignor:        parseBenchmarks(strings.NewReader(benchOutput)),
@@ -73,14 +76,16 @@ func TestEvaluate(t *testing.T) {
 	// P3b 50 µs ÷ 40 µs = 1.25; P7a 12 B; P7c 7000/8000 = 0.875;
 	// P8a 2 RETRY, p99 30 ÷ 20 ms, 6000 ÷ 8000 per core = 0.75;
 	// P8b |13 − 10| = 3, 7500 ÷ 8000 per core = 0.94; P8c 2.5 s wait;
-	// P8d 6.2 s, 1 FENCED, 1 double reader.
+	// P8d 6.2 s, 1 FENCED, 1 double reader; P9a 8 MB, P9b 450 MiB, P9c
+	// 15 ÷ 10 ms.
 	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
 		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
 		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
 		"P6c": NotRun, "P7a": Miss, "P7b": Miss, "P7c": Miss,
 		"P8a-settle": Pass, "P8a-fenced": Pass, "P8a-retry": Miss, "P8a-p99": Pass, "P8a-core": Pass,
 		"P8b-spread": Miss, "P8b-core": Pass, "P8c-fenced": Pass, "P8c-moves": Pass, "P8c-readers": Pass, "P8c-wait": Pass,
-		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss}
+		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss,
+		"P9a": Pass, "P9b": Miss, "P9c": Pass}
 	for _, g := range r.Goals {
 		if g.Status != want[g.ID] {
 			t.Errorf("%s: %s (measured %v), want %s", g.ID, g.Status, g.Measured, want[g.ID])

@@ -35,11 +35,16 @@ const (
 	// ScenarioGroups is the many-group run, ManyGroups × ManyMembers
 	// scraped every ScrapeInterval (goal P6b; not in the default suite).
 	ScenarioGroups = "groups"
+	// ScenarioScrape is the scrape amplification run: ScrapeGroups groups
+	// of ScrapeShards shards on one coordinator, heartbeats with and
+	// without rounds of ScrapeClients concurrent /metrics scrapes (goals
+	// P9a–c; not in the default suite).
+	ScenarioScrape = "scrape"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups}
+	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
@@ -125,6 +130,12 @@ type Options struct {
 	// run, so that goal P6c compares throughputs of one run.
 	ManyReferences []Size
 
+	// ScrapeGroups groups of ScrapeShards shards, one member each, are the
+	// scrape scenario; ScrapeClients scrapes run at once in each round,
+	// rounds starting every ScrapeInterval. Its open loops run at OpenRate,
+	// or at the members' own rate (ScrapeGroups ÷ Interval) when 0.
+	ScrapeGroups, ScrapeShards, ScrapeClients int
+
 	// ChurnMembers and ChurnShards size the churn group.
 	ChurnMembers, ChurnShards int
 	// Releases are the churn members' release policies (ReleasePrompt,
@@ -202,6 +213,8 @@ func (o *Options) validate() error {
 	check(!o.runs(ScenarioMulti) || o.Store != coordproc.StoreMemory, "multi needs a shared store (redis or jdbc)")
 	check(!o.runs(ScenarioMulti) || o.MultiDuration > 0, "multi needs a positive duration")
 	check(!o.runs(ScenarioCluster) || (o.Coordinators >= 2 && o.Store != coordproc.StoreMemory), "cluster needs at least 2 coordinators on a shared store (redis or jdbc)")
+	check(!o.runs(ScenarioScrape) || (o.ScrapeGroups >= 1 && o.ScrapeShards >= 1 && o.ScrapeClients >= 1 && o.ScrapeInterval > 0),
+		"scrape needs positive scrape groups, shards, clients and interval")
 	check(!o.runs(ScenarioCluster) || (o.ClusterSize.Groups >= 1 && o.ClusterSize.Members >= 1 && o.ClusterSize.Shards >= 1), "cluster size %s must be positive", o.ClusterSize)
 	for _, st := range o.StoreList {
 		check(slices.Contains([]string{coordproc.StoreMemory, coordproc.StoreRedis, coordproc.StoreJDBC}, st), "unknown store %q in the store list", st)

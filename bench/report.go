@@ -40,6 +40,8 @@ type Report struct {
 	// SetupLeasesEnd is when (seconds from the start) the last member
 	// lease granted with the setup TTL of the heartbeat scenario ends.
 	SetupLeasesEnd float64 `json:"setupLeasesEndSeconds,omitempty"`
+	// Scrape is the scrape scenario's figures (goals P9a–c).
+	Scrape *ScrapeFigures `json:"scrape,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
 	Cluster        *ClusterFigures `json:"cluster,omitempty"`
 	Goals          []Goal          `json:"goals"`

@@ -103,6 +103,11 @@ func (r *Runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.runs(ScenarioScrape) {
+		if err := r.runScrape(ctx); err != nil {
+			return err
+		}
+	}
 	if o.runs(ScenarioChurn) {
 		for _, release := range o.Releases {
 			if err := r.runChurn(ctx, release); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -292,22 +293,81 @@ func (s *session) close(ctx context.Context) {
 	}
 }
 
-// createGroups creates groups groups of members members and shards shards
-// and their fleets.
+// createGroups creates groups groups of members members and shards shards,
+// createWorkers at a time, and their fleets (in group order).
 func (s *session) createGroups(ctx context.Context, groups, members, shards int) error {
 	s.groups, s.members, s.shards = groups, members, shards
-	for g := range groups {
-		key := groupKey(g)
-		if s.prefixPerGroup {
-			key = streamGroupKey(g)
-		}
-		if err := s.api.CreateGroup(ctx, key, shards); err != nil {
-			return err
-		}
-		s.fleets = append(s.fleets, NewFleet(s.api, key, members, shards, s.cfg.LeaseTTL, s.r.oracle, s.r.epoch))
+	fleets := make([]*Fleet, groups)
+	next := make(chan int)
+	errs := make(chan error, createWorkers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(createWorkers, groups) {
+		wg.Go(func() {
+			for g := range next {
+				key := groupKey(g)
+				if s.prefixPerGroup {
+					key = streamGroupKey(g)
+				}
+				if err := s.createGroup(ctx, key, shards); err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				fleets[g] = NewFleet(s.api, key, members, shards, s.cfg.LeaseTTL, s.r.oracle, s.r.epoch)
+			}
+		})
 	}
+	func() {
+		defer close(next)
+		for g := range groups {
+			select {
+			case next <- g:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.fleets = append(s.fleets, fleets...)
 	return nil
 }
+
+// createWorkers is how many group creations createGroups has in flight.
+const createWorkers = 16
+
+// createGroup creates key, trying again up to createAttempts times after
+// a 503 (a store call that timed out on a busy machine): a 409 after one
+// means the earlier attempt did create it.
+func (s *session) createGroup(ctx context.Context, key group.Key, shards int) error {
+	for attempt := 1; ; attempt++ {
+		err := s.api.CreateGroup(ctx, key, shards)
+		var ae *adminError
+		switch {
+		case err == nil:
+			return nil
+		case attempt > 1 && errors.As(err, &ae) && ae.status == http.StatusConflict:
+			return nil
+		case attempt < createAttempts && errors.As(err, &ae) && ae.status == http.StatusServiceUnavailable:
+			if !sleepUntil(ctx, time.Now().Add(time.Duration(attempt)*200*time.Millisecond)) {
+				return ctx.Err()
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// createAttempts bounds the attempts of createGroup.
+const createAttempts = 5
 
 // restartMembers replaces every member's process by a new one (see
 // Sim.Rejoin): its epoch-0 heartbeat is a join replay, which rewrites its

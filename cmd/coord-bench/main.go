@@ -58,7 +58,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&o.ManyShards, "many-shards", 1000, "shards per group of the groups scenario")
 	refs := fs.String("many-refs", "1x10000x10000,10x1000x1000",
 		"sizes (groups x members x shards) the groups scenario measures before the many-group run, for the same-run ratio P6c (empty: none)")
-	fs.DurationVar(&o.ScrapeInterval, "scrape-interval", 5*time.Second, "how often the groups scenario scrapes /actuator/prometheus")
+	fs.DurationVar(&o.ScrapeInterval, "scrape-interval", 5*time.Second, "how often the groups scenario scrapes /actuator/prometheus, and the scrape scenario starts a round")
+	fs.IntVar(&o.ScrapeGroups, "scrape-groups", 10000, "groups of the scrape scenario (one member each)")
+	fs.IntVar(&o.ScrapeShards, "scrape-shards", 16, "shards per group of the scrape scenario")
+	fs.IntVar(&o.ScrapeClients, "scrape-clients", 3, "concurrent /metrics scrapes per round of the scrape scenario (a round every -scrape-interval)")
 	fs.IntVar(&o.ChurnMembers, "churn-members", 1000, "members of the churn group")
 	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
 	releases := fs.String("release", bench.ReleasePrompt+","+bench.ReleaseInterval,
