@@ -14,7 +14,7 @@ import (
 func Deps(t testing.TB, pattern string, forbidden ...string) {
 	t.Helper()
 	// go test puts its own GOROOT/bin first on the test's PATH.
-	out, err := exec.Command("go", "list", "-deps", pattern).CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", pattern).CombinedOutput() // #nosec G204 -- tests only: go list of the pattern the test names
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pattern, err, out)
 	}
@@ -43,7 +43,7 @@ func Source(t testing.TB, forbidden ...string) {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(f)
+		src, err := os.ReadFile(f) // #nosec G304 -- tests only: a Go file of the test's own directory
 		if err != nil {
 			t.Fatal(err)
 		}
