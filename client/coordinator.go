@@ -90,19 +90,20 @@ func IsErrorCode(err error, code ErrorCode) bool {
 // CreateGroup creates consumer group g of stream prefix p with shards
 // shards (0: the coordinator's default), endpoint #4. requestedBy names the
 // operator in the audit trail.
-func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (GroupInfo, error) {
-	body := map[string]any{"requestedBy": requestedBy, "reason": "created by the Go client"}
+func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (group.GroupView, error) {
+	reason := "created by the Go client"
+	body := group.CreateRequest{RequestedBy: requestedBy, Reason: &reason}
 	if shards > 0 {
-		body["initialShardCount"] = shards
+		body.InitialShardCount = &shards
 	}
-	var out GroupInfo
+	var out group.GroupView
 	err := c.do(ctx, http.MethodPost, groupPath(p, g), body, &out)
 	return out, err
 }
 
 // Group reads the coordinator's view of group g of stream prefix p.
-func (c *Coordinator) Group(ctx context.Context, p, g string) (GroupInfo, error) {
-	var out GroupInfo
+func (c *Coordinator) Group(ctx context.Context, p, g string) (group.GroupView, error) {
+	var out group.GroupView
 	err := c.do(ctx, http.MethodGet, groupPath(p, g), nil, &out)
 	return out, err
 }
@@ -110,15 +111,16 @@ func (c *Coordinator) Group(ctx context.Context, p, g string) (GroupInfo, error)
 // ScaleStream changes the shard count of every group of stream prefix p to
 // target (POST /streams/{P}/scale).
 func (c *Coordinator) ScaleStream(ctx context.Context, p string, target int, requestedBy string) error {
-	body := map[string]any{"targetShardCount": target, "requestedBy": requestedBy, "reason": "scaled by the Go client"}
+	reason := "scaled by the Go client"
+	body := group.ScaleRequest{TargetShardCount: &target, RequestedBy: requestedBy, Reason: &reason}
 	return c.do(ctx, http.MethodPost, "/streams/"+url.PathEscape(p)+"/scale", body, nil)
 }
 
 // ProducerRouting reads the producer routing metadata of group g of
 // stream prefix p and checks that it names p, g and exactly the shards
 // 0…shardCount−1.
-func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (Routing, error) {
-	var r Routing
+func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (group.RoutingView, error) {
+	var r group.RoutingView
 	if err := c.do(ctx, http.MethodGet, groupPath(p, g)+"/producer-routing", nil, &r); err != nil {
 		return r, err
 	}
@@ -224,9 +226,9 @@ func (c *Coordinator) doOnce(ctx context.Context, base, method, path string, bod
 	}
 	if res.StatusCode/100 != 2 {
 		ae := &APIError{StatusCode: res.StatusCode}
-		var eb struct{ ErrorCode, Message string }
+		var eb group.ErrorBody
 		if json.Unmarshal(raw, &eb) == nil {
-			ae.ErrorCode, ae.Message = ErrorCode(eb.ErrorCode), eb.Message
+			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message
 		}
 		return res.Header, ae
 	}

@@ -37,8 +37,12 @@
 //     pipeline with a Result per record.
 //
 // Every call takes a context. Statuses (StatusOK, …) and error codes
-// (CodeGroupNotFound, …) are exported constants; the wire types are those
-// of package group.
+// (CodeGroupNotFound, …) are exported constants. The bodies it sends and
+// reads are the wire types of package group (group.HeartbeatRequest,
+// group.GroupView, group.RoutingView, group.ErrorBody, …), the one
+// declaration the coordinator encodes and decodes too, so the two cannot
+// drift apart; group is the pure domain (no I/O, no clock, standard
+// library only), so it adds no dependency to the client.
 //
 // The lease TTL comes from the coordinator (memberLeaseTtlMs in every
 // heartbeat answer); MemberConfig.LeaseTTL only overrides it.

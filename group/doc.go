@@ -11,6 +11,15 @@
 // core) commits the same records to the store and replays them onto its
 // committed copy, so live traffic and recovery share one path.
 //
+// The JSON bodies of docs/protocol.md are declared once, in protocol.go:
+// the coordinator's HTTP layer decodes its requests into them and encodes
+// its answers from them, and the Go client (package client) does the
+// reverse. They belong to the domain because most are built from domain
+// types (ShardSet, Instant, Migration, GroupState) and the handlers take the
+// requests; a separate wire package would have to import group for those
+// types and could not be imported by it. The domain is pure, so a client
+// importing it gains no runtime dependency.
+//
 // Invariants the handlers keep (checked by the tests and by Assignments):
 //   - a shard is never in the current sets of two owners: a shard moved to a
 //     new member stays pending for it until every other owner stopped

@@ -125,6 +125,32 @@ type GroupView struct {
 	CurrentAssignmentSummary map[string]int `json:"currentAssignmentSummary"`
 }
 
+// RoutingView is the producer-routing answer of docs/protocol.md §2.4: the
+// stream key and Redis Cluster slot of every shard 0..ShardCount-1.
+type RoutingView struct {
+	StreamPrefix     string         `json:"streamPrefix"`
+	ConsumerGroup    string         `json:"consumerGroup"`
+	MetadataVersion  int64          `json:"metadataVersion"`
+	ShardCount       int            `json:"shardCount"`
+	StreamKeyPattern string         `json:"streamKeyPattern"`
+	Shards           []RoutingShard `json:"shards"`
+}
+
+// RoutingShard is one entry of RoutingView.Shards.
+type RoutingShard struct {
+	ShardIndex int    `json:"shardIndex"`
+	StreamKey  string `json:"streamKey"`
+	RedisSlot  int    `json:"redisSlot"`
+}
+
+// ErrorBody is the body of every error answer (docs/protocol.md §0).
+type ErrorBody struct {
+	// Status is the HTTP status's name (BAD_REQUEST, NOT_FOUND, …).
+	Status    string `json:"status"`
+	ErrorCode Code   `json:"errorCode"`
+	Message   string `json:"message"`
+}
+
 // AssignmentsView is the /assignments projection of docs/protocol.md §2.6.
 type AssignmentsView struct {
 	TargetAssignment    map[string]ShardSet `json:"targetAssignment"`

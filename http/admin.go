@@ -114,32 +114,15 @@ func read[T any](a *API, fetch func(context.Context, group.Key) (T, error), rend
 // asIs renders a value unchanged.
 func asIs[T any](_ group.Key, v T) any { return v }
 
-// routingShard is one entry of the producer-routing shard list.
-type routingShard struct {
-	ShardIndex int    `json:"shardIndex"`
-	StreamKey  string `json:"streamKey"`
-	RedisSlot  int    `json:"redisSlot"`
-}
-
-// routingResponse is the body of #7 (docs/protocol.md §2.4).
-type routingResponse struct {
-	StreamPrefix     string         `json:"streamPrefix"`
-	ConsumerGroup    string         `json:"consumerGroup"`
-	MetadataVersion  int64          `json:"metadataVersion"`
-	ShardCount       int            `json:"shardCount"`
-	StreamKeyPattern string         `json:"streamKeyPattern"`
-	Shards           []routingShard `json:"shards"`
-}
-
 // routingBody lists shards 0..shardCount-1 with their keys and Redis
 // Cluster slots.
 func routingBody(_ group.Key, rt contract.Routing) any {
-	shards := make([]routingShard, rt.ShardCount)
+	shards := make([]group.RoutingShard, rt.ShardCount)
 	for i := range shards {
 		k := streams.StreamKey(rt.StreamPrefix, i)
-		shards[i] = routingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
+		shards[i] = group.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
 	}
-	return routingResponse{
+	return group.RoutingView{
 		StreamPrefix:     rt.StreamPrefix,
 		ConsumerGroup:    rt.ConsumerGroup,
 		MetadataVersion:  rt.MetadataVersion,

@@ -147,13 +147,13 @@ func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, statusN
 }
 
 // errorOf decodes a docs/protocol.md §0 error body, checking the status and code.
-func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) errorBody {
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) group.ErrorBody {
 	t.Helper()
-	var b errorBody
+	var b group.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatalf("error body is not JSON: %v: %s", err, rec.Body)
 	}
-	if rec.Code != status || b.ErrorCode != code || b.Status != statusNames[status] {
+	if rec.Code != status || string(b.ErrorCode) != code || b.Status != statusNames[status] {
 		t.Fatalf("got %d %s, want %d %s with status %s", rec.Code, rec.Body, status, code, statusNames[status])
 	}
 	return b

@@ -87,11 +87,11 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 
 // errorCode returns the errorCode of a docs/protocol.md §0 error body, "" for anything else.
 func (s *statusRecorder) errorCode() string {
-	var body errorBody
+	var body group.ErrorBody
 	if json.Unmarshal(s.errBody, &body) != nil {
 		return ""
 	}
-	return body.ErrorCode
+	return string(body.ErrorCode)
 }
 
 // recentMutations returns the latest audit events of the group and of its

@@ -32,13 +32,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// errorBody is the coordinator error body of docs/protocol.md §0.
-type errorBody struct {
-	Status    string `json:"status"`
-	ErrorCode string `json:"errorCode"`
-	Message   string `json:"message"`
-}
-
 // statusNames are the HTTP status enum names used in the body's "status".
 var statusNames = map[int]string{
 	http.StatusBadRequest:            "BAD_REQUEST",
@@ -56,7 +49,7 @@ var statusNames = map[int]string{
 
 // writeError writes the docs/protocol.md §0 error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, errorBody{Status: statusNames[status], ErrorCode: code, Message: message})
+	writeJSON(w, status, group.ErrorBody{Status: statusNames[status], ErrorCode: group.Code(code), Message: message})
 }
 
 // Error codes the HTTP layer produces besides the domain's group.Code values.
