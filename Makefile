@@ -54,14 +54,10 @@ fuzz:
 # PostgreSQL, go build and the coordinator on purpose (G204), draw seeded
 # math/rand schedules so that a run can be replayed (G404) and write their
 # result files 0644 (G306). (internal/purity justifies its findings in place.)
-# cluster/node.go:G118 (go n.run() without the Start ctx) is excluded here
-# because that package is edited by the cluster work: run's lifetime is
-# Start..Stop (it returns on Stop's close of n.stop), not the ctx of Start.
 GOBIN_DIR = $(shell d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})
 GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testredis \
 	-exclude-dir=internal/redisproc -exclude-dir=internal/pgproc -exclude-dir=internal/coordproc \
-	-exclude-dir=persistence/storetest \
-	-exclude-rules='cluster/node\.go:G118'
+	-exclude-dir=persistence/storetest
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...

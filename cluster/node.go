@@ -158,6 +158,7 @@ func (n *Node) Start(ctx context.Context) {
 	n.register(ctx)
 	n.refresh(ctx)
 	n.started.Store(true)
+	// #nosec G118 -- run lives from Start to Stop (it returns when Stop closes n.stop), not for the ctx of Start, which bounds the first registration only
 	go n.run()
 }
 
