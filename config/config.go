@@ -270,6 +270,11 @@ type Monitoring struct {
 	// per-shard metric series (shard_*); 0, the default, turns them off.
 	// At most metrics.MaxShardSeries (1024).
 	ShardSeries int `yaml:"shard-series"`
+	// GroupSeries is how many groups (the first by stream prefix, then
+	// consumer group) get series of their own; the others are added up
+	// into series labelled stream and group "{other}". 0 gives none; at
+	// most metrics.MaxGroupSeries (10000); 1000 by default.
+	GroupSeries int `yaml:"group-series"`
 	// MetricsAuth, when set, protects /metrics and /actuator/prometheus.
 	MetricsAuth MetricsAuth `yaml:"metrics-auth"`
 }
@@ -346,7 +351,7 @@ func defaults() *Config {
 		},
 		Cluster:    Cluster{LeaseTTL: Duration(5 * time.Second), RenewInterval: Duration(time.Second)},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
-		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second)},
+		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second), GroupSeries: 1000},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
 	}
 }

@@ -83,7 +83,7 @@ func seedDefaults() *Config {
 		},
 		Cluster:    Cluster{LeaseTTL: d("5s"), RenewInterval: d("1s")},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
-		Monitoring: Monitoring{OffsetCacheTTL: d("15s")},
+		Monitoring: Monitoring{OffsetCacheTTL: d("15s"), GroupSeries: 1000},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
 	}
 }
@@ -436,6 +436,8 @@ func TestValidateNamesKeys(t *testing.T) {
 		{"metrics token with a space", func(c *Config) { c.Monitoring.MetricsAuth.BearerToken = "a b" }, "coordinator.monitoring.metrics-auth.bearer-token"},
 		{"shard series negative", func(c *Config) { c.Monitoring.ShardSeries = -1 }, "coordinator.monitoring.shard-series"},
 		{"shard series above the cap", func(c *Config) { c.Monitoring.ShardSeries = 1025 }, "coordinator.monitoring.shard-series"},
+		{"group series negative", func(c *Config) { c.Monitoring.GroupSeries = -1 }, "coordinator.monitoring.group-series"},
+		{"group series above the cap", func(c *Config) { c.Monitoring.GroupSeries = 10001 }, "coordinator.monitoring.group-series"},
 		{"member series", func(c *Config) { c.Monitoring.MemberSeries = -1 }, "coordinator.monitoring.member-series"},
 		{"health timeout", func(c *Config) { c.Health.RedisTimeoutMs = 0 }, "coordinator.health.redis-timeout-ms"},
 		{"health cache", func(c *Config) { c.Health.CacheTTLMs = -1 }, "coordinator.health.cache-ttl-ms"},

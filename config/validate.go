@@ -118,6 +118,7 @@ func (c *Config) Validate() error {
 
 	v.nonNegative(root+"monitoring.offset-cache-ttl", c.Monitoring.OffsetCacheTTL)
 	v.check(c.Monitoring.ShardSeries >= 0 && c.Monitoring.ShardSeries <= 1024, root+"monitoring.shard-series", "must be in 0..1024, got %d", c.Monitoring.ShardSeries)
+	v.check(c.Monitoring.GroupSeries >= 0 && c.Monitoring.GroupSeries <= 10000, root+"monitoring.group-series", "must be in 0..10000, got %d", c.Monitoring.GroupSeries)
 	ma := c.Monitoring.MetricsAuth
 	v.check(ma.Username == "" || ma.Password != "", root+"monitoring.metrics-auth.password", "is required with monitoring.metrics-auth.username")
 	v.check(ma.Password == "" || ma.Username != "", root+"monitoring.metrics-auth.username", "is required with monitoring.metrics-auth.password")

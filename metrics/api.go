@@ -34,17 +34,12 @@ const (
 // group (stream-level routes: a known stream prefix, group "none"),
 // "unknown" otherwise, and "none" off group paths.
 func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
-	stream, grp := LabelNone, LabelNone
-	switch {
-	case r.ConsumerGroup != "":
-		stream, grp = m.groupLabels(group.Key{StreamPrefix: r.StreamPrefix, ConsumerGroup: r.ConsumerGroup})
-	case r.StreamPrefix != "":
-		stream = m.streamLabel(r.StreamPrefix)
-	}
 	outcome := outcomeOf(r.Status, r.Panicked)
-	labels := []string{r.Route.Method, r.Route.Template, strconv.Itoa(r.Status), outcome, stream, grp}
-	m.apiRequests.WithLabelValues(labels...).Inc()
-	m.apiDuration.WithLabelValues(labels[:4]...).Observe(r.Duration.Seconds())
+	labels := []string{r.Route.Method, r.Route.Template, strconv.Itoa(r.Status), outcome}
+	m.count(r.StreamPrefix, r.ConsumerGroup, func(stream, grp string) {
+		m.apiRequests.WithLabelValues(append(labels, stream, grp)...).Inc()
+	})
+	m.apiDuration.WithLabelValues(labels...).Observe(r.Duration.Seconds())
 	action := r.Route.Action
 	if action == "" {
 		return
@@ -60,40 +55,40 @@ func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 // scale_request_failed_total. A stream scale that failed before reaching
 // its groups is labelled with the stream and group "none".
 func (m *Metrics) ScaleServed(key group.Key, noop bool, err error) {
-	stream, grp := m.streamLabel(key.StreamPrefix), LabelNone
-	if key.ConsumerGroup != "" {
-		stream, grp = m.groupLabels(key)
-	}
 	status := StatusSuccess
 	switch {
 	case err != nil:
 		status = StatusError
-		m.scaleFailed.WithLabelValues(stream, grp, status).Inc()
 	case noop:
 		status = StatusNoop
 	}
-	m.scaleRequests.WithLabelValues(stream, grp, status).Inc()
+	m.countGroup(key, func(stream, grp string) {
+		if err != nil {
+			m.scaleFailed.WithLabelValues(stream, grp, status).Inc()
+		}
+		m.scaleRequests.WithLabelValues(stream, grp, status).Inc()
+	})
 }
 
 // HeartbeatHandled implements httpapi.RequestObserver:
 // heartbeat_total{status}.
 func (m *Metrics) HeartbeatHandled(key group.Key, status group.HeartbeatStatus) {
-	p, g := m.groupLabels(key)
-	m.heartbeats.WithLabelValues(p, g, string(status)).Inc()
+	m.countGroup(key, func(p, g string) { m.heartbeats.WithLabelValues(p, g, string(status)).Inc() })
 }
 
 // RoutingServed implements httpapi.RequestObserver:
 // producer_routing_request_total{status} and producer_routing_stale_total.
 func (m *Metrics) RoutingServed(key group.Key, stale bool, err error) {
-	p, g := m.groupLabels(key)
 	status := StatusSuccess
 	if err != nil {
 		status = StatusError
 	}
-	m.routingRequests.WithLabelValues(p, g, status).Inc()
-	if stale {
-		m.routingStale.WithLabelValues(p, g).Inc()
-	}
+	m.countGroup(key, func(p, g string) {
+		m.routingRequests.WithLabelValues(p, g, status).Inc()
+		if stale {
+			m.routingStale.WithLabelValues(p, g).Inc()
+		}
+	})
 }
 
 // outcomeOf classifies a response status.

@@ -95,9 +95,21 @@ var (
 			func(s ShardSample) *float64 { return s.ConsumedPerSecond }},
 	}
 
-	groupDefs = []def[*groupState]{
+	groupsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "groups"),
+		"Groups this coordinator knows.", []string{"coordinator"}, nil)
+	groupsAggregatedDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "groups_aggregated"),
+		"Known groups beyond monitoring.group-series: their series are added up into those labelled stream and group \"{other}\".", []string{"coordinator"}, nil)
+
+	// epochDefs are only exported per group: a sum or maximum over groups
+	// means nothing.
+	epochDefs = []def[*groupState]{
 		newDef("group_epoch", "Group epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.GroupEpoch) }),
 		newDef("assignment_epoch", "Assignment epoch.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.AssignmentEpoch) }),
+	}
+
+	// groupDefs are exported per group and, added up, for the groups
+	// beyond the cap (see aggregate).
+	groupDefs = []def[*groupState]{
 		newDef("migration_active", "1 while a resharding migration is active.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return boolValue(g.stats.MigrationSince != 0) }),
 		newDef("migration_active_age_seconds", "Age of the active resharding migration; 0 when none.", groupLabelNames, func(g *groupState, now time.Time) float64 {
 			if g.stats.MigrationSince == 0 {
@@ -177,6 +189,9 @@ type groupCollector struct{ m *Metrics }
 // Describe implements prometheus.Collector.
 func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- membersDesc
+	ch <- groupsDesc
+	ch <- groupsAggregatedDesc
+	describe(ch, epochDefs)
 	describe(ch, groupDefs)
 	describe(ch, memberDefs)
 	describe(ch, progressDefs)
@@ -192,29 +207,80 @@ func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
 	}
 }
 
-// Collect implements prometheus.Collector. Each group is locked only while
-// its values are copied out, never while reading its members or sending.
+// Collect implements prometheus.Collector: the series of the exported
+// groups, the added-up ones of the others (when there are any) and the
+// group counts. Each group is locked only while its values are copied
+// out, never while reading its members or sending.
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.m.now()
-	for _, gs := range c.m.states() {
-		for _, metric := range gs.metrics(now, c.m.coordinator, c.m.sampledMembers(gs.key), c.m.shardSeries) {
+	exported, others := c.m.states()
+	for _, gs := range exported {
+		for _, metric := range gs.snapshot().metrics(now, c.m.coordinator, c.m.sampledMembers(gs.key), c.m.shardSeries) {
 			ch <- metric
 		}
 	}
+	if len(others) > 0 {
+		for _, metric := range aggregate(others).metrics(now, c.m.coordinator, nil, 0) {
+			ch <- metric
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(groupsDesc, prometheus.GaugeValue, float64(len(exported)+len(others)), c.m.coordinator)
+	ch <- prometheus.MustNewConstMetric(groupsAggregatedDesc, prometheus.GaugeValue, float64(len(others)), c.m.coordinator)
 }
 
-// metrics returns every gauge of gs, of its sampled members and of its
-// first shardSeries shards (by index), at now, labelled with coordinator.
-func (gs *groupState) metrics(now time.Time, coordinator string, members []*group.Member, shardSeries int) []prometheus.Metric {
+// snapshot returns a copy of the values the gauges of gs are computed from.
+func (gs *groupState) snapshot() *groupState {
 	gs.mu.Lock()
-	v := groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters}
-	gs.mu.Unlock()
+	defer gs.mu.Unlock()
+	return &groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters, exported: true}
+}
+
+// aggregate returns the pseudo-group LabelOther/LabelOther whose gauges
+// add up those of states: counts, lag, pending and dead letters summed,
+// migration_active 1 and the migration age the oldest while any of them
+// migrates (exported false: no epochs).
+func aggregate(states []*groupState) *groupState {
+	agg := &groupState{key: group.Key{StreamPrefix: LabelOther, ConsumerGroup: LabelOther}}
+	var lag, pending int64
+	for _, gs := range states {
+		gs.mu.Lock()
+		s := gs.stats
+		if s.MigrationSince != 0 && (agg.stats.MigrationSince == 0 || s.MigrationSince < agg.stats.MigrationSince) {
+			agg.stats.MigrationSince = s.MigrationSince
+		}
+		agg.stats.Members += s.Members
+		agg.stats.Live += s.Live
+		agg.stats.Expired += s.Expired
+		agg.stats.RevokePending += s.RevokePending
+		agg.stats.TargetShards += s.TargetShards
+		agg.stats.CurrentShards += s.CurrentShards
+		agg.stats.Violations += s.Violations
+		agg.stats.DuplicateOwners += s.DuplicateOwners
+		agg.mailbox += gs.mailbox
+		agg.deadLetters += gs.deadLetters
+		for _, sh := range gs.shards {
+			lag += int64(orZero(sh.Lag))
+			pending += sh.Pending
+		}
+		gs.mu.Unlock()
+	}
+	agg.shards = []ShardSample{{Lag: &lag, Pending: pending}}
+	return agg
+}
+
+// metrics returns every gauge of v (its epochs only when exported), of its
+// sampled members and of its first shardSeries shards (by index), at now,
+// labelled with coordinator. v is not shared (snapshot, aggregate).
+func (v *groupState) metrics(now time.Time, coordinator string, members []*group.Member, shardSeries int) []prometheus.Metric {
 	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
-	out := make([]prometheus.Metric, 0, 3+len(groupDefs)+len(members)*len(memberDefs)+min(len(v.shards), shardSeries)*len(shardDefs))
+	out := make([]prometheus.Metric, 0, 3+len(epochDefs)+len(groupDefs)+len(members)*len(memberDefs)+min(len(v.shards), shardSeries)*len(shardDefs))
 	for state, n := range map[string]int{"total": v.stats.Members, "active": v.stats.Live, "expired": v.stats.Expired} {
 		out = append(out, prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), p, g, state, coordinator))
 	}
-	out = appendGauges(out, groupDefs, &v, now, p, g, coordinator)
+	if v.exported {
+		out = appendGauges(out, epochDefs, v, now, p, g, coordinator)
+	}
+	out = appendGauges(out, groupDefs, v, now, p, g, coordinator)
 	for _, mem := range members {
 		id := mem.MemberID
 		out = appendGauges(out, memberDefs, mem, now, p, g, id, coordinator)

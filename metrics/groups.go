@@ -1,8 +1,9 @@
 package metrics
 
 import (
-	"maps"
+	"cmp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,10 @@ type groupState struct {
 	shards []ShardSample
 	// deadLetters is the last counted number of the group's dead letters.
 	deadLetters int64
+
+	// exported is set while the group has series of its own
+	// (WithGroupSeries); Metrics.mu guards it.
+	exported bool
 }
 
 // GroupCommitted implements actors.Observer. It counts the expiries and
@@ -44,12 +49,12 @@ func (m *Metrics) GroupCommitted(key group.Key, g *group.Group, recs []group.Rec
 		m.forget(key)
 		return
 	}
-	m.countEvents(key, recs)
 	gs := m.state(key)
+	m.countEvents(key, recs)
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gs.flushed && g.AssignmentEpoch > gs.assignmentEpoch {
-		m.rebalances.WithLabelValues(key.StreamPrefix, key.ConsumerGroup, "reconcile").Inc()
+		m.countGroup(key, func(p, g string) { m.rebalances.WithLabelValues(p, g, "reconcile").Inc() })
 		m.rebalanceDuration.WithLabelValues("reconcile").Observe(gs.flushTime.Seconds())
 	}
 	gs.flushed = false
@@ -69,7 +74,7 @@ func (m *Metrics) GroupStats(key group.Key, s group.Stats) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if s.Violations > 0 {
-		m.violationsTotal.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(s.Violations))
+		m.countGroup(key, func(p, g string) { m.violationsTotal.WithLabelValues(p, g).Add(float64(s.Violations)) })
 	}
 	gs.stats = s
 }
@@ -87,15 +92,17 @@ func (m *Metrics) countEvents(key group.Key, recs []group.Record) {
 			}
 		}
 	}
-	if expired > 0 {
-		m.memberExpired.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(expired))
+	if expired+fenced == 0 {
+		return
 	}
-	if fenced > 0 {
-		m.memberFenced.WithLabelValues(key.StreamPrefix, key.ConsumerGroup).Add(float64(fenced))
-	}
+	m.countGroup(key, func(p, g string) {
+		m.memberExpired.WithLabelValues(p, g).Add(float64(expired))
+		m.memberFenced.WithLabelValues(p, g).Add(float64(fenced))
+	})
 }
 
-// state returns key's state, creating it.
+// state returns key's state, creating it. A new group sorting among the
+// first groupSeries is exported and pushes the last exported one out.
 func (m *Metrics) state(key group.Key) *groupState {
 	m.mu.RLock()
 	gs := m.groups[key]
@@ -109,14 +116,64 @@ func (m *Metrics) state(key group.Key) *groupState {
 		gs = &groupState{key: key}
 		m.groups[key] = gs
 		m.prefixes[key.StreamPrefix]++
-		m.zeroSeries(key)
+		i, _ := slices.BinarySearchFunc(m.order, key, compareKeys)
+		m.order = slices.Insert(m.order, i, key)
+		if i < m.groupSeries {
+			m.export(gs)
+		}
+		if len(m.order) > m.groupSeries {
+			if i < m.groupSeries {
+				m.aggregate(m.groups[m.order[m.groupSeries]])
+			}
+			m.zeroSeries(group.Key{StreamPrefix: LabelOther, ConsumerGroup: LabelOther})
+		}
 	}
 	return gs
 }
 
-// zeroSeries creates the counter series of a newly known group at 0, so that
-// the first event is an increase (Prometheus' advice for known label values:
-// rate, increase and the alert rules see the step from 0 to 1).
+func compareKeys(a, b group.Key) int {
+	return cmp.Or(strings.Compare(a.StreamPrefix, b.StreamPrefix), strings.Compare(a.ConsumerGroup, b.ConsumerGroup))
+}
+
+// export gives gs series of its own, created at 0. m.mu must be held.
+func (m *Metrics) export(gs *groupState) {
+	gs.exported = true
+	m.exported[gs.key.StreamPrefix]++
+	m.zeroSeries(gs.key)
+}
+
+// aggregate moves gs's future events to the LabelOther series and drops its
+// own series. m.mu must be held.
+func (m *Metrics) aggregate(gs *groupState) {
+	gs.exported = false
+	m.unexport(gs.key)
+	m.dropSeries(gs.key)
+}
+
+// unexport counts key as no longer exported. m.mu must be held.
+func (m *Metrics) unexport(key group.Key) {
+	if m.exported[key.StreamPrefix]--; m.exported[key.StreamPrefix] == 0 {
+		delete(m.exported, key.StreamPrefix)
+	}
+}
+
+// dropSeries deletes the series labelled with key, and those of its
+// stream (group "none") once no exported group has that stream. m.mu must
+// be held, so that no event recreates them with labels decided before.
+func (m *Metrics) dropSeries(key group.Key) {
+	labels := prometheus.Labels{"stream": key.StreamPrefix, "group": key.ConsumerGroup}
+	stream := prometheus.Labels{"stream": key.StreamPrefix, "group": LabelNone}
+	for _, v := range m.groupVecs {
+		v.DeletePartialMatch(labels)
+		if m.exported[key.StreamPrefix] == 0 {
+			v.DeletePartialMatch(stream)
+		}
+	}
+}
+
+// zeroSeries creates the counter series of key at 0, so that the first
+// event is an increase (Prometheus' advice for known label values: rate,
+// increase and the alert rules see the step from 0 to 1).
 func (m *Metrics) zeroSeries(key group.Key) {
 	p, g := key.StreamPrefix, key.ConsumerGroup
 	for _, v := range []*prometheus.CounterVec{m.heartbeatsShed, m.memberExpired, m.memberFenced, m.violationsTotal, m.actorRestarts, m.routingStale} {
@@ -132,50 +189,79 @@ func (m *Metrics) lookup(key group.Key) *groupState {
 	return m.groups[key]
 }
 
-// forget drops a deleted group and every series labelled with it.
+// forget drops a deleted group and every series labelled with it; if it
+// was exported, the first group beyond the cap takes its place.
 func (m *Metrics) forget(key group.Key) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	gs := m.groups[key]
-	if gs != nil {
-		delete(m.groups, key)
-		if m.prefixes[key.StreamPrefix]--; m.prefixes[key.StreamPrefix] == 0 {
-			delete(m.prefixes, key.StreamPrefix)
-		}
-	}
-	m.mu.Unlock()
 	if gs == nil {
 		return
 	}
-	labels := prometheus.Labels{"stream": key.StreamPrefix, "group": key.ConsumerGroup}
-	for _, v := range m.groupVecs {
-		v.DeletePartialMatch(labels)
+	delete(m.groups, key)
+	if m.prefixes[key.StreamPrefix]--; m.prefixes[key.StreamPrefix] == 0 {
+		delete(m.prefixes, key.StreamPrefix)
+	}
+	i, _ := slices.BinarySearchFunc(m.order, key, compareKeys)
+	m.order = slices.Delete(m.order, i, i+1)
+	if !gs.exported {
+		return
+	}
+	m.unexport(key)
+	m.dropSeries(key)
+	if len(m.order) >= m.groupSeries {
+		m.export(m.groups[m.order[m.groupSeries-1]])
 	}
 }
 
-// groupLabels returns the stream and group label values for a request
-// naming key: its names when the group is known, LabelUnknown otherwise, so
-// that names taken from requests never grow the label space.
-func (m *Metrics) groupLabels(key group.Key) (stream, grp string) {
-	if m.lookup(key) == nil {
-		return LabelUnknown, LabelUnknown
-	}
-	return key.StreamPrefix, key.ConsumerGroup
-}
-
-// streamLabel returns prefix when some known group has it, else
-// LabelUnknown.
-func (m *Metrics) streamLabel(prefix string) string {
+// count calls inc with the stream and group label values of an event about
+// the group prefix/grp, or about the stream prefix when grp is empty, or
+// about neither: the names for an exported group (stream: a stream with an
+// exported group), LabelOther for one beyond the cap, LabelUnknown for one
+// this coordinator does not know (so names taken from requests never grow
+// the label space), LabelNone for the missing parts. inc runs under m.mu,
+// so a group pushed beyond the cap meanwhile cannot get its series back.
+func (m *Metrics) count(prefix, grp string, inc func(stream, grp string)) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.prefixes[prefix] > 0 {
-		return prefix
+	switch {
+	case grp != "":
+		switch gs := m.groups[group.Key{StreamPrefix: prefix, ConsumerGroup: grp}]; {
+		case gs == nil:
+			inc(LabelUnknown, LabelUnknown)
+		case !gs.exported:
+			inc(LabelOther, LabelOther)
+		default:
+			inc(prefix, grp)
+		}
+	case prefix == "":
+		inc(LabelNone, LabelNone)
+	case m.prefixes[prefix] == 0:
+		inc(LabelUnknown, LabelNone)
+	case m.exported[prefix] == 0:
+		inc(LabelOther, LabelNone)
+	default:
+		inc(prefix, LabelNone)
 	}
-	return LabelUnknown
 }
 
-// states returns the known groups' states.
-func (m *Metrics) states() []*groupState {
+// countGroup is count for key.
+func (m *Metrics) countGroup(key group.Key, inc func(stream, grp string)) {
+	m.count(key.StreamPrefix, key.ConsumerGroup, inc)
+}
+
+// states returns the states of the exported groups and of the others.
+func (m *Metrics) states() (exported, others []*groupState) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return slices.Collect(maps.Values(m.groups))
+	n := min(len(m.order), m.groupSeries)
+	exported, others = make([]*groupState, n), make([]*groupState, len(m.order)-n)
+	for i, key := range m.order {
+		if i < n {
+			exported[i] = m.groups[key]
+		} else {
+			others[i-n] = m.groups[key]
+		}
+	}
+	return exported, others
 }

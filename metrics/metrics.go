@@ -21,6 +21,10 @@ const (
 	// LabelUnknown is the stream or group label of requests naming a
 	// group this coordinator does not know.
 	LabelUnknown = "unknown"
+	// LabelOther is the stream and group label of the series that add up
+	// the groups beyond the WithGroupSeries cap. Stream prefixes cannot
+	// contain braces, so no real group has it.
+	LabelOther = "{other}"
 )
 
 // Option configures New.
@@ -37,6 +41,29 @@ func WithClock(now func() time.Time) Option { return func(m *Metrics) { m.now = 
 // scrape stays small however many members there are. Group-level series
 // are always on.
 func WithMemberSeries(limit int) Option { return func(m *Metrics) { m.memberSeries = max(0, limit) } }
+
+// DefaultGroupSeries is the number of groups that get per-group series
+// unless WithGroupSeries says otherwise: about 2.6 MB of scrape for the
+// group series of 1,000 groups.
+const DefaultGroupSeries = 1000
+
+// MaxGroupSeries is the hard cap of WithGroupSeries.
+const MaxGroupSeries = 10000
+
+// WithGroupSeries caps the groups that get series of their own (the
+// stream- and group-labelled counters and gauges, and the member and shard
+// series when those are on) at limit, at most MaxGroupSeries; 0 gives
+// none. The exported groups are the first limit by (stream, group), so the
+// choice is the same on every scrape, after a restart and on every
+// coordinator that knows the same groups, and changes only when a group
+// sorting before the limit is created or deleted. The groups beyond the
+// cap are added up into one set of series labelled stream and group
+// LabelOther (counters count their events; gauges sum, the migration age
+// is the oldest one; the epochs are not exported), so sums over all
+// series still cover every group; groups and groups_aggregated count them.
+func WithGroupSeries(limit int) Option {
+	return func(m *Metrics) { m.groupSeries = min(max(0, limit), MaxGroupSeries) }
+}
 
 // MaxShardSeries is the hard cap of WithShardSeries: no group exports
 // per-shard series for more shards than this.
@@ -63,6 +90,8 @@ type Metrics struct {
 	members      memberSource
 	// shardSeries caps the shards per group that get series (0: none).
 	shardSeries int
+	// groupSeries caps the groups that get series of their own (0: none).
+	groupSeries int
 
 	up prometheus.Gauge
 
@@ -106,8 +135,12 @@ type Metrics struct {
 
 	mu     sync.RWMutex
 	groups map[group.Key]*groupState
-	// prefixes counts the known groups of each stream prefix.
-	prefixes map[string]int
+	// order holds the known groups sorted by key: the first groupSeries
+	// are exported (groupState.exported).
+	order []group.Key
+	// prefixes counts the known groups of each stream prefix, exported
+	// the exported ones.
+	prefixes, exported map[string]int
 }
 
 // latencyBuckets span 0.5 ms to about 16 s.
@@ -123,6 +156,8 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		coordinator: coordinatorID,
 		groups:      map[group.Key]*groupState{},
 		prefixes:    map[string]int{},
+		exported:    map[string]int{},
+		groupSeries: DefaultGroupSeries,
 	}
 	for _, o := range opts {
 		o(m)

@@ -68,8 +68,7 @@ func (m *Metrics) Conflict(_ group.Key, operation string, attempt int) {
 
 // ActorRestarted implements actors.Observer: actor_restarts_total.
 func (m *Metrics) ActorRestarted(key group.Key) {
-	p, g := m.groupLabels(key)
-	m.actorRestarts.WithLabelValues(p, g).Inc()
+	m.countGroup(key, func(p, g string) { m.actorRestarts.WithLabelValues(p, g).Inc() })
 }
 
 // ActorsLive implements actors.Observer: the group_actors gauge.
@@ -77,8 +76,7 @@ func (m *Metrics) ActorsLive(n int) { m.groupActors.Set(float64(n)) }
 
 // HeartbeatShed implements actors.Observer: heartbeat_shed_total.
 func (m *Metrics) HeartbeatShed(key group.Key) {
-	p, g := m.groupLabels(key)
-	m.heartbeatsShed.WithLabelValues(p, g).Inc()
+	m.countGroup(key, func(p, g string) { m.heartbeatsShed.WithLabelValues(p, g).Inc() })
 }
 
 // MailboxDepth implements actors.Observer: actor_mailbox_depth of a known

@@ -169,6 +169,46 @@ func TestShardSeriesCapIsTheConfigLimit(t *testing.T) {
 	}
 }
 
+// The configuration accepts monitoring.group-series up to the metrics' hard
+// cap and refuses more; its default is the metrics' default.
+func TestGroupSeriesCapIsTheConfigLimit(t *testing.T) {
+	if got := config.Default().Monitoring.GroupSeries; got != metrics.DefaultGroupSeries {
+		t.Errorf("default group-series %d, want %d", got, metrics.DefaultGroupSeries)
+	}
+	for n, valid := range map[int]bool{0: true, metrics.MaxGroupSeries: true, metrics.MaxGroupSeries + 1: false, -1: false} {
+		cfg := config.Default()
+		cfg.Monitoring.GroupSeries = n
+		if err := cfg.Validate(); (err == nil) != valid {
+			t.Errorf("group-series %d: Validate() = %v, want valid %v", n, err, valid)
+		}
+	}
+}
+
+// monitoring.group-series reaches the metrics: with 0 the group's series
+// are added up into the {other} ones.
+func TestGroupSeriesConfigured(t *testing.T) {
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Monitoring.GroupSeries = 0
+	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { back.Close() })
+	obs := newObservability(cfg, back)
+	g := group.New()
+	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 1}})
+	obs.m.GroupCommitted(g.Key(), g, nil)
+	rec := httptest.NewRecorder()
+	obs.apiOptions(httpapi.Options{Health: staticHealth{}}).Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	if strings.Contains(body, `stream="orders"`) || !strings.Contains(body, `redis_stream_coord_groups_aggregated{coordinator="`+cfg.ID+`"} 1`) {
+		t.Errorf("with group-series 0 the group has series of its own or is not counted as aggregated:\n%s", body)
+	}
+}
+
 // staticHealth reports UP.
 type staticHealth struct{}
 
