@@ -41,7 +41,10 @@
 // shard gauges from the last ShardOffsets. Age gauges are computed against
 // the clock when scraped, a pruned member's series vanish with it, and a
 // deleted group (GroupCommitted with Exists() false) loses every series,
-// its counters included. Stream and group names taken from requests become label values only for groups the
+// its counters included. Only the first WithGroupSeries groups by key
+// have series of their own (and member and shard series); the others are
+// added up into series labelled LabelOther, so a scrape is bounded however
+// many groups there are. Stream and group names taken from requests become label values only for groups the
 // coordinator knows; other requests are labelled "unknown", and routes
 // without a group "none", so clients cannot grow the label space.
 //
