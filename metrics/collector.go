@@ -35,19 +35,32 @@ type ShardSample struct {
 }
 
 // ShardOffsets replaces the shard offset gauges of key with shards (one
-// per shard index: the first of duplicates is kept). It is
-// ignored for a group the metrics do not know, so that offsets of a
-// deleted group cannot come back.
+// per shard index: the first of duplicates is kept): it keeps the lag and
+// pending sums over every shard and the samples of the shards that get
+// series (WithShardSeries), nothing more. It is ignored for a group the
+// metrics do not know, so that offsets of a deleted group cannot come back.
 func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
 	gs := m.lookup(key)
 	if gs == nil {
 		return
 	}
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	gs.shards = slices.CompactFunc(slices.SortedStableFunc(slices.Values(shards), func(a, b ShardSample) int {
+	sorted := slices.CompactFunc(slices.SortedStableFunc(slices.Values(shards), func(a, b ShardSample) int {
 		return cmp.Compare(a.Shard, b.Shard)
 	}), func(a, b ShardSample) bool { return a.Shard == b.Shard })
+	var lag, pending int64
+	for _, s := range sorted {
+		if s.Lag != nil {
+			lag += *s.Lag
+		}
+		pending += s.Pending
+	}
+	var kept []ShardSample
+	if n, _ := slices.BinarySearchFunc(sorted, m.shardSeries, func(s ShardSample, i int) int { return cmp.Compare(s.Shard, i) }); n > 0 {
+		kept = slices.Clone(sorted[:n])
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gs.shards, gs.lag, gs.pending = kept, lag, pending
 }
 
 // DeadLetters sets the dead_letter_entries gauge of key to n (its entries
@@ -123,20 +136,8 @@ var (
 		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
 		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.CurrentShards) }),
 		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
-		newDef("group_lag", "Consumer group lag summed over the shards, as last observed (shards of unknown lag count 0).", groupLabelNames, func(g *groupState, _ time.Time) float64 {
-			var lag float64
-			for _, s := range g.shards {
-				lag += orZero(s.Lag)
-			}
-			return lag
-		}),
-		newDef("group_pending", "Pending entries of the consumer group summed over the shards, as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 {
-			var pending int64
-			for _, s := range g.shards {
-				pending += s.Pending
-			}
-			return float64(pending)
-		}),
+		newDef("group_lag", "Consumer group lag summed over the shards, as last observed (shards of unknown lag count 0).", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.lag) }),
+		newDef("group_pending", "Pending entries of the consumer group summed over the shards, as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.pending) }),
 		newDef("dead_letter_entries", "The group's entries in the dead-letter stream <stream>-dead-letter (those naming it or no group), as last counted.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
 	}
 
@@ -232,7 +233,7 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 func (gs *groupState) snapshot() *groupState {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	return &groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, deadLetters: gs.deadLetters, exported: true}
+	return &groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, lag: gs.lag, pending: gs.pending, deadLetters: gs.deadLetters, exported: true}
 }
 
 // aggregate returns the pseudo-group LabelOther/LabelOther whose gauges
@@ -241,7 +242,6 @@ func (gs *groupState) snapshot() *groupState {
 // migrates (exported false: no epochs).
 func aggregate(states []*groupState) *groupState {
 	agg := &groupState{key: group.Key{StreamPrefix: LabelOther, ConsumerGroup: LabelOther}}
-	var lag, pending int64
 	for _, gs := range states {
 		gs.mu.Lock()
 		s := gs.stats
@@ -258,13 +258,10 @@ func aggregate(states []*groupState) *groupState {
 		agg.stats.DuplicateOwners += s.DuplicateOwners
 		agg.mailbox += gs.mailbox
 		agg.deadLetters += gs.deadLetters
-		for _, sh := range gs.shards {
-			lag += int64(orZero(sh.Lag))
-			pending += sh.Pending
-		}
+		agg.lag += gs.lag
+		agg.pending += gs.pending
 		gs.mu.Unlock()
 	}
-	agg.shards = []ShardSample{{Lag: &lag, Pending: pending}}
 	return agg
 }
 
@@ -292,10 +289,7 @@ func (v *groupState) metrics(now time.Time, coordinator string, members []*group
 			}
 		}
 	}
-	for _, s := range v.shards {
-		if s.Shard >= shardSeries {
-			continue
-		}
+	for _, s := range v.shards[:min(len(v.shards), shardSeries)] {
 		labels := []string{p, g, strconv.Itoa(s.Shard), s.StreamKey, coordinator}
 		out = appendGauges(out, shardDefs, s, now, labels...)
 		for _, d := range shardRateDefs {

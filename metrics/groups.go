@@ -29,8 +29,10 @@ type groupState struct {
 	flushed   bool
 	flushTime time.Duration
 
-	// shards are the last observed stream offsets (ShardOffsets).
-	shards []ShardSample
+	// shards are the last observed stream offsets of the shards that get
+	// series, lag and pending the sums over every shard (ShardOffsets).
+	shards       []ShardSample
+	lag, pending int64
 	// deadLetters is the last counted number of the group's dead letters.
 	deadLetters int64
 
