@@ -45,12 +45,17 @@ type Server struct {
 // Start runs redis-server in dir on a free loopback port p (p+10000, the
 // cluster bus port, is free too) with the default arguments followed by
 // extra, and waits until it answers PING. It tries another port when the
-// chosen one turns out to be taken.
+// chosen one turns out to be taken. A relative dir is taken from the
+// working directory (redis-server changes into dir before it opens its
+// log file there, so it is passed as an absolute path).
 func Start(ctx context.Context, dir string, extra ...string) (*Server, error) {
 	if _, err := os.Stat(Binary); err != nil {
 		return nil, fmt.Errorf("redis-server binary: %w", err)
 	}
-	var err error
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	for range 5 {
 		var port int
 		if port, err = freePort(); err != nil {

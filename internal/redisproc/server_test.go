@@ -2,6 +2,8 @@ package redisproc
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -39,4 +41,18 @@ func TestStartFailsWithBadArguments(t *testing.T) {
 		s.Kill()
 		t.Fatal("started with an unknown option")
 	}
+}
+
+// A relative directory works: redis-server changes into it before it
+// opens its log file there.
+func TestStartInRelativeDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll(filepath.Join("run", "redis"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), filepath.Join("run", "redis"))
+	if err != nil {
+		t.Fatalf("Start in a relative directory: %v", err)
+	}
+	s.Kill()
 }
