@@ -408,6 +408,7 @@ func (c *Core[R]) written(out Written) {
 	if !c.flushing {
 		panic("core: a write outcome without a write")
 	}
+	c.nextWrite = Write{} // its encoded mutation is no longer needed
 	if out.Err == nil {
 		c.rev, c.legacy, c.fl.wrote = out.Rev, false, true
 		c.finish(nil)

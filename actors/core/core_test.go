@@ -3,6 +3,7 @@ package core_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -123,7 +124,11 @@ func TestCoreWritesAChangeAndAnswersOnlyOnceStored(t *testing.T) {
 	if c.Committed().Members["m-1"] != nil {
 		t.Fatal("committed changed before the write")
 	}
+	w := rd.Write
 	c.Advance(core.Written{Rev: 2})
+	if !reflect.ValueOf(*w).IsZero() {
+		t.Fatal("the core still holds the written mutation (a group's last write kept alive until its next)")
+	}
 	rd = c.Ready()
 	if !rd.Changed || len(rd.Records) == 0 || rd.Flushed == nil || !rd.Flushed.Wrote || rd.Flushed.Err != nil {
 		t.Fatalf("after the write: %+v", rd)
