@@ -77,12 +77,12 @@ bench: services
 	$(GO) run ./cmd/coord-bench -name bench -duration 8s
 
 # chaos runs the fault-injection suite of cmd/coord-chaos (package chaos):
-# 50 seeds of 60 s each on a throwaway Redis, then on PostgreSQL, 6 runs at
-# once (about 19 minutes on 2 cores). It prints every overlap, settle, admin
+# 50 seeds of 60 s each on a throwaway Redis, then on PostgreSQL, 4 runs at
+# once (31 minutes on 2 cores, docs/safety.md). It prints every overlap, settle, admin
 # and epoch violation with its timeline; replay one with
 # go run ./cmd/coord-chaos -store redis -seed N.
 CHAOS_SEEDS ?= 50
-CHAOS_PARALLEL ?= 6
+CHAOS_PARALLEL ?= 4
 chaos: services
 	$(GO) run ./cmd/coord-chaos -store redis -seeds $(CHAOS_SEEDS) -parallel $(CHAOS_PARALLEL) -duration 60s; r=$$?; \
 	$(GO) run ./cmd/coord-chaos -store jdbc -seeds $(CHAOS_SEEDS) -parallel $(CHAOS_PARALLEL) -duration 60s && exit $$r
