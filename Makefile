@@ -28,19 +28,20 @@ test: services
 	@$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one go
-# test per target since go test fuzzes one target per invocation: the
-# heartbeat route's decoder and validator, every route with and without
-# credentials, and the heartbeat validator in front of the state machine
-# (about 35 s in all). The plain suite runs their seeds only. A failing
-# input is written to the package's testdata/fuzz/<target>/ and joins the
-# seeds once committed.
+# test per target since go test fuzzes one target per invocation, all at
+# once with one fuzzing worker each (the wall time is one target's: about
+# 15 s): the heartbeat route's decoder and validator, every route with and
+# without credentials, and the heartbeat validator in front of the state
+# machine. Each target's output is printed when it ends. The plain suite
+# runs their seeds only. A failing input is written to the package's
+# testdata/fuzz/<target>/ and joins the seeds once committed.
 FUZZTIME ?= 10s
 FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
-	done
+	@pids=; for t in $(FUZZ_TARGETS); do \
+		( out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$${t%%:*}" 2>&1); s=$$?; \
+		  printf 'fuzz %s (%s) for %s: exit %d\n%s\n' "$${t#*:}" "$${t%%:*}" "$(FUZZTIME)" $$s "$$out"; exit $$s ) & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
 # lint runs staticcheck and gosec from PATH or the Go bin directory; .ci/run
 # installs them when missing (go install …@VERSION, pinned there).
