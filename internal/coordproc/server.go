@@ -90,6 +90,18 @@ func BuildCoordinator(ctx context.Context, dir string) (string, error) {
 // http://127.0.0.1:<port>; the process logs to dir/<name>.log. It returns
 // once the server answers /readyz.
 func StartServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := startServer(ctx, bin, dir, name, c)
+		// A port picked free can be taken by another process before the
+		// coordinator binds it: pick another one.
+		if err == nil || c.Port != 0 || attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+	}
+}
+
+// startServer is one attempt of StartServer.
+func startServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*Server, error) {
 	port := c.Port
 	if port == 0 {
 		var err error
