@@ -68,15 +68,15 @@ func (f fakeDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (
 }
 
 // observedGroup returns the observability of the default configuration
-// with monitoring.shard-series set to shardSeries, knowing the group
-// orders/billing of one shard, and its configuration.
-func observedGroup(t *testing.T, shardSeries int) (*observability, *group.Group, *config.Config) {
+// changed by configure, knowing the group orders/billing of one shard, and
+// its configuration.
+func observedGroup(t *testing.T, configure func(*config.Monitoring)) (*observability, *group.Group, *config.Config) {
 	t.Helper()
 	cfg, err := config.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Monitoring.ShardSeries = shardSeries
+	configure(&cfg.Monitoring)
 	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func observedGroup(t *testing.T, shardSeries int) (*observability, *group.Group,
 // Offsets reads, live or cached, feed the shard gauges of the group;
 // failed reads count as offsets refresh failures.
 func TestOffsetsFeedShardGauges(t *testing.T) {
-	obs, g, cfg := observedGroup(t, 16)
+	obs, g, cfg := observedGroup(t, func(m *config.Monitoring) { m.ShardSeries = 16 })
 	lag, produced := int64(3), 1.5
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
 		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
@@ -136,7 +136,7 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 // read sets the group's lag and pending sums but no per-shard series: a
 // scrape stays O(groups).
 func TestShardSeriesOffByDefault(t *testing.T) {
-	obs, g, cfg := observedGroup(t, config.Default().Monitoring.ShardSeries)
+	obs, g, cfg := observedGroup(t, func(*config.Monitoring) {})
 	lag := int64(3)
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
 		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
@@ -187,20 +187,7 @@ func TestGroupSeriesCapIsTheConfigLimit(t *testing.T) {
 // monitoring.group-series reaches the metrics: with 0 the group's series
 // are added up into the {other} ones.
 func TestGroupSeriesConfigured(t *testing.T) {
-	cfg, err := config.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Monitoring.GroupSeries = 0
-	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { back.Close() })
-	obs := newObservability(cfg, back)
-	g := group.New()
-	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 1}})
-	obs.m.GroupCommitted(g.Key(), g, nil)
+	obs, _, cfg := observedGroup(t, func(m *config.Monitoring) { m.GroupSeries = 0 })
 	rec := httptest.NewRecorder()
 	obs.apiOptions(httpapi.Options{Health: staticHealth{}}).Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	body := rec.Body.String()
