@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -110,11 +111,13 @@ func (c *Coordinator) TickNow() {
 	now := c.opts.Clock()
 	keys := map[group.Key]bool{}
 	c.registry.Range(func(k, _ any) bool {
-		keys[k.(group.Key)] = true
+		if key := k.(group.Key); c.placedHere(key) {
+			keys[key] = true
+		}
 		return true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.StoreTimeout)
-	listed, err := c.opts.Store.List(ctx)
+	listed, err := c.PlacedKeys(ctx)
 	cancel()
 	if err != nil {
 		c.opts.Logger.Warn("tick: list groups", "err", err)
@@ -122,18 +125,29 @@ func (c *Coordinator) TickNow() {
 	for _, k := range listed {
 		keys[k] = true
 	}
-	if own := c.opts.Ownership; own != nil {
-		for k := range keys {
-			if !own.PlacedHere(k.StreamPrefix) {
-				delete(keys, k)
-			}
-		}
-	}
 	for k := range keys {
 		if c.send(&tickMsg{routed: routed{Key: k}, Now: now}) != nil {
 			return
 		}
 	}
+}
+
+// PlacedKeys lists the stored groups placed on this process: every group
+// outside a cluster, those of the stream prefixes placement gives this
+// coordinator inside one (the groups whose leases it expires and whose
+// data-plane gauges it keeps).
+func (c *Coordinator) PlacedKeys(ctx context.Context) ([]group.Key, error) {
+	keys, err := c.opts.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(keys, func(k group.Key) bool { return !c.placedHere(k) }), nil
+}
+
+// placedHere reports whether key's group is placed on this process.
+func (c *Coordinator) placedHere(key group.Key) bool {
+	own := c.opts.Ownership
+	return own == nil || own.PlacedHere(key.StreamPrefix)
 }
 
 // HandOver sends every group actor whose group is no longer placed on this

@@ -488,3 +488,46 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// prefixesHere is an Ownership that places the stream prefixes it holds here
+// and every other prefix elsewhere.
+type prefixesHere map[string]bool
+
+func (p prefixesHere) Acquire(context.Context, group.Key, string) (int64, error) { return 1, nil }
+func (prefixesHere) Release(context.Context, group.Key) error                    { return nil }
+func (prefixesHere) Serving() bool                                               { return true }
+func (p prefixesHere) PlacedHere(prefix string) bool                             { return p[prefix] }
+func (prefixesHere) Leaving() bool                                               { return false }
+
+// In a cluster, PlacedKeys lists only the stored groups placed on this
+// coordinator (each owner refreshes the gauges of its own groups); outside
+// one, every stored group.
+func TestPlacedKeysAreTheGroupsPlacedHere(t *testing.T) {
+	ctx := t.Context()
+	store := newTestStore()
+	keys := []group.Key{{StreamPrefix: "here", ConsumerGroup: "a"}, {StreamPrefix: "here", ConsumerGroup: "b"}, {StreamPrefix: "there", ConsumerGroup: "a"}}
+	for _, k := range keys {
+		g := group.New()
+		if err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), k, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Store.Create(ctx, k, persistence.Encode(g)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		own  Ownership
+		want []group.Key
+	}{
+		{"no cluster", nil, keys},
+		{"cluster", prefixesHere{"here": true}, keys[:2]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := start(t, Options{Store: store, Ownership: tc.own}).PlacedKeys(ctx)
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("PlacedKeys = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// lagRefresher keeps the data-plane gauges of every group fresh without
+// lagRefresher keeps the data-plane gauges of every group placed on this
+// coordinator (each group's owner refreshes its own) fresh without
 // anyone reading /offsets: lag, pending (through the observed data plane,
 // which sets the shard gauges and group_lag/group_pending) and the group's
 // entries in its prefix's dead-letter stream (dead_letter_entries: those
@@ -55,14 +55,13 @@ func (r *lagRefresher) run(ctx context.Context, interval time.Duration) {
 }
 
 func (r *lagRefresher) refresh(ctx context.Context) {
-	views, err := r.coord.Groups(ctx)
+	keys, err := r.coord.PlacedKeys(ctx)
 	if err != nil {
 		return
 	}
 	tallies := map[string]*streams.DeadLetterTally{}
 	failed := map[string]bool{}
-	for _, v := range views {
-		key := group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup}
+	for _, key := range keys {
 		g, err := r.coord.Snapshot(ctx, key)
 		if err != nil {
 			continue
