@@ -133,24 +133,21 @@ func routingBody(_ group.Key, rt contract.Routing) any {
 }
 
 // roomForGroup fails with GROUP_LIMIT_REACHED when a new group of key would
-// pass Options.MaxGroups or MaxGroupsPerPrefix.
+// pass Options.MaxGroups or MaxGroupsPerPrefix. It reads the store's counts
+// (Coordinator.GroupCount), not the groups; the count and the create are
+// two steps, so creates running at once on any coordinators may each pass
+// the check and exceed a cap by at most their number.
 func (a *API) roomForGroup(ctx context.Context, key group.Key) error {
 	if a.maxGroups <= 0 && a.maxGroupsPerPrefix <= 0 {
 		return nil
 	}
-	groups, err := a.coord.Groups(ctx)
+	all, inPrefix, err := a.coord.GroupCount(ctx, key.StreamPrefix)
 	if err != nil {
 		return err
 	}
-	inPrefix := 0
-	for _, g := range groups {
-		if g.StreamPrefix == key.StreamPrefix {
-			inPrefix++
-		}
-	}
 	switch {
-	case a.maxGroups > 0 && len(groups) >= a.maxGroups:
-		return group.Errorf(group.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", len(groups))
+	case a.maxGroups > 0 && all >= a.maxGroups:
+		return group.Errorf(group.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", all)
 	case a.maxGroupsPerPrefix > 0 && inPrefix >= a.maxGroupsPerPrefix:
 		return group.Errorf(group.CodeGroupLimitReached, "Stream prefix '%s' already has %d groups (defaults.max-groups-per-stream)", key.StreamPrefix, inPrefix)
 	}

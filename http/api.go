@@ -39,6 +39,9 @@ type Coordinator interface {
 	Routing(ctx context.Context, key group.Key) (contract.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
+	// GroupCount returns how many groups exist in all and under
+	// streamPrefix, without reading them.
+	GroupCount(ctx context.Context, streamPrefix string) (all, inPrefix int, err error)
 	Resharding
 }
 

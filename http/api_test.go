@@ -34,6 +34,7 @@ type fakeCoord struct {
 	panicOnRead bool
 
 	calls       int
+	groupsRead  int // calls of Groups
 	key         group.Key
 	create      group.CreateRequest
 	streamLevel bool
@@ -82,7 +83,18 @@ func (f *fakeCoord) Routing(_ context.Context, key group.Key) (contract.Routing,
 }
 
 func (f *fakeCoord) Groups(context.Context) ([]group.GroupView, error) {
+	f.groupsRead++
 	return f.views, f.note(group.Key{})
+}
+
+// GroupCount counts the views.
+func (f *fakeCoord) GroupCount(_ context.Context, streamPrefix string) (all, inPrefix int, err error) {
+	for _, v := range f.views {
+		if v.StreamPrefix == streamPrefix {
+			inPrefix++
+		}
+	}
+	return len(f.views), inPrefix, f.err
 }
 
 func sampleView() group.GroupView {

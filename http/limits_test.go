@@ -8,7 +8,9 @@ import (
 )
 
 // TestGroupCaps: creates beyond MaxGroups or MaxGroupsPerPrefix answer 409
-// GROUP_LIMIT_REACHED without reaching the coordinator (issue 21, defect 4).
+// GROUP_LIMIT_REACHED without reaching the coordinator (issue 21, defect 4),
+// from the coordinator's counts: no create reads every group (which made
+// creating n groups quadratic).
 func TestGroupCaps(t *testing.T) {
 	f := &fakeCoord{view: sampleView(), views: []group.GroupView{
 		{StreamPrefix: "a", ConsumerGroup: "g1"}, {StreamPrefix: "a", ConsumerGroup: "g2"}, {StreamPrefix: "b", ConsumerGroup: "g1"},
@@ -24,6 +26,9 @@ func TestGroupCaps(t *testing.T) {
 	total := newTestAPI(f, func(o *Options) { o.MaxGroups = 3 })
 	rec := do(total, "POST", DefaultBasePath+"/streams/c", body)
 	wantJSON(t, rec, http.StatusConflict, `{"status":"CONFLICT","errorCode":"GROUP_LIMIT_REACHED","message":"The coordinator already has 3 groups (defaults.max-groups)"}`)
+	if f.groupsRead != 0 {
+		t.Errorf("the creates read every group %d times", f.groupsRead)
+	}
 }
 
 // TestCreateRateLimitPerPrincipal: the per-group limiter let one caller

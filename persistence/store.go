@@ -73,6 +73,13 @@ type Store interface {
 	Delete(ctx context.Context, key group.Key, expected Revision) error
 	// List returns every stored group key, sorted by prefix then group.
 	List(ctx context.Context) ([]group.Key, error)
+	// Count returns how many groups are stored in all and how many of them
+	// have streamPrefix, without reading the groups: from a count the
+	// store keeps (memory, Redis) or an index scan (SQL). A Create that
+	// runs at the same time may or may not be counted, so a cap checked
+	// with Count before a Create is exceeded by at most the number of
+	// concurrent creators.
+	Count(ctx context.Context, streamPrefix string) (all, inPrefix int, err error)
 	// Shared reports whether other coordinator processes may write the same
 	// data (Redis, SQL), so cached state must be revalidated.
 	Shared() bool

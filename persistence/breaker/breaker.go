@@ -162,6 +162,15 @@ func (s *store) List(ctx context.Context) (keys []group.Key, err error) {
 	return keys, err
 }
 
+func (s *store) Count(ctx context.Context, streamPrefix string) (all, inPrefix int, err error) {
+	err = s.b.do(ctx, true, func(ctx context.Context) error {
+		var err error
+		all, inPrefix, err = s.next.Count(ctx, streamPrefix)
+		return err
+	})
+	return all, inPrefix, err
+}
+
 // Shared and Close bypass the breaker.
 func (s *store) Shared() bool { return s.next.Shared() }
 func (s *store) Close() error { return s.next.Close() }

@@ -29,8 +29,11 @@ type Store struct {
 type data struct {
 	mu     sync.RWMutex
 	groups map[group.Key]*entry
-	coords map[string]persistence.Coordinator // by id, with ExpiresAt
-	owners map[group.Key]persistence.Owner
+	// inPrefix counts the groups per stream prefix (Count); a prefix
+	// without groups has no entry.
+	inPrefix map[string]int
+	coords   map[string]persistence.Coordinator // by id, with ExpiresAt
+	owners   map[group.Key]persistence.Owner
 }
 
 // entry is one stored group. Its byte slices are owned by the store.
@@ -46,7 +49,7 @@ var (
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{data: &data{groups: map[group.Key]*entry{},
+	return &Store{data: &data{groups: map[group.Key]*entry{}, inPrefix: map[string]int{},
 		coords: map[string]persistence.Coordinator{}, owners: map[group.Key]persistence.Owner{}}}
 }
 
@@ -91,6 +94,7 @@ func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Documen
 	e := &entry{doc: copyDocument(doc), rev: 1}
 	e.doc.Aggregate = persistence.WithStoreRevision(e.doc.Aggregate, e.rev)
 	s.groups[key] = e
+	s.inPrefix[key.StreamPrefix]++
 	return e.rev, nil
 }
 
@@ -142,6 +146,9 @@ func (s *Store) Delete(_ context.Context, key group.Key, expected persistence.Re
 		return err
 	}
 	delete(s.groups, key)
+	if s.inPrefix[key.StreamPrefix]--; s.inPrefix[key.StreamPrefix] == 0 {
+		delete(s.inPrefix, key.StreamPrefix)
+	}
 	return nil
 }
 
@@ -154,6 +161,14 @@ func (s *Store) List(context.Context) ([]group.Key, error) {
 		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
 	})
 	return keys, nil
+}
+
+// Count reads the map's size and the prefix's counter: O(1), and exact
+// (Create and Delete update both under the lock).
+func (s *Store) Count(_ context.Context, streamPrefix string) (all, inPrefix int, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.groups), s.inPrefix[streamPrefix], nil
 }
 
 // Shared is false: the map lives in this process only.

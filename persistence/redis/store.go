@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	goredis "github.com/redis/go-redis/v9"
@@ -60,6 +61,10 @@ type Store struct {
 	prefix string
 	// fences are the ownerships this store acquired (persistence.Cluster).
 	fences persistence.Fences
+	// prefixIndexesMu guards prefixIndexesFilled, set once Count has added
+	// every listed group to its prefix's index (fillPrefixIndexes).
+	prefixIndexesMu     sync.Mutex
+	prefixIndexesFilled bool
 }
 
 var (
@@ -95,6 +100,12 @@ func (s *Store) writeKeys(k group.Key) (keys []string, fence string) {
 
 // indexKey is <kp>:groups, the SET of metadata key names.
 func (s *Store) indexKey() string { return s.prefix + ":groups" }
+
+// prefixIndexKey is <kp>:{P}:groups, the SET of the metadata key names of
+// prefix P's groups.
+func (s *Store) prefixIndexKey(streamPrefix string) string {
+	return s.prefix + ":{" + streamPrefix + "}:groups"
+}
 
 // Load reads the whole hash in one HGETALL.
 func (s *Store) Load(ctx context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
@@ -190,8 +201,9 @@ func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revisi
 }
 
 // Create inserts the hash at revision 1 with one Lua script, then adds the
-// key to the index. An existing group is (re-)indexed too, which repairs
-// the index after a Create whose SADD failed.
+// key to the index and to its prefix's index. An existing group is
+// (re-)indexed too, which repairs the indexes after a Create whose SADD
+// failed.
 func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
 	keys, fence := s.writeKeys(key)
 	args := []any{fence, uuid.NewString(), doc.Aggregate, doc.SchemaVersion, doc.LayoutVersion, persistence.FormatTime(doc.UpdatedAt)}
@@ -205,7 +217,7 @@ func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Docum
 	if created == resFenced {
 		return 0, persistence.NotOwner("redis store", "create", key, s.fences.Of(key))
 	}
-	if err := s.client.SAdd(ctx, s.indexKey(), keys[0]).Err(); err != nil {
+	if err := s.index(ctx, key, true); err != nil {
 		return 0, fmt.Errorf("redis store: create %s: group stored but not indexed: %w", key, err)
 	}
 	if created == 0 {
@@ -242,7 +254,8 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 }
 
 // Delete runs the guarded delete script, then removes the key from the
-// index. A failed SREM leaves a stale index entry, which List skips.
+// indexes. A failed SREM leaves a stale index entry, which List skips
+// (and Count counts).
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
 	keys, fence := s.writeKeys(key)
 	res, err := s.pipe.eval(ctx, deleteScript, keys, fence, int64(expected)).Int64()
@@ -252,9 +265,77 @@ func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.
 	if err := s.resultError("delete", key, expected, res); err != nil {
 		return err
 	}
-	if err := s.client.SRem(ctx, s.indexKey(), keys[0]).Err(); err != nil {
+	if err := s.index(ctx, key, false); err != nil {
 		return fmt.Errorf("redis store: delete %s: deleted but still indexed: %w", key, err)
 	}
+	return nil
+}
+
+// index adds key's metadata key name to the index and its prefix's index
+// (add), or removes it from both, in one pipeline (the two sets live in
+// different Cluster slots, so not atomically).
+func (s *Store) index(ctx context.Context, key group.Key, add bool) error {
+	name := s.metadataKey(key)
+	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, set := range []string{s.indexKey(), s.prefixIndexKey(key.StreamPrefix)} {
+			if add {
+				p.SAdd(ctx, set, name)
+			} else {
+				p.SRem(ctx, set, name)
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+// Count reads the sizes of the index and of the prefix's index (SCARD,
+// O(1), one round trip). The first Count of a Store first adds every
+// listed group to its prefix's index (fillPrefixIndexes), so that groups
+// created by versions that kept no prefix index count too. The indexes
+// are updated after a group's script: a create whose SADD failed is not
+// counted until the group is created again, a delete whose SREM failed is
+// counted until the group is created and deleted again.
+func (s *Store) Count(ctx context.Context, streamPrefix string) (all, inPrefix int, err error) {
+	if err := s.fillPrefixIndexes(ctx); err != nil {
+		return 0, 0, err
+	}
+	var cards [2]*goredis.IntCmd
+	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		cards[0] = p.SCard(ctx, s.indexKey())
+		cards[1] = p.SCard(ctx, s.prefixIndexKey(streamPrefix))
+		return nil
+	})
+	if err != nil {
+		return 0, 0, readError("count", group.Key{StreamPrefix: streamPrefix}, err)
+	}
+	return int(cards[0].Val()), int(cards[1].Val()), nil
+}
+
+// fillPrefixIndexes adds every listed group to its prefix's index, once
+// per Store (again after a failure). A group deleted between its listing
+// and its SADD stays in its prefix's index (Count counts it, as after a
+// failed SREM).
+func (s *Store) fillPrefixIndexes(ctx context.Context) error {
+	s.prefixIndexesMu.Lock()
+	defer s.prefixIndexesMu.Unlock()
+	if s.prefixIndexesFilled {
+		return nil
+	}
+	keys, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, k := range keys {
+			p.SAdd(ctx, s.prefixIndexKey(k.StreamPrefix), s.metadataKey(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return readError("count", group.Key{}, err)
+	}
+	s.prefixIndexesFilled = true
 	return nil
 }
 

@@ -238,3 +238,26 @@ func handlesOn(c goredis.UniversalClient) func(t *testing.T) (a, b storetest.Clu
 		return s, other
 	}
 }
+
+// TestCountFillsPrefixIndexes: groups indexed only in <kp>:groups (as by
+// versions that kept no prefix index) count under their prefix from a
+// store's first Count on.
+func TestCountFillsPrefixIndexes(t *testing.T) {
+	c := testredis.Shared(t)
+	s := newStore(t, c)
+	ctx := t.Context()
+	keys := []group.Key{storetest.Key(t), storetest.Key(t)}
+	keys = append(keys, group.Key{StreamPrefix: keys[0].StreamPrefix, ConsumerGroup: "cg-other"})
+	for _, k := range keys {
+		if _, err := s.Create(ctx, k, persistence.Encode(storetest.Group(k))); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Del(ctx, s.prefixIndexKey(k.StreamPrefix)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, inPrefix, err := s.Count(ctx, keys[0].StreamPrefix)
+	if err != nil || all != 3 || inPrefix != 2 {
+		t.Errorf("Count = %d, %d, %v; want 3, 2", all, inPrefix, err)
+	}
+}

@@ -8,7 +8,7 @@ import (
 
 // queries are the statements of one table pair.
 type queries struct {
-	createTables, load, revision, versions, create, commit, delete, list string
+	createTables, load, revision, versions, create, commit, delete, list, count string
 	// The registry and ownership statements (cluster.go).
 	register, renew, deregister, coordinators, ownerLock, ownerInsert, ownerTake, ownerRelease, owners, liveCoordinator, fence string
 }
@@ -105,6 +105,9 @@ SELECT store_revision FROM head`, meta, upsertMembers(members, `$9::text[]`), pk
 SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4")),
 
 		list: fmt.Sprintf(`SELECT stream_prefix, consumer_group FROM %s ORDER BY stream_prefix COLLATE "C", consumer_group COLLATE "C"`, meta),
+
+		// $1 stream prefix.
+		count: fmt.Sprintf(`SELECT (SELECT count(*) FROM %[1]s), (SELECT count(*) FROM %[1]s WHERE stream_prefix = $1)`, meta),
 
 		// $1 id, $2 token, $3 url, $4 lease in ms.
 		register: fmt.Sprintf(`INSERT INTO %[1]s AS c (id, token, url, lease_end) VALUES ($1, $2, $3, %[2]s)

@@ -318,6 +318,18 @@ func (s *Store) List(ctx context.Context) ([]group.Key, error) {
 	return keys, err
 }
 
+// Count counts the rows in the database, in one statement: all of them
+// (a scan, linear in the groups but sending none: about 1 ms for 10,000)
+// and the prefix's (a range of the primary key index, whose first column
+// is the prefix). Under READ COMMITTED a row being inserted is not
+// counted until its transaction commits.
+func (s *Store) Count(ctx context.Context, streamPrefix string) (all, inPrefix int, err error) {
+	err = s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.count, streamPrefix).Scan(&all, &inPrefix)
+	}, readError("count", group.Key{StreamPrefix: streamPrefix}))
+	return all, inPrefix, err
+}
+
 // Shared is true: other coordinator processes may write the same rows.
 func (s *Store) Shared() bool { return true }
 

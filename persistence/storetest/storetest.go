@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) persistence.Store, opts Optio
 		{"MemberDeltas", testMemberDeltas},
 		{"GuardedDelete", testDelete},
 		{"ListSorted", testList},
+		{"Count", testCount},
 		{"DistinctKeysNeverShareStorage", testDistinctKeys},
 		{"SchemaGuard", testSchemaGuard},
 		{"LegacyLayoutRewrite", testLegacyRewrite},

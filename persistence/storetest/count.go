@@ -1,0 +1,52 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// testCount checks Count against the groups created and deleted: keys
+// whose prefixes share text around ':' count under their own prefix only,
+// a second Create and a stale Delete change nothing, a Delete counts down.
+func testCount(t *testing.T, s persistence.Store) {
+	ctx := t.Context()
+	keys := overlappingKeys("st-" + random(t) + "-")
+	base, _, err := s.Count(ctx, keys[0].StreamPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(live []group.Key) {
+		t.Helper()
+		for _, k := range keys {
+			want := 0
+			for _, l := range live {
+				want += btoi(l.StreamPrefix == k.StreamPrefix)
+			}
+			all, inPrefix, err := s.Count(ctx, k.StreamPrefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all != base+len(live) || inPrefix != want {
+				t.Errorf("Count(%q) = %d, %d; want %d, %d", k.StreamPrefix, all, inPrefix, base+len(live), want)
+			}
+		}
+	}
+	check(nil)
+	for i, k := range keys {
+		create(t, s, Group(k, memberOf(i)))
+	}
+	if _, err := s.Create(ctx, keys[1], persistence.Encode(Group(keys[1], "m-1"))); err == nil {
+		t.Fatal("second create succeeded")
+	}
+	check(keys)
+	if err := s.Delete(ctx, keys[1], 2); err == nil {
+		t.Fatal("stale delete succeeded")
+	}
+	check(keys)
+	if err := s.Delete(ctx, keys[1], 1); err != nil {
+		t.Fatal(err)
+	}
+	check(append(keys[:1:1], keys[2:]...))
+}
