@@ -20,16 +20,49 @@ const (
 // ErrorCode is the errorCode of an error answer (docs/protocol.md §0).
 type ErrorCode = group.Code
 
-// Error codes of the coordinator's answers (APIError.ErrorCode).
+// Error codes of the coordinator's answers (APIError.ErrorCode): every
+// errorCode the server sends (TestErrorCodesMatchServer reads the server's
+// source to keep this list complete).
 const (
-	CodeInvalidRequest            = group.CodeInvalidRequest
-	CodeGroupNotFound             = group.CodeGroupNotFound
-	CodeStreamNotFound            = group.CodeStreamNotFound
-	CodeMigrationNotFound         = group.CodeMigrationNotFound
-	CodeGroupAlreadyExists        = group.CodeGroupAlreadyExists
-	CodeStreamPrefixAlreadyExists = group.CodeStreamPrefixAlreadyExists
-	CodeGroupHasActiveMembers     = group.CodeGroupHasActiveMembers
-	CodeActiveMigrationExists     = group.CodeActiveMigrationExists
-	CodeMetadataSyncInProgress    = group.CodeMetadataSyncInProgress
-	CodeRollbackNotAllowed        = group.CodeRollbackNotAllowed
+	// Refusals of the request (docs/protocol.md §0).
+	CodeInvalidRequest                      = group.CodeInvalidRequest
+	CodeGroupNotFound                       = group.CodeGroupNotFound
+	CodeStreamNotFound                      = group.CodeStreamNotFound
+	CodeMigrationNotFound                   = group.CodeMigrationNotFound
+	CodeGroupAlreadyExists                  = group.CodeGroupAlreadyExists
+	CodeStreamPrefixAlreadyExists           = group.CodeStreamPrefixAlreadyExists
+	CodeGroupHasActiveMembers               = group.CodeGroupHasActiveMembers
+	CodeActiveMigrationExists               = group.CodeActiveMigrationExists
+	CodeMetadataSyncInProgress              = group.CodeMetadataSyncInProgress
+	CodeRollbackNotAllowed                  = group.CodeRollbackNotAllowed
+	CodeGroupLimitReached                   = group.CodeGroupLimitReached
+	CodeStateVersionConflict      ErrorCode = "STATE_VERSION_CONFLICT"
+	CodeShardsHeld                ErrorCode = "SHARDS_HELD"
+	CodeDeadLetterNotFound        ErrorCode = "DEAD_LETTER_NOT_FOUND"
+	CodeDeadLetterNotRedrivable   ErrorCode = "DEAD_LETTER_NOT_REDRIVABLE"
+	CodeDeadLetterOfAnotherGroup  ErrorCode = "DEAD_LETTER_OF_ANOTHER_GROUP"
+	CodePayloadTooLarge           ErrorCode = "PAYLOAD_TOO_LARGE"
+	CodeNotFound                  ErrorCode = "NOT_FOUND"
+	CodeMethodNotAllowed          ErrorCode = "METHOD_NOT_ALLOWED"
+	CodeUnauthorized              ErrorCode = "UNAUTHORIZED"
+	CodeForbidden                 ErrorCode = "FORBIDDEN"
+	CodeRateLimitExceeded         ErrorCode = "RATE_LIMIT_EXCEEDED"
+
+	// The coordinator cannot serve the request now (503 unless noted);
+	// a retry may succeed.
+	CodeCoordinatorTerminating           ErrorCode = "COORDINATOR_TERMINATING"
+	CodeCoordinatorStateMutexUnavailable ErrorCode = "COORDINATOR_STATE_MUTEX_UNAVAILABLE"
+	CodeCoordinatorUnreachable           ErrorCode = "COORDINATOR_UNREACHABLE"
+	CodeGroupOwnedElsewhere              ErrorCode = "GROUP_OWNED_ELSEWHERE"
+	CodeStoreUnavailable                 ErrorCode = "STORE_UNAVAILABLE"
+	CodeStoreOutcomeUnknown              ErrorCode = "STORE_OUTCOME_UNKNOWN"
+	CodeRedisNotConfigured               ErrorCode = "REDIS_NOT_CONFIGURED"
+	CodeRedisStreamProvisioningFailed    ErrorCode = "REDIS_STREAM_PROVISIONING_FAILED"
+	CodeRedisUnavailable                 ErrorCode = "REDIS_UNAVAILABLE"
+	CodeRequestTimeout                   ErrorCode = "REQUEST_TIMEOUT"
+	CodeRequestCanceled                  ErrorCode = "REQUEST_CANCELED"
+
+	// A fault of the coordinator (500).
+	CodeGroupMetadataCorrupt ErrorCode = "GROUP_METADATA_CORRUPT"
+	CodeInternalError        ErrorCode = "INTERNAL_ERROR"
 )
