@@ -1,8 +1,6 @@
 package placement
 
 import (
-	"cmp"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -19,13 +17,16 @@ type SimConfig struct {
 	// Changes is how many single-coordinator joins and, separately, how
 	// many leaves are replayed, each against the initial cluster.
 	Changes int
-	// BoundedLoad, when > 0, also simulates the load-aware alternative to
-	// Owner: rendezvous with bounded loads, in which no coordinator takes a
-	// group past (1+BoundedLoad) × the mean load, in members, or in groups
-	// when BoundGroups is set.
-	BoundedLoad float64
-	BoundGroups bool
-	Seed        uint64
+	// BoundedLoad, when > 0, also simulates Bounded with eps BoundedLoad
+	// (the rule package cluster uses, with DefaultEpsilon): no coordinator
+	// takes a group past ⌈(1+BoundedLoad) × the mean load⌉, in groups, or
+	// in members when BoundMembers is set.
+	BoundedLoad  float64
+	BoundMembers bool
+	// Creates is how many groups are created, each against the initial
+	// cluster, to count the other groups a creation moves.
+	Creates int
+	Seed    uint64
 }
 
 // SimResult is what Simulate measured.
@@ -44,6 +45,9 @@ type Placement struct {
 	Members Load // members per coordinator
 	Joins   []Move
 	Leaves  []Move
+	// Creates are the groups created: Coordinator is the new group's key,
+	// Moved (= Elsewhere) the other groups whose owner changed, Minimum 0.
+	Creates []Move
 }
 
 // Load is the spread of a quantity over the coordinators.
@@ -95,17 +99,27 @@ func Simulate(cfg SimConfig) SimResult {
 	for range cfg.Changes {
 		joiners = append(joiners, coordinatorID(r))
 	}
-	res.Rendezvous = replay(groups, ids, joiners, rendezvous)
+	var created []simGroup
+	for i := range cfg.Creates {
+		created = append(created, simGroup{key: "created-" + strconv.Itoa(i) + ":group", members: 1})
+	}
+	res.Rendezvous = replay(groups, ids, joiners, created, rendezvous)
 	if cfg.BoundedLoad > 0 {
-		slices.SortFunc(groups, func(a, b simGroup) int {
-			return cmp.Or(b.members-a.members, cmp.Compare(a.key, b.key))
-		})
-		weight := func(g simGroup) int { return g.members }
-		if cfg.BoundGroups {
-			weight = func(simGroup) int { return 1 }
+		weight := func(simGroup) int { return 1 }
+		if cfg.BoundMembers {
+			weight = func(g simGroup) int { return g.members }
 		}
-		res.Bounded = replay(groups, ids, joiners, func(groups []simGroup, ids []string) []string {
-			return boundedLoad(groups, ids, cfg.BoundedLoad, weight)
+		res.Bounded = replay(groups, ids, joiners, created, func(groups []simGroup, ids []string) []string {
+			units := make(map[string]int, len(groups))
+			for _, g := range groups {
+				units[g.key] = weight(g)
+			}
+			owners := Bounded(units, ids, cfg.BoundedLoad)
+			out := make([]string, len(groups))
+			for i, g := range groups {
+				out[i] = owners[g.key]
+			}
+			return out
 		})
 	}
 	return res
@@ -122,8 +136,9 @@ func coordinatorID(r *rand.Rand) string {
 }
 
 // replay places groups on ids with rule, then on ids without each of the
-// first len(joiners) ids, then on ids plus each joiner.
-func replay(groups []simGroup, ids, joiners []string, rule func([]simGroup, []string) []string) Placement {
+// first len(joiners) ids, then on ids plus each joiner, then with each of
+// created added to groups.
+func replay(groups []simGroup, ids, joiners []string, created []simGroup, rule func([]simGroup, []string) []string) Placement {
 	before := rule(groups, ids)
 	p := Placement{
 		Groups:  spread(ids, before, groups, func(simGroup) int { return 1 }),
@@ -136,6 +151,10 @@ func replay(groups []simGroup, ids, joiners []string, rule func([]simGroup, []st
 	for _, joiner := range joiners {
 		p.Joins = append(p.Joins, compare(joiner, before, rule(groups, append(slices.Clone(ids), joiner)), groups))
 	}
+	for _, g := range created {
+		after := rule(append(slices.Clone(groups), g), ids)
+		p.Creates = append(p.Creates, compare(g.key, before, after[:len(groups)], groups))
+	}
 	return p
 }
 
@@ -144,40 +163,6 @@ func rendezvous(groups []simGroup, ids []string) []string {
 	out := make([]string, len(groups))
 	for i, g := range groups {
 		out[i], _ = Owner(g.key, ids)
-	}
-	return out
-}
-
-// boundedLoad is rendezvous with bounded loads (Mirrokni, Thorup and
-// Zadimoghaddam 2018): groups, in order, each go to the coordinator they
-// rank highest among those whose load (the sum of weight) stays within
-// ⌈(1+eps) × the mean⌉, or to the least loaded when none can take it. It
-// needs every group (and its weight) on every coordinator, so it is only
-// measured here, against Owner.
-func boundedLoad(groups []simGroup, ids []string, eps float64, weight func(simGroup) int) []string {
-	total := 0
-	for _, g := range groups {
-		total += weight(g)
-	}
-	capacity := int(math.Ceil((1 + eps) * float64(total) / float64(len(ids))))
-	load := make([]int, len(ids))
-	out := make([]string, len(groups))
-	for i, g := range groups {
-		h := hashKey(g.key)
-		best, bestScore := -1, uint64(0)
-		for j, id := range ids {
-			if load[j]+weight(g) > capacity {
-				continue
-			}
-			if s := score(h, id); best < 0 || s > bestScore {
-				best, bestScore = j, s
-			}
-		}
-		if best < 0 {
-			best = slices.Index(load, slices.Min(load))
-		}
-		load[best] += weight(g)
-		out[i] = ids[best]
 	}
 	return out
 }

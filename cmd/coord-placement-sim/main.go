@@ -1,7 +1,8 @@
 // Command coord-placement-sim prints how the coordinator placement rule
 // (package placement) spreads consumer groups over coordinators and how many
 // groups a coordinator joining or leaving moves, against the minimum; and
-// the same for the member-aware alternative, rendezvous with bounded loads.
+// the same for rendezvous with bounded loads (placement.Bounded, the rule
+// package cluster uses), with the other groups a group's creation moves.
 // The figures in docs/cluster.md (Placement) come from its defaults.
 package main
 
@@ -20,25 +21,26 @@ func main() {
 	flag.IntVar(&cfg.MaxMembers, "max-members", 10_000, "members of the largest possible group")
 	flag.Float64Var(&cfg.ZipfS, "zipf", 1.5, "Zipf exponent (> 1) of the member counts; smaller is more skewed towards large groups")
 	flag.IntVar(&cfg.Changes, "changes", 5, "joins, and leaves, to replay")
-	flag.Float64Var(&cfg.BoundedLoad, "bounded-load", 0.1, "also simulate rendezvous with bounded loads, at most (1+this) × the mean load per coordinator; 0 skips it")
-	flag.BoolVar(&cfg.BoundGroups, "bound-groups", false, "bound the load in groups rather than in members")
+	flag.Float64Var(&cfg.BoundedLoad, "bounded-load", placement.DefaultEpsilon, "also simulate rendezvous with bounded loads (placement.Bounded), at most ⌈(1+this) × the mean load⌉ per coordinator; 0 skips it")
+	flag.BoolVar(&cfg.BoundMembers, "bound-members", false, "bound the load in members rather than in groups (comparison only: package cluster bounds groups)")
+	flag.IntVar(&cfg.Creates, "creates", 5, "groups created, each against the initial cluster")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	flag.Parse()
-	if cfg.Coordinators < 1 || cfg.Groups < 1 || cfg.MaxMembers < 2 || cfg.ZipfS <= 1 || cfg.Changes < 0 || cfg.Changes > cfg.Coordinators || cfg.BoundedLoad < 0 {
-		fmt.Fprintln(os.Stderr, "coord-placement-sim: need coordinators ≥ 1, groups ≥ 1, max-members ≥ 2, zipf > 1, 0 ≤ changes ≤ coordinators, bounded-load ≥ 0")
+	if cfg.Coordinators < 1 || cfg.Groups < 1 || cfg.MaxMembers < 2 || cfg.ZipfS <= 1 || cfg.Changes < 0 || cfg.Changes > cfg.Coordinators || cfg.BoundedLoad < 0 || cfg.Creates < 0 {
+		fmt.Fprintln(os.Stderr, "coord-placement-sim: need coordinators ≥ 1, groups ≥ 1, max-members ≥ 2, zipf > 1, 0 ≤ changes ≤ coordinators, bounded-load ≥ 0, creates ≥ 0")
 		os.Exit(2)
 	}
 	res := placement.Simulate(cfg)
 	fmt.Printf("%d coordinators, %d groups, %d members (Zipf s=%.2f over 1..%d: mean %.1f per group, largest %d), seed %d\n",
 		cfg.Coordinators, cfg.Groups, res.TotalMembers, cfg.ZipfS, cfg.MaxMembers,
 		float64(res.TotalMembers)/float64(cfg.Groups), res.LargestGroup, cfg.Seed)
-	print("rendezvous (placement.Owner)", res.Rendezvous)
+	print("rendezvous (placement.Owner: the fallback for a group not yet listed)", res.Rendezvous)
 	if cfg.BoundedLoad > 0 {
-		unit := "members"
-		if cfg.BoundGroups {
-			unit = "groups"
+		title := fmt.Sprintf("rendezvous with bounded loads (placement.Bounded), groups ≤ ⌈%.3f × mean⌉", 1+cfg.BoundedLoad)
+		if cfg.BoundMembers {
+			title = fmt.Sprintf("rendezvous with bounded loads (placement.Bounded), members ≤ ⌈%.3f × mean⌉ (comparison only)", 1+cfg.BoundedLoad)
 		}
-		print(fmt.Sprintf("rendezvous with bounded loads, %s ≤ ⌈%.2f × mean⌉ (comparison only)", unit, 1+cfg.BoundedLoad), res.Bounded)
+		print(title, res.Bounded)
 	}
 }
 
@@ -55,7 +57,7 @@ func print(title string, p placement.Placement) {
 	for _, c := range []struct {
 		name  string
 		moves []placement.Move
-	}{{"join", p.Joins}, {"leave", p.Leaves}} {
+	}{{"join", p.Joins}, {"leave", p.Leaves}, {"create", p.Creates}} {
 		for _, mv := range c.moves {
 			fmt.Printf("  %-6s  %-20s  %12d  %7d  %9.3f  %9d  %13d  %7d  %9.3f\n", c.name, mv.Coordinator,
 				mv.Moved, mv.Minimum, ratio(mv.Moved, mv.Minimum), mv.Elsewhere,
