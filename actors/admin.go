@@ -38,6 +38,9 @@ func (a *groupActor) create(m *createMsg) (group.GroupView, error) {
 		return group.GroupView{}, a.errorf("create", err)
 	}
 	a.install(g, rev)
+	if o := a.c.opts.Ownership; o != nil {
+		o.Created(a.key)
+	}
 	if err := a.provisionCreated(); err != nil {
 		return group.GroupView{}, err
 	}

@@ -129,6 +129,9 @@ type Ownership interface {
 	PlacedHere(prefix string) bool
 	// Leaving reports whether this process is leaving the cluster.
 	Leaving() bool
+	// Created reports a group just created here, so that placement counts
+	// it at once.
+	Created(key group.Key)
 }
 
 // withDefaults returns o with every zero optional field set to its default.

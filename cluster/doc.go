@@ -4,8 +4,10 @@
 // A [Node] is this process's membership: it registers in the store's
 // coordinator registry (an id, a token drawn at each start, the URL other
 // coordinators forward to) with a lease on the store's clock, renews it,
-// and keeps the list of live coordinators. Groups are placed on the live
-// coordinators by stream prefix (package placement; all groups of one
+// and keeps the list of live coordinators and of the stored stream
+// prefixes. Groups are placed on the live coordinators by stream prefix
+// (package placement: rendezvous hashing with bounded loads over every
+// listed prefix, plain rendezvous for one not listed yet; all groups of one
 // stream are placed together, so stream-level commands stay on one
 // coordinator). Only a group's owner decides and writes for it; it holds
 // an ownership record with an epoch in the store, and every write it makes

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,8 @@ type Options struct {
 	// after it. 0 → DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// RenewInterval is the pause between renewals, which also refresh the
-	// list of live coordinators. 0 → LeaseTTL/DefaultRenewFraction.
+	// list of live coordinators and the list of stream prefixes to place.
+	// 0 → LeaseTTL/DefaultRenewFraction.
 	RenewInterval time.Duration
 	// StoreTimeout bounds each registry call. 0 → 2 s.
 	StoreTimeout time.Duration
@@ -100,6 +102,14 @@ type Node struct {
 	validUntil atomic.Int64 // ns since base; 0 = not serving
 	live       atomic.Pointer[[]persistence.Coordinator]
 	leaving    atomic.Bool
+	// placing is the placement Placed reads, recomputed by place from
+	// live, leaving, self and prefixes whenever one of them changes.
+	placing atomic.Pointer[placements]
+	// placeMu serializes place; it guards prefixes, the stream prefixes
+	// to place with their number of consumer groups, as last listed plus
+	// those created here since.
+	placeMu  sync.Mutex
+	prefixes map[string]int
 	// changed is called (outside locks) after the live set or the node's
 	// service changes: the runtime then hands over what it no longer owns.
 	changed atomic.Pointer[func()]
@@ -107,12 +117,16 @@ type Node struct {
 	stop    chan struct{}
 	done    chan struct{}
 	poke    chan struct{} // asks run to refresh at once
+	created chan struct{} // asks run to place at once (Created)
 	started atomic.Bool
 	// registered: the registry holds this run's entry; refusals counts
 	// the failed registrations since the last success (run's goroutine,
 	// and Start before it).
 	registered atomic.Bool
 	refusals   int
+	// nextList: when refresh lists the groups next (since base; run's
+	// goroutine, and Start before it).
+	nextList time.Duration
 
 	handovers handoverLog
 }
@@ -140,9 +154,10 @@ func New(o Options) (*Node, error) {
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
 	}
-	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1)}
+	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1), created: make(chan struct{}, 1), prefixes: map[string]int{}}
 	n.self = persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()}
 	n.live.Store(&[]persistence.Coordinator{})
+	n.place()
 	return n, nil
 }
 
@@ -200,60 +215,125 @@ func (n *Node) run() {
 	defer close(n.done)
 	t := time.NewTicker(n.opts.RenewInterval)
 	defer t.Stop()
+	ctx := context.Background()
 	for {
 		select {
 		case <-n.stop:
 			return
 		case <-n.poke:
-			n.refresh(context.Background())
-			continue
-		case <-t.C:
-		}
-		ctx := context.Background()
-		if !n.registered.Load() {
-			n.register(ctx)
 			n.refresh(ctx)
-			continue
+		case <-n.created:
+			n.place()
+		case <-t.C:
+			n.renew(ctx)
+			n.refresh(ctx)
 		}
-		err := n.renewWith(ctx, n.opts.Store.Renew)
-		n.opts.Observer.Renewed(err)
-		if errors.Is(err, persistence.ErrNotRegistered) {
-			n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
-			n.registered.Store(false)
-			n.validUntil.Store(0)
-			n.mu.Lock()
-			n.self.Token = rand.Text()
-			n.mu.Unlock()
-			n.notify()
-			n.register(ctx)
-		} else if err != nil {
-			n.opts.Logger.Warn("cluster: renew registry lease", "err", err)
-		}
-		n.refresh(ctx)
-		if !n.Serving() {
-			n.notify()
-		}
+		// After every event, not only after a change: a group acquired
+		// here because the coordinator it is placed on forwarded it (their
+		// views differed) is handed over if it is still not placed here,
+		// so views that converge leave no group behind.
+		n.notify()
 	}
 }
 
-// refresh reads the live coordinators and reports a change.
+// renew renews the registry lease, or registers when not registered.
+func (n *Node) renew(ctx context.Context) {
+	if !n.registered.Load() {
+		n.register(ctx)
+		return
+	}
+	err := n.renewWith(ctx, n.opts.Store.Renew)
+	n.opts.Observer.Renewed(err)
+	if errors.Is(err, persistence.ErrNotRegistered) {
+		n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
+		n.registered.Store(false)
+		n.validUntil.Store(0)
+		n.mu.Lock()
+		n.self.Token = rand.Text()
+		n.mu.Unlock()
+		n.place()
+		n.notify()
+		n.register(ctx)
+	} else if err != nil {
+		n.opts.Logger.Warn("cluster: renew registry lease", "err", err)
+	}
+}
+
+// listBudget bounds the time spent listing groups: after a List that took
+// d, the next is read no sooner than listBudget × d later (at every
+// refresh while d ≤ RenewInterval ÷ listBudget).
+const listBudget = 20
+
+// refresh reads the live coordinators and, when due (listBudget), the
+// stream prefixes, and recomputes the placement when either changed. It
+// runs on run's goroutine (and in Start before it).
 func (n *Node) refresh(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	defer cancel()
 	live, err := n.opts.Store.Coordinators(cctx)
-	cancel()
 	if err != nil {
 		n.opts.Logger.Warn("cluster: list coordinators", "err", err)
 		return
 	}
-	old := *n.live.Load()
-	if slices.EqualFunc(old, live, func(a, b persistence.Coordinator) bool {
+	changed := !slices.EqualFunc(*n.live.Load(), live, func(a, b persistence.Coordinator) bool {
 		return a.ID == b.ID && a.Token == b.Token && a.URL == b.URL
-	}) {
-		return
+	})
+	if changed {
+		n.live.Store(&live)
+		n.opts.Observer.MembershipChanged(live)
 	}
-	n.live.Store(&live)
-	n.opts.Observer.MembershipChanged(live)
-	n.notify()
+	if n.listPrefixes(cctx) {
+		changed = true
+	}
+	if changed {
+		n.place()
+	}
+}
+
+// listPrefixes reads the stream prefixes from the store's groups when due
+// and reports whether they changed.
+func (n *Node) listPrefixes(ctx context.Context) bool {
+	start := time.Since(n.base)
+	if start < n.nextList {
+		return false
+	}
+	keys, err := n.opts.Store.List(ctx)
+	n.nextList = start + listBudget*(time.Since(n.base)-start)
+	if err != nil {
+		n.opts.Logger.Warn("cluster: list groups", "err", err)
+		return false
+	}
+	prefixes := map[string]int{}
+	for _, k := range keys {
+		prefixes[k.StreamPrefix]++
+	}
+	n.placeMu.Lock()
+	defer n.placeMu.Unlock()
+	if maps.Equal(n.prefixes, prefixes) {
+		return false
+	}
+	n.prefixes = prefixes
+	return true
+}
+
+// Created adds the stream prefix of a group just created here to the
+// prefixes placed, so that this coordinator places it at once (on run's
+// goroutine, within moments) as the others will once they list it,
+// rather than at its next list. A known prefix is left as listed (the
+// next list counts the new group).
+func (n *Node) Created(key group.Key) {
+	n.placeMu.Lock()
+	_, known := n.prefixes[key.StreamPrefix]
+	if !known {
+		n.prefixes[key.StreamPrefix] = 1
+	}
+	n.placeMu.Unlock()
+	if !known {
+		select {
+		case n.created <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (n *Node) notify() {
@@ -289,21 +369,32 @@ func (n *Node) Serving() bool {
 func (n *Node) Live() []persistence.Coordinator { return *n.live.Load() }
 
 // Placed returns the coordinator that should own the groups of stream
-// prefix: by rendezvous hashing over the live coordinators (this node
-// excluded once it is leaving, and included while it serves even before
-// its own entry was read back). ok is false when there is none.
+// prefix, among the live coordinators (this node excluded once it is
+// leaving, and included while it serves even before its own entry was read
+// back): by rendezvous hashing with bounded loads over every listed prefix
+// (placement.Bounded, weighted by consumer groups, ε =
+// placement.DefaultEpsilon), or by plain rendezvous hashing
+// (placement.Owner) for a prefix not listed yet. ok is false when there is
+// no candidate. It is a map lookup and allocates nothing.
 func (n *Node) Placed(prefix string) (c persistence.Coordinator, ok bool) {
-	live := n.candidates()
-	ids := make([]string, len(live))
-	for i, c := range live {
-		ids[i] = c.ID
+	p := n.placing.Load()
+	l := p.base
+	if p.withSelf != nil && n.Serving() {
+		l = p.withSelf
 	}
-	id, ok := placement.Owner(prefix, ids)
+	if c, ok := l.owners[prefix]; ok {
+		return c, true
+	}
+	id, ok := placement.Owner(prefix, l.ids)
 	if !ok {
 		return persistence.Coordinator{}, false
 	}
-	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == id })
-	return live[i], true
+	for _, c := range l.coords {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	panic("cluster: placement.Owner returned an id it was not given")
 }
 
 // PlacedHere reports whether this node should own the groups of prefix.
@@ -312,17 +403,54 @@ func (n *Node) PlacedHere(prefix string) bool {
 	return ok && c.ID == n.opts.ID
 }
 
-// candidates are the coordinators placement chooses among.
-func (n *Node) candidates() []persistence.Coordinator {
+// placements are the placements Placed chooses from: base, and withSelf
+// (nil unless this node is not leaving and absent from the live
+// coordinators read) for while it serves.
+type placements struct{ base, withSelf *layout }
+
+// layout is the placement on one set of candidate coordinators: owners
+// maps every listed stream prefix to its coordinator.
+type layout struct {
+	coords []persistence.Coordinator
+	ids    []string
+	owners map[string]persistence.Coordinator
+}
+
+// place recomputes the placements from the live coordinators, leaving,
+// self and the listed prefixes; every change of one of them calls it.
+func (n *Node) place() {
+	n.placeMu.Lock()
+	defer n.placeMu.Unlock()
 	live := n.Live()
 	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == n.opts.ID })
+	p := &placements{}
 	switch {
 	case n.leaving.Load() && i >= 0:
-		return slices.Delete(slices.Clone(live), i, i+1)
-	case !n.leaving.Load() && i < 0 && n.Serving():
-		return append(slices.Clone(live), n.Self())
+		p.base = n.layout(slices.Delete(slices.Clone(live), i, i+1))
+	case !n.leaving.Load() && i < 0:
+		p.base = n.layout(live)
+		p.withSelf = n.layout(append(slices.Clone(live), n.Self()))
+	default:
+		p.base = n.layout(live)
 	}
-	return live
+	n.placing.Store(p)
+}
+
+// layout places n.prefixes on coords (placeMu held).
+func (n *Node) layout(coords []persistence.Coordinator) *layout {
+	l := &layout{coords: coords, ids: make([]string, len(coords)), owners: map[string]persistence.Coordinator{}}
+	byID := make(map[string]persistence.Coordinator, len(coords))
+	for i, c := range coords {
+		l.ids[i] = c.ID
+		byID[c.ID] = c
+	}
+	if len(coords) < 2 {
+		return l // Placed's fallback, Owner, gives the only one
+	}
+	for prefix, id := range placement.Bounded(n.prefixes, l.ids, placement.DefaultEpsilon) {
+		l.owners[prefix] = byID[id]
+	}
+	return l
 }
 
 // Acquire takes ownership of key's group for this node: the group must be
@@ -374,6 +502,7 @@ func (n *Node) Leave() {
 	if n.leaving.Swap(true) {
 		return
 	}
+	n.place()
 	n.notify()
 }
 

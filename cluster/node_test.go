@@ -10,7 +10,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
+	"github.com/redis-stream-coordinator/coordinator/placement"
 )
 
 func newNode(t *testing.T, store cluster.Store, id string) *cluster.Node {
@@ -99,4 +102,120 @@ func TestServingFollowsTheLease(t *testing.T) {
 		t.Fatal("a stopped node serves")
 	}
 	eventually.True(t, "the second run registered", second.Serving)
+}
+
+// createGroups stores one group on each of prefixes.
+func createGroups(t *testing.T, store persistence.Store, prefixes ...string) {
+	t.Helper()
+	for _, p := range prefixes {
+		key := group.Key{StreamPrefix: p, ConsumerGroup: "g"}
+		if _, err := store.Create(t.Context(), key, persistence.Encode(storetest.Group(key, "m-1"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Thirty groups, each on a stream prefix of its own, on three nodes (goal
+// P8b of issue 18): every node places every prefix alike, 10 ± 2 on each,
+// and Placed allocates nothing.
+func TestThirtyPrefixesOnThreeNodes(t *testing.T) {
+	store := memory.New()
+	var prefixes []string
+	for i := range 30 {
+		prefixes = append(prefixes, fmt.Sprintf("orders-%d", i))
+	}
+	createGroups(t, store, prefixes...)
+	nodes := []*cluster.Node{newNode(t, store, "coordinator-0"), newNode(t, store.Handle(), "coordinator-1"), newNode(t, store.Handle(), "coordinator-2")}
+	for _, n := range nodes {
+		n.Start(t.Context())
+		t.Cleanup(func() { _ = n.Stop(context.Background()) })
+	}
+	var owned map[string]int
+	eventually.True(t, "the three nodes place the 30 prefixes alike", func() bool {
+		owned = map[string]int{}
+		for _, p := range prefixes {
+			first, ok := nodes[0].Placed(p)
+			for _, n := range nodes[1:] {
+				if c, _ := n.Placed(p); !ok || c.ID != first.ID || len(n.Live()) != 3 {
+					return false
+				}
+			}
+			owned[first.ID]++
+		}
+		return len(owned) == 3
+	})
+	for id, n := range owned {
+		if n < 8 || n > 12 {
+			t.Errorf("%s owns %d of 30 prefixes, want 10 ± 2 (%v)", id, n, owned)
+		}
+	}
+	t.Logf("prefixes placed per node: %v", owned)
+	if a := testing.AllocsPerRun(100, func() { nodes[0].Placed(prefixes[7]) }); a != 0 {
+		t.Errorf("Placed allocates %.0f times per call", a)
+	}
+}
+
+// A group created here is placed at once with every listed prefix
+// (placement.Bounded), not only at the next list; until then, and for a
+// prefix not listed at all, Placed is placement.Owner.
+func TestCreatedIsPlacedAtOnce(t *testing.T) {
+	store := memory.New()
+	ids := []string{"a", "b"}
+	// Ten prefixes Owner puts on a: Bounded (capacity ⌈1.1 × 11 ÷ 2⌉ = 7)
+	// moves some to b.
+	var prefixes []string
+	for i := 0; len(prefixes) < 10; i++ {
+		p := fmt.Sprintf("s-%d", i)
+		if o, _ := placement.Owner(p, ids); o == "a" {
+			prefixes = append(prefixes, p)
+		}
+	}
+	units := map[string]int{}
+	for _, p := range prefixes {
+		units[p] = 1
+	}
+	// A new prefix that Bounded places elsewhere than Owner, once listed.
+	var created string
+	for i := 0; created == ""; i++ {
+		p := fmt.Sprintf("new-%d", i)
+		units[p] = 1
+		owner, _ := placement.Owner(p, ids)
+		if placement.Bounded(units, ids, placement.DefaultEpsilon)[p] != owner {
+			created = p
+		}
+		delete(units, p)
+	}
+	units[created] = 1
+	want := placement.Bounded(units, ids, placement.DefaultEpsilon)
+	createGroups(t, store, prefixes...)
+	// Renewals (and lists) far apart: only Created adds the prefix. b
+	// starts first, so a's first refresh sees both.
+	var a *cluster.Node
+	for _, id := range []string{"b", "a"} {
+		n, err := cluster.New(cluster.Options{Store: store.Handle(), ID: id, URL: "http://" + id + ":8080", LeaseTTL: time.Hour, RenewInterval: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Start(t.Context())
+		t.Cleanup(func() { _ = n.Stop(context.Background()) })
+		a = n
+	}
+	if len(a.Live()) != 2 {
+		t.Fatalf("a sees %v", a.Live())
+	}
+	owner, _ := placement.Owner(created, ids)
+	if c, _ := a.Placed(created); c.ID != owner {
+		t.Fatalf("unlisted prefix placed on %s, want Owner's %s", c.ID, owner)
+	}
+	createGroups(t, store, created)
+	a.Created(group.Key{StreamPrefix: created, ConsumerGroup: "g"})
+	eventually.True(t, "a places the created prefix with the others", func() bool {
+		c, _ := a.Placed(created)
+		return c.ID == want[created]
+	})
+	for p, id := range want {
+		if c, _ := a.Placed(p); c.ID != id {
+			t.Errorf("%s placed on %s, want %s", p, c.ID, id)
+		}
+	}
 }

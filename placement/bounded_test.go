@@ -153,3 +153,15 @@ func TestBoundedGolden(t *testing.T) {
 		t.Errorf("Bounded = %#v", got)
 	}
 }
+
+func BenchmarkBounded(b *testing.B) {
+	for _, c := range []struct{ units, n int }{{30, 3}, {10_000, 3}, {10_000, 100}} {
+		units, ids := randomCluster(rand.New(rand.NewPCG(1, 1)), c.units, c.n)
+		b.Run(fmt.Sprintf("units=%d/coordinators=%d", c.units, c.n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Bounded(units, ids, DefaultEpsilon)
+			}
+		})
+	}
+}
