@@ -110,8 +110,9 @@ type Node struct {
 	// those created here since.
 	placeMu  sync.Mutex
 	prefixes map[string]int
-	// changed is called (outside locks) after the live set or the node's
-	// service changes: the runtime then hands over what it no longer owns.
+	// changed is called (outside locks) after every renewal, refresh and
+	// placement, and after the node's service changes: the runtime then
+	// hands over what is not placed here.
 	changed atomic.Pointer[func()]
 
 	stop    chan struct{}
@@ -161,8 +162,9 @@ func New(o Options) (*Node, error) {
 	return n, nil
 }
 
-// OnChange sets the function called after the live coordinators or the
-// node's service change.
+// OnChange sets the function called after every renewal and refresh,
+// after the placement or the node's service change: the runtime hands over
+// every group not placed here.
 func (n *Node) OnChange(f func()) { n.changed.Store(&f) }
 
 // Start registers the node and renews its lease in the background until
@@ -386,15 +388,7 @@ func (n *Node) Placed(prefix string) (c persistence.Coordinator, ok bool) {
 		return c, true
 	}
 	id, ok := placement.Owner(prefix, l.ids)
-	if !ok {
-		return persistence.Coordinator{}, false
-	}
-	for _, c := range l.coords {
-		if c.ID == id {
-			return c, true
-		}
-	}
-	panic("cluster: placement.Owner returned an id it was not given")
+	return l.byID[id], ok
 }
 
 // PlacedHere reports whether this node should own the groups of prefix.
@@ -408,11 +402,12 @@ func (n *Node) PlacedHere(prefix string) bool {
 // coordinators read) for while it serves.
 type placements struct{ base, withSelf *layout }
 
-// layout is the placement on one set of candidate coordinators: owners
-// maps every listed stream prefix to its coordinator.
+// layout is the placement on one set of candidate coordinators (ids, and
+// byID their entries): owners maps every listed stream prefix to its
+// coordinator.
 type layout struct {
-	coords []persistence.Coordinator
 	ids    []string
+	byID   map[string]persistence.Coordinator
 	owners map[string]persistence.Coordinator
 }
 
@@ -438,17 +433,16 @@ func (n *Node) place() {
 
 // layout places n.prefixes on coords (placeMu held).
 func (n *Node) layout(coords []persistence.Coordinator) *layout {
-	l := &layout{coords: coords, ids: make([]string, len(coords)), owners: map[string]persistence.Coordinator{}}
-	byID := make(map[string]persistence.Coordinator, len(coords))
+	l := &layout{ids: make([]string, len(coords)), byID: make(map[string]persistence.Coordinator, len(coords)), owners: map[string]persistence.Coordinator{}}
 	for i, c := range coords {
 		l.ids[i] = c.ID
-		byID[c.ID] = c
+		l.byID[c.ID] = c
 	}
 	if len(coords) < 2 {
 		return l // Placed's fallback, Owner, gives the only one
 	}
 	for prefix, id := range placement.Bounded(n.prefixes, l.ids, placement.DefaultEpsilon) {
-		l.owners[prefix] = byID[id]
+		l.owners[prefix] = l.byID[id]
 	}
 	return l
 }
