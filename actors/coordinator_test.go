@@ -498,6 +498,7 @@ func (prefixesHere) Release(context.Context, group.Key) error                   
 func (prefixesHere) Serving() bool                                               { return true }
 func (p prefixesHere) PlacedHere(prefix string) bool                             { return p[prefix] }
 func (prefixesHere) Leaving() bool                                               { return false }
+func (prefixesHere) Created(group.Key)                                           {}
 
 // In a cluster, PlacedKeys lists only the stored groups placed on this
 // coordinator (each owner refreshes the gauges of its own groups); outside
