@@ -37,13 +37,10 @@ type ShardSample struct {
 // ShardOffsets replaces the shard offset gauges of key with shards (one
 // per shard index: the first of duplicates is kept): it keeps the lag and
 // pending sums over every shard and the samples of the shards that get
-// series (WithShardSeries), nothing more. It is ignored for a group the
-// metrics do not know, so that offsets of a deleted group cannot come back.
+// series (WithShardSeries), nothing more (SetShardOffsets). It is ignored
+// for a group the metrics do not know, so that offsets of a deleted group
+// cannot come back.
 func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
-	gs := m.lookup(key)
-	if gs == nil {
-		return
-	}
 	sorted := slices.CompactFunc(slices.SortedStableFunc(slices.Values(shards), func(a, b ShardSample) int {
 		return cmp.Compare(a.Shard, b.Shard)
 	}), func(a, b ShardSample) bool { return a.Shard == b.Shard })
@@ -54,9 +51,27 @@ func (m *Metrics) ShardOffsets(key group.Key, shards []ShardSample) {
 		}
 		pending += s.Pending
 	}
+	m.SetShardOffsets(key, lag, pending, sorted)
+}
+
+// ShardSeries is the number of shards per group that get series
+// (WithShardSeries): SetShardOffsets keeps the samples of the shards whose
+// index is below it.
+func (m *Metrics) ShardSeries() int { return m.shardSeries }
+
+// SetShardOffsets sets the shard offset gauges of key: lag and pending are
+// the sums over every shard (group_lag, group_pending), shards samples in
+// increasing shard order, one per index, of which those below ShardSeries
+// are kept (a copy; shards may hold only those). It is ignored for a group
+// the metrics do not know.
+func (m *Metrics) SetShardOffsets(key group.Key, lag, pending int64, shards []ShardSample) {
+	gs := m.lookup(key)
+	if gs == nil {
+		return
+	}
 	var kept []ShardSample
-	if n, _ := slices.BinarySearchFunc(sorted, m.shardSeries, func(s ShardSample, i int) int { return cmp.Compare(s.Shard, i) }); n > 0 {
-		kept = slices.Clone(sorted[:n])
+	if n, _ := slices.BinarySearchFunc(shards, m.shardSeries, func(s ShardSample, i int) int { return cmp.Compare(s.Shard, i) }); n > 0 {
+		kept = slices.Clone(shards[:n])
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()

@@ -19,13 +19,30 @@ import (
 // shared with GroupOffsets.
 func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
 	key := g.Meta.Key()
-	o, err := r.cache.Get(ctx, key, g.ShardCount, func(ctx context.Context) (Observation, error) {
-		return r.Observe(ctx, key, g.ShardCount)
+	p, err := r.cache.Get(ctx, key, g.ShardCount, func(ctx context.Context) (packed, error) {
+		o, err := r.Observe(ctx, key, g.ShardCount)
+		return pack(key.StreamPrefix, o), err
 	})
 	if err != nil {
 		return Offsets{}, err
 	}
-	return Project(g, o), nil
+	return Project(g, p.unpack()), nil
+}
+
+// Refresh observes g's shards now (a rate sample, as every read is) and
+// stores the observation in the offset cache as a fresh one, so that
+// CachedGroupOffsets answers from it until it expires; it returns the
+// observation. A background refresher calls it for every group once per
+// cache TTL, so that the cached reads find fresh observations instead of
+// each starting a read of its own.
+func (r *Reader) Refresh(ctx context.Context, g *group.Group) (Observation, error) {
+	key := g.Meta.Key()
+	o, err := r.Observe(ctx, key, g.ShardCount)
+	if err != nil {
+		return Observation{}, err
+	}
+	r.cache.Put(key, g.ShardCount, pack(key.StreamPrefix, o))
+	return o, nil
 }
 
 // Unobserved is an observation of shards 0..shardCount-1 of prefix whose

@@ -91,8 +91,8 @@ type Reader struct {
 	*streams.Observer
 	rates *streams.RateTracker
 	now   func() time.Time
-	// cache holds the observations behind CachedGroupOffsets.
-	cache *streams.Cache[group.Key, Observation]
+	// cache holds the observations behind CachedGroupOffsets, packed.
+	cache *streams.Cache[group.Key, packed]
 }
 
 // NewReader returns a Reader over observer whose rates and offset cache
@@ -103,7 +103,7 @@ func NewReader(observer *streams.Observer, now func() time.Time, cacheTTL time.D
 		now = time.Now
 	}
 	return &Reader{Observer: observer, rates: streams.NewRateTracker(), now: now,
-		cache: streams.NewCache[group.Key, Observation](cacheTTL, now)}
+		cache: streams.NewCache[group.Key, packed](cacheTTL, now)}
 }
 
 // Observe reads shards 0..shardCount-1 of key from Redis and feeds every
@@ -189,12 +189,56 @@ func shardRow(key group.Key, s ObservedShard, owners []string, p *group.ShardPro
 	}
 	if p != nil {
 		row.ConsumerLastDeliveredID, row.ConsumerLastAckedID = p.LastDeliveredID, p.LastAckedID
-		row.PendingCount = p.PendingCount
 	}
-	if s.GroupPending != nil {
-		row.PendingCount = *s.GroupPending
-	}
+	row.PendingCount = pendingOf(s, p)
 	return row
+}
+
+// pendingOf is a shard's pending count: the consumer group's, else the
+// one in p (the newest member report, nil when none), else 0.
+func pendingOf(s ObservedShard, p *group.ShardProgress) int64 {
+	switch {
+	case s.GroupPending != nil:
+		return *s.GroupPending
+	case p != nil:
+		return p.PendingCount
+	}
+	return 0
+}
+
+// ShardGauges is what the metrics' shard gauges take from an observation
+// projected onto its group (Project), without building every shard's row.
+type ShardGauges struct {
+	// Lag sums the known lags of every shard; Pending the pending counts
+	// (pendingOf) of every shard.
+	Lag, Pending int64
+	// Rows are the rows of the shards whose index is below the limit
+	// given to Gauges, as Project builds them (without owners).
+	Rows []ShardOffset
+}
+
+// Gauges returns the ShardGauges of o projected onto g, with the rows of
+// the shards whose index is below rows. Member progress is read only when
+// a shard needs it (a row, or a pending count the consumer group does not
+// report).
+func Gauges(g *group.Group, o Observation, rows int) ShardGauges {
+	key := g.Meta.Key()
+	var out ShardGauges
+	var progress map[int]*group.ShardProgress
+	for _, s := range o.Shards {
+		if s.Lag != nil {
+			out.Lag += *s.Lag
+		}
+		row := s.Shard < rows
+		if progress == nil && (row || s.GroupPending == nil) {
+			progress = newestProgress(g)
+		}
+		if row {
+			out.Rows = append(out.Rows, shardRow(key, s, nil, progress[s.Shard]))
+		}
+		out.Pending += pendingOf(s, progress[s.Shard])
+	}
+	return out
 }
 
 // owners maps each shard to the live members whose current assignment

@@ -1,6 +1,7 @@
 package monitoring_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -64,5 +65,41 @@ func TestProjectWithoutMembers(t *testing.T) {
 	if s.OwnerMemberIDs == nil || len(s.OwnerMemberIDs) != 0 || s.PendingCount != 0 || *got.TotalLag != 4 || !got.MemoryUsageKnown ||
 		got.ProducedPerSecond != nil || got.ConsumedPerSecond != nil {
 		t.Errorf("offsets %+v", got)
+	}
+}
+
+// Gauges agrees with Project: the lag of the known lags, the pending
+// counts with the members' fallback, and the rows (without owners) of the
+// shards below the limit.
+func TestGaugesAgreeWithProject(t *testing.T) {
+	c := grouptest.New(t, 3)
+	r := c.Join("member-a")
+	hb := c.Member("member-a", r.MemberEpoch, 0, 1, 2)
+	hb.ShardProgress = []group.ShardProgress{
+		{Shard: group.Shard{ShardIndex: 0}, LastAckedID: ptr("4-0"), PendingCount: 7, UpdatedAt: c.Now},
+		{Shard: group.Shard{ShardIndex: 2}, LastAckedID: ptr("8-0"), PendingCount: 3, UpdatedAt: c.Now},
+	}
+	c.Heartbeat(hb)
+	o := monitoring.Observation{Shards: []monitoring.ObservedShard{
+		{ShardOffset: streams.ShardOffset{Shard: 0, StreamKey: "orders:0", StreamLength: 10}},
+		{ShardOffset: streams.ShardOffset{Shard: 1, StreamKey: "orders:1", GroupPending: ptr[int64](2), Lag: ptr[int64](5)}, Produced: ptr(1.5)},
+		{ShardOffset: streams.ShardOffset{Shard: 2, StreamKey: "orders:2", GroupPending: ptr[int64](1), Lag: ptr[int64](4)}},
+	}}
+	projected := monitoring.Project(c.Group, o)
+	for _, rows := range []int{0, 2, 3, 1024} {
+		got := monitoring.Gauges(c.Group, o, rows)
+		if got.Lag != 9 || got.Pending != projected.TotalPendingCount || got.Pending != 10 {
+			t.Errorf("rows %d: lag %d pending %d, want 9 and %d", rows, got.Lag, got.Pending, projected.TotalPendingCount)
+		}
+		if want := min(rows, 3); len(got.Rows) != want {
+			t.Fatalf("rows %d: %d rows, want %d", rows, len(got.Rows), want)
+		}
+		for i, row := range got.Rows {
+			want := projected.Shards[i]
+			want.OwnerMemberIDs = []string{}
+			if !reflect.DeepEqual(row, want) {
+				t.Errorf("rows %d, shard %d: %+v, want %+v", rows, i, row, want)
+			}
+		}
 	}
 }

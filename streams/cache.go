@@ -76,6 +76,18 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, version int, load func(con
 	return value, nil
 }
 
+// Put stores value for key at version, fresh for the ttl, as a load would;
+// with caching disabled it stores nothing.
+func (c *Cache[K, V]) Put(key K, version int, value V) {
+	if c.ttl <= 0 {
+		return
+	}
+	entry := c.entry(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set(entry, version, value)
+}
+
 func (c *Cache[K, V]) entry(key K) *cacheEntry[V] {
 	c.mu.Lock()
 	defer c.mu.Unlock()

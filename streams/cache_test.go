@@ -156,6 +156,27 @@ func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
 	})
 }
 
+// A put value is served fresh for the ttl at its version, without loads;
+// a disabled cache stores nothing.
+func TestCachePut(t *testing.T) {
+	c, clock := newTestCache(15 * time.Second)
+	l := &loader{}
+	l.value.Store(9)
+	c.Put("k", 4, 1)
+	clock.Advance(14 * time.Second)
+	mustGet(t, c, 4, l, 1)
+	wantLoads(t, l, 0)
+	c.Put("k", 4, 2) // a put makes an expiring value fresh again
+	clock.Advance(14 * time.Second)
+	mustGet(t, c, 4, l, 2)
+	mustGet(t, c, 8, l, 9) // another version: a miss
+	wantLoads(t, l, 1)
+
+	off := NewCache[string, int](0, time.Now)
+	off.Put("k", 1, 1)
+	mustGet(t, off, 1, l, 9)
+}
+
 func TestCacheDisabled(t *testing.T) {
 	c := NewCache[string, int](0, time.Now)
 	l := &loader{}

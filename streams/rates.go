@@ -16,21 +16,27 @@ type RateKey struct {
 
 // RateTracker turns successive observations of a shard's stream length and
 // lag into produced and consumed messages per second (seed, docs/protocol.md §2.7). It keeps
-// the latest sample per RateKey and is safe for concurrent use.
+// the latest sample per RateKey, 32 bytes per shard in one slice per
+// group (no per-shard keys or pointers: 160,000 shards take about 5 MB),
+// and is safe for concurrent use.
 type RateTracker struct {
-	mu      sync.Mutex
-	samples map[RateKey]rateSample
+	mu sync.Mutex
+	// groups holds each group's samples indexed by shard.
+	groups map[rateGroup][]rateSample
 }
 
+type rateGroup struct{ prefix, group string }
+
+// rateSample is one shard's latest sample; the zero value is "none yet".
 type rateSample struct {
-	at     time.Time
-	length int64
-	lag    *int64
+	// at is the sample's time in Unix nanoseconds.
+	at, length, lag int64
+	seen, lagKnown  bool
 }
 
 // NewRateTracker returns an empty RateTracker.
 func NewRateTracker() *RateTracker {
-	return &RateTracker{samples: map[RateKey]rateSample{}}
+	return &RateTracker{groups: map[rateGroup][]rateSample{}}
 }
 
 // Observe records the sample (length, lag) of key taken at time at and
@@ -39,28 +45,37 @@ func NewRateTracker() *RateTracker {
 //	produced = max(0, Δlength) / Δs
 //	consumed = max(0, Δlength − Δlag) / Δs   (nil if either lag is unknown)
 //
-// Negative lengths and lags count as 0. Both rates are nil on the first
-// sample of key, and when at is not after the previous sample's time. The
-// sample replaces the previous one in every case.
+// Negative lengths and lags count as 0; Δs is measured on the wall clock.
+// Both rates are nil on the first sample of key, and when at is not after
+// the previous sample's time. The sample replaces the previous one in
+// every case. A negative shard is not recorded (both rates nil).
 func (t *RateTracker) Observe(key RateKey, at time.Time, length int64, lag *int64) (produced, consumed *float64) {
-	current := rateSample{at: at, length: max(length, 0)}
-	if lag != nil {
-		known := max(*lag, 0)
-		current.lag = &known
+	if key.Shard < 0 {
+		return nil, nil
 	}
+	current := rateSample{at: at.UnixNano(), length: max(length, 0), seen: true}
+	if lag != nil {
+		current.lag, current.lagKnown = max(*lag, 0), true
+	}
+	g := rateGroup{key.Prefix, key.Group}
 	t.mu.Lock()
-	previous, seen := t.samples[key]
-	t.samples[key] = current
+	samples := t.groups[g]
+	if key.Shard >= len(samples) {
+		samples = append(samples, make([]rateSample, key.Shard+1-len(samples))...)
+		t.groups[g] = samples
+	}
+	previous := samples[key.Shard]
+	samples[key.Shard] = current
 	t.mu.Unlock()
 
-	seconds := current.at.Sub(previous.at).Seconds()
-	if !seen || seconds <= 0 {
+	seconds := float64(current.at-previous.at) / float64(time.Second)
+	if !previous.seen || seconds <= 0 {
 		return nil, nil
 	}
 	grown := current.length - previous.length
 	produced = rate(max(grown, 0), seconds)
-	if previous.lag != nil && current.lag != nil {
-		consumed = rate(max(grown-(*current.lag-*previous.lag), 0), seconds)
+	if previous.lagKnown && current.lagKnown {
+		consumed = rate(max(grown-(current.lag-previous.lag), 0), seconds)
 	}
 	return produced, consumed
 }

@@ -8,21 +8,24 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // lagRefresher keeps the data-plane gauges of every group placed on this
-// coordinator (each group's owner refreshes its own) fresh without
-// anyone reading /offsets: lag, pending (through the observed data plane,
-// which sets the shard gauges and group_lag/group_pending) and the group's
-// entries in its prefix's dead-letter stream (dead_letter_entries: those
-// it dead-lettered and those naming no group, as its dead-letter page
-// lists them), so that the lag, pending and dead-letter alerts have series
-// to evaluate.
+// coordinator (each group's owner refreshes its own) fresh without anyone
+// reading /offsets: lag, pending (group_lag, group_pending and the shard
+// gauges, as an offsets read sets them) and the group's entries in its
+// prefix's dead-letter stream (dead_letter_entries: those it dead-lettered
+// and those naming no group, as its dead-letter page lists them), so that
+// the lag, pending and dead-letter alerts have series to evaluate. Each
+// round reads the groups one at a time and leaves every observation in the
+// offset cache, so that the Grafana rows read between rounds find it fresh.
 type lagRefresher struct {
 	coord       *actors.Coordinator
-	data        observedDataPlane
+	offsets     offsetRefresher
 	deadLetters deadLetterCounter
 	m           *metrics.Metrics
 	log         *slog.Logger
@@ -32,6 +35,12 @@ type lagRefresher struct {
 	tallies map[string]*streams.DeadLetterTally
 }
 
+// offsetRefresher observes a group's shards into the offset cache;
+// *monitoring.Reader implements it.
+type offsetRefresher interface {
+	Refresh(ctx context.Context, g *group.Group) (monitoring.Observation, error)
+}
+
 // deadLetterCounter counts a dead-letter stream's entries by group;
 // streams.Operator implements it.
 type deadLetterCounter interface {
@@ -39,8 +48,9 @@ type deadLetterCounter interface {
 }
 
 // run refreshes every interval until ctx ends. A failed offsets read is
-// counted by the observed data plane; a failed dead-letter count is logged
-// at debug level and leaves the gauge as it was (the next round retries).
+// counted in monitoring_refresh_failed_total{projection="offsets"} and
+// leaves the gauges as they were; a failed dead-letter count is logged at
+// debug level and leaves the gauge as it was (the next round retries).
 func (r *lagRefresher) run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -66,7 +76,7 @@ func (r *lagRefresher) refresh(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		_, _ = r.data.CachedGroupOffsets(ctx, g)
+		r.refreshOffsets(ctx, g)
 		dlq := streams.DeadLetterStream(key.StreamPrefix)
 		t, counted := tallies[dlq]
 		if !counted {
@@ -84,4 +94,24 @@ func (r *lagRefresher) refresh(ctx context.Context) {
 		}
 	}
 	r.tallies = tallies
+}
+
+// refreshOffsets observes g's shards (into the offset cache) and sets its
+// shard gauges from the observation, as an offsets read would
+// (observedDataPlane), without building the rows of the shards that get no
+// series.
+func (r *lagRefresher) refreshOffsets(ctx context.Context, g *group.Group) {
+	o, err := r.offsets.Refresh(ctx, g)
+	switch {
+	case errors.Is(err, context.Canceled):
+	case err != nil:
+		r.m.MonitoringRefreshFailed(offsetsProjection)
+	default:
+		gauges := monitoring.Gauges(g, o, r.m.ShardSeries())
+		samples := make([]metrics.ShardSample, len(gauges.Rows))
+		for i, s := range gauges.Rows {
+			samples[i] = shardSample(s)
+		}
+		r.m.SetShardOffsets(g.Key(), gauges.Lag, gauges.Pending, samples)
+	}
 }

@@ -113,9 +113,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	node.OnChange(coord.HandOver)
 	go obs.m.Run(ctx, coord)
-	data, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
-	if back.redis != nil {
-		lags := &lagRefresher{coord: coord, data: observedDataPlane{DataPlane: data, m: obs.m}, deadLetters: streams.NewOperator(back.redis), m: obs.m, log: logger}
+	reader, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
+	var data httpapi.DataPlane
+	if reader != nil {
+		data = reader
+		lags := &lagRefresher{coord: coord, offsets: reader, deadLetters: streams.NewOperator(back.redis), m: obs.m, log: logger}
 		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
 	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{

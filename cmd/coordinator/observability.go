@@ -86,14 +86,19 @@ func (d observedDataPlane) record(g *group.Group, o monitoring.Offsets, err erro
 	default:
 		samples := make([]metrics.ShardSample, len(o.Shards))
 		for i, s := range o.Shards {
-			samples[i] = metrics.ShardSample{
-				Shard: s.Shard.ShardIndex, StreamKey: s.StreamKey, StreamLength: s.StreamLength,
-				Pending: s.PendingCount, Lag: s.Lag, MemoryUsageBytes: s.MemoryUsageBytes,
-				LastRecordID: s.LastRecordID, LastGeneratedID: s.LastGeneratedID,
-				GroupLastDeliveredID: s.GroupLastDeliveredID, ConsumerLastAckedID: s.ConsumerLastAckedID,
-				ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
-			}
+			samples[i] = shardSample(s)
 		}
 		d.m.ShardOffsets(g.Key(), samples)
+	}
+}
+
+// shardSample is the metrics' sample of one /offsets row.
+func shardSample(s monitoring.ShardOffset) metrics.ShardSample {
+	return metrics.ShardSample{
+		Shard: s.Shard.ShardIndex, StreamKey: s.StreamKey, StreamLength: s.StreamLength,
+		Pending: s.PendingCount, Lag: s.Lag, MemoryUsageBytes: s.MemoryUsageBytes,
+		LastRecordID: s.LastRecordID, LastGeneratedID: s.LastGeneratedID,
+		GroupLastDeliveredID: s.GroupLastDeliveredID, ConsumerLastAckedID: s.ConsumerLastAckedID,
+		ProducedPerSecond: s.ProducedPerSecond, ConsumedPerSecond: s.ConsumedPerSecond,
 	}
 }

@@ -38,7 +38,7 @@ func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
 // monitoring.offset-cache-ttl; nil without Redis (the API then answers
 // the Redis reads 503 REDIS_NOT_CONFIGURED and the Grafana rows with
 // unknown offsets).
-func dataPlane(cfg *config.Config, client goredis.UniversalClient) httpapi.DataPlane {
+func dataPlane(cfg *config.Config, client goredis.UniversalClient) *monitoring.Reader {
 	if client == nil {
 		return nil
 	}
