@@ -3,6 +3,8 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,4 +65,27 @@ func BenchmarkScrape100x1000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// One scrape of /metrics with 10,000 groups of one member (the scrape
+// scenario of cmd/coord-bench, issue 21) and the default group cap: bytes
+// written and allocated per scrape.
+func BenchmarkScrape10000Groups(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID)
+	for i := range 10_000 {
+		key := group.Key{StreamPrefix: fmt.Sprintf("s%05d", i), ConsumerGroup: "g"}
+		commit(m, largeGroup(key, 1))
+		m.SetShardOffsets(key, 3, 1, nil)
+	}
+	h := metrics.Handler(reg)
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	var size int
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size), "B/scrape")
 }

@@ -129,9 +129,7 @@ type Metrics struct {
 
 	// groupVecs are the vectors with stream and group labels, cleared
 	// when a group is deleted.
-	groupVecs []interface {
-		DeletePartialMatch(prometheus.Labels) int
-	}
+	groupVecs []*prometheus.CounterVec
 
 	mu     sync.RWMutex
 	groups map[group.Key]*groupState
@@ -163,25 +161,33 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		o(m)
 	}
 	grp := []string{"stream", "group"}
+	// The counters labelled with stream and group (groupVecs) carry the
+	// coordinator label themselves, as the group collector does: through
+	// the wrapping registerer below, each of their series (thousands with
+	// many groups) would get a new Desc and a wrapped copy at every scrape.
+	perGroup := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help,
+			ConstLabels: prometheus.Labels{"coordinator": coordinatorID}}, labels)
+	}
 	with := func(extra ...string) []string { return append(append([]string{}, grp...), extra...) }
 
 	m.up = gauge("up", "1 while the coordinator reports itself UP (set by every health check), else 0.")
 	m.up.Set(1)
-	m.heartbeats = counterVec("heartbeat_total", "Handled member heartbeats by response status.", with("status")...)
-	m.heartbeatsShed = counterVec("heartbeat_shed_total", "Heartbeats answered RETRY at once because too many were queued for their group (load shedding).", grp...)
-	m.memberExpired = counterVec("member_expired_total", "Members whose lease expired.", grp...)
-	m.memberFenced = counterVec("member_fenced_total", "Members fenced (invalid ownership report or rebalance timeout).", grp...)
-	m.rebalances = counterVec("rebalance_total", "Target assignment recomputations committed by a group commit.", with("reason")...)
+	m.heartbeats = perGroup("heartbeat_total", "Handled member heartbeats by response status.", with("status")...)
+	m.heartbeatsShed = perGroup("heartbeat_shed_total", "Heartbeats answered RETRY at once because too many were queued for their group (load shedding).", grp...)
+	m.memberExpired = perGroup("member_expired_total", "Members whose lease expired.", grp...)
+	m.memberFenced = perGroup("member_fenced_total", "Members fenced (invalid ownership report or rebalance timeout).", grp...)
+	m.rebalances = perGroup("rebalance_total", "Target assignment recomputations committed by a group commit.", with("reason")...)
 	// By reason only: with stream and group labels its buckets were 18
 	// series per group, 40% of a default scrape with 10,000 groups.
 	m.rebalanceDuration = histogramVec("rebalance_duration_seconds", "Duration of the group commits that recomputed the target assignment.", latencyBuckets, "reason")
-	m.violationsTotal = counterVec("invariant_violation_total", "Invariant violations, added up at every group refresh that found some.", grp...)
-	m.actorRestarts = counterVec("actor_restarts_total", "Group actor restarts after a panic.", grp...)
-	m.scaleRequests = counterVec("scale_request_total", "Scale requests by result (SUCCESS, NOOP or ERROR).", with("status")...)
-	m.scaleFailed = counterVec("scale_request_failed_total", "Scale requests that failed.", with("status")...)
-	m.routingRequests = counterVec("producer_routing_request_total", "Producer routing reads by result (SUCCESS or ERROR).", with("status")...)
-	m.routingStale = counterVec("producer_routing_stale_total", "Producer routing reads whose knownMetadataVersion was older than the current one.", grp...)
-	m.apiRequests = counterVec("api_request_total", "Coordinator API requests.", "method", "route", "status", "outcome", "stream", "group")
+	m.violationsTotal = perGroup("invariant_violation_total", "Invariant violations, added up at every group refresh that found some.", grp...)
+	m.actorRestarts = perGroup("actor_restarts_total", "Group actor restarts after a panic.", grp...)
+	m.scaleRequests = perGroup("scale_request_total", "Scale requests by result (SUCCESS, NOOP or ERROR).", with("status")...)
+	m.scaleFailed = perGroup("scale_request_failed_total", "Scale requests that failed.", with("status")...)
+	m.routingRequests = perGroup("producer_routing_request_total", "Producer routing reads by result (SUCCESS or ERROR).", with("status")...)
+	m.routingStale = perGroup("producer_routing_stale_total", "Producer routing reads whose knownMetadataVersion was older than the current one.", grp...)
+	m.apiRequests = perGroup("api_request_total", "Coordinator API requests.", "method", "route", "status", "outcome", "stream", "group")
 	// Not per group: a summary series holds its quantile streams (~46 KB),
 	// so stream and group labels made it O(groups × statuses) in memory
 	// (10,000 groups: ~1 GB) and in every scrape.
@@ -211,15 +217,14 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.groupActors = gauge("group_actors", "Live group actors.")
 	m.cluster = newClusterMetrics()
 
-	m.groupVecs = []interface {
-		DeletePartialMatch(prometheus.Labels) int
-	}{m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.violationsTotal,
+	m.groupVecs = []*prometheus.CounterVec{m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.violationsTotal,
 		m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale, m.apiRequests}
+	for _, v := range m.groupVecs {
+		reg.MustRegister(v)
+	}
 
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
-	r.MustRegister(m.up, m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.rebalanceDuration,
-		m.violationsTotal, m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale,
-		m.apiRequests, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
+	r.MustRegister(m.up, m.rebalanceDuration, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
 		m.batchSize, m.commitDuration, m.groupActors, m.cluster,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
