@@ -102,16 +102,8 @@ func (r *lagRefresher) refresh(ctx context.Context) {
 // series.
 func (r *lagRefresher) refreshOffsets(ctx context.Context, g *group.Group) {
 	o, err := r.offsets.Refresh(ctx, g)
-	switch {
-	case errors.Is(err, context.Canceled):
-	case err != nil:
-		r.m.MonitoringRefreshFailed(offsetsProjection)
-	default:
+	if offsetsRead(r.m, err) {
 		gauges := monitoring.Gauges(g, o, r.m.ShardSeries())
-		samples := make([]metrics.ShardSample, len(gauges.Rows))
-		for i, s := range gauges.Rows {
-			samples[i] = shardSample(s)
-		}
-		r.m.SetShardOffsets(g.Key(), gauges.Lag, gauges.Pending, samples)
+		r.m.SetShardOffsets(g.Key(), gauges.Lag, gauges.Pending, shardSamples(gauges.Rows))
 	}
 }

@@ -76,20 +76,30 @@ func (d observedDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Grou
 	return o, err
 }
 
-// record sets g's shard gauges from o, or counts err (a canceled read is
-// neither).
+// record sets g's shard gauges from o, or counts err (offsetsRead).
 func (d observedDataPlane) record(g *group.Group, o monitoring.Offsets, err error) {
-	switch {
-	case errors.Is(err, context.Canceled):
-	case err != nil:
-		d.m.MonitoringRefreshFailed(offsetsProjection)
-	default:
-		samples := make([]metrics.ShardSample, len(o.Shards))
-		for i, s := range o.Shards {
-			samples[i] = shardSample(s)
-		}
-		d.m.ShardOffsets(g.Key(), samples)
+	if offsetsRead(d.m, err) {
+		d.m.ShardOffsets(g.Key(), shardSamples(o.Shards))
 	}
+}
+
+// offsetsRead reports whether an offsets read succeeded (err is nil); a
+// failed one is counted in monitoring_refresh_failed_total unless it was
+// canceled.
+func offsetsRead(m *metrics.Metrics, err error) bool {
+	if err != nil && !errors.Is(err, context.Canceled) {
+		m.MonitoringRefreshFailed(offsetsProjection)
+	}
+	return err == nil
+}
+
+// shardSamples are the metrics' samples of /offsets rows.
+func shardSamples(rows []monitoring.ShardOffset) []metrics.ShardSample {
+	samples := make([]metrics.ShardSample, len(rows))
+	for i, s := range rows {
+		samples[i] = shardSample(s)
+	}
+	return samples
 }
 
 // shardSample is the metrics' sample of one /offsets row.
