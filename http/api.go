@@ -189,7 +189,6 @@ func New(o Options) *API {
 		health:   o.Health,
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
-		router:   httprouter.New(),
 		data:     o.DataPlane,
 		ops:      o.Streams,
 		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
@@ -198,21 +197,17 @@ func New(o Options) *API {
 		maxGroups:      o.MaxGroups, maxGroupsPerPrefix: o.MaxGroupsPerPrefix,
 		cluster: o.Cluster,
 	}
+	a.router = a.newRouter()
 	r := a.router
-	r.RedirectTrailingSlash = false
-	r.RedirectFixedPath = false
-	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "NOT_FOUND", "No route for this path")
-	})
-	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+req.Method+" is not supported for this path")
-	})
-	r.PanicHandler = a.recovered
 
 	base := basepath.Clean(o.BasePath)
 	middleware := a.secure(o, base)
+	var fwd *forwarder
 	if o.Cluster != nil {
-		middleware = append([]Middleware{newForwarder(a, o.Cluster, o.Forwarded).wrap}, middleware...)
+		fwd = newForwarder(a, o.Cluster, o.Forwarded)
+		middleware = append([]Middleware{fwd.wrap}, middleware...)
+		fwd.heartbeats = a.newRouter()
+		r.POST(ForwardBatchPath, fwd.serveBatch)
 	}
 	for _, rt := range a.routes() {
 		h := rt.handle
@@ -224,6 +219,9 @@ func New(o Options) *API {
 			h = middleware[i](rt.Route, h)
 		}
 		r.Handle(rt.Method, routerPath(rt.Template), h)
+		if fwd != nil && rt.Template == base+security.HeartbeatTemplate {
+			fwd.heartbeats.Handle(rt.Method, routerPath(rt.Template), h)
+		}
 	}
 
 	r.GET("/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
@@ -246,6 +244,22 @@ func New(o Options) *API {
 		r.Handler(http.MethodGet, "/metrics", metrics)
 	}
 	return a
+}
+
+// newRouter returns a router answering unknown paths and methods, and
+// panics, with JSON error bodies.
+func (a *API) newRouter() *httprouter.Router {
+	r := httprouter.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "No route for this path")
+	})
+	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+req.Method+" is not supported for this path")
+	})
+	r.PanicHandler = a.recovered
+	return r
 }
 
 // ServeHTTP serves one request.

@@ -1,15 +1,16 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -38,6 +39,8 @@ type Cluster interface {
 	// Placed is the coordinator that should own the groups of a stream
 	// prefix (false when none is live).
 	Placed(prefix string) (persistence.Coordinator, bool)
+	// Live is the live coordinators as last read.
+	Live() []persistence.Coordinator
 	// View is the body of GET /cluster.
 	View(ctx context.Context) (cluster.View, error)
 	// Leaving reports a graceful departure: this coordinator then forwards
@@ -66,19 +69,30 @@ const codeOwnerUnreachable = "COORDINATOR_UNREACHABLE"
 // {streamPrefix} parameter) to the coordinator the group is placed on,
 // before anything else runs here (authentication, audit, rate limits and
 // metrics run once, on the owner), with the original credentials, over
-// pooled connections.
+// pooled connections: heartbeats in batches (forward_batch.go), every
+// other request through a reverse proxy.
 type forwarder struct {
 	api       *API
 	cluster   Cluster
 	proxy     *httputil.ReverseProxy
+	batches   *batcher
 	forwarded func(reached bool)
+	// heartbeats routes a forwarded heartbeat through the heartbeat
+	// route's handler chain (set by New).
+	heartbeats *httprouter.Router
 }
 
 func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
 	if forwarded == nil {
 		forwarded = func(bool) {}
 	}
+	transport := &http.Transport{
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 512,
+		IdleConnTimeout:     90 * time.Second,
+	}
 	f := &forwarder{api: a, cluster: c, forwarded: forwarded}
+	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			target := pr.In.Context().Value(targetKey{}).(*url.URL)
@@ -88,22 +102,33 @@ func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
 			pr.SetXForwarded()
 			pr.Out.Header.Set(HeaderForwardedBy, c.Self().ID)
 		},
-		Transport: &http.Transport{
-			MaxIdleConns:        1024,
-			MaxIdleConnsPerHost: 512,
-			IdleConnTimeout:     90 * time.Second,
-		},
+		Transport:      transport,
+		BufferPool:     copyBuffers{},
 		ModifyResponse: func(*http.Response) error { forwarded(true); return nil },
 		ErrorHandler:   f.unreachable,
 	}
 	return f
 }
 
+// copyBuffers lends the proxy the buffers it copies answers through
+// (without a pool it allocates and clears 32 KiB per request).
+type copyBuffers struct{}
+
+// copyBufferSize holds a whole answer of a group's routes but the largest.
+const copyBufferSize = 8 << 10
+
+var copyBufferPool = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
+
+func (copyBuffers) Get() []byte { return copyBufferPool.Get().(*[copyBufferSize]byte)[:] }
+
+func (copyBuffers) Put(b []byte) {
+	if cap(b) == copyBufferSize {
+		copyBufferPool.Put((*[copyBufferSize]byte)(b[:copyBufferSize]))
+	}
+}
+
 // targetKey carries the owner's URL from wrap to Rewrite.
 type targetKey struct{}
-
-// heartbeatBody carries a buffered heartbeat body to unreachable.
-type heartbeatBody struct{}
 
 // ownerKey carries the owner's id to unreachable.
 type ownerKey struct{}
@@ -127,44 +152,70 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 			next(w, r, ps)
 			return
 		}
+		if heartbeat {
+			f.heartbeat(w, r, owner)
+			return
+		}
 		target, err := url.Parse(owner.URL)
 		if err != nil {
 			f.api.fail(w, r, err)
 			return
 		}
-		ctx := r.Context()
-		if heartbeat {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.api.maxBody))
-			if err != nil {
-				f.api.fail(w, r, errPayloadTooLarge)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			ctx = context.WithValue(ctx, heartbeatBody{}, body)
-		}
-		ctx = context.WithValue(ctx, ownerKey{}, owner.ID)
+		ctx := context.WithValue(r.Context(), ownerKey{}, owner.ID)
 		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, targetKey{}, target)))
 	}
 }
 
-// unreachable answers a request whose owner did not answer: a heartbeat
-// gets status RETRY (never FENCED: the member keeps its lease and tries
-// again), anything else 503 COORDINATOR_UNREACHABLE.
+// heartbeat forwards a heartbeat to owner in a batch and writes the
+// owner's answer. A heartbeat whose owner did not answer, or refused the
+// batch, gets status RETRY (never FENCED: the member keeps its lease and
+// tries again).
+func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner persistence.Coordinator) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.api.maxBody))
+	if err != nil {
+		f.api.fail(w, r, errPayloadTooLarge)
+		return
+	}
+	header := r.Header.Clone()
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := header.Values("X-Forwarded-For"); len(prior) > 0 {
+			host = strings.Join(prior, ", ") + ", " + host
+		}
+		header.Set("X-Forwarded-For", host)
+	}
+	a, ok := f.batches.forward(r.Context(), owner, batchItem{Path: r.URL.RequestURI(), Header: header, Body: string(body)})
+	switch {
+	case !ok: // the member is gone
+	case a == nil:
+		req := new(group.HeartbeatRequest)
+		if json.Unmarshal(body, req) != nil {
+			f.ownerUnreachable(w)
+			return
+		}
+		resp := group.RetryResponse(f.api.settings, req)
+		writeHeartbeat(w, &resp)
+	default:
+		for k, v := range a.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(a.Status)
+		_, _ = io.WriteString(w, a.Body)
+	}
+}
+
+// unreachable answers a proxied request whose owner did not answer: 503
+// COORDINATOR_UNREACHABLE.
 func (f *forwarder) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 	f.forwarded(false)
 	f.api.log.Debug("forward to owner failed", "path", r.URL.Path, "err", err)
 	if id, ok := r.Context().Value(ownerKey{}).(string); ok {
 		f.cluster.Unreachable(id)
 	}
-	if body, ok := r.Context().Value(heartbeatBody{}).([]byte); ok {
-		req := new(group.HeartbeatRequest)
-		if json.Unmarshal(body, req) == nil {
-			resp := group.RetryResponse(f.api.settings, req)
-			writeHeartbeat(w, &resp)
-			return
-		}
-	}
+	f.ownerUnreachable(w)
+}
+
+// ownerUnreachable writes 503 COORDINATOR_UNREACHABLE.
+func (f *forwarder) ownerUnreachable(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
 	writeError(w, http.StatusServiceUnavailable, codeOwnerUnreachable, "The coordinator that owns this group did not answer; retry the request")
 }

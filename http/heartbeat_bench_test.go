@@ -31,6 +31,9 @@ import (
 type benchFleet struct {
 	api    http.Handler
 	bodies []string // steady heartbeat body of member i
+	// opts builds api; withCluster builds more APIs over the same
+	// coordinator from it.
+	opts httpapi.Options
 }
 
 func newBenchFleet(b *testing.B, members int) *benchFleet {
@@ -48,14 +51,14 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 			b.Error(err)
 		}
 	})
-	api := httpapi.New(httpapi.Options{
+	opts := httpapi.Options{
 		Coordinator:    httpapi.ObserveCoordinator(coord, m),
 		Middleware:     []httpapi.Middleware{httpapi.ObserveRequests(m)},
 		Settings:       settings,
 		CoordinatorID:  "bench",
 		Logger:         logger,
 		BenchEndpoints: true,
-	})
+	}
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
 	if _, err := coord.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
@@ -66,7 +69,7 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &benchFleet{api: api, bodies: make([]string, members)}
+	f := &benchFleet{api: httpapi.New(opts), bodies: make([]string, members), opts: opts}
 	for i, mem := range ms {
 		body, err := json.Marshal(mem.Request())
 		if err != nil {
@@ -75,6 +78,13 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 		f.bodies[i] = string(body)
 	}
 	return f
+}
+
+// withCluster is the fleet's API as a coordinator of cluster c serves it.
+func (f *benchFleet) withCluster(c httpapi.Cluster) http.Handler {
+	o := f.opts
+	o.Cluster = c
+	return httpapi.New(o)
 }
 
 // paths returns route's path (with %s for the member id) of every member.
@@ -88,10 +98,10 @@ func (f *benchFleet) paths(route string) []string {
 
 // serve posts member i's body to its path and
 // fails unless the answer is 200 with a status OK.
-func (f *benchFleet) serve(b *testing.B, paths []string, i int) {
+func (f *benchFleet) serve(b *testing.B, api http.Handler, paths []string, i int) {
 	req := httptest.NewRequest(http.MethodPost, paths[i], strings.NewReader(f.bodies[i]))
 	rec := httptest.NewRecorder()
-	f.api.ServeHTTP(rec, req)
+	api.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"status":"OK"`) {
 		b.Fatalf("%s: %d %s", req.URL.Path, rec.Code, rec.Body)
 	}
@@ -114,43 +124,58 @@ func cpuTime(b *testing.B) time.Duration {
 // the P3b ratio of issue #12 is heartbeat cpu-ns/op ÷ noop cpu-ns/op.
 // "serial" sends one request at a time, "parallel" 32 per core.
 func BenchmarkHeartbeatVsNoop(b *testing.B) {
-	const members, perCore = 1000, 32
-	f := newBenchFleet(b, members)
+	f := newBenchFleet(b, benchMembers)
 	routes := []struct{ name, path string }{
-		{"heartbeat", "/coord/v1/streams/orders/groups/orders-consumer/members/%s/heartbeat"},
+		{"heartbeat", heartbeatRoute},
 		{"noop", "/coord/v1" + strings.NewReplacer("{streamPrefix}", "orders", "{consumerGroup}", "orders-consumer", "{memberId}", "%s").Replace(httpapi.BenchNoopTemplate)},
 	}
 	for _, rt := range routes {
-		paths := f.paths(rt.path)
-		b.Run(rt.name+"/serial", func(b *testing.B) {
-			i := 0
-			b.ReportAllocs()
-			cpu := cpuTime(b)
-			for b.Loop() {
-				f.serve(b, paths, i)
-				i = (i + 1) % members
-			}
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-		})
-		b.Run(rt.name+"/parallel", func(b *testing.B) {
-			callers := perCore * runtime.GOMAXPROCS(0)
-			var next atomic.Int64
-			b.ReportAllocs()
-			b.SetParallelism(perCore)
-			cpu := cpuTime(b)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				// Caller k drives members k, k+callers, …
-				first := int(next.Add(1)-1) % members
-				for i := first; pb.Next(); {
-					f.serve(b, paths, i)
-					if i += callers; i >= members {
-						i = first
-					}
-				}
-			})
-			b.StopTimer()
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
-		})
+		f.bench(b, rt.name, f.api, f.paths(rt.path))
 	}
+}
+
+const (
+	// benchMembers is the bench fleet's group size.
+	benchMembers = 1000
+	// heartbeatRoute is the bench group's heartbeat path, %s the member.
+	heartbeatRoute = "/coord/v1/streams/orders/groups/orders-consumer/members/%s/heartbeat"
+)
+
+// bench runs name/serial (one request at a time) and name/parallel (32
+// callers per core) of the members' requests to paths served by api,
+// reporting cpu-ns/op: the process's CPU time per request (every
+// goroutine, GC included).
+func (f *benchFleet) bench(b *testing.B, name string, api http.Handler, paths []string) {
+	const perCore = 32
+	members := len(paths)
+	b.Run(name+"/serial", func(b *testing.B) {
+		i := 0
+		b.ReportAllocs()
+		cpu := cpuTime(b)
+		for b.Loop() {
+			f.serve(b, api, paths, i)
+			i = (i + 1) % members
+		}
+		b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run(name+"/parallel", func(b *testing.B) {
+		callers := perCore * runtime.GOMAXPROCS(0)
+		var next atomic.Int64
+		b.ReportAllocs()
+		b.SetParallelism(perCore)
+		cpu := cpuTime(b)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			// Caller k drives members k, k+callers, …
+			first := int(next.Add(1)-1) % members
+			for i := first; pb.Next(); {
+				f.serve(b, api, paths, i)
+				if i += callers; i >= members {
+					i = first
+				}
+			}
+		})
+		b.StopTimer()
+		b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+	})
 }

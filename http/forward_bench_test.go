@@ -1,0 +1,112 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+)
+
+// fakeCluster is a cluster whose every stream is placed on owner, as
+// coordinator self sees it.
+type fakeCluster struct {
+	self, owner persistence.Coordinator
+	mu          sync.Mutex
+	live        []persistence.Coordinator
+	leaving     bool
+	unreachable chan string // receives Unreachable's ids when non-nil
+}
+
+func (c *fakeCluster) Self() persistence.Coordinator { return c.self }
+func (c *fakeCluster) Placed(string) (persistence.Coordinator, bool) {
+	return c.owner, c.owner.ID != ""
+}
+func (c *fakeCluster) Live() []persistence.Coordinator {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live
+}
+
+func (c *fakeCluster) setLive(live []persistence.Coordinator) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live = live
+}
+func (c *fakeCluster) View(context.Context) (coordcluster.View, error) {
+	return coordcluster.View{Self: c.self.ID}, nil
+}
+func (c *fakeCluster) Leaving() bool { return c.leaving }
+func (c *fakeCluster) Unreachable(id string) {
+	if c.unreachable != nil {
+		c.unreachable <- id
+	}
+}
+
+// pair is an owner coordinator serving on a real loopback server and a
+// coordinator that forwards every group's requests to it.
+type pair struct {
+	owner, forwarder http.Handler
+	ownerURL         string
+}
+
+func newPair(tb testing.TB, build func(httpapi.Cluster) http.Handler) *pair {
+	tb.Helper()
+	a := persistence.Coordinator{ID: "coord-a", Token: "token-a"}
+	b := persistence.Coordinator{ID: "coord-b", Token: "token-b"}
+	ownerCluster := &fakeCluster{self: a, owner: a}
+	p := &pair{owner: build(ownerCluster)}
+	srv := httptest.NewServer(p.owner)
+	tb.Cleanup(srv.Close)
+	a.URL, p.ownerURL = srv.URL, srv.URL
+	ownerCluster.self, ownerCluster.owner = a, a
+	b.URL = "http://coord-b.invalid"
+	live := []persistence.Coordinator{a, b}
+	ownerCluster.live = live
+	p.forwarder = build(&fakeCluster{self: b, owner: a, live: live})
+	return p
+}
+
+// BenchmarkForwardedHeartbeat measures a heartbeat that reaches a
+// coordinator that does not own the group (served in process, as
+// BenchmarkHeartbeatVsNoop serves its requests) and is forwarded over a
+// loopback connection to the owner, beside the same heartbeat served by
+// the owner directly, in process ("direct") and over a loopback
+// connection ("direct-http": the cost of one HTTP hop). cpu-ns/op counts
+// both coordinators and the client: they share the process.
+func BenchmarkForwardedHeartbeat(b *testing.B) {
+	f := newBenchFleet(b, benchMembers)
+	p := newPair(b, f.withCluster)
+	paths := f.paths(heartbeatRoute)
+	f.bench(b, "direct", p.owner, paths)
+	f.bench(b, "direct-http", &httpHop{url: p.ownerURL, hc: http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}}, paths)
+	f.bench(b, "forwarded", p.forwarder, paths)
+}
+
+// httpHop serves a request by sending it to url over pooled connections.
+type httpHop struct {
+	url string
+	hc  http.Client
+}
+
+func (h *httpHop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, h.url+r.URL.Path, r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header = r.Header
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}

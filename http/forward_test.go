@@ -1,0 +1,286 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+	"github.com/redis-stream-coordinator/coordinator/security"
+)
+
+// Forwarding between two coordinators (docs/cluster.md, Forwarding):
+// coord-a owns every group and serves on a loopback server; coord-b
+// forwards every group's requests to it. Each runs its own actor system
+// on its own memory store, so an answer that names a group coord-a
+// created was served by coord-a.
+
+// forwardEnv is the two coordinators.
+type forwardEnv struct {
+	owner, forwarder *httptest.Server
+	ownerCluster     *fakeCluster
+	fwdCluster       *fakeCluster
+	reached, failed  atomic.Int64 // forwards counted by coord-b
+}
+
+// newForwardEnv starts both; sec, when non-nil, secures coord-a only.
+func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
+	t.Helper()
+	e := &forwardEnv{}
+	a := persistence.Coordinator{ID: "coord-a", Token: "token-a"}
+	b := persistence.Coordinator{ID: "coord-b", Token: "token-b", URL: "http://coord-b.invalid"}
+	e.ownerCluster = &fakeCluster{}
+	e.owner = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.ownerCluster, Security: sec}))
+	t.Cleanup(e.owner.Close)
+	a.URL = e.owner.URL
+	e.ownerCluster.self, e.ownerCluster.owner = a, a
+	e.ownerCluster.setLive([]persistence.Coordinator{a, b})
+	e.fwdCluster = &fakeCluster{self: b, owner: a, live: []persistence.Coordinator{a, b}, unreachable: make(chan string, 100)}
+	e.forwarder = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.fwdCluster, Forwarded: func(reached bool) {
+		if reached {
+			e.reached.Add(1)
+		} else {
+			e.failed.Add(1)
+		}
+	}}))
+	t.Cleanup(e.forwarder.Close)
+	return e
+}
+
+// newForwardAPI is o's API over an actor system of its own.
+func newForwardAPI(t *testing.T, o httpapi.Options) http.Handler {
+	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
+	coord, err := actors.New(actors.Options{Store: memory.New(), Settings: group.DefaultSettings(), GroupCommit: true, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := coord.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	o.Coordinator, o.Logger = coord, logger
+	return httpapi.New(o)
+}
+
+// do sends method path (under /coord/v1) with body and auth ("" for
+// none) to srv and returns the answer's status, header and body.
+func do(t *testing.T, srv *httptest.Server, method, path, auth, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+"/coord/v1"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func createOn(t *testing.T, srv *httptest.Server, prefix string, shards int) {
+	t.Helper()
+	if st, _, body := do(t, srv, http.MethodPost, "/streams/"+prefix+"/groups/g", "", fmt.Sprintf(`{"initialShardCount":%d,"requestedBy":"test"}`, shards)); st != http.StatusCreated {
+		t.Fatalf("create %s: %d %s", prefix, st, body)
+	}
+}
+
+// Members of two groups heartbeat through the forwarder at once until
+// both groups settle: every answer is the owner's (200, naming the owner),
+// whatever batch it travelled in, and every forward is counted reached.
+func TestForwardedHeartbeatsSettleGroups(t *testing.T) {
+	e := newForwardEnv(t, nil)
+	const shards, members = 8, 6
+	prefixes := []string{"orders", "payments"}
+	for _, p := range prefixes {
+		createOn(t, e.owner, p, shards)
+	}
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	for _, p := range prefixes {
+		ms := make([]*membersim.Member, members)
+		for i := range ms {
+			ms[i] = membersim.New(fmt.Sprintf("%s-m%d", p, i), nil)
+		}
+		var mu sync.Mutex // guards ms's state between the members' goroutines and Settled
+		settled := func() bool { mu.Lock(); defer mu.Unlock(); return membersim.Settled(shards, ms) }
+		for _, m := range ms {
+			wg.Go(func() {
+				for !settled() {
+					mu.Lock()
+					req := m.Request()
+					mu.Unlock()
+					body, _ := json.Marshal(req)
+					st, h, answer := do(t, e.forwarder, http.MethodPost, "/streams/"+p+"/groups/g/members/"+req.MemberID+"/heartbeat", "", string(body))
+					sent.Add(1)
+					if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != e.owner.URL {
+						t.Errorf("%s: %d %s (owner %q)", req.MemberID, st, answer, h.Get(httpapi.HeaderOwner))
+						return
+					}
+					var resp group.HeartbeatResponse
+					if err := json.Unmarshal([]byte(answer), &resp); err != nil || resp.MemberID != req.MemberID || resp.Status != group.StatusOK {
+						t.Errorf("%s: answered %s (%v)", req.MemberID, answer, err)
+						return
+					}
+					mu.Lock()
+					m.Apply(req, resp)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n := e.reached.Load(); n != sent.Load() || e.failed.Load() != 0 {
+		t.Errorf("forwards counted: %d reached, %d failed; %d heartbeats sent", n, e.failed.Load(), sent.Load())
+	}
+	// Other routes are proxied: the group is coord-a's.
+	if st, h, body := do(t, e.forwarder, http.MethodGet, "/streams/orders/groups/g", "", ""); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != e.owner.URL {
+		t.Errorf("GET group via the forwarder: %d %s", st, body)
+	}
+}
+
+// Credentials are checked on the owner: coord-b is open, coord-a
+// authenticates.
+func TestForwardedHeartbeatAuthenticatedOnOwner(t *testing.T) {
+	users, err := security.NewUsers(security.Options{
+		Users:       []security.User{{Username: "member", Password: "member-pw-61c0", Roles: []string{string(security.RoleMember)}}},
+		TokenSecret: "forward-test-secret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newForwardEnv(t, &httpapi.Security{Users: users, AuthenticateMemberAPI: true})
+	// No group exists (creating one needs a writer): the owner answers an
+	// authenticated heartbeat UNKNOWN_MEMBER_ID.
+	path, body := heartbeatOf(t, "m1")
+	if st, h, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "wrong"), body); st != http.StatusUnauthorized || h.Get(httpapi.HeaderOwner) != e.owner.URL {
+		t.Errorf("wrong password via the forwarder: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	}
+	if st, _, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "member-pw-61c0"), body); st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) {
+		t.Errorf("right password via the forwarder: %d %s", st, answer)
+	}
+}
+
+func basicAuth(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
+
+// heartbeatOf is the path and body of a new member's first heartbeat to
+// orders/g.
+func heartbeatOf(t *testing.T, member string) (path, body string) {
+	t.Helper()
+	b, err := json.Marshal(membersim.New(member, nil).Request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/streams/orders/groups/g/members/" + member + "/heartbeat", string(b)
+}
+
+// A forward to an owner that is gone answers a heartbeat RETRY (never
+// FENCED) and any other request 503 COORDINATOR_UNREACHABLE, and reports
+// the owner unreachable.
+func TestForwardToOwnerGone(t *testing.T) {
+	e := newForwardEnv(t, nil)
+	createOn(t, e.owner, "orders", 4)
+	e.owner.Close()
+	path, body := heartbeatOf(t, "m1")
+	st, _, answer := do(t, e.forwarder, http.MethodPost, path, "", body)
+	var resp group.HeartbeatResponse
+	if err := json.Unmarshal([]byte(answer), &resp); st != http.StatusOK || err != nil || resp.Status != group.StatusRetry || resp.MemberID != "m1" {
+		t.Errorf("heartbeat to a gone owner: %d %s", st, answer)
+	}
+	if id := <-e.fwdCluster.unreachable; id != "coord-a" {
+		t.Errorf("unreachable %q", id)
+	}
+	if st, h, answer := do(t, e.forwarder, http.MethodGet, "/streams/orders/groups/g", "", ""); st != http.StatusServiceUnavailable || !strings.Contains(answer, "COORDINATOR_UNREACHABLE") || h.Get("Retry-After") == "" {
+		t.Errorf("GET group from a gone owner: %d %s", st, answer)
+	}
+	if n := e.failed.Load(); n != 2 || e.reached.Load() != 0 {
+		t.Errorf("forwards counted: %d failed, %d reached", n, e.reached.Load())
+	}
+}
+
+// The owner serves batches of forwarded heartbeats only from a live
+// coordinator (its id and registry token), and only heartbeat paths in
+// them; a heartbeat whose batch is refused is answered RETRY.
+func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
+	e := newForwardEnv(t, nil)
+	createOn(t, e.owner, "orders", 4)
+	path, body := heartbeatOf(t, "m1")
+	batch := func(items ...string) string {
+		return `{"items":[` + strings.Join(items, ",") + `]}`
+	}
+	item := func(path, body string) string {
+		b, _ := json.Marshal(map[string]any{"path": "/coord/v1" + path, "header": map[string][]string{"Content-Type": {"application/json"}}, "body": body})
+		return string(b)
+	}
+	post := func(id, token, payload string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, strings.NewReader(payload))
+		if id != "" {
+			req.Header.Set(httpapi.HeaderForwardedBy, id)
+		}
+		if token != "" {
+			req.Header.Set(httpapi.HeaderCoordinatorToken, token)
+		}
+		resp, err := e.owner.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct{ id, token string }{{"", ""}, {"coord-b", ""}, {"coord-b", "token-a"}, {"coord-c", "token-c"}} {
+		if st, answer := post(c.id, c.token, batch(item(path, body))); st != http.StatusForbidden || !strings.Contains(answer, "NOT_A_COORDINATOR") {
+			t.Errorf("batch from %q/%q: %d %s", c.id, c.token, st, answer)
+		}
+	}
+	// A live coordinator's batch: a heartbeat is served, a create (another
+	// route) is not found, in one answer.
+	st, answer := post("coord-b", "token-b", batch(item(path, body), item("/streams/orders/groups/other", `{"initialShardCount":1}`)))
+	var out struct {
+		Answers []struct {
+			Status int
+			Header http.Header
+			Body   string
+		}
+	}
+	if err := json.Unmarshal([]byte(answer), &out); st != http.StatusOK || err != nil || len(out.Answers) != 2 {
+		t.Fatalf("batch from coord-b: %d %s", st, answer)
+	}
+	if a := out.Answers[0]; a.Status != http.StatusOK || a.Header.Get(httpapi.HeaderOwner) != e.owner.URL || !strings.Contains(a.Body, `"memberId":"m1"`) {
+		t.Errorf("heartbeat item: %+v", a)
+	}
+	if a := out.Answers[1]; a.Status != http.StatusNotFound {
+		t.Errorf("create item: %+v", a)
+	}
+	// The owner no longer lists coord-b: coord-b's heartbeats get RETRY.
+	e.ownerCluster.setLive(e.ownerCluster.Live()[:1])
+	if st, _, answer := do(t, e.forwarder, http.MethodPost, path, "", body); st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) {
+		t.Errorf("heartbeat refused by the owner: %d %s", st, answer)
+	}
+}
