@@ -130,8 +130,9 @@ type Options struct {
 	Security *Security
 	// Cluster, when non-nil, forwards the requests of a group's routes to
 	// the coordinator the group is placed on, outside every middleware,
-	// and serves GET /cluster (ClusterView). Forwarded, if set, counts each
-	// forward (reached: the owner answered).
+	// serves GET /cluster (ClusterView) and the other coordinators'
+	// batches of forwarded heartbeats (ForwardBatchPath). Forwarded, if
+	// set, counts each forward (reached: the owner answered).
 	Cluster   Cluster
 	Forwarded func(reached bool)
 }
