@@ -44,6 +44,11 @@ type Coordinator struct {
 
 	stopTicker chan struct{}
 	tickerDone chan struct{}
+
+	// handingOver holds the keys HandOver queued and has not handed over
+	// yet; handOverSlots a token per hand-over in flight.
+	handingOver   sync.Map
+	handOverSlots chan struct{}
 }
 
 // New validates o, starts the actor system, the manager and (if enabled)
@@ -54,7 +59,7 @@ func New(o Options) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{opts: o, dispatcher: newWorkerDispatcher(dispatcherThroughput),
-		stopTicker: make(chan struct{}), tickerDone: make(chan struct{})}
+		stopTicker: make(chan struct{}), tickerDone: make(chan struct{}), handOverSlots: make(chan struct{}, handOverParallelism)}
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(warnHandler{o.Logger.Handler()}).With("lib", "protoactor")
 	}))
@@ -150,25 +155,64 @@ func (c *Coordinator) placedHere(key group.Key) bool {
 	return own == nil || own.PlacedHere(key.StreamPrefix)
 }
 
-// HandOver sends every group actor whose group is no longer placed on this
-// process (all of them once it leaves the cluster or stops serving) the
-// order to flush, release its group and passivate. It does not wait.
+// HandOver orders every group actor whose group is no longer placed on
+// this process (all of them once it leaves the cluster or stops serving)
+// to flush, release its group and passivate, at most handOverParallelism
+// at a time over all calls; a group already queued by an earlier call is
+// not queued again. It does not wait.
 func (c *Coordinator) HandOver() {
 	own := c.opts.Ownership
 	if own == nil {
 		return
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.terminating {
-		return
-	}
-	c.registry.Range(func(k, v any) bool {
-		if key := k.(group.Key); !own.Serving() || !own.PlacedHere(key.StreamPrefix) {
-			c.system.Root.Send(v.(*child).pid, handOver{})
+	var keys []group.Key
+	c.registry.Range(func(k, _ any) bool {
+		key := k.(group.Key)
+		if own.Serving() && own.PlacedHere(key.StreamPrefix) {
+			return true
+		}
+		if _, queued := c.handingOver.LoadOrStore(key, true); !queued {
+			keys = append(keys, key)
 		}
 		return true
 	})
+	go func() {
+		for _, key := range keys {
+			c.handOverSlots <- struct{}{}
+			go func() {
+				defer func() {
+					c.handingOver.Delete(key)
+					<-c.handOverSlots
+				}()
+				c.handOver(key)
+			}()
+		}
+	}()
+}
+
+// handOverParallelism bounds the group actors handing over at once. Each
+// hand-over is store calls (a commit of what is pending, the release):
+// ten thousand at once would only queue on the store client's connections
+// (and time out there) and on each other.
+const handOverParallelism = 32
+
+// handOver orders key's live actor, if any, to hand its group over and
+// waits until it has, or until three store calls' time has passed (an
+// actor that stops first never answers). Once Shutdown has begun it sends
+// nothing.
+func (c *Coordinator) handOver(key group.Key) {
+	v, ok := c.registry.Load(key)
+	if !ok {
+		return
+	}
+	c.mu.RLock()
+	if c.terminating {
+		c.mu.RUnlock()
+		return
+	}
+	f := c.system.Root.RequestFuture(v.(*child).pid, handOver{}, 3*c.opts.StoreTimeout)
+	c.mu.RUnlock()
+	_, _ = f.Result()
 }
 
 // Actors reports how many group actors are live (for a graceful leave,

@@ -335,13 +335,18 @@ func groupNotFound() error {
 }
 
 // handOver is sent to a group actor whose group is placed on another
-// coordinator now (or whose process leaves the cluster).
+// coordinator now (or whose process leaves the cluster); it answers
+// handedOver.
 type handOver struct{}
+
+// handedOver answers handOver once the group is released.
+type handedOver struct{}
 
 // handOver flushes what is pending, releases the group so that the
 // coordinator it is placed on can take it at once, and passivates. What
 // is still queued is refused with the new owner's address.
 func (a *groupActor) handOver(ctx actor.Context) {
+	defer ctx.Respond(handedOver{})
 	a.flush()
 	if a.owned {
 		a.disown()
