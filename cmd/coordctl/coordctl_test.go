@@ -169,3 +169,16 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 		t.Errorf("describe after delete: exit %d, want %d", code, exitNotFound)
 	}
 }
+
+// TestArgumentlessCommandsRefuseArguments: groups list and cluster take no
+// positional argument; one is a usage error naming the command, before
+// any login is needed.
+func TestArgumentlessCommandsRefuseArguments(t *testing.T) {
+	c := ctl{t: t, env: map[string]string{"COORDCTL_CONFIG": filepath.Join(t.TempDir(), "config.json")}}
+	for _, args := range [][]string{{"groups", "list", "extra"}, {"cluster", "extra"}} {
+		code, _, errOut := c.run("", args...)
+		if name := strings.Join(args[:len(args)-1], " "); code != exitUsage || !strings.Contains(errOut, name+": want no argument") {
+			t.Errorf("coordctl %s: exit %d, %q; want %d naming %q", strings.Join(args, " "), code, errOut, exitUsage, name)
+		}
+	}
+}

@@ -133,18 +133,25 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// stored returns the settings file's path, the settings it holds and the
+// server to call: --server, else COORDCTL_SERVER, else the stored one.
+func (inv *invocation) stored() (path string, s settings, server string, err error) {
+	if path, err = configPath(inv.env); err != nil {
+		return "", settings{}, "", err
+	}
+	if s, err = loadSettings(path); err != nil {
+		return "", settings{}, "", err
+	}
+	return path, s, cmpOr(inv.server, cmpOr(inv.env("COORDCTL_SERVER"), s.Server)), nil
+}
+
 // client returns the API client of the stored login, overridden by
 // --server, COORDCTL_SERVER and COORDCTL_TOKEN.
 func (inv *invocation) client() (*client, error) {
-	path, err := configPath(inv.env)
+	_, s, server, err := inv.stored()
 	if err != nil {
 		return nil, err
 	}
-	s, err := loadSettings(path)
-	if err != nil {
-		return nil, err
-	}
-	server := cmpOr(inv.server, cmpOr(inv.env("COORDCTL_SERVER"), s.Server))
 	token := cmpOr(inv.env("COORDCTL_TOKEN"), s.Token)
 	if server == "" || token == "" {
 		return nil, &exitError{exitAuth, "not logged in: run coordctl login --server URL --username NAME"}
@@ -169,12 +176,21 @@ func groupCommand(ctx context.Context, out io.Writer, env func(string) string, n
 	return inv, c, inv.args[0], inv.args[1], nil
 }
 
-// want checks the number of positional arguments.
-func (inv *invocation) want(n int, names string) error {
-	if len(inv.args) != n {
-		return usageErrorf("want %s, got %d argument(s)", names, len(inv.args))
+// noArgCommand parses a command that takes no positional argument and
+// returns the invocation and its client.
+func noArgCommand(ctx context.Context, out io.Writer, env func(string) string, name string, args []string) (*invocation, *client, error) {
+	inv, err := parse(ctx, out, env, name, args, nil)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil
+	if len(inv.args) != 0 {
+		return nil, nil, usageErrorf("%s: want no argument, got %d", name, len(inv.args))
+	}
+	c, err := inv.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, c, nil
 }
 
 // print writes v as indented JSON (-o json) or through table.
@@ -243,15 +259,10 @@ func login(ctx context.Context, args []string, stdin io.Reader, out io.Writer, e
 	if err != nil {
 		return err
 	}
-	path, err := configPath(env)
+	path, stored, server, err := inv.stored()
 	if err != nil {
 		return err
 	}
-	stored, err := loadSettings(path)
-	if err != nil {
-		return err
-	}
-	server := cmpOr(inv.server, cmpOr(env("COORDCTL_SERVER"), stored.Server))
 	username = cmpOr(username, stored.Username)
 	if server == "" || username == "" {
 		return usageErrorf("login: --server and --username are required")
@@ -287,14 +298,7 @@ func login(ctx context.Context, args []string, stdin io.Reader, out io.Writer, e
 }
 
 func groupsList(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
-	inv, err := parse(ctx, out, env, "groups list", args, nil)
-	if err != nil {
-		return err
-	}
-	if err := inv.want(0, "no argument"); err != nil {
-		return err
-	}
-	c, err := inv.client()
+	inv, c, err := noArgCommand(ctx, out, env, "groups list", args)
 	if err != nil {
 		return err
 	}
@@ -668,14 +672,7 @@ func deadLetters(ctx context.Context, args []string, out io.Writer, env func(str
 // cluster shows GET /coord/v1/cluster; a coordinator without it (404) is
 // reported as a single coordinator, not as an error.
 func cluster(ctx context.Context, args []string, out io.Writer, env func(string) string) error {
-	inv, err := parse(ctx, out, env, "cluster", args, nil)
-	if err != nil {
-		return err
-	}
-	if err := inv.want(0, "no argument"); err != nil {
-		return err
-	}
-	c, err := inv.client()
+	inv, c, err := noArgCommand(ctx, out, env, "cluster", args)
 	if err != nil {
 		return err
 	}
