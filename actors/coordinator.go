@@ -196,13 +196,14 @@ func (c *Coordinator) HandOver() {
 // (and time out there) and on each other.
 const handOverParallelism = 32
 
-// handOver orders key's live actor, if any, to hand its group over and
-// waits until it has, or until three store calls' time has passed (an
-// actor that stops first never answers). Once Shutdown has begun it sends
-// nothing.
+// handOver orders key's live actor, if any, to hand its group over unless
+// the group is placed here again, and waits until it has, or until three
+// store calls' time has passed (an actor that stops first never answers).
+// Once Shutdown has begun it sends nothing.
 func (c *Coordinator) handOver(key group.Key) {
+	own := c.opts.Ownership
 	v, ok := c.registry.Load(key)
-	if !ok {
+	if !ok || own.Serving() && own.PlacedHere(key.StreamPrefix) {
 		return
 	}
 	c.mu.RLock()
