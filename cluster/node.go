@@ -41,7 +41,7 @@ type Options struct {
 	// after it. 0 → DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// RenewInterval is the pause between renewals, which also refresh the
-	// list of live coordinators and the list of stream prefixes to place.
+	// list of live coordinators (and every 5th the stream prefixes to place).
 	// 0 → LeaseTTL/DefaultRenewFraction.
 	RenewInterval time.Duration
 	// StoreTimeout bounds each registry call. 0 → 2 s.
@@ -261,12 +261,16 @@ func (n *Node) renew(ctx context.Context) {
 	}
 }
 
-// listBudget bounds the time spent listing groups: after a List that took
-// d, the next is read no sooner than listBudget × d later (at every
-// refresh while d ≤ RenewInterval ÷ listBudget).
-const listBudget = 20
+// The groups are listed every listEvery renewals, and no sooner than
+// listBudget × d after a List that took d: a List reads every group's
+// aggregate (the Redis store), which costs the store and the node far
+// more than its duration shows when groups are large.
+const (
+	listEvery  = 5
+	listBudget = 20
+)
 
-// refresh reads the live coordinators and, when due (listBudget), the
+// refresh reads the live coordinators and, when due (listEvery), the
 // stream prefixes, and recomputes the placement when either changed. It
 // runs on run's goroutine (and in Start before it).
 func (n *Node) refresh(ctx context.Context) {
@@ -300,7 +304,7 @@ func (n *Node) listPrefixes(ctx context.Context) bool {
 		return false
 	}
 	keys, err := n.opts.Store.List(ctx)
-	n.nextList = start + listBudget*(time.Since(n.base)-start)
+	n.nextList = start + max(listEvery*n.opts.RenewInterval, listBudget*(time.Since(n.base)-start))
 	if err != nil {
 		n.opts.Logger.Warn("cluster: list groups", "err", err)
 		return false
