@@ -354,49 +354,66 @@ func (s *Store) resultError(op string, key group.Key, expected persistence.Revis
 	return nil
 }
 
-// List reads the index, then each indexed hash's aggregate in one
-// pipeline (split per slot by a Cluster client). Entries whose hash is
-// gone are skipped. A group's key comes from its aggregate; when the
-// aggregate is missing or undecodable it comes from the key name, split at
-// the first ':' inside the braces.
+// List reads the index, then checks in one pipeline (split per slot by a
+// Cluster client) that each indexed hash exists: entries whose hash is gone
+// are skipped. A group's key comes from the key name when neither of its
+// names holds a ':' (no other pair of names has that key name, ValidateKey);
+// otherwise, as for names stored before ValidateKey, from the group's
+// aggregate, read in the same pipeline, and from the key name when the
+// aggregate is missing, undecodable or names another hash.
 func (s *Store) List(ctx context.Context) ([]group.Key, error) {
 	names, err := s.client.SMembers(ctx, s.indexKey()).Result()
 	if err != nil {
 		return nil, readError("list", group.Key{}, err)
 	}
 	type entry struct {
-		name   string
+		key    group.Key
+		plain  bool // key, from the name, names this hash only
 		exists *goredis.IntCmd
-		agg    *goredis.StringCmd
+		agg    *goredis.StringCmd // nil when plain
 	}
 	entries := make([]entry, len(names))
 	pipe := s.client.Pipeline()
 	for i, name := range names {
-		entries[i] = entry{name: name, exists: pipe.Exists(ctx, name), agg: pipe.HGet(ctx, name, fieldAggregate)}
+		k, ok := s.keyFromName(name)
+		e := entry{key: k, plain: ok && plainName(k), exists: pipe.Exists(ctx, name)}
+		if !e.plain {
+			e.agg = pipe.HGet(ctx, name, fieldAggregate)
+		}
+		entries[i] = e
 	}
 	_, _ = pipe.Exec(ctx) // each command's error is checked below
 	seen := map[group.Key]bool{}
-	for _, e := range entries {
-		if err := cmp.Or(e.exists.Err(), ignoreNil(e.agg.Err())); err != nil {
+	for i, e := range entries {
+		if err := e.exists.Err(); err != nil {
 			return nil, readError("list", group.Key{}, err)
 		}
 		if e.exists.Val() == 0 {
 			continue
 		}
-		k, err := persistence.KeyOf([]byte(e.agg.Val()))
-		if err != nil || s.metadataKey(k) != e.name {
-			var ok bool
-			if k, ok = s.keyFromName(e.name); !ok {
+		if !e.plain {
+			if err := ignoreNil(e.agg.Err()); err != nil {
+				return nil, readError("list", group.Key{}, err)
+			}
+			if k, err := persistence.KeyOf([]byte(e.agg.Val())); err == nil && s.metadataKey(k) == names[i] {
+				e.key = k
+			} else if e.key == (group.Key{}) {
 				continue
 			}
 		}
-		seen[k] = true
+		seen[e.key] = true
 	}
 	keys := slices.Collect(maps.Keys(seen))
 	slices.SortFunc(keys, func(a, b group.Key) int {
 		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
 	})
 	return keys, nil
+}
+
+// plainName reports whether k's key name can belong to no other group:
+// both names are non-empty and hold no ':'.
+func plainName(k group.Key) bool {
+	return k.StreamPrefix != "" && k.ConsumerGroup != "" && !strings.ContainsRune(k.StreamPrefix+k.ConsumerGroup, ':')
 }
 
 // ignoreNil maps goredis.Nil (no such field) to nil.

@@ -3,6 +3,8 @@ package redis
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,6 +166,56 @@ func TestListSkipsStaleIndexEntries(t *testing.T) {
 	keys, err := s.List(ctx)
 	if err != nil || len(keys) != 1 || keys[0] != live {
 		t.Errorf("list = %v, %v; want [%v]", keys, err, live)
+	}
+}
+
+// commandCounter counts the commands of each name that pipelines send.
+type commandCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.mu.Lock()
+		for _, cmd := range cmds {
+			c.n[cmd.Name()]++
+		}
+		c.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// List takes a group's key from its key name when neither name holds a
+// ':', without reading its aggregate; a name with ':' (as stored before
+// names were validated) is read back from the aggregate.
+func TestListReadsAggregatesOfAmbiguousNamesOnly(t *testing.T) {
+	c := goredis.NewClient(&goredis.Options{Addr: testredis.Shared(t).Options().Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	counter := &commandCounter{n: map[string]int{}}
+	c.AddHook(counter)
+	s := newStore(t, c)
+	ctx := t.Context()
+	plain := group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
+	legacy := group.Key{StreamPrefix: "ka", ConsumerGroup: "kb:kc"}
+	for _, k := range []group.Key{plain, legacy} {
+		if _, err := s.Create(ctx, k, persistence.Encode(storetest.Group(k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter.mu.Lock()
+	clear(counter.n)
+	counter.mu.Unlock()
+	keys, err := s.List(ctx)
+	if err != nil || !slices.Equal(keys, []group.Key{legacy, plain}) {
+		t.Fatalf("list = %v, %v; want [%v %v]", keys, err, legacy, plain)
+	}
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	if counter.n["exists"] != 2 || counter.n["hget"] != 1 {
+		t.Errorf("list sent %v; want 2 exists and 1 hget (the legacy name's aggregate)", counter.n)
 	}
 }
 
