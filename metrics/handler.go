@@ -1,27 +1,96 @@
 package metrics
 
 import (
+	"bytes"
+	"maps"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Handler serves g's series in the Prometheus exposition formats, one
-// scrape at a time: a scrape builds every series it sends, so concurrent
-// scrapes would each hold a copy (the coordinator's memory would grow with
-// the number of scrapers). A scrape that waits for another gives up when
-// its client does.
+// Handler serves g's series in the Prometheus exposition formats. A scrape
+// builds every series it sends, so scrapes are gathered one at a time (the
+// coordinator's memory does not grow with the number of scrapers), and a
+// scrape that arrives while another one asking for the same format
+// (Accept and Accept-Encoding) is being gathered is sent that one's answer
+// instead of gathering again: N scrapers at once cost one gather and one
+// encoding, and an answer is at most one gather old. A scrape that waits
+// gives up when its client does.
 func Handler(g prometheus.Gatherer) http.Handler {
-	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
-	one := make(chan struct{}, 1)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return &scrapes{
+		serve:    promhttp.HandlerFor(g, promhttp.HandlerOpts{}),
+		one:      make(chan struct{}, 1),
+		gathered: map[string]*scrape{},
+	}
+}
+
+// scrapes is the Handler.
+type scrapes struct {
+	serve http.Handler
+	one   chan struct{} // held by the scrape gathering
+	mu    sync.Mutex
+	// gathered is the scrape being gathered, by format, while it holds one.
+	gathered map[string]*scrape
+	// joined counts the scrapes waiting for another's answer.
+	joined atomic.Int32
+}
+
+// scrape is one gather; answer is set before done is closed.
+type scrape struct {
+	done   chan struct{}
+	answer *recorded
+}
+
+func (s *scrapes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	format := r.Header.Get("Accept") + "\n" + r.Header.Get("Accept-Encoding")
+	s.mu.Lock()
+	joined := s.gathered[format]
+	s.mu.Unlock()
+	if joined != nil {
+		s.joined.Add(1)
+		defer s.joined.Add(-1)
 		select {
-		case one <- struct{}{}:
+		case <-joined.done:
+			joined.answer.writeTo(w)
 		case <-r.Context().Done():
-			return
 		}
-		defer func() { <-one }()
-		h.ServeHTTP(w, r)
-	})
+		return
+	}
+	select {
+	case s.one <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	sc := &scrape{done: make(chan struct{}), answer: &recorded{header: http.Header{}, status: http.StatusOK}}
+	s.mu.Lock()
+	s.gathered[format] = sc
+	s.mu.Unlock()
+	s.serve.ServeHTTP(sc.answer, r)
+	s.mu.Lock()
+	delete(s.gathered, format)
+	s.mu.Unlock()
+	close(sc.done)
+	<-s.one
+	sc.answer.writeTo(w)
+}
+
+// recorded is an answer kept to be sent to several scrapers.
+type recorded struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *recorded) Header() http.Header         { return a.header }
+func (a *recorded) Write(p []byte) (int, error) { return a.body.Write(p) }
+func (a *recorded) WriteHeader(status int)      { a.status = status }
+
+// writeTo sends the answer to w.
+func (a *recorded) writeTo(w http.ResponseWriter) {
+	maps.Copy(w.Header(), a.header)
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body.Bytes())
 }
