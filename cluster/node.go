@@ -262,9 +262,10 @@ func (n *Node) renew(ctx context.Context) {
 }
 
 // The groups are listed every listEvery renewals, and no sooner than
-// listBudget × d after a List that took d: a List reads every group's
-// aggregate (the Redis store), which costs the store and the node far
-// more than its duration shows when groups are large.
+// listBudget × d after a List that took d: a List touches every group
+// (the Redis store checks that each indexed hash exists, and reads the
+// aggregates of groups stored before names were validated), a cost that
+// grows with the number of groups on every coordinator at once.
 const (
 	listEvery  = 5
 	listBudget = 20
