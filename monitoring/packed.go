@@ -49,11 +49,12 @@ const (
 )
 
 type packedShard struct {
-	shard, node                  int32
+	shard                        int
+	node                         int32
+	known                        uint16
 	length, pending, lag, memory int64
 	ids                          [idFields]packedID
 	produced, consumed           float64
-	known                        uint16
 }
 
 // packedID is a stream entry id "<ms>-<seq>".
@@ -64,7 +65,7 @@ func pack(prefix string, o Observation) packed {
 	p := packed{prefix: prefix, shards: make([]packedShard, len(o.Shards))}
 	for i, s := range o.Shards {
 		ps := &p.shards[i]
-		ps.shard, ps.node, ps.length = int32(s.Shard), p.nodeOf(s.ShardOffset), s.StreamLength
+		ps.shard, ps.node, ps.length = s.Shard, p.nodeOf(s.ShardOffset), s.StreamLength
 		ps.pending, ps.known = packInt(s.GroupPending, knownPending, ps.known)
 		ps.lag, ps.known = packInt(s.Lag, knownLag, ps.known)
 		ps.memory, ps.known = packInt(s.MemoryUsageBytes, knownMemory, ps.known)
@@ -96,10 +97,10 @@ func pack(prefix string, o Observation) packed {
 func (p packed) unpack() Observation {
 	o := Observation{Shards: make([]ObservedShard, len(p.shards))}
 	for i, ps := range p.shards {
-		key := streams.StreamKey(p.prefix, int(ps.shard))
+		key := streams.StreamKey(p.prefix, ps.shard)
 		n := p.nodes[ps.node]
 		s := &o.Shards[i]
-		s.ShardOffset = streams.ShardOffset{Shard: int(ps.shard), StreamKey: key, RedisSlot: streams.Slot(key),
+		s.ShardOffset = streams.ShardOffset{Shard: ps.shard, StreamKey: key, RedisSlot: streams.Slot(key),
 			RedisNodeEndpoint: n.endpoint, RedisNodeID: n.id, RedisSlotRangeStart: n.rangeStart, RedisSlotRangeEnd: n.rangeEnd,
 			StreamLength: ps.length,
 			GroupPending: unpackValue(ps.pending, ps.known&knownPending), Lag: unpackValue(ps.lag, ps.known&knownLag),
@@ -133,7 +134,7 @@ func (p *packed) nodeOf(s streams.ShardOffset) int32 {
 		}
 	}
 	p.nodes = append(p.nodes, n)
-	return int32(len(p.nodes) - 1)
+	return int32(len(p.nodes) - 1) // #nosec G115 -- one node per distinct Redis node serving the shards: at most one per hash slot (16,384)
 }
 
 func packInt(v *int64, bit, known uint16) (int64, uint16) {
