@@ -54,13 +54,17 @@ const (
 	CodeCoordinatorStateMutexUnavailable ErrorCode = "COORDINATOR_STATE_MUTEX_UNAVAILABLE"
 	CodeCoordinatorUnreachable           ErrorCode = "COORDINATOR_UNREACHABLE"
 	CodeGroupOwnedElsewhere              ErrorCode = "GROUP_OWNED_ELSEWHERE"
-	CodeStoreUnavailable                 ErrorCode = "STORE_UNAVAILABLE"
-	CodeStoreOutcomeUnknown              ErrorCode = "STORE_OUTCOME_UNKNOWN"
-	CodeRedisNotConfigured               ErrorCode = "REDIS_NOT_CONFIGURED"
-	CodeRedisStreamProvisioningFailed    ErrorCode = "REDIS_STREAM_PROVISIONING_FAILED"
-	CodeRedisUnavailable                 ErrorCode = "REDIS_UNAVAILABLE"
-	CodeRequestTimeout                   ErrorCode = "REQUEST_TIMEOUT"
-	CodeRequestCanceled                  ErrorCode = "REQUEST_CANCELED"
+	// CodeNotACoordinator (403) refuses a batch of forwarded heartbeats from a
+	// caller that is not a live coordinator of the cluster (only the
+	// coordinators' internal route answers it).
+	CodeNotACoordinator               ErrorCode = "NOT_A_COORDINATOR"
+	CodeStoreUnavailable              ErrorCode = "STORE_UNAVAILABLE"
+	CodeStoreOutcomeUnknown           ErrorCode = "STORE_OUTCOME_UNKNOWN"
+	CodeRedisNotConfigured            ErrorCode = "REDIS_NOT_CONFIGURED"
+	CodeRedisStreamProvisioningFailed ErrorCode = "REDIS_STREAM_PROVISIONING_FAILED"
+	CodeRedisUnavailable              ErrorCode = "REDIS_UNAVAILABLE"
+	CodeRequestTimeout                ErrorCode = "REQUEST_TIMEOUT"
+	CodeRequestCanceled               ErrorCode = "REQUEST_CANCELED"
 
 	// A fault of the coordinator (500).
 	CodeGroupMetadataCorrupt ErrorCode = "GROUP_METADATA_CORRUPT"
