@@ -54,3 +54,35 @@ func TestEveryInputBounded(t *testing.T) {
 		t.Errorf("rollback requestedBy: %v", err)
 	}
 }
+
+// Validating a valid heartbeat allocates the same however many shards it
+// lists: field names are formatted only for an item that fails.
+func TestValidHeartbeatAllocationsDoNotGrowWithShards(t *testing.T) {
+	s := DefaultSettings()
+	s.MaxShardCount = 1000
+	heartbeat := func(shards int) *HeartbeatRequest {
+		req := &HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &Capacity{RuntimeMaxConcurrency: 1}}
+		for i := range shards {
+			req.OwnedShards = append(req.OwnedShards, i)
+			req.ShardProgress = append(req.ShardProgress, ShardProgress{Shard: Shard{ShardIndex: i}})
+			req.RevokingShards = append(req.RevokingShards, RevokeReport{Shard: Shard{ShardIndex: 500 + i}})
+		}
+		return req
+	}
+	one, many := heartbeat(1), heartbeat(500)
+	if err := ValidateHeartbeat(many, s); err != nil {
+		t.Fatal(err)
+	}
+	allocs := func(req *HeartbeatRequest) float64 {
+		return testing.AllocsPerRun(10, func() { _ = ValidateHeartbeat(req, s) })
+	}
+	if a, b := allocs(one), allocs(many); b != a {
+		t.Errorf("%.0f allocations with 500 shards in each list, %.0f with 1", b, a)
+	}
+	req := many
+	req.ShardProgress[7].PendingCount = -1
+	want := "shardProgress[7].pendingCount: must be greater than or equal to 0"
+	if err := ValidateHeartbeat(req, s); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v; want it to name %q", err, want)
+	}
+}

@@ -74,6 +74,20 @@ func (v *violations) optionalAtMostBytes(field string, s *string, most int) {
 	}
 }
 
+// firstInvalid runs check on the items of list in order and keeps the
+// violations of the first item that has any, named "list[i]". Each item is
+// checked unnamed first and named only when it fails, so that checking a
+// valid list formats nothing and allocates the same however long it is.
+func firstInvalid[T any](v *violations, list string, items []T, check func(v *violations, field string, item T)) {
+	var probe violations
+	for i, item := range items {
+		if check(&probe, "", item); len(probe) > 0 {
+			check(v, fmt.Sprintf("%s[%d]", list, i), item)
+			return
+		}
+	}
+}
+
 // shardIndex adds a violation unless 0 ≤ i < s.MaxShardCount (no group has
 // more shards; the domain checks the group's own count).
 func (v *violations) shardIndex(field string, i int, s Settings) bool {
@@ -138,40 +152,31 @@ func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 	v.atMostBytes("requestId", req.RequestID, maxNameBytes)
 	v.atMostBytes("memberId", req.MemberID, maxNameBytes)
 	v.optionalAtMostBytes("memberName", req.MemberName, maxNameBytes)
-	for field, n := range map[string]int{
-		"ownedShards": len(req.OwnedShards), "revokingShards": len(req.RevokingShards), "shardProgress": len(req.ShardProgress),
-	} {
-		if n > s.MaxShardCount {
-			v.add(field, fmt.Sprintf("must not list more than %d shards", s.MaxShardCount))
+	for _, l := range [...]struct {
+		field string
+		n     int
+	}{{"ownedShards", len(req.OwnedShards)}, {"revokingShards", len(req.RevokingShards)}, {"shardProgress", len(req.ShardProgress)}} {
+		if l.n > s.MaxShardCount {
+			v.add(l.field, fmt.Sprintf("must not list more than %d shards", s.MaxShardCount))
 		}
 	}
 	if len(v) > 0 {
 		return v.err() // the lists may be long: check their items only once they are bounded
 	}
 	// One violation per list at most, so that the message stays short.
-	for i, shard := range req.OwnedShards {
-		if !v.shardIndex(fmt.Sprintf("ownedShards[%d].shardIndex", i), shard, s) {
-			break
-		}
-	}
-	for i, r := range req.RevokingShards {
-		field := fmt.Sprintf("revokingShards[%d]", i)
-		if !v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s) || !v.nonNegative(field+".inFlight", r.InFlight) {
-			break
-		}
-	}
-	for i, p := range req.ShardProgress {
-		field := fmt.Sprintf("shardProgress[%d]", i)
-		before := len(v)
+	firstInvalid(&v, "ownedShards", req.OwnedShards, func(v *violations, field string, shard int) {
+		v.shardIndex(field+".shardIndex", shard, s)
+	})
+	firstInvalid(&v, "revokingShards", req.RevokingShards, func(v *violations, field string, r RevokeReport) {
+		_ = v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s) && v.nonNegative(field+".inFlight", r.InFlight)
+	})
+	firstInvalid(&v, "shardProgress", req.ShardProgress, func(v *violations, field string, p ShardProgress) {
 		v.shardIndex(field+".shard.shardIndex", p.Shard.ShardIndex, s)
 		v.optionalAtMostBytes(field+".streamKey", p.StreamKey, maxNameBytes)
 		v.optionalAtMostBytes(field+".lastDeliveredId", p.LastDeliveredID, maxEntryBytes)
 		v.optionalAtMostBytes(field+".lastAckedId", p.LastAckedID, maxEntryBytes)
 		v.nonNegative(field+".pendingCount", p.PendingCount)
-		if len(v) > before {
-			break
-		}
-	}
+	})
 	return v.err()
 }
 
