@@ -108,10 +108,13 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.
 	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r)
 }
 
-// TickNow sweeps: it sends Tick{now} to every group with an actor and every
-// group the store lists (so leases of groups nobody talks to here still
-// expire; the group actors' own timers handle the rest). It does not wait
-// for the ticks to be handled.
+// TickNow sweeps: it sends Tick{now} to every group placed here that has
+// an actor or is stored (so leases of groups nobody talks to here still
+// expire; the group actors' own timers handle the rest), and a strayMsg
+// to every stored group placed elsewhere whose ownership record names
+// this process (a failed release must not keep the group from its
+// coordinator while both live). It does not wait for the messages to be
+// handled.
 func (c *Coordinator) TickNow() {
 	now := c.opts.Clock()
 	keys := map[group.Key]bool{}
@@ -122,16 +125,40 @@ func (c *Coordinator) TickNow() {
 		return true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.StoreTimeout)
-	listed, err := c.PlacedKeys(ctx)
-	cancel()
+	defer cancel()
+	listed, err := c.opts.Store.List(ctx)
 	if err != nil {
 		c.opts.Logger.Warn("tick: list groups", "err", err)
 	}
+	var elsewhere []group.Key
 	for _, k := range listed {
-		keys[k] = true
+		if c.placedHere(k) {
+			keys[k] = true
+		} else {
+			elsewhere = append(elsewhere, k)
+		}
 	}
 	for k := range keys {
 		if c.send(&tickMsg{routed: routed{Key: k}, Now: now}) != nil {
+			return
+		}
+	}
+	c.releaseStrays(ctx, elsewhere)
+}
+
+// releaseStrays sends a strayMsg to every group of keys (placed elsewhere)
+// whose ownership record names this process.
+func (c *Coordinator) releaseStrays(ctx context.Context, keys []group.Key) {
+	if len(keys) == 0 {
+		return
+	}
+	held, err := c.opts.Ownership.Held(ctx, keys)
+	if err != nil {
+		c.opts.Logger.Warn("tick: read ownership records", "err", err)
+		return
+	}
+	for _, k := range held {
+		if c.send(&strayMsg{routed{Key: k}}) != nil {
 			return
 		}
 	}

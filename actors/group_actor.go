@@ -23,8 +23,9 @@ import (
 //	                   group (own)
 //	(every request)    own: acquire the group if not owned, refuse it once
 //	                   this process no longer serves
-//	handOver           flush, release the group, passivate: it is placed on
-//	                   another coordinator now
+//	handOver, strayMsg flush, release the group, passivate: it is placed on
+//	                   another coordinator now (strayMsg: and the sweep
+//	                   found its ownership record naming this process)
 //	Heartbeat, Tick    stepped into the core, which parks them in its batch
 //	                   and asks for a flush (queued as flush{}, or at once
 //	                   when group commit is off or the batch is full); a
@@ -42,7 +43,9 @@ import (
 //	                   to passivate (once)
 //	ReceiveTimeout     no request for IdleTimeout, nothing pending or due:
 //	                   ask the manager to passivate (once)
-//	retire             out of the registry: flush what is pending and stop
+//	retire             out of the registry: flush what is pending, release
+//	                   the ownership record if it may name this process,
+//	                   and stop
 //	dueTick            the group's next time-driven event is due: run a Tick
 //	(after each)       arm the timer for the next one (see arm)
 //	Stopping           stop the timer, flush what is pending, so a drain
@@ -61,6 +64,10 @@ type groupActor struct {
 	cell *snapshotCell
 	// owned: this process holds the group's ownership (Options.Ownership).
 	owned bool
+	// mayHold: the group's ownership record may name this process (an
+	// acquire that succeeded or whose outcome is unknown, and no release
+	// since); the actor releases the record before it stops.
+	mayHold bool
 
 	passivating bool      // passivate{} was sent to the manager
 	flushStart  time.Time // when the flush under way started
@@ -125,9 +132,16 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.flushBatch(true)
 	case retire:
 		a.flush()
+		a.release()
 		ctx.Stop(ctx.Self())
 	case handOver:
 		a.handOver(ctx)
+		ctx.Respond(handedOver{})
+	case *strayMsg:
+		if !a.c.placedHere(a.key) || !a.c.opts.Ownership.Serving() {
+			a.mayHold = true // the sweep read the record naming this process
+			a.handOver(ctx)
+		}
 	case request:
 		if h := a.c.opts.BeforeHandle; h != nil {
 			h(a.key, msg)
@@ -346,15 +360,11 @@ type handedOver struct{}
 // coordinator it is placed on can take it at once, and passivates. What
 // is still queued is refused with the new owner's address.
 func (a *groupActor) handOver(ctx actor.Context) {
-	defer ctx.Respond(handedOver{})
 	a.flush()
-	if a.owned {
-		a.disown()
-		sctx, cancel := a.storeCtx()
-		if err := a.c.opts.Ownership.Release(sctx, a.key); err != nil {
-			a.c.opts.Logger.Warn("release group", "group", a.key.String(), "err", err)
-		}
-		cancel()
+	owned := a.owned
+	a.disown()
+	a.release()
+	if owned {
 		cause := "placement"
 		if a.c.opts.Ownership.Leaving() {
 			cause = "shutdown"
@@ -362,4 +372,21 @@ func (a *groupActor) handOver(ctx actor.Context) {
 		a.c.opts.Observer.HandedOver(a.key, cause)
 	}
 	a.passivate(ctx)
+}
+
+// release clears the group's ownership record if it may name this process
+// (the store clears only a record naming this process). A failed release
+// is logged and left to the next sweep (Coordinator.TickNow), which finds
+// the record and sends the group's actor a strayMsg.
+func (a *groupActor) release() {
+	if !a.mayHold {
+		return
+	}
+	sctx, cancel := a.storeCtx()
+	defer cancel()
+	if err := a.c.opts.Ownership.Release(sctx, a.key); err != nil {
+		a.c.opts.Logger.Warn("release group", "group", a.key.String(), "err", err)
+		return
+	}
+	a.mayHold = false
 }

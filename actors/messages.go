@@ -86,6 +86,15 @@ type tickMsg struct {
 	Now time.Time
 }
 
+// strayMsg tells the group's actor that the group's ownership record names
+// this process although the group is placed on another coordinator (a
+// release that failed, an acquire whose outcome was unknown): unless the
+// group is placed here again, the actor gives it up as in a handover.
+type strayMsg struct{ routed }
+
+// NotInfluenceReceiveTimeout: a strayMsg does not keep an actor alive.
+func (*strayMsg) NotInfluenceReceiveTimeout() {}
+
 // NotInfluenceReceiveTimeout marks ticks as not keeping a group actor
 // alive: an actor whose group only gets ticks passivates when idle (the
 // protoactor receive timeout).

@@ -119,8 +119,12 @@ type Ownership interface {
 	// placed on. It fails with a *cluster.NotOwnerError or
 	// cluster.ErrNotServing.
 	Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error)
-	// Release gives the group up after its last write.
+	// Release gives the group up after its last write; a record naming
+	// another owner is left alone.
 	Release(ctx context.Context, key group.Key) error
+	// Held returns those of keys whose ownership record names this
+	// process.
+	Held(ctx context.Context, keys []group.Key) ([]group.Key, error)
 	// Serving reports whether this process may still answer for the
 	// groups it owns.
 	Serving() bool

@@ -52,9 +52,12 @@ func (a *groupActor) own(forwardedBy string) error {
 	ctx, cancel := a.storeCtx()
 	defer cancel()
 	if _, err := o.Acquire(ctx, a.key, forwardedBy); err != nil {
+		// A refusal wrote nothing; any other failure may have come after
+		// the store took the group for this process.
+		a.mayHold = a.mayHold || !errors.Is(err, cluster.ErrNotOwner) && !errors.Is(err, cluster.ErrNotServing)
 		return err
 	}
-	a.owned = true
+	a.owned, a.mayHold = true, true
 	a.c.opts.Observer.GroupOwned(a.key, true)
 	return a.reload()
 }

@@ -494,6 +494,23 @@ func (n *Node) Release(ctx context.Context, key group.Key) error {
 	return n.opts.Store.Release(cctx, key, n.Self())
 }
 
+// Held returns those of keys whose ownership record names this node.
+func (n *Node) Held(ctx context.Context, keys []group.Key) ([]group.Key, error) {
+	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
+	defer cancel()
+	owners, err := n.opts.Store.Owners(cctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var held []group.Key
+	for i, o := range owners {
+		if o.Coordinator == n.opts.ID {
+			held = append(held, keys[i])
+		}
+	}
+	return held, nil
+}
+
 // Leave starts a graceful departure: from now on no group is placed here
 // and the node stops serving; the runtime hands its groups over (after
 // OnChange's call) and Stop deregisters it.
