@@ -52,7 +52,8 @@ type ScrapeFigures struct {
 // create reads every group to count them, so creating 10,000 groups is
 // quadratic — 3,300 groups after five minutes, then store timeouts). After the members settle it
 // measures one scrape alone (size, gzip size, series, allocation), then
-// the members' heartbeats in an open loop twice: scrape/quiet unscraped,
+// the members' heartbeats in an open loop three times: scrape/warm to
+// reach the steady state (unscored), scrape/quiet unscraped,
 // scrape/scraped while rounds of ScrapeClients concurrent scrapes start
 // every ScrapeInterval (the peak RSS of that phase is goal P9b).
 func (r *Runner) runScrape(ctx context.Context) error {
@@ -94,6 +95,15 @@ func (r *Runner) runScrape(ctx context.Context) error {
 		return s.measure(ctx, name, "open", rate, func() (*Recorder, error) {
 			return openLoop(ctx, s.size(), rate, d, s.fire), nil
 		})
+	}
+	// scrape/warm (unscored) takes the one-time costs that follow settle
+	// out of both scored phases: every group's first commit after it
+	// settled, the lag refresher's first round (which fills the offset
+	// cache and grows the live heap to its steady size). Without it they
+	// fell in scrape/quiet only, which measured a different coordinator
+	// from scrape/scraped.
+	if err := r.phase(open("scrape/warm")); err != nil {
+		return err
 	}
 	if err := r.phase(open("scrape/quiet")); err != nil {
 		return err
