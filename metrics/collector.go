@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,7 +232,10 @@ func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.m.now()
 	exported, others := c.m.states()
-	for _, gs := range exported {
+	for i, gs := range exported {
+		if i%collectYield == collectYield-1 {
+			runtime.Gosched()
+		}
 		for _, metric := range gs.snapshot().metrics(now, c.m.coordinator, c.m.sampledMembers(gs.key), c.m.shardSeries) {
 			ch <- metric
 		}
@@ -244,6 +248,13 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(groupsDesc, prometheus.GaugeValue, float64(len(exported)+len(others)), c.m.coordinator)
 	ch <- prometheus.MustNewConstMetric(groupsAggregatedDesc, prometheus.GaugeValue, float64(len(others)), c.m.coordinator)
 }
+
+// collectYield is how many groups Collect sends between two yields of
+// the processor: a scrape of a thousand groups is a few hundred
+// milliseconds of CPU, and Collect and the gatherer hand every series to
+// each other, so without yielding they keep one P to themselves (the
+// readied one inherits the time slice) while heartbeats queue behind them.
+const collectYield = 25
 
 // snapshot returns a copy of the values the gauges of gs are computed from.
 func (gs *groupState) snapshot() *groupState {
