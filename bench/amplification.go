@@ -129,7 +129,7 @@ const scrapeLeaseTTL = 10 * time.Minute
 // measureOne scrapes url alone: once gzip-encoded, then three times as a
 // plain client, the last of which gives the size, series and time.
 func (f *ScrapeFigures) measureOne(ctx context.Context, url string) error {
-	gz, err := scrapeOnce(ctx, url, true)
+	gz, err := scrapeOnce(ctx, url, true, false)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (f *ScrapeFigures) measureOne(ctx context.Context, url string) error {
 	const scrapes = 3
 	var first, last scrapeResult
 	for i := range scrapes {
-		if last, err = scrapeOnce(ctx, url, false); err != nil {
+		if last, err = scrapeOnce(ctx, url, false, true); err != nil {
 			return err
 		}
 		if i == 0 {
@@ -159,7 +159,12 @@ func (f *ScrapeFigures) scrapeRounds(ctx context.Context, url string, clients in
 		var wg sync.WaitGroup
 		for range clients {
 			wg.Go(func() {
-				res, err := scrapeOnce(ctx, url, false)
+				// The body is counted, not kept or parsed: this process is
+				// also the members' load generator, and three bodies of
+				// 2.6 MB buffered and parsed at once can stall it (its open
+				// loop measures from the scheduled time, so a stall of the
+				// generator reads as a stall of the coordinator).
+				res, err := scrapeOnce(ctx, url, false, false)
 				if ctx.Err() != nil {
 					return
 				}
@@ -192,10 +197,11 @@ type scrapeResult struct {
 	allocTotal float64
 }
 
-// scrapeOnce GETs url. With gzip it asks for a gzip-encoded body and only
-// measures its length; without, the body is read as served to a client
-// that asks for no encoding and parsed for its series and allocation total.
-func scrapeOnce(ctx context.Context, url string, gzip bool) (scrapeResult, error) {
+// scrapeOnce GETs url. With gzip it asks for a gzip-encoded body, else for
+// the body as served to a client that asks for no encoding; with parse the
+// body is kept and parsed for its series and allocation total, else only
+// its length is measured.
+func scrapeOnce(ctx context.Context, url string, gzip, parse bool) (scrapeResult, error) {
 	var res scrapeResult
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -213,7 +219,11 @@ func scrapeOnce(ctx context.Context, url string, gzip bool) (scrapeResult, error
 	}
 	defer resp.Body.Close()
 	var body bytes.Buffer
-	res.bytes, err = io.Copy(&body, resp.Body)
+	sink := io.Discard
+	if parse {
+		sink = &body
+	}
+	res.bytes, err = io.Copy(sink, resp.Body)
 	res.seconds = time.Since(t0).Seconds()
 	if err != nil {
 		return res, err
@@ -221,7 +231,7 @@ func scrapeOnce(ctx context.Context, url string, gzip bool) (scrapeResult, error
 	if resp.StatusCode != http.StatusOK {
 		return res, &httpStatusError{resp.StatusCode}
 	}
-	if !gzip {
+	if parse {
 		res.series, res.allocTotal = parseExposition(&body)
 	}
 	return res, nil
