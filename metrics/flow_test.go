@@ -80,7 +80,9 @@ func TestRevisionConflictMovesExactlyTheExpectedSeries(t *testing.T) {
 	b := newHarness(t, store, clock)
 	a.create(orders)
 	clock.Advance(2 * time.Second)
-	a.heartbeat(orders, hb{member: "m-a"})
+	// m-a's flush is observed after its answer: wait for it, so that it
+	// does not land in the conflict step.
+	a.await(`actor_message_duration_seconds_count{type="flush"}`, func() { a.heartbeat(orders, hb{member: "m-a"}) })
 	b.heartbeat(orders, hb{member: "m-b"})
 	clock.Advance(2 * time.Second)
 
