@@ -407,7 +407,12 @@ func (w *world) step() {
 			w.heartbeat(old[rapid.IntRange(0, len(old)-1).Draw(t, "duplicate")], "duplicate")
 		}
 	case op < 87: // stale epoch: the client sends its previous epoch
-		if running && !leaving && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch() {
+		// Only a client in the group (epoch > 0) has reports to send with
+		// it: one at epoch 0 is rejoining and its request carries no
+		// reports, so giving it an old epoch would make a request no
+		// client sends (nothing owned, nothing revoking, while it still
+		// drains what it read before its reset).
+		if running && !leaving && cl.epoch() > 0 && w.prevEpoch[id] > 0 && w.prevEpoch[id] != cl.epoch() {
 			req := cl.request()
 			req.MemberEpoch = w.prevEpoch[id]
 			resp := w.heartbeat(req, "stale")
