@@ -96,8 +96,9 @@ type Node struct {
 	opts Options
 	base time.Time // monotonic origin of validUntil
 
-	mu   sync.Mutex
-	self persistence.Coordinator // with the current token
+	// self is this coordinator's entry with its current token; every
+	// request reads it (forwarding), so it is swapped, not locked.
+	self atomic.Pointer[persistence.Coordinator]
 
 	validUntil atomic.Int64 // ns since base; 0 = not serving
 	live       atomic.Pointer[[]persistence.Coordinator]
@@ -156,7 +157,7 @@ func New(o Options) (*Node, error) {
 		o.Observer = nopObserver{}
 	}
 	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1), created: make(chan struct{}, 1), prefixes: map[string]int{}}
-	n.self = persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()}
+	n.self.Store(&persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()})
 	n.live.Store(&[]persistence.Coordinator{})
 	n.place()
 	return n, nil
@@ -250,9 +251,9 @@ func (n *Node) renew(ctx context.Context) {
 		n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
 		n.registered.Store(false)
 		n.validUntil.Store(0)
-		n.mu.Lock()
-		n.self.Token = rand.Text()
-		n.mu.Unlock()
+		self := *n.self.Load()
+		self.Token = rand.Text()
+		n.self.Store(&self)
 		n.place()
 		n.notify()
 		n.register(ctx)
@@ -361,9 +362,7 @@ func (n *Node) Unreachable(string) {
 
 // Self returns this node's registry entry (with its current token).
 func (n *Node) Self() persistence.Coordinator {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.self
+	return *n.self.Load()
 }
 
 // Serving reports whether the node may answer for the groups it owns:
