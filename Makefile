@@ -35,11 +35,11 @@ test: services
 # deadline passes while a worker is mid-input (go.dev/issue/75804, fixed in
 # Go 1.27), which a loaded CI machine hits: the heartbeat route's decoder and validator, every route with and
 # without credentials, and the heartbeat validator in front of the state
-# machine. Each target's output is printed when it ends. The plain suite
+# machine, and the decoder of forwarded-heartbeat batches. Each target's output is printed when it ends. The plain suite
 # runs their seeds only. A failing input is written to the package's
 # testdata/fuzz/<target>/ and joins the seeds once committed.
 FUZZTIME ?= 20000x
-FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat
+FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat ./internal/batchwire:FuzzItems
 fuzz:
 	@pids=; for t in $(FUZZ_TARGETS); do \
 		( out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$${t%%:*}" 2>&1); s=$$?; \

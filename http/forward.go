@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -72,11 +73,13 @@ const codeOwnerUnreachable = "COORDINATOR_UNREACHABLE"
 // pooled connections: heartbeats in batches (forward_batch.go), every
 // other request through a reverse proxy.
 type forwarder struct {
-	api       *API
-	cluster   Cluster
-	proxy     *httputil.ReverseProxy
-	batches   *batcher
-	forwarded func(reached bool)
+	api     *API
+	cluster Cluster
+	proxy   *httputil.ReverseProxy
+	batches *batcher
+	// itemWorkers serve the items of the batches forwarded here.
+	itemWorkers *workers
+	forwarded   func(reached bool)
 	// heartbeats routes a forwarded heartbeat through the heartbeat
 	// route's handler chain (set by New).
 	heartbeats *httprouter.Router
@@ -91,7 +94,7 @@ func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
 		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: newWorkers()}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -176,14 +179,14 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 		f.api.fail(w, r, errPayloadTooLarge)
 		return
 	}
-	header := r.Header.Clone()
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := header.Values("X-Forwarded-For"); len(prior) > 0 {
+		if prior := r.Header.Values("X-Forwarded-For"); len(prior) > 0 {
 			host = strings.Join(prior, ", ") + ", " + host
 		}
-		header.Set("X-Forwarded-For", host)
+		r.Header.Set("X-Forwarded-For", host)
 	}
-	a, ok := f.batches.forward(r.Context(), owner, batchItem{Path: r.URL.RequestURI(), Header: header, Body: string(body)})
+	item := batchwire.AppendItem(make([]byte, 0, len(body)+512), r.URL.RequestURI(), r.Header, body)
+	a, ok := f.batches.forward(r.Context(), owner, item)
 	switch {
 	case !ok: // the member is gone
 	case a == nil:
@@ -199,7 +202,7 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 			w.Header()[k] = v
 		}
 		w.WriteHeader(a.Status)
-		_, _ = io.WriteString(w, a.Body)
+		_, _ = w.Write(a.Body)
 	}
 }
 

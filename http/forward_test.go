@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -231,15 +233,13 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	e := newForwardEnv(t, nil)
 	createOn(t, e.owner, "orders", 4)
 	path, body := heartbeatOf(t, "m1")
-	batch := func(items ...string) string {
-		return `{"items":[` + strings.Join(items, ",") + `]}`
+	batch := func(items ...[]byte) []byte { return batchwire.Batch(items) }
+	item := func(path, body string) []byte {
+		return batchwire.AppendItem(nil, "/coord/v1"+path, http.Header{"Content-Type": {"application/json"}}, []byte(body))
 	}
-	item := func(path, body string) string {
-		b, _ := json.Marshal(map[string]any{"path": "/coord/v1" + path, "header": map[string][]string{"Content-Type": {"application/json"}}, "body": body})
-		return string(b)
-	}
-	post := func(id, token, payload string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, strings.NewReader(payload))
+	post := func(id, token string, payload []byte) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, bytes.NewReader(payload))
+		req.Header.Set("Content-Type", batchwire.ContentType)
 		if id != "" {
 			req.Header.Set(httpapi.HeaderForwardedBy, id)
 		}
@@ -262,21 +262,35 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	// A live coordinator's batch: a heartbeat is served, a create (another
 	// route) is not found, in one answer.
 	st, answer := post("coord-b", "token-b", batch(item(path, body), item("/streams/orders/groups/other", `{"initialShardCount":1}`)))
-	var out struct {
-		Answers []struct {
-			Status int
-			Header http.Header
-			Body   string
+	answers, err := batchwire.Answers([]byte(answer), 2)
+	if st != http.StatusOK || err != nil {
+		t.Fatalf("batch from coord-b: %d %v %q", st, err, answer)
+	}
+	if a := answers[0]; a.Status != http.StatusOK || a.Header.Get(httpapi.HeaderOwner) != e.owner.URL || !strings.Contains(string(a.Body), `"memberId":"m1"`) {
+		t.Errorf("heartbeat item: %d %v %s", a.Status, a.Header, a.Body)
+	}
+	if a := answers[1]; a.Status != http.StatusNotFound {
+		t.Errorf("create item: %d %s", a.Status, a.Body)
+	}
+	// A batch in another encoding (the JSON of earlier releases) or a
+	// malformed one is refused as a whole.
+	for name, payload := range map[string][]byte{"json": []byte(`{"items":[]}`), "truncated": item(path, body)} {
+		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, bytes.NewReader(payload))
+		req.Header.Set("Content-Type", batchwire.ContentType)
+		if name == "json" {
+			req.Header.Set("Content-Type", "application/json")
 		}
-	}
-	if err := json.Unmarshal([]byte(answer), &out); st != http.StatusOK || err != nil || len(out.Answers) != 2 {
-		t.Fatalf("batch from coord-b: %d %s", st, answer)
-	}
-	if a := out.Answers[0]; a.Status != http.StatusOK || a.Header.Get(httpapi.HeaderOwner) != e.owner.URL || !strings.Contains(a.Body, `"memberId":"m1"`) {
-		t.Errorf("heartbeat item: %+v", a)
-	}
-	if a := out.Answers[1]; a.Status != http.StatusNotFound {
-		t.Errorf("create item: %+v", a)
+		req.Header.Set(httpapi.HeaderForwardedBy, "coord-b")
+		req.Header.Set(httpapi.HeaderCoordinatorToken, "token-b")
+		resp, err := e.owner.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "INVALID_REQUEST") {
+			t.Errorf("%s batch: %d %s", name, resp.StatusCode, b)
+		}
 	}
 	// The owner no longer lists coord-b: coord-b's heartbeats get RETRY.
 	e.ownerCluster.setLive(e.ownerCluster.Live()[:1])
