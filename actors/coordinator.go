@@ -3,6 +3,7 @@ package actors
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -89,7 +90,12 @@ func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.H
 	}
 	r := newReplyTo[group.HeartbeatResponse]()
 	msg := &heartbeatMsg{routed: routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
-	return ask(ctx, c, msg, r)
+	resp, err := ask(ctx, c, msg, r, c.opts.StoreTimeout)
+	if errors.Is(err, errNoAnswer) {
+		c.opts.Observer.HeartbeatShed(key)
+		return group.RetryResponse(c.opts.Settings, req), nil
+	}
+	return resp, err
 }
 
 // CreateGroup creates a group (endpoint #4), or with streamLevel the group
@@ -99,13 +105,13 @@ func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.
 		key.ConsumerGroup = key.StreamPrefix
 	}
 	r := newReplyTo[group.GroupView]()
-	return ask(ctx, c, &createMsg{routed: routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r)
+	return ask(ctx, c, &createMsg{routed: routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // DeleteGroup deletes a group's metadata and returns its pre-delete view.
 func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
 	r := newReplyTo[group.GroupView]()
-	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r)
+	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // TickNow sweeps: it sends Tick{now} to every group placed here that has
@@ -317,9 +323,21 @@ var requestTimers = sync.Pool{New: func() any {
 	return t
 }}
 
-// ask sends msg and waits for its reply on r, for ctx, or at most
-// RequestTimeout (context.DeadlineExceeded).
-func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T]) (T, error) {
+// errNoAnswer marks ask's error when the actor did not answer within the
+// wait it was given.
+var errNoAnswer = errors.New("no answer in time")
+
+// ask sends msg and waits for its reply on r, for ctx, or at most wait
+// (an error that is errNoAnswer and context.DeadlineExceeded).
+//
+// A heartbeat waits at most StoreTimeout: an actor held up by store calls
+// of earlier requests (with a frozen store each takes the whole timeout,
+// and a failed write is followed by a reload) would otherwise keep it for
+// several. Its member is then answered RETRY, which is what a lost answer
+// costs (docs/protocol.md, improvement 8: the retry with the previous
+// epoch is accepted), and the actor's later answer is dropped. Every other
+// request waits at most RequestTimeout.
+func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], wait time.Duration) (T, error) {
 	var zero T
 	if by := cluster.ForwardedBy(ctx); by != "" {
 		if f, ok := msg.(interface{ MarkForwarded(string) }); ok {
@@ -330,7 +348,7 @@ func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T]) 
 		return zero, err
 	}
 	timer := requestTimers.Get().(*time.Timer)
-	timer.Reset(c.opts.RequestTimeout)
+	timer.Reset(wait)
 	defer func() {
 		timer.Stop()
 		requestTimers.Put(timer)
@@ -341,7 +359,7 @@ func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T]) 
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	case <-timer.C:
-		return zero, fmt.Errorf("group %s did not answer in %s: %w", msg.GroupKey(), c.opts.RequestTimeout, context.DeadlineExceeded)
+		return zero, fmt.Errorf("group %s did not answer in %s: %w (%w)", msg.GroupKey(), wait, errNoAnswer, context.DeadlineExceeded)
 	}
 }
 

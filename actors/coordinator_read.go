@@ -47,7 +47,7 @@ func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Grou
 	// committed.
 	flight := c.builds.DoChan(fmt.Sprintf("%q %q %d", key.StreamPrefix, key.ConsumerGroup, version), func() (any, error) {
 		r := newReplyTo[*group.Group]()
-		return ask(context.Background(), c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r)
+		return ask(context.Background(), c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r, c.opts.RequestTimeout)
 	})
 	select {
 	case res := <-flight:
@@ -221,7 +221,7 @@ func routing(g *group.Group) contract.Routing {
 func (c *Coordinator) Settle(ctx context.Context, key group.Key) error {
 	for range 2 { // the first round trip may queue a flush behind it
 		r := newReplyTo[*group.Group]()
-		if _, err := ask(ctx, c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r); err != nil {
+		if _, err := ask(ctx, c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r, c.opts.RequestTimeout); err != nil {
 			return err
 		}
 	}

@@ -25,7 +25,7 @@ func (c *Coordinator) ScaleGroup(ctx context.Context, key group.Key, req group.S
 func (c *Coordinator) scale(ctx context.Context, key group.Key, req group.ScaleRequest, streamLevel bool) (group.Migration, error) {
 	r := newReplyTo[group.Migration]()
 	msg := &scaleMsg{routed: routed{Key: key}, Request: req, NewID: newMigrationID(), StreamLevel: streamLevel, Reply: r}
-	return ask(ctx, c, msg, r)
+	return ask(ctx, c, msg, r, c.opts.RequestTimeout)
 }
 
 // newMigrationID returns a fresh migration id, "reshard-<uuid4>" (docs/protocol.md §6.1).
@@ -51,7 +51,7 @@ func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req group.
 	}
 	for _, key := range keys {
 		r := newReplyTo[struct{}]()
-		if _, err := ask(ctx, c, &checkScaleMsg{routed: routed{Key: key}, Request: req, Reply: r}, r); err != nil {
+		if _, err := ask(ctx, c, &checkScaleMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout); err != nil {
 			return contract.StreamScale{}, err
 		}
 	}
@@ -87,5 +87,5 @@ func (c *Coordinator) streamGroups(ctx context.Context, prefix string) ([]group.
 // Rollback rolls migration id of a group back (docs/protocol.md §6.5, endpoint #10).
 func (c *Coordinator) Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error) {
 	r := newReplyTo[group.Migration]()
-	return ask(ctx, c, &rollbackMsg{routed: routed{Key: key}, ID: id, Request: req, Reply: r}, r)
+	return ask(ctx, c, &rollbackMsg{routed: routed{Key: key}, ID: id, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }

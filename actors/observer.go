@@ -30,8 +30,9 @@ type Observer interface {
 	// ActorsLive reports the number of group actors after one started or
 	// stopped.
 	ActorsLive(n int)
-	// HeartbeatShed reports a heartbeat answered RETRY at once because
-	// MaxQueuedHeartbeats heartbeats were already queued for its group.
+	// HeartbeatShed reports a heartbeat answered RETRY at the edge: at
+	// once because MaxQueuedHeartbeats heartbeats were already queued for
+	// its group, or because its actor did not answer within StoreTimeout.
 	// It is called on the caller's goroutine.
 	HeartbeatShed(key group.Key)
 	// MailboxDepth reports the number of messages queued for a group actor,

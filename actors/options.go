@@ -82,8 +82,9 @@ type Options struct {
 	// CommitAttempts bounds the commits of one batch or admin command that
 	// end in a revision conflict.
 	CommitAttempts int
-	// StoreTimeout bounds each store call, and each Redis call of
-	// Provisioner and Drains.
+	// StoreTimeout bounds each store call, each Redis call of Provisioner
+	// and Drains, and how long a heartbeat waits for its actor (then it is
+	// answered RETRY, see ask).
 	StoreTimeout time.Duration
 	// RequestTimeout bounds how long a caller waits for a group actor's
 	// answer (the caller's own context may end sooner). It is a safety net:

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -120,4 +121,47 @@ func queuedHeartbeats(c *Coordinator, key group.Key) int64 {
 		return 0
 	}
 	return ch.(*child).depth.heartbeats.Load()
+}
+
+// A heartbeat waits for its group actor at most StoreTimeout: behind an
+// actor held up (here by a hook; with a frozen store, by store calls that
+// each take the whole timeout) it is answered RETRY and counted as shed
+// while the actor is still busy, and the actor's late answer is dropped.
+// Other requests keep waiting up to RequestTimeout.
+func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
+	var block atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	obs := &shedCounter{}
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, Observer: obs,
+		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour,
+		BeforeHandle: func(_ group.Key, msg any) {
+			if _, ok := msg.(*heartbeatMsg); ok && block.CompareAndSwap(true, false) {
+				close(entered)
+				<-release
+			}
+		}})
+	createGroup(t, c, orders)
+	block.Store(true)
+	out := make(chan result, 2)
+	store := newTestStore() // goHeartbeat's stored flag is not looked at here
+	goHeartbeat(c, store, orders, "m-held", out)
+	<-entered
+	goHeartbeat(c, store, orders, "m-queued", out)
+	for range 2 {
+		r := <-out
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.id, r.err)
+		}
+		wantStatus(t, r.resp, group.StatusRetry)
+	}
+	select {
+	case <-release:
+		t.Fatal("released before the heartbeats were answered")
+	default:
+	}
+	if n := obs.shed.Load(); n != 2 {
+		t.Errorf("%d heartbeats counted as shed, want 2", n)
+	}
+	close(release)
+	wantStatus(t, heartbeat(t, c, orders, join("m-after")), group.StatusOK)
 }

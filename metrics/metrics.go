@@ -174,7 +174,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.up = gauge("up", "1 while the coordinator reports itself UP (set by every health check), else 0.")
 	m.up.Set(1)
 	m.heartbeats = perGroup("heartbeat_total", "Handled member heartbeats by response status.", with("status")...)
-	m.heartbeatsShed = perGroup("heartbeat_shed_total", "Heartbeats answered RETRY at once because too many were queued for their group (load shedding).", grp...)
+	m.heartbeatsShed = perGroup("heartbeat_shed_total", "Heartbeats answered RETRY at the edge: too many were queued for their group, or its actor did not answer within the store timeout (load shedding).", grp...)
 	m.memberExpired = perGroup("member_expired_total", "Members whose lease expired.", grp...)
 	m.memberFenced = perGroup("member_fenced_total", "Members fenced (invalid ownership report or rebalance timeout).", grp...)
 	m.rebalances = perGroup("rebalance_total", "Target assignment recomputations committed by a group commit.", with("reason")...)
