@@ -134,7 +134,7 @@ func (d *decoder) uvarint() uint64 {
 // allocation.
 func (d *decoder) count(limit int) int {
 	n := d.uvarint()
-	if d.err == nil && (n > uint64(limit) || n > uint64(len(d.b))) {
+	if d.err == nil && (n > uint64(limit) || n > uint64(len(d.b))) { // #nosec G115 -- limit and len are not negative
 		d.err = fmt.Errorf("batch body: count %d over its limit or its remaining %d bytes", n, len(d.b))
 	}
 	if d.err != nil {
