@@ -18,6 +18,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
+	"github.com/redis-stream-coordinator/coordinator/internal/workers"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -77,8 +78,12 @@ type forwarder struct {
 	cluster Cluster
 	proxy   *httputil.ReverseProxy
 	batches *batcher
-	// itemWorkers serve the items of the batches forwarded here.
-	itemWorkers *workers
+	// itemWorkers serve the items of the batches forwarded here: each
+	// waits for its group actor's answer, so each needs a goroutine of its
+	// own, and a kept one has grown its stack through the heartbeat
+	// route's handler chain already (a goroutine per item spent 7 % of an
+	// owner's CPU growing stacks).
+	itemWorkers *workers.Pool
 	forwarded   func(reached bool)
 	// heartbeats routes a forwarded heartbeat through the heartbeat
 	// route's handler chain (set by New).
@@ -94,7 +99,7 @@ func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
 		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: newWorkers()}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New()}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

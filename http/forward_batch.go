@@ -224,7 +224,7 @@ func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	var wg sync.WaitGroup
 	wg.Add(len(items))
 	for i := range items {
-		f.itemWorkers.run(func() {
+		f.itemWorkers.Go(func() {
 			defer wg.Done()
 			answers[i] = f.serveItem(r, by, &items[i])
 		})
@@ -289,42 +289,4 @@ func (r *answerRecorder) Write(b []byte) (int, error) {
 // encode returns the recorded answer's encoding.
 func (r *answerRecorder) encode() []byte {
 	return batchwire.AppendAnswer(make([]byte, 0, len(r.body)+256), r.status, r.header, r.body)
-}
-
-// workers run a batch's items. Each item waits for its group actor's
-// answer, so each needs a goroutine of its own; a worker stays for
-// workerIdle after its item for the next batch's, because a new goroutine
-// grows its stack through the heartbeat route's handler chain for every
-// item (stack copying was 7 % of an owner's CPU with a goroutine per
-// item).
-type workers struct{ work chan func() }
-
-// workerIdle is how long an idle worker waits for another item.
-const workerIdle = 10 * time.Second
-
-func newWorkers() *workers { return &workers{work: make(chan func())} }
-
-// run runs job on an idle worker, or on a new one when none is idle.
-func (p *workers) run(job func()) {
-	select {
-	case p.work <- job:
-	default:
-		go p.serve(job)
-	}
-}
-
-// serve runs job, then every job handed to it until it has been idle
-// for workerIdle.
-func (p *workers) serve(job func()) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		job()
-		idle.Reset(workerIdle)
-		select {
-		case job = <-p.work:
-		case <-idle.C:
-			return
-		}
-	}
 }
