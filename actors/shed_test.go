@@ -74,18 +74,12 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 // Only heartbeats count towards the bound: other requests queued for the
 // group do not make heartbeats shed.
 func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
-	var block atomic.Bool
-	entered, release := make(chan struct{}), make(chan struct{})
+	h := newHold(func(msg any) bool { _, ok := msg.(*createMsg); return ok })
+	entered, release := h.entered, h.release
 	obs := &shedCounter{}
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs,
-		BeforeHandle: func(_ group.Key, msg any) {
-			if _, ok := msg.(*createMsg); ok && block.CompareAndSwap(true, false) {
-				close(entered)
-				<-release
-			}
-		}})
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs, BeforeHandle: h.hook})
 	createGroup(t, c, orders)
-	block.Store(true)
+	h.armed.Store(true)
 	creates := make(chan error, 3)
 	for range 3 { // the first blocks the actor, two wait in the mailbox
 		go func() {
@@ -127,21 +121,14 @@ func queuedHeartbeats(c *Coordinator, key group.Key) int64 {
 // actor held up (here by a hook; with a frozen store, by store calls that
 // each take the whole timeout) it is answered RETRY and counted as shed
 // while the actor is still busy, and the actor's late answer is dropped.
-// Other requests keep waiting up to RequestTimeout.
 func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
-	var block atomic.Bool
-	entered, release := make(chan struct{}), make(chan struct{})
+	h := newHold(func(msg any) bool { _, ok := msg.(*heartbeatMsg); return ok })
+	entered, release := h.entered, h.release
 	obs := &shedCounter{}
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true, Observer: obs,
-		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour,
-		BeforeHandle: func(_ group.Key, msg any) {
-			if _, ok := msg.(*heartbeatMsg); ok && block.CompareAndSwap(true, false) {
-				close(entered)
-				<-release
-			}
-		}})
+		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour, BeforeHandle: h.hook})
 	createGroup(t, c, orders)
-	block.Store(true)
+	h.armed.Store(true)
 	out := make(chan result, 2)
 	store := newTestStore() // goHeartbeat's stored flag is not looked at here
 	goHeartbeat(c, store, orders, "m-held", out)
@@ -164,4 +151,24 @@ func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 	}
 	close(release)
 	wantStatus(t, heartbeat(t, c, orders, join("m-after")), group.StatusOK)
+}
+
+// hold is a BeforeHandle hook that, once armed, holds the group actor in
+// the first message match accepts: it closes entered and waits for
+// release to be closed.
+type hold struct {
+	armed            atomic.Bool
+	match            func(msg any) bool
+	entered, release chan struct{}
+}
+
+func newHold(match func(msg any) bool) *hold {
+	return &hold{match: match, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h *hold) hook(_ group.Key, msg any) {
+	if h.match(msg) && h.armed.CompareAndSwap(true, false) {
+		close(h.entered)
+		<-h.release
+	}
 }
