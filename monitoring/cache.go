@@ -30,18 +30,20 @@ func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (Offset
 }
 
 // Refresh observes g's shards now (a rate sample, as every read is) and
-// stores the observation in the offset cache as a fresh one, so that
-// CachedGroupOffsets answers from it until it expires; it returns the
-// observation. A background refresher calls it for every group once per
-// cache TTL, so that the cached reads find fresh observations instead of
-// each starting a read of its own.
+// returns the observation. When g's offsets were read through
+// CachedGroupOffsets before, it also stores the observation in the offset
+// cache as a fresh one, so that those reads answer from it until it
+// expires. A background refresher calls it for every group once per cache
+// TTL: the groups someone reads find fresh observations instead of each
+// starting a read of its own, and the cache holds only those groups (the
+// others' observations feed gauges and are dropped).
 func (r *Reader) Refresh(ctx context.Context, g *group.Group) (Observation, error) {
 	key := g.Meta.Key()
 	o, err := r.Observe(ctx, key, g.ShardCount)
 	if err != nil {
 		return Observation{}, err
 	}
-	r.cache.Put(key, g.ShardCount, pack(key.StreamPrefix, o))
+	r.cache.Update(key, g.ShardCount, func() packed { return pack(key.StreamPrefix, o) })
 	return o, nil
 }
 

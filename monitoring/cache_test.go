@@ -2,9 +2,14 @@ package monitoring_test
 
 import (
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -33,4 +38,48 @@ func TestProjectUnobserved(t *testing.T) {
 	if s := got.Shards[1]; s.PendingCount != 4 || s.ConsumerLastAckedID == nil || *s.ConsumerLastAckedID != "3-0" {
 		t.Errorf("shard 1 lost the member's report: %+v", s)
 	}
+}
+
+// The refresher's reads keep fresh only the groups someone reads through
+// the offset cache: an unread group's observation is not stored, so its
+// first cached read observes Redis itself; a read group's is, so a read
+// after the refresh answers the refreshed observation.
+func TestRefreshStoresOnlyGroupsRead(t *testing.T) {
+	ctx := t.Context()
+	client := testredis.Shared(t)
+	c := grouptest.New(t, 1)
+	c.Group.Meta.StreamPrefix = testredis.Prefix(t, client)
+	r := monitoring.NewReader(streams.NewObserver(client), fakeclock.New(time.Now()).Now, time.Minute)
+	add := func() {
+		t.Helper()
+		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: streams.StreamKey(c.Group.Meta.StreamPrefix, 0), Values: []string{"f", "v"}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh := func() {
+		t.Helper()
+		if _, err := r.Refresh(ctx, c.Group); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantLength := func(what string, want int64) {
+		t.Helper()
+		o, err := r.CachedGroupOffsets(ctx, c.Group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.TotalStreamLength != want {
+			t.Errorf("%s: stream length %d, want %d", what, o.TotalStreamLength, want)
+		}
+	}
+
+	add()
+	refresh() // of a group nobody read: not stored
+	add()
+	wantLength("the first cached read", 2)
+	add()
+	wantLength("a read within the TTL", 2)
+	refresh() // of a group read: stored fresh
+	add()
+	wantLength("a read after the refresh", 3)
 }

@@ -76,16 +76,24 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, version int, load func(con
 	return value, nil
 }
 
-// Put stores value for key at version, fresh for the ttl, as a load would;
-// with caching disabled it stores nothing.
-func (c *Cache[K, V]) Put(key K, version int, value V) {
+// Update stores value() for key at version, fresh for the ttl, as a load
+// would, but only when key already holds a value (a Get loaded one): a
+// background refresher keeps the keys that readers use fresh without
+// filling the cache with keys nobody reads, or building their values.
+// value is called under the cache's lock, only when storing. Update
+// reports whether it stored; with caching disabled it stores nothing.
+func (c *Cache[K, V]) Update(key K, version int, value func() V) bool {
 	if c.ttl <= 0 {
-		return
+		return false
 	}
-	entry := c.entry(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.set(entry, version, value)
+	entry, ok := c.entries[key]
+	if !ok || !entry.stored {
+		return false
+	}
+	c.set(entry, version, value())
+	return true
 }
 
 func (c *Cache[K, V]) entry(key K) *cacheEntry[V] {

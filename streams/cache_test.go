@@ -156,24 +156,36 @@ func TestCacheConcurrentMissesShareOneLoad(t *testing.T) {
 	})
 }
 
-// A put value is served fresh for the ttl at its version, without loads;
-// a disabled cache stores nothing.
-func TestCachePut(t *testing.T) {
+// An update stores only a key some Get loaded: it then serves the value
+// fresh for the ttl at its version, without loads. A key never read is
+// not stored, and a disabled cache stores nothing.
+func TestCacheUpdate(t *testing.T) {
+	value := func(v int) func() int { return func() int { return v } }
 	c, clock := newTestCache(15 * time.Second)
 	l := &loader{}
+	if c.Update("k", 4, value(1)) {
+		t.Fatal("an update of a key never read stored it")
+	}
+	l.value.Store(3)
+	mustGet(t, c, 4, l, 3) // the miss loads
+	wantLoads(t, l, 1)
 	l.value.Store(9)
-	c.Put("k", 4, 1)
+	if !c.Update("k", 4, value(1)) {
+		t.Fatal("an update of a read key did not store it")
+	}
 	clock.Advance(14 * time.Second)
 	mustGet(t, c, 4, l, 1)
-	wantLoads(t, l, 0)
-	c.Put("k", 4, 2) // a put makes an expiring value fresh again
+	wantLoads(t, l, 1)
+	c.Update("k", 4, value(2)) // an update makes an expiring value fresh again
 	clock.Advance(14 * time.Second)
 	mustGet(t, c, 4, l, 2)
 	mustGet(t, c, 8, l, 9) // another version: a miss
-	wantLoads(t, l, 1)
+	wantLoads(t, l, 2)
 
 	off := NewCache[string, int](0, time.Now)
-	off.Put("k", 1, 1)
+	if off.Update("k", 1, value(1)) {
+		t.Fatal("a disabled cache stored an update")
+	}
 	mustGet(t, off, 1, l, 9)
 }
 

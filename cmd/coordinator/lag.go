@@ -21,8 +21,9 @@ import (
 // prefix's dead-letter stream (dead_letter_entries: those it dead-lettered
 // and those naming no group, as its dead-letter page lists them), so that
 // the lag, pending and dead-letter alerts have series to evaluate. Each
-// round reads the groups one at a time and leaves every observation in the
-// offset cache, so that the Grafana rows read between rounds find it fresh.
+// round reads the groups one at a time and renews the offset cache's
+// observation of every group whose Grafana rows were read, so that those
+// reads between rounds find it fresh (monitoring.Reader.Refresh).
 type lagRefresher struct {
 	coord       *actors.Coordinator
 	offsets     offsetRefresher
@@ -96,7 +97,7 @@ func (r *lagRefresher) refresh(ctx context.Context) {
 	r.tallies = tallies
 }
 
-// refreshOffsets observes g's shards (into the offset cache) and sets its
+// refreshOffsets observes g's shards (renewing its offset cache entry) and sets its
 // shard gauges from the observation, as an offsets read would
 // (observedDataPlane), without building the rows of the shards that get no
 // series.
