@@ -304,6 +304,7 @@ func (a *groupActor) drive() {
 			ans.To.Reply.Answer(ans.Resp, ans.Err)
 			a.unanswered = a.unanswered[1:]
 		}
+		a.unanswered = nil // an empty tail still holds the answered batch
 		switch {
 		case rd.Load:
 			a.core.Advance(a.load())

@@ -57,9 +57,9 @@ type Core[R any] struct {
 	ticking *tick[R]
 
 	rd Ready[R]
-	// What rd's pointers and Answers point to, kept here so that a Ready
-	// costs no allocation: valid until the next Step or Advance.
-	answers     []Answer[R]
+	// What rd's pointers point to, kept here so that a Ready costs no
+	// allocation: valid until the next Step or Advance. Answers are not
+	// kept: an idle group would keep its last batch's messages alive.
 	flushed     Flushed
 	nextWrite   Write
 	commitErr   error
@@ -237,17 +237,11 @@ func (c *Core[R]) drainChecked(out DrainChecked) {
 func (c *Core[R]) Ready() Ready[R] {
 	rd := c.rd
 	c.rd = Ready[R]{}
-	if rd.Answers != nil {
-		c.answers = rd.Answers[:0]
-	}
 	return rd
 }
 
 // answerWith adds an answer to the Ready.
 func (c *Core[R]) answerWith(a Answer[R]) {
-	if c.rd.Answers == nil {
-		c.rd.Answers = c.answers[:0]
-	}
 	c.rd.Answers = append(c.rd.Answers, a)
 }
 

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
@@ -485,4 +487,29 @@ func TestCoreAdminCommandConflictAsksForAReload(t *testing.T) {
 	if _, ok := c.Committed().Migration("mig-1"); ok {
 		t.Fatal("an unstored migration reached committed")
 	}
+}
+
+// The core keeps nothing of the heartbeats it answered: once the actor
+// has taken a Ready, its answers, and the replies they go to, are the
+// actor's alone, so an idle group does not keep its last batch alive.
+func TestCoreKeepsNoAnswerItHandedOver(t *testing.T) {
+	type reply struct{ buf [64]byte }
+	c := core.New[*reply](config())
+	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+	c.Ready()
+	answered := func() weak.Pointer[reply] {
+		to := new(reply)
+		req := join("m-1")
+		req.ProtocolVersion = 2 // refused: answered at once
+		c.Step(core.Heartbeat[*reply]{Now: t0, Req: req, To: to})
+		if rd := c.Ready(); len(rd.Answers) != 1 || rd.Answers[0].To != to {
+			t.Fatalf("answers %+v, want the refusal", rd.Answers)
+		}
+		return weak.Make(to)
+	}()
+	runtime.GC()
+	if answered.Value() != nil {
+		t.Fatal("the core still holds the reply of a heartbeat it handed over")
+	}
+	runtime.KeepAlive(c)
 }
