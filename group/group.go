@@ -44,7 +44,7 @@ type shardIndex struct {
 	holders holderTable
 	// targetOwner maps each shard to the member whose target holds it
 	// (targets are disjoint).
-	targetOwner shardTable
+	targetOwner shardTable[string]
 	// foreign counts (owner, shard) pairs where the shard is in another
 	// member's target: each such pair blocks that member.
 	foreign int

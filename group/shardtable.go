@@ -1,57 +1,62 @@
 package group
 
+import "iter"
+
 // denseShards bounds the shard indexes a shardTable keeps in its slice:
 // every index an assignment produces is far below it (MaxShardCount), so
 // the map only ever holds what a corrupt stored record or a test could
 // name, and such a record cannot make the table allocate without bound.
 const denseShards = 1 << 17
 
-// shardTable maps shard indexes to member ids ("" for none): a slice
-// indexed by shard for 0 ≤ s < denseShards, a map beyond. It costs one
-// string header per shard up to the highest one set, against a map entry
-// per shard, and copies with one slice copy.
-type shardTable struct {
-	dense  []string
-	sparse map[int]string // shards outside [0, denseShards); nil when none
+// shardTable maps shard indexes to values (the zero V for none): a slice
+// indexed by shard for 0 ≤ s < denseShards, a map beyond. It costs one V
+// per shard up to the highest one set, against a map entry per shard, and
+// copies with one slice copy.
+type shardTable[V comparable] struct {
+	dense  []V
+	sparse map[int]V // shards outside [0, denseShards); nil when none
 }
 
-// get returns the id stored for s, "" for none.
-func (t *shardTable) get(s int) string {
+// get returns the value stored for s, the zero V for none.
+func (t *shardTable[V]) get(s int) V {
 	if s >= 0 && s < len(t.dense) {
 		return t.dense[s]
 	}
+	var zero V
 	if s >= 0 && s < denseShards {
-		return ""
+		return zero
 	}
 	return t.sparse[s]
 }
 
-// set stores id for s; "" clears it.
-func (t *shardTable) set(s int, id string) {
+// set stores v for s; the zero V clears it.
+func (t *shardTable[V]) set(s int, v V) {
+	var zero V
 	if s < 0 || s >= denseShards {
-		if id == "" {
+		if v == zero {
 			delete(t.sparse, s)
 			return
 		}
 		if t.sparse == nil {
-			t.sparse = map[int]string{}
+			t.sparse = map[int]V{}
 		}
-		t.sparse[s] = id
+		t.sparse[s] = v
 		return
 	}
 	if s >= len(t.dense) {
-		if id == "" {
+		if v == zero {
 			return
 		}
-		t.dense = append(t.dense, make([]string, s+1-len(t.dense))...)
+		t.dense = append(t.dense, make([]V, s+1-len(t.dense))...)
 	}
-	t.dense[s] = id
+	t.dense[s] = v
 }
 
 // anyFrom reports whether some shard s ≥ n is set.
-func (t *shardTable) anyFrom(n int) bool {
+func (t *shardTable[V]) anyFrom(n int) bool {
+	var zero V
 	for s := max(n, 0); s < len(t.dense); s++ {
-		if t.dense[s] != "" {
+		if t.dense[s] != zero {
 			return true
 		}
 	}
@@ -63,12 +68,30 @@ func (t *shardTable) anyFrom(n int) bool {
 	return false
 }
 
+// all yields the shards that are set and their values: the dense ones in
+// order, then the sparse ones in no particular order.
+func (t *shardTable[V]) all() iter.Seq2[int, V] {
+	return func(yield func(int, V) bool) {
+		var zero V
+		for s, v := range t.dense {
+			if v != zero && !yield(s, v) {
+				return
+			}
+		}
+		for s, v := range t.sparse {
+			if !yield(s, v) {
+				return
+			}
+		}
+	}
+}
+
 // holderTable lists the owners holding each shard. Nearly every shard has
 // at most one holder (a second one exists only while the shard moves), so
 // the first holder lives in a shardTable and the others in a map that is
 // empty in a settled group.
 type holderTable struct {
-	first shardTable
+	first shardTable[string]
 	more  map[int][]string // further holders of a shard whose first is set
 }
 

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -45,6 +46,44 @@ func TestHolderTableMatchesMap(t *testing.T) {
 					want = want || (s >= n && len(ids) > 0)
 				}
 				if got := h.anyFrom(n); got != want {
+					t.Fatalf("anyFrom(%d) = %v, model %v", n, got, model)
+				}
+			}
+		}
+	})
+}
+
+// TestShardTableMatchesMap checks a shardTable of counts against a map
+// model: get, all and anyFrom, over dense, sparse and negative indexes.
+func TestShardTableMatchesMap(t *testing.T) {
+	shards := []int{0, 1, 2, 7, denseShards - 1, denseShards, denseShards + 5, -1, -3}
+	rapid.Check(t, func(t *rapid.T) {
+		var table shardTable[int]
+		model := map[int]int{}
+		for range rapid.IntRange(0, 60).Draw(t, "steps") {
+			s, d := rapid.SampledFrom(shards).Draw(t, "shard"), rapid.SampledFrom([]int{1, -1}).Draw(t, "delta")
+			table.set(s, table.get(s)+d)
+			if model[s] += d; model[s] == 0 {
+				delete(model, s)
+			}
+			got := map[int]int{}
+			for s, n := range table.all() {
+				got[s] = n
+			}
+			if !maps.Equal(got, model) {
+				t.Fatalf("all() = %v, model %v", got, model)
+			}
+			for _, s := range append(shards, 3, 1<<40) {
+				if table.get(s) != model[s] {
+					t.Fatalf("get(%d) = %d, model %v", s, table.get(s), model)
+				}
+			}
+			for _, n := range []int{-5, 0, 3, 8, denseShards, denseShards + 6} {
+				want := false
+				for s := range model {
+					want = want || s >= n
+				}
+				if got := table.anyFrom(n); got != want {
 					t.Fatalf("anyFrom(%d) = %v, model %v", n, got, model)
 				}
 			}

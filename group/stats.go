@@ -59,17 +59,17 @@ type statsIndex struct {
 	// targetOwners[s] counts the target sets holding s; targeted and
 	// dupTarget count the shards below shardCount held by at least one
 	// and by more than one.
-	targetOwners        map[int]int
+	targetOwners        shardTable[int]
 	targeted, dupTarget int
 	// currentOwners[s] counts the owners whose current set holds s;
 	// dupCurrent the shards held by more than one.
-	currentOwners map[int]int
+	currentOwners shardTable[int]
 	dupCurrent    int
 }
 
 // newStatsIndex counts g from scratch.
 func newStatsIndex(g *Group) *statsIndex {
-	t := &statsIndex{targetOwners: map[int]int{}, currentOwners: map[int]int{}, shardCount: g.ShardCount}
+	t := &statsIndex{shardCount: g.ShardCount}
 	for id, shards := range g.Targets {
 		t.target(shards, 1)
 		if g.Members[id] == nil {
@@ -98,14 +98,11 @@ func (t *statsIndex) member(m *Member, sign int) {
 	}
 	t.revoking += sign * len(m.Revoking)
 	for _, s := range m.CurrentAssignment {
-		n := t.currentOwners[s]
-		t.currentOwners[s] = n + sign
+		n := t.currentOwners.get(s)
+		t.currentOwners.set(s, n+sign)
 		switch {
 		case sign > 0 && n == 1, sign < 0 && n == 2:
 			t.dupCurrent += sign
-		}
-		if n+sign == 0 {
-			delete(t.currentOwners, s)
 		}
 	}
 }
@@ -114,11 +111,8 @@ func (t *statsIndex) member(m *Member, sign int) {
 func (t *statsIndex) target(shards ShardSet, sign int) {
 	t.targets += sign * len(shards)
 	for _, s := range shards {
-		n := t.targetOwners[s]
-		t.targetOwners[s] = n + sign
-		if n+sign == 0 {
-			delete(t.targetOwners, s)
-		}
+		n := t.targetOwners.get(s)
+		t.targetOwners.set(s, n+sign)
 		if s < 0 || s >= t.shardCount {
 			continue
 		}
@@ -137,7 +131,7 @@ func (t *statsIndex) rebound(shardCount int) {
 		return
 	}
 	t.shardCount, t.targeted, t.dupTarget = shardCount, 0, 0
-	for s, n := range t.targetOwners {
+	for s, n := range t.targetOwners.all() {
 		if s >= 0 && s < shardCount {
 			t.targeted++
 			if n > 1 {
