@@ -99,7 +99,7 @@ func checkHistory(t *testing.T, sink Sink, h History) {
 }
 
 func TestMemorySink(t *testing.T) {
-	s := NewMemorySink(3)
+	s := NewMemorySink(3, 100)
 	checkHistory(t, s, s)
 	e := numbered("p", "g", 1)
 	s.Record(t.Context(), e)
@@ -108,8 +108,39 @@ func TestMemorySink(t *testing.T) {
 	if got[0].Roles[0] != "WRITE" || len(got[0].RequestSummary) != 1 {
 		t.Error("MemorySink shares the caller's slices or maps")
 	}
-	if NewMemorySink(0).maxEntries != 1 {
-		t.Error("cap below 1 not raised to 1")
+	if s := NewMemorySink(0, 0); s.perScope != 1 || s.total != 1 {
+		t.Errorf("caps %d, %d: want below 1 raised to 1, a total below the per-scope cap raised to it", s.perScope, s.total)
+	}
+}
+
+// The sink keeps at most its total of events whatever names they carry,
+// dropping the oldest events of the scopes recorded least recently: a
+// flood of requests naming new groups costs bounded memory and leaves the
+// history of the groups still in use.
+func TestMemorySinkTotal(t *testing.T) {
+	ctx := t.Context()
+	s := NewMemorySink(3, 10)
+	for i := range 3 {
+		s.Record(ctx, numbered("orders", "workers", i))
+	}
+	for i := range 1000 {
+		s.Record(ctx, numbered("flood", fmt.Sprint(i), i))
+		if i%5 == 0 {
+			s.Record(ctx, numbered("orders", "workers", 3+i/5)) // still in use
+		}
+		if s.kept > 10 || s.scopes.Len() != len(s.byName) || s.scopes.Len() > 10 {
+			t.Fatalf("after %d floods: %d events in %d scopes (%d names), want at most 10", i+1, s.kept, s.scopes.Len(), len(s.byName))
+		}
+	}
+	got, _ := s.Recent(ctx, "orders", "workers", 3)
+	if len(got) != 3 || got[0].RequestSummary["targetShardCount"] != "202" {
+		t.Errorf("the group in use kept %+v, want its 3 latest events", got)
+	}
+	if got, _ := s.Recent(ctx, "flood", "0", 3); len(got) != 0 {
+		t.Errorf("the first flooded name kept %d events", len(got))
+	}
+	if got, _ := s.Recent(ctx, "flood", "999", 3); len(got) != 1 {
+		t.Errorf("the last flooded name kept %d events, want 1", len(got))
 	}
 }
 
@@ -167,7 +198,7 @@ type failingSink struct{ err error }
 func (f failingSink) Record(context.Context, Event) error { return f.err }
 
 func TestTee(t *testing.T) {
-	mem := NewMemorySink(10)
+	mem := NewMemorySink(10, 1000)
 	boom := errors.New("boom")
 	err := Tee(failingSink{boom}, mem).Record(t.Context(), numbered("p", "g", 1))
 	if !errors.Is(err, boom) {
@@ -233,7 +264,7 @@ func TestEventsCarryNoSecrets(t *testing.T) {
 	e.Finish(202, false, "", t0)
 
 	var logs bytes.Buffer
-	mem := NewMemorySink(5)
+	mem := NewMemorySink(5, 1000)
 	sinks := []Sink{
 		NewLogSink(slog.New(slog.NewJSONHandler(&logs, nil))),
 		NewLogSink(slog.New(slog.NewTextHandler(&logs, nil))),

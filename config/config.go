@@ -163,6 +163,10 @@ type Audit struct {
 	Sink string `yaml:"sink"`
 	// RedisMaxEntries caps the Redis audit list; values below 1 mean 1.
 	RedisMaxEntries int `yaml:"redis-max-entries"`
+	// MemoryMaxEntries caps the events the log sink keeps in memory for
+	// the monitoring views, over every group and stream (at most the last
+	// 20 each); values below 20 mean 20.
+	MemoryMaxEntries int `yaml:"memory-max-entries"`
 }
 
 // Redis is the Redis connection shared by the store, the audit sink and
@@ -337,7 +341,7 @@ func defaults() *Config {
 			Breaker:   Breaker{FailureThreshold: 5, OpenTimeout: Duration(5 * time.Second)},
 			Timeout:   Duration(2 * time.Second),
 		},
-		Audit: Audit{Sink: AuditLog, RedisMaxEntries: 1000},
+		Audit: Audit{Sink: AuditLog, RedisMaxEntries: 1000, MemoryMaxEntries: 10000},
 		Redis: Redis{Host: "127.0.0.1", Port: 6379},
 		Coordination: Coordination{
 			HeartbeatInterval:    Duration(time.Second),

@@ -71,7 +71,7 @@ func seedDefaults() *Config {
 			Breaker: Breaker{FailureThreshold: 5, OpenTimeout: d("5s")},
 			Timeout: d("2s"),
 		},
-		Audit: Audit{Sink: "log", RedisMaxEntries: 1000},
+		Audit: Audit{Sink: "log", RedisMaxEntries: 1000, MemoryMaxEntries: 10000},
 		Redis: Redis{Host: "127.0.0.1", Port: 6379},
 		Coordination: Coordination{
 			HeartbeatInterval: d("1s"), MemberLeaseTTL: d("10s"), RebalanceTimeout: d("60s"),

@@ -89,7 +89,7 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recent := audit.NewMemorySink(httpapi.RecentMutationsLimit)
+	recent := audit.NewMemorySink(httpapi.RecentMutationsLimit, 1000)
 	opts := httpapi.Options{
 		Coordinator: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger, Cluster: node,
 		Security: &httpapi.Security{Users: users, Audit: recent, History: recent},

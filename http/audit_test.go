@@ -45,7 +45,7 @@ func newAuditSinks(t *testing.T) *auditSinks {
 	t.Helper()
 	client := testredis.Shared(t)
 	prefix := testredis.Prefix(t, client)
-	return &auditSinks{mem: audit.NewMemorySink(100), redis: audit.NewRedisSink(client, prefix, 100), client: client, prefix: prefix}
+	return &auditSinks{mem: audit.NewMemorySink(100, 1000), redis: audit.NewRedisSink(client, prefix, 100), client: client, prefix: prefix}
 }
 
 // install makes the environment record to the log sink (its own logger),
@@ -287,7 +287,7 @@ func asJSON(t *testing.T, v any) string {
 // TestAuditFingerprintIsOfTheExactBytes sends a body with odd spacing and
 // checks the fingerprint against crypto/sha256 and, once, sha256sum.
 func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
-	mem := audit.NewMemorySink(10)
+	mem := audit.NewMemorySink(10, 1000)
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
 	body := " {\"requestedBy\" : \"alice\",\n\t\"initialShardCount\": 2 }\r\n"
 	if rec := e.send("POST", DefaultBasePath+"/streams/orders/groups/fp", basicOf("writer"), body); rec.Code != http.StatusCreated {
@@ -320,7 +320,7 @@ func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
 // TestAuditOnlyMutations: reads, heartbeats, login and unrouted requests
 // are not audited.
 func TestAuditOnlyMutations(t *testing.T) {
-	mem := audit.NewMemorySink(10)
+	mem := audit.NewMemorySink(10, 1000)
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
 	grp := DefaultBasePath + "/streams/orders/groups/workers"
 	e.send("GET", grp, basicOf("reader"), "")

@@ -15,7 +15,7 @@ import (
 // right password gets 429 with Retry-After until the window ends, and
 // every login attempt is audited with the user name tried (issue 21).
 func TestFailedLoginsThrottledAndAudited(t *testing.T) {
-	sink := audit.NewMemorySink(100)
+	sink := audit.NewMemorySink(100, 1000)
 	e := newSecureEnv(t, &fakeCoord{}, func(e *secureEnv, s *Security) {
 		s.FailedAuthPerUser = mustLimiter(t, 3)
 		s.FailedAuthPerAddress = mustLimiter(t, 5)

@@ -25,7 +25,7 @@ import (
 //     store.key-prefix, capped at audit.redis-max-entries per list, which is
 //     also the recent-mutations history; log: the audit log lines on logger
 //     plus a MemorySink of the last httpapi.RecentMutationsLimit events per
-//     group as the history.
+//     group, audit.memory-max-entries in all, as the history.
 //   - api.rate-limit.enabled: a limiter of max-requests per window;
 //   - api.login-throttle: limiters of failed authentications per user and
 //     per client address (a limit of 0 is off; the window is validated).
@@ -67,7 +67,7 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		sink := audit.NewRedisSink(client, cfg.Store.KeyPrefix, cfg.Audit.RedisMaxEntries)
 		sec.Audit, sec.History = sink, sink
 	case config.AuditLog:
-		recent := audit.NewMemorySink(httpapi.RecentMutationsLimit)
+		recent := audit.NewMemorySink(httpapi.RecentMutationsLimit, cfg.Audit.MemoryMaxEntries)
 		sec.Audit, sec.History = audit.Tee(audit.NewLogSink(logger), recent), recent
 	default:
 		return nil, fmt.Errorf("coordinator.audit.sink %q: unknown audit sink", cfg.Audit.Sink)
