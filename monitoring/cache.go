@@ -2,6 +2,7 @@ package monitoring
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -45,6 +46,15 @@ func (r *Reader) Refresh(ctx context.Context, g *group.Group) (Observation, erro
 	}
 	r.cache.Update(key, g.ShardCount, func() packed { return pack(key.StreamPrefix, o) })
 	return o, nil
+}
+
+// Forget drops the rate samples and the cached observations of the groups
+// not observed since before (streams.RateTracker.Forget,
+// streams.Cache.Forget): a deleted group's, or one this coordinator no
+// longer reads, are not kept for good.
+func (r *Reader) Forget(before time.Time) {
+	r.rates.Forget(before)
+	r.cache.Forget(before)
 }
 
 // Unobserved is an observation of shards 0..shardCount-1 of prefix whose

@@ -96,6 +96,23 @@ func (c *Cache[K, V]) Update(key K, version int, value func() V) bool {
 	return true
 }
 
+// Forget drops the entries whose value expired before before, and those
+// that never stored one, unless a load or refresh of theirs is under way:
+// keys nobody reads any more (a deleted group) cost no memory for good. A
+// Get racing with Forget at worst loads its key once more.
+func (c *Cache[K, V]) Forget(before time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, entry := range c.entries {
+		if entry.refreshing || len(entry.loading) > 0 {
+			continue
+		}
+		if !entry.stored || entry.expiresAt.Before(before) {
+			delete(c.entries, key)
+		}
+	}
+}
+
 func (c *Cache[K, V]) entry(key K) *cacheEntry[V] {
 	c.mu.Lock()
 	defer c.mu.Unlock()

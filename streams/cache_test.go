@@ -213,3 +213,34 @@ func TestCacheMissWaitHonoursContext(t *testing.T) {
 		l.gate <- struct{}{}
 	})
 }
+
+// Forget drops what expired before its cut and keeps what is fresher, or
+// is being refreshed; a forgotten key is loaded again.
+func TestCacheForget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, clock := newTestCache(15 * time.Second)
+		l := &loader{}
+		l.value.Store(1)
+		mustGet(t, c, 4, l, 1)
+		clock.Advance(time.Minute)
+		c.Forget(clock.Peek().Add(-time.Hour)) // expired 45 s ago, after the cut: kept
+		l.gate = make(chan struct{})
+		l.value.Store(2)
+		mustGet(t, c, 4, l, 1) // stale: starts a refresh, held at the gate
+		synctest.Wait()
+		c.Forget(clock.Peek().Add(time.Hour)) // expired by then, but being refreshed: kept
+		l.gate <- struct{}{}
+		synctest.Wait()
+		mustGet(t, c, 4, l, 2)
+		wantLoads(t, l, 2)
+
+		c.Forget(clock.Peek().Add(time.Hour))
+		if len(c.entries) != 0 {
+			t.Fatalf("after Forget: %d entries", len(c.entries))
+		}
+		l.gate = nil
+		l.value.Store(3)
+		mustGet(t, c, 4, l, 3) // a miss: loaded again
+		wantLoads(t, l, 3)
+	})
+}

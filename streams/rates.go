@@ -2,6 +2,7 @@ package streams
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -37,6 +38,20 @@ type rateSample struct {
 // NewRateTracker returns an empty RateTracker.
 func NewRateTracker() *RateTracker {
 	return &RateTracker{groups: map[rateGroup][]rateSample{}}
+}
+
+// Forget drops the samples of every group whose latest sample was taken
+// before before, so that a group deleted, moved to another coordinator or
+// read once costs no memory here for good; its next sample is a first.
+func (t *RateTracker) Forget(before time.Time) {
+	cut := before.UnixNano()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for g, samples := range t.groups {
+		if !slices.ContainsFunc(samples, func(s rateSample) bool { return s.seen && s.at >= cut }) {
+			delete(t.groups, g)
+		}
+	}
 }
 
 // Observe records the sample (length, lag) of key taken at time at and

@@ -161,3 +161,25 @@ func consume(t *testing.T, client redis.UniversalClient, key, group string, n in
 	}
 	return ids
 }
+
+// Forget drops the groups whose latest sample is older than its cut (their
+// next sample is a first again) and keeps those with a newer one, on any
+// shard.
+func TestRateTrackerForget(t *testing.T) {
+	tracker := NewRateTracker()
+	t0 := time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC)
+	old, recent := RateKey{Prefix: "p", Group: "deleted"}, RateKey{Prefix: "p", Group: "read", Shard: 1}
+	tracker.Observe(old, t0, 10, nil)
+	tracker.Observe(RateKey{Prefix: "p", Group: "read"}, t0, 10, nil)
+	tracker.Observe(recent, t0.Add(time.Hour), 10, nil)
+	tracker.Forget(t0.Add(time.Minute))
+	if len(tracker.groups) != 1 {
+		t.Fatalf("after Forget: %d groups, want the one sampled after the cut", len(tracker.groups))
+	}
+	if produced, _ := tracker.Observe(old, t0.Add(2*time.Hour), 20, nil); produced != nil {
+		t.Errorf("a forgotten group's next sample has a rate: %s", fmtRate(produced))
+	}
+	if produced, _ := tracker.Observe(recent, t0.Add(time.Hour+time.Second), 12, nil); fmtRate(produced) != "2" {
+		t.Errorf("a kept group lost its sample: produced %s", fmtRate(produced))
+	}
+}

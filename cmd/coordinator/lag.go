@@ -36,11 +36,19 @@ type lagRefresher struct {
 	tallies map[string]*streams.DeadLetterTally
 }
 
-// offsetRefresher observes a group's shards into the offset cache;
-// *monitoring.Reader implements it.
+// offsetRefresher observes a group's shards into the offset cache, and
+// forgets the groups not observed for a while; *monitoring.Reader
+// implements it.
 type offsetRefresher interface {
 	Refresh(ctx context.Context, g *group.Group) (monitoring.Observation, error)
+	Forget(before time.Time)
 }
+
+// observationRetention is how long the rate samples and cached
+// observations of a group nobody observes are kept: long enough for a
+// dashboard refreshed every few minutes to keep its rates, short enough
+// that deleted groups, and groups now read elsewhere, do not pile up.
+const observationRetention = time.Hour
 
 // deadLetterCounter counts a dead-letter stream's entries by group;
 // streams.Operator implements it.
@@ -48,7 +56,8 @@ type deadLetterCounter interface {
 	UpdateTally(ctx context.Context, dlq string, t *streams.DeadLetterTally) error
 }
 
-// run refreshes every interval until ctx ends. A failed offsets read is
+// run refreshes every interval until ctx ends, forgetting after each round
+// the groups not observed within observationRetention. A failed offsets read is
 // counted in monitoring_refresh_failed_total{projection="offsets"} and
 // leaves the gauges as they were; a failed dead-letter count is logged at
 // debug level and leaves the gauge as it was (the next round retries).
@@ -61,6 +70,7 @@ func (r *lagRefresher) run(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 			r.refresh(ctx)
+			r.offsets.Forget(time.Now().Add(-observationRetention))
 		}
 	}
 }
