@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,7 +182,10 @@ func (c *Coordinator) do(ctx context.Context, method, path string, in, out any) 
 
 // doAt is do at the API base URL base; it also returns the answer's
 // headers (empty when there was no answer). A 401 with Bearer login drops
-// the token and tries once more.
+// the token and tries once more. A 503 GROUP_OWNED_ELSEWHERE (the request
+// was refused before it ran, while the coordinators' views of who owns
+// the group differed: docs/cluster.md) is tried again after its
+// Retry-After, at most ownerRetries times.
 func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {
@@ -190,6 +194,7 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 			return http.Header{}, err
 		}
 	}
+	moved := 0
 	for attempt := 0; ; attempt++ {
 		h, err := c.doOnce(ctx, base, method, path, body, out)
 		var ae *APIError
@@ -197,7 +202,40 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 			c.auth.invalidate()
 			continue
 		}
+		if errors.As(err, &ae) && ae.ErrorCode == CodeGroupOwnedElsewhere && moved < ownerRetries {
+			moved++
+			if wait(ctx, retryAfter(h)) == nil {
+				continue
+			}
+		}
 		return h, err
+	}
+}
+
+// ownerRetries bounds the retries of a request refused with
+// GROUP_OWNED_ELSEWHERE: views of the registry agree again within a
+// renewal interval or two.
+const ownerRetries = 5
+
+// retryAfter is the wait a Retry-After header of delay-seconds asks for
+// (at most 5 s), 1 s when it is missing or not a number.
+func retryAfter(h http.Header) time.Duration {
+	n, err := strconv.Atoi(h.Get("Retry-After"))
+	if err != nil || n < 0 {
+		return time.Second
+	}
+	return min(time.Duration(n)*time.Second, 5*time.Second)
+}
+
+// wait sleeps for d, or returns ctx's error once ctx ends first.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -1,0 +1,50 @@
+package client
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+)
+
+// A request refused with 503 GROUP_OWNED_ELSEWHERE did not run, so the
+// client sends it again after the answer's Retry-After, a bounded number
+// of times; any other error is returned at once.
+func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		refusals int32 // answers before the 201
+		code     string
+		wantErr  bool
+		requests int32
+	}{
+		{"views agree again", 2, "GROUP_OWNED_ELSEWHERE", false, 3},
+		{"views never agree", 100, "GROUP_OWNED_ELSEWHERE", true, ownerRetries + 1},
+		{"another 503", 100, "COORDINATOR_UNREACHABLE", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var requests atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if requests.Add(1) <= tc.refusals {
+					w.Header().Set("Retry-After", "0")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = w.Write([]byte(`{"status":"SERVICE_UNAVAILABLE","errorCode":"` + tc.code + `","message":"m"}`))
+					return
+				}
+				w.WriteHeader(http.StatusCreated)
+				_, _ = w.Write([]byte(`{"streamPrefix":"orders","consumerGroup":"billing"}`))
+			}))
+			defer srv.Close()
+			v, err := NewCoordinator(srv.URL).CreateGroup(t.Context(), "orders", "billing", 4, "test")
+			if (err != nil) != tc.wantErr || !tc.wantErr && v.ConsumerGroup != "billing" {
+				t.Fatalf("CreateGroup = %+v, %v; want an error: %v", v, err, tc.wantErr)
+			}
+			if tc.wantErr && !IsErrorCode(err, ErrorCode(tc.code)) {
+				t.Fatalf("error %v, want %s", err, tc.code)
+			}
+			if got := requests.Load(); got != tc.requests {
+				t.Fatalf("%d requests, want %d", got, tc.requests)
+			}
+		})
+	}
+}
