@@ -174,18 +174,23 @@ func groupPath(p, g string) string {
 }
 
 // do sends a JSON request to the configured API and decodes a 2xx answer
-// into out (if non-nil).
+// into out (if non-nil). A 503 GROUP_OWNED_ELSEWHERE (the request was
+// refused before it ran, while the coordinators' views of who owns the
+// group differed: docs/cluster.md) is sent again after its Retry-After,
+// at most ownerRetries times. Heartbeats do not come here: a member has
+// its own retries, bounded by its lease.
 func (c *Coordinator) do(ctx context.Context, method, path string, in, out any) error {
-	_, err := c.doAt(ctx, c.base, method, path, in, out)
-	return err
+	for moved := 0; ; moved++ {
+		h, err := c.doAt(ctx, c.base, method, path, in, out)
+		if moved == ownerRetries || !IsErrorCode(err, CodeGroupOwnedElsewhere) || wait(ctx, retryAfter(h)) != nil {
+			return err
+		}
+	}
 }
 
 // doAt is do at the API base URL base; it also returns the answer's
 // headers (empty when there was no answer). A 401 with Bearer login drops
-// the token and tries once more. A 503 GROUP_OWNED_ELSEWHERE (the request
-// was refused before it ran, while the coordinators' views of who owns
-// the group differed: docs/cluster.md) is tried again after its
-// Retry-After, at most ownerRetries times.
+// the token and tries once more.
 func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, out any) (http.Header, error) {
 	var body []byte
 	if in != nil {
@@ -194,19 +199,12 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 			return http.Header{}, err
 		}
 	}
-	moved := 0
 	for attempt := 0; ; attempt++ {
 		h, err := c.doOnce(ctx, base, method, path, body, out)
 		var ae *APIError
 		if attempt == 0 && errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer {
 			c.auth.invalidate()
 			continue
-		}
-		if errors.As(err, &ae) && ae.ErrorCode == CodeGroupOwnedElsewhere && moved < ownerRetries {
-			moved++
-			if wait(ctx, retryAfter(h)) == nil {
-				continue
-			}
 		}
 		return h, err
 	}

@@ -5,11 +5,14 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // A request refused with 503 GROUP_OWNED_ELSEWHERE did not run, so the
 // client sends it again after the answer's Retry-After, a bounded number
-// of times; any other error is returned at once.
+// of times; any other error is returned at once, and a heartbeat is never
+// sent again here (the member retries within its lease).
 func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -44,6 +47,11 @@ func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
 			}
 			if got := requests.Load(); got != tc.requests {
 				t.Fatalf("%d requests, want %d", got, tc.requests)
+			}
+			requests.Store(0)
+			req := &group.HeartbeatRequest{MemberID: "m-1", RequestID: "r-1"}
+			if _, _, err := NewCoordinator(srv.URL).heartbeat(t.Context(), "", "orders", "billing", req); err == nil || requests.Load() != 1 {
+				t.Fatalf("heartbeat: %v after %d requests, want the refusal after 1", err, requests.Load())
 			}
 		})
 	}

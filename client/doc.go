@@ -23,8 +23,8 @@
 //     ErrGroupNotFound when the group does not exist unless
 //     MemberConfig.CreateGroup asks to create it. Heartbeats follow the
 //     group's owner named by the X-Coordinator-Owner answer header. Every
-//     call refused with 503 GROUP_OWNED_ELSEWHERE (it did not run) is sent
-//     again after its Retry-After, at most five times.
+//     other call refused with 503 GROUP_OWNED_ELSEWHERE (it did not run) is
+//     sent again after its Retry-After, at most five times.
 //   - Consumer runs a Member and reads the shards it owns with XREADGROUP,
 //     hands entries to a worker pool (entries of one key stay in order) and
 //     acknowledges them after the Handler succeeded. On taking over a shard
