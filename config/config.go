@@ -68,7 +68,50 @@ type Server struct {
 	WriteTimeout      Duration `yaml:"write-timeout"`
 	IdleTimeout       Duration `yaml:"idle-timeout"`
 	MaxHeaderBytes    int      `yaml:"max-header-bytes"`
+	// TLS serves the API over HTTPS when its CertFile and KeyFile are set.
+	TLS ServerTLS `yaml:"tls"`
 }
+
+// TLS versions accepted by `coordinator.server.tls.min-version`.
+const (
+	TLSVersion12 = "1.2"
+	TLSVersion13 = "1.3"
+)
+
+// Client certificate policies accepted by `coordinator.server.tls.client-auth`.
+const (
+	// ClientAuthNone asks clients for no certificate.
+	ClientAuthNone = "none"
+	// ClientAuthRequest asks for a certificate but accepts a client
+	// without one; one that is presented is verified against ClientCAFile
+	// when that is set.
+	ClientAuthRequest = "request"
+	// ClientAuthRequire refuses a client without a certificate that
+	// verifies against ClientCAFile.
+	ClientAuthRequire = "require"
+)
+
+// ServerTLS is HTTPS on the API listener (docs/security.md, TLS). The
+// certificate and key files are read again when they change.
+type ServerTLS struct {
+	// CertFile (a PEM certificate chain, leaf first) and KeyFile (its PEM
+	// private key) turn TLS on when both are set; one without the other
+	// is invalid.
+	CertFile string `yaml:"cert-file"`
+	KeyFile  string `yaml:"key-file"`
+	// MinVersion is the oldest TLS version accepted: TLSVersion12 or
+	// TLSVersion13.
+	MinVersion string `yaml:"min-version"`
+	// ClientCAFile is a PEM bundle of the CAs client certificates are
+	// verified against; it is read at start.
+	ClientCAFile string `yaml:"client-ca-file"`
+	// ClientAuth is ClientAuthNone, ClientAuthRequest or ClientAuthRequire
+	// (which needs ClientCAFile).
+	ClientAuth string `yaml:"client-auth"`
+}
+
+// Enabled reports whether the API is served over HTTPS.
+func (t ServerTLS) Enabled() bool { return t.CertFile != "" && t.KeyFile != "" }
 
 // API is the HTTP API path and security (docs/protocol.md §1, §9.2).
 type API struct {
@@ -201,8 +244,9 @@ type Coordination struct {
 // on one store registers, and each group is owned by one of them.
 type Cluster struct {
 	// AdvertiseURL is where the other coordinators reach this one
-	// (scheme://host:port); blank means http:// and the listen address
-	// (with the host name when it listens on every interface).
+	// (scheme://host:port); blank means the listen address, with the host
+	// name when it listens on every interface, after https:// when
+	// Server.TLS is enabled and http:// otherwise.
 	AdvertiseURL string `yaml:"advertise-url"`
 	// LeaseTTL is the registry lease: a coordinator that stops renewing
 	// it (a crash, a cut from the store) loses its groups after it.
@@ -210,6 +254,22 @@ type Cluster struct {
 	// RenewInterval is the pause between renewals, which also refresh the
 	// live coordinators; below half of LeaseTTL.
 	RenewInterval Duration `yaml:"renew-interval"`
+	// TLS is how this coordinator connects to the others whose advertise
+	// URL is https.
+	TLS ClusterTLS `yaml:"tls"`
+}
+
+// ClusterTLS secures the connections to the other coordinators whose
+// advertised URL is https:// (docs/security.md, TLS).
+type ClusterTLS struct {
+	// CAFile is a PEM bundle of the CAs a peer's certificate must verify
+	// against, read at start; empty means the system roots.
+	CAFile string `yaml:"ca-file"`
+	// CertFile and KeyFile, both or neither, are the client certificate
+	// presented to peers that ask for one (mutual TLS between
+	// coordinators); they are read again when they change.
+	CertFile string `yaml:"cert-file"`
+	KeyFile  string `yaml:"key-file"`
 }
 
 // EventLoop is the time-driven work (docs/protocol.md §7): each group ticks itself when its
@@ -325,6 +385,7 @@ func defaults() *Config {
 			Address:           DefaultAddress,
 			ReadHeaderTimeout: Duration(5 * time.Second), ReadTimeout: Duration(30 * time.Second),
 			WriteTimeout: Duration(60 * time.Second), IdleTimeout: Duration(120 * time.Second), MaxHeaderBytes: 64 << 10,
+			TLS: ServerTLS{MinVersion: TLSVersion12, ClientAuth: ClientAuthNone},
 		},
 		API: API{
 			BasePath:      "/coord/v1",

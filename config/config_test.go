@@ -58,6 +58,7 @@ func seedDefaults() *Config {
 		Server: Server{
 			Address: "127.0.0.1:8080", ReadHeaderTimeout: d("5s"), ReadTimeout: d("30s"), WriteTimeout: d("60s"),
 			IdleTimeout: d("120s"), MaxHeaderBytes: 65536,
+			TLS: ServerTLS{MinVersion: "1.2", ClientAuth: "none"},
 		},
 		API: API{
 			BasePath: "/coord/v1", AdminUsername: "admin", AdminPassword: "password",

@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 		v.nonNegative(root+"server."+key, d)
 	}
 	v.check(c.Server.MaxHeaderBytes >= 4096, root+"server.max-header-bytes", "must be at least 4096, got %d", c.Server.MaxHeaderBytes)
+	c.Server.TLS.check(&v, root+"server.tls.")
 	v.check(strings.HasPrefix(c.API.BasePath, "/"), root+"api.base-path", "must start with /, got %q", c.API.BasePath)
 	v.check(strings.Trim(c.API.BasePath, "/") != "", root+"api.base-path", "must not be the root path")
 	if len(c.API.Users) == 0 {
@@ -93,6 +94,7 @@ func (c *Config) Validate() error {
 	if u := c.Cluster.AdvertiseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		v.add(cl+"advertise-url", "must be an http:// or https:// URL, got %q", u)
 	}
+	v.filePair(cl+"tls.", c.Cluster.TLS.CertFile, c.Cluster.TLS.KeyFile)
 
 	co := root + "coordination."
 	v.positive(co+"heartbeat-interval", c.Coordination.HeartbeatInterval)
@@ -149,6 +151,33 @@ func (c *Config) checkExposure(v *validator) {
 		v.add("coordinator.api.token-secret", "is empty (derived from the admin credentials) while server.address %q is not loopback: %s (e.g. $COORDINATOR_TOKEN_SECRET)",
 			c.Server.Address, fix)
 	}
+}
+
+// check reports the problems of the server.tls keys, under prefix.
+func (t ServerTLS) check(v *validator, prefix string) {
+	v.filePair(prefix, t.CertFile, t.KeyFile)
+	v.check(t.MinVersion == TLSVersion12 || t.MinVersion == TLSVersion13, prefix+"min-version",
+		"unknown TLS version %q: want \"1.2\" or \"1.3\"", t.MinVersion)
+	switch t.ClientAuth {
+	case ClientAuthNone:
+		v.check(t.ClientCAFile == "", prefix+"client-ca-file",
+			"is set while client-auth is none, so no client certificate would be asked for: set client-auth to request or require, or leave client-ca-file empty")
+	case ClientAuthRequest:
+	case ClientAuthRequire:
+		v.check(t.ClientCAFile != "", prefix+"client-ca-file", "is required when client-auth is require (the CAs client certificates are verified against)")
+	default:
+		v.add(prefix+"client-auth", "unknown client-auth %q: want none, request or require", t.ClientAuth)
+	}
+	if !t.Enabled() && t.ClientAuth != ClientAuthNone {
+		v.add(prefix+"client-auth", "is %q but TLS is off: set cert-file and key-file too", t.ClientAuth)
+	}
+}
+
+// filePair reports a certificate file without its key file, or a key
+// file without its certificate file, under prefix.
+func (v *validator) filePair(prefix, certFile, keyFile string) {
+	v.check(certFile == "" || keyFile != "", prefix+"key-file", "is required with %scert-file (the certificate's private key)", prefix)
+	v.check(keyFile == "" || certFile != "", prefix+"cert-file", "is required with %skey-file (the key's certificate)", prefix)
 }
 
 // loopback reports whether a listen address's host accepts local
