@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -135,6 +136,9 @@ type Options struct {
 	// set, counts each forward (reached: the owner answered).
 	Cluster   Cluster
 	Forwarded func(reached bool)
+	// PeerTLS configures the connections of forwards to owners whose URL
+	// is https (nil: the system roots, no client certificate).
+	PeerTLS *tls.Config
 }
 
 // DefaultBasePath is the base path of the coordinator routes (docs/protocol.md §0).
@@ -205,7 +209,7 @@ func New(o Options) *API {
 	middleware := a.secure(o, base)
 	var fwd *forwarder
 	if o.Cluster != nil {
-		fwd = newForwarder(a, o.Cluster, o.Forwarded)
+		fwd = newForwarder(a, o.Cluster, o.Forwarded, o.PeerTLS)
 		middleware = append([]Middleware{fwd.wrap}, middleware...)
 		fwd.heartbeats = a.newRouter()
 		r.POST(ForwardBatchPath, fwd.serveBatch)

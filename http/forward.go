@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -90,14 +91,21 @@ type forwarder struct {
 	heartbeats *httprouter.Router
 }
 
-func newForwarder(a *API, c Cluster, forwarded func(bool)) *forwarder {
+func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config) *forwarder {
 	if forwarded == nil {
 		forwarded = func(bool) {}
 	}
+	// HTTP/1.1 only, https owners included: connections pooled per owner,
+	// each batch in flight and proxied request on its own (as benchmarked),
+	// rather than HTTP/2 streams sharing one connection.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
 	transport := &http.Transport{
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     90 * time.Second,
+		TLSClientConfig:     peerTLS,
+		Protocols:           protocols,
 	}
 	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New()}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
