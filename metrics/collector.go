@@ -153,7 +153,7 @@ var (
 		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
 		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.CurrentShards) }),
 		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
-		newDef("group_lag", "Consumer group lag summed over the shards, as last observed (shards of unknown lag count 0).", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.lag) }),
+		newDef("group_lag", "Entries not yet delivered to the consumer group, summed over the shards, as last observed: the lag Redis reports or, where Redis cannot tell it (entries were deleted), the whole stream of a shard the group reads from its start (last-delivered-id 0-0 or below the first entry: a group that never read); shards whose lag is still unknown count 0.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.lag) }),
 		newDef("group_pending", "Pending entries of the consumer group summed over the shards, as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.pending) }),
 		newDef("dead_letter_entries", "The group's entries in the dead-letter stream <stream>-dead-letter (those naming it or no group), as last counted.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
 	}
@@ -183,7 +183,7 @@ var (
 	shardDefs = []def[ShardSample]{
 		newDef("shard_stream_length", "Stream length (XLEN).", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return float64(s.StreamLength) }),
 		newDef("shard_pending", "Pending entries of the consumer group.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return float64(s.Pending) }),
-		newDef("shard_lag", "Consumer group lag; 0 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return orZero(s.Lag) }),
+		newDef("shard_lag", "Entries not yet delivered to the consumer group, as group_lag counts them; 0 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return orZero(s.Lag) }),
 		newDef("shard_memory_usage_bytes", "MEMORY USAGE of the stream key; 0 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return orZero(s.MemoryUsageBytes) }),
 		newDef("shard_last_record_ms", "Millisecond part of the last entry id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastRecordID, 0) }),
 		newDef("shard_last_record_seq", "Sequence part of the last entry id; -1 if unknown.", shardLabelNames, func(s ShardSample, _ time.Time) float64 { return idPart(s.LastRecordID, 1) }),

@@ -26,6 +26,10 @@ type Offsets struct {
 	// null when none is known.
 	ProducedPerSecond *float64 `json:"producedPerSecond"`
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+	// OldestUnreadAgeSeconds is the largest of the shards' known
+	// OldestUnreadAgeSeconds: the group's lag as time. Null when no shard's
+	// is known.
+	OldestUnreadAgeSeconds *float64 `json:"oldestUnreadAgeSeconds"`
 }
 
 // ShardOffset is one StreamShardOffset of docs/protocol.md §2.6, plus the shard's rates.
@@ -42,6 +46,12 @@ type ShardOffset struct {
 	// first one, and ConsumedPerSecond also when a lag is unknown.
 	ProducedPerSecond *float64 `json:"producedPerSecond"`
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
+	// OldestUnreadAgeSeconds is how long the shard's oldest entry not yet
+	// delivered to the group has been in the stream: the time since the
+	// millisecond part of its id (Redis's clock; never negative). It is 0
+	// when no entry is unread and null when unknown (no consumer group on
+	// the shard). GroupOffsets sets it; Project leaves it null.
+	OldestUnreadAgeSeconds *float64 `json:"oldestUnreadAgeSeconds"`
 }
 
 // StreamPosition is where one shard stream stands in Redis and in its
@@ -67,7 +77,8 @@ type StreamPosition struct {
 	// PendingCount is the consumer group's pending count, else the newest
 	// member-reported one, else 0.
 	PendingCount int64 `json:"pendingCount"`
-	// Lag is null when unknown, never negative (streams.ShardOffset).
+	// Lag is the entries not yet delivered to the group (Reader.Observe);
+	// null when unknown, never negative.
 	Lag              *int64 `json:"lag"`
 	MemoryUsageBytes *int64 `json:"memoryUsageBytes"`
 }
@@ -109,7 +120,9 @@ func NewReader(observer *streams.Observer, now func() time.Time, cacheTTL time.D
 // Observe reads shards 0..shardCount-1 of key from Redis and feeds every
 // shard's length and lag to the rate tracker. Every call is a rate sample:
 // the rates compare it with the previous call for the same shard, whichever
-// endpoint made it.
+// endpoint made it. A shard's lag is the one Redis reports or, when Redis
+// cannot compute it (entries were deleted after the group's position),
+// its backlog where that is known (see backlog).
 func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Observation, error) {
 	offsets, err := r.Observer.Offsets(ctx, key.StreamPrefix, key.ConsumerGroup, shardCount)
 	if err != nil {
@@ -118,6 +131,9 @@ func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Ob
 	at := r.now()
 	o := Observation{Shards: make([]ObservedShard, len(offsets))}
 	for i, s := range offsets {
+		if s.Lag == nil {
+			s.Lag = backlog(s)
+		}
 		rk := streams.RateKey{Prefix: key.StreamPrefix, Group: key.ConsumerGroup, Shard: s.Shard}
 		produced, consumed := r.rates.Observe(rk, at, s.StreamLength, s.Lag)
 		o.Shards[i] = ObservedShard{ShardOffset: s, Produced: produced, Consumed: consumed}
@@ -125,13 +141,89 @@ func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Ob
 	return o, nil
 }
 
-// GroupOffsets observes g's shards and projects them onto g (see Project).
+// backlog is the lag of a shard whose lag Redis does not report: the
+// stream's length when every entry is unread (readsFromStart), otherwise
+// unknown (nil).
+func backlog(s streams.ShardOffset) *int64 {
+	if !readsFromStart(s) {
+		return nil
+	}
+	n := s.StreamLength
+	return &n
+}
+
+// readsFromStart reports whether s's consumer group exists and has every
+// entry of the stream still to read: its last-delivered-id is below the
+// stream's first entry (a group that never read, at 0-0, or one whose
+// position was trimmed away), or the stream is empty.
+func readsFromStart(s streams.ShardOffset) bool {
+	return s.GroupLastDeliveredID != nil &&
+		(s.FirstRecordID == nil || parsePacked(*s.GroupLastDeliveredID).compare(parsePacked(*s.FirstRecordID)) < 0)
+}
+
+// GroupOffsets observes g's shards and projects them onto g (see Project),
+// with the age of each shard's oldest unread entry (unreadAges).
 func (r *Reader) GroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
 	o, err := r.Observe(ctx, g.Meta.Key(), g.ShardCount)
 	if err != nil {
 		return Offsets{}, err
 	}
-	return Project(g, o), nil
+	ages, err := r.unreadAges(ctx, o)
+	if err != nil {
+		return Offsets{}, err
+	}
+	out := Project(g, o)
+	for i, age := range ages {
+		out.Shards[i].OldestUnreadAgeSeconds = age
+		if age != nil && (out.OldestUnreadAgeSeconds == nil || *age > *out.OldestUnreadAgeSeconds) {
+			out.OldestUnreadAgeSeconds = age
+		}
+	}
+	return out, nil
+}
+
+// unreadAges returns, by position in o, each shard's
+// OldestUnreadAgeSeconds at r.now(): 0 when its lag is 0; from its first
+// entry when the group reads from the start (readsFromStart); else from the
+// entry after the last-delivered-id, read with FirstAfter for those shards
+// only (0 when there is none); nil where the group does not exist.
+func (r *Reader) unreadAges(ctx context.Context, o Observation) ([]*float64, error) {
+	now := float64(r.now().UnixMilli())
+	age := func(ms float64) *float64 {
+		a := max(now-ms, 0) / 1000
+		return &a
+	}
+	ages := make([]*float64, len(o.Shards))
+	var read []streams.Shard
+	var at []int
+	after := map[int]string{}
+	for i, s := range o.Shards {
+		switch {
+		case s.GroupLastDeliveredID == nil:
+		case s.Lag != nil && *s.Lag == 0:
+			ages[i] = new(float64)
+		case s.FirstRecordID != nil && readsFromStart(s.ShardOffset):
+			ages[i] = age(float64(parsePacked(*s.FirstRecordID).ms))
+		default:
+			read, at = append(read, streams.Shard{Index: s.Shard, Key: s.StreamKey}), append(at, i)
+			after[s.Shard] = *s.GroupLastDeliveredID
+		}
+	}
+	if len(read) == 0 {
+		return ages, nil
+	}
+	first, err := r.FirstAfter(ctx, read, after)
+	if err != nil {
+		return nil, err
+	}
+	for j, rec := range first {
+		if rec == nil {
+			ages[at[j]] = new(float64)
+		} else {
+			ages[at[j]] = age(float64(rec.TimestampMs))
+		}
+	}
+	return ages, nil
 }
 
 // Project merges an observation of g's shards with g: owners are g's live

@@ -1,6 +1,7 @@
 package monitoring
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,11 @@ type packedShard struct {
 
 // packedID is a stream entry id "<ms>-<seq>".
 type packedID struct{ ms, seq uint64 }
+
+// compare orders ids as Redis does: by ms, then seq.
+func (a packedID) compare(b packedID) int {
+	return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.seq, b.seq))
+}
 
 // pack packs o, an observation of prefix's shards.
 func pack(prefix string, o Observation) packed {

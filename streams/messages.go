@@ -195,6 +195,29 @@ func (o *Observer) Lookup(ctx context.Context, shards []Shard, recordID string) 
 	return found, nil
 }
 
+// FirstAfter returns, in the order of shards, each shard's oldest entry
+// whose id is above after[shard.Index] (from the shard's first entry when
+// it has none there), nil where there is no such entry. It reads up to two
+// entries a shard (XRANGE key <after> + COUNT 2), in pipelines of
+// observeBatch shards.
+func (o *Observer) FirstAfter(ctx context.Context, shards []Shard, after map[int]string) ([]*Record, error) {
+	first := make([]*Record, 0, len(shards))
+	for batch := range slices.Chunk(shards, observeBatch) {
+		reads, err := o.readAfter(ctx, batch, Forward, after, 1)
+		if err != nil {
+			return nil, err
+		}
+		for _, records := range reads {
+			var r *Record
+			if len(records) > 0 {
+				r = &records[0]
+			}
+			first = append(first, r)
+		}
+	}
+	return first, nil
+}
+
 // TotalLength returns the summed length (XLEN) of shards, the explorer's
 // total message count; a key that is missing or not a stream counts 0.
 func (o *Observer) TotalLength(ctx context.Context, shards []Shard) (int64, error) {

@@ -293,6 +293,29 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// FirstAfter finds each shard's entry after the given id, the first entry
+// of a shard given none, and nothing past the end or on a missing key.
+func TestFirstAfter(t *testing.T) {
+	obs, shards, _ := mergeFixture(t)
+	first, err := obs.FirstAfter(t.Context(), shards, map[int]string{0: "1005-0", 1: "1001-0", 2: "0-0", 3: "9999-0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, len(first))
+	for j, r := range first {
+		if r != nil {
+			got[j] = labels([]Record{*r})[0]
+		}
+	}
+	if want := []string{"0/1006-0", "1/1002-0", "", ""}; !slices.Equal(got, want) {
+		t.Fatalf("FirstAfter = %q, want %q", got, want)
+	}
+	first, err = obs.FirstAfter(t.Context(), shards[1:2], nil)
+	if err != nil || len(first) != 1 || first[0] == nil || first[0].ID != "1000-0" || first[0].TimestampMs != 1000 {
+		t.Fatalf("FirstAfter without an id = %+v, %v", first, err)
+	}
+}
+
 func TestParseDirectionAndClampLimit(t *testing.T) {
 	for in, want := range map[string]Direction{"": Backward, " ": Backward, "FORWARD": Forward, "forward": Forward, "Backward": Backward} {
 		if got, err := ParseDirection(in); err != nil || got != want {
