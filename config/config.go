@@ -31,15 +31,16 @@ const DefaultAdminPassword = "password"
 // DefaultAddress is the default listen address: loopback only.
 const DefaultAddress = "127.0.0.1:8080"
 
-// FallbackID is the coordinator id used when neither COORDINATOR_ID nor the
-// host name yields one.
+// FallbackID stands in for the host name in the default coordinator id
+// when the host name is unavailable.
 const FallbackID = "local-coordinator"
 
 // Config is the `coordinator:` subtree of the configuration file. Field tags
 // are the YAML keys; error paths are "coordinator." + the tags joined by dots.
 type Config struct {
-	// ID identifies this coordinator in audit records, metrics and mutex
-	// tokens. Never blank after Parse: an empty value becomes the host name.
+	// ID identifies this coordinator in the cluster registry, audit
+	// records, metrics and mutex tokens. Never blank after Parse: an empty
+	// value becomes the host name and the listen port (defaultID).
 	ID           string       `yaml:"id"`
 	Server       Server       `yaml:"server"`
 	API          API          `yaml:"api"`
@@ -370,10 +371,10 @@ type Debug struct {
 }
 
 // Default returns the docs/protocol.md §11 defaults (what an empty file yields) with ID set to
-// the host name, independent of the environment.
+// the host name and the default port (defaultID), independent of the environment.
 func Default() *Config {
 	c := defaults()
-	c.ID = hostnameOr(os.Hostname)
+	c.ID = defaultID(os.Hostname, c.Server.Address)
 	return c
 }
 
@@ -421,12 +422,25 @@ func defaults() *Config {
 	}
 }
 
-// hostnameOr returns the host name, or FallbackID when it is unavailable.
-func hostnameOr(hostname func() (string, error)) string {
+// defaultID is the id of a coordinator that sets none: the host name
+// (FallbackID when unavailable), "-" and the port of its listen address,
+// e.g. "myhost-8080". Coordinators on one host listen on different ports,
+// so their ids differ, and a coordinator restarted on its port keeps its
+// id. A port chosen at start (0), which is not known yet, gives the
+// process id instead: unique on the host, but not kept across restarts.
+func defaultID(hostname func() (string, error), address string) string {
+	host := FallbackID
 	if h, err := hostname(); err == nil && strings.TrimSpace(h) != "" {
-		return strings.TrimSpace(h)
+		host = strings.TrimSpace(h)
 	}
-	return FallbackID
+	port := 0
+	if _, p, err := net.SplitHostPort(address); err == nil {
+		port, _ = net.LookupPort("tcp", p)
+	}
+	if port == 0 {
+		port = os.Getpid()
+	}
+	return host + "-" + strconv.Itoa(port)
 }
 
 // RedisRequired reports whether Redis is a required dependency (docs/protocol.md §10.2):

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func d(s string) Duration {
 // except that the server listens on loopback only (docs/protocol.md §11 has ":8080").
 func seedDefaults() *Config {
 	return &Config{
-		ID: "test-host",
+		ID: "test-host-8080",
 		Server: Server{
 			Address: "127.0.0.1:8080", ReadHeaderTimeout: d("5s"), ReadTimeout: d("30s"), WriteTimeout: d("60s"),
 			IdleTimeout: d("120s"), MaxHeaderBytes: 65536,
@@ -104,7 +105,7 @@ func TestDefaultsEqualSeedTree(t *testing.T) {
 		t.Errorf("embedded default.yaml =\n%s\nwant\n%s", embedded, want)
 	}
 	def := Default()
-	def.ID = "test-host"
+	def.ID = "test-host-8080"
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("Default() =\n%s\nwant\n%s", def, want)
 	}
@@ -486,18 +487,27 @@ func TestLoadValidatesAndNamesTheFile(t *testing.T) {
 	}
 }
 
+// An unset coordinator.id is the host name and the listen port, so that
+// coordinators on one host differ and each keeps its id on its port; an
+// ephemeral port (0) gives the process id instead.
 func TestCoordinatorID(t *testing.T) {
-	if c := mustParse(t, "", host("box-1", nil)); c.ID != "box-1" {
-		t.Errorf("host name: %q", c.ID)
-	}
-	if c := mustParse(t, "", host("", errors.New("no host"))); c.ID != FallbackID {
-		t.Errorf("fallback: %q", c.ID)
-	}
-	if c := mustParse(t, "coordinator: {id: '${COORDINATOR_ID:}'}", env(map[string]string{"COORDINATOR_ID": "c-9"})); c.ID != "c-9" {
-		t.Errorf("env: %q", c.ID)
-	}
-	if c := mustParse(t, "coordinator: {id: fixed}"); c.ID != "fixed" {
-		t.Errorf("file: %q", c.ID)
+	for _, tc := range []struct {
+		doc  string
+		opts []Option
+		want string
+	}{
+		{"", []Option{host("box-1", nil)}, "box-1-8080"},
+		{"coordinator: {server: {address: ':8081'}}", []Option{host("box-1", nil)}, "box-1-8081"},
+		{"coordinator: {server: {address: '[::1]:9000'}}", []Option{host(" box-1 ", nil)}, "box-1-9000"},
+		{"", []Option{env(map[string]string{"COORDINATOR_SERVER_ADDRESS": "0.0.0.0:8082"}), host("box-1", nil)}, "box-1-8082"},
+		{"coordinator: {server: {address: '127.0.0.1:0'}}", []Option{host("box-1", nil)}, "box-1-" + strconv.Itoa(os.Getpid())},
+		{"", []Option{host("", errors.New("no host"))}, FallbackID + "-8080"},
+		{"coordinator: {id: '${COORDINATOR_ID:}'}", []Option{env(map[string]string{"COORDINATOR_ID": "c-9"})}, "c-9"},
+		{"coordinator: {id: fixed}", nil, "fixed"},
+	} {
+		if c := mustParse(t, tc.doc, tc.opts...); c.ID != tc.want {
+			t.Errorf("Parse(%q): id %q, want %q", tc.doc, c.ID, tc.want)
+		}
 	}
 }
 

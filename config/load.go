@@ -112,9 +112,9 @@ func Load(path string, opts ...Option) (*Config, error) {
 // given in data replaces the default list. Placeholders in scalar values
 // are expanded before typing, so `port: ${REDIS_PORT:6379}` is an integer.
 // Null or empty values keep the key's default, except that a string key
-// becomes "". An empty ID becomes the host name (FallbackID when
-// unavailable). Errors are *KeyError for unknown keys (ErrUnknownKey),
-// Admin-API-only keys anywhere in the file (ErrAdminAPIOnly), bad
+// becomes "". An empty ID becomes the host name and the listen port
+// (defaultID, e.g. "myhost-8080"). Errors are *KeyError for unknown keys
+// (ErrUnknownKey), Admin-API-only keys anywhere in the file (ErrAdminAPIOnly), bad
 // placeholders and values of the wrong type, and for a set COORDINATOR_
 // variable that is neither an override, nor a placeholder of either file,
 // nor one of ClientVariables (ErrUnknownKey, naming the closest known name).
@@ -143,7 +143,7 @@ func Parse(data []byte, opts ...Option) (*Config, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(c.ID) == "" {
-		c.ID = hostnameOr(o.hostname)
+		c.ID = defaultID(o.hostname, c.Server.Address)
 	}
 	return c, nil
 }
