@@ -86,9 +86,11 @@ func (e *NotOwnerError) Is(target error) bool { return target == ErrNotOwner }
 // service.
 var ErrNotOwner = errors.New("not the group's owner")
 
-// ErrNotServing: the node's registry lease may have ended (a renewal did
-// not get through in time, or the node is stopping); it answers for no
-// group until it is registered again.
+// ErrNotServing: the node is not registered yet (an earlier run of its id
+// still holds the registry entry, another live process holds the id, or
+// the store is down), its registry lease may have ended (a renewal did not
+// get through in time), or it is leaving; it answers for no group until it
+// is registered again.
 var ErrNotServing = fmt.Errorf("coordinator not serving: %w", ErrNotOwner)
 
 // Node is this process's cluster membership. It is safe for concurrent use.
@@ -121,11 +123,14 @@ type Node struct {
 	poke    chan struct{} // asks run to refresh at once
 	created chan struct{} // asks run to place at once (Created)
 	started atomic.Bool
-	// registered: the registry holds this run's entry; refusals counts
-	// the failed registrations since the last success (run's goroutine,
-	// and Start before it).
+	// registered: the registry holds this run's entry.
 	registered atomic.Bool
-	refusals   int
+	// refused: the registrations since the last success failed; held: they
+	// have found the id held by a live entry with another token since
+	// heldSince; reportedAt is when that was last logged as an ERROR
+	// (since base). Run's goroutine, and Start before it.
+	refused, held         bool
+	heldSince, reportedAt time.Duration
 	// nextList: when refresh lists the groups next (since base; run's
 	// goroutine, and Start before it).
 	nextList time.Duration
@@ -182,20 +187,49 @@ func (n *Node) Start(ctx context.Context) {
 
 // register sends a registration and, once it succeeds, serves until the
 // lease measured from the send time nears its end. A failure is logged
-// once until a registration succeeds.
+// once (WARN) until a registration succeeds. An id still held by a live
+// entry more than a lease (and a renewal) after the refusals began is not
+// an earlier run's, whose lease would have ended: another live process
+// renews it, and that is logged as an ERROR every LeaseTTL.
 func (n *Node) register(ctx context.Context) {
 	err := n.renewWith(ctx, n.opts.Store.Register)
-	switch {
-	case err == nil:
+	if err == nil {
 		n.registered.Store(true)
-		n.refusals = 0
+		n.refused, n.held = false, false
 		n.notify()
-	case n.refusals == 0:
-		n.opts.Logger.Warn("cluster: registration refused; retrying", "id", n.opts.ID, "err", err)
-		fallthrough
-	default:
-		n.refusals++
+		return
 	}
+	if !n.refused {
+		n.refused = true
+		n.opts.Logger.Warn("cluster: registration refused; retrying (an earlier run of this id holds the registry entry until its lease ends, or the store is down)",
+			"id", n.opts.ID, "err", err)
+	}
+	if !errors.Is(err, persistence.ErrIdentityInUse) {
+		n.held = false
+		return
+	}
+	now := time.Since(n.base)
+	if !n.held {
+		n.held, n.heldSince, n.reportedAt = true, now, now
+		return
+	}
+	if now-n.heldSince > n.opts.LeaseTTL+n.opts.RenewInterval && now-n.reportedAt >= n.opts.LeaseTTL {
+		n.reportedAt = now
+		n.opts.Logger.Error("cluster: coordinator id in use by another live process; this one serves nothing while that one runs: give each coordinator its own coordinator.id (COORDINATOR_ID)",
+			"id", n.opts.ID, "otherUrl", n.holderURL(), "url", n.opts.URL)
+	}
+}
+
+// holderURL is the URL of the live entry of this node's id that has
+// another token, as last read ("unknown" when none was read).
+func (n *Node) holderURL() string {
+	token := n.Self().Token
+	for _, c := range n.Live() {
+		if c.ID == n.opts.ID && c.Token != token {
+			return c.URL
+		}
+	}
+	return "unknown"
 }
 
 func (n *Node) renewWith(ctx context.Context, call func(context.Context, persistence.Coordinator, time.Duration) error) error {
@@ -272,9 +306,11 @@ const (
 	listBudget = 20
 )
 
-// refresh reads the live coordinators and, when due (listEvery), the
-// stream prefixes, and recomputes the placement when either changed. It
-// runs on run's goroutine (and in Start before it).
+// refresh reads the live coordinators (kept with their current lease
+// ends) and, when due (listEvery), the stream prefixes; it reports a
+// change of membership (an id, token or URL) and recomputes the placement
+// when the membership or the prefixes changed. It runs on run's goroutine
+// (and in Start before it).
 func (n *Node) refresh(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
 	defer cancel()
@@ -286,8 +322,8 @@ func (n *Node) refresh(ctx context.Context) {
 	changed := !slices.EqualFunc(*n.live.Load(), live, func(a, b persistence.Coordinator) bool {
 		return a.ID == b.ID && a.Token == b.Token && a.URL == b.URL
 	})
+	n.live.Store(&live)
 	if changed {
-		n.live.Store(&live)
 		n.opts.Observer.MembershipChanged(live)
 	}
 	if n.listPrefixes(cctx) {
@@ -371,7 +407,8 @@ func (n *Node) Serving() bool {
 	return !n.leaving.Load() && time.Since(n.base) < time.Duration(n.validUntil.Load())
 }
 
-// Live returns the live coordinators as last read, sorted by id.
+// Live returns the live coordinators as last read (every RenewInterval),
+// sorted by id, with their lease ends as of that read.
 func (n *Node) Live() []persistence.Coordinator { return *n.live.Load() }
 
 // Placed returns the coordinator that should own the groups of stream
@@ -477,8 +514,9 @@ func (n *Node) Acquire(ctx context.Context, key group.Key, forwardedBy string) (
 }
 
 // Release gives up key's group (after its last write), so that the
-// coordinator it is placed on can take it at once. The handover is kept
-// for View.
+// coordinator it is placed on can take it at once. A release to another
+// coordinator (or to none, when none is live) is a handover, kept for
+// View; one of a group still placed here is not.
 func (n *Node) Release(ctx context.Context, key group.Key) error {
 	h := Handover{At: time.Now().UTC(), StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, From: n.opts.ID, Cause: "placement"}
 	if n.Leaving() {
@@ -487,7 +525,9 @@ func (n *Node) Release(ctx context.Context, key group.Key) error {
 	if to, ok := n.Placed(key.StreamPrefix); ok {
 		h.To = to.ID
 	}
-	n.handovers.add(h)
+	if h.To != h.From {
+		n.handovers.add(h)
+	}
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
 	defer cancel()
 	return n.opts.Store.Release(cctx, key, n.Self())

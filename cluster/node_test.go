@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -217,5 +220,128 @@ func TestCreatedIsPlacedAtOnce(t *testing.T) {
 		if c, _ := a.Placed(p); c.ID != id {
 			t.Errorf("%s placed on %s, want %s", p, c.ID, id)
 		}
+	}
+}
+
+// logRecords is a slog handler keeping every record, safe for concurrent
+// use.
+type logRecords struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, r.Clone())
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// errors returns the ERROR records, each as its message and attributes.
+func (l *logRecords) errors() []map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]string
+	for _, r := range l.records {
+		if r.Level != slog.LevelError {
+			continue
+		}
+		m := map[string]string{"msg": r.Message}
+		r.Attrs(func(a slog.Attr) bool {
+			m[a.Key] = a.Value.String()
+			return true
+		})
+		out = append(out, m)
+	}
+	return out
+}
+
+// A second process with the id of a live coordinator never serves, and
+// says so: an ERROR naming the other process's URL and the setting to
+// change, repeated every lease period while the other one lives; the
+// other process keeps serving.
+func TestIDHeldByAnotherProcessIsAnError(t *testing.T) {
+	store := memory.New()
+	first := newNode(t, store, "dup")
+	first.Start(t.Context())
+	t.Cleanup(func() { _ = first.Stop(context.Background()) })
+	logs := &logRecords{}
+	second, err := cluster.New(cluster.Options{Store: store.Handle(), ID: "dup", URL: "http://dup:8081",
+		LeaseTTL: 200 * time.Millisecond, RenewInterval: 20 * time.Millisecond, Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Start(t.Context())
+	t.Cleanup(func() { _ = second.Stop(context.Background()) })
+	eventually.True(t, "two ERRORs about the held id", func() bool { return len(logs.errors()) >= 2 })
+	for _, e := range logs.errors() {
+		if e["otherUrl"] != "http://dup:8080" || e["url"] != "http://dup:8081" || e["id"] != "dup" ||
+			!strings.Contains(e["msg"], "coordinator.id (COORDINATOR_ID)") {
+			t.Errorf("ERROR record %v", e)
+		}
+	}
+	if second.Serving() || !first.Serving() {
+		t.Errorf("serving: first %v, second %v; want only the first", first.Serving(), second.Serving())
+	}
+}
+
+// The live coordinators' lease ends are those of the last registry read:
+// they advance with every renewal, in Live and in the cluster view.
+func TestLeaseEndsAdvance(t *testing.T) {
+	n := newNode(t, memory.New(), "solo")
+	n.Start(t.Context())
+	t.Cleanup(func() { _ = n.Stop(context.Background()) })
+	v, err := n.View(t.Context())
+	if err != nil || len(v.Coordinators) != 1 {
+		t.Fatalf("view %+v, %v", v, err)
+	}
+	first := v.Coordinators[0].ExpiresAt
+	eventually.True(t, "the lease end in the view advances", func() bool {
+		v, err := n.View(t.Context())
+		return err == nil && len(v.Coordinators) == 1 && v.Coordinators[0].ExpiresAt.After(first)
+	})
+}
+
+// Only a release to another coordinator is a handover: releasing a group
+// still placed here (its actor stopped) is not listed, one to the node a
+// leaving coordinator's group moves to is.
+func TestOnlyRealHandoversAreListed(t *testing.T) {
+	store := memory.New()
+	a, b := newNode(t, store, "a"), newNode(t, store.Handle(), "b")
+	a.Start(t.Context())
+	b.Start(t.Context())
+	t.Cleanup(func() { _ = a.Stop(context.Background()); _ = b.Stop(context.Background()) })
+	eventually.True(t, "both live on a", func() bool { return len(a.Live()) == 2 })
+	var key group.Key
+	for i := 0; key.StreamPrefix == ""; i++ {
+		if p := fmt.Sprintf("s-%d", i); a.PlacedHere(p) {
+			key = group.Key{StreamPrefix: p, ConsumerGroup: "g"}
+		}
+	}
+	if _, err := a.Acquire(t.Context(), key, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.View(t.Context()); err != nil || len(v.Handovers) != 0 {
+		t.Fatalf("after releasing a group placed here: handovers %+v, %v; want none", v.Handovers, err)
+	}
+	if _, err := a.Acquire(t.Context(), key, ""); err != nil {
+		t.Fatal(err)
+	}
+	a.Leave()
+	if err := a.Release(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.View(t.Context())
+	if err != nil || len(v.Handovers) != 1 {
+		t.Fatalf("after leaving: handovers %+v, %v; want one", v.Handovers, err)
+	}
+	if h := v.Handovers[0]; h.From != "a" || h.To != "b" || h.Cause != "shutdown" || h.StreamPrefix != key.StreamPrefix {
+		t.Errorf("handover %+v, want a → b on shutdown", h)
 	}
 }
