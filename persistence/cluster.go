@@ -75,10 +75,17 @@ func (e *OwnedError) Error() string { return "group owned by live coordinator " 
 // store's clock only.
 //
 // A store that has acquired a group fences every later write to it
-// (Create, Commit, Delete) with that ownership until Release: the write
-// happens only while the ownership record still names this process and
-// epoch, and fails with ErrNotOwner otherwise. Writes to groups the store
-// never acquired are unfenced.
+// (Create, Commit, Delete) with that ownership until Release or a Delete
+// of the group: the write happens only while the ownership record still
+// names this process and epoch, and fails with ErrNotOwner otherwise.
+// Writes to groups the store never acquired are unfenced.
+//
+// An ownership record exists only while its group is stored, or while a
+// live coordinator holds it (to create the group): Delete removes the
+// group's record with the group, Release removes the record of a group
+// that is not stored, and PruneOwners removes the records that earlier
+// versions and crashed coordinators left. A group stored again after its
+// record was removed is acquired at epoch 1.
 type Cluster interface {
 	// Register adds self with a lease of ttl, or renews it when the
 	// entry already has self's token; ErrIdentityInUse when a live entry
@@ -99,10 +106,16 @@ type Cluster interface {
 	Acquire(ctx context.Context, key group.Key, self Coordinator) (Owner, error)
 	// Release clears self's ownership of key (keeping the epoch) and
 	// stops fencing writes to it; a record naming another owner is left
-	// alone.
+	// alone. Self's record of a group that is not stored is removed.
 	Release(ctx context.Context, key group.Key, self Coordinator) error
+	// PruneOwners removes the ownership records of groups that are not
+	// stored and that no live coordinator holds (released, or naming a
+	// coordinator whose lease ended or that registered again with another
+	// token), and returns how many it removed. A record a live coordinator
+	// holds is kept: that coordinator may be creating the group.
+	PruneOwners(ctx context.Context) (int, error)
 	// Owners returns the ownership records of keys (a zero Owner for a
-	// key never owned).
+	// key without one).
 	Owners(ctx context.Context, keys []group.Key) ([]Owner, error)
 }
 

@@ -60,6 +60,9 @@ type Store interface {
 	Load(ctx context.Context, key group.Key) (Document, Revision, error)
 	// Revision returns the current revision cheaply (ErrNotFound if absent).
 	Revision(ctx context.Context, key group.Key) (Revision, error)
+	// Exists reports whether key's group is stored, in one read that
+	// decodes nothing: a stored group that Load would find corrupt exists.
+	Exists(ctx context.Context, key group.Key) (bool, error)
 	// Create inserts a new group at revision 1, or returns ErrAlreadyExists.
 	Create(ctx context.Context, key group.Key, doc Document) (Revision, error)
 	// Commit applies m if the stored revision equals expected and returns the
@@ -69,7 +72,8 @@ type Store interface {
 	// overwritten. It also rewrites the aggregate's storeRevision.
 	Commit(ctx context.Context, key group.Key, expected Revision, m Mutation) (Revision, error)
 	// Delete removes the group if its revision equals expected (ErrConflict
-	// otherwise, ErrNotFound if absent), member documents included.
+	// otherwise, ErrNotFound if absent), member documents included, and
+	// with it the group's ownership record (Cluster), if any.
 	Delete(ctx context.Context, key group.Key, expected Revision) error
 	// List returns every stored group key, sorted by prefix then group.
 	List(ctx context.Context) ([]group.Key, error)

@@ -131,6 +131,15 @@ func (s *store) Revision(ctx context.Context, key group.Key) (rev persistence.Re
 	return rev, err
 }
 
+func (s *store) Exists(ctx context.Context, key group.Key) (ok bool, err error) {
+	err = s.b.do(ctx, true, func(ctx context.Context) error {
+		var err error
+		ok, err = s.next.Exists(ctx, key)
+		return err
+	})
+	return ok, err
+}
+
 func (s *store) Create(ctx context.Context, key group.Key, doc persistence.Document) (rev persistence.Revision, err error) {
 	err = s.b.do(ctx, true, func(ctx context.Context) error {
 		var err error

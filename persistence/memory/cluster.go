@@ -85,15 +85,36 @@ func (s *Store) Acquire(_ context.Context, key group.Key, self persistence.Coord
 	return cur, nil
 }
 
-// Release clears self's ownership of key, keeping the epoch.
+// Release clears self's ownership of key, keeping the epoch, or removes
+// the record when the group is not stored.
 func (s *Store) Release(_ context.Context, key group.Key, self persistence.Coordinator) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fences.Drop(key)
-	if cur := s.owners[key]; cur.Coordinator == self.ID && cur.Token == self.Token {
+	cur, ok := s.owners[key]
+	switch {
+	case !ok || cur.Coordinator != self.ID || cur.Token != self.Token:
+	case s.groups[key] == nil:
+		delete(s.owners, key)
+	default:
 		s.owners[key] = persistence.Owner{Epoch: cur.Epoch}
 	}
 	return nil
+}
+
+// PruneOwners removes the records of groups not stored that no live
+// coordinator holds, under the lock that every write takes.
+func (s *Store) PruneOwners(context.Context) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for key, o := range s.owners {
+		if s.groups[key] == nil && !s.live(o.Coordinator, o.Token) {
+			delete(s.owners, key)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Owners returns the records of keys.

@@ -81,6 +81,13 @@ func (s *Store) Revision(_ context.Context, key group.Key) (persistence.Revision
 	return e.rev, nil
 }
 
+// Exists reports whether key is stored.
+func (s *Store) Exists(_ context.Context, key group.Key) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.groups[key] != nil, nil
+}
+
 // Create stores a copy of doc at revision 1.
 func (s *Store) Create(_ context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
 	s.mu.Lock()
@@ -135,7 +142,8 @@ func (s *Store) Commit(_ context.Context, key group.Key, expected persistence.Re
 	return e.rev, nil
 }
 
-// Delete removes the group when the revision matches.
+// Delete removes the group and its ownership record when the revision
+// matches.
 func (s *Store) Delete(_ context.Context, key group.Key, expected persistence.Revision) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +154,8 @@ func (s *Store) Delete(_ context.Context, key group.Key, expected persistence.Re
 		return err
 	}
 	delete(s.groups, key)
+	delete(s.owners, key)
+	s.fences.Drop(key)
 	if s.inPrefix[key.StreamPrefix]--; s.inPrefix[key.StreamPrefix] == 0 {
 		delete(s.inPrefix, key.StreamPrefix)
 	}

@@ -56,5 +56,10 @@ func TestClusterContract(t *testing.T) {
 	storetest.RunCluster(t, func(*testing.T) (a, b storetest.ClusterStore) {
 		s := New()
 		return s, s.Handle()
-	})
+	}, storetest.ClusterOptions{Released: func(_ *testing.T, s storetest.ClusterStore, key group.Key) {
+		m := s.(*Store)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.owners[key] = persistence.Owner{Epoch: 1}
+	}})
 }

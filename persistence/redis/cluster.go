@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -93,10 +94,28 @@ return {epoch}
 `)
 
 // releaseOwnerScript clears the owner of KEYS[1] if it is ARGV[1] with
-// token ARGV[2], keeping the epoch.
+// token ARGV[2], keeping the epoch, or deletes the record when the
+// group's hash KEYS[2] does not exist.
 var releaseOwnerScript = goredis.NewScript(`
 local o = redis.call('HMGET', KEYS[1], 'coordinator', 'token')
-if o[1] == ARGV[1] and o[2] == ARGV[2] then redis.call('HSET', KEYS[1], 'coordinator', '', 'token', '') end
+if o[1] ~= ARGV[1] or o[2] ~= ARGV[2] then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HSET', KEYS[1], 'coordinator', '', 'token', '')
+end
+return 1
+`)
+
+// pruneOwnerScript deletes the ownership record KEYS[2] if the group's
+// hash KEYS[1] does not exist and the record still reads ARGV[1]
+// ("coordinator\ntoken\nepoch", as PruneOwners read it). Returns 1 when
+// it deleted the record, else 0.
+var pruneOwnerScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local o = redis.call('HMGET', KEYS[2], 'coordinator', 'token', 'epoch')
+if (o[1] or '') .. '\n' .. (o[2] or '') .. '\n' .. (o[3] or '') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[2])
 return 1
 `)
 
@@ -195,10 +214,11 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 	return o, nil
 }
 
-// Release clears self's ownership of key.
+// Release clears self's ownership of key, or deletes the record of a
+// group that is not stored.
 func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
 	s.fences.Drop(key)
-	if err := releaseOwnerScript.Run(ctx, s.client, []string{s.ownerKey(key)}, self.ID, self.Token).Err(); err != nil {
+	if err := releaseOwnerScript.Run(ctx, s.client, []string{s.ownerKey(key), s.metadataKey(key)}, self.ID, self.Token).Err(); err != nil {
 		return fmt.Errorf("redis store: release %s: %w: %w", key, persistence.ErrUnavailable, err)
 	}
 	return nil
@@ -227,4 +247,102 @@ func (s *Store) Owners(ctx context.Context, keys []group.Key) ([]persistence.Own
 		}
 	}
 	return out, nil
+}
+
+// scanCount is the COUNT hint of the SCANs that find ownership records.
+const scanCount = 1000
+
+// PruneOwners finds the ownership records under the key prefix (SCAN, on
+// every master of a Cluster), reads each record with whether its group's
+// hash exists, then reads the registry, and runs pruneOwnerScript on each
+// record of an absent group whose holder is not live. The holder was read
+// before the registry: a holder that is not live then has no lease and
+// never gets one again (a new run registers with a new token), so a
+// record the script finds unchanged, its group still absent, is held by
+// nobody.
+func (s *Store) PruneOwners(ctx context.Context) (int, error) {
+	names, err := s.scanOwners(ctx)
+	if err != nil || len(names) == 0 {
+		return 0, err
+	}
+	type record struct {
+		keys   []string // metadata, owner
+		holder *goredis.SliceCmd
+		exists *goredis.IntCmd
+	}
+	recs := make([]record, len(names))
+	pipe := s.client.Pipeline()
+	for i, name := range names {
+		meta := strings.TrimSuffix(name, ":owner") + ":metadata"
+		recs[i] = record{keys: []string{meta, name}, holder: pipe.HMGet(ctx, name, "coordinator", "token", "epoch"), exists: pipe.Exists(ctx, meta)}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("redis store: prune owners: %w: %w", persistence.ErrUnavailable, err)
+	}
+	live, err := s.Coordinators(ctx)
+	if err != nil {
+		return 0, err
+	}
+	holders := make(map[string]bool, len(live))
+	for _, c := range live {
+		holders[c.ID+"\n"+c.Token] = true
+	}
+	pruned := 0
+	for _, r := range recs {
+		v := make([]string, 3)
+		for i, x := range r.holder.Val() {
+			v[i], _ = x.(string)
+		}
+		if r.exists.Val() == 1 || holders[v[0]+"\n"+v[1]] {
+			continue
+		}
+		res, err := s.pipe.eval(ctx, pruneOwnerScript, r.keys, strings.Join(v, "\n")).Int64()
+		if err != nil {
+			return pruned, fmt.Errorf("redis store: prune owners: %w: %w", persistence.ErrUnavailable, err)
+		}
+		pruned += int(res)
+	}
+	return pruned, nil
+}
+
+// scanOwners returns the names of the ownership records under the key
+// prefix.
+func (s *Store) scanOwners(ctx context.Context) ([]string, error) {
+	match := globEscape(s.prefix) + ":{*}:owner"
+	var (
+		mu    sync.Mutex
+		names []string
+	)
+	scan := func(ctx context.Context, c goredis.Cmdable) error {
+		iter := c.Scan(ctx, 0, match, scanCount).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			names = append(names, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := s.client.(*goredis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, s.client)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis store: scan owners: %w: %w", persistence.ErrUnavailable, err)
+	}
+	return names, nil
+}
+
+// globEscape quotes the characters of s that a MATCH pattern gives a
+// meaning.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\*?[]`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -98,7 +98,8 @@ end
 return rev
 `, persistence.LayoutVersion))
 
-// deleteScript deletes the hash if its revision equals ARGV[2].
+// deleteScript deletes the hash and the ownership record if the
+// revision equals ARGV[2].
 // Returns 1, NOT_FOUND, CONFLICT, CORRUPT (no revision) or FENCED.
 var deleteScript = goredis.NewScript(luaPrelude + `
 if not fenceHolds(KEYS[2], ARGV[1]) then return FENCED end
@@ -108,7 +109,7 @@ if not cur then
   return NOT_FOUND
 end
 if tonumber(cur) ~= tonumber(ARGV[2]) then return CONFLICT end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[2])
 return 1
 `)
 

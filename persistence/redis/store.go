@@ -200,6 +200,16 @@ func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revisi
 	return persistence.Revision(rev), nil
 }
 
+// Exists runs one EXISTS on the metadata hash, pipelined with other
+// callers' commands.
+func (s *Store) Exists(ctx context.Context, key group.Key) (bool, error) {
+	exists := goredis.NewIntCmd(ctx, "exists", s.metadataKey(key))
+	if err := s.pipe.do(ctx, exists); err != nil {
+		return false, readError("exists", key, err)
+	}
+	return exists.Val() == 1, nil
+}
+
 // Create inserts the hash at revision 1 with one Lua script, then adds the
 // key to the index and to its prefix's index. An existing group is
 // (re-)indexed too, which repairs the indexes after a Create whose SADD
@@ -253,9 +263,9 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 	return persistence.Revision(res), nil
 }
 
-// Delete runs the guarded delete script, then removes the key from the
-// indexes. A failed SREM leaves a stale index entry, which List skips
-// (and Count counts).
+// Delete runs the guarded delete script, which deletes the ownership
+// record with the hash, then removes the key from the indexes. A failed
+// SREM leaves a stale index entry, which List skips (and Count counts).
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
 	keys, fence := s.writeKeys(key)
 	res, err := s.pipe.eval(ctx, deleteScript, keys, fence, int64(expected)).Int64()
@@ -265,6 +275,7 @@ func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.
 	if err := s.resultError("delete", key, expected, res); err != nil {
 		return err
 	}
+	s.fences.Drop(key)
 	if err := s.index(ctx, key, false); err != nil {
 		return fmt.Errorf("redis store: delete %s: deleted but still indexed: %w", key, err)
 	}

@@ -270,11 +270,19 @@ func TestUnavailable(t *testing.T) {
 }
 
 func TestClusterContract(t *testing.T) {
-	storetest.RunCluster(t, handlesOn(testredis.Shared(t)))
+	storetest.RunCluster(t, handlesOn(testredis.Shared(t)), storetest.ClusterOptions{Released: released})
 }
 
 func TestClusterContractOnRedisCluster(t *testing.T) {
-	storetest.RunCluster(t, handlesOn(testredis.StartCluster(t, 3).Client(t)))
+	storetest.RunCluster(t, handlesOn(testredis.StartCluster(t, 3).Client(t)), storetest.ClusterOptions{Released: released})
+}
+
+// released writes an ownership record of key that names no coordinator.
+func released(t *testing.T, s storetest.ClusterStore, key group.Key) {
+	rs := s.(*Store)
+	if err := rs.client.HSet(t.Context(), rs.ownerKey(key), "coordinator", "", "token", "", "epoch", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // handlesOn returns two stores on c under one key prefix of their own, as

@@ -115,13 +115,47 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 	return out, nil
 }
 
-// Release clears self's ownership of key.
+// Release clears self's ownership of key, or deletes the row of a group
+// that is not stored, in one statement.
 func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
 	s.fences.Drop(key)
 	return s.with(ctx, func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, s.q.ownerRelease, key.StreamPrefix, key.ConsumerGroup, self.ID, self.Token)
 		return err
 	}, readError("release", key))
+}
+
+// PruneOwners locks the ownership rows of groups that are not stored,
+// then deletes those whose group is still absent and whose holder is not
+// live, in one transaction. Under READ COMMITTED the delete reads the
+// registry after the rows are locked: a coordinator that holds one of
+// them acquired it, and so was registered, before the lock, and is seen
+// live while it is.
+func (s *Store) PruneOwners(ctx context.Context) (int, error) {
+	var pruned int64
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, s.q.orphansLock)
+			if err != nil {
+				return err
+			}
+			var prefixes, groups []string
+			var prefix, grp string
+			if _, err := pgx.ForEachRow(rows, []any{&prefix, &grp}, func() error {
+				prefixes, groups = append(prefixes, prefix), append(groups, grp)
+				return nil
+			}); err != nil || len(prefixes) == 0 {
+				return err
+			}
+			tag, err := tx.Exec(ctx, s.q.orphansDelete, prefixes, groups)
+			pruned = tag.RowsAffected()
+			return err
+		})
+	}, readError("prune owners", group.Key{}))
+	if err != nil {
+		return 0, err
+	}
+	return int(pruned), nil
 }
 
 // Owners reads the records of keys in one statement.

@@ -8,9 +8,11 @@ import (
 
 // queries are the statements of one table pair.
 type queries struct {
-	createTables, load, revision, versions, create, commit, delete, list, count string
+	createTables, load, revision, exists, versions, create, commit, delete, list, count string
 	// The registry and ownership statements (cluster.go).
 	register, renew, deregister, coordinators, ownerLock, ownerInsert, ownerTake, ownerRelease, owners, liveCoordinator, fence string
+	// The two steps of PruneOwners (cluster.go).
+	orphansLock, orphansDelete string
 }
 
 // fenceHolds is the condition of a fenced write: the fence parameter
@@ -67,6 +69,8 @@ FROM %[1]s m WHERE %[3]s`, meta, members, pk),
 
 		revision: fmt.Sprintf(`SELECT store_revision FROM %s WHERE %s`, meta, pk),
 
+		exists: fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s WHERE %s)`, meta, pk),
+
 		versions: fmt.Sprintf(`SELECT store_revision, schema_version, layout_version FROM %s WHERE %s`, meta, pk),
 
 		// $3 aggregate, $4 schema, $5 layout, $6 updatedAt, $7/$8 members,
@@ -101,8 +105,10 @@ SELECT store_revision FROM head`, meta, upsertMembers(members, `$9::text[]`), pk
   DELETE FROM %[1]s WHERE %[3]s AND store_revision = $3 AND %[4]s RETURNING 1
 ), del AS (
   DELETE FROM %[2]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
+), own AS (
+  DELETE FROM %[5]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
 )
-SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4")),
+SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4"), owners),
 
 		list: fmt.Sprintf(`SELECT stream_prefix, consumer_group FROM %s ORDER BY stream_prefix COLLATE "C", consumer_group COLLATE "C"`, meta),
 
@@ -123,10 +129,24 @@ WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp() RETURNING 1`, coo
 		ownerInsert:     fmt.Sprintf(`INSERT INTO %s (stream_prefix, consumer_group, coordinator_id, token, epoch) VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING`, owners),
 		ownerLock:       fmt.Sprintf(`SELECT coordinator_id, token, epoch FROM %s WHERE %s FOR UPDATE`, owners, pk),
 		ownerTake:       fmt.Sprintf(`UPDATE %s SET coordinator_id = $3, token = $4, epoch = epoch + 1 WHERE %s RETURNING epoch`, owners, pk),
-		ownerRelease:    fmt.Sprintf(`UPDATE %s SET coordinator_id = '', token = '' WHERE %s AND coordinator_id = $3 AND token = $4`, owners, pk),
+		// $3 id, $4 token. The two parts see one snapshot: one of them
+		// matches.
+		ownerRelease: fmt.Sprintf(`WITH gone AS (
+  DELETE FROM %[1]s WHERE %[2]s AND coordinator_id = $3 AND token = $4 AND NOT EXISTS (SELECT 1 FROM %[3]s WHERE %[2]s)
+)
+UPDATE %[1]s SET coordinator_id = '', token = '' WHERE %[2]s AND coordinator_id = $3 AND token = $4 AND EXISTS (SELECT 1 FROM %[3]s WHERE %[2]s)`, owners, pk, meta),
 		owners: fmt.Sprintf(`SELECT COALESCE(o.coordinator_id, ''), COALESCE(o.epoch, 0)
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(sp, cg, i)
 LEFT JOIN %s o ON o.stream_prefix = u.sp AND o.consumer_group = u.cg ORDER BY u.i`, owners),
 		fence: fmt.Sprintf(`SELECT %s`, fenceHolds(owners, "$3")),
+		// The records of groups not stored, locked.
+		orphansLock: fmt.Sprintf(`SELECT o.stream_prefix, o.consumer_group FROM %[1]s o
+WHERE NOT EXISTS (SELECT 1 FROM %[2]s m WHERE m.stream_prefix = o.stream_prefix AND m.consumer_group = o.consumer_group)
+FOR UPDATE OF o`, owners, meta),
+		// $1, $2 the keys orphansLock returned.
+		orphansDelete: fmt.Sprintf(`DELETE FROM %[1]s o USING unnest($1::text[], $2::text[]) AS u(sp, cg)
+WHERE o.stream_prefix = u.sp AND o.consumer_group = u.cg
+  AND NOT EXISTS (SELECT 1 FROM %[2]s m WHERE m.stream_prefix = o.stream_prefix AND m.consumer_group = o.consumer_group)
+  AND NOT EXISTS (SELECT 1 FROM %[3]s c WHERE c.id = o.coordinator_id AND c.token = o.token AND c.lease_end > clock_timestamp())`, owners, meta, coords),
 	}
 }

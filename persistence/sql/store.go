@@ -208,6 +208,15 @@ func (s *Store) Revision(ctx context.Context, key group.Key) (persistence.Revisi
 	return persistence.Revision(rev), err
 }
 
+// Exists reads whether the metadata row exists.
+func (s *Store) Exists(ctx context.Context, key group.Key) (bool, error) {
+	var ok bool
+	err := s.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, s.q.exists, key.StreamPrefix, key.ConsumerGroup).Scan(&ok)
+	}, readError("exists", key))
+	return ok, err
+}
+
 // Create inserts the metadata row at revision 1 and the member rows, in
 // one statement.
 func (s *Store) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
@@ -258,7 +267,7 @@ func (s *Store) Commit(ctx context.Context, key group.Key, expected persistence.
 }
 
 // Delete removes the metadata row if store_revision equals expected, and
-// its member rows, in one statement.
+// its member rows and ownership row, in one statement.
 func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
 	var deleted int64
 	err := s.with(ctx, func(c *pgx.Conn) error {
@@ -270,6 +279,7 @@ func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.
 	if deleted == 0 {
 		return s.refused(ctx, "delete", key, expected)
 	}
+	s.fences.Drop(key)
 	return nil
 }
 

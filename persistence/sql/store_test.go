@@ -213,5 +213,11 @@ func TestClusterContract(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = other.Close() })
 		return s, other
-	})
+	}, storetest.ClusterOptions{Released: func(t *testing.T, s storetest.ClusterStore, key group.Key) {
+		ss := s.(*Store)
+		_, err := ss.pool.Exec(t.Context(), `INSERT INTO `+ss.prefix+OwnersTable+` VALUES ($1, $2, '', '', 1)`, key.StreamPrefix, key.ConsumerGroup)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}})
 }

@@ -21,9 +21,18 @@ type ClusterStore interface {
 // store must let it end on its own clock.
 const ClusterLeaseTTL = 300 * time.Millisecond
 
+// ClusterOptions adapt the cluster suite to a store.
+type ClusterOptions struct {
+	// Released writes to s, behind the store's back, an ownership record
+	// of key that names no coordinator, at epoch 1: the record a release
+	// by an earlier version left for a group that was never stored.
+	// Required.
+	Released func(t *testing.T, s ClusterStore, key group.Key)
+}
+
 // RunCluster runs the persistence.Cluster contract. newHandles returns
 // two handles on the same empty data, as two coordinator processes have.
-func RunCluster(t *testing.T, newHandles func(t *testing.T) (a, b ClusterStore)) {
+func RunCluster(t *testing.T, newHandles func(t *testing.T) (a, b ClusterStore), opts ClusterOptions) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, a, b ClusterStore)
@@ -32,6 +41,9 @@ func RunCluster(t *testing.T, newHandles func(t *testing.T) (a, b ClusterStore))
 		{"LeaseEndsOnStoreClock", testLeaseEnds},
 		{"AcquireAndRelease", testAcquire},
 		{"DeposedWriterIsFenced", testDeposed},
+		{"DeleteRemovesTheRecord", testDeleteRemovesRecord},
+		{"ReleaseOfAnAbsentGroupRemovesTheRecord", testReleaseAbsent},
+		{"PruneRemovesOrphansOnly", func(t *testing.T, a, b ClusterStore) { testPrune(t, a, b, opts.Released) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,6 +166,105 @@ func testDeposed(t *testing.T, a, b ClusterStore) {
 		t.Fatalf("new owner's commit: %d, %v", rev, err)
 	}
 	ownedBy(t, a, key, cb.ID, 2)
+}
+
+// testDeleteRemovesRecord: a delete removes the group's ownership record
+// with the group (a refused one keeps it), so that another coordinator
+// acquires the group anew, at epoch 1, while the deleter still lives.
+func testDeleteRemovesRecord(t *testing.T, a, b ClusterStore) {
+	ctx := t.Context()
+	ca, cb := coordinator(t, "a"), coordinator(t, "b")
+	key := Key(t)
+	must(t, a.Register(ctx, ca, time.Minute))
+	must(t, b.Register(ctx, cb, time.Minute))
+	t.Cleanup(func() { _ = a.Deregister(ctx, ca); _ = b.Deregister(ctx, cb) })
+	if _, err := a.Acquire(ctx, key, ca); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Create(ctx, key, persistence.Encode(Group(key, "m-1"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(ctx, key, 2); !errors.Is(err, persistence.ErrConflict) {
+		t.Fatalf("stale delete: %v, want ErrConflict", err)
+	}
+	ownedBy(t, b, key, ca.ID, 1)
+	must(t, a.Delete(ctx, key, 1))
+	ownedBy(t, b, key, "", 0)
+	o, err := b.Acquire(ctx, key, cb)
+	if err != nil || o.Epoch != 1 || o.Coordinator != cb.ID {
+		t.Fatalf("acquire after the delete: %+v, %v; want epoch 1 owned by b", o, err)
+	}
+	if _, err := b.Create(ctx, key, persistence.Encode(Group(key, "m-2"))); err != nil {
+		t.Fatalf("new owner's create: %v", err)
+	}
+}
+
+// testReleaseAbsent: releasing a group that was acquired but never
+// stored (a create refused after the acquire) removes the record; a
+// stored group's release keeps it, with its epoch.
+func testReleaseAbsent(t *testing.T, a, b ClusterStore) {
+	ctx := t.Context()
+	ca := coordinator(t, "a")
+	absent, stored := Key(t), Key(t)
+	must(t, a.Register(ctx, ca, time.Minute))
+	t.Cleanup(func() { _ = a.Deregister(ctx, ca) })
+	for _, k := range []group.Key{absent, stored} {
+		if _, err := a.Acquire(ctx, k, ca); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Create(ctx, stored, persistence.Encode(Group(stored, "m-1"))); err != nil {
+		t.Fatal(err)
+	}
+	must(t, a.Release(ctx, absent, ca))
+	must(t, a.Release(ctx, stored, ca))
+	ownedBy(t, b, absent, "", 0)
+	ownedBy(t, b, stored, "", 1)
+}
+
+// testPrune: PruneOwners removes the records of groups not stored that
+// no live coordinator holds (one left by an earlier version's release,
+// one of a coordinator whose lease ended), and keeps a record a live
+// coordinator holds (it may be creating the group) and every record of a
+// stored group.
+func testPrune(t *testing.T, a, b ClusterStore, released func(*testing.T, ClusterStore, group.Key)) {
+	ctx := t.Context()
+	ca, cx := coordinator(t, "a"), coordinator(t, "x")
+	liveAbsent, deadAbsent, deadStored, releasedStored, legacy := Key(t), Key(t), Key(t), Key(t), Key(t)
+	acquire := func(s ClusterStore, c persistence.Coordinator, key group.Key, create bool) {
+		t.Helper()
+		if _, err := s.Acquire(ctx, key, c); err != nil {
+			t.Fatal(err)
+		}
+		if create {
+			if _, err := s.Create(ctx, key, persistence.Encode(Group(key, "m-1"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	must(t, b.Register(ctx, cx, ClusterLeaseTTL))
+	acquire(b, cx, deadAbsent, false)
+	acquire(b, cx, deadStored, true)
+	must(t, a.Register(ctx, ca, time.Minute))
+	t.Cleanup(func() { _ = a.Deregister(ctx, ca) })
+	acquire(a, ca, liveAbsent, false)
+	acquire(a, ca, releasedStored, true)
+	must(t, a.Release(ctx, releasedStored, ca))
+	released(t, a, legacy)
+	ownedBy(t, a, legacy, "", 1)
+	waitUnlisted(t, a, cx)
+
+	if n, err := b.PruneOwners(ctx); err != nil || n != 2 {
+		t.Fatalf("PruneOwners = %d, %v; want 2 (the legacy record and the ended lease's)", n, err)
+	}
+	ownedBy(t, a, liveAbsent, ca.ID, 1)
+	ownedBy(t, a, deadAbsent, "", 0)
+	ownedBy(t, a, deadStored, cx.ID, 1)
+	ownedBy(t, a, releasedStored, "", 1)
+	ownedBy(t, a, legacy, "", 0)
+	if n, err := a.PruneOwners(ctx); err != nil || n != 0 {
+		t.Fatalf("second PruneOwners = %d, %v; want 0", n, err)
+	}
 }
 
 func ownedBy(t *testing.T, s ClusterStore, key group.Key, id string, epoch int64) {

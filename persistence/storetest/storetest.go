@@ -177,6 +177,15 @@ func testRoundTrip(t *testing.T, s persistence.Store) {
 	if r, err := s.Revision(t.Context(), g.Key()); err != nil || r != 1 {
 		t.Errorf("Revision: %d, %v", r, err)
 	}
+	exists(t, s, g.Key(), true)
+}
+
+// exists checks that Exists reports want for key.
+func exists(t *testing.T, s persistence.Store, key group.Key, want bool) {
+	t.Helper()
+	if ok, err := s.Exists(t.Context(), key); err != nil || ok != want {
+		t.Errorf("Exists(%v) = %v, %v; want %v", key, ok, err, want)
+	}
 }
 
 func testCreateTwice(t *testing.T, s persistence.Store) {
@@ -248,6 +257,7 @@ func testMissing(t *testing.T, s persistence.Store) {
 	if _, err := s.Revision(ctx, key); !errors.Is(err, persistence.ErrNotFound) {
 		t.Errorf("Revision: %v", err)
 	}
+	exists(t, s, key, false)
 	if _, err := s.Commit(ctx, key, 1, persistence.Mutation{Aggregate: []byte(`{}`), UpdatedAt: now}); !errors.Is(err, persistence.ErrNotFound) {
 		t.Errorf("Commit: %v", err)
 	}
@@ -314,6 +324,7 @@ func testDelete(t *testing.T, s persistence.Store) {
 	if _, _, err := s.Load(ctx, g.Key()); !errors.Is(err, persistence.ErrNotFound) {
 		t.Errorf("load after delete: %v", err)
 	}
+	exists(t, s, g.Key(), false)
 	if keys, err := s.List(ctx); err != nil || slices.Contains(keys, g.Key()) {
 		t.Errorf("list after delete: %v, %v", keys, err)
 	}
@@ -418,6 +429,7 @@ func testCorrupt(t *testing.T, s persistence.Store, corrupt func(*testing.T, per
 	if !errors.Is(err, persistence.ErrCorrupt) {
 		t.Fatalf("reading corrupt data: %v, want ErrCorrupt", err)
 	}
+	exists(t, s, g.Key(), true)
 }
 
 // testConcurrent runs committers goroutines that each get
