@@ -20,7 +20,7 @@ func joinCluster(ctx context.Context, cfg *config.Config, back *backend, addr ne
 	node, err := cluster.New(cluster.Options{
 		Store:         back.cluster,
 		ID:            cfg.ID,
-		URL:           advertiseURL(cfg.Cluster.AdvertiseURL, addr),
+		URL:           advertiseURL(cfg.Cluster.AdvertiseURL, addr, scheme(cfg.Server.TLS.Enabled())),
 		LeaseTTL:      cfg.Cluster.LeaseTTL.Duration(),
 		RenewInterval: cfg.Cluster.RenewInterval.Duration(),
 		StoreTimeout:  cfg.Store.Timeout.Duration(),
@@ -34,22 +34,22 @@ func joinCluster(ctx context.Context, cfg *config.Config, back *backend, addr ne
 	return node, nil
 }
 
-// advertiseURL is configured, or http:// and the listen address, with the
-// host name for an address that listens on every interface.
-func advertiseURL(configured string, addr net.Addr) string {
+// advertiseURL is configured, or scheme:// and the listen address, with
+// the host name for an address that listens on every interface.
+func advertiseURL(configured string, addr net.Addr, scheme string) string {
 	if configured != "" {
 		return configured
 	}
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String()
+		return scheme + "://" + addr.String()
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		if h, err := os.Hostname(); err == nil {
 			host = h
 		}
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // leaveCluster hands every group over to the coordinators it is placed on

@@ -93,6 +93,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	apiTLS, clusterTLS, err := tlsConfigs(cfg, logger)
+	if err != nil {
+		return err
+	}
 	settings := domainSettings(cfg)
 	ln, err := net.Listen("tcp", cfg.Server.Address)
 	if err != nil {
@@ -127,7 +131,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		MaxGroups:   cfg.Defaults.MaxGroups, MaxGroupsPerPrefix: cfg.Defaults.MaxGroupsPerStream,
 		MetricsCredential: httpapi.MetricsCredential{BearerToken: cfg.Monitoring.MetricsAuth.BearerToken,
 			Username: cfg.Monitoring.MetricsAuth.Username, Password: cfg.Monitoring.MetricsAuth.Password},
-		Health:        back.health(cfg),
+		Health:        back.health(cfg, node),
 		CoordinatorID: cfg.ID,
 		Version:       buildVersion(),
 		Logger:        logger,
@@ -136,6 +140,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Streams:       ops,
 		Cluster:       node,
 		Forwarded:     obs.m.Forwarded,
+		PeerTLS:       clusterTLS,
 
 		BenchEndpoints: cfg.Debug.BenchEndpoints,
 	}))
@@ -148,10 +153,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		IdleTimeout:       cfg.Server.IdleTimeout.Duration(),
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:         apiTLS,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	logger.Info("coordinator listening", "address", ln.Addr().String(), "store", cfg.Store.Type,
+	go func() { served <- serve(srv, ln) }()
+	logger.Info("coordinator listening", "address", ln.Addr().String(), "scheme", scheme(apiTLS != nil), "store", cfg.Store.Type,
 		"coordinatorId", cfg.ID, "advertiseUrl", node.Self().URL, "basePath", cfg.API.BasePath, "version", buildVersion())
 
 	var serveErr error

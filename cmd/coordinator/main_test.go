@@ -87,7 +87,7 @@ func startLogged(t *testing.T, args ...string) (string, func(), *logBuffer) {
 	t.Cleanup(stop)
 	for {
 		if rec, ok := logs.find("coordinator listening"); ok {
-			return "http://" + rec["address"].(string), stop, logs
+			return rec["scheme"].(string) + "://" + rec["address"].(string), stop, logs
 		}
 		select {
 		case err := <-done:
@@ -116,6 +116,13 @@ func send(t *testing.T, method, url, body string) (int, string) {
 // sendAs is send with the Authorization header auth ("" for none).
 func sendAs(t *testing.T, auth, method, url, body string) (int, string) {
 	t.Helper()
+	st, b, _ := sendVia(t, http.DefaultClient, auth, method, url, body)
+	return st, b
+}
+
+// sendVia is sendAs through hc, also returning the answer's headers.
+func sendVia(t *testing.T, hc *http.Client, auth, method, url, body string) (int, string, http.Header) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +130,7 @@ func sendAs(t *testing.T, auth, method, url, body string) (int, string) {
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +139,7 @@ func sendAs(t *testing.T, auth, method, url, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 const joinHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","memberEpoch":0,"metadataVersion":0,
