@@ -140,7 +140,8 @@ func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (group.R
 }
 
 // OwnerHeader is the answer header that names the coordinator owning the
-// group (scheme://host:port); a member sends its next heartbeats there.
+// group (scheme://host:port); a member sends its next heartbeats there,
+// unless that would leave https for http.
 const OwnerHeader = "X-Coordinator-Owner"
 
 // heartbeat posts req to the API at base (the configured one when empty)
@@ -155,15 +156,17 @@ func (c *Coordinator) heartbeat(ctx context.Context, base, p, g string, req *gro
 }
 
 // ownerBase returns the API base URL at owner (scheme://host:port) with
-// the configured base path, or "" when owner is empty, malformed or the
-// configured host itself.
+// the configured base path, or "" when owner is empty, malformed, the
+// configured host itself, or not https while the configured base URL is:
+// an https connection is never given up for one that would send the
+// credentials and the traffic in clear text.
 func (c *Coordinator) ownerBase(owner string) string {
 	o, err := url.Parse(owner)
 	if owner == "" || err != nil || o.Scheme == "" || o.Host == "" {
 		return ""
 	}
 	b, err := url.Parse(c.base)
-	if err != nil || (b.Scheme == o.Scheme && b.Host == o.Host) {
+	if err != nil || (b.Scheme == o.Scheme && b.Host == o.Host) || (b.Scheme == "https" && o.Scheme != "https") {
 		return ""
 	}
 	return o.Scheme + "://" + o.Host + b.Path
