@@ -11,11 +11,21 @@
 //     is kept in sessionStorage, never in a URL;
 //   - #/groups: GET <base>/monitoring/groups with the lag of the Grafana
 //     group rows, a create form and a delete with confirmation;
-//   - #/group/{P}/{G}: members with lease countdown and capacity, the
-//     target and current assignment as a shards × members grid, revoke
-//     progress, invariant violations, migrations with scale and rollback,
-//     and the recent audit events (recentMutations of #16);
-//   - #/messages/{P}/{G}/{i}: one shard's entries, page by page.
+//   - #/group/{P}/{G}: the throughput from /offsets (produced and consumed
+//     per second, total lag, lag as time, pending, memory) with the total
+//     lag of the last minutes, sampled by the page at each refresh and kept
+//     in the tab while it is open (the coordinator keeps no history);
+//     members with lease countdown and capacity, the target and current
+//     assignment as a shards × members grid, the shard positions with the
+//     offset reset, revoke progress, invariant violations, migrations with
+//     scale and rollback, and the recent audit events (recentMutations of
+//     #16);
+//   - #/dead-letters/{P}/{G}: the newest 100 dead letters grouped by last
+//     error and paged 20 at a time, selected one by one, by page or by
+//     error, redriven or deleted;
+//   - #/messages/{P}/{G}/{i}: one shard's entries, page by page, from
+//     either end or from an entry id or a time sought (time t is the id
+//     "<t ms>-0"), the payload apart from the other fields.
 //   - #/cluster: GET <base>/cluster: the live coordinators, every group's
 //     owner, ownership epoch and placement, and recent handovers (a
 //     coordinator without a cluster answers 404, which the page states).

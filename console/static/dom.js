@@ -22,6 +22,15 @@ function nodes(children) {
     .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
 }
 
+// svg builds an SVG element: attributes are set as attributes, children
+// as in h.
+export function svg(tag, attrs, ...children) {
+  const el = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
+  el.append(...nodes(children));
+  return el;
+}
+
 // fill replaces el's children.
 export function fill(el, ...children) { el.replaceChildren(...nodes(children)); }
 
@@ -40,6 +49,32 @@ export function time(iso) {
 
 // seconds renders ms as "4.2 s".
 export const seconds = (ms) => (ms / 1000).toFixed(1) + ' s';
+
+// age renders a duration in seconds in its two largest units ("45 s",
+// "3 min 20 s", "2 h 5 min", "3 d 4 h"), "–" when null.
+export function age(s) {
+  if (s === null || s === undefined) return '–';
+  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.floor(s)) + ' s';
+  const units = [['d', 86400], ['h', 3600], ['min', 60], ['s', 1]];
+  const i = units.findIndex(([, n]) => s >= n);
+  const [big, bn] = units[i], [small, sn] = units[i + 1];
+  return `${Math.floor(s / bn)} ${big} ${Math.floor((s % bn) / sn)} ${small}`;
+}
+
+// rate renders entries per second ("12.5/s"), "–" when null.
+export const rate = (v) => (v === null || v === undefined ? '–' : `${v < 10 ? v.toFixed(2) : v.toFixed(1)}/s`);
+
+// bytes renders a size in binary units ("1.5 MiB"), "–" when null.
+export function bytes(n) {
+  if (n === null || n === undefined) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  for (; n >= 1024 && i < units.length - 1; i++) n /= 1024;
+  return (i === 0 ? n : n.toFixed(1)) + ' ' + units[i];
+}
+
+// count renders an integer with thousands separators, "–" when null.
+export const count = (n) => (n === null || n === undefined ? '–' : n.toLocaleString('en-US'));
 
 // badge renders an enum value with a class of its own (style.css).
 export const badge = (v) => h('span', { class: 'badge badge-' + String(v).toLowerCase() }, v);

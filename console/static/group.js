@@ -1,8 +1,8 @@
 // group.js: one group: summary (#16), members (#17) with lease countdown
 // and capacity, target vs current assignment grid (#18), migrations (#20)
 // with scale (#8) and rollback (#10), and the recent audit events
-// (recentMutations of #16); the shard positions with lag and pending and
-// the offset reset (positions.js).
+// (recentMutations of #16); the throughput with the lag trend, the shard
+// positions with lag and pending and the offset reset (positions.js).
 
 import { get, groupPath, monPath, post, session } from './api.js';
 import { positionsPanel } from './positions.js';
@@ -142,6 +142,7 @@ export function groupView(p, g) {
   const el = h('section', { id: 'group-view' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/groups' }, 'Groups'), ' / ', p, ' / ', g),
     h('h1', null, `${p} / ${g}`), summary,
+    h('h2', null, 'Throughput'), positions.throughput,
     h('h2', null, 'Members'), members,
     h('h2', null, 'Assignment: target vs current'), grid,
     h('h2', null, 'Shard positions: lag and pending'), positions.el,

@@ -1,8 +1,9 @@
-// groups.js: the groups overview (#15 with the lag of the Grafana group
-// rows), the create form (#4) and delete with confirmation (#6).
+// groups.js: the groups overview (#15 with the lag and rates of the
+// Grafana group rows), the create form (#4) and delete with confirmation
+// (#6).
 
 import { call, get, groupPath, post, session } from './api.js';
-import { badge, errorBox, field, fill, h, showError, table } from './dom.js';
+import { badge, errorBox, field, fill, h, rate, showError, table } from './dom.js';
 
 const groupLink = (p, g) => '#/group/' + encodeURIComponent(p) + '/' + encodeURIComponent(g);
 
@@ -74,7 +75,7 @@ export function groupsView() {
     const lag = new Map(rows.map((r) => [r.streamPrefix + '\u0000' + r.consumerGroup, r]));
     groups = list.groups;
     fill(body, table(
-      ['Stream prefix', 'Group', 'State', 'Group / assignment epoch', 'Metadata', 'Shards', 'Members', 'Current / target', 'Migration', 'Lag', ''],
+      ['Stream prefix', 'Group', 'State', 'Group / assignment epoch', 'Metadata', 'Shards', 'Members', 'Current / target', 'Migration', 'Lag', 'Produced / consumed', ''],
       groups.map((g) => {
         const r = lag.get(g.streamPrefix + '\u0000' + g.consumerGroup);
         const m = g.activeMigration;
@@ -89,6 +90,7 @@ export function groupsView() {
           h('td', null, r ? `${r.currentShards} / ${r.targetShards}` : '–'),
           h('td', null, m ? [badge(m.state), ` ${m.fromShardCount} → ${m.toShardCount}`] : '–'),
           h('td', { class: 'lag' }, r?.totalLag ?? '–'),
+          h('td', { class: 'rates' }, r ? `${rate(r.producedPerSecond)} / ${rate(r.consumedPerSecond)}` : '–'),
           h('td', null, h('button', { type: 'button', class: 'small danger', onclick: () => askDelete(g) }, 'Delete')));
       }), 'No groups yet: create one above.'));
   }

@@ -1,15 +1,24 @@
-// positions.js: a group's shard positions on its group page: length, lag,
-// pending and last delivered id per shard (/offsets), and the offset reset
-// (POST …/offsets/reset) behind a confirmation, with each shard's position
+// positions.js: a group's shard positions on its group page, from
+// /offsets: its throughput (produced and consumed per second, total lag,
+// lag as time, pending, memory) with the lag trend of the last minutes
+// (trend.js); per shard the length, lag, lag as time, pending, rates,
+// memory and last delivered id; and the offset reset (POST
+// …/offsets/reset) behind a confirmation, with each shard's position
 // before and after.
 
 import { ApiError, get, groupPath, monPath, post, session } from './api.js';
-import { errorBox, field, fill, h, showError, table } from './dom.js';
+import { age, bytes, count, errorBox, field, fill, h, rate, showError, table } from './dom.js';
+import { lagTrend } from './trend.js';
 
 const dash = (v) => (v === null || v === undefined ? '–' : v);
 
+// positionsPanel returns el (the shard table and the reset form),
+// throughput (the group's rates and lag trend) and refresh.
 export function positionsPanel(p, g, onReset) {
   const offsets = h('div', { id: 'shard-offsets' });
+  const stats = h('div', { id: 'throughput-stats' });
+  const trend = lagTrend(p, g);
+  const throughput = h('div', { id: 'throughput', class: 'card' }, stats, trend.el);
   const to = h('select', { name: 'resetTo' },
     ['LATEST', 'EARLIEST', 'ID', 'TIMESTAMP'].map((v) => h('option', { value: v }, v)));
   const at = h('input', { name: 'resetAt', placeholder: 'entry id or Unix ms' });
@@ -66,29 +75,47 @@ export function positionsPanel(p, g, onReset) {
     }
   }
 
-  // refresh shows the shard offsets; without Redis (503) it says so.
+  // refresh shows the throughput and the shard offsets, and adds the total
+  // lag to the trend; without Redis (503) it says so (an unknown lag in
+  // the trend).
   async function refresh() {
     let o;
     try {
       o = await get(monPath(p, g) + '/offsets');
     } catch (ex) {
       if (ex instanceof ApiError && ex.status === 503) {
-        fill(offsets, h('p', { class: 'empty' }, 'Shard offsets unavailable: ' + ex.message));
+        const msg = h('p', { class: 'empty' }, 'Shard offsets unavailable: ' + ex.message);
+        fill(offsets, msg);
+        fill(stats, msg.cloneNode(true));
+        trend.add(null);
         return;
       }
       throw ex;
     }
-    fill(offsets, table(['Shard', 'Stream key', 'Length', 'Lag', 'Pending', 'Last delivered', 'Owners'],
+    trend.add(o.totalLag);
+    fill(stats, h('dl', null,
+      h('dt', null, 'Produced'), h('dd', { id: 'produced-rate' }, rate(o.producedPerSecond)),
+      h('dt', null, 'Consumed'), h('dd', { id: 'consumed-rate' }, rate(o.consumedPerSecond)),
+      h('dt', null, 'Total lag'), h('dd', { id: 'total-lag' }, count(o.totalLag)),
+      h('dt', { title: 'age of the oldest entry not yet delivered to the group' }, 'Lag as time'),
+      h('dd', { id: 'lag-age' }, age(o.oldestUnreadAgeSeconds)),
+      h('dt', null, 'Pending'), h('dd', null, count(o.totalPendingCount)),
+      h('dt', null, 'Memory'), h('dd', { id: 'memory-usage' }, bytes(o.totalMemoryUsageBytes), o.memoryUsageKnown ? '' : ' (known shards only)')));
+    fill(offsets, table(['Shard', 'Stream key', 'Length', 'Lag', 'Lag as time', 'Pending', 'Produced', 'Consumed', 'Memory', 'Last delivered', 'Owners'],
       o.shards.map((s) => h('tr', { 'data-shard-offset': s.shard.shardIndex },
         h('td', null, s.shard.shardIndex), h('td', { class: 'mono' }, s.streamKey), h('td', null, s.streamLength),
-        h('td', { class: 'lag' }, dash(s.lag)), h('td', { class: 'pending' }, s.pendingCount),
+        h('td', { class: 'lag' }, dash(s.lag)), h('td', { class: 'lag-age' }, age(s.oldestUnreadAgeSeconds)),
+        h('td', { class: 'pending' }, s.pendingCount),
+        h('td', { class: 'produced' }, rate(s.producedPerSecond)), h('td', { class: 'consumed' }, rate(s.consumedPerSecond)),
+        h('td', null, bytes(s.memoryUsageBytes)),
         h('td', { class: 'mono' }, dash(s.groupLastDeliveredId)), h('td', null, s.ownerMemberIds.join(', ') || '–'))),
       'No shards.'),
-    h('p', { class: 'legend' }, `Total lag ${dash(o.totalLag)}, pending ${o.totalPendingCount}.`));
+    h('p', { class: 'legend' }, `Total lag ${dash(o.totalLag)}, pending ${o.totalPendingCount}. `,
+      'Lag as time: how long the oldest entry not yet delivered has been in the stream. Rates compare the last two reads of each shard.'));
   }
 
   const el = h('div', null, offsets,
     h('p', null, h('a', { href: '#/dead-letters/' + encodeURIComponent(p) + '/' + encodeURIComponent(g), id: 'dead-letters-link' }, 'Dead letters of this group →')),
     form, confirm, result);
-  return { el, refresh };
+  return { el, throughput, refresh };
 }
