@@ -60,7 +60,9 @@ func TestConsoleThroughputAndDeadLetterPages(t *testing.T) {
 	b.do("open the group", chromedp.Click(chromedp.CSS(rowSel+` a`)), chromedp.WaitVisible(chromedp.CSS("#group-view")))
 
 	// Rates are known from the second read of the offsets on.
-	shardAge := func(i int) string { return text(fmt.Sprintf(`#shard-offsets tr[data-shard-offset="%d"] td.lag-age`, i)) }
+	shardAge := func(i int) string {
+		return text(fmt.Sprintf(`#shard-offsets tr[data-shard-offset="%d"] td.lag-age`, i))
+	}
 	b.waitFor("the throughput shows lag, lag as time and rates", text("#total-lag")+` === "30" && `+
 		text("#lag-age")+`.startsWith("2 h ") && /^\d+\.\d+\/s$/.test(`+text("#produced-rate")+`) && `+
 		`/^\d+\.\d+\/s$/.test(`+text("#consumed-rate")+`) && `+
