@@ -107,9 +107,11 @@ func TestTLSServesHTTPS(t *testing.T) {
 				!strings.Contains(err.Error(), "protocol version") {
 				t.Errorf("TLS %s (below min-version %s): %v, want refused", tls.VersionName(tc.refused), tc.minVersion, err)
 			}
-			st, err := handshake(root, &tls.Config{RootCAs: ca.Pool(), MinVersion: tc.oldestKept, MaxVersion: tc.oldestKept})
-			if err != nil || st.Version != tc.oldestKept {
-				t.Errorf("TLS %s: %v, version %s", tls.VersionName(tc.oldestKept), err, tls.VersionName(st.Version))
+			st, err := handshake(root, &tls.Config{RootCAs: ca.Pool(), MinVersion: tc.oldestKept, MaxVersion: tc.oldestKept,
+				NextProtos: []string{"h2", "http/1.1"}})
+			if err != nil || st.Version != tc.oldestKept || st.NegotiatedProtocol != "h2" {
+				t.Errorf("TLS %s offering HTTP/2: %v, version %s, protocol %q", tls.VersionName(tc.oldestKept), err,
+					tls.VersionName(st.Version), st.NegotiatedProtocol)
 			}
 		})
 	}
