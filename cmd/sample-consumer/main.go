@@ -8,6 +8,9 @@
 //	go run ./cmd/sample-consumer -stream demo -group demo-workers -member c1
 //
 // Every flag has an environment variable (shown in -help); flags win.
+// -redis names one Redis server, or a Redis Cluster's nodes
+// comma-separated (-redis-cluster: also when it names one node); the
+// client is go-redis's UniversalClient, a cluster client for a cluster.
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,7 +37,8 @@ func main() {
 	coordURL := flag.String("coordinator", env("COORDINATOR_URL", "http://127.0.0.1:8080/coord/v1"), "coordinator base URL ($COORDINATOR_URL)")
 	user := flag.String("user", env("COORDINATOR_USER", ""), "user with the MEMBER role, if heartbeats need credentials ($COORDINATOR_USER)")
 	password := flag.String("password", env("COORDINATOR_PASSWORD", ""), "its password ($COORDINATOR_PASSWORD)")
-	redisAddr := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port ($REDIS_ADDR)")
+	redisAddrs := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a Redis Cluster's nodes comma-separated ($REDIS_ADDR)")
+	redisCluster := flag.Bool("redis-cluster", env("REDIS_CLUSTER", "") == "true", "-redis is a Redis Cluster even when it names one node ($REDIS_CLUSTER=true)")
 	stream := flag.String("stream", env("STREAM_PREFIX", "demo"), "stream prefix ($STREAM_PREFIX)")
 	group := flag.String("group", env("CONSUMER_GROUP", "demo-workers"), "consumer group ($CONSUMER_GROUP)")
 	member := flag.String("member", env("MEMBER_ID", ""), "member id, unique per process (default host-pid-random) ($MEMBER_ID)")
@@ -55,7 +60,7 @@ func main() {
 			Coordinator:  client.NewCoordinator(*coordURL, opts...),
 			StreamPrefix: *stream, Group: *group, MemberID: *member, LeaseTTL: *lease,
 		},
-		Redis:        redis.NewClient(&redis.Options{Addr: *redisAddr}),
+		Redis:        redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(*redisAddrs, ","), IsClusterMode: *redisCluster}),
 		Workers:      *workers,
 		ClaimMinIdle: *claimIdle,
 		Handler: func(ctx context.Context, m client.Message) error {

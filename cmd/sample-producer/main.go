@@ -6,6 +6,9 @@
 //	go run ./cmd/sample-producer -stream demo -group demo-workers -rate 200
 //
 // Every flag has an environment variable (shown in -help); flags win.
+// -redis names one Redis server, or a Redis Cluster's nodes
+// comma-separated (-redis-cluster: also when it names one node); the
+// client is go-redis's UniversalClient, a cluster client for a cluster.
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +33,8 @@ func main() {
 	coordURL := flag.String("coordinator", env("COORDINATOR_URL", "http://127.0.0.1:8080/coord/v1"), "coordinator base URL ($COORDINATOR_URL)")
 	user := flag.String("user", env("COORDINATOR_USER", "admin"), "user with the READ role ($COORDINATOR_USER)")
 	password := flag.String("password", env("COORDINATOR_PASSWORD", "password"), "its password ($COORDINATOR_PASSWORD)")
-	redisAddr := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port ($REDIS_ADDR)")
+	redisAddrs := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a Redis Cluster's nodes comma-separated ($REDIS_ADDR)")
+	redisCluster := flag.Bool("redis-cluster", env("REDIS_CLUSTER", "") == "true", "-redis is a Redis Cluster even when it names one node ($REDIS_CLUSTER=true)")
 	stream := flag.String("stream", env("STREAM_PREFIX", "demo"), "stream prefix ($STREAM_PREFIX)")
 	group := flag.String("group", env("CONSUMER_GROUP", "demo-workers"), "consumer group whose routing is used ($CONSUMER_GROUP)")
 	rate := flag.Float64("rate", envFloat("RATE", 100), "records per second, 0 = as fast as possible ($RATE)")
@@ -42,7 +47,7 @@ func main() {
 	defer stop()
 	producer, err := client.NewProducer(client.ProducerConfig{
 		Coordinator:  client.NewCoordinator(*coordURL, client.WithBearerLogin(*user, *password)),
-		Redis:        redis.NewClient(&redis.Options{Addr: *redisAddr}),
+		Redis:        redis.NewUniversalClient(&redis.UniversalOptions{Addrs: strings.Split(*redisAddrs, ","), IsClusterMode: *redisCluster}),
 		StreamPrefix: *stream, Group: *group,
 		MaxLen: 1_000_000, NoMkStream: true, RefreshInterval: *refresh,
 	})
