@@ -124,21 +124,27 @@ func saveSettings(path string, s settings) error {
 	return os.Chmod(path, 0o600) // #nosec G703 -- see MkdirAll above
 }
 
-// client calls one coordinator's API under /coord/v1.
+// basePath is the base path of the coordinator's API.
+const basePath = "/coord/v1"
+
+// client calls one coordinator's API under basePath.
 type client struct {
 	server string // scheme://host:port
 	token  string
 	http   *http.Client
 }
 
+// newClient calls the coordinator at server: its URL with or without the
+// API's base path (http://host:8080 or http://host:8080/coord/v1).
 func newClient(server, token string) *client {
-	return &client{server: strings.TrimRight(server, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+	root := strings.TrimRight(strings.TrimSuffix(strings.TrimRight(server, "/"), basePath), "/")
+	return &client{server: root, token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // pathOf joins escaped path segments under the API's base path.
 func pathOf(segments ...string) string {
 	var b strings.Builder
-	b.WriteString("/coord/v1")
+	b.WriteString(basePath)
 	for _, s := range segments {
 		b.WriteString("/")
 		b.WriteString(url.PathEscape(s))

@@ -39,7 +39,8 @@ Usage:
 
 Flags of every command:
   -o table|json        output format (default table)
-  --server URL         coordinator, e.g. http://127.0.0.1:8080 (default: the one of login)
+  --server URL         coordinator, e.g. http://127.0.0.1:8080 or http://127.0.0.1:8080/coord/v1
+                       (default: the one of login)
   --requested-by NAME  who asks, recorded in the audit trail (default $USER)
   --reason TEXT        why, recorded in the audit trail
 
@@ -287,6 +288,9 @@ func login(ctx context.Context, args []string, stdin io.Reader, out io.Writer, e
 	}
 	c := newClient(server, "")
 	if err := c.do(ctx, http.MethodPost, pathOf("auth", "login"), nil, map[string]string{"username": username, "password": password}, &answer); err != nil {
+		if ae, ok := errors.AsType[*apiError](err); ok && ae.Status == http.StatusUnauthorized {
+			return fmt.Errorf("login refused at %s as user %q: check the user name and password: %w", c.server+pathOf("auth", "login"), username, err)
+		}
 		return err
 	}
 	if err := saveSettings(path, settings{Server: c.server, Username: username, Token: answer.AccessToken}); err != nil {
