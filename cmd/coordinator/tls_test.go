@@ -45,14 +45,15 @@ func startTLS(t *testing.T, yaml string) (string, *logBuffer) {
 
 // httpsClient trusts ca and presents cert when it is non-nil, whoever
 // signed it (with Certificates instead, Go sends none that the server's
-// CA list does not name).
+// CA list does not name). It speaks HTTP/2, as browsers and curl do; the
+// coordinators forward to each other over HTTP/1.1.
 func httpsClient(t *testing.T, ca *testcerts.CA, cert *tls.Certificate) *http.Client {
 	t.Helper()
 	cfg := &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	if cert != nil {
 		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
 	}
-	tr := &http.Transport{TLSClientConfig: cfg}
+	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
