@@ -89,9 +89,12 @@ func (p *Pair) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certifica
 	return p.Certificate(), nil
 }
 
-// look reads the files again if they changed since the last look; p.mu
-// is held.
+// look reads the files again if they changed since the last look, unless
+// another caller looked since now's caller read nextLook; p.mu is held.
 func (p *Pair) look(now time.Time) {
+	if now.UnixNano() < p.nextLook.Load() {
+		return
+	}
 	p.nextLook.Store(now.Add(CheckInterval).UnixNano())
 	s := p.stat()
 	if s.same(p.seen) {
