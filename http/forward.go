@@ -2,11 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -29,8 +28,11 @@ const (
 	// (scheme://host:port) of the coordinator that owns the group, or
 	// should. A client that knows it sends the group's requests there.
 	HeaderOwner = "X-Coordinator-Owner"
-	// HeaderForwardedBy marks a request another coordinator forwarded
-	// here: it is served here, never forwarded again.
+	// HeaderForwardedBy names the coordinator that forwarded a request
+	// here. With its proof (HeaderForwardedAt, HeaderForwardSignature:
+	// forwardauth.go) the request is served here, as that coordinator
+	// disclaims the group, and never forwarded again; without it the
+	// request is served here as a client's (docs/cluster.md, Trust model).
 	HeaderForwardedBy = "X-Coordinator-Forwarded-By"
 )
 
@@ -111,12 +113,13 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config) 
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			target := pr.In.Context().Value(targetKey{}).(*url.URL)
-			pr.SetURL(target)
+			to := pr.In.Context().Value(proxyKey{}).(*proxyTarget)
+			pr.SetURL(to.url)
 			pr.Out.URL.Path, pr.Out.URL.RawPath = pr.In.URL.Path, pr.In.URL.RawPath
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
-			pr.Out.Header.Set(HeaderForwardedBy, c.Self().ID)
+			pr.Out.Header.Set("X-Forwarded-For", forwardedFor(pr.In))
+			signForward(pr.Out.Header, pr.Out.Method, pr.Out.URL.RequestURI(), c.Self(), to.owner, time.Now(), &to.bodyDigest)
 		},
 		Transport:      transport,
 		BufferPool:     copyBuffers{},
@@ -143,11 +146,17 @@ func (copyBuffers) Put(b []byte) {
 	}
 }
 
-// targetKey carries the owner's URL from wrap to Rewrite.
-type targetKey struct{}
+// proxyKey carries a proxied request's proxyTarget from wrap to Rewrite
+// and unreachable.
+type proxyKey struct{}
 
-// ownerKey carries the owner's id to unreachable.
-type ownerKey struct{}
+// proxyTarget is where a proxied request goes: the owner's URL and id,
+// and the SHA-256 of the request's body, which the mark signs.
+type proxyTarget struct {
+	url        *url.URL
+	owner      string
+	bodyDigest [sha256.Size]byte
+}
 
 // wrap is the outermost middleware of a group's routes.
 func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
@@ -156,15 +165,31 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 	}
 	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		self := f.cluster.Self()
-		if by := r.Header.Get(HeaderForwardedBy); by != "" && !f.cluster.Leaving() {
-			w.Header().Set(HeaderOwner, self.URL)
-			next(w, r.WithContext(cluster.WithForwardedBy(r.Context(), by)), ps)
+		by, marked, err := f.forwardedBy(w, r)
+		if err != nil {
+			f.api.fail(w, r, err)
 			return
 		}
+		self := f.cluster.Self()
+		if by != "" {
+			r = r.WithContext(cluster.WithForwardedBy(r.Context(), by))
+			if !f.cluster.Leaving() {
+				w.Header().Set(HeaderOwner, self.URL)
+				next(w, r, ps)
+				return
+			}
+		}
 		owner, ok := f.cluster.Placed(ps.ByName("streamPrefix"))
-		if !ok || owner.ID == self.ID {
-			w.Header().Set(HeaderOwner, self.URL)
+		if !ok {
+			owner = self
+		}
+		// A mark without proof is served here as a client's request (the
+		// group actor refuses it when the group is owned elsewhere): it is
+		// not forwarded again, so that coordinators that cannot verify
+		// each other's marks (a token not read yet, clocks apart) never
+		// send a request back and forth.
+		if owner.ID == self.ID || marked && by == "" {
+			w.Header().Set(HeaderOwner, owner.URL)
 			next(w, r, ps)
 			return
 		}
@@ -177,8 +202,13 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 			f.api.fail(w, r, err)
 			return
 		}
-		ctx := context.WithValue(r.Context(), ownerKey{}, owner.ID)
-		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, targetKey{}, target)))
+		body, err := f.bufferBody(w, r)
+		if err != nil {
+			f.api.fail(w, r, err)
+			return
+		}
+		to := &proxyTarget{url: target, owner: owner.ID, bodyDigest: sha256.Sum256(body)}
+		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, to)))
 	}
 }
 
@@ -187,17 +217,12 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 // batch, gets status RETRY (never FENCED: the member keeps its lease and
 // tries again).
 func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner persistence.Coordinator) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.api.maxBody))
+	body, err := f.readBody(w, r)
 	if err != nil {
-		f.api.fail(w, r, errPayloadTooLarge)
+		f.api.fail(w, r, err)
 		return
 	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := r.Header.Values("X-Forwarded-For"); len(prior) > 0 {
-			host = strings.Join(prior, ", ") + ", " + host
-		}
-		r.Header.Set("X-Forwarded-For", host)
-	}
+	r.Header.Set("X-Forwarded-For", forwardedFor(r))
 	item := batchwire.AppendItem(make([]byte, 0, len(body)+512), r.URL.RequestURI(), r.Header, body)
 	a, ok := f.batches.forward(r.Context(), owner, item)
 	switch {
@@ -224,8 +249,8 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 func (f *forwarder) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 	f.forwarded(false)
 	f.api.log.Debug("forward to owner failed", "path", r.URL.Path, "err", err)
-	if id, ok := r.Context().Value(ownerKey{}).(string); ok {
-		f.cluster.Unreachable(id)
+	if to, ok := r.Context().Value(proxyKey{}).(*proxyTarget); ok {
+		f.cluster.Unreachable(to.owner)
 	}
 	f.ownerUnreachable(w)
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -29,12 +31,10 @@ import (
 // response.
 const (
 	// ForwardBatchPath is the owner's route for batches of forwarded
-	// heartbeats; only a live coordinator of the cluster may call it.
+	// heartbeats; only a live coordinator of the cluster may call it: the
+	// batch carries its mark, signed over the whole batch body
+	// (forwardauth.go).
 	ForwardBatchPath = "/internal/cluster/forwarded-heartbeats"
-	// HeaderCoordinatorToken carries, with HeaderForwardedBy, the registry
-	// token of the coordinator that sends a batch: the owner serves the
-	// batch only if that id and token are a live registry entry.
-	HeaderCoordinatorToken = "X-Coordinator-Token"
 
 	// batchSenders is the most batches in flight to one owner.
 	batchSenders = 4
@@ -167,14 +167,14 @@ func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchw
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(owner.URL, "/")+ForwardBatchPath, bytes.NewReader(batchwire.Batch(items)))
+	payload := batchwire.Batch(items)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(owner.URL, "/")+ForwardBatchPath, bytes.NewReader(payload))
 	if err != nil {
 		return nil, err
 	}
-	self := b.f.cluster.Self()
 	req.Header["Content-Type"] = batchContentType
-	req.Header.Set(HeaderForwardedBy, self.ID)
-	req.Header.Set(HeaderCoordinatorToken, self.Token)
+	digest := sha256.Sum256(payload)
+	signForward(req.Header, req.Method, req.URL.RequestURI(), b.f.cluster.Self(), owner.ID, time.Now(), &digest)
 	resp, err := b.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -193,13 +193,16 @@ func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchw
 // batchContentType is the Content-Type of batches and their answers.
 var batchContentType = []string{batchwire.ContentType}
 
-// serveBatch serves a batch of forwarded heartbeats (ForwardBatchPath):
-// every item concurrently through the heartbeat route's handler chain,
-// as forwarded by the sending coordinator, with the batch's peer address.
+// serveBatch serves a batch of forwarded heartbeats (ForwardBatchPath)
+// whose mark a live coordinator signed: every item concurrently through
+// the heartbeat route's handler chain, as forwarded by that coordinator,
+// with the batch's peer address. A batch without a valid mark is refused
+// 403 NOT_A_COORDINATOR; its body is read only once the mark's sender and
+// time hold.
 func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	by := r.Header.Get(HeaderForwardedBy)
-	if !f.isCoordinator(by, r.Header.Get(HeaderCoordinatorToken)) {
-		writeError(w, http.StatusForbidden, codeNotCoordinator, "Only a live coordinator of this cluster may send forwarded heartbeats")
+	mark, err := readMark(r.Header, f.cluster.Live(), time.Now())
+	if err != nil {
+		f.notCoordinator(w, r, err)
 		return
 	}
 	if r.Header.Get("Content-Type") != batchwire.ContentType {
@@ -215,6 +218,10 @@ func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprou
 		f.api.fail(w, r, invalid("reading the batch: %v", err))
 		return
 	}
+	if err := mark.verify(r.Method, r.RequestURI, f.cluster.Self().ID, body); err != nil {
+		f.notCoordinator(w, r, err)
+		return
+	}
 	items, err := batchwire.Items(body, maxBatchItems)
 	if err != nil {
 		f.api.fail(w, r, invalid("malformed batch: %v", err))
@@ -226,7 +233,7 @@ func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	for i := range items {
 		f.itemWorkers.Go(func() {
 			defer wg.Done()
-			answers[i] = f.serveItem(r, by, &items[i])
+			answers[i] = f.serveItem(r, mark.by, &items[i])
 		})
 	}
 	wg.Wait()
@@ -235,30 +242,25 @@ func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprou
 	_, _ = w.Write(batchwire.Batch(answers))
 }
 
-// isCoordinator reports whether id and token are a live registry entry.
-func (f *forwarder) isCoordinator(id, token string) bool {
-	if id == "" || token == "" {
-		return false
-	}
-	for _, c := range f.cluster.Live() {
-		if c.ID == id && c.Token == token {
-			return true
-		}
-	}
-	return false
+// notCoordinator refuses a batch whose mark is not valid: 403
+// NOT_A_COORDINATOR.
+func (f *forwarder) notCoordinator(w http.ResponseWriter, r *http.Request, err error) {
+	f.api.log.Debug("batch of forwarded heartbeats refused", "by", r.Header.Get(HeaderForwardedBy), "err", err)
+	writeError(w, http.StatusForbidden, codeNotCoordinator, "Only a live coordinator of this cluster may send forwarded heartbeats")
 }
 
 // serveItem serves one forwarded heartbeat into memory and returns its
-// encoded answer (batchwire.AppendAnswer).
+// encoded answer (batchwire.AppendAnswer). The item's context names the
+// batch's proven sender (cluster.WithForwardedBy), which wrap honours as
+// the item's mark.
 func (f *forwarder) serveItem(batch *http.Request, by string, item *batchwire.Item) []byte {
 	rec := &answerRecorder{header: http.Header{}, status: http.StatusOK}
-	req, err := http.NewRequestWithContext(batch.Context(), http.MethodPost, item.Path, bytes.NewReader(item.Body))
+	req, err := http.NewRequestWithContext(cluster.WithForwardedBy(batch.Context(), by), http.MethodPost, item.Path, bytes.NewReader(item.Body))
 	if err != nil {
 		writeError(rec, http.StatusBadRequest, string(group.CodeInvalidRequest), "Malformed forwarded heartbeat path")
 		return rec.encode()
 	}
 	req.Header = item.Header
-	req.Header.Set(HeaderForwardedBy, by)
 	req.RemoteAddr = batch.RemoteAddr
 	f.heartbeats.ServeHTTP(rec, req)
 	return rec.encode()

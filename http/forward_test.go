@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -227,7 +228,8 @@ func TestForwardToOwnerGone(t *testing.T) {
 }
 
 // The owner serves batches of forwarded heartbeats only from a live
-// coordinator (its id and registry token), and only heartbeat paths in
+// coordinator, proven by the batch's mark (an HMAC over the whole batch
+// keyed by the sender's registry token), and only heartbeat paths in
 // them; a heartbeat whose batch is refused is answered RETRY.
 func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	e := newForwardEnv(t, nil)
@@ -237,15 +239,14 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	item := func(path, body string) []byte {
 		return batchwire.AppendItem(nil, "/coord/v1"+path, http.Header{"Content-Type": {"application/json"}}, []byte(body))
 	}
-	post := func(id, token string, payload []byte) (int, string) {
+	b := e.fwdCluster.Self()
+	signed := func(req *http.Request, payload []byte) {
+		httpapi.SignForwarded(req, b, "coord-a", time.Now(), payload)
+	}
+	post := func(contentType string, payload []byte, mark func(*http.Request, []byte)) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, bytes.NewReader(payload))
-		req.Header.Set("Content-Type", batchwire.ContentType)
-		if id != "" {
-			req.Header.Set(httpapi.HeaderForwardedBy, id)
-		}
-		if token != "" {
-			req.Header.Set(httpapi.HeaderCoordinatorToken, token)
-		}
+		req.Header.Set("Content-Type", contentType)
+		mark(req, payload)
 		resp, err := e.owner.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -254,14 +255,32 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	for _, c := range []struct{ id, token string }{{"", ""}, {"coord-b", ""}, {"coord-b", "token-a"}, {"coord-c", "token-c"}} {
-		if st, answer := post(c.id, c.token, batch(item(path, body))); st != http.StatusForbidden || !strings.Contains(answer, "NOT_A_COORDINATOR") {
-			t.Errorf("batch from %q/%q: %d %s", c.id, c.token, st, answer)
+	for name, mark := range map[string]func(*http.Request, []byte){
+		"unmarked":   func(*http.Request, []byte) {},
+		"named only": func(req *http.Request, _ []byte) { req.Header.Set(httpapi.HeaderForwardedBy, "coord-b") },
+		"sending the token": func(req *http.Request, _ []byte) {
+			req.Header.Set(httpapi.HeaderForwardedBy, "coord-b")
+			req.Header.Set("X-Coordinator-Token", "token-b")
+		},
+		"by no live coordinator": func(req *http.Request, p []byte) {
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-c", Token: "token-c"}, "coord-a", time.Now(), p)
+		},
+		"with another key": func(req *http.Request, p []byte) {
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-b", Token: "token-a"}, "coord-a", time.Now(), p)
+		},
+		"for another coordinator": func(req *http.Request, p []byte) { httpapi.SignForwarded(req, b, "coord-c", time.Now(), p) },
+		"over another batch":      func(req *http.Request, _ []byte) { signed(req, batch(item(path, body), item(path, body))) },
+		"outside the window": func(req *http.Request, p []byte) {
+			httpapi.SignForwarded(req, b, "coord-a", time.Now().Add(-httpapi.ForwardWindow-time.Minute), p)
+		},
+	} {
+		if st, answer := post(batchwire.ContentType, batch(item(path, body)), mark); st != http.StatusForbidden || !strings.Contains(answer, "NOT_A_COORDINATOR") {
+			t.Errorf("batch %s: %d %s", name, st, answer)
 		}
 	}
 	// A live coordinator's batch: a heartbeat is served, a create (another
 	// route) is not found, in one answer.
-	st, answer := post("coord-b", "token-b", batch(item(path, body), item("/streams/orders/groups/other", `{"initialShardCount":1}`)))
+	st, answer := post(batchwire.ContentType, batch(item(path, body), item("/streams/orders/groups/other", `{"initialShardCount":1}`)), signed)
 	answers, err := batchwire.Answers([]byte(answer), 2)
 	if st != http.StatusOK || err != nil {
 		t.Fatalf("batch from coord-b: %d %v %q", st, err, answer)
@@ -274,23 +293,11 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	}
 	// A batch in another encoding (the JSON of earlier releases) or a
 	// malformed one is refused as a whole.
-	for name, payload := range map[string][]byte{"json": []byte(`{"items":[]}`), "truncated": item(path, body)} {
-		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, bytes.NewReader(payload))
-		req.Header.Set("Content-Type", batchwire.ContentType)
-		if name == "json" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		req.Header.Set(httpapi.HeaderForwardedBy, "coord-b")
-		req.Header.Set(httpapi.HeaderCoordinatorToken, "token-b")
-		resp, err := e.owner.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "INVALID_REQUEST") {
-			t.Errorf("%s batch: %d %s", name, resp.StatusCode, b)
-		}
+	if st, answer := post("application/json", []byte(`{"items":[]}`), signed); st != http.StatusBadRequest || !strings.Contains(answer, "INVALID_REQUEST") {
+		t.Errorf("json batch: %d %s", st, answer)
+	}
+	if st, answer := post(batchwire.ContentType, item(path, body), signed); st != http.StatusBadRequest || !strings.Contains(answer, "INVALID_REQUEST") {
+		t.Errorf("truncated batch: %d %s", st, answer)
 	}
 	// The owner no longer lists coord-b: coord-b's heartbeats get RETRY.
 	e.ownerCluster.setLive(e.ownerCluster.Live()[:1])

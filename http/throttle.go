@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 
@@ -9,8 +8,7 @@ import (
 )
 
 // authThrottle holds the keys a failed authentication counts against: the
-// user name tried (when known) and the client's address. The address is
-// the TCP peer's host: X-Forwarded-For is the client's to choose.
+// user name tried (when known) and the client's address (clientAddress).
 type authThrottle struct {
 	g    *guard
 	keys []throttleKey
@@ -29,11 +27,7 @@ func (g *guard) throttle(r *http.Request, username string) authThrottle {
 		t.keys = append(t.keys, throttleKey{l, "user:" + username})
 	}
 	if l := g.FailedAuthPerAddress; l != nil {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		t.keys = append(t.keys, throttleKey{l, "addr:" + host})
+		t.keys = append(t.keys, throttleKey{l, "addr:" + clientAddress(r)})
 	}
 	return t
 }

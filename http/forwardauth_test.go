@@ -1,0 +1,346 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+	"github.com/redis-stream-coordinator/coordinator/ratelimit"
+	"github.com/redis-stream-coordinator/coordinator/security"
+)
+
+// Only a coordinator may say that a request was forwarded (docs/cluster.md,
+// Trust model).
+
+// twoNodes is two coordinators, coord-a and coord-b, each with a real
+// cluster node, actor system and API on a loopback server, over one
+// memory store (what one Redis is to coordinator processes).
+type twoNodes struct {
+	store *memory.Store
+	a, b  *nodeCoordinator
+}
+
+type nodeCoordinator struct {
+	node *coordcluster.Node
+	srv  *httptest.Server
+}
+
+func newTwoNodes(t *testing.T) *twoNodes {
+	t.Helper()
+	mem := memory.New()
+	c := &twoNodes{store: mem, a: startNodeCoordinator(t, mem, "coord-a"), b: startNodeCoordinator(t, mem.Handle(), "coord-b")}
+	eventually.True(t, "both coordinators live on both", func() bool {
+		return len(c.a.node.Live()) == 2 && len(c.b.node.Live()) == 2
+	})
+	return c
+}
+
+// startNodeCoordinator starts coordinator id on its handle of the store.
+func startNodeCoordinator(t *testing.T, store *memory.Store, id string) *nodeCoordinator {
+	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
+	srv := httptest.NewUnstartedServer(nil)
+	node, err := coordcluster.New(coordcluster.Options{Store: store, ID: id, URL: "http://" + srv.Listener.Addr().String(),
+		LeaseTTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Start(t.Context())
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	coord, err := actors.New(actors.Options{Store: store, Settings: group.DefaultSettings(), GroupCommit: true, Ownership: node, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := coord.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	node.OnChange(coord.HandOver)
+	srv.Config.Handler = httpapi.New(httpapi.Options{Coordinator: coord, Cluster: node, Logger: logger})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &nodeCoordinator{node: node, srv: srv}
+}
+
+// freeGroupOnA creates a group placed on coord-a through coord-a, then
+// clears its ownership record behind coord-a's back, as while coord-a
+// restarts: the group is then there for the taking, by coord-a or by a
+// coordinator coord-a forwards it to.
+func (c *twoNodes) freeGroupOnA(t *testing.T) group.Key {
+	t.Helper()
+	key := group.Key{ConsumerGroup: "g"}
+	for i := 0; key.StreamPrefix == ""; i++ {
+		p := fmt.Sprintf("orders-%d", i)
+		if on, _ := c.a.node.Placed(p); on.ID == "coord-a" && c.a.node.PlacedHere(p) && !c.b.node.PlacedHere(p) {
+			key.StreamPrefix = p
+		}
+	}
+	req := newReq(t, http.MethodPost, c.a.srv.URL+"/coord/v1/streams/"+key.StreamPrefix+"/groups/g", `{"initialShardCount":4,"requestedBy":"test"}`)
+	if st, _, body := send(t, http.DefaultClient, req); st != http.StatusCreated {
+		t.Fatalf("create %s through coord-a: %d %s", key, st, body)
+	}
+	if err := c.store.Handle().Release(t.Context(), key, c.a.node.Self()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.owner(t, key); got != released {
+		t.Fatalf("ownership after the release: %+v, want %+v", got, released)
+	}
+	return key
+}
+
+// released is the ownership record of freeGroupOnA's group: no owner,
+// and the epoch of coord-a's acquisition.
+var released = persistence.Owner{Epoch: 1}
+
+// owner is key's ownership record. Its epoch rises at every change of
+// owner: a group taken, even if handed back since, has a higher one.
+func (c *twoNodes) owner(t *testing.T, key group.Key) persistence.Owner {
+	t.Helper()
+	owners, err := c.store.Owners(t.Context(), []group.Key{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return owners[0]
+}
+
+// heartbeatReq is a new member's first heartbeat to key at base, and its
+// body.
+func heartbeatReq(t *testing.T, base string, key group.Key, member string) (*http.Request, []byte) {
+	t.Helper()
+	body, err := json.Marshal(membersim.New(member, nil).Request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newReq(t, http.MethodPost, base+"/coord/v1/streams/"+key.StreamPrefix+"/groups/"+key.ConsumerGroup+"/members/"+member+"/heartbeat", string(body)), body
+}
+
+func newReq(t *testing.T, method, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// send sends req with hc and returns the answer's status, header and body.
+func send(t *testing.T, hc *http.Client, req *http.Request) (int, http.Header, string) {
+	t.Helper()
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// A client that adds X-Coordinator-Forwarded-By naming the coordinator a
+// group is placed on, while that coordinator holds no ownership record
+// (it restarts), does not make another coordinator take the group: the
+// mark has no proof, so the request is served there as the client's, and
+// the group actor refuses heartbeats (RETRY) and writes (503
+// GROUP_OWNED_ELSEWHERE) naming the group's coordinator; a read is
+// answered from the store, as lists are. The same request with coord-a's
+// proof does move the group: what stopped the forgery is the missing
+// proof.
+func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
+	c := newTwoNodes(t)
+	key := c.freeGroupOnA(t)
+	forged := func(req *http.Request) *http.Request {
+		req.Header.Set(httpapi.HeaderForwardedBy, "coord-a")
+		return req
+	}
+	for i := range 4 {
+		req, _ := heartbeatReq(t, c.b.srv.URL, key, fmt.Sprintf("m%d", i))
+		st, h, answer := send(t, http.DefaultClient, forged(req))
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(httpapi.HeaderOwner))
+		}
+	}
+	groupURL := c.b.srv.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
+	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodDelete, groupURL, `{"requestedBy":"test","reason":"forged"}`))); st != http.StatusServiceUnavailable || !strings.Contains(answer, "GROUP_OWNED_ELSEWHERE") || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+		t.Errorf("forged DELETE: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	}
+	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+		t.Errorf("forged GET: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	}
+	if got := c.owner(t, key); got != released {
+		t.Fatalf("ownership after forged marks: %+v, want %+v", got, released)
+	}
+
+	req, body := heartbeatReq(t, c.b.srv.URL, key, "m9")
+	httpapi.SignForwarded(req, c.a.node.Self(), "coord-b", time.Now(), body)
+	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) {
+		t.Errorf("heartbeat coord-a forwarded: %d %s", st, answer)
+	}
+	if got := c.owner(t, key); got.Epoch <= released.Epoch {
+		t.Errorf("ownership after coord-a's forward: %+v, want coord-b's acquisition (a higher epoch)", got)
+	}
+}
+
+// A mark is honoured only with a proof of this very request, to this
+// coordinator, from a live coordinator, signed within the window: a
+// proof made for another coordinator, another URI or body, outside the
+// window or with another key changes nothing (the request is served as
+// the client's and refused); the proof coord-a makes is honoured.
+func TestForwardMarkProofs(t *testing.T) {
+	c := newTwoNodes(t)
+	key := c.freeGroupOnA(t)
+	a := c.a.node.Self()
+	now := time.Now()
+	for _, tc := range []struct {
+		name string
+		mark func(req *http.Request, body []byte)
+	}{
+		{"for another coordinator", func(req *http.Request, body []byte) { httpapi.SignForwarded(req, a, "coord-c", now, body) }},
+		{"over another body", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a, "coord-b", now, append(body, ' '))
+		}},
+		{"for another URI", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a, "coord-b", now, body)
+			req.URL.RawQuery = "x=1"
+		}},
+		{"before the window", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a, "coord-b", now.Add(-httpapi.ForwardWindow-time.Minute), body)
+		}},
+		{"after the window", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a, "coord-b", now.Add(httpapi.ForwardWindow+time.Minute), body)
+		}},
+		{"with another key", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: a.ID, Token: "not-" + a.Token}, "coord-b", now, body)
+		}},
+		{"by no live coordinator", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-x", Token: a.Token}, "coord-b", now, body)
+		}},
+		{"with a malformed signature", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a, "coord-b", now, body)
+			req.Header.Set(httpapi.HeaderForwardSignature, "not-a-signature")
+		}},
+	} {
+		req, body := heartbeatReq(t, c.b.srv.URL, key, "m1")
+		tc.mark(req, body)
+		st, h, answer := send(t, http.DefaultClient, req)
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+			t.Errorf("mark %s: %d %s (owner %q)", tc.name, st, answer, h.Get(httpapi.HeaderOwner))
+		}
+		if got := c.owner(t, key); got != released {
+			t.Fatalf("mark %s: ownership %+v, want %+v", tc.name, got, released)
+		}
+	}
+	req, body := heartbeatReq(t, c.b.srv.URL, key, "m1")
+	httpapi.SignForwarded(req, a, "coord-b", time.Now(), body)
+	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) {
+		t.Errorf("coord-a's proof: %d %s", st, answer)
+	}
+	if got := c.owner(t, key); got.Epoch <= released.Epoch {
+		t.Errorf("ownership after coord-a's forward: %+v, want coord-b's acquisition (a higher epoch)", got)
+	}
+}
+
+// clientFrom is an HTTP client whose connections leave from ip (a
+// loopback address: 127.0.0.0/8 is all local on Linux), so that a server
+// sees each such client at an address of its own.
+func clientFrom(t *testing.T, ip string) *http.Client {
+	t.Helper()
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	transport := &http.Transport{DialContext: dialer.DialContext}
+	t.Cleanup(transport.CloseIdleConnections)
+	return &http.Client{Transport: transport}
+}
+
+// Failed authentications that a coordinator forwards count against the
+// client's address as that coordinator saw it, never against the
+// forwarding coordinator's: a client that used up its failures through a
+// non-owner is refused 429 there, and another client through the same
+// non-owner still authenticates, for proxied requests and batched
+// heartbeats alike. X-Forwarded-For of a request no coordinator proved it
+// forwarded (even with a forged mark) is the client's to choose and is
+// not believed.
+func TestForwardedAuthFailuresCountAgainstClient(t *testing.T) {
+	const password = "alice-pw-2b7e"
+	users, err := security.NewUsers(security.Options{
+		Users:       []security.User{{Username: "alice", Password: password, Roles: []string{string(security.RoleRead), string(security.RoleMember)}}},
+		TokenSecret: "forward-throttle-secret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perAddress, err := ratelimit.New(3, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newForwardEnv(t, &httpapi.Security{Users: users, AuthenticateMemberAPI: true, FailedAuthPerAddress: perAddress})
+	hbPath, hbBody := heartbeatOf(t, "m1")
+	routes := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		ok     int // the status of an authenticated request
+	}{
+		{"proxied GET", http.MethodGet, "/streams/orders/groups/g", "", http.StatusNotFound},
+		{"batched heartbeat", http.MethodPost, hbPath, hbBody, http.StatusOK},
+	}
+	call := func(hc *http.Client, base, method, path, auth, body string, header http.Header) int {
+		t.Helper()
+		req := newReq(t, method, base+"/coord/v1"+path, body)
+		req.Header.Set("Authorization", auth)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		st, _, _ := send(t, hc, req)
+		return st
+	}
+	for i, rt := range routes {
+		failing := clientFrom(t, fmt.Sprintf("127.0.0.%d", 10+2*i))
+		other := clientFrom(t, fmt.Sprintf("127.0.0.%d", 11+2*i))
+		for n := range 3 {
+			if st := call(failing, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", "wrong"), rt.body, nil); st != http.StatusUnauthorized {
+				t.Fatalf("%s: wrong password %d through the forwarder: %d", rt.name, n+1, st)
+			}
+		}
+		if st := call(failing, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", password), rt.body, nil); st != http.StatusTooManyRequests {
+			t.Errorf("%s: the failing client's right password: %d, want 429", rt.name, st)
+		}
+		if st := call(other, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", password), rt.body, nil); st != rt.ok {
+			t.Errorf("%s: another client through the same forwarder: %d, want %d", rt.name, st, rt.ok)
+		}
+	}
+
+	// Straight to the owner, with a forged mark: its X-Forwarded-For
+	// changes nothing, the client's own address is throttled.
+	direct := clientFrom(t, "127.0.0.20")
+	forged := func(xff string) http.Header {
+		return http.Header{httpapi.HeaderForwardedBy: {"coord-b"}, "X-Forwarded-For": {xff}}
+	}
+	for n := range 3 {
+		if st := call(direct, e.owner.URL, http.MethodGet, "/streams/orders/groups/g", basicAuth("alice", "wrong"), "", forged(fmt.Sprintf("203.0.113.%d", n))); st != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d with a forged mark: %d", n+1, st)
+		}
+	}
+	if st := call(direct, e.owner.URL, http.MethodGet, "/streams/orders/groups/g", basicAuth("alice", password), "", forged("203.0.113.99")); st != http.StatusTooManyRequests {
+		t.Errorf("right password from the throttled address with another X-Forwarded-For: %d, want 429", st)
+	}
+}
