@@ -5,6 +5,11 @@
 // (package group: owners and member-reported progress) and the observed
 // produced/consumed rates.
 //
+// A shard's lag counts the entries not yet delivered to the group: Redis's,
+// or the stream's length where Redis cannot compute it and every entry is
+// unread (Reader.Observe). GroupOffsets adds each shard's lag as time, the
+// age of its oldest unread entry.
+//
 // Observation (Redis reads, rates) and projection (merging with a group
 // snapshot) are separate steps, so a caller may cache observations (see
 // streams.Cache) while projecting each one onto fresh group state.
