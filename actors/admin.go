@@ -104,6 +104,10 @@ func (a *groupActor) delete(m *deleteMsg) (group.GroupView, error) {
 		return group.GroupView{}, a.errorf("delete", err)
 	}
 	a.install(group.New(), 0)
+	// The store deleted the ownership record with the group: a create
+	// acquires the group anew.
+	a.disown()
+	a.mayHold = false
 	return res.Answer, nil
 }
 

@@ -364,10 +364,12 @@ func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], 
 }
 
 // runTicker sweeps (TickNow) at start and every SweepInterval until
-// Shutdown.
+// Shutdown. After the first sweep it prunes the ownership records, and
+// after each later one until a prune succeeded.
 func (c *Coordinator) runTicker() {
 	defer close(c.tickerDone)
 	c.TickNow()
+	pruned := c.pruneOwners()
 	t := time.NewTicker(c.opts.SweepInterval)
 	defer t.Stop()
 	for {
@@ -376,8 +378,42 @@ func (c *Coordinator) runTicker() {
 			return
 		case <-t.C:
 			c.TickNow()
+			if !pruned {
+				pruned = c.pruneOwners()
+			}
 		}
 	}
+}
+
+// pruneOwners removes the ownership records left for groups that are not
+// stored, by releases of earlier versions and by coordinators that
+// stopped between an acquire and its release (Ownership.PruneOwners: a
+// pass over every record, once per process). It waits at most
+// RequestTimeout, and not past Shutdown's start; it reports whether the
+// prune succeeded (true without Ownership).
+func (c *Coordinator) pruneOwners() bool {
+	o := c.opts.Ownership
+	if o == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stopTicker:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	n, err := o.PruneOwners(ctx)
+	if err != nil {
+		c.opts.Logger.Warn("prune ownership records", "err", err)
+		return false
+	}
+	if n > 0 {
+		c.opts.Logger.Info("pruned the ownership records of groups that are not stored", "records", n)
+	}
+	return true
 }
 
 // compareKeys orders keys by stream prefix, then consumer group.

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -21,7 +22,10 @@ import (
 //	                   a later load works. With Options.Ownership nothing
 //	                   is loaded until the first request acquires the
 //	                   group (own)
-//	(every request)    own: acquire the group if not owned, refuse it once
+//	(every request)    own: if not owned, read whether the group is
+//	                   stored and acquire it only then (or for a create);
+//	                   a request for a group not stored is answered as for
+//	                   no group, writing nothing; refuse every request once
 //	                   this process no longer serves
 //	handOver, strayMsg flush, release the group, passivate: it is placed on
 //	                   another coordinator now (strayMsg: and the sweep
@@ -186,7 +190,11 @@ func (a *groupActor) passivate(ctx actor.Context) {
 
 // handle serves one request or tick once the group is owned and loaded.
 func (a *groupActor) handle(msg request) {
-	err := a.own(msg.Forwarder())
+	err := a.own(msg)
+	if errors.Is(err, errAbsent) {
+		a.answerAbsent(msg)
+		return
+	}
 	if err == nil {
 		err = a.ready()
 	}
@@ -229,6 +237,24 @@ func (a *groupActor) handle(msg request) {
 		a.checkScale(m)
 	case *snapshotMsg:
 		m.Reply.Answer(a.snapshot())
+	}
+}
+
+// answerAbsent answers msg, a request for a group that is not stored, as
+// for no group, from no state: a heartbeat gets the domain's answer (its
+// envelope checks, then UNKNOWN_MEMBER_ID), a snapshot read the empty
+// group (GROUP_NOT_FOUND to its reader), a tick nothing, and every command
+// GROUP_NOT_FOUND.
+func (a *groupActor) answerAbsent(msg request) {
+	switch m := msg.(type) {
+	case *heartbeatMsg:
+		res := group.New().Heartbeat(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
+		m.Reply.Answer(res.Answer, res.Err)
+	case *snapshotMsg:
+		m.Reply.Answer(group.New(), nil)
+	case *tickMsg:
+	default:
+		failRequest(msg, groupNotFound())
 	}
 }
 

@@ -34,11 +34,28 @@ type testStore struct {
 	calls   int                    // Commit calls
 	written []persistence.Mutation // mutations of the commits that succeeded
 	writes  int                    // Create, Commit and Delete calls through the wrapper
+	reads   int                    // Load and Exists calls through the wrapper
 }
 
 func newTestStore() *testStore { return &testStore{Store: memory.New()} }
 
 func (s *testStore) Shared() bool { return s.shared }
+
+func (s *testStore) Load(ctx context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
+	s.read()
+	return s.Store.Load(ctx, key)
+}
+
+func (s *testStore) Exists(ctx context.Context, key group.Key) (bool, error) {
+	s.read()
+	return s.Store.Exists(ctx, key)
+}
+
+func (s *testStore) read() {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
+}
 
 func (s *testStore) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
 	s.mu.Lock()
@@ -92,6 +109,14 @@ func (s *testStore) writeCalls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writes
+}
+
+// readsAndWrites returns the number of reads (Load, Exists) and writes (Create,
+// Commit, Delete).
+func (s *testStore) readsAndWrites() (reads, writes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads, s.writes
 }
 
 // wrote reports whether a commit that has returned wrote member id.

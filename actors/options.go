@@ -126,6 +126,10 @@ type Ownership interface {
 	// Held returns those of keys whose ownership record names this
 	// process.
 	Held(ctx context.Context, keys []group.Key) ([]group.Key, error)
+	// PruneOwners removes the ownership records of groups that are not
+	// stored and that no live coordinator holds, and returns how many it
+	// removed.
+	PruneOwners(ctx context.Context) (int, error)
 	// Serving reports whether this process may still answer for the
 	// groups it owns.
 	Serving() bool

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,12 +33,14 @@ func (a *groupActor) ready() error {
 var errNotAcquired = fmt.Errorf("group not acquired: %w", cluster.ErrNotOwner)
 
 // own makes this process the group's owner before msg is handled, when
-// Options.Ownership is set: it acquires the group (a store call, then a
-// load) unless it already owns it, and refuses everything once the
-// process stopped serving. forwardedBy is the coordinator that forwarded
-// msg (it disclaims the group). A refusal is a *cluster.NotOwnerError
-// naming whom to ask, or cluster.ErrNotServing.
-func (a *groupActor) own(forwardedBy string) error {
+// Options.Ownership is set, and refuses everything once the process
+// stopped serving. Unless it already owns the group, it reads whether the
+// group is stored (a create skips the read) and acquires only a stored
+// group, or one msg creates (a store call, then a load): a request for a
+// group that is not stored gets errAbsent and writes nothing. A refusal
+// is a *cluster.NotOwnerError naming whom to ask (msg's forwarder, which
+// disclaims the group, is not one), or cluster.ErrNotServing.
+func (a *groupActor) own(msg request) error {
 	o := a.c.opts.Ownership
 	if o == nil {
 		return nil
@@ -49,9 +52,14 @@ func (a *groupActor) own(forwardedBy string) error {
 	if a.owned {
 		return nil
 	}
+	if _, create := msg.(*createMsg); !create {
+		if stored, err := a.stored(); err != nil || !stored {
+			return cmp.Or(err, errAbsent)
+		}
+	}
 	ctx, cancel := a.storeCtx()
 	defer cancel()
-	if _, err := o.Acquire(ctx, a.key, forwardedBy); err != nil {
+	if _, err := o.Acquire(ctx, a.key, msg.Forwarder()); err != nil {
 		// A refusal wrote nothing; any other failure may have come after
 		// the store took the group for this process.
 		a.mayHold = a.mayHold || !errors.Is(err, cluster.ErrNotOwner) && !errors.Is(err, cluster.ErrNotServing)
@@ -60,6 +68,21 @@ func (a *groupActor) own(forwardedBy string) error {
 	a.owned, a.mayHold = true, true
 	a.c.opts.Observer.GroupOwned(a.key, true)
 	return a.reload()
+}
+
+// errAbsent is own's answer for a group that is not stored: the request
+// is answered as for no group (answerAbsent), without acquiring it.
+var errAbsent = errors.New("group not stored")
+
+// stored reads whether the group is stored (Store.Exists).
+func (a *groupActor) stored() (bool, error) {
+	ctx, cancel := a.storeCtx()
+	defer cancel()
+	ok, err := a.c.opts.Store.Exists(ctx, a.key)
+	if err != nil {
+		return false, a.errorf("check", err)
+	}
+	return ok, nil
 }
 
 // disown forgets that this process owns the group, without a store call

@@ -550,6 +550,12 @@ func (n *Node) Held(ctx context.Context, keys []group.Key) ([]group.Key, error) 
 	return held, nil
 }
 
+// PruneOwners removes the ownership records of groups that are not
+// stored and that no live coordinator holds (persistence.Cluster).
+func (n *Node) PruneOwners(ctx context.Context) (int, error) {
+	return n.opts.Store.PruneOwners(ctx)
+}
+
 // Leave starts a graceful departure: from now on no group is placed here
 // and the node stops serving; the runtime hands its groups over (after
 // OnChange's call) and Stop deregisters it.
