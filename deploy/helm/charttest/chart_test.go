@@ -1,8 +1,12 @@
 // Package charttest renders the Helm chart deploy/helm/redis-stream-coordinator
-// with Helm's own engine for several value sets, decodes every manifest
-// strictly into the Kubernetes API types and checks the properties an
-// operator relies on. It is a module of its own so that the coordinator's
-// module does not depend on Helm and client-go.
+// as `helm template` and `helm install` do (the values validated against
+// values.schema.json by the same Helm function, then the templates and
+// NOTES.txt rendered with no cluster for lookup to read) for several value
+// sets, decodes every manifest strictly into the Kubernetes API types and
+// checks the properties an operator relies on, and that the settings the
+// chart refuses are refused with a message saying why. It is a module of
+// its own so that the coordinator's module does not depend on Helm and
+// client-go.
 package charttest
 
 import (
@@ -19,7 +23,9 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 
@@ -30,84 +36,149 @@ const chartDir = "../redis-stream-coordinator"
 
 // manifests are the decoded objects of one rendering.
 type manifests struct {
-	deployment *appsv1.Deployment
-	service    *corev1.Service
-	configMap  *corev1.ConfigMap
-	secret     *corev1.Secret
-	pdb        *policyv1.PodDisruptionBudget
+	deployment    *appsv1.Deployment
+	service       *corev1.Service
+	configMap     *corev1.ConfigMap
+	secret        *corev1.Secret
+	pdb           *policyv1.PodDisruptionBudget
+	hpa           *autoscalingv2.HorizontalPodAutoscaler
+	networkPolicy *networkingv1.NetworkPolicy
+	ingress       *networkingv1.Ingress
 	// monitoring are the monitoring.coreos.com objects by kind.
 	monitoring map[string]map[string]any
+	// notes is the rendered NOTES.txt.
+	notes string
 }
 
-// render renders the chart with values over its defaults and decodes every
-// manifest strictly (an unknown field is an error).
-func render(t *testing.T, values string) manifests {
-	t.Helper()
+// rendering is the output of helmTemplate: the manifests by template file
+// and NOTES.txt.
+type rendering struct {
+	files map[string]string
+	notes string
+}
+
+// helmTemplate renders the chart with values over its defaults as
+// `helm template coord <chart> --namespace streams -f values` does (Helm's
+// install action client-only, which this module cannot import: its provenance package
+// needs golang.org/x/crypto/openpgp, gone from the x/crypto the coordinator
+// requires). The steps are the action's: the chart's kubeVersion against
+// the default capabilities, then chartutil.ToRenderValuesWithSchemaValidation
+// with validation on, the function install, upgrade and template call to
+// check the values against values.schema.json, then the engine without a
+// cluster (lookup finds nothing, as under `helm template`).
+func helmTemplate(values string) (rendering, error) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
-		t.Fatal(err)
+		return rendering{}, err
 	}
 	vals, err := chartutil.ReadValues([]byte(values))
 	if err != nil {
-		t.Fatal(err)
+		return rendering{}, err
 	}
-	top, err := chartutil.ToRenderValues(chrt, vals, chartutil.ReleaseOptions{Name: "coord", Namespace: "streams", IsInstall: true}, chartutil.DefaultCapabilities)
+	// As `helm template --kube-version 1.30.0`: the oldest release the chart
+	// supports (a test binary's default capabilities say v1.20).
+	kube, err := chartutil.ParseKubeVersion("v1.30.0")
 	if err != nil {
-		t.Fatal(err)
+		return rendering{}, err
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kube
+	if !chartutil.IsCompatibleRange(chrt.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return rendering{}, fmt.Errorf("chart requires kubeVersion %s, capabilities have %s", chrt.Metadata.KubeVersion, caps.KubeVersion)
+	}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals, chartutil.ReleaseOptions{Name: "coord", Namespace: "streams", Revision: 1, IsInstall: true}, caps, false)
+	if err != nil {
+		return rendering{}, err
 	}
 	files, err := engine.Render(chrt, top)
 	if err != nil {
+		return rendering{}, err
+	}
+	r := rendering{files: map[string]string{}}
+	for name, text := range files {
+		switch {
+		case strings.HasSuffix(name, "/NOTES.txt"):
+			r.notes = text
+		case strings.HasSuffix(name, ".tpl"):
+		default:
+			r.files[name] = text
+		}
+	}
+	return r, nil
+}
+
+// render renders the chart and decodes every manifest strictly (an unknown
+// field is an error).
+func render(t *testing.T, values string) manifests {
+	t.Helper()
+	r, err := helmTemplate(values)
+	if err != nil {
 		t.Fatal(err)
 	}
-	m := manifests{monitoring: map[string]map[string]any{}}
-	for name, text := range files {
-		if strings.HasSuffix(name, ".tpl") || strings.HasSuffix(name, "NOTES.txt") {
-			continue
-		}
+	m := manifests{monitoring: map[string]map[string]any{}, notes: r.notes}
+	for name, text := range r.files {
 		for _, doc := range strings.Split(text, "\n---") {
 			if strings.TrimSpace(doc) == "" {
 				continue
 			}
-			raw, err := yaml.YAMLToJSON([]byte(doc))
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", name, err, doc)
-			}
-			var head struct{ APIVersion, Kind string }
-			if err := json.Unmarshal(raw, &head); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			var into any
-			switch head.APIVersion + "/" + head.Kind {
-			case "apps/v1/Deployment":
-				m.deployment = &appsv1.Deployment{}
-				into = m.deployment
-			case "v1/Service":
-				m.service = &corev1.Service{}
-				into = m.service
-			case "v1/ConfigMap":
-				m.configMap = &corev1.ConfigMap{}
-				into = m.configMap
-			case "v1/Secret":
-				m.secret = &corev1.Secret{}
-				into = m.secret
-			case "policy/v1/PodDisruptionBudget":
-				m.pdb = &policyv1.PodDisruptionBudget{}
-				into = m.pdb
-			case "monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule":
-				obj := map[string]any{}
-				m.monitoring[head.Kind] = obj
-				into = &obj
-			default:
-				t.Fatalf("%s: unexpected object %s %s", name, head.APIVersion, head.Kind)
-			}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(into); err != nil {
-				t.Fatalf("%s: %s does not decode strictly: %v\n%s", name, head.Kind, err, doc)
-			}
+			decode(t, name, doc, &m)
 		}
 	}
+	if m.deployment == nil || m.configMap == nil || m.service == nil {
+		t.Fatalf("no Deployment, ConfigMap or Service in %v", r.files)
+	}
 	return m
+}
+
+// decode decodes one manifest of file name strictly into its field of m.
+func decode(t *testing.T, name, doc string, m *manifests) {
+	t.Helper()
+	raw, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, doc)
+	}
+	var head struct{ APIVersion, Kind string }
+	if err := json.Unmarshal(raw, &head); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var into any
+	switch head.APIVersion + "/" + head.Kind {
+	case "apps/v1/Deployment":
+		m.deployment = &appsv1.Deployment{}
+		into = m.deployment
+	case "v1/Service":
+		m.service = &corev1.Service{}
+		into = m.service
+	case "v1/ConfigMap":
+		m.configMap = &corev1.ConfigMap{}
+		into = m.configMap
+	case "v1/Secret":
+		m.secret = &corev1.Secret{}
+		into = m.secret
+	case "policy/v1/PodDisruptionBudget":
+		m.pdb = &policyv1.PodDisruptionBudget{}
+		into = m.pdb
+	case "autoscaling/v2/HorizontalPodAutoscaler":
+		m.hpa = &autoscalingv2.HorizontalPodAutoscaler{}
+		into = m.hpa
+	case "networking.k8s.io/v1/NetworkPolicy":
+		m.networkPolicy = &networkingv1.NetworkPolicy{}
+		into = m.networkPolicy
+	case "networking.k8s.io/v1/Ingress":
+		m.ingress = &networkingv1.Ingress{}
+		into = m.ingress
+	case "monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule":
+		obj := map[string]any{}
+		m.monitoring[head.Kind] = obj
+		into = &obj
+	default:
+		t.Fatalf("%s: unexpected object %s %s", name, head.APIVersion, head.Kind)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		t.Fatalf("%s: %s does not decode strictly: %v\n%s", name, head.Kind, err, doc)
+	}
 }
 
 // The value sets: the defaults, a highly available install with its own
@@ -138,7 +209,9 @@ func TestChartRendersValidManifests(t *testing.T) {
 			m := render(t, values)
 			checkDeployment(t, name, m)
 			checkCredentials(t, name, m)
-			checkConfig(t, m)
+			if cfg := checkConfig(t, m); cfg.Store.Type != config.StoreRedis || cfg.Redis.Host == "" {
+				t.Errorf("store %q, redis host %q: want the Redis store", cfg.Store.Type, cfg.Redis.Host)
+			}
 			checkService(t, m)
 			checkDisruptionBudget(t, name, m)
 			checkMonitoring(t, name, m)
@@ -249,20 +322,29 @@ func checkCredentials(t *testing.T, set string, m manifests) {
 	}
 }
 
-// checkConfig: the mounted tree is a valid coordinator configuration on
-// Redis.
-func checkConfig(t *testing.T, m manifests) {
+// checkConfig: the mounted tree, with the container's environment, is a
+// valid coordinator configuration as the coordinator loads it, which also
+// refuses a COORDINATOR_ variable that names no key. A variable from a
+// Secret or the downward API reads as "<NAME>-value".
+func checkConfig(t *testing.T, m manifests) *config.Config {
+	t.Helper()
+	var environ []string
+	for _, e := range m.deployment.Spec.Template.Spec.Containers[0].Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			v = e.Name + "-value"
+		}
+		environ = append(environ, e.Name+"="+v)
+	}
 	text := m.configMap.Data["coordinator.yaml"]
-	cfg, err := config.Parse([]byte(text), config.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	cfg, err := config.Parse([]byte(text), config.WithEnviron(environ))
 	if err == nil {
 		err = cfg.Validate()
 	}
 	if err != nil {
-		t.Fatalf("coordinator.yaml: %v\n%s", err, text)
+		t.Fatalf("coordinator.yaml: %v\n%s\nenvironment %q", err, text, environ)
 	}
-	if cfg.Store.Type != config.StoreRedis || cfg.Redis.Host == "" {
-		t.Errorf("store %q, redis host %q: want the Redis store", cfg.Store.Type, cfg.Redis.Host)
-	}
+	return cfg
 }
 
 func checkService(t *testing.T, m manifests) {
