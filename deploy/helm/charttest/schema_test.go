@@ -114,6 +114,18 @@ func schemaKeys(prefix string, s any) []string {
 	return keys
 }
 
+// yamlKeys lists the dotted keys of a decoded YAML mapping.
+func yamlKeys(prefix string, v any) []string {
+	m, _ := v.(map[string]any)
+	var keys []string
+	for name, sub := range m {
+		key := prefix + "." + name
+		keys = append(keys, key)
+		keys = append(keys, yamlKeys(key, sub)...)
+	}
+	return keys
+}
+
 // values.schema.json describes config with exactly config.Config's keys and
 // types, so that helm rejects an unknown or mistyped configuration key
 // before a pod fails on it; -update rewrites it after the configuration
@@ -153,6 +165,17 @@ func TestSchemaMatchesConfig(t *testing.T) {
 	}
 	if !bytes.Equal(raw, out) {
 		t.Error("values.schema.json differs from config.Config's keys and types, or is not in canonical form: run `go test -run TestSchemaMatchesConfig -update` in deploy/helm/charttest and review the diff")
+	}
+	// Every key config.Default() writes (config.String, the YAML the
+	// coordinator prints) is described.
+	var printed map[string]any
+	if err := yaml.Unmarshal([]byte(config.Default().String()), &printed); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range yamlKeys("config", printed["coordinator"]) {
+		if !slices.Contains(gotKeys, k) {
+			t.Errorf("config.Default() has %s, values.schema.json has not", k)
+		}
 	}
 	for _, def := range []string{"placeholder", "integer", "boolean", "duration", "stringList"} {
 		if dig(schema, "definitions", def) == nil {
