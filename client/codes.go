@@ -54,6 +54,12 @@ const (
 	CodeCoordinatorStateMutexUnavailable ErrorCode = "COORDINATOR_STATE_MUTEX_UNAVAILABLE"
 	CodeCoordinatorUnreachable           ErrorCode = "COORDINATOR_UNREACHABLE"
 	CodeGroupOwnedElsewhere              ErrorCode = "GROUP_OWNED_ELSEWHERE"
+	// CodeCoordinatorNotServing: the coordinator the group is placed on
+	// does not serve yet (it is registering in the cluster: after a restart
+	// until the earlier run's registry lease ends, or while another live
+	// process holds its id) or its registry lease lapsed; Retry-After says
+	// when to try again.
+	CodeCoordinatorNotServing ErrorCode = "COORDINATOR_NOT_SERVING"
 	// CodeNotACoordinator (403) refuses a batch of forwarded heartbeats from a
 	// caller that is not a live coordinator of the cluster (only the
 	// coordinators' internal route answers it).

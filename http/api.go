@@ -51,14 +51,22 @@ type HealthReport struct {
 	Status        string `json:"status"`
 	CoordinatorID string `json:"coordinatorId"`
 	Redis         string `json:"redis"`
-	Loop          string `json:"loop"`
+	// RedisUnreachable names the Redis nodes that did not answer while
+	// Redis is DEGRADED.
+	RedisUnreachable []string `json:"redisUnreachable,omitempty"`
+	Loop             string   `json:"loop"`
 	// Store is omitted when zero (no store reported).
 	Store StoreHealth `json:"store,omitzero"`
+	// Cluster is ClusterServing or ClusterNotServing; omitted when empty
+	// (no cluster membership reported).
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // ready reports whether the coordinator can serve: its metadata store is
-// not DOWN (a report without a store counts as ready).
-func (r HealthReport) ready() bool { return r.Store.Status != StoreDown }
+// UP (a report without a store counts as UP) and it is not NOT_SERVING.
+func (r HealthReport) ready() bool {
+	return (r.Store.Status == "" || r.Store.Status == StoreUp) && r.Cluster != ClusterNotServing
+}
 
 // HealthChecker produces the health report. Check must not block on Redis
 // (docs/protocol.md §10.2: it answers from a cache and refreshes asynchronously).
@@ -347,6 +355,8 @@ type probe struct {
 // Probe and readiness statuses.
 const (
 	statusUp           = "UP"
+	statusDegraded     = "DEGRADED"
+	statusUnknown      = "UNKNOWN"
 	statusOutOfService = "OUT_OF_SERVICE"
 )
 
@@ -359,8 +369,10 @@ type info struct {
 }
 
 // readiness returns the health report and the readiness answer: 503 with
-// status OUT_OF_SERVICE once draining, 503 with the report's status
-// (DEGRADED) while the metadata store is DOWN, else 200.
+// status OUT_OF_SERVICE once draining; 503 while the report is not ready,
+// with its status (DEGRADED: the store is DOWN or DEGRADED, or this
+// coordinator does not serve), or UNKNOWN where the report says UP (the
+// store's first probe has not ended); else 200.
 func (a *API) readiness(ctx context.Context) (int, HealthReport) {
 	rep := a.health.Check(ctx)
 	switch {
@@ -368,6 +380,9 @@ func (a *API) readiness(ctx context.Context) (int, HealthReport) {
 		rep.Status = statusOutOfService
 		return http.StatusServiceUnavailable, rep
 	case !rep.ready():
+		if rep.Status == statusUp {
+			rep.Status = statusUnknown
+		}
 		return http.StatusServiceUnavailable, rep
 	}
 	return http.StatusOK, rep

@@ -16,6 +16,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -303,6 +304,9 @@ func TestErrorMapping(t *testing.T) {
 		{fmt.Errorf("lock orders: %w", persistence.ErrLockTimeout), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_STATE_MUTEX_UNAVAILABLE"},
 		{fmt.Errorf("redis 10.0.0.1: %w", persistence.ErrUnavailable), 503, "SERVICE_UNAVAILABLE", "STORE_UNAVAILABLE"},
 		{fmt.Errorf("decode: %w", persistence.ErrCorrupt), 500, "INTERNAL_SERVER_ERROR", "GROUP_METADATA_CORRUPT"},
+		{fmt.Errorf("commit: %w", persistence.ErrNotOwner), 503, "SERVICE_UNAVAILABLE", "GROUP_OWNED_ELSEWHERE"},
+		{cluster.ErrNotServing, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_NOT_SERVING"},
+		{&cluster.NotOwnerError{Owner: persistence.Coordinator{ID: "c2", URL: "http://c2:8080"}}, 503, "SERVICE_UNAVAILABLE", "GROUP_OWNED_ELSEWHERE"},
 		{fmt.Errorf("ask: %w", context.DeadlineExceeded), 503, "SERVICE_UNAVAILABLE", "REQUEST_TIMEOUT"},
 		{contract.ErrInternal, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
 		{errors.New("secret detail"), 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
@@ -315,6 +319,28 @@ func TestErrorMapping(t *testing.T) {
 				t.Errorf("message leaks internals: %q", b.Message)
 			}
 		})
+	}
+}
+
+// Ownership refusals are retryable: Retry-After 1, and X-Coordinator-Owner
+// naming the owner when the refusal names one. An admin write the
+// ownership fence refused (this coordinator was deposed: another took the
+// group over) wrote nothing; it is one of them, not a 500.
+func TestOwnershipRefusalsAreRetryable(t *testing.T) {
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
+	for _, tc := range []struct {
+		err         error
+		code, owner string
+	}{
+		{fmt.Errorf("create: %w", persistence.NotOwner("redis store", "create", key, persistence.Fence{Coordinator: "c1", Token: "t", Epoch: 3})), "GROUP_OWNED_ELSEWHERE", ""},
+		{&cluster.NotOwnerError{Owner: persistence.Coordinator{ID: "c2", URL: "http://c2:8080"}}, "GROUP_OWNED_ELSEWHERE", "http://c2:8080"},
+		{cluster.ErrNotServing, "COORDINATOR_NOT_SERVING", ""},
+	} {
+		rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath, `{"initialShardCount":2,"requestedBy":"ops"}`)
+		errorOf(t, rec, http.StatusServiceUnavailable, tc.code)
+		if rec.Header().Get("Retry-After") != "1" || rec.Header().Get(HeaderOwner) != tc.owner {
+			t.Errorf("%v: headers %v, want Retry-After 1 and owner %q", tc.err, rec.Header(), tc.owner)
+		}
 	}
 }
 
@@ -440,26 +466,38 @@ type fixedHealth HealthReport
 
 func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h) }
 
-// Readiness follows the store: 503 while it is DOWN, whatever Redis is;
-// /actuator/health carries the docs/protocol.md §10.2 report with the same code.
+// Readiness follows the store and the cluster membership: 200 only while
+// the store is UP (whatever Redis is) and the coordinator is not
+// NOT_SERVING; a store not probed yet (UNKNOWN) is not ready either, and
+// answers status UNKNOWN. /actuator/health carries the docs/protocol.md
+// §10.2 report with the same code.
 func TestReadinessFollowsTheStore(t *testing.T) {
+	store := func(typ, breaker, status string, unreachable ...string) StoreHealth {
+		return StoreHealth{Type: typ, Breaker: breaker, Status: status, Unreachable: unreachable}
+	}
 	for _, tc := range []struct {
 		report HealthReport
 		code   int
+		status string // of /readyz
 	}{
-		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: StoreHealth{"redis", "closed", StoreUp}}, 200},
-		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UNKNOWN", Loop: "UP", Store: StoreHealth{"redis", "closed", StoreUnknown}}, 200},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: StoreHealth{"memory", "closed", StoreUp}}, 200},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: StoreHealth{"redis", "open", StoreDown}}, 503},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: StoreHealth{"jdbc", "closed", StoreDown}}, 503},
+		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", StoreUp)}, 200, "UP"},
+		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", StoreUp), Cluster: ClusterServing}, 200, "UP"},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("memory", "closed", StoreUp)}, 200, "DEGRADED"},
+		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UNKNOWN", Loop: "UP", Store: store("redis", "closed", StoreUnknown)}, 503, "UNKNOWN"},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("redis", "open", StoreDown)}, 503, "DEGRADED"},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("jdbc", "closed", StoreDown)}, 503, "DEGRADED"},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DEGRADED", RedisUnreachable: []string{"10.0.0.2:6379"}, Loop: "UP",
+			Store: store("redis", "closed", StoreDegraded, "10.0.0.2:6379")}, 503, "DEGRADED"},
+		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("memory", "closed", StoreUp), Cluster: ClusterNotServing}, 503, "DEGRADED"},
 	} {
 		api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Health = fixedHealth(tc.report) })
 		body, err := json.Marshal(tc.report)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantJSON(t, do(api, "GET", "/readyz", ""), tc.code, `{"status":"`+tc.report.Status+`"}`)
-		wantJSON(t, do(api, "GET", "/actuator/health", ""), tc.code, string(body))
+		wantJSON(t, do(api, "GET", "/readyz", ""), tc.code, `{"status":"`+tc.status+`"}`)
+		ready := strings.Replace(string(body), `"status":"`+tc.report.Status+`"`, `"status":"`+tc.status+`"`, 1)
+		wantJSON(t, do(api, "GET", "/actuator/health", ""), tc.code, ready)
 		wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, string(body))
 	}
 }

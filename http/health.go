@@ -2,35 +2,61 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// Redis states of the health report (docs/protocol.md §10.2).
+// Redis states of the health report (docs/protocol.md §10.2), and
+// DEGRADED: some masters of a Redis Cluster do not answer (the report's
+// redisUnreachable names them).
 const (
 	RedisNotConfigured = "NOT_CONFIGURED"
 	RedisUp            = "UP"
+	RedisDegraded      = "DEGRADED"
 	RedisDown          = "DOWN"
 	RedisUnknown       = "UNKNOWN"
 )
 
 // Store states of the health report's "store" member.
 const (
-	StoreUp      = "UP"
-	StoreDown    = "DOWN"
-	StoreUnknown = "UNKNOWN"
+	StoreUp       = "UP"
+	StoreDegraded = "DEGRADED"
+	StoreDown     = "DOWN"
+	StoreUnknown  = "UNKNOWN"
 )
 
 // StoreHealth is the "store" member of the health report: the metadata
 // store's type (memory, redis, jdbc), its circuit breaker's state (closed,
 // half-open, open) and its status: DOWN while the breaker is open or the
-// store failed its last probe, UNKNOWN before the first probe ends, else
-// UP. While it is DOWN the report's status is DEGRADED and readiness
-// (/readyz, /actuator/health) answers 503.
+// store failed its last probe, DEGRADED while only some of its nodes
+// answered it (a Redis Cluster with masters down, named in Unreachable),
+// UNKNOWN before the first probe ends, else UP. Readiness (/readyz,
+// /actuator/health) answers 503 unless it is UP; while it is DOWN or
+// DEGRADED the report's status is DEGRADED.
 type StoreHealth struct {
-	Type    string `json:"type"`
-	Breaker string `json:"breaker"`
-	Status  string `json:"status"`
+	Type        string   `json:"type"`
+	Breaker     string   `json:"breaker"`
+	Status      string   `json:"status"`
+	Unreachable []string `json:"unreachable,omitempty"`
+}
+
+// Cluster states of the health report's "cluster" member: whether this
+// coordinator serves the groups placed on it (its registry lease is live)
+// or not (it has not registered yet, its lease lapsed, or it is leaving).
+// Readiness answers 503 while it is NOT_SERVING, and the report's status
+// is DEGRADED.
+const (
+	ClusterServing    = "SERVING"
+	ClusterNotServing = "NOT_SERVING"
+)
+
+// PartialOutage is an error of a probe's check that found its dependency
+// answering in part: some of its nodes (Unreachable) did not answer while
+// others did. The probe's state is then DEGRADED.
+type PartialOutage interface {
+	error
+	Unreachable() []string
 }
 
 // ProbeOptions configure a Probe.
@@ -52,10 +78,11 @@ type ProbeOptions struct {
 type Probe struct {
 	o ProbeOptions
 
-	mu        sync.Mutex
-	state     string
-	checkedAt time.Time
-	probing   bool
+	mu          sync.Mutex
+	state       string
+	unreachable []string
+	checkedAt   time.Time
+	probing     bool
 }
 
 // NewProbe returns a Probe whose state is UNKNOWN until the first check,
@@ -73,15 +100,17 @@ func NewProbe(o ProbeOptions) *Probe {
 	return &Probe{o: o, state: RedisUnknown}
 }
 
-// State returns "UP", "DOWN" or "UNKNOWN" (the Redis* and Store* values).
-func (p *Probe) State() string {
+// State returns "UP", "DEGRADED" (the check failed with a PartialOutage,
+// whose unreachable nodes it returns too), "DOWN" (any other failure) or
+// "UNKNOWN" (the Redis* and Store* values).
+func (p *Probe) State() (state string, unreachable []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.probing && (p.checkedAt.IsZero() || p.o.Now().Sub(p.checkedAt) >= p.o.CacheTTL) {
 		p.probing = true
 		go p.run()
 	}
-	return p.state
+	return p.state, p.unreachable
 }
 
 // run checks once and caches the result.
@@ -89,12 +118,14 @@ func (p *Probe) run() {
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.Timeout)
 	err := p.o.Check(ctx)
 	cancel()
-	state := RedisUp
-	if err != nil {
+	state, unreachable := RedisUp, []string(nil)
+	if partial, ok := errors.AsType[PartialOutage](err); ok {
+		state, unreachable = RedisDegraded, partial.Unreachable()
+	} else if err != nil {
 		state = RedisDown
 	}
 	p.mu.Lock()
-	p.state, p.checkedAt, p.probing = state, p.o.Now(), false
+	p.state, p.unreachable, p.checkedAt, p.probing = state, unreachable, p.o.Now(), false
 	p.mu.Unlock()
 }
 
@@ -125,12 +156,14 @@ func NewPingHealth(o PingHealthOptions) *PingHealth {
 	return &PingHealth{id: o.CoordinatorID, probe: NewProbe(ProbeOptions{Check: o.Ping, Timeout: o.Timeout, CacheTTL: o.CacheTTL, Now: o.Now})}
 }
 
-// Check returns the report: status DEGRADED iff Redis is DOWN, loop UP.
+// Check returns the report: status DEGRADED iff Redis is DOWN or DEGRADED
+// (a Ping that returned a PartialOutage: its nodes are listed in
+// RedisUnreachable), loop UP.
 func (h *PingHealth) Check(context.Context) HealthReport {
-	redis := h.probe.State()
-	status := "UP"
-	if redis == RedisDown {
-		status = "DEGRADED"
+	redis, unreachable := h.probe.State()
+	status := statusUp
+	if redis == RedisDown || redis == RedisDegraded {
+		status = statusDegraded
 	}
-	return HealthReport{Status: status, CoordinatorID: h.id, Redis: redis, Loop: "UP"}
+	return HealthReport{Status: status, CoordinatorID: h.id, Redis: redis, RedisUnreachable: unreachable, Loop: "UP"}
 }

@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,7 +62,7 @@ func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
 
 	// The first checks answer UNKNOWN at once while one ping is in flight.
 	for range 3 {
-		if r := h.Check(context.Background()); r != (HealthReport{Status: "UP", CoordinatorID: "c1", Redis: RedisUnknown, Loop: "UP"}) {
+		if r := h.Check(context.Background()); !reflect.DeepEqual(r, HealthReport{Status: "UP", CoordinatorID: "c1", Redis: RedisUnknown, Loop: "UP"}) {
 			t.Fatalf("first report %+v", r)
 		}
 	}
@@ -94,4 +98,35 @@ func TestPingHealthServedOnTheEndpoint(t *testing.T) {
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UNKNOWN","loop":"UP"}`)
 	waitFor(t, h, RedisUp)
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UP","loop":"UP"}`)
+}
+
+// partial is a PartialOutage naming nodes.
+type partial []string
+
+func (p partial) Error() string         { return "nodes unreachable" }
+func (p partial) Unreachable() []string { return p }
+
+// A ping that reaches only some Redis nodes (a Redis Cluster with a master
+// down) is a partial outage: Redis DEGRADED naming the nodes, status
+// DEGRADED; once every node answers it is UP again without them.
+func TestPingHealthReportsAPartialOutage(t *testing.T) {
+	p := &pinger{results: make(chan error, 1)}
+	clock := fakeclock.New(time.Unix(1000, 0))
+	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c3", Ping: p.ping, CacheTTL: time.Second, Now: clock.Now})
+	h.Check(context.Background())
+	p.results <- fmt.Errorf("ping: %w", partial{"10.0.0.2:6379", "10.0.0.3:6379"})
+	r := waitFor(t, h, RedisDegraded)
+	if want := (HealthReport{Status: "DEGRADED", CoordinatorID: "c3", Redis: RedisDegraded, RedisUnreachable: []string{"10.0.0.2:6379", "10.0.0.3:6379"}, Loop: "UP"}); !reflect.DeepEqual(r, want) {
+		t.Fatalf("partial outage: %+v, want %+v", r, want)
+	}
+	body, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(body), `"redis":"DEGRADED","redisUnreachable":["10.0.0.2:6379","10.0.0.3:6379"]`) {
+		t.Errorf("partial outage body %s, %v", body, err)
+	}
+	clock.Advance(time.Second)
+	h.Check(context.Background())
+	p.results <- nil
+	if r := waitFor(t, h, RedisUp); r.Status != "UP" || r.RedisUnreachable != nil {
+		t.Errorf("recovered: %+v", r)
+	}
 }

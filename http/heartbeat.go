@@ -22,7 +22,7 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 	}
 	resp, err := a.coord.Heartbeat(r.Context(), key, req)
 	if errors.Is(err, cluster.ErrNotOwner) {
-		ownerHint(w, err) // another coordinator owns the group: retry there
+		ownerHeader(w, err) // another coordinator owns the group: retry there
 		resp, err = group.RetryResponse(a.settings, req), nil
 	}
 	if err != nil {

@@ -56,6 +56,8 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 const (
 	codeInternal        = "INTERNAL_ERROR"
 	codeTerminating     = "COORDINATOR_TERMINATING"
+	codeOwnedElsewhere  = "GROUP_OWNED_ELSEWHERE"
+	codeNotServing      = "COORDINATOR_NOT_SERVING"
 	codePayloadTooLarge = "PAYLOAD_TOO_LARGE"
 	msgInternal         = "Internal coordinator error"
 )
@@ -97,7 +99,12 @@ var storeAnswers = map[persistence.Outcome]answer{
 	persistence.Busy:        {http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
 	persistence.Unavailable: {http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
 	persistence.Corrupt:     {http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
+	persistence.Deposed:     {http.StatusServiceUnavailable, codeOwnedElsewhere, "Another coordinator took this group over; nothing was written, retry the request"},
 }
+
+// errLeaving marks a cluster.ErrNotServing of a coordinator that is
+// leaving the cluster: the group is another coordinator's now.
+var errLeaving = errors.New("coordinator leaving the cluster")
 
 // runtimeErrors maps the other error classes (matched with errors.Is, in
 // order) to their answer.
@@ -108,7 +115,9 @@ var runtimeErrors = []struct {
 	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"}},
 	{contract.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
 	{contract.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
-	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, "GROUP_OWNED_ELSEWHERE", "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
+	{errLeaving, answer{http.StatusServiceUnavailable, codeOwnedElsewhere, "This coordinator is leaving the cluster and hands its groups over; retry the request"}},
+	{cluster.ErrNotServing, answer{http.StatusServiceUnavailable, codeNotServing, "This coordinator is not serving yet (it is registering in the cluster, or its registry lease lapsed); retry the request"}},
+	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, codeOwnedElsewhere, "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
 	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
 	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
 	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"}},
@@ -138,18 +147,39 @@ func classify(err error) (status int, code, message string) {
 	return http.StatusInternalServerError, codeInternal, msgInternal
 }
 
-// fail answers err. Server-side failures are logged with the full error,
-// except the expected refusals while shutting down.
+// fail answers err. An ownership refusal (cluster.ErrNotOwner, including
+// cluster.ErrNotServing, or a write deposed by the fence) is retryable:
+// Retry-After 1, and X-Coordinator-Owner as ownerHeader sets it; a
+// cluster.ErrNotServing while this coordinator leaves is answered as
+// owned elsewhere. Other server-side failures are logged with the full
+// error, except the expected refusals while shutting down.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, cluster.ErrNotServing) && a.cluster != nil && a.cluster.Leaving() {
+		err = fmt.Errorf("%w: %w", errLeaving, err)
+	}
 	status, code, message := classify(err)
-	if errors.Is(err, cluster.ErrNotOwner) {
-		ownerHint(w, err)
+	ownership := errors.Is(err, cluster.ErrNotOwner) || persistence.Classify(err) == persistence.Deposed
+	if ownership {
+		ownerHeader(w, err)
 		w.Header().Set("Retry-After", "1")
 	}
-	if status >= http.StatusInternalServerError && code != codeTerminating && !errors.Is(err, cluster.ErrNotOwner) {
+	if status >= http.StatusInternalServerError && code != codeTerminating && !ownership {
 		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "errorCode", code, "err", err)
 	}
 	writeError(w, status, code, message)
+}
+
+// ownerHeader sets X-Coordinator-Owner from an ownership refusal: the
+// owner a *cluster.NotOwnerError names (ownerHint); none for
+// cluster.ErrNotServing, which refuses the groups placed on this very
+// coordinator (the forwarder named it), so no coordinator is known to
+// serve them now.
+func ownerHeader(w http.ResponseWriter, err error) {
+	if errors.Is(err, cluster.ErrNotServing) {
+		w.Header().Del(HeaderOwner)
+		return
+	}
+	ownerHint(w, err)
 }
 
 // invalid builds a 400 INVALID_REQUEST error.

@@ -143,32 +143,48 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 	return goredis.NewUniversalClient(o)
 }
 
-// health returns the docs/protocol.md §10.2 health checker with the store's type, breaker
-// state and status added: it pings Redis when Redis is required, otherwise
-// it reports Redis NOT_CONFIGURED; it probes the store (probeStore) with
-// the store timeout, the result cached for health.cache-ttl-ms. The status
-// is DEGRADED while Redis or the store is DOWN.
-func (b *backend) health(cfg *config.Config) httpapi.HealthChecker {
+// health returns the docs/protocol.md §10.2 health checker with the store's
+// type, breaker state and status, and the cluster membership (serving:
+// whether this coordinator serves, cluster.Node.Serving), added: it
+// pings Redis when Redis is required (every master of a Redis Cluster),
+// otherwise it reports Redis NOT_CONFIGURED; it probes the store
+// (probeStore, or the same ping for the Redis store) with the store
+// timeout, the result cached for health.cache-ttl-ms. The first probes
+// start here, so that the first reports need not say UNKNOWN. The status
+// is DEGRADED while Redis or the store is DOWN or DEGRADED, or this
+// coordinator does not serve.
+func (b *backend) health(cfg *config.Config, serving func() bool) httpapi.HealthChecker {
+	check := b.probeStore
+	if cfg.Store.Type == config.StoreRedis {
+		check = b.pingRedis
+	}
 	h := &health{
 		report:  httpapi.HealthReport{Status: "UP", CoordinatorID: cfg.ID, Redis: httpapi.RedisNotConfigured, Loop: "UP"},
 		store:   cfg.Store.Type,
 		breaker: b.breaker,
 		probe: httpapi.NewProbe(httpapi.ProbeOptions{
-			Check:    b.probeStore,
+			Check:    check,
 			Timeout:  cfg.Store.Timeout.Duration(),
 			CacheTTL: cfg.Health.CacheTTL(),
 		}),
+		serving: serving,
 	}
 	if b.redis != nil {
 		h.redis = httpapi.NewPingHealth(httpapi.PingHealthOptions{
 			CoordinatorID: cfg.ID,
-			Ping:          func(ctx context.Context) error { return b.redis.Ping(ctx).Err() },
+			Ping:          b.pingRedis,
 			Timeout:       cfg.Health.RedisTimeout(),
 			CacheTTL:      cfg.Health.CacheTTL(),
 		})
 	}
+	h.Check(context.Background())
 	return h
 }
+
+// pingRedis pings every master of a Redis Cluster, or the one Redis
+// server (redisstore.Ping): a cluster with some masters down fails with a
+// partial outage naming them.
+func (b *backend) pingRedis(ctx context.Context) error { return redisstore.Ping(ctx, b.redis) }
 
 // probeKey names a group that is never created (its prefix starts with
 // underscores); probeStore reads its revision.
@@ -185,7 +201,7 @@ func (b *backend) probeStore(ctx context.Context) error {
 
 // health is the coordinator's HealthChecker. It never blocks: the Redis
 // part comes from PingHealth's cache, the store probe from its Probe, the
-// breaker state from memory.
+// breaker state and the node's service from memory.
 type health struct {
 	// redis answers when Redis is required; nil → report.
 	redis   *httpapi.PingHealth
@@ -193,20 +209,27 @@ type health struct {
 	store   string
 	breaker *breaker.Breaker
 	probe   *httpapi.Probe
+	serving func() bool
 }
 
-// Check returns the report; the store is DOWN while the breaker is open or
-// the last probe failed.
+// Check returns the report; the store is DOWN while the breaker is open
+// or the last probe failed, DEGRADED while it reached only some Redis
+// Cluster masters.
 func (h *health) Check(ctx context.Context) httpapi.HealthReport {
 	r := h.report
 	if h.redis != nil {
 		r = h.redis.Check(ctx)
 	}
-	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State(), Status: h.probe.State()}
+	status, unreachable := h.probe.State()
+	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State(), Status: status, Unreachable: unreachable}
 	if r.Store.Breaker == "open" {
-		r.Store.Status = httpapi.StoreDown
+		r.Store.Status, r.Store.Unreachable = httpapi.StoreDown, nil
 	}
-	if r.Store.Status == httpapi.StoreDown {
+	r.Cluster = httpapi.ClusterServing
+	if !h.serving() {
+		r.Cluster = httpapi.ClusterNotServing
+	}
+	if r.Store.Status == httpapi.StoreDown || r.Store.Status == httpapi.StoreDegraded || r.Cluster == httpapi.ClusterNotServing {
 		r.Status = "DEGRADED"
 	}
 	return r

@@ -14,7 +14,8 @@ import (
 )
 
 // openTestBackend opens the backend of the configuration yaml, closed at
-// cleanup, and returns it with its health checker.
+// cleanup, and returns it with its health checker (of a coordinator that
+// serves).
 func openTestBackend(t *testing.T, yaml string) (*backend, httpapi.HealthChecker) {
 	t.Helper()
 	cfg := loadConfig(t, yaml)
@@ -23,7 +24,7 @@ func openTestBackend(t *testing.T, yaml string) (*backend, httpapi.HealthChecker
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = back.Close() })
-	return back, back.health(cfg)
+	return back, back.health(cfg, func() bool { return true })
 }
 
 func TestActorOptionsFollowConfig(t *testing.T) {

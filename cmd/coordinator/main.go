@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		MaxGroups:   cfg.Defaults.MaxGroups, MaxGroupsPerPrefix: cfg.Defaults.MaxGroupsPerStream,
 		MetricsCredential: httpapi.MetricsCredential{BearerToken: cfg.Monitoring.MetricsAuth.BearerToken,
 			Username: cfg.Monitoring.MetricsAuth.Username, Password: cfg.Monitoring.MetricsAuth.Password},
-		Health:        back.health(cfg),
+		Health:        back.health(cfg, node.Serving),
 		CoordinatorID: cfg.ID,
 		Version:       buildVersion(),
 		Logger:        logger,

@@ -162,11 +162,12 @@ func createAndJoin(t *testing.T, api, stream string) {
 func TestRunServesTheAPI(t *testing.T) {
 	cfg := writeConfig(t, "coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n")
 	base, _ := start(t, "-config", cfg)
-	if st, body := send(t, "GET", base+"/readyz", ""); st != http.StatusOK {
-		t.Fatalf("readyz: %d %s", st, body)
-	}
+	eventually.True(t, "ready (the store's first probe answered)", func() bool {
+		st, _ := send(t, "GET", base+"/readyz", "")
+		return st == http.StatusOK
+	})
 	createAndJoin(t, base+"/coord/v1", "orders")
-	waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP","store":{"type":"memory","breaker":"closed","status":"UP"}}`)
+	waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"NOT_CONFIGURED","loop":"UP","store":{"type":"memory","breaker":"closed","status":"UP"},"cluster":"SERVING"}`)
 	if st, body := send(t, "GET", base+"/actuator/info", ""); st != http.StatusOK || body != `{"version":"`+buildVersion()+`","coordinatorId":"it"}` {
 		t.Fatalf("info: %d %s", st, body)
 	}
@@ -223,7 +224,7 @@ func TestRunKeepsGroupsAcrossRestarts(t *testing.T) {
 			if st != http.StatusOK || !strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
 				t.Fatalf("group after restart: %d %s", st, body)
 			}
-			waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"`+tc.redis+`","loop":"UP","store":{"type":"`+tc.name+`","breaker":"closed","status":"UP"}}`)
+			waitHealthBody(t, base, `{"status":"UP","coordinatorId":"it","redis":"`+tc.redis+`","loop":"UP","store":{"type":"`+tc.name+`","breaker":"closed","status":"UP"},"cluster":"SERVING"}`)
 			if st, body := send(t, "DELETE", grp, `{"requestedBy":"it","reason":"cleanup","force":true}`); st != http.StatusOK {
 				t.Fatalf("delete: %d %s", st, body)
 			}
