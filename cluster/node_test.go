@@ -62,6 +62,10 @@ func TestPlacementAndAcquire(t *testing.T) {
 	if epoch, err := a.Acquire(t.Context(), onA, ""); err != nil || epoch != 1 {
 		t.Fatalf("a acquires its group: %d, %v", epoch, err)
 	}
+	// a stores the group: its release keeps the record and the epoch.
+	if _, err := store.Create(t.Context(), onA, persistence.Encode(storetest.Group(onA))); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := b.Acquire(t.Context(), onA, "a"); !errors.As(err, &no) || no.Owner.ID != "a" {
 		t.Fatalf("b acquires a group a still owns: %v, want NotOwnerError naming a", err)
 	}
