@@ -76,7 +76,8 @@ func TestConsoleThroughputAndDeadLetterPages(t *testing.T) {
 	}
 	b.waitFor("the produced rate rises", text("#produced-rate")+` !== "0.00/s" && `+text("#total-lag")+` === "40"`)
 	b.waitFor("the lag trend draws a line up to 40", `document.querySelector("#lag-trend svg polyline") && `+
-		text("#lag-trend-legend")+`.includes("now 40") && `+text("#lag-trend-legend")+`.includes("min 30")`)
+		text("#lag-trend-legend")+`.includes("now 40") && `+text("#lag-trend-legend")+`.includes("min 30") && `+
+		`/Averages over these .*: produced \d+\.\d+\/s, consumed \d+\.\d+\/s\./.test(`+text("#lag-trend-legend")+`)`)
 	b.shot("group-throughput")
 
 	// 45 dead letters of three errors: 25, 15 and 5.

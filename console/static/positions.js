@@ -87,12 +87,12 @@ export function positionsPanel(p, g, onReset) {
         const msg = h('p', { class: 'empty' }, 'Shard offsets unavailable: ' + ex.message);
         fill(offsets, msg);
         fill(stats, msg.cloneNode(true));
-        trend.add(null);
+        trend.add(null, null);
         return;
       }
       throw ex;
     }
-    trend.add(o.totalLag);
+    trend.add(o.totalLag, o.totalStreamLength);
     fill(stats, h('dl', null,
       h('dt', null, 'Produced'), h('dd', { id: 'produced-rate' }, rate(o.producedPerSecond)),
       h('dt', null, 'Consumed'), h('dd', { id: 'consumed-rate' }, rate(o.consumedPerSecond)),

@@ -2,9 +2,11 @@
 // keeps no history, so the page keeps it: every refresh of a group's
 // offsets adds a sample to that group's ring, kept in this tab for as long
 // as it is open (also while other pages are shown), and the trend draws
-// the ring as a line.
+// the ring as a line, with the rates averaged over the ring (those of
+// /offsets compare the last two reads only, so a consumer that reads in
+// batches shows 0 between them).
 
-import { age, count, fill, h, svg } from './dom.js';
+import { age, count, fill, h, rate, svg } from './dom.js';
 
 // WINDOW_MS is how far back the trend reaches; MAX_SAMPLES bounds a ring
 // (a sample every 1.5 s fills 5 minutes with 200).
@@ -15,12 +17,12 @@ const GAP_MS = 10 * 1000;
 const WIDTH = 600;
 const HEIGHT = 80;
 
-// rings maps a group ("prefix\0group") to its samples {at (ms), lag (null
-// when unknown)}, oldest first.
+// rings maps a group ("prefix\0group") to its samples {at (ms), lag and
+// length (total lag and stream length, null when unknown)}, oldest first.
 const rings = new Map();
 
-// lagTrend returns the trend of group g of stream p: el, and add(lag)
-// which records a sample taken now and redraws.
+// lagTrend returns the trend of group g of stream p: el, and add(lag,
+// length) which records a sample taken now and redraws.
 export function lagTrend(p, g) {
   const key = p + '\u0000' + g;
   if (!rings.has(key)) rings.set(key, []);
@@ -29,8 +31,8 @@ export function lagTrend(p, g) {
   const legend = h('p', { id: 'lag-trend-legend', class: 'legend' });
   const el = h('div', { id: 'lag-trend', class: 'trend' }, chart, legend);
 
-  function add(lag, at = Date.now()) {
-    ring.push({ at, lag });
+  function add(lag, length, at = Date.now()) {
+    ring.push({ at, lag, length });
     while (ring.length > MAX_SAMPLES || (ring.length && ring[0].at < at - WINDOW_MS)) ring.shift();
     draw(at);
   }
@@ -58,8 +60,22 @@ export function lagTrend(p, g) {
     const span = age(Math.round((now - since) / 1000));
     legend.textContent = lags.length
       ? `Total lag over the last ${span} (${ring.length} samples kept by this page while it is open, up to 5 min): ` +
-        `now ${count(last.lag)}, min ${count(Math.min(...lags))}, max ${count(max)}.`
+        `now ${count(last.lag)}, min ${count(Math.min(...lags))}, max ${count(max)}.${averages()}`
       : 'Total lag unknown so far.';
+  }
+
+  // averages renders the rates between the oldest and the newest sample
+  // whose lag and length are known, as /offsets computes them between two
+  // reads; "" while they are less than a second apart.
+  function averages() {
+    const known = ring.filter((s) => s.lag !== null && s.length !== null);
+    if (known.length < 2) return '';
+    const a = known[0], b = known[known.length - 1];
+    const secs = (b.at - a.at) / 1000;
+    if (secs < 1) return '';
+    const grown = Math.max(b.length - a.length, 0);
+    return ` Averages over these ${age(Math.round(secs))}: produced ${rate(grown / secs)}, ` +
+      `consumed ${rate(Math.max(grown - (b.lag - a.lag), 0) / secs)}.`;
   }
 
   if (ring.length) draw(Date.now());
