@@ -31,8 +31,9 @@ const (
 	// HeaderForwardedBy names the coordinator that forwarded a request
 	// here. With its proof (HeaderForwardedAt, HeaderForwardSignature:
 	// forwardauth.go) the request is served here, as that coordinator
-	// disclaims the group, and never forwarded again; without it the
-	// request is served here as a client's (docs/cluster.md, Trust model).
+	// disclaims the group, and not forwarded again; without it the mark
+	// is removed and the request routed as a client's (docs/cluster.md,
+	// Trust model).
 	HeaderForwardedBy = "X-Coordinator-Forwarded-By"
 )
 
@@ -119,7 +120,11 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config) 
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 			pr.Out.Header.Set("X-Forwarded-For", forwardedFor(pr.In))
-			signForward(pr.Out.Header, pr.Out.Method, pr.Out.URL.RequestURI(), c.Self(), to.owner, time.Now(), &to.bodyDigest)
+			self := c.Self()
+			signForward(pr.Out.Header, pr.Out.Method, pr.Out.URL.RequestURI(), self, to.owner, time.Now(), &to.bodyDigest)
+			if to.unproven {
+				pr.Out.Header.Set(HeaderUnprovenMark, self.ID)
+			}
 		},
 		Transport:      transport,
 		BufferPool:     copyBuffers{},
@@ -151,11 +156,13 @@ func (copyBuffers) Put(b []byte) {
 type proxyKey struct{}
 
 // proxyTarget is where a proxied request goes: the owner's URL and id,
-// and the SHA-256 of the request's body, which the mark signs.
+// the SHA-256 of the request's body, which the mark signs, and whether the
+// request came with a mark that had no proof (HeaderUnprovenMark).
 type proxyTarget struct {
 	url        *url.URL
 	owner      string
 	bodyDigest [sha256.Size]byte
+	unproven   bool
 }
 
 // wrap is the outermost middleware of a group's routes.
@@ -165,13 +172,13 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 	}
 	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		by, marked, err := f.forwardedBy(w, r)
+		by, mark, err := f.forwardedBy(w, r)
 		if err != nil {
 			f.api.fail(w, r, err)
 			return
 		}
 		self := f.cluster.Self()
-		if by != "" {
+		if mark == proven {
 			r = r.WithContext(cluster.WithForwardedBy(r.Context(), by))
 			if !f.cluster.Leaving() {
 				w.Header().Set(HeaderOwner, self.URL)
@@ -183,12 +190,7 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 		if !ok {
 			owner = self
 		}
-		// A mark without proof is served here as a client's request (the
-		// group actor refuses it when the group is owned elsewhere): it is
-		// not forwarded again, so that coordinators that cannot verify
-		// each other's marks (a token not read yet, clocks apart) never
-		// send a request back and forth.
-		if owner.ID == self.ID || marked && by == "" {
+		if owner.ID == self.ID || mark == unprovenAgain {
 			w.Header().Set(HeaderOwner, owner.URL)
 			next(w, r, ps)
 			return
@@ -207,7 +209,7 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 			f.api.fail(w, r, err)
 			return
 		}
-		to := &proxyTarget{url: target, owner: owner.ID, bodyDigest: sha256.Sum256(body)}
+		to := &proxyTarget{url: target, owner: owner.ID, bodyDigest: sha256.Sum256(body), unproven: mark == unproven}
 		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, to)))
 	}
 }

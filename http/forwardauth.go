@@ -36,6 +36,11 @@ const (
 	// HeaderForwardSignature is the mark's HMAC-SHA256, base64url without
 	// padding.
 	HeaderForwardSignature = "X-Coordinator-Forward-Signature"
+	// HeaderUnprovenMark names the coordinator that forwards a request
+	// after removing a mark it could not prove (markState unprovenAgain).
+	// It can only keep a request from being forwarded again, so it needs
+	// no proof of its own.
+	HeaderUnprovenMark = "X-Coordinator-Unproven-Mark"
 
 	// forwardWindow is how far a mark's time may lie from the receiver's
 	// clock, either way.
@@ -127,34 +132,64 @@ func (m forwardMark) verify(method, requestURI, receiver string, body []byte) er
 	return nil
 }
 
-// forwardedBy returns the live coordinator that proved it forwarded r,
-// "" when none did, and whether r carried a mark at all. A batch item
-// carries its batch's proven sender in its context (serveBatch); any other
-// request proves its mark itself, for which forwardedBy reads the body
-// (replacing it with the bytes read; errPayloadTooLarge above the API's
-// limit). A mark, proven or not, is removed from r's header: nothing past
-// this point reads it.
-func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (by string, marked bool, err error) {
-	if item := cluster.ForwardedBy(r.Context()); item != "" {
-		return item, true, nil
+// markState is what a request's mark amounts to (forwardedBy).
+type markState int
+
+const (
+	// unmarked: no coordinator claims to have forwarded the request.
+	unmarked markState = iota
+	// proven: a live coordinator proved it forwarded the request.
+	proven
+	// unproven: a mark without proof. The request is routed as a
+	// client's: served here if the group is placed here, else forwarded
+	// to its owner (with HeaderUnprovenMark).
+	unproven
+	// unprovenAgain: a mark without proof on a request that a coordinator
+	// already forwarded after removing one (HeaderUnprovenMark). It is
+	// served where it landed, as a client's request, and not forwarded:
+	// two coordinators that cannot check each other's marks (a token not
+	// read yet, clocks apart) whose views of the placement differ would
+	// otherwise send it back and forth.
+	unprovenAgain
+)
+
+// forwardedBy returns what r's mark amounts to and, when proven, the live
+// coordinator that forwarded r. A batch item carries its batch's proven
+// sender in its context (serveBatch); any other request proves its mark
+// itself, for which forwardedBy reads the body (replacing it with the
+// bytes read; errPayloadTooLarge above the API's limit). The mark and
+// HeaderUnprovenMark are removed from r's header: nothing past this point
+// reads them.
+func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (string, markState, error) {
+	if by := cluster.ForwardedBy(r.Context()); by != "" {
+		return by, proven, nil
 	}
-	if _, ok := r.Header[HeaderForwardedBy]; !ok {
-		return "", false, nil
+	_, marked := r.Header[HeaderForwardedBy]
+	_, again := r.Header[HeaderUnprovenMark]
+	if !marked && !again {
+		return "", unmarked, nil
+	}
+	r.Header.Del(HeaderUnprovenMark)
+	if !marked {
+		return "", unmarked, nil
 	}
 	m, err := readMark(r.Header, f.cluster.Live(), time.Now())
 	clearMark(r.Header)
 	if err == nil {
 		var body []byte
 		if body, err = f.bufferBody(w, r); err != nil {
-			return "", true, err
+			return "", unproven, err
 		}
 		err = m.verify(r.Method, r.RequestURI, f.cluster.Self().ID, body)
 	}
-	if err != nil {
-		f.api.log.Debug("forwarded mark not honoured", "path", r.URL.Path, "by", m.by, "err", err)
-		return "", true, nil
+	if err == nil {
+		return m.by, proven, nil
 	}
-	return m.by, true, nil
+	f.api.log.Debug("forwarded mark not honoured", "path", r.URL.Path, "by", m.by, "err", err)
+	if again {
+		return "", unprovenAgain, nil
+	}
+	return "", unproven, nil
 }
 
 // readBody reads r's body, at most the API's limit (errPayloadTooLarge

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,7 +89,7 @@ func (c *twoNodes) freeGroupOnA(t *testing.T) group.Key {
 	key := group.Key{ConsumerGroup: "g"}
 	for i := 0; key.StreamPrefix == ""; i++ {
 		p := fmt.Sprintf("orders-%d", i)
-		if on, _ := c.a.node.Placed(p); on.ID == "coord-a" && c.a.node.PlacedHere(p) && !c.b.node.PlacedHere(p) {
+		if c.a.node.PlacedHere(p) && !c.b.node.PlacedHere(p) {
 			key.StreamPrefix = p
 		}
 	}
@@ -96,28 +97,37 @@ func (c *twoNodes) freeGroupOnA(t *testing.T) group.Key {
 	if st, _, body := send(t, http.DefaultClient, req); st != http.StatusCreated {
 		t.Fatalf("create %s through coord-a: %d %s", key, st, body)
 	}
-	if err := c.store.Handle().Release(t.Context(), key, c.a.node.Self()); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.owner(t, key); got != released {
-		t.Fatalf("ownership after the release: %+v, want %+v", got, released)
-	}
+	c.release(t, key)
 	return key
 }
 
-// released is the ownership record of freeGroupOnA's group: no owner,
-// and the epoch of coord-a's acquisition.
-var released = persistence.Owner{Epoch: 1}
-
-// owner is key's ownership record. Its epoch rises at every change of
-// owner: a group taken, even if handed back since, has a higher one.
-func (c *twoNodes) owner(t *testing.T, key group.Key) persistence.Owner {
+// release clears key's ownership record behind its owner's back.
+func (c *twoNodes) release(t *testing.T, key group.Key) {
 	t.Helper()
+	if err := c.store.Handle().Release(t.Context(), key, c.a.node.Self()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bTookOver reports whether coord-b ever acquired key: it holds its
+// ownership record, or has handed it over since (its handover log; a
+// coordinator hands over what is not placed on it).
+func (c *twoNodes) bTookOver(t *testing.T, key group.Key) bool {
+	t.Helper()
+	v, err := c.b.node.View(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range v.Handovers {
+		if h.StreamPrefix == key.StreamPrefix && h.ConsumerGroup == key.ConsumerGroup {
+			return true
+		}
+	}
 	owners, err := c.store.Owners(t.Context(), []group.Key{key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return owners[0]
+	return owners[0].Coordinator == "coord-b"
 }
 
 // heartbeatReq is a new member's first heartbeat to key at base, and its
@@ -159,11 +169,10 @@ func send(t *testing.T, hc *http.Client, req *http.Request) (int, http.Header, s
 // A client that adds X-Coordinator-Forwarded-By naming the coordinator a
 // group is placed on, while that coordinator holds no ownership record
 // (it restarts), does not make another coordinator take the group: the
-// mark has no proof, so the request is served there as the client's, and
-// the group actor refuses heartbeats (RETRY) and writes (503
-// GROUP_OWNED_ELSEWHERE) naming the group's coordinator; a read is
-// answered from the store, as lists are. The same request with coord-a's
-// proof does move the group: what stopped the forgery is the missing
+// mark has no proof, so it is removed and the request goes where one
+// without it goes, to the group's coordinator, which answers it. The same
+// request with coord-a's proof is served where it landed, and that
+// coordinator takes the group: what stopped the forgery is the missing
 // proof.
 func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	c := newTwoNodes(t)
@@ -175,87 +184,118 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	for i := range 4 {
 		req, _ := heartbeatReq(t, c.b.srv.URL, key, fmt.Sprintf("m%d", i))
 		st, h, answer := send(t, http.DefaultClient, forged(req))
-		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+		if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
 			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(httpapi.HeaderOwner))
 		}
 	}
 	groupURL := c.b.srv.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
-	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodDelete, groupURL, `{"requestedBy":"test","reason":"forged"}`))); st != http.StatusServiceUnavailable || !strings.Contains(answer, "GROUP_OWNED_ELSEWHERE") || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
-		t.Errorf("forged DELETE: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
-	}
 	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
 		t.Errorf("forged GET: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
-	if got := c.owner(t, key); got != released {
-		t.Fatalf("ownership after forged marks: %+v, want %+v", got, released)
+	if c.bTookOver(t, key) {
+		t.Fatal("coord-b took the group for forged marks")
 	}
 
+	c.release(t, key)
 	req, body := heartbeatReq(t, c.b.srv.URL, key, "m9")
 	httpapi.SignForwarded(req, c.a.node.Self(), "coord-b", time.Now(), body)
-	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) {
-		t.Errorf("heartbeat coord-a forwarded: %d %s", st, answer)
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.srv.URL {
+		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
-	if got := c.owner(t, key); got.Epoch <= released.Epoch {
-		t.Errorf("ownership after coord-a's forward: %+v, want coord-b's acquisition (a higher epoch)", got)
+	if !c.bTookOver(t, key) {
+		t.Error("coord-b did not take the group coord-a forwarded")
 	}
 }
 
 // A mark is honoured only with a proof of this very request, to this
 // coordinator, from a live coordinator, signed within the window: a
-// proof made for another coordinator, another URI or body, outside the
-// window or with another key changes nothing (the request is served as
-// the client's and refused); the proof coord-a makes is honoured.
+// request whose proof was made for another coordinator, another URI or
+// body, outside the window or with another key is forwarded to the
+// group's owner, as one without a mark; a request with coord-a's proof
+// is served by coord-b, which coord-a forwarded it to.
 func TestForwardMarkProofs(t *testing.T) {
-	c := newTwoNodes(t)
-	key := c.freeGroupOnA(t)
-	a := c.a.node.Self()
+	e := newForwardEnv(t, nil)
+	createOn(t, e.owner, "orders", 4)
+	a := e.ownerCluster.Self()
+	b := e.fwdCluster.Self()
 	now := time.Now()
 	for _, tc := range []struct {
 		name string
 		mark func(req *http.Request, body []byte)
 	}{
+		{"without proof", func(req *http.Request, _ []byte) { req.Header.Set(httpapi.HeaderForwardedBy, a.ID) }},
 		{"for another coordinator", func(req *http.Request, body []byte) { httpapi.SignForwarded(req, a, "coord-c", now, body) }},
 		{"over another body", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, "coord-b", now, append(body, ' '))
+			httpapi.SignForwarded(req, a, b.ID, now, append(body, ' '))
 		}},
 		{"for another URI", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, "coord-b", now, body)
+			httpapi.SignForwarded(req, a, b.ID, now, body)
 			req.URL.RawQuery = "x=1"
 		}},
 		{"before the window", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, "coord-b", now.Add(-httpapi.ForwardWindow-time.Minute), body)
+			httpapi.SignForwarded(req, a, b.ID, now.Add(-httpapi.ForwardWindow-time.Minute), body)
 		}},
 		{"after the window", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, "coord-b", now.Add(httpapi.ForwardWindow+time.Minute), body)
+			httpapi.SignForwarded(req, a, b.ID, now.Add(httpapi.ForwardWindow+time.Minute), body)
 		}},
 		{"with another key", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: a.ID, Token: "not-" + a.Token}, "coord-b", now, body)
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: a.ID, Token: "not-" + a.Token}, b.ID, now, body)
 		}},
 		{"by no live coordinator", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-x", Token: a.Token}, "coord-b", now, body)
+			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-x", Token: a.Token}, b.ID, now, body)
 		}},
 		{"with a malformed signature", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, "coord-b", now, body)
+			httpapi.SignForwarded(req, a, b.ID, now, body)
 			req.Header.Set(httpapi.HeaderForwardSignature, "not-a-signature")
 		}},
 	} {
-		req, body := heartbeatReq(t, c.b.srv.URL, key, "m1")
+		reached := e.reached.Load()
+		req, body := heartbeatReq(t, e.forwarder.URL, group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}, "m1")
 		tc.mark(req, body)
 		st, h, answer := send(t, http.DefaultClient, req)
-		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
-			t.Errorf("mark %s: %d %s (owner %q)", tc.name, st, answer, h.Get(httpapi.HeaderOwner))
-		}
-		if got := c.owner(t, key); got != released {
-			t.Fatalf("mark %s: ownership %+v, want %+v", tc.name, got, released)
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) || h.Get(httpapi.HeaderOwner) != e.owner.URL || e.reached.Load() != reached+1 {
+			t.Errorf("mark %s: %d %s (owner %q), want the owner's answer", tc.name, st, answer, h.Get(httpapi.HeaderOwner))
 		}
 	}
-	req, body := heartbeatReq(t, c.b.srv.URL, key, "m1")
-	httpapi.SignForwarded(req, a, "coord-b", time.Now(), body)
-	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) {
-		t.Errorf("coord-a's proof: %d %s", st, answer)
+	reached := e.reached.Load()
+	req, body := heartbeatReq(t, e.forwarder.URL, group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}, "m1")
+	httpapi.SignForwarded(req, a, b.ID, time.Now(), body)
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != b.URL || e.reached.Load() != reached {
+		t.Errorf("coord-a's proof: %d %s (owner %q), want coord-b's own answer", st, answer, h.Get(httpapi.HeaderOwner))
 	}
-	if got := c.owner(t, key); got.Epoch <= released.Epoch {
-		t.Errorf("ownership after coord-a's forward: %+v, want coord-b's acquisition (a higher epoch)", got)
+}
+
+// Two coordinators that cannot check each other's marks (each knows an
+// old token of the other) and each see the group placed on the other
+// forward a request once each: the second finds a mark it cannot prove
+// on a request the first already forwarded after removing one, and serves
+// it where it landed. A client's HeaderUnprovenMark only keeps its
+// request where it landed.
+func TestUnprovenMarksDoNotLoop(t *testing.T) {
+	var reachedA, reachedB atomic.Int64
+	count := func(n *atomic.Int64) func(bool) { return func(bool) { n.Add(1) } }
+	ca, cb := &fakeCluster{}, &fakeCluster{}
+	srvA := httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: ca, Forwarded: count(&reachedA)}))
+	t.Cleanup(srvA.Close)
+	srvB := httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: cb, Forwarded: count(&reachedB)}))
+	t.Cleanup(srvB.Close)
+	a := persistence.Coordinator{ID: "coord-a", Token: "token-a", URL: srvA.URL}
+	b := persistence.Coordinator{ID: "coord-b", Token: "token-b", URL: srvB.URL}
+	ca.self, ca.owner = a, b
+	ca.setLive([]persistence.Coordinator{a, {ID: b.ID, Token: "old-token-b", URL: b.URL}})
+	cb.self, cb.owner = b, a
+	cb.setLive([]persistence.Coordinator{{ID: a.ID, Token: "old-token-a", URL: a.URL}, b})
+
+	st, h, answer := do(t, srvA, http.MethodGet, "/streams/orders/groups/g", "", "")
+	if st != http.StatusNotFound || h.Get(httpapi.HeaderOwner) != b.URL || reachedA.Load() != 1 || reachedB.Load() != 1 {
+		t.Errorf("GET via coord-a: %d %s (owner %q), forwards: coord-a %d, coord-b %d; want coord-a's own 404 after one forward each",
+			st, answer, h.Get(httpapi.HeaderOwner), reachedA.Load(), reachedB.Load())
+	}
+	req := newReq(t, http.MethodGet, srvA.URL+"/coord/v1/streams/orders/groups/g", "")
+	req.Header.Set(httpapi.HeaderForwardedBy, b.ID)
+	req.Header.Set(httpapi.HeaderUnprovenMark, b.ID)
+	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusNotFound || reachedA.Load() != 1 {
+		t.Errorf("client's unproven mark: %d %s, coord-a forwards %d; want coord-a's own 404 and no forward", st, answer, reachedA.Load())
 	}
 }
 
