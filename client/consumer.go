@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/twmb/murmur3"
 
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -27,15 +29,28 @@ type Message struct {
 	ID     string
 	Values map[string]any
 	Key    string
-	// Deliveries counts how often the entry was delivered, this time
-	// included (1 for a first read; more after a reclaim).
+	// Deliveries counts the handler runs of the entry, this one included
+	// (1 for a first run). It is the entry's delivery counter in Redis,
+	// which the consumer keeps equal to the handler runs (see Consumer);
+	// only the entries a consumer fetched and never ran before it crashed
+	// count one run more than they got.
 	Deliveries int64
 }
 
-// Handler handles one entry. A nil error acknowledges it (XACK); an error
-// leaves it pending, to be delivered again after ClaimMinIdle, or moved to
-// the dead-letter stream after MaxDeliveries deliveries.
+// Handler handles one entry. A nil error acknowledges it (XACK, batched);
+// an error leaves it pending, to be run again once it has been idle for
+// ClaimMinIdle since its delivery, or moved to the dead-letter stream
+// after its MaxDeliveries-th run.
 type Handler func(ctx context.Context, msg Message) error
+
+// Start positions of a consumer group the consumer creates
+// (ConsumerConfig.StartAt); an entry id is the third choice.
+const (
+	// StartEarliest: every entry the stream holds.
+	StartEarliest = "0"
+	// StartLatest: only the entries added after the group was created.
+	StartLatest = "$"
+)
 
 // ConsumerConfig configures a Consumer.
 type ConsumerConfig struct {
@@ -53,68 +68,126 @@ type ConsumerConfig struct {
 	// KeyField is the field whose value keeps entries in order (default
 	// "key"); entries without it are spread by id.
 	KeyField string
-	// BatchSize is the XREADGROUP / XAUTOCLAIM COUNT (default 100).
+	// BatchSize is the XREADGROUP and XPENDING COUNT (default 100).
 	BatchSize int64
 	// Block is the XREADGROUP BLOCK time (default 500 ms): a revoked shard
 	// stops fetching within it.
 	Block time.Duration
 	// ClaimMinIdle is the minimum idle time of pending entries the consumer
-	// claims (XAUTOCLAIM): at takeover the entries the previous owner left
+	// claims (XCLAIM): at takeover the entries the previous owner left
 	// unacknowledged, later failed entries (default 5 s).
 	ClaimMinIdle time.Duration
 	// ClaimInterval is how often an owned shard is scanned for idle pending
 	// entries (default ClaimMinIdle).
 	ClaimInterval time.Duration
-	// MaxDeliveries is how many deliveries a failing entry gets before it
+	// MaxDeliveries is how many handler runs a failing entry gets before it
 	// moves to the dead-letter stream (default 5).
 	MaxDeliveries int64
 	// DeadLetterStream receives failed entries (default "<StreamPrefix>-dead-letter").
 	DeadLetterStream string
+	// AckBatch is the most acknowledgements of one shard that wait to be
+	// sent (default BatchSize): they go out in one XACK as soon as that
+	// many wait, and a handler that would add one more first waits for
+	// them to be sent.
+	AckBatch int
+	// AckInterval is the longest an acknowledgement waits for a full
+	// batch (default 20 ms).
+	AckInterval time.Duration
+	// StartAt is where the consumer group starts on a shard stream when
+	// the consumer creates it (XGROUP CREATE … MKSTREAM, when a shard it
+	// reads has no group): StartEarliest (the default, as a group created
+	// at "0": every entry the stream holds), StartLatest (the entries
+	// added after the group was created, shard by shard) or an entry id
+	// (the entries after it). A group that exists keeps its position;
+	// with streams.provisioning-enabled the coordinator creates the
+	// groups, at the end of each stream.
+	StartAt string
 	// OnShardStart and OnShardStop, when set, are called when the consumer
-	// starts reading a shard and when it has stopped and handled
-	// everything it read from it.
+	// starts reading a shard and when it has stopped, handled everything
+	// it read from it and sent its acknowledgements.
 	OnShardStart, OnShardStop func(shard int)
 }
 
+// entryID matches an entry id given as StartAt: milliseconds, optionally
+// followed by -sequence.
+var entryID = regexp.MustCompile(`^[0-9]+(-[0-9]+)?$`)
+
+// redisTimeout bounds one Redis call of the consumer outside the reads.
+const redisTimeout = 10 * time.Second
+
 // Consumer reads the shards its Member owns with XREADGROUP (consumer name
 // = member id), hands entries to a pool of workers and acknowledges them
-// once the Handler succeeded. On taking over a shard it first claims the
-// entries the previous owner left pending (XAUTOCLAIM with ClaimMinIdle),
-// counting deliveries; an entry delivered MaxDeliveries times without
-// success is copied to the dead-letter stream (streams.DeadLetterFields:
-// where it came from, the delivery count, the handler's last error and the
-// consumer group) and acknowledged.
+// once the Handler succeeded. On taking over a shard, and every
+// ClaimInterval, it claims the pending entries idle for ClaimMinIdle (those
+// the previous owner left, and failed ones); an entry whose MaxDeliveries-th
+// handler run fails is copied to the dead-letter stream
+// (streams.DeadLetterFields: where it came from, the delivery count, the
+// handler's last error and the consumer group) and acknowledged.
+//
+// Acknowledgements are batched: each shard's go out in one XACK, the
+// shards' in one pipeline, when AckBatch of a shard wait or AckInterval
+// after the first, and always before a revoked shard is reported REVOKED.
+// A crash therefore delivers again, per shard, the entries whose handler
+// was running or queued and at most AckBatch handled ones whose
+// acknowledgement was not sent (2 × AckBatch while Redis refuses
+// acknowledgements, which are then retried).
+//
+// Delivery counts are handler runs. Redis adds one to an entry's counter
+// when XREADGROUP or XCLAIM delivers it, so the consumer delivers an
+// entry only to run it: it lists idle entries with XPENDING, which counts
+// nothing, and claims only those it does not hold (an entry waiting in a
+// worker's queue or for its acknowledgement is idle in Redis too); and
+// when a revoked shard drops entries it fetched but did not run, it sets
+// their counters back (XCLAIM … RETRYCOUNT JUSTID, which also makes them
+// idle for ClaimMinIdle, so that the next owner claims them at once).
 //
 // A handler call starts only while the member owns the shard and its local
 // lease is not about to lapse (Member.MayRead). When a shard is revoked
 // the consumer stops fetching it and drops the entries it fetched but did
 // not hand to a handler yet (they stay pending; the next owner claims
 // them); the shard is reported DRAINING until the running handler calls
-// return. Handler contexts are cancelled when the local lease is about to
-// lapse, or when a leave outlasts LeaveTimeout.
+// have returned and its acknowledgements and restored counters are sent.
+// What a revoked shard cannot send is abandoned (it is delivered again)
+// once the local lease is in its last tenth, once handler calls are
+// cancelled, or when Run ends. Handler contexts are cancelled when the
+// local lease is about to lapse, or when a leave outlasts LeaveTimeout.
 type Consumer struct {
 	cfg     ConsumerConfig
 	member  *Member
-	jobs    []chan job
-	busy    atomic.Int64
-	mu      sync.Mutex // guards readers, handlerCtx and cancelHandlers
+	workers []chan batch
+	busy    atomic.Int64 // workers handling a batch
+	mu      sync.Mutex   // guards readers
 	readers map[int]*shardReader
 	runCtx  context.Context
-	// handlerCtx is the context of handler calls; cancelHandlers ends it
-	// (and a new one is made for later calls).
-	handlerCtx     context.Context
-	cancelHandlers context.CancelFunc
+	scope   atomic.Pointer[handlerScope]
+	ackWake chan struct{} // wakes the acknowledgement loop
+	closing atomic.Bool   // Run is ending: what fails to be sent is abandoned
+	// onReclaim, when set (by tests), is called after every scan of a
+	// shard for idle pending entries.
+	onReclaim func(shard int)
 }
 
-type job struct {
-	r   *shardReader
-	msg Message
+// handlerScope is the context of handler calls, and of the drains of the
+// shards revoked under it; cancelInFlight ends it and starts another.
+type handlerScope struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// batch is entries of one shard for one worker, in stream order.
+type batch struct {
+	r    *shardReader
+	msgs []Message
 }
 
 // NewConsumer checks cfg and fills in its defaults.
 func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.Redis == nil || cfg.Handler == nil {
 		return nil, errors.New("client: ConsumerConfig needs Redis and Handler")
+	}
+	cfg.StartAt = cmp.Or(cfg.StartAt, StartEarliest)
+	if cfg.StartAt != StartLatest && !entryID.MatchString(cfg.StartAt) {
+		return nil, fmt.Errorf("client: StartAt %q: want StartEarliest, StartLatest or an entry id", cfg.StartAt)
 	}
 	cfg.Workers = max(cfg.Workers, 0)
 	if cfg.Workers == 0 {
@@ -127,7 +200,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	cfg.ClaimInterval = cmp.Or(cfg.ClaimInterval, cfg.ClaimMinIdle)
 	cfg.MaxDeliveries = cmp.Or(cfg.MaxDeliveries, 5)
 	cfg.DeadLetterStream = cmp.Or(cfg.DeadLetterStream, cfg.Member.StreamPrefix+"-dead-letter")
-	c := &Consumer{cfg: cfg, readers: map[int]*shardReader{}}
+	cfg.AckBatch = cmp.Or(max(cfg.AckBatch, 0), int(min(cfg.BatchSize, 1<<20)))
+	cfg.AckInterval = cmp.Or(cfg.AckInterval, 20*time.Millisecond)
+	c := &Consumer{cfg: cfg, readers: map[int]*shardReader{}, ackWake: make(chan struct{}, 1)}
 	mc := cfg.Member
 	mc.MaxConcurrency = cmp.Or(mc.MaxConcurrency, cfg.Workers)
 	mc.Hooks = Hooks{
@@ -165,53 +240,60 @@ func Consume(ctx context.Context, coord *Coordinator, rdb redis.UniversalClient,
 func (c *Consumer) Member() *Member { return c.member }
 
 // Run consumes until ctx is cancelled, then stops reading, handles what it
-// already read, leaves the group and returns (see Member.Run).
+// already read, sends its acknowledgements, leaves the group and returns
+// (see Member.Run).
 func (c *Consumer) Run(ctx context.Context) error {
 	c.runCtx = context.WithoutCancel(ctx)
-	c.handlerCtx, c.cancelHandlers = context.WithCancel(c.runCtx)
+	c.newScope()
 	var wg sync.WaitGroup
-	c.jobs = make([]chan job, c.cfg.Workers)
-	for i := range c.jobs {
-		c.jobs[i] = make(chan job, c.cfg.BatchSize)
-		wg.Add(1)
-		go func(ch chan job) {
-			defer wg.Done()
-			for j := range ch {
-				c.handle(j)
-			}
-		}(c.jobs[i])
+	c.workers = make([]chan batch, c.cfg.Workers)
+	for i := range c.workers {
+		ch := make(chan batch, 1)
+		c.workers[i] = ch
+		wg.Go(func() { c.work(ch) })
 	}
+	stopAcks, acksDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(acksDone)
+		c.ackLoop(stopAcks)
+	}()
 	err := c.member.Run(ctx)
+	c.closing.Store(true)
 	c.mu.Lock()
-	for _, r := range c.readers { // only after a failed drain
+	left := slices.Collect(maps.Values(c.readers)) // only after a failed drain
+	c.mu.Unlock()
+	for _, r := range left {
 		r.stop()
 	}
-	c.mu.Unlock()
-	for _, ch := range c.jobs {
+	for _, ch := range c.workers {
 		close(ch)
 	}
 	wg.Wait()
-	c.cancelHandlers()
+	close(stopAcks)
+	<-acksDone
+	c.scope.Load().cancel()
 	return err
 }
 
-// cancelInFlight cancels the contexts of the running handler calls.
-func (c *Consumer) cancelInFlight() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cancelHandlers()
-	c.handlerCtx, c.cancelHandlers = context.WithCancel(c.runCtx)
+// newScope starts a handler scope and returns the one it replaces (nil at
+// the start).
+func (c *Consumer) newScope() *handlerScope {
+	s := &handlerScope{}
+	s.ctx, s.cancel = context.WithCancel(c.runCtx)
+	return c.scope.Swap(s)
 }
 
-func (c *Consumer) handlerContext() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.handlerCtx
+// cancelInFlight cancels the contexts of the running handler calls, and
+// the drains that began under them.
+func (c *Consumer) cancelInFlight() {
+	c.newScope().cancel()
+	c.wake()
 }
 
 func (c *Consumer) assigned(shard int) {
 	r := &shardReader{c: c, shard: shard, key: streams.StreamKey(c.cfg.Member.StreamPrefix, shard),
-		done: make(chan struct{}), active: map[string]bool{}}
+		done: make(chan struct{}), held: map[string]heldEntry{}}
+	r.room.L = &r.mu
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(c.runCtx)
 	c.mu.Lock()
@@ -229,15 +311,25 @@ func (c *Consumer) reader(shard int) *shardReader {
 	return c.readers[shard]
 }
 
+// readerList returns the shards' readers, stopped ones included.
+func (c *Consumer) readerList() []*shardReader {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Values(c.readers))
+}
+
 func (c *Consumer) revoked(shard int) {
 	if r := c.reader(shard); r != nil {
 		r.stop()
 	}
 }
 
+// inFlight is what a revoked shard still has under way: its running
+// handler calls, or 1 while its acknowledgements or restored delivery
+// counts are not sent.
 func (c *Consumer) inFlight(shard int) int {
 	if r := c.reader(shard); r != nil {
-		return int(r.running.Load())
+		return r.inFlight()
 	}
 	return 0
 }
@@ -258,76 +350,266 @@ func (c *Consumer) progress(shard int) (ShardProgress, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: int64(len(r.active))}, true
+	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: int64(len(r.held))}, true
+}
+
+// work runs the handler on the batches of one worker.
+func (c *Consumer) work(ch <-chan batch) {
+	for b := range ch {
+		c.busy.Add(1)
+		for _, msg := range b.msgs {
+			c.handle(b.r, msg)
+		}
+		c.busy.Add(-1)
+	}
 }
 
 // handle runs the handler on one entry, if the shard may still be read,
 // and acknowledges or dead-letters it.
-func (c *Consumer) handle(j job) {
-	r, msg := j.r, j.msg
-	if !r.begin() {
-		r.finish(msg.ID, false, false)
+func (c *Consumer) handle(r *shardReader, msg Message) {
+	if !r.begin(msg.ID) {
 		return
 	}
-	c.busy.Add(1)
-	defer c.busy.Add(-1)
-	err := c.cfg.Handler(c.handlerContext(), msg)
-	ctx, cancel := context.WithTimeout(c.runCtx, 10*time.Second)
-	defer cancel()
-	switch {
-	case err == nil:
-		err = c.cfg.Redis.XAck(ctx, msg.Stream, c.cfg.Member.Group, msg.ID).Err()
-	case msg.Deliveries >= c.cfg.MaxDeliveries:
-		values := streams.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
-		if err = c.cfg.Redis.XAdd(ctx, &redis.XAddArgs{Stream: c.cfg.DeadLetterStream, Values: values}).Err(); err == nil {
-			err = c.cfg.Redis.XAck(ctx, msg.Stream, c.cfg.Member.Group, msg.ID).Err()
-		}
-	default:
-		c.member.log.Debug("handler failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "deliveries", msg.Deliveries, "err", err)
-		err = nil
-	}
+	err := c.cfg.Handler(c.scope.Load().ctx, msg)
 	if err != nil {
-		c.member.log.Warn("acknowledge failed", "stream", msg.Stream, "id", msg.ID, "err", err)
+		err = c.failed(msg, err)
 	}
-	r.finish(msg.ID, true, err == nil)
+	r.finish(msg.ID, err == nil)
 }
 
-// shardReader fetches one owned shard.
-type shardReader struct {
-	c       *Consumer
-	shard   int
-	key     string
-	cancel  context.CancelFunc
-	done    chan struct{}
-	running atomic.Int64 // handler calls under way
+// failed handles a failed handler run: after the MaxDeliveries-th the
+// entry is copied to the dead-letter stream and failed returns nil (the
+// entry is then acknowledged); otherwise it stays pending.
+func (c *Consumer) failed(msg Message, err error) error {
+	if msg.Deliveries < c.cfg.MaxDeliveries {
+		c.member.log.Debug("handler failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "deliveries", msg.Deliveries, "err", err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.runCtx, redisTimeout)
+	defer cancel()
+	values := streams.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
+	if err := c.cfg.Redis.XAdd(ctx, &redis.XAddArgs{Stream: c.cfg.DeadLetterStream, Values: values}).Err(); err != nil {
+		c.member.log.Warn("dead-lettering failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "err", err)
+		return err
+	}
+	return nil
+}
 
-	mu                       sync.Mutex
-	stopped                  bool            // revoked: no handler call starts
-	active                   map[string]bool // ids handed to workers, not finished
+// workerFor is the worker of the entries of shard with key s: a hash of s
+// seeded with the shard, so that the keys of one shard spread over the
+// workers although the producer routed them all to that shard.
+func (c *Consumer) workerFor(shard int, s string) int {
+	n := len(c.workers)
+	if n == 1 {
+		return 0
+	}
+	// #nosec G115 -- a shard index and the worker count are small non-negative ints
+	return int(murmur3.SeedStringSum32(uint32(shard), s) % uint32(n))
+}
+
+// wake tells the acknowledgement loop that something waits.
+func (c *Consumer) wake() {
+	select {
+	case c.ackWake <- struct{}{}:
+	default:
+	}
+}
+
+// ackLoop sends the acknowledgements: when a shard has AckBatch waiting or
+// a revoked shard waits for them, else AckInterval after the first; a
+// failed send is retried after a pause. When stop closes it sends once
+// more what waits and returns.
+func (c *Consumer) ackLoop(stop <-chan struct{}) {
+	timer := time.NewTimer(c.cfg.AckInterval)
+	timer.Stop()
+	for {
+		select {
+		case <-c.ackWake:
+		case <-stop:
+			c.flush()
+			return
+		}
+		timer.Reset(c.cfg.AckInterval)
+		c.awaitDue(timer.C, stop)
+		timer.Stop()
+		if !c.flush() {
+			timer.Reset(ackRetryPause)
+			select {
+			case <-timer.C:
+			case <-stop:
+			}
+		}
+		if c.ackWaiting() {
+			c.wake()
+		}
+	}
+}
+
+// ackRetryPause is the pause after a failed send of acknowledgements.
+const ackRetryPause = 200 * time.Millisecond
+
+// awaitDue returns once the acknowledgements are due: a shard has a full
+// batch or is revoked, tick fires, or stop closes.
+func (c *Consumer) awaitDue(tick <-chan time.Time, stop <-chan struct{}) {
+	for !c.ackDue() {
+		select {
+		case <-c.ackWake:
+		case <-tick:
+			return
+		case <-stop:
+			return
+		}
+	}
+}
+
+func (c *Consumer) ackDue() bool {
+	return slices.ContainsFunc(c.readerList(), func(r *shardReader) bool { return r.due() })
+}
+
+func (c *Consumer) ackWaiting() bool {
+	return slices.ContainsFunc(c.readerList(), func(r *shardReader) bool { return r.waiting() })
+}
+
+// flush sends, in one pipeline, the acknowledgements every shard has
+// waiting and the restored delivery counts of revoked shards, and reports
+// whether the pipeline went through.
+func (c *Consumer) flush() bool {
+	live := c.member.leaseLive()
+	ctx, cancel := context.WithTimeout(c.runCtx, redisTimeout)
+	defer cancel()
+	pipe := c.cfg.Redis.Pipeline()
+	var sends []*ackSend
+	for _, r := range c.readerList() {
+		if s := r.take(ctx, pipe, live); s != nil {
+			sends = append(sends, s)
+		}
+	}
+	if len(sends) == 0 {
+		return true
+	}
+	_, err := pipe.Exec(ctx)
+	for _, s := range sends {
+		s.r.settle(s, live)
+	}
+	if err != nil {
+		c.member.log.Warn("sending acknowledgements failed; retrying", "err", err)
+	}
+	return err == nil
+}
+
+// shardReader fetches one owned shard and keeps the state of the entries
+// it delivered.
+type shardReader struct {
+	c      *Consumer
+	shard  int
+	key    string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	room     sync.Cond // signalled when acks were taken or dropped
+	stopped  bool      // revoked: no handler call starts
+	drainCtx context.Context
+	// held is every entry delivered and not settled: queued for a worker,
+	// running, or acknowledged and not yet sent.
+	held    map[string]heldEntry
+	running int      // handler calls under way
+	acks    []string // acknowledged, to be sent
+	// unrun are the entries a revocation dropped before any handler ran
+	// them, whose delivery counters are to be set back.
+	unrun                    []unrunEntry
+	flushing                 bool // acks or unrun are being sent
 	lastDelivered, lastAcked string
 }
 
-// stop ends fetching; queued entries are dropped by the workers.
+type entryState uint8
+
+const (
+	stateQueued entryState = iota
+	stateRunning
+	stateAcked
+)
+
+type heldEntry struct {
+	deliveries int64
+	state      entryState
+}
+
+type unrunEntry struct {
+	id         string
+	deliveries int64
+}
+
+// ackSend is what one flush sends for a shard.
+type ackSend struct {
+	r        *shardReader
+	acks     []string
+	ack      *redis.IntCmd
+	unrun    []unrunEntry
+	restores []*redis.StringSliceCmd
+}
+
+// stop ends fetching; the entries delivered and not handed to a handler
+// are dropped, to have their delivery counters set back.
 func (r *shardReader) stop() {
 	r.mu.Lock()
-	r.stopped = true
+	if !r.stopped {
+		r.stopped, r.drainCtx = true, r.c.scope.Load().ctx
+	}
 	r.mu.Unlock()
 	r.cancel()
 	<-r.done
+	r.mu.Lock()
+	for id, e := range r.held {
+		if e.state == stateQueued {
+			r.unrun = append(r.unrun, unrunEntry{id: id, deliveries: e.deliveries})
+			delete(r.held, id)
+		}
+	}
+	r.mu.Unlock()
+	r.c.wake()
 }
 
-// begin reports whether a handler call for the shard may start, and counts
+// inFlight is the handler calls under way, or 1 while acknowledgements
+// or restores of the shard wait or are being sent.
+func (r *shardReader) inFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running == 0 && (len(r.acks) > 0 || len(r.unrun) > 0 || r.flushing) {
+		return 1
+	}
+	return r.running
+}
+
+// due reports whether the shard's acknowledgements are to be sent now.
+func (r *shardReader) due() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.acks) >= r.c.cfg.AckBatch || (r.stopped && (len(r.acks) > 0 || len(r.unrun) > 0))
+}
+
+// waiting reports whether anything of the shard waits to be sent.
+func (r *shardReader) waiting() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.acks) > 0 || (r.stopped && len(r.unrun) > 0)
+}
+
+// begin reports whether a handler call for entry id may start, and counts
 // it as running if so. While the member still owns the shard but its lease
 // is about to lapse it waits (for a renewal or the revocation).
-func (r *shardReader) begin() bool {
+func (r *shardReader) begin(id string) bool {
 	for {
 		r.mu.Lock()
-		if r.stopped {
+		e, ok := r.held[id]
+		if r.stopped || !ok {
 			r.mu.Unlock()
 			return false
 		}
 		if r.c.member.MayRead(r.shard) {
-			r.running.Add(1)
+			e.state = stateRunning
+			r.held[id] = e
+			r.running++
 			r.mu.Unlock()
 			return true
 		}
@@ -336,10 +618,120 @@ func (r *shardReader) begin() bool {
 	}
 }
 
+// finish ends a handler call: an acknowledged entry joins the shard's
+// batch (waiting while AckBatch wait already), a failed one stays pending
+// in Redis and is no longer held.
+func (r *shardReader) finish(id string, acked bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running--
+	if !acked {
+		delete(r.held, id)
+		return
+	}
+	for len(r.acks) >= r.c.cfg.AckBatch {
+		r.room.Wait()
+	}
+	r.held[id] = heldEntry{state: stateAcked}
+	r.acks = append(r.acks, id)
+	if n := len(r.acks); n == 1 || n == r.c.cfg.AckBatch || r.stopped {
+		r.c.wake()
+	}
+}
+
+// take queues on pipe what the shard has to send: its acknowledgements
+// and, for a revoked shard while the lease is live, the XCLAIM commands
+// that set back the delivery counters of the entries it dropped (grouped
+// by count). Without a live lease those are abandoned: the shard may have
+// a new owner, whose claims they would undo.
+func (r *shardReader) take(ctx context.Context, pipe redis.Pipeliner, live bool) *ackSend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &ackSend{r: r, acks: r.acks}
+	r.acks = nil
+	r.room.Broadcast()
+	if r.stopped && len(r.unrun) > 0 {
+		if live {
+			s.unrun = r.unrun
+		} else {
+			r.abandon("delivery counters not set back", len(r.unrun))
+		}
+		r.unrun = nil
+	}
+	if len(s.acks) == 0 && len(s.unrun) == 0 {
+		return nil
+	}
+	r.flushing = true
+	group := r.c.cfg.Member.Group
+	if len(s.acks) > 0 {
+		s.ack = pipe.XAck(ctx, r.key, group, s.acks...)
+	}
+	byCount := map[int64][]string{}
+	for _, u := range s.unrun {
+		byCount[u.deliveries-1] = append(byCount[u.deliveries-1], u.id)
+	}
+	for n, ids := range byCount {
+		args := []any{"xclaim", r.key, group, r.c.member.ID(), 0}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		args = append(args, "idle", r.c.cfg.ClaimMinIdle.Milliseconds(), "retrycount", n, "justid")
+		cmd := redis.NewStringSliceCmd(ctx, args...)
+		_ = pipe.Process(ctx, cmd)
+		s.restores = append(s.restores, cmd)
+	}
+	return s
+}
+
+// settle records the outcome of a send: what went through is no longer
+// held; what failed waits to be sent again, unless the shard is revoked
+// and may no longer wait (the lease is not live, its drain was cancelled,
+// or Run is ending): then it is abandoned, and delivered again later.
+func (r *shardReader) settle(s *ackSend, live bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushing = false
+	defer r.room.Broadcast()
+	giveUp := r.stopped && (!live || r.drainCtx.Err() != nil || r.c.closing.Load())
+	switch {
+	case s.ack == nil:
+	case s.ack.Err() == nil:
+		for _, id := range s.acks {
+			delete(r.held, id)
+		}
+		r.lastAcked = s.acks[len(s.acks)-1]
+	case giveUp:
+		for _, id := range s.acks {
+			delete(r.held, id)
+		}
+		r.abandon("acknowledgements not sent", len(s.acks))
+	default:
+		r.acks = append(s.acks, r.acks...)
+	}
+	for _, cmd := range s.restores {
+		if cmd.Err() != nil {
+			if giveUp {
+				r.abandon("delivery counters not set back", len(s.unrun))
+			} else {
+				r.unrun = append(s.unrun, r.unrun...)
+			}
+			return
+		}
+	}
+}
+
+// abandon logs that what was not sent for n entries of the revoked shard
+// is given up.
+func (r *shardReader) abandon(what string, n int) {
+	r.c.member.log.Warn("revoked shard: "+what+"; the entries will be delivered again", "shard", r.shard, "entries", n)
+}
+
 func (r *shardReader) run(ctx context.Context) {
 	defer close(r.done)
 	cfg := &r.c.cfg
-	group, consumer := cfg.Member.Group, r.c.member.ID()
+	args := &redis.XReadGroupArgs{
+		Group: cfg.Member.Group, Consumer: r.c.member.ID(), Streams: []string{r.key, ">"}, Count: cfg.BatchSize, Block: cfg.Block,
+	}
 	var lastClaim time.Time
 	for ctx.Err() == nil {
 		if time.Since(lastClaim) >= cfg.ClaimInterval {
@@ -349,9 +741,7 @@ func (r *shardReader) run(ctx context.Context) {
 			}
 			lastClaim = time.Now()
 		}
-		res, err := cfg.Redis.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: group, Consumer: consumer, Streams: []string{r.key, ">"}, Count: cfg.BatchSize, Block: cfg.Block,
-		}).Result()
+		res, err := cfg.Redis.XReadGroup(ctx, args).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
@@ -360,22 +750,24 @@ func (r *shardReader) run(ctx context.Context) {
 			continue
 		}
 		for _, s := range res {
-			for _, m := range s.Messages {
-				r.dispatch(ctx, m, 1)
-			}
+			r.dispatch(ctx, s.Messages, nil)
 		}
 	}
 }
 
-// pause handles a Redis error: a missing group is created (from the
-// start of the stream), anything else waits a little.
+// pause handles a Redis error: a missing group is created (at StartAt),
+// anything else waits a little.
 func (r *shardReader) pause(ctx context.Context, err error) {
 	if ctx.Err() != nil {
 		return
 	}
 	if strings.HasPrefix(err.Error(), "NOGROUP") {
-		err = r.c.cfg.Redis.XGroupCreateMkStream(ctx, r.key, r.c.cfg.Member.Group, "0").Err()
-		if err == nil || strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		err = r.c.cfg.Redis.XGroupCreateMkStream(ctx, r.key, r.c.cfg.Member.Group, r.c.cfg.StartAt).Err()
+		if err == nil {
+			r.c.member.log.Info("created the consumer group on the shard stream", "stream", r.key, "startAt", r.c.cfg.StartAt)
+			return
+		}
+		if strings.HasPrefix(err.Error(), "BUSYGROUP") {
 			return
 		}
 	}
@@ -386,90 +778,93 @@ func (r *shardReader) pause(ctx context.Context, err error) {
 	}
 }
 
-// reclaim claims the shard's pending entries idle for ClaimMinIdle (the
-// previous owner's, or failed ones) and dispatches them with their
-// delivery counts.
+// reclaim claims the shard's pending entries idle for ClaimMinIdle that
+// the consumer does not hold (the previous owner's, or failed ones) and
+// dispatches them with their delivery counts. XPENDING lists them without
+// counting a delivery; XCLAIM then delivers only the ones not held here
+// (an entry queued for a worker or waiting for its acknowledgement is idle
+// in Redis too), adding the one delivery their handler run will be. An
+// entry that stops being held between the two was either acknowledged
+// before the XCLAIM (which then skips it) or failed (and is due).
 func (r *shardReader) reclaim(ctx context.Context) error {
 	cfg := &r.c.cfg
-	group, consumer := cfg.Member.Group, r.c.member.ID()
-	start := "0-0"
+	start := "-"
 	for ctx.Err() == nil {
-		// Entries handed to workers before the claim are skipped even when
-		// they finish meanwhile: the claim may have returned them just
-		// before their acknowledgement.
-		busy := r.activeIDs()
-		msgs, next, err := cfg.Redis.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-			Stream: r.key, Group: group, Consumer: consumer, MinIdle: cfg.ClaimMinIdle, Start: start, Count: cfg.BatchSize,
+		pending, err := cfg.Redis.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: r.key, Group: cfg.Member.Group, Idle: cfg.ClaimMinIdle, Start: start, End: "+", Count: cfg.BatchSize,
 		}).Result()
 		if err != nil {
 			return err
 		}
-		if len(msgs) > 0 {
-			pending, err := cfg.Redis.XPendingExt(ctx, &redis.XPendingExtArgs{
-				Stream: r.key, Group: group, Consumer: consumer, Start: msgs[0].ID, End: msgs[len(msgs)-1].ID, Count: int64(len(msgs)) * 2,
+		ids, counts := r.notHeld(pending)
+		if len(ids) > 0 {
+			msgs, err := cfg.Redis.XClaim(ctx, &redis.XClaimArgs{
+				Stream: r.key, Group: cfg.Member.Group, Consumer: r.c.member.ID(), MinIdle: cfg.ClaimMinIdle, Messages: ids,
 			}).Result()
 			if err != nil {
 				return err
 			}
-			counts := make(map[string]int64, len(pending))
-			for _, p := range pending {
-				counts[p.ID] = p.RetryCount
-			}
-			for _, m := range msgs {
-				if m.Values == nil || busy[m.ID] || r.isActive(m.ID) {
-					continue
-				}
-				r.dispatch(ctx, m, max(counts[m.ID], 1))
-			}
+			r.dispatch(ctx, msgs, counts)
 		}
-		if next == "0-0" || next == "" {
+		if int64(len(pending)) < cfg.BatchSize {
+			if f := r.c.onReclaim; f != nil {
+				f(r.shard)
+			}
 			return nil
 		}
-		start = next
+		start = "(" + pending[len(pending)-1].ID
 	}
 	return ctx.Err()
 }
 
-func (r *shardReader) activeIDs() map[string]bool {
+// notHeld returns, in stream order, the pending entries the shard does
+// not hold, and their delivery counts.
+func (r *shardReader) notHeld(pending []redis.XPendingExt) ([]string, map[string]int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return maps.Clone(r.active)
+	var ids []string
+	counts := map[string]int64{}
+	for _, p := range pending {
+		if _, ok := r.held[p.ID]; !ok {
+			ids = append(ids, p.ID)
+			counts[p.ID] = p.RetryCount
+		}
+	}
+	return ids, counts
 }
 
-func (r *shardReader) isActive(id string) bool {
+// dispatch hands entries to the workers of their keys, in batches. counts
+// are the delivery counts before a claim (nil: a ">" read, the first
+// delivery).
+func (r *shardReader) dispatch(ctx context.Context, msgs []redis.XMessage, counts map[string]int64) {
+	if len(msgs) == 0 {
+		return
+	}
+	byWorker := make([][]Message, len(r.c.workers))
+	for _, m := range msgs {
+		key, _ := m.Values[r.c.cfg.KeyField].(string)
+		w := r.c.workerFor(r.shard, cmp.Or(key, m.ID))
+		byWorker[w] = append(byWorker[w], Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: key, Deliveries: counts[m.ID] + 1})
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.active[id]
-}
-
-// dispatch hands an entry to the worker of its key.
-func (r *shardReader) dispatch(ctx context.Context, m redis.XMessage, deliveries int64) {
-	r.mu.Lock()
-	r.active[m.ID] = true
-	if deliveries == 1 { // a ">" read: ids only grow
-		r.lastDelivered = m.ID
+	for _, b := range byWorker {
+		for _, m := range b {
+			r.held[m.ID] = heldEntry{deliveries: m.Deliveries}
+		}
+	}
+	if counts == nil { // a ">" read: ids only grow
+		r.lastDelivered = msgs[len(msgs)-1].ID
 	}
 	r.mu.Unlock()
-	key, _ := m.Values[r.c.cfg.KeyField].(string)
-	w := ShardFor(strconv.Itoa(r.shard)+"/"+cmp.Or(key, m.ID), len(r.c.jobs))
-	select {
-	case r.c.jobs[w] <- job{r: r, msg: Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: key, Deliveries: deliveries}}:
-	case <-ctx.Done(): // revoked: the entry stays pending
-		r.finish(m.ID, false, false)
-	}
-}
-
-// finish ends an entry handed to a worker: handled says a handler call ran
-// (begin counted it), acked that the entry was acknowledged.
-func (r *shardReader) finish(id string, handled, acked bool) {
-	r.mu.Lock()
-	delete(r.active, id)
-	if acked { // the latest acknowledged (workers finish out of order)
-		r.lastAcked = id
-	}
-	r.mu.Unlock()
-	if handled {
-		r.running.Add(-1)
+	for w, b := range byWorker {
+		if len(b) == 0 {
+			continue
+		}
+		select {
+		case r.c.workers[w] <- batch{r: r, msgs: b}:
+		case <-ctx.Done(): // revoked: stop sets back what was not run
+			return
+		}
 	}
 }
 

@@ -26,8 +26,9 @@ const DefaultLeaseTTL = member.DefaultLeaseTTL
 var ErrGroupNotFound = errors.New("client: consumer group not found")
 
 // ErrLeaveNotAnswered is returned by Run when no coordinator answered the
-// leave within LeaveTimeout; the member stopped reading, and the
-// coordinator expires it at the end of its lease.
+// leave within LeaveTimeout, or before the local lease ended, whichever
+// came first; the member stopped reading, and the coordinator expires it
+// at the end of its lease.
 var ErrLeaveNotAnswered = errors.New("client: the leave was not answered")
 
 // ErrLeaveTimeout is returned by Run when handler calls were still running
@@ -57,7 +58,8 @@ type MemberConfig struct {
 	MaxConcurrency int
 	// LeaveTimeout bounds a leave: after it, the contexts of handler calls
 	// still running are cancelled (or, when none runs and the leave was
-	// not answered, Run returns ErrLeaveNotAnswered); after twice it, Run
+	// not answered, Run returns ErrLeaveNotAnswered, as it does as soon as
+	// the local lease ends with nothing in flight); after twice it, Run
 	// gives up and returns ErrLeaveTimeout (default 30 s).
 	LeaveTimeout time.Duration
 	// CreateGroup makes the member create the group (with CreateShards
@@ -156,7 +158,10 @@ type Member struct {
 	base      string // where heartbeats go ("": the configured base URL)
 	urgent    bool   // send the next heartbeat now
 	cancelled bool   // CancelInFlight was called for the current lease
-	fails     failureLog
+	// leaveFailed: the last heartbeat of a leave under way failed or was
+	// answered RETRY.
+	leaveFailed bool
+	fails       failureLog
 }
 
 // NewMember checks cfg and fills in its defaults.
@@ -204,6 +209,31 @@ func (m *Member) LeaseTTL() time.Duration {
 	return m.st.LeaseTTL()
 }
 
+// leaseLive reports whether the local lease runs for more than its last
+// tenth: the window in which handler calls may start, and in which a
+// revoked shard's pending entries may still be written to (no other
+// member can have been given the shard).
+func (m *Member) leaseLive() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.st.LeaseEnd()
+	return ok && !m.st.Expiring(m.now())
+}
+
+// leaveMoot reports whether a leave under way cannot matter any more: its
+// last heartbeat failed, nothing is in flight and the local lease has
+// ended (or never began), so the coordinator drops the member at the end
+// of its lease whether or not a leave arrives.
+func (m *Member) leaveMoot() bool {
+	if !m.leaveFailed {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	end, ok := m.st.LeaseEnd()
+	return m.st.Leaving() && len(m.st.Draining()) == 0 && (!ok || !m.now().Before(end))
+}
+
 // MayRead reports whether a handler call for shard may start now: the
 // member owns it, is not leaving, and its local lease is not about to
 // lapse. Readers ask it before every handler call.
@@ -249,10 +279,12 @@ func (m *Member) Run(ctx context.Context) error {
 		switch {
 		case err != nil || resp.Status == StatusRetry:
 			refused++
+			m.leaveFailed = !leaveStart.IsZero()
 			m.base = "" // back to the configured coordinator
 			m.fails.fail(sent, cmp.Or(err, error(errRetry)))
 			wait = backoff(refused, m.interval())
 		default:
+			m.leaveFailed = false
 			if m.base == "" || owner != "" {
 				m.base = m.cfg.Coordinator.ownerBase(owner)
 			}
@@ -269,12 +301,18 @@ func (m *Member) Run(ctx context.Context) error {
 				return &ProtocolError{Status: e.Reset}
 			case e.Reset != "":
 				refused++
-				m.fails.fail(sent, fmt.Errorf("heartbeat answered %s (epoch %d): rejoining", e.Reset, req.MemberEpoch))
+				created := false
 				if e.Reset == StatusUnknownMemberID && req.MemberEpoch == 0 && leaveStart.IsZero() {
-					if err := m.checkGroup(ctx); err != nil {
+					var err error
+					if created, err = m.checkGroup(ctx); err != nil {
 						m.awaitDrained(m.cfg.LeaveTimeout)
 						return err
 					}
+				}
+				if created { // the first join of a new group: the rejoin is the join
+					refused = 0
+				} else {
+					m.fails.fail(sent, fmt.Errorf("heartbeat answered %s (epoch %d): rejoining", e.Reset, req.MemberEpoch))
 				}
 				if f := m.cfg.Hooks.OnFenced; f != nil {
 					f(e.Reset)
@@ -393,12 +431,13 @@ func (m *Member) cancelInFlight(why string) {
 }
 
 // leaveTimeout cancels what is in flight once a leave outlasted
-// LeaveTimeout, and gives up after twice that, or at LeaveTimeout when
-// only the leave itself was not answered.
+// LeaveTimeout, and gives up after twice that, or when only the leave
+// itself was not answered: at LeaveTimeout, or once the local lease has
+// ended (leaveMoot).
 func (m *Member) leaveTimeout(start time.Time) error {
 	since := m.now().Sub(start)
 	switch {
-	case since >= m.cfg.LeaveTimeout && len(m.draining()) == 0:
+	case m.leaveMoot() || (since >= m.cfg.LeaveTimeout && len(m.draining()) == 0):
 		return ErrLeaveNotAnswered
 	case since >= 2*m.cfg.LeaveTimeout:
 		return ErrLeaveTimeout
@@ -481,30 +520,40 @@ func (m *Member) exchange(ctx context.Context, req group.HeartbeatRequest) (grou
 			return a.resp, a.owner, a.err
 		case <-t.C:
 			m.poll(m.now())
+			if m.leaveMoot() {
+				return group.HeartbeatResponse{}, "", errLeaveMoot
+			}
 		}
 	}
 }
 
+var errLeaveMoot = errors.New("the local lease ended during the leave; its answer is no longer awaited")
+
 // checkGroup runs after an UNKNOWN_MEMBER_ID answer to a join: when the
 // coordinator does not know the group it is created (CreateGroup) or Run
-// ends with ErrGroupNotFound. When the group exists, or the check fails,
-// the member just rejoins.
-func (m *Member) checkGroup(ctx context.Context) error {
-	_, err := m.cfg.Coordinator.Group(ctx, m.cfg.StreamPrefix, m.cfg.Group)
+// ends with ErrGroupNotFound. created reports that the group was missing
+// and exists now (this member or another one created it): the answer was
+// the expected first one of a new group. When the group exists, or the
+// check fails, the member just rejoins.
+func (m *Member) checkGroup(ctx context.Context) (created bool, err error) {
+	_, err = m.cfg.Coordinator.Group(ctx, m.cfg.StreamPrefix, m.cfg.Group)
 	if !IsErrorCode(err, CodeGroupNotFound) {
-		return nil
+		return false, nil
 	}
 	if !m.cfg.CreateGroup {
-		return fmt.Errorf("%w: %s/%s", ErrGroupNotFound, m.cfg.StreamPrefix, m.cfg.Group)
+		return false, fmt.Errorf("%w: %s/%s", ErrGroupNotFound, m.cfg.StreamPrefix, m.cfg.Group)
 	}
 	_, err = m.cfg.Coordinator.CreateGroup(ctx, m.cfg.StreamPrefix, m.cfg.Group, m.cfg.CreateShards, m.cfg.MemberID)
 	switch {
 	case err == nil:
 		m.log.Info("created the group", "shards", m.cfg.CreateShards)
-	case !IsErrorCode(err, CodeGroupAlreadyExists):
-		m.log.Warn("could not create the group", "err", err)
+		return true, nil
+	case IsErrorCode(err, CodeGroupAlreadyExists):
+		m.log.Debug("the group was created meanwhile")
+		return true, nil
 	}
-	return nil
+	m.log.Warn("could not create the group", "err", err)
+	return false, nil
 }
 
 // backoff is the wait after the n-th consecutive failure: exponential from
@@ -518,7 +567,8 @@ func backoff(n int, interval time.Duration) time.Duration {
 }
 
 // sleep waits d, returning early when the first cancellation of ctx starts
-// the leave, a revoked shard was released, or the lease lapsed.
+// the leave, a revoked shard was released, the lease lapsed, or a leave
+// became moot.
 func (m *Member) sleep(ctx context.Context, d time.Duration, leaving bool) {
 	deadline := m.now().Add(d)
 	if m.onWait != nil {
@@ -526,7 +576,7 @@ func (m *Member) sleep(ctx context.Context, d time.Duration, leaving bool) {
 	}
 	for !m.urgent {
 		left := deadline.Sub(m.now())
-		if left <= 0 || (!leaving && ctx.Err() != nil) {
+		if left <= 0 || (!leaving && ctx.Err() != nil) || (leaving && m.leaveMoot()) {
 			return
 		}
 		done := ctx.Done()

@@ -599,3 +599,45 @@ func TestMemberLeaveNotAnswered(t *testing.T) {
 		t.Fatalf("Run: %v, want ErrLeaveNotAnswered", err)
 	}
 }
+
+// A leave the coordinator cannot answer (it is down) ends once the local
+// lease has ended, with ErrLeaveNotAnswered, however long LeaveTimeout is:
+// the member's clock is moved to the end of its lease and no further.
+func TestMemberLeaveEndsWithTheLease(t *testing.T) {
+	var down atomic.Bool
+	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+		if down.Load() {
+			return group.HeartbeatResponse{}, 503
+		}
+		return ok(1, 0), 200
+	})
+	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m",
+		LeaseTTL: 2 * time.Second, LeaveTimeout: time.Hour})
+	clk := fakeclock.New(t0)
+	m.now = clk.Now
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	eventually.True(t, "the member reads shard 0", func() bool { return len(m.Owned()) == 1 })
+	end := m.leaseEnd()
+	down.Store(true)
+	cancel()
+	eventually.True(t, "a leave sent and refused", func() bool {
+		r := f.requests()
+		return r[len(r)-1].MemberEpoch == -1
+	})
+	clk.Set(end)
+	var err error
+	eventually.True(t, "Run returns at the end of the lease", func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if !errors.Is(err, ErrLeaveNotAnswered) {
+		t.Fatalf("Run: %v, want ErrLeaveNotAnswered", err)
+	}
+}
