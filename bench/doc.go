@@ -22,7 +22,12 @@
 //   - cluster: many groups, each on a stream prefix of its own, on one
 //     coordinator and then on three with the members following the
 //     groups' owners (X-Coordinator-Owner), a rolling restart and a
-//     SIGKILL under load (goals P8b–d).
+//     SIGKILL under load (goals P8b–d);
+//   - dataplane: the Go client's data plane, client.Consumer (defaults,
+//     no-op handler) against a plain go-redis loop (XREADGROUP COUNT 100
+//     and the previous batch's XACK in one pipeline) on the same 200,000
+//     entries of 4 shards, alternating runs, each on a consumer group of
+//     its own (goals P12a–b: throughput and client CPU per entry).
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
 // PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see

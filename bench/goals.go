@@ -148,6 +148,7 @@ func (r *Report) evaluate() {
 	r.Goals = append(r.Goals, r.clusterGoals(perCore)...)
 	r.Goals = append(r.Goals, r.groupsGoal())
 	r.Goals = append(r.Goals, r.scrapeGoals()...)
+	r.Goals = append(r.Goals, r.dataPlaneGoals()...)
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release

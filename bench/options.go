@@ -40,15 +40,19 @@ const (
 	// without rounds of ScrapeClients concurrent /metrics scrapes (goals
 	// P9a–c; not in the default suite).
 	ScenarioScrape = "scrape"
+	// ScenarioDataPlane runs client.Consumer and a plain go-redis loop on
+	// the same DataPlaneEntries entries, alternating, DataPlaneRounds
+	// times each (goals P12a–b).
+	ScenarioDataPlane = "dataplane"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
+	ScenarioDataPlane, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioDataPlane, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (
@@ -135,6 +139,11 @@ type Options struct {
 	// rounds starting every ScrapeInterval. Its open loops run at OpenRate,
 	// or at the members' own rate (ScrapeGroups ÷ Interval) when 0.
 	ScrapeGroups, ScrapeShards, ScrapeClients int
+
+	// DataPlaneEntries are the entries the dataplane scenario writes and
+	// each of its runs consumes; DataPlaneRounds how many runs of each loop
+	// it makes.
+	DataPlaneEntries, DataPlaneRounds int
 
 	// ChurnMembers and ChurnShards size the churn group.
 	ChurnMembers, ChurnShards int
@@ -224,6 +233,7 @@ func (o *Options) validate() error {
 	for _, z := range o.ManyReferences {
 		check(z.Groups >= 1 && z.Members >= 1 && z.Shards >= 1, "reference size %s must be positive", z)
 	}
+	check(!o.runs(ScenarioDataPlane) || (o.DataPlaneEntries >= 1 && o.DataPlaneRounds >= 1), "dataplane needs positive entries and rounds")
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {
 		check(rel == ReleasePrompt || rel == ReleaseInterval, "unknown release %q: want prompt or interval", rel)

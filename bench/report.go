@@ -42,6 +42,8 @@ type Report struct {
 	SetupLeasesEnd float64 `json:"setupLeasesEndSeconds,omitempty"`
 	// Scrape is the scrape scenario's figures (goals P9a–c).
 	Scrape *ScrapeFigures `json:"scrape,omitempty"`
+	// DataPlane is the dataplane scenario's figures (goals P12a–b).
+	DataPlane *DataPlaneFigures `json:"dataPlane,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
 	Cluster        *ClusterFigures `json:"cluster,omitempty"`
 	Goals          []Goal          `json:"goals"`
@@ -237,6 +239,7 @@ func (r *Report) PrintTables(w io.Writer) {
 		fmt.Fprintf(w, "warning: other processes used up to %.2f cores (%s): figures and ratios are skewed by background load\n", busiest.OtherCores, busiest.Name)
 	}
 	r.printPeer(w)
+	r.printDataPlane(w)
 	fmt.Fprintln(w)
 	printGoals(w, r.Goals)
 }

@@ -93,6 +93,11 @@ func (r *Runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.runs(ScenarioDataPlane) {
+		if err := r.runDataPlane(ctx); err != nil {
+			return err
+		}
+	}
 	if o.runs(ScenarioCluster) {
 		if err := r.runCluster(ctx); err != nil {
 			return err

@@ -124,9 +124,11 @@ const redisTimeout = 10 * time.Second
 // (streams.DeadLetterFields: where it came from, the delivery count, the
 // handler's last error and the consumer group) and acknowledged.
 //
-// Acknowledgements are batched: each shard's go out in one XACK, the
-// shards' in one pipeline, when AckBatch of a shard wait or AckInterval
-// after the first, and always before a revoked shard is reported REVOKED.
+// Acknowledgements are batched: a shard's go out in one XACK, in the
+// pipeline of the shard's next read while it has a backlog (the read
+// before filled a batch), else in one pipeline with the other shards'
+// when AckBatch of a shard wait or AckInterval after the first; and
+// always before a revoked shard is reported REVOKED.
 // A crash therefore delivers again, per shard, the entries whose handler
 // was running or queued and at most AckBatch handled ones whose
 // acknowledgement was not sent (2 × AckBatch while Redis refuses
@@ -154,7 +156,7 @@ const redisTimeout = 10 * time.Second
 type Consumer struct {
 	cfg     ConsumerConfig
 	member  *Member
-	workers []chan batch
+	workers []chan *batch
 	busy    atomic.Int64 // workers handling a batch
 	mu      sync.Mutex   // guards readers
 	readers map[int]*shardReader
@@ -178,6 +180,11 @@ type handlerScope struct {
 type batch struct {
 	r    *shardReader
 	msgs []Message
+	// next is the index of the first entry no handler call began for;
+	// running says that the entry before it is being handled. Both are
+	// guarded by r.mu.
+	next    int
+	running bool
 }
 
 // NewConsumer checks cfg and fills in its defaults.
@@ -246,9 +253,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.runCtx = context.WithoutCancel(ctx)
 	c.newScope()
 	var wg sync.WaitGroup
-	c.workers = make([]chan batch, c.cfg.Workers)
+	c.workers = make([]chan *batch, c.cfg.Workers)
 	for i := range c.workers {
-		ch := make(chan batch, 1)
+		ch := make(chan *batch, 1)
 		c.workers[i] = ch
 		wg.Go(func() { c.work(ch) })
 	}
@@ -292,7 +299,7 @@ func (c *Consumer) cancelInFlight() {
 
 func (c *Consumer) assigned(shard int) {
 	r := &shardReader{c: c, shard: shard, key: streams.StreamKey(c.cfg.Member.StreamPrefix, shard),
-		done: make(chan struct{}), held: map[string]heldEntry{}}
+		done: make(chan struct{})}
 	r.room.L = &r.mu
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(c.runCtx)
@@ -350,31 +357,26 @@ func (c *Consumer) progress(shard int) (ShardProgress, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: int64(len(r.held))}, true
+	return ShardProgress{LastDeliveredID: r.lastDelivered, LastAckedID: r.lastAcked, PendingCount: int64(r.heldCount())}, true
 }
 
-// work runs the handler on the batches of one worker.
-func (c *Consumer) work(ch <-chan batch) {
+// work runs the handler on the batches of one worker; a batch ends early
+// when its shard is revoked.
+func (c *Consumer) work(ch <-chan *batch) {
 	for b := range ch {
 		c.busy.Add(1)
 		for _, msg := range b.msgs {
-			c.handle(b.r, msg)
+			if !b.r.begin(b) {
+				break
+			}
+			err := c.cfg.Handler(c.scope.Load().ctx, msg)
+			if err != nil {
+				err = c.failed(msg, err)
+			}
+			b.r.finish(b, msg.ID, err == nil)
 		}
 		c.busy.Add(-1)
 	}
-}
-
-// handle runs the handler on one entry, if the shard may still be read,
-// and acknowledges or dead-letters it.
-func (c *Consumer) handle(r *shardReader, msg Message) {
-	if !r.begin(msg.ID) {
-		return
-	}
-	err := c.cfg.Handler(c.scope.Load().ctx, msg)
-	if err != nil {
-		err = c.failed(msg, err)
-	}
-	r.finish(msg.ID, err == nil)
 }
 
 // failed handles a failed handler run: after the MaxDeliveries-th the
@@ -510,34 +512,22 @@ type shardReader struct {
 	room     sync.Cond // signalled when acks were taken or dropped
 	stopped  bool      // revoked: no handler call starts
 	drainCtx context.Context
-	// held is every entry delivered and not settled: queued for a worker,
-	// running, or acknowledged and not yet sent.
-	held    map[string]heldEntry
-	running int      // handler calls under way
-	acks    []string // acknowledged, to be sent
+	// The entries the shard holds: delivered, and neither failed nor
+	// acknowledged in Redis. inflight are the batches handed to workers
+	// and not finished; acks the acknowledged entries to be sent; sends
+	// what is being sent (by the acknowledgement loop, or by the reader
+	// in the pipeline of its next read).
+	inflight []*batch
+	running  int // handler calls under way
+	acks     []string
+	sends    []*ackSend
 	// unrun are the entries a revocation dropped before any handler ran
 	// them, whose delivery counters are to be set back.
-	unrun                    []unrunEntry
-	flushing                 bool // acks or unrun are being sent
+	unrun                    []Message
 	lastDelivered, lastAcked string
-}
-
-type entryState uint8
-
-const (
-	stateQueued entryState = iota
-	stateRunning
-	stateAcked
-)
-
-type heldEntry struct {
-	deliveries int64
-	state      entryState
-}
-
-type unrunEntry struct {
-	id         string
-	deliveries int64
+	// Scratch of dispatch (the reader's goroutine only).
+	keys     []string
+	workerOf []int
 }
 
 // ackSend is what one flush sends for a shard.
@@ -545,7 +535,7 @@ type ackSend struct {
 	r        *shardReader
 	acks     []string
 	ack      *redis.IntCmd
-	unrun    []unrunEntry
+	unrun    []Message
 	restores []*redis.StringSliceCmd
 }
 
@@ -560,14 +550,28 @@ func (r *shardReader) stop() {
 	r.cancel()
 	<-r.done
 	r.mu.Lock()
-	for id, e := range r.held {
-		if e.state == stateQueued {
-			r.unrun = append(r.unrun, unrunEntry{id: id, deliveries: e.deliveries})
-			delete(r.held, id)
-		}
+	for _, b := range r.inflight {
+		r.unrun = append(r.unrun, b.msgs[b.next:]...)
+		b.next = len(b.msgs)
 	}
+	r.inflight = slices.DeleteFunc(r.inflight, func(b *batch) bool { return !b.running })
 	r.mu.Unlock()
 	r.c.wake()
+}
+
+// heldCount is how many entries the shard holds.
+func (r *shardReader) heldCount() int {
+	n := len(r.acks)
+	for _, s := range r.sends {
+		n += len(s.acks)
+	}
+	for _, b := range r.inflight {
+		n += len(b.msgs) - b.next
+		if b.running {
+			n++
+		}
+	}
+	return n
 }
 
 // inFlight is the handler calls under way, or 1 while acknowledgements
@@ -575,7 +579,7 @@ func (r *shardReader) stop() {
 func (r *shardReader) inFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.running == 0 && (len(r.acks) > 0 || len(r.unrun) > 0 || r.flushing) {
+	if r.running == 0 && (len(r.acks) > 0 || len(r.unrun) > 0 || len(r.sends) > 0) {
 		return 1
 	}
 	return r.running
@@ -595,20 +599,20 @@ func (r *shardReader) waiting() bool {
 	return len(r.acks) > 0 || (r.stopped && len(r.unrun) > 0)
 }
 
-// begin reports whether a handler call for entry id may start, and counts
-// it as running if so. While the member still owns the shard but its lease
-// is about to lapse it waits (for a renewal or the revocation).
-func (r *shardReader) begin(id string) bool {
+// begin reports whether a handler call for the next entry of b may start,
+// and counts it as running if so. While the member still owns the shard
+// but its lease is about to lapse it waits (for a renewal or the
+// revocation).
+func (r *shardReader) begin(b *batch) bool {
 	for {
 		r.mu.Lock()
-		e, ok := r.held[id]
-		if r.stopped || !ok {
+		if r.stopped {
 			r.mu.Unlock()
 			return false
 		}
 		if r.c.member.MayRead(r.shard) {
-			e.state = stateRunning
-			r.held[id] = e
+			b.next++
+			b.running = true
 			r.running++
 			r.mu.Unlock()
 			return true
@@ -618,21 +622,23 @@ func (r *shardReader) begin(id string) bool {
 	}
 }
 
-// finish ends a handler call: an acknowledged entry joins the shard's
-// batch (waiting while AckBatch wait already), a failed one stays pending
-// in Redis and is no longer held.
-func (r *shardReader) finish(id string, acked bool) {
+// finish ends the handler call of entry id of b: an acknowledged entry
+// joins the shard's batch of acknowledgements (waiting while AckBatch wait
+// already), a failed one stays pending in Redis and is no longer held.
+func (r *shardReader) finish(b *batch, id string, acked bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running--
+	b.running = false
+	if b.next == len(b.msgs) {
+		r.inflight = slices.DeleteFunc(r.inflight, func(x *batch) bool { return x == b })
+	}
 	if !acked {
-		delete(r.held, id)
 		return
 	}
 	for len(r.acks) >= r.c.cfg.AckBatch {
 		r.room.Wait()
 	}
-	r.held[id] = heldEntry{state: stateAcked}
 	r.acks = append(r.acks, id)
 	if n := len(r.acks); n == 1 || n == r.c.cfg.AckBatch || r.stopped {
 		r.c.wake()
@@ -661,14 +667,14 @@ func (r *shardReader) take(ctx context.Context, pipe redis.Pipeliner, live bool)
 	if len(s.acks) == 0 && len(s.unrun) == 0 {
 		return nil
 	}
-	r.flushing = true
+	r.sends = append(r.sends, s)
 	group := r.c.cfg.Member.Group
 	if len(s.acks) > 0 {
 		s.ack = pipe.XAck(ctx, r.key, group, s.acks...)
 	}
 	byCount := map[int64][]string{}
-	for _, u := range s.unrun {
-		byCount[u.deliveries-1] = append(byCount[u.deliveries-1], u.id)
+	for _, m := range s.unrun {
+		byCount[m.Deliveries-1] = append(byCount[m.Deliveries-1], m.ID)
 	}
 	for n, ids := range byCount {
 		args := []any{"xclaim", r.key, group, r.c.member.ID(), 0}
@@ -690,20 +696,14 @@ func (r *shardReader) take(ctx context.Context, pipe redis.Pipeliner, live bool)
 func (r *shardReader) settle(s *ackSend, live bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.flushing = false
+	r.sends = slices.DeleteFunc(r.sends, func(x *ackSend) bool { return x == s })
 	defer r.room.Broadcast()
 	giveUp := r.stopped && (!live || r.drainCtx.Err() != nil || r.c.closing.Load())
 	switch {
 	case s.ack == nil:
 	case s.ack.Err() == nil:
-		for _, id := range s.acks {
-			delete(r.held, id)
-		}
 		r.lastAcked = s.acks[len(s.acks)-1]
 	case giveUp:
-		for _, id := range s.acks {
-			delete(r.held, id)
-		}
 		r.abandon("acknowledgements not sent", len(s.acks))
 	default:
 		r.acks = append(s.acks, r.acks...)
@@ -733,6 +733,7 @@ func (r *shardReader) run(ctx context.Context) {
 		Group: cfg.Member.Group, Consumer: r.c.member.ID(), Streams: []string{r.key, ">"}, Count: cfg.BatchSize, Block: cfg.Block,
 	}
 	var lastClaim time.Time
+	full := false // the last read filled a batch: the next one will not block
 	for ctx.Err() == nil {
 		if time.Since(lastClaim) >= cfg.ClaimInterval {
 			if err := r.reclaim(ctx); err != nil {
@@ -741,7 +742,8 @@ func (r *shardReader) run(ctx context.Context) {
 			}
 			lastClaim = time.Now()
 		}
-		res, err := cfg.Redis.XReadGroup(ctx, args).Result()
+		res, err := r.read(ctx, args, full)
+		full = false
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
@@ -750,9 +752,29 @@ func (r *shardReader) run(ctx context.Context) {
 			continue
 		}
 		for _, s := range res {
+			full = int64(len(s.Messages)) == cfg.BatchSize
 			r.dispatch(ctx, s.Messages, nil)
 		}
 	}
+}
+
+// read sends XREADGROUP; with ackFirst, the shard's waiting
+// acknowledgements go in the same pipeline before it, as a loop that
+// reads and acknowledges in turn does (one round trip for both while the
+// shard has a backlog; a read that may block is sent alone, so that no
+// acknowledgement waits for its answer).
+func (r *shardReader) read(ctx context.Context, args *redis.XReadGroupArgs, ackFirst bool) ([]redis.XStream, error) {
+	if !ackFirst {
+		return r.c.cfg.Redis.XReadGroup(ctx, args).Result()
+	}
+	pipe := r.c.cfg.Redis.Pipeline()
+	s := r.take(ctx, pipe, true)
+	cmd := pipe.XReadGroup(ctx, args)
+	_, _ = pipe.Exec(ctx) // each command's error is its own
+	if s != nil {
+		r.settle(s, true)
+	}
+	return cmd.Result()
 }
 
 // pause handles a Redis error: a missing group is created (at StartAt),
@@ -821,11 +843,29 @@ func (r *shardReader) reclaim(ctx context.Context) error {
 // not hold, and their delivery counts.
 func (r *shardReader) notHeld(pending []redis.XPendingExt) ([]string, map[string]int64) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	held := map[string]bool{}
+	for _, id := range r.acks {
+		held[id] = true
+	}
+	for _, s := range r.sends {
+		for _, id := range s.acks {
+			held[id] = true
+		}
+	}
+	for _, b := range r.inflight {
+		from := b.next
+		if b.running {
+			from--
+		}
+		for _, m := range b.msgs[from:] {
+			held[m.ID] = true
+		}
+	}
+	r.mu.Unlock()
 	var ids []string
 	counts := map[string]int64{}
 	for _, p := range pending {
-		if _, ok := r.held[p.ID]; !ok {
+		if !held[p.ID] {
 			ids = append(ids, p.ID)
 			counts[p.ID] = p.RetryCount
 		}
@@ -833,35 +873,52 @@ func (r *shardReader) notHeld(pending []redis.XPendingExt) ([]string, map[string
 	return ids, counts
 }
 
-// dispatch hands entries to the workers of their keys, in batches. counts
-// are the delivery counts before a claim (nil: a ">" read, the first
-// delivery).
+// dispatch hands entries to the workers of their keys, a batch per worker.
+// counts are the delivery counts before a claim (nil: a ">" read, the
+// first delivery).
 func (r *shardReader) dispatch(ctx context.Context, msgs []redis.XMessage, counts map[string]int64) {
 	if len(msgs) == 0 {
 		return
 	}
-	byWorker := make([][]Message, len(r.c.workers))
+	r.keys = slices.Grow(r.keys[:0], len(msgs))
+	r.workerOf = slices.Grow(r.workerOf[:0], len(msgs))
+	size := make([]int, len(r.c.workers))
 	for _, m := range msgs {
 		key, _ := m.Values[r.c.cfg.KeyField].(string)
 		w := r.c.workerFor(r.shard, cmp.Or(key, m.ID))
-		byWorker[w] = append(byWorker[w], Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: key, Deliveries: counts[m.ID] + 1})
+		r.keys, r.workerOf = append(r.keys, key), append(r.workerOf, w)
+		size[w]++
+	}
+	// One array holds every batch, each with room for its entries.
+	all := make([]Message, len(msgs))
+	batches := make([]*batch, len(r.c.workers))
+	from := 0
+	for w, k := range size {
+		if k > 0 {
+			batches[w] = &batch{r: r, msgs: all[from : from : from+k]}
+			from += k
+		}
+	}
+	for i, m := range msgs {
+		b := batches[r.workerOf[i]]
+		b.msgs = append(b.msgs, Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: r.keys[i], Deliveries: counts[m.ID] + 1})
 	}
 	r.mu.Lock()
-	for _, b := range byWorker {
-		for _, m := range b {
-			r.held[m.ID] = heldEntry{deliveries: m.Deliveries}
+	for _, b := range batches {
+		if b != nil {
+			r.inflight = append(r.inflight, b)
 		}
 	}
 	if counts == nil { // a ">" read: ids only grow
 		r.lastDelivered = msgs[len(msgs)-1].ID
 	}
 	r.mu.Unlock()
-	for w, b := range byWorker {
-		if len(b) == 0 {
+	for w, b := range batches {
+		if b == nil {
 			continue
 		}
 		select {
-		case r.c.workers[w] <- batch{r: r, msgs: b}:
+		case r.c.workers[w] <- b:
 		case <-ctx.Done(): // revoked: stop sets back what was not run
 			return
 		}
