@@ -26,11 +26,17 @@
 //     other call refused with 503 GROUP_OWNED_ELSEWHERE (it did not run) is
 //     sent again after its Retry-After, at most five times.
 //   - Consumer runs a Member and reads the shards it owns with XREADGROUP,
-//     hands entries to a worker pool (entries of one key stay in order) and
-//     acknowledges them after the Handler succeeded. On taking over a shard
-//     it claims what the previous owner left pending (XAUTOCLAIM), counts
-//     deliveries, and moves entries that failed MaxDeliveries times to a
-//     dead-letter stream. Consume runs one with the defaults in one call.
+//     hands entries to a worker pool in batches (entries of one key stay
+//     in order) and acknowledges them after the Handler succeeded, many
+//     per XACK (AckBatch, AckInterval) and always before a revoked shard
+//     is reported REVOKED: a crash delivers again, per shard, the entries
+//     queued or running and at most AckBatch handled ones. On taking over
+//     a shard, and every ClaimInterval, it claims the idle pending entries
+//     it does not hold (XPENDING, then XCLAIM). Message.Deliveries and
+//     MaxDeliveries count handler runs; an entry whose MaxDeliveries-th run
+//     failed moves to a dead-letter stream. StartAt places a consumer
+//     group the consumer creates (default: the start of the stream).
+//     Consume runs one with the defaults in one call.
 //   - Producer routes each record key to its shard with the protocol's
 //     Murmur3 routing (ShardFor, the same shard as the Python and Spring
 //     clients) using the coordinator's producer routing, cached and
