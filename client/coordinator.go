@@ -177,15 +177,16 @@ func groupPath(p, g string) string {
 }
 
 // do sends a JSON request to the configured API and decodes a 2xx answer
-// into out (if non-nil). A 503 GROUP_OWNED_ELSEWHERE (the request was
-// refused before it ran, while the coordinators' views of who owns the
-// group differed: docs/cluster.md) is sent again after its Retry-After,
-// at most ownerRetries times. Heartbeats do not come here: a member has
-// its own retries, bounded by its lease.
+// into out (if non-nil). A request refused before it ran, with 503
+// GROUP_OWNED_ELSEWHERE (the coordinators' views of who owns the group
+// differed) or 503 COORDINATOR_NOT_SERVING (the group's coordinator is not
+// registered yet, e.g. restarting: docs/cluster.md), is sent again after
+// its Retry-After, at most ownerRetries times. Heartbeats do not come
+// here: a member has its own retries, bounded by its lease.
 func (c *Coordinator) do(ctx context.Context, method, path string, in, out any) error {
 	for moved := 0; ; moved++ {
 		h, err := c.doAt(ctx, c.base, method, path, in, out)
-		if moved == ownerRetries || !IsErrorCode(err, CodeGroupOwnedElsewhere) || wait(ctx, retryAfter(h)) != nil {
+		if moved == ownerRetries || !refusedBeforeRunning(err) || wait(ctx, retryAfter(h)) != nil {
 			return err
 		}
 	}
@@ -213,10 +214,17 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 	}
 }
 
-// ownerRetries bounds the retries of a request refused with
-// GROUP_OWNED_ELSEWHERE: views of the registry agree again within a
-// renewal interval or two.
-const ownerRetries = 5
+// refusedBeforeRunning reports an answer that says the request did not run
+// because its group has no serving owner here for a moment.
+func refusedBeforeRunning(err error) bool {
+	return IsErrorCode(err, CodeGroupOwnedElsewhere) || IsErrorCode(err, CodeCoordinatorNotServing)
+}
+
+// ownerRetries bounds the retries of a request refused before it ran:
+// views of the registry agree again within a renewal interval or two, and
+// a restarted coordinator serves once its earlier run's registry lease
+// (5 s by default) has ended.
+const ownerRetries = 10
 
 // retryAfter is the wait a Retry-After header of delay-seconds asks for
 // (at most 5 s), 1 s when it is missing or not a number.

@@ -9,7 +9,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// A request refused with 503 GROUP_OWNED_ELSEWHERE did not run, so the
+// A request refused with 503 GROUP_OWNED_ELSEWHERE or COORDINATOR_NOT_SERVING
+// did not run, so the
 // client sends it again after the answer's Retry-After, a bounded number
 // of times; any other error is returned at once, and a heartbeat is never
 // sent again here (the member retries within its lease).
@@ -23,6 +24,7 @@ func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
 	}{
 		{"views agree again", 2, "GROUP_OWNED_ELSEWHERE", false, 3},
 		{"views never agree", 100, "GROUP_OWNED_ELSEWHERE", true, ownerRetries + 1},
+		{"owner restarting", 3, "COORDINATOR_NOT_SERVING", false, 4},
 		{"another 503", 100, "COORDINATOR_UNREACHABLE", true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,8 +23,9 @@
 //     ErrGroupNotFound when the group does not exist unless
 //     MemberConfig.CreateGroup asks to create it. Heartbeats follow the
 //     group's owner named by the X-Coordinator-Owner answer header. Every
-//     other call refused with 503 GROUP_OWNED_ELSEWHERE (it did not run) is
-//     sent again after its Retry-After, at most five times.
+//     other call refused with 503 GROUP_OWNED_ELSEWHERE or
+//     COORDINATOR_NOT_SERVING (it did not run) is sent again after its
+//     Retry-After, at most ten times.
 //   - Consumer runs a Member and reads the shards it owns with XREADGROUP,
 //     hands entries to a worker pool in batches (entries of one key stay
 //     in order) and acknowledges them after the Handler succeeded, many
