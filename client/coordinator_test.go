@@ -9,11 +9,11 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// A request refused with 503 GROUP_OWNED_ELSEWHERE or COORDINATOR_NOT_SERVING
-// did not run, so the
-// client sends it again after the answer's Retry-After, a bounded number
-// of times; any other error is returned at once, and a heartbeat is never
-// sent again here (the member retries within its lease).
+// A request refused with 503 GROUP_OWNED_ELSEWHERE or
+// COORDINATOR_NOT_SERVING did not run, so the client sends it again after
+// the answer's Retry-After, a bounded number of times; any other error is
+// returned at once, and a heartbeat is never sent again here (the member
+// retries within its lease).
 func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
