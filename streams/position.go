@@ -27,20 +27,23 @@ type PositionKind string
 
 // The reset targets: the stream's start (every entry is delivered again),
 // its end (only entries added later are delivered), just after an entry id,
-// and just before a time (entries added at or after it are delivered).
+// just before a time (entries added at or after it are delivered), and a
+// number of entries away from the group's position (setid.go).
 const (
 	Earliest  PositionKind = "EARLIEST"
 	Latest    PositionKind = "LATEST"
 	AfterID   PositionKind = "ID"
 	Timestamp PositionKind = "TIMESTAMP"
+	By        PositionKind = "BY"
 )
 
 // Position is a reset target. ID is used with AfterID, TimestampMs with
-// Timestamp.
+// Timestamp, By (entries forward, or back when negative) with By.
 type Position struct {
 	Kind        PositionKind
 	ID          string
 	TimestampMs int64
+	By          int64
 }
 
 // ErrInvalidPosition is matched by errors about a malformed Position.
@@ -71,11 +74,17 @@ func (p Position) lastDeliveredID() (string, error) {
 		}
 		return strconv.FormatInt(p.TimestampMs-1, 10) + "-18446744073709551615", nil
 	}
-	return "", fmt.Errorf("%w: to must be EARLIEST, LATEST, ID or TIMESTAMP, got %q", ErrInvalidPosition, p.Kind)
+	return "", fmt.Errorf("%w: to must be EARLIEST, LATEST, ID, TIMESTAMP or BY, got %q", ErrInvalidPosition, p.Kind)
 }
 
 // Validate reports whether p is a well-formed target (ErrInvalidPosition).
 func (p Position) Validate() error {
+	if p.Kind == By {
+		if p.By == 0 {
+			return fmt.Errorf("%w: by must not be 0", ErrInvalidPosition)
+		}
+		return nil
+	}
 	_, err := p.lastDeliveredID()
 	return err
 }
@@ -104,20 +113,13 @@ func (o *Operator) GroupPosition(ctx context.Context, key, group string) (GroupP
 }
 
 // SetPosition moves group's last-delivered id on the stream key to p
-// (XGROUP SETID); when the stream or the group does not exist yet, the
-// group is created there (XGROUP CREATE … MKSTREAM). Entries already
-// delivered and pending stay pending.
+// (XGROUP SETID) at once, racing any member reading it (the forced reset;
+// a live reset pauses the shard first); a relative or LATEST target is
+// resolved against the stream as it is now (PlanReset).
 func (o *Operator) SetPosition(ctx context.Context, key, group string, p Position) error {
-	id, err := p.lastDeliveredID()
+	plan, err := o.PlanReset(ctx, key, group, p)
 	if err != nil {
 		return err
 	}
-	err = o.client.XGroupSetID(ctx, key, group, id).Err()
-	if err != nil && isReply(err) {
-		err = o.client.XGroupCreateMkStream(ctx, key, group, id).Err()
-	}
-	if err != nil {
-		return fmt.Errorf("streams: setting %s of %s to %s: %w", group, key, id, err)
-	}
-	return nil
+	return o.SetID(ctx, key, group, plan.SetID)
 }
