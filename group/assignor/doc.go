@@ -2,13 +2,19 @@
 // member owns each shard 0..S-1 of a sharded stream (docs/protocol.md §5, with the
 // "always balanced" improvement).
 //
-// The package is pure and stdlib-only. It owns the assignment rules and
-// nothing else: liveness, epochs and reconciliation belong to package group,
-// which calls Assign (map in, map out) or AssignOrdered (members in id order,
-// only the changes out; no map or string work, for large groups) whenever
-// the target has to be recomputed. Both apply the same rules.
+// The package is pure and stdlib-only: no I/O, no clock reads (time comes
+// in as input). It owns the assignment rules and nothing else: liveness,
+// epochs, reconciliation and how work is measured belong to package group.
+// Two assignors are offered:
+//   - count (Assign, AssignOrdered): balances shard counts, the rules below.
+//     Assign takes a map and returns one; AssignOrdered takes members in id
+//     order and returns only the changes (no map or string work, for large
+//     groups). Both apply the same rules.
+//   - work (Balance): balances each member's work (the sum of its shards'
+//     weights) per unit of capacity, sticky, with hysteresis and a move
+//     budget; its rules are on Balance (docs/assignment.md).
 //
-// # Rules
+// # Rules of the count assignor
 //
 // With N live members and S shards, let floor = S/N and extra = S mod N.
 //
