@@ -200,7 +200,7 @@ type balancer struct {
 	// owner[s] is the member holding shard s, -1 while unowned; first[s]
 	// its owner after normalization.
 	owner, first []int
-	loads []float64
+	loads        []float64
 	// touched marks the members whose set may differ from prev.
 	touched []bool
 	// normal marks the members whose claim differed from prev (rule 1).
