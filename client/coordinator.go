@@ -72,6 +72,9 @@ type APIError struct {
 	StatusCode int
 	ErrorCode  ErrorCode
 	Message    string
+	// RetryAfter is the answer's Retry-After in delay-seconds (0 when it
+	// has none), e.g. when a 429 RATE_LIMIT_EXCEEDED window ends.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -97,9 +100,7 @@ func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, 
 	if shards > 0 {
 		body.InitialShardCount = &shards
 	}
-	var out group.GroupView
-	err := c.do(ctx, http.MethodPost, groupPath(p, g), body, &out)
-	return out, err
+	return c.CreateGroupWith(ctx, p, g, body)
 }
 
 // Group reads the coordinator's view of group g of stream prefix p.
@@ -113,8 +114,8 @@ func (c *Coordinator) Group(ctx context.Context, p, g string) (group.GroupView, 
 // target (POST /streams/{P}/scale).
 func (c *Coordinator) ScaleStream(ctx context.Context, p string, target int, requestedBy string) error {
 	reason := "scaled by the Go client"
-	body := group.ScaleRequest{TargetShardCount: &target, RequestedBy: requestedBy, Reason: &reason}
-	return c.do(ctx, http.MethodPost, "/streams/"+url.PathEscape(p)+"/scale", body, nil)
+	_, err := c.ScaleStreamWith(ctx, p, group.ScaleRequest{TargetShardCount: &target, RequestedBy: requestedBy, Reason: &reason})
+	return err
 }
 
 // ProducerRouting reads the producer routing metadata of group g of
@@ -273,6 +274,9 @@ func (c *Coordinator) doOnce(ctx context.Context, base, method, path string, bod
 	}
 	if res.StatusCode/100 != 2 {
 		ae := &APIError{StatusCode: res.StatusCode}
+		if n, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && n > 0 {
+			ae.RetryAfter = time.Duration(n) * time.Second
+		}
 		var eb group.ErrorBody
 		if json.Unmarshal(raw, &eb) == nil {
 			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message

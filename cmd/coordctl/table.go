@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -25,3 +26,23 @@ func (t *tableWriter) row(values ...any) {
 }
 
 func (t *tableWriter) flush() error { return t.w.Flush() }
+
+// print writes v as indented JSON (-o json) or through table.
+func (c *call) print(v any, table func(*tableWriter)) error {
+	if c.output == "json" {
+		enc := json.NewEncoder(c.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	tw := newTable(c.out)
+	table(tw)
+	return tw.flush()
+}
+
+// optional renders a nullable value, "-" for null.
+func optional[T any](v *T) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}

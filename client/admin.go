@@ -1,0 +1,237 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/monitoring"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// The admin and monitoring calls of the API (docs/protocol.md §2), as an
+// operator's tool makes them (cmd/coordctl). Each returns the coordinator's
+// answer decoded, or an *APIError.
+
+// Login is the answer of POST /auth/login (docs/protocol.md §2.1).
+type Login struct {
+	AccessToken      string    `json:"accessToken"`
+	TokenType        string    `json:"tokenType"`
+	ExpiresAt        time.Time `json:"expiresAt"`
+	ExpiresInSeconds int64     `json:"expiresInSeconds"`
+	Roles            []string  `json:"roles"`
+}
+
+// Login exchanges username and password for a Bearer token. It sends no
+// other credentials, whatever the Coordinator was configured with.
+func (c *Coordinator) Login(ctx context.Context, username, password string) (Login, error) {
+	var out Login
+	anonymous := &Coordinator{base: c.base, hc: c.hc}
+	err := anonymous.do(ctx, http.MethodPost, "/auth/login", map[string]string{"username": username, "password": password}, &out)
+	return out, err
+}
+
+// Groups lists every group (GET /monitoring/groups).
+func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
+	var out struct {
+		Groups []group.GroupView `json:"groups"`
+	}
+	err := c.do(ctx, http.MethodGet, "/monitoring/groups", nil, &out)
+	return out.Groups, err
+}
+
+// CreateGroupWith creates group g of stream prefix p with the request's
+// shard count, operator and reason (endpoint #4).
+func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req group.CreateRequest) (group.GroupView, error) {
+	var out group.GroupView
+	err := c.do(ctx, http.MethodPost, groupPath(p, g), req, &out)
+	return out, err
+}
+
+// DeleteGroup deletes group g's metadata (endpoint #6; its streams stay) and
+// returns the group as it was.
+func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req group.DeleteRequest) (group.GroupView, error) {
+	var out group.GroupView
+	err := c.do(ctx, http.MethodDelete, groupPath(p, g), req, &out)
+	return out, err
+}
+
+// ScaleGroup starts a migration of group g alone to req.TargetShardCount
+// (endpoint #8). Producers route by the shard count of the stream, so a
+// group scaled alone may read shards no producer writes: see ScaleStream.
+func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req group.ScaleRequest) (group.Migration, error) {
+	var out group.Migration
+	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/scale", req, &out)
+	return out, err
+}
+
+// StreamScale is the answer of POST /streams/{P}/scale (docs/protocol.md
+// §2.5 #3): the migration of each group of the prefix, in the order of
+// AffectedConsumerGroups.
+type StreamScale struct {
+	StreamPrefix           string            `json:"streamPrefix"`
+	TargetShardCount       int               `json:"targetShardCount"`
+	AffectedConsumerGroups []string          `json:"affectedConsumerGroups"`
+	Migrations             []group.Migration `json:"migrations"`
+}
+
+// ScaleStreamWith starts a migration of every group of stream prefix p to
+// req.TargetShardCount (endpoint #3).
+func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req group.ScaleRequest) (StreamScale, error) {
+	var out StreamScale
+	err := c.do(ctx, http.MethodPost, "/streams/"+url.PathEscape(p)+"/scale", req, &out)
+	return out, err
+}
+
+// Rollback rolls back migration id of group g (endpoint #10).
+func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req group.RollbackRequest) (group.Migration, error) {
+	var out group.Migration
+	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/migrations/"+url.PathEscape(id)+"/rollback", req, &out)
+	return out, err
+}
+
+// Members lists group g's member records, every state, sorted by id.
+func (c *Coordinator) Members(ctx context.Context, p, g string) ([]group.Member, error) {
+	var out struct {
+		Members []group.Member `json:"members"`
+	}
+	err := c.do(ctx, http.MethodGet, monitoringPath(p, g)+"/members", nil, &out)
+	return out.Members, err
+}
+
+// Offsets reads group g's shards on Redis (GET …/offsets). A coordinator
+// without Redis answers CodeRedisNotConfigured.
+func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offsets, error) {
+	var out monitoring.Offsets
+	err := c.do(ctx, http.MethodGet, monitoringPath(p, g)+"/offsets", nil, &out)
+	return out, err
+}
+
+// OffsetReset is the body of POST …/offsets/reset: where To moves the
+// group on Shards (empty: every shard). EntryID goes with To =
+// streams.AfterID, TimestampMs with streams.Timestamp. Force resets shards
+// that members hold.
+type OffsetReset struct {
+	To          streams.PositionKind `json:"to"`
+	EntryID     string               `json:"entryId,omitempty"`
+	TimestampMs int64                `json:"timestampMs,omitempty"`
+	Shards      []int                `json:"shards"`
+	Force       bool                 `json:"force"`
+	RequestedBy string               `json:"requestedBy"`
+	Reason      string               `json:"reason"`
+}
+
+// OffsetResetResult is the answer of an offset reset: each shard's
+// position before and after, and the members that held it.
+type OffsetResetResult struct {
+	StreamPrefix  string `json:"streamPrefix"`
+	ConsumerGroup string `json:"consumerGroup"`
+	To            string `json:"to"`
+	Forced        bool   `json:"forced"`
+	Shards        []struct {
+		ShardIndex int                   `json:"shardIndex"`
+		StreamKey  string                `json:"streamKey"`
+		HeldBy     []string              `json:"heldBy"`
+		Before     streams.GroupPosition `json:"before"`
+		After      streams.GroupPosition `json:"after"`
+	} `json:"shards"`
+}
+
+// ResetOffsets moves group g's position on its shards (XGROUP SETID). A
+// coordinator without Redis answers CodeRedisNotConfigured.
+func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req OffsetReset) (OffsetResetResult, error) {
+	var out OffsetResetResult
+	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
+	return out, err
+}
+
+// DeadLetterQuery selects a page of dead letters: at most Limit (0: the
+// server's default) from Stream (blank: P-dead-letter), those of the group
+// and those that name none, or every group's with AllGroups.
+type DeadLetterQuery struct {
+	Limit     int
+	Stream    string
+	AllGroups bool
+	Cursor    string
+}
+
+// DeadLetters reads one page of group g's dead letters, newest first.
+func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetterQuery) (streams.DeadLetterPage, error) {
+	v := url.Values{}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Stream != "" {
+		v.Set("stream", q.Stream)
+	}
+	if q.AllGroups {
+		v.Set("allGroups", "true")
+	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
+	path := monitoringPath(p, g) + "/dead-letters"
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
+	var out streams.DeadLetterPage
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out, err
+}
+
+// DeadLetterAction is the body of a dead-letter redrive or delete: the ids
+// in Stream (blank: P-dead-letter).
+type DeadLetterAction struct {
+	IDs         []string `json:"ids"`
+	Stream      string   `json:"stream"`
+	RequestedBy string   `json:"requestedBy"`
+	Reason      string   `json:"reason"`
+}
+
+// DeadLetterResults is the answer of a redrive or delete: one result per
+// id, in the request's order; Status FAILED carries ErrorCode and Message.
+type DeadLetterResults struct {
+	Stream  string `json:"stream"`
+	Results []struct {
+		ID        string `json:"id"`
+		Status    string `json:"status"`
+		Stream    string `json:"stream,omitempty"`
+		NewID     string `json:"newId,omitempty"`
+		ErrorCode string `json:"errorCode,omitempty"`
+		Message   string `json:"message,omitempty"`
+	} `json:"results"`
+}
+
+// RedriveDeadLetters appends group g's dead letters with the given ids to
+// the shards they came from and removes them from the dead-letter stream.
+func (c *Coordinator) RedriveDeadLetters(ctx context.Context, p, g string, req DeadLetterAction) (DeadLetterResults, error) {
+	return c.deadLetterAction(ctx, p, g, "redrive", req)
+}
+
+// DeleteDeadLetters removes group g's dead letters with the given ids.
+func (c *Coordinator) DeleteDeadLetters(ctx context.Context, p, g string, req DeadLetterAction) (DeadLetterResults, error) {
+	return c.deadLetterAction(ctx, p, g, "delete", req)
+}
+
+func (c *Coordinator) deadLetterAction(ctx context.Context, p, g, action string, req DeadLetterAction) (DeadLetterResults, error) {
+	var out DeadLetterResults
+	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/dead-letters/"+action, req, &out)
+	return out, err
+}
+
+// Cluster reads the coordinator cluster (GET /cluster): the live
+// coordinators with the number of groups each owns, every group's owner and
+// placement, and the recent handovers.
+func (c *Coordinator) Cluster(ctx context.Context) (cluster.View, error) {
+	var out cluster.View
+	err := c.do(ctx, http.MethodGet, "/cluster", nil, &out)
+	return out, err
+}
+
+func monitoringPath(p, g string) string {
+	return "/monitoring/streams/" + url.PathEscape(p) + "/groups/" + url.PathEscape(g)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"flag"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+func init() {
+	register(command{
+		name: "reset-offsets", synopsis: "PREFIX GROUP --to earliest|latest|ID|TIME [--shards 0,1] [--force]",
+		minArgs: 2, maxArgs: 2,
+		summary: "move a group's position on its shards (needs Redis)",
+		help: `Moves the Redis consumer group GROUP on the shards of stream prefix PREFIX
+(XGROUP SETID) and shows each shard's position and lag before and after.
+--to takes earliest, latest, an entry id (1718000000000-0: continue after
+it) or a time (RFC 3339, or Unix milliseconds: deliver entries from then
+on). Shards that members hold are refused (exit 5) unless --force.
+A coordinator without Redis answers REDIS_NOT_CONFIGURED (exit 7).`,
+		setup: func(fs *flag.FlagSet) func(*call) error {
+			to := fs.String("to", "", "target: earliest, latest, an entry `ID` or a time (required)")
+			shards := fs.String("shards", "", "comma-separated shard `indexes` (default: every shard)")
+			force := fs.Bool("force", false, "reset shards that members hold")
+			return func(c *call) error { return resetOffsets(c, *to, *shards, *force) }
+		},
+	})
+}
+
+// resetTarget turns --to into the reset body's target fields.
+func resetTarget(to string) (client.OffsetReset, error) {
+	switch strings.ToLower(to) {
+	case "earliest":
+		return client.OffsetReset{To: streams.Earliest}, nil
+	case "latest":
+		return client.OffsetReset{To: streams.Latest}, nil
+	case "":
+		return client.OffsetReset{}, usageErrorf("reset-offsets: --to is required")
+	}
+	if strings.Contains(to, "-") && !strings.Contains(to, "T") {
+		return client.OffsetReset{To: streams.AfterID, EntryID: to}, nil
+	}
+	if ms, err := strconv.ParseInt(to, 10, 64); err == nil {
+		return client.OffsetReset{To: streams.Timestamp, TimestampMs: ms}, nil
+	}
+	if at, err := time.Parse(time.RFC3339, to); err == nil {
+		return client.OffsetReset{To: streams.Timestamp, TimestampMs: at.UnixMilli()}, nil
+	}
+	return client.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want earliest, latest, an entry id, Unix milliseconds or an RFC 3339 time", to)
+}
+
+// shardList parses "0,1,3".
+func shardList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || i < 0 {
+			return nil, usageErrorf("--shards %q: want shard indexes such as 0,1,3", s)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+func resetOffsets(c *call, to, shardFlag string, force bool) error {
+	req, err := resetTarget(to)
+	if err != nil {
+		return err
+	}
+	if req.Shards, err = shardList(shardFlag); err != nil {
+		return err
+	}
+	req.Force, req.RequestedBy, req.Reason = force, c.requestedBy, c.reason
+	coord, err := c.client()
+	if err != nil {
+		return err
+	}
+	answer, err := coord.ResetOffsets(c.ctx, c.args[0], c.args[1], req)
+	if err != nil {
+		return err
+	}
+	return c.print(answer, func(t *tableWriter) {
+		t.row("SHARD", "STREAM-KEY", "BEFORE", "LAG-BEFORE", "AFTER", "LAG-AFTER", "PENDING", "HELD-BY")
+		for _, s := range answer.Shards {
+			t.row(s.ShardIndex, s.StreamKey, optional(s.Before.LastDeliveredID), optional(s.Before.Lag),
+				optional(s.After.LastDeliveredID), optional(s.After.Lag), optional(s.After.Pending), cmpOr(strings.Join(s.HeldBy, ","), "-"))
+		}
+	})
+}
