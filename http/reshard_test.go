@@ -115,8 +115,8 @@ func TestDataPlaneReads(t *testing.T) {
 		status        int
 		code, message string
 	}{
-		{mon + "/offsets", 503, "REDIS_NOT_CONFIGURED", "Redis is not configured"},
-		{mon + "/shards/0/messages", 503, "REDIS_NOT_CONFIGURED", "Redis is not configured"},
+		{mon + "/offsets", 503, "REDIS_NOT_CONFIGURED", msgRedisNotConfigured},
+		{mon + "/shards/0/messages", 503, "REDIS_NOT_CONFIGURED", msgRedisNotConfigured},
 		{mon + "/shards/4/messages", 400, "INVALID_REQUEST", "shardIndex must be between 0 and 3"},
 		{mon + "/shards/-1/messages", 400, "INVALID_REQUEST", "shardIndex must be between 0 and 3"},
 		{mon + "/shards/x/messages", 400, "INVALID_REQUEST", "shardIndex: must be an integer"},

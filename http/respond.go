@@ -106,6 +106,10 @@ var storeAnswers = map[persistence.Outcome]answer{
 // leaving the cluster: the group is another coordinator's now.
 var errLeaving = errors.New("coordinator leaving the cluster")
 
+// msgRedisNotConfigured answers a request that needs Redis on a
+// coordinator that has none: it names the settings that turn Redis on.
+const msgRedisNotConfigured = "Redis is not configured: this coordinator runs without Redis, so it cannot read or change the streams (offsets, messages, dead letters). It uses Redis when store.type is redis (COORDINATOR_STORE_TYPE=redis), audit.sink is redis, or streams.provisioning-enabled is true, at redis.host and redis.port (or redis.cluster-nodes); change the configuration and restart the coordinator"
+
 // runtimeErrors maps the other error classes (matched with errors.Is, in
 // order) to their answer.
 var runtimeErrors = []struct {
@@ -120,7 +124,7 @@ var runtimeErrors = []struct {
 	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, codeOwnedElsewhere, "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
 	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
 	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
-	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", "Redis is not configured"}},
+	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", msgRedisNotConfigured}},
 	{errDataPlane, answer{http.StatusServiceUnavailable, "REDIS_UNAVAILABLE", "Redis is unavailable"}},
 	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"}},
 	{context.Canceled, answer{http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"}},
