@@ -40,6 +40,9 @@ type WorkInput struct {
 	// Weights[s] is shard s's work (any unit; a weight ≤ 0 counts as a
 	// negligible one); len(Weights) is the shard count.
 	Weights []float64
+	// Excluded shards (paused ones) are in no set: a member that held one
+	// loses it, and it is never placed. Out-of-range entries are ignored.
+	Excluded []int
 	// Capacity[i] is the i-th live member's capacity (> 0; a value ≤ 0
 	// counts as 1); Prev[i] its previous set. Members are in id order, as
 	// for AssignOrdered.
@@ -72,9 +75,9 @@ type WorkResult struct {
 //
 // Rules:
 //  1. Normalize Prev as Assign does (rule 1 of the package doc): a shard
-//     keeps its smallest-index claimant; out-of-range and duplicate entries
-//     are dropped.
-//  2. Place every unowned shard, heaviest first (ties: lowest index), on
+//     keeps its smallest-index claimant; out-of-range, duplicate and
+//     excluded entries are dropped.
+//  2. Place every unowned shard that is not excluded, heaviest first (ties: lowest index), on
 //     the member whose load per capacity after taking it is lowest (ties:
 //     lowest index). Placing is not moving.
 //  3. Imbalance is the busiest member's load per capacity over the mean
@@ -96,8 +99,8 @@ type WorkResult struct {
 // shard never moves while the imbalance stayed within the threshold for
 // any of the last Intervals intervals (outside Settle); at most
 // MovesPerMinute moves happen in any minute of intervals; with uniform
-// weights and capacities the result is balanced by shard count.
-// Balance never modifies its input.
+// weights and capacities the result is balanced by shard count. Excluded
+// shards carry no load. Balance never modifies its input.
 func Balance(in WorkInput) WorkResult {
 	res := WorkResult{Memory: WorkMemory{Streak: in.Memory.Streak, Moves: recentMoves(in.Memory.Moves, in.Now)}}
 	if len(in.Prev) == 0 {
@@ -188,6 +191,9 @@ func imbalanceOf(loads, caps []float64) float64 {
 	return busiest / (total / totalCap)
 }
 
+// excluded is the owner of an excluded shard.
+const excluded = -2
+
 // minWeight is the weight of a shard given one ≤ 0, so that weightless
 // shards are still spread (by count) instead of piling on one member.
 const minWeight = 1e-9
@@ -197,8 +203,8 @@ type balancer struct {
 	weights []float64
 	caps    []float64
 	prev    [][]int
-	// owner[s] is the member holding shard s, -1 while unowned; first[s]
-	// its owner after normalization.
+	// owner[s] is the member holding shard s, -1 while unowned, excluded
+	// for an excluded shard; first[s] its owner after normalization.
 	owner, first []int
 	loads        []float64
 	// touched marks the members whose set may differ from prev.
@@ -222,14 +228,19 @@ func newBalancer(in WorkInput) *balancer {
 		b.weights[s] = max(w, minWeight)
 		b.owner[s] = -1
 	}
+	for _, s := range in.Excluded {
+		if s >= 0 && s < len(b.owner) {
+			b.owner[s], b.weights[s] = excluded, 0
+		}
+	}
 	defer func() { b.first = slices.Clone(b.owner) }()
 	for i, set := range in.Prev {
 		last := -1
 		for _, s := range set {
-			if s <= last || s >= len(b.owner) || b.owner[s] >= 0 {
+			if s <= last || s >= len(b.owner) || b.owner[s] != -1 {
 				b.normal[i] = true
 			}
-			if s >= 0 && s < len(b.owner) && b.owner[s] < 0 {
+			if s >= 0 && s < len(b.owner) && b.owner[s] == -1 {
 				b.owner[s] = i
 				b.loads[i] += b.weights[s]
 			}
@@ -243,7 +254,7 @@ func newBalancer(in WorkInput) *balancer {
 func (b *balancer) place() {
 	var free []int
 	for s, o := range b.owner {
-		if o < 0 {
+		if o == -1 {
 			free = append(free, s)
 		}
 	}
@@ -346,7 +357,9 @@ func (b *balancer) collect() (changed []int, sets [][]int) {
 		if owned == nil {
 			owned = make([][]int, len(b.prev))
 			for s, o := range b.owner {
-				owned[o] = append(owned[o], s)
+				if o >= 0 {
+					owned[o] = append(owned[o], s)
+				}
 			}
 		}
 		if !slices.Equal(owned[i], b.prev[i]) {

@@ -155,13 +155,14 @@ func TestBalanceProperties(t *testing.T) {
 		}
 		slices.SortFunc(mem.Moves, func(a, b time.Time) int { return a.Compare(b) })
 		settle := rapid.Bool().Draw(t, "settle")
-		in := WorkInput{Weights: w, Capacity: caps, Prev: cloneNested(prev), Memory: mem, Now: t0, Params: params, Settle: settle}
+		excluded := rapid.SliceOfN(rapid.IntRange(-1, shards), 0, 4).Draw(t, "excluded")
+		in := WorkInput{Weights: w, Excluded: excluded, Capacity: caps, Prev: cloneNested(prev), Memory: mem, Now: t0, Params: params, Settle: settle}
 		res := Balance(in)
 		if !slices.EqualFunc(in.Prev, prev, slices.Equal) {
 			t.Fatalf("Balance modified its input")
 		}
 		next := apply(prev, res)
-		checkOwners(t, shards, next)
+		checkOwners(t, shards, next, excluded...)
 
 		moved := movedShards(shards, prev, next)
 		if moved != res.Moved {
@@ -251,8 +252,9 @@ func sizes(sets [][]int) []int {
 
 type fataler interface{ Fatalf(string, ...any) }
 
-// checkOwners: every shard 0..shards-1 in exactly one set, sets ascending.
-func checkOwners(t fataler, shards int, sets [][]int) {
+// checkOwners: every shard 0..shards-1 but the excluded ones in exactly one
+// set, sets ascending.
+func checkOwners(t fataler, shards int, sets [][]int, excluded ...int) {
 	seen := make([]int, shards)
 	for _, set := range sets {
 		if !slices.IsSorted(set) {
@@ -266,6 +268,12 @@ func checkOwners(t fataler, shards int, sets [][]int) {
 		}
 	}
 	for s, k := range seen {
+		if slices.Contains(excluded, s) {
+			if k != 0 {
+				t.Fatalf("excluded shard %d owned %d times", s, k)
+			}
+			continue
+		}
 		if k != 1 && len(sets) > 0 {
 			t.Fatalf("shard %d owned %d times", s, k)
 		}
