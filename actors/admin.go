@@ -4,54 +4,144 @@ import (
 	"fmt"
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// The admin commands (create, delete, scale, rollback): each runs alone in
-// the group's critical section, with the Redis steps (provisioning, key
-// checks) between its commits. The core runs the domain handlers and
-// commits their records (core.Run, core.Commit).
+// The admin commands (create, delete, scale, rollback): requests to the
+// group's core. Each runs alone in the group's critical section as one or
+// more core commands (command): the core runs the domain handler on
+// working and asks for the write of its records, which the actor's commit
+// path stores (groupActor.commit); the Redis steps (key checks,
+// provisioning) run between the commands.
 
-// create runs a create command in the critical section.
-func (a *groupActor) create(m *createMsg) (group.GroupView, error) {
+// adminRequest is a request that writes the group through its core: the
+// actor flushes the batch, then exec runs it alone in the critical
+// section and answers it (answerAdmin). A new admin request (a live
+// operation) is a message type with an exec method that runs its steps
+// with command.
+type adminRequest interface {
+	request
+	exec(a *groupActor)
+}
+
+func (m *createMsg) exec(a *groupActor) {
+	answerAdmin(a, m.Reply, "create", func(op string) (group.GroupView, error) { return a.create(op, m) })
+}
+
+func (m *deleteMsg) exec(a *groupActor) {
+	answerAdmin(a, m.Reply, "delete", func(op string) (group.GroupView, error) { return a.delete(op, m) })
+}
+
+func (m *scaleMsg) exec(a *groupActor) {
+	op := "scale-group"
+	if m.StreamLevel {
+		op = "scale-stream"
+	}
+	answerAdmin(a, m.Reply, op, func(op string) (group.Migration, error) { return a.scale(op, m) })
+}
+
+func (m *rollbackMsg) exec(a *groupActor) {
+	answerAdmin(a, m.Reply, "rollback-migration", func(op string) (group.Migration, error) { return a.rollback(op, m) })
+}
+
+// answerAdmin runs an admin request in the critical section, publishes
+// the committed state, then answers: a read after the answer takes the
+// snapshot without a mailbox round trip.
+func answerAdmin[T any](a *groupActor, r replyTo[T], op string, run func(op string) (T, error)) {
+	v, err := critical(a, op, run)
+	a.publish()
+	r.Answer(v, err)
+}
+
+// critical runs run in the group's critical section: under the state
+// mutex (Options.Locker), with the group loaded. Its steps between the
+// core's commands, like provisioning, are serialised with any other
+// process that takes the mutex. A failure to take the mutex is the
+// command's failure before it started (core.Admin.Err).
+func critical[T any](a *groupActor, op string, run func(op string) (T, error)) (T, error) {
+	var zero T
+	unlock, err := a.lock()
+	if err != nil {
+		a.core.Step(core.Admin{Now: a.c.opts.Clock(), Op: op, Err: err})
+		a.drive()
+		return zero, a.done
+	}
+	defer unlock()
+	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
+		return zero, err
+	}
+	return run(op)
+}
+
+// command runs one step of an admin command through the core
+// (core.Admin): the core runs handler on working at now, asks for the
+// write of its records (reloading and running it again after a revision
+// conflict) and reports the outcome, which drive performs. It returns the
+// answer of handler's last run, or the outcome's error (a refusal, a
+// failed write).
+func command[A any](a *groupActor, op string, handler func(w *group.Group, now contract.Instant) group.Result[A]) (A, error) {
+	now := a.c.opts.Clock()
+	var ans A
+	a.done = nil
+	a.core.Step(core.Admin{Now: now, Op: op, Run: func(w *group.Group) ([]group.Record, error) {
+		res := handler(w, contract.InstantOf(now))
+		ans = res.Answer
+		return res.Records, res.Err
+	}})
+	a.drive()
+	if a.done != nil {
+		var zero A
+		return zero, a.done
+	}
+	return ans, nil
+}
+
+// create creates the group (docs/protocol.md §2.2): the Redis checks
+// first, then the core stores it (an insert), then its streams are
+// provisioned.
+func (a *groupActor) create(op string, m *createMsg) (group.GroupView, error) {
 	if m.StreamLevel {
 		if err := a.checkPrefixFree(); err != nil {
 			return group.GroupView{}, err
 		}
 	}
 	if a.core.Committed().Exists() {
-		return group.GroupView{}, group.Errorf(group.CodeGroupAlreadyExists, "Group already exists")
+		return group.GroupView{}, groupExists()
 	}
-	g := group.New()
-	res := g.Create(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, a.key, m.Request)
-	if res.Err != nil {
-		return group.GroupView{}, res.Err
+	s := a.c.opts.Settings
+	create := func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
+		if w.Exists() {
+			return group.Result[group.GroupView]{Err: groupExists()}
+		}
+		return w.Create(now, s, a.key, m.Request)
 	}
-	if err := a.checkStreamKeys(g.ShardCount, m.StreamLevel); err != nil {
+	// A dry run on an empty group checks the request and tells the shard
+	// count whose stream keys must be free (step 4) before anything is
+	// stored.
+	dry := create(group.New(), contract.InstantOf(a.c.opts.Clock()))
+	if dry.Err != nil {
+		return group.GroupView{}, dry.Err
+	}
+	if err := a.checkStreamKeys(dry.Answer.ShardCount, m.StreamLevel); err != nil {
 		return group.GroupView{}, err
 	}
-	ctx, cancel := a.storeCtx()
-	defer cancel()
-	rev, err := a.c.opts.Store.Create(ctx, a.key, persistence.Encode(g))
+	view, err := command(a, op, create)
 	if err != nil {
-		return group.GroupView{}, a.errorf("create", err)
+		return group.GroupView{}, err
 	}
-	a.install(g, rev)
 	if o := a.c.opts.Ownership; o != nil {
 		o.Created(a.key)
 	}
-	if err := a.provisionCreated(); err != nil {
+	if err := a.provisionCreated(op); err != nil {
 		return group.GroupView{}, err
 	}
-	return res.Answer, nil
+	return view, nil
 }
 
-// install makes g, just written whole at rev (0: deleted), the core's
-// committed state.
-func (a *groupActor) install(g *group.Group, rev persistence.Revision) {
-	a.core.Advance(core.Loaded{Group: g, Rev: rev, Now: a.c.opts.Clock()})
-	a.drive()
+// groupExists is the domain error for a create of a stored group.
+func groupExists() error {
+	return group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")
 }
 
 // checkPrefixFree refuses a stream-level create when any stored group has
@@ -63,7 +153,7 @@ func (a *groupActor) checkPrefixFree() error {
 		return err
 	}
 	if used {
-		return group.Errorf(group.CodeStreamPrefixAlreadyExists,
+		return group.Errorf(contract.CodeStreamPrefixAlreadyExists,
 			"Stream prefix '%s' is already managed by coordinator metadata", a.key.StreamPrefix)
 	}
 	return nil
@@ -86,140 +176,76 @@ func (a *groupActor) prefixInUse() (bool, error) {
 	return false, nil
 }
 
-// delete runs a delete command in the critical section; it answers the
-// view from before the delete.
-func (a *groupActor) delete(m *deleteMsg) (group.GroupView, error) {
+// delete deletes the group (docs/protocol.md §2.3): the core removes it
+// from the store (its records end with group.DeletedRecord). It answers
+// the view from before the delete.
+func (a *groupActor) delete(op string, m *deleteMsg) (group.GroupView, error) {
 	if !a.core.Committed().Exists() {
 		return group.GroupView{}, groupNotFound()
 	}
-	res := core.Run(a.core, func(w *group.Group) group.Result[group.GroupView] {
-		return w.Delete(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
+	s := a.c.opts.Settings
+	view, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
+		return w.Delete(now, s, m.Request)
 	})
-	if res.Err != nil {
-		return group.GroupView{}, res.Err
+	if err != nil {
+		return group.GroupView{}, err
 	}
-	ctx, cancel := a.storeCtx()
-	defer cancel()
-	if err := a.c.opts.Store.Delete(ctx, a.key, a.core.Rev()); err != nil {
-		return group.GroupView{}, a.errorf("delete", err)
-	}
-	a.install(group.New(), 0)
-	// The store deleted the ownership record with the group: a create
-	// acquires the group anew.
-	a.disown()
-	a.mayHold = false
-	return res.Answer, nil
+	a.removed()
+	return view, nil
 }
 
-// scale runs docs/protocol.md §6.2 in the critical section: start (or resume) the migration
-// and store it PREPARING before touching Redis; provision the new shard
-// range; activate it and store that. A failure after the first store leaves
-// the migration PREPARING.
-func (a *groupActor) scale(m *scaleMsg) (group.Migration, error) {
+// removed follows a delete the store made: it deleted the group's
+// ownership record with the group, so this process no longer owns it and
+// a create acquires it anew.
+func (a *groupActor) removed() {
+	a.disown()
+	a.mayHold = false
+}
+
+// scale runs docs/protocol.md §6.2: start (or resume) the migration and
+// store it PREPARING before touching Redis; provision the new shard
+// range; activate it and store that. A failure after the first store
+// leaves the migration PREPARING.
+func (a *groupActor) scale(op string, m *scaleMsg) (group.Migration, error) {
 	if !a.core.Committed().Exists() {
 		return group.Migration{}, groupNotFound()
 	}
 	s := a.c.opts.Settings
-	res := a.commit(func(w *group.Group) group.Result[group.Migration] {
-		return w.StartScale(group.InstantOf(a.c.opts.Clock()), s, m.Request, m.NewID)
+	mig, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.Migration] {
+		return w.StartScale(now, s, m.Request, m.NewID)
 	})
-	if res.Err != nil || res.Answer.State != group.MigrationPreparing {
-		return res.Answer, res.Err
+	if err != nil || mig.State != group.MigrationPreparing {
+		return mig, err
 	}
-	if err := a.provision(res.Answer.ToShardCount); err != nil {
+	if err := a.provision(mig.ToShardCount); err != nil {
 		return group.Migration{}, err
 	}
-	id := res.Answer.ReshardingID
-	res = a.commit(func(w *group.Group) group.Result[group.Migration] {
-		return w.ActivateScale(group.InstantOf(a.c.opts.Clock()), s, id)
+	return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.Migration] {
+		return w.ActivateScale(now, s, mig.ReshardingID)
 	})
-	return res.Answer, res.Err
 }
 
-// rollback runs docs/protocol.md §6.5 in the critical section.
-func (a *groupActor) rollback(m *rollbackMsg) (group.Migration, error) {
+// rollback runs docs/protocol.md §6.5.
+func (a *groupActor) rollback(op string, m *rollbackMsg) (group.Migration, error) {
 	if !a.core.Committed().Exists() {
 		return group.Migration{}, groupNotFound()
 	}
-	res := a.commit(func(w *group.Group) group.Result[group.Migration] {
-		return w.Rollback(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.ID, m.Request)
+	s := a.c.opts.Settings
+	return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.Migration] {
+		return w.Rollback(now, s, m.ID, m.Request)
 	})
-	return res.Answer, res.Err
 }
 
-// checkScale answers whether a scale would start: it runs the start on a
-// copy of committed and answers its refusal, if any.
+// checkScale answers whether a scale would start: a query, not a command,
+// so it does not enter the core: it runs the start on a copy of committed
+// (read as etcd's RawNode.Status is) and answers its refusal, if any.
 func (a *groupActor) checkScale(m *checkScaleMsg) {
 	if !a.core.Committed().Exists() {
 		m.Reply.Answer(struct{}{}, groupNotFound())
 		return
 	}
-	res := core.Check(a.core, func(g *group.Group) group.Result[group.Migration] {
-		return g.StartScale(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request, newMigrationID())
-	})
+	res := a.core.Committed().Clone().StartScale(contract.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request, newMigrationID())
 	m.Reply.Answer(struct{}{}, res.Err)
-}
-
-// commit runs a migration command on working and stores its records
-// (core.Commit); a refusal or a failed write is its error.
-func (a *groupActor) commit(handler func(*group.Group) group.Result[group.Migration]) group.Result[group.Migration] {
-	res := core.Run(a.core, handler)
-	if res.Err != nil || len(res.Records) == 0 {
-		return res
-	}
-	a.commitErr = nil
-	a.core.Step(core.Commit{Now: a.c.opts.Clock(), Records: res.Records})
-	a.drive()
-	res.Err = a.commitErr
-	return res
-}
-
-// critical runs try in the group's critical section: under the state mutex
-// (Options.Locker), then as guarded. Admin commands use it: their steps
-// between commits, like provisioning, are serialised with any other
-// process that takes the mutex.
-func critical[T any](a *groupActor, op string, try func() (T, error)) (T, error) {
-	var zero T
-	unlock, err := a.lock()
-	if err != nil {
-		return zero, a.fail(op, 1, err)
-	}
-	defer unlock()
-	return guarded(a, op, try)
-}
-
-// guarded runs try, and again after each revision conflict (the core
-// reloads) up to CommitAttempts times; the core decides (core.Fail), and
-// any failure reverts working to committed. The store's compare-and-set
-// and the ownership fence guard the write: this process is the group's
-// only writer, so a conflict is a safety net, not the normal path.
-func guarded[T any](a *groupActor, op string, try func() (T, error)) (T, error) {
-	var zero T
-	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
-		return zero, err
-	}
-	for attempt := 1; ; attempt++ {
-		v, err := try()
-		if err == nil {
-			return v, nil
-		}
-		retry, err := a.core.Fail(op, attempt, err)
-		a.drive() // reports, and the reload a retry asks for
-		if !retry {
-			return zero, err
-		}
-		if err := a.core.Failed(); err != nil {
-			return zero, err
-		}
-	}
-}
-
-// fail reports a failure of an admin command outside its attempts (the
-// state mutex) to the core and returns what to answer.
-func (a *groupActor) fail(op string, attempt int, err error) error {
-	_, err = a.core.Fail(op, attempt, err)
-	a.drive()
-	return err
 }
 
 // drained asks Redis whether the removed shards of a DRAINING scale-in

@@ -18,7 +18,8 @@ import (
 //
 // State transitions:
 //
-//	Started            load (see reload); a load failure fails closed until
+//	Started            load (see reload: the core asks for it); a load
+//	                   failure fails closed until
 //	                   a later load works. With Options.Ownership nothing
 //	                   is loaded until the first request acquires the
 //	                   group (own)
@@ -37,8 +38,10 @@ import (
 //	                   the removed shards are drained (Options.Drains)
 //	flush{}            flush (the queued one): the core commits the batch and
 //	                   answers it
-//	Create, Delete,    flush, then run alone in the critical section; create
-//	Scale, Rollback    and scale provision Redis streams between commits
+//	Create, Delete,    (adminRequest) flush, then run alone in the critical
+//	Scale, Rollback    section as commands to the core, which asks for
+//	                   their writes; create and scale provision Redis
+//	                   streams between commands
 //	GetSnapshot        publish committed (see snapshot) and answer with it;
 //	                   other reads take the published snapshot without
 //	                   entering the mailbox (Coordinator.committed)
@@ -76,8 +79,8 @@ type groupActor struct {
 	passivating bool      // passivate{} was sent to the manager
 	flushStart  time.Time // when the flush under way started
 	tickStart   time.Time // when the tick under way started
-	// commitErr is the outcome of the last admin commit (core.Commit).
-	commitErr error
+	// done is the outcome of the last admin command (core.Admin).
+	done error
 	// unanswered are the answers of the Ready being performed that are not
 	// sent yet (a panic midway leaves them to failBatch).
 	unanswered []core.Answer[*heartbeatMsg]
@@ -217,22 +220,9 @@ func (a *groupActor) handle(msg request) {
 		a.drive()
 	case *tickMsg:
 		a.tick(m)
-	case *createMsg:
+	case adminRequest:
 		a.flush()
-		answerAdmin(a, m.Reply, "create", func() (group.GroupView, error) { return a.create(m) })
-	case *deleteMsg:
-		a.flush()
-		answerAdmin(a, m.Reply, "delete", func() (group.GroupView, error) { return a.delete(m) })
-	case *scaleMsg:
-		op := "scale-group"
-		if m.StreamLevel {
-			op = "scale-stream"
-		}
-		a.flush()
-		answerAdmin(a, m.Reply, op, func() (group.Migration, error) { return a.scale(m) })
-	case *rollbackMsg:
-		a.flush()
-		answerAdmin(a, m.Reply, "rollback-migration", func() (group.Migration, error) { return a.rollback(m) })
+		m.exec(a)
 	case *checkScaleMsg:
 		a.checkScale(m)
 	case *snapshotMsg:
@@ -294,9 +284,10 @@ func (a *groupActor) flushBatch(queued bool) {
 
 // drive does what the core's Ready asks until it asks nothing more: it
 // reports the events and the changes of committed (outdating the published
-// snapshot before anyone is answered), answers, schedules the flush, and
-// performs the load, write or drain check, reporting its outcome with
-// Advance.
+// snapshot before anyone is answered), takes an admin command's outcome,
+// answers, schedules the flush, and performs the load, the write (commit:
+// the runtime's commit path) or the drain check, reporting its outcome
+// with Advance.
 func (a *groupActor) drive() {
 	for a.core.HasReady() {
 		rd := a.core.Ready()
@@ -321,8 +312,8 @@ func (a *groupActor) drive() {
 				a.c.opts.Observer.GroupStats(a.key, committed.Stats())
 			}
 		}
-		if rd.Committed != nil {
-			a.commitErr = *rd.Committed
+		if rd.Done != nil {
+			a.done = *rd.Done
 		}
 		a.withdrawIfFailed() // a failed group's readers wait for its reload
 		for len(a.unanswered) > 0 {
@@ -335,7 +326,7 @@ func (a *groupActor) drive() {
 		case rd.Load:
 			a.core.Advance(a.load())
 		case rd.Write != nil:
-			a.core.Advance(a.write(rd.Write))
+			a.core.Advance(a.commit(rd.Write))
 		case rd.DrainCheck != nil:
 			a.core.Advance(core.DrainChecked{Drained: a.drained(rd.DrainCheck)})
 		}
@@ -346,15 +337,6 @@ func (a *groupActor) drive() {
 			a.flush()
 		}
 	}
-}
-
-// answerAdmin runs an admin command in the critical section, publishes the
-// committed state, then answers: a read after the answer takes the
-// snapshot without a mailbox round trip.
-func answerAdmin[T any](a *groupActor, r replyTo[T], op string, run func() (T, error)) {
-	v, err := critical(a, op, run)
-	a.publish()
-	r.Answer(v, err)
 }
 
 // failBatch answers every parked heartbeat that has no answer yet (and

@@ -38,7 +38,7 @@ func provisionShards(ctx context.Context, p Provisioner, key group.Key, n int) e
 	if p == nil || n == 0 {
 		return nil
 	}
-	if err := p.Provision(ctx, key.StreamPrefix, key.ConsumerGroup, group.Range(0, n)); err != nil {
+	if err := p.Provision(ctx, key.StreamPrefix, key.ConsumerGroup, contract.Range(0, n)); err != nil {
 		return fmt.Errorf("provision group %s: %w: %w", key, outsideStore(contract.ErrProvisioning), err)
 	}
 	return nil
@@ -73,26 +73,29 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 		return fmt.Errorf("check stream keys of %s: %w: %w", a.key.StreamPrefix, outsideStore(contract.ErrProvisioning), err)
 	}
 	if len(keys) > 0 {
-		return group.Errorf(group.CodeStreamPrefixAlreadyExists,
+		return group.Errorf(contract.CodeStreamPrefixAlreadyExists,
 			"Stream prefix '%s' already has Redis key(s): %s", a.key.StreamPrefix, strings.Join(keys, ", "))
 	}
 	return nil
 }
 
 // provisionCreated provisions the shards of the group create has just
-// stored (docs/protocol.md §2.2 step 6). On failure it deletes the group again, guarded by
-// its revision, so that a failed create leaves nothing behind; if that
-// delete fails too the group stays stored and both errors are reported.
-func (a *groupActor) provisionCreated() error {
+// stored (docs/protocol.md §2.2 step 6). On failure it deletes the group
+// again through the core (a forced delete, guarded by its revision), so
+// that a failed create leaves nothing behind; if that delete fails too
+// the group stays stored and both errors are reported.
+func (a *groupActor) provisionCreated(op string) error {
 	err := a.provision(a.core.Committed().ShardCount)
 	if err == nil {
 		return nil
 	}
-	ctx, cancel := a.storeCtx()
-	defer cancel()
-	if derr := a.c.opts.Store.Delete(ctx, a.key, a.core.Rev()); derr != nil {
+	s := a.c.opts.Settings
+	undo := group.DeleteRequest{RequestedBy: "coordinator", Reason: "provisioning the created group failed", Force: true}
+	if _, derr := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
+		return w.Delete(now, s, undo)
+	}); derr != nil {
 		return fmt.Errorf("%w (deleting the group again failed: %v)", err, derr)
 	}
-	a.install(group.New(), 0)
+	a.removed()
 	return err
 }

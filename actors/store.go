@@ -106,11 +106,12 @@ func (a *groupActor) notServing() error {
 	return nil
 }
 
-// reload loads the stored group into the core, which re-runs the pending
-// batch on it. A failure fails the group closed: the cached state is kept
-// but never used until a reload succeeds.
+// reload asks the core for a load of the stored group (core.Load), which
+// drive performs; the core re-runs the pending batch on it. A failure
+// fails the group closed: the cached state is kept but never used until a
+// reload succeeds.
 func (a *groupActor) reload() error {
-	a.core.Advance(a.load())
+	a.core.Step(core.Load{})
 	a.drive()
 	return a.core.Failed()
 }
@@ -149,13 +150,28 @@ func (a *groupActor) load() (out core.Loaded) {
 	return out
 }
 
-// write performs a write the core asked for.
-func (a *groupActor) write(w *core.Write) core.Written {
+// commit is the runtime's commit path, the one place that writes a
+// group: it persists the records of a Write the core asked for, encoded
+// for the store (package persistence), by the Write's kind. Its outcome
+// goes back to the core (Advance), which applies the records to committed
+// once stored.
+func (a *groupActor) commit(w *core.Write) core.Written {
 	ctx, cancel := a.storeCtx()
 	defer cancel()
-	rev, err := a.c.opts.Store.Commit(ctx, a.key, w.Expected, w.Mutation)
+	var rev persistence.Revision
+	var err error
+	switch w.Kind {
+	case core.Insert:
+		rev, err = a.c.opts.Store.Create(ctx, a.key, persistence.Encode(w.Group))
+	case core.Remove:
+		err = a.c.opts.Store.Delete(ctx, a.key, w.Expected)
+	case core.Rewrite:
+		rev, err = a.c.opts.Store.Commit(ctx, a.key, w.Expected, persistence.Rewrite(w.Group, w.Now))
+	default:
+		rev, err = a.c.opts.Store.Commit(ctx, a.key, w.Expected, persistence.MutationOf(w.Group, w.Records, w.Now))
+	}
 	if err != nil {
-		return core.Written{Err: a.errorf("commit", err)}
+		return core.Written{Err: a.errorf(w.Kind.String(), err)}
 	}
 	return core.Written{Rev: rev}
 }

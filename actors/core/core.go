@@ -55,6 +55,8 @@ type Core[R any] struct {
 	flushing bool
 	// ticking is a tick waiting for its drain check (Ready.DrainCheck).
 	ticking *tick[R]
+	// loading: a Ready asked for a load whose outcome is not reported yet.
+	loading bool
 
 	rd Ready[R]
 	// What rd's pointers point to, kept here so that a Ready costs no
@@ -62,16 +64,16 @@ type Core[R any] struct {
 	// kept: an idle group would keep its last batch's messages alive.
 	flushed     Flushed
 	nextWrite   Write
-	commitErr   error
+	doneErr     error
 	tickChanged bool
 }
 
 // entry is one heartbeat or tick of the pending batch.
 type entry[R any] struct {
 	now  time.Time
-	hb   *group.HeartbeatRequest // nil for a tick
+	hb   *contract.HeartbeatRequest // nil for a tick
 	to   R
-	resp group.HeartbeatResponse // computed on working; sent once committed
+	resp contract.HeartbeatResponse // computed on working; sent once committed
 	// drained names the migration a tick found drained in Redis; re-runs
 	// replay the confirmation without asking Redis again.
 	drained string
@@ -84,19 +86,19 @@ type tick[R any] struct {
 	migration string // whose drain is checked
 }
 
-// flush is the state of the flush under way.
+// flush is the state of the flush, or admin command, under way.
 type flush struct {
 	now        time.Time
 	notServing error
 	size       int
 	attempt    int
 	wrote      bool
-	// committing: the admin records of Commit are written, not a batch.
-	committing bool
+	// admin is the command under way instead of a batch.
+	admin *Admin
 }
 
 // New returns a core holding a group that does not exist, at revision 0,
-// until a load is reported (Advance(Loaded)).
+// until a load is reported (Step(Load), then Advance(Loaded)).
 func New[R any](cfg Config) *Core[R] {
 	return &Core[R]{cfg: cfg, committed: group.New(), working: group.New()}
 }
@@ -115,7 +117,7 @@ func (c *Core[R]) Failed() error { return c.failed }
 func (c *Core[R]) Pending() int { return len(c.entries) }
 
 // Due says when working next needs a tick (group.NextDue).
-func (c *Core[R]) Due() (due group.Instant, poll bool) { return c.working.NextDue() }
+func (c *Core[R]) Due() (due contract.Instant, poll bool) { return c.working.NextDue() }
 
 // PendingDrain names working's DRAINING scale-in whose removed shards a
 // tick must find drained in Redis (group.PendingDrain).
@@ -126,25 +128,8 @@ func (c *Core[R]) PendingDrain() (id string, removed []int, ok bool) {
 	return c.working.PendingDrain()
 }
 
-// Run runs an admin handler on c's working copy and returns its result;
-// the actor flushes the batch first, so its records are the whole
-// difference between working and committed, and commits them with
-// Step(Commit). A refusal reverts working.
-func Run[R, A any](c *Core[R], handler func(working *group.Group) group.Result[A]) group.Result[A] {
-	res := handler(c.working)
-	if res.Err != nil {
-		c.revert()
-	}
-	return res
-}
-
-// Check runs handler on a copy of committed, which stays as it is: a
-// pre-check answered from the committed state.
-func Check[R, A any](c *Core[R], handler func(copy *group.Group) group.Result[A]) group.Result[A] {
-	return handler(c.committed.Clone())
-}
-
-// Step feeds the core one entry; see Heartbeat, Tick, Flush and Commit.
+// Step feeds the core one entry; see Heartbeat, Tick, Flush, Admin and
+// Load.
 func (c *Core[R]) Step(in Input) {
 	switch in := in.(type) {
 	case Heartbeat[R]:
@@ -188,17 +173,18 @@ func (c *Core[R]) Step(in Input) {
 		default:
 			c.finish(nil)
 		}
-	case Commit:
-		if len(in.Records) == 0 {
+	case Admin:
+		if len(c.entries) > 0 || c.flushing {
+			panic("core: an admin command while a batch is pending")
+		}
+		c.startFlush(flush{now: in.Now, admin: &in})
+		if in.Err != nil {
+			c.end(c.abort(in.Err))
 			return
 		}
-		c.records = in.Records
-		c.startFlush(flush{now: in.Now, committing: true})
-		if c.failed != nil {
-			c.end(c.failed)
-		} else {
-			c.write()
-		}
+		c.runAdmin()
+	case Load:
+		c.askLoad()
 	default:
 		panic("core: unknown entry")
 	}
@@ -225,7 +211,7 @@ func (c *Core[R]) drainChecked(out DrainChecked) {
 	c.ticking = nil
 	if out.Drained {
 		t.e.drained = t.migration
-		t.recs = append(t.recs, c.working.ConfirmDrain(group.InstantOf(t.e.now), c.cfg.Settings, t.e.drained).Records...)
+		t.recs = append(t.recs, c.working.ConfirmDrain(contract.InstantOf(t.e.now), c.cfg.Settings, t.e.drained).Records...)
 	}
 	c.ticked(t.e, t.recs)
 }
@@ -245,7 +231,7 @@ func (c *Core[R]) answerWith(a Answer[R]) {
 	c.rd.Answers = append(c.rd.Answers, a)
 }
 
-// startFlush starts the flush or commit fl.
+// startFlush starts the flush or admin command fl.
 func (c *Core[R]) startFlush(fl flush) { c.fl, c.flushing = fl, true }
 
 // HasReady reports whether Ready holds anything to do.
@@ -266,8 +252,12 @@ func (c *Core[R]) Advance(out Outcome) {
 }
 
 // Abandon empties the batch without answering it and returns whom its
-// heartbeats were to be answered through (a panic: the actor answers them
-// with an error and restarts, and its next core loads from the store).
+// heartbeats were to be answered through. It is the one call outside
+// Step/Ready/Advance, for a panic: the actor's recover answers them with
+// an error and the actor restarts with a new core that loads from the
+// store. A panic may leave this core halfway through a Step or Advance
+// (working half-changed, a Ready half-built), so no entry may run on it
+// any more; Abandon decides nothing and only hands back the replies.
 func (c *Core[R]) Abandon() []R {
 	var out []R
 	for _, e := range c.entries {
@@ -279,27 +269,52 @@ func (c *Core[R]) Abandon() []R {
 	return out
 }
 
-// Fail decides what follows a failed admin command on its attempt-th try
-// (op names it for the conflict report): after a revision conflict with
-// attempts left, reload (Ready.Load) and run it again (retry); otherwise
-// working reverts to committed and err is what to answer (see abort).
-func (c *Core[R]) Fail(op string, attempt int, err error) (retry bool, _ error) {
+// runAdmin runs the admin command under way on working and asks for the
+// write of its records (a group that fails closed is loaded first); a
+// refusal reverts working and ends it.
+func (c *Core[R]) runAdmin() {
+	if c.failed != nil {
+		c.askLoad()
+		return
+	}
+	recs, err := c.fl.admin.Run(c.working)
+	if err != nil {
+		c.revert()
+		c.end(err)
+		return
+	}
+	c.records = recs
+	c.write()
+}
+
+// askLoad asks for the stored group (Ready.Load).
+func (c *Core[R]) askLoad() { c.rd.Load, c.loading = true, true }
+
+// retry decides what follows a failed write of the flush or admin command
+// under way: after a revision conflict with attempts left, reload
+// (Ready.Load) and run it again (true); otherwise working reverts to
+// committed and the error is what to answer (see abort).
+func (c *Core[R]) retry(err error) (bool, error) {
 	if persistence.Classify(err) != persistence.Stale {
 		return false, c.abort(err)
 	}
-	c.rd.Conflicts = append(c.rd.Conflicts, Conflict{Op: op, Attempt: attempt})
-	if attempt >= c.cfg.CommitAttempts {
+	op := "flush"
+	if c.fl.admin != nil {
+		op = c.fl.admin.Op
+	}
+	c.rd.Conflicts = append(c.rd.Conflicts, Conflict{Op: op, Attempt: c.fl.attempt})
+	if c.fl.attempt >= c.cfg.CommitAttempts {
 		c.revert()
 		return false, fmt.Errorf("%s group %s: %w", op, c.cfg.Key, contract.ErrStateConflict)
 	}
-	c.rd.Load = true
+	c.askLoad()
 	return true, nil
 }
 
 // run runs one entry on working, recording a heartbeat's response, and
 // returns the records it produced.
 func (c *Core[R]) run(e *entry[R]) []group.Record {
-	at := group.InstantOf(e.now)
+	at := contract.InstantOf(e.now)
 	if e.hb == nil {
 		recs := c.working.Tick(at, c.cfg.Settings).Records
 		if e.drained != "" {
@@ -344,7 +359,7 @@ func (c *Core[R]) revert() { c.working = c.committed.Clone() }
 // kept in memory): renewals are not stored, so the stored lease ends may
 // be older than what was promised before this load.
 func (c *Core[R]) install(g *group.Group, rev persistence.Revision, legacy bool, now time.Time) {
-	g.RestartLeases(group.InstantOf(now), c.cfg.Settings)
+	g.RestartLeases(contract.InstantOf(now), c.cfg.Settings)
 	c.committed, c.working, c.rev, c.legacy = g, g.Clone(), rev, legacy
 	c.rd.Changed = true
 }
@@ -374,26 +389,35 @@ func (c *Core[R]) writes() []group.Record {
 	return out
 }
 
-// write asks for the pending records to be committed (Ready.Write), or
+// write asks for the pending records to be stored (Ready.Write), or
 // ends the flush when nothing needs writing. A group that fails closed is
-// loaded first.
+// loaded first. The kind of write follows from the state: an insert while
+// no group is stored, a removal when working no longer exists, a rewrite
+// of a legacy-layout group, else an update of the records' delta.
 func (c *Core[R]) write() {
 	if c.failed != nil {
-		c.rd.Load = true
+		c.askLoad()
 		return
 	}
-	c.fl.attempt++
-	var m persistence.Mutation
+	w := Write{Expected: c.rev, Group: c.working, Now: c.fl.now}
 	switch recs := c.writes(); {
+	case c.rev == 0 && c.working.Exists():
+		w.Kind, w.Records = Insert, c.records
+	case c.rev == 0:
+		c.finish(nil) // nothing stored, nothing to store
+		return
+	case !c.working.Exists():
+		w.Kind, w.Records = Remove, c.records
 	case c.legacy && len(c.records) > 0:
-		m = persistence.Rewrite(c.working, c.fl.now)
+		w.Kind, w.Records = Rewrite, c.records
 	case len(recs) == 0:
 		c.finish(nil)
 		return
 	default:
-		m = persistence.MutationOf(c.working, recs, c.fl.now)
+		w.Records = recs
 	}
-	c.nextWrite = Write{Expected: c.rev, Mutation: m}
+	c.fl.attempt++
+	c.nextWrite = w
 	c.rd.Write = &c.nextWrite
 }
 
@@ -402,26 +426,25 @@ func (c *Core[R]) written(out Written) {
 	if !c.flushing {
 		panic("core: a write outcome without a write")
 	}
-	c.nextWrite = Write{} // its encoded mutation is no longer needed
+	c.nextWrite = Write{} // the runtime is done with its records
 	if out.Err == nil {
 		c.rev, c.legacy, c.fl.wrote = out.Rev, false, true
 		c.finish(nil)
 		return
 	}
-	if c.fl.committing {
-		// An admin command's caller retries the whole command (Fail).
-		c.end(out.Err)
-		return
-	}
-	retry, err := c.Fail("flush", c.fl.attempt, out.Err)
-	if !retry {
+	if retry, err := c.retry(out.Err); !retry {
 		c.finish(err)
 	}
 }
 
 // loaded takes a load's outcome: on success the stored group is installed
-// and the pending batch re-run on it; a flush waiting for it goes on.
+// and the pending batch re-run on it; a flush or admin command waiting for
+// it goes on (the command runs again on the fresh working).
 func (c *Core[R]) loaded(out Loaded) {
+	if !c.loading {
+		panic("core: a load outcome without a load")
+	}
+	c.loading = false
 	if out.Err != nil {
 		c.failed = out.Err
 		if c.flushing {
@@ -432,7 +455,11 @@ func (c *Core[R]) loaded(out Loaded) {
 	c.failed = nil
 	c.install(out.Group, out.Rev, out.Legacy, out.Now)
 	c.rerun()
-	if c.flushing && !c.fl.committing {
+	switch {
+	case !c.flushing:
+	case c.fl.admin != nil:
+		c.runAdmin()
+	default:
 		c.write()
 	}
 }
@@ -464,7 +491,7 @@ func (c *Core[R]) abort(err error) error {
 // since no write proved its ownership.
 func (c *Core[R]) finish(err error) {
 	fl := &c.fl
-	if fl.committing {
+	if fl.admin != nil {
 		c.end(err)
 		return
 	}
@@ -485,19 +512,20 @@ func (c *Core[R]) finish(err error) {
 	c.entries, c.records, c.flushing = nil, nil, false
 }
 
-// end ends the commit of an admin command's records: stored, they are
-// applied to committed; its outcome is reported in Ready.Committed.
+// end ends the admin command under way: its records, stored, are applied
+// to committed; its outcome is reported in Ready.Done.
 func (c *Core[R]) end(err error) {
-	if err == nil {
+	if err == nil && len(c.records) > 0 {
 		c.apply()
 	}
-	c.commitErr = err
-	c.rd.Committed = &c.commitErr
-	c.records, c.flushing = nil, false
+	c.doneErr = err
+	c.rd.Done = &c.doneErr
+	c.records, c.flushing, c.fl.admin = nil, false, nil
 }
 
 // apply applies the pending records to committed (those that needed a
-// write were just stored).
+// write were just stored): the runtime's Apply of the records it
+// persisted, reported in Ready.Records.
 func (c *Core[R]) apply() {
 	for _, r := range c.records {
 		c.committed.Apply(r)

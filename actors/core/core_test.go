@@ -39,7 +39,7 @@ func created(t *testing.T) *group.Group {
 	t.Helper()
 	g := group.New()
 	four := 4
-	if err := g.Create(group.InstantOf(t0), group.DefaultSettings(), key,
+	if err := g.Create(contract.InstantOf(t0), group.DefaultSettings(), key,
 		group.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}).Err; err != nil {
 		t.Fatal(err)
 	}
@@ -50,26 +50,36 @@ func created(t *testing.T) *group.Group {
 func loaded(t *testing.T, cfg core.Config) *testCore {
 	t.Helper()
 	c := core.New[string](cfg)
-	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
-	if rd := c.Ready(); !rd.Changed || len(rd.Records) != 0 {
-		t.Fatalf("a load: %+v, want committed changed without records", rd)
-	}
+	load(t, c, core.Loaded{Group: created(t), Rev: 1, Now: t0})
 	return c
 }
 
-func join(id string) *group.HeartbeatRequest {
-	return &group.HeartbeatRequest{ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}
+// load asks c for a load as the actor does (Step(Load)) and reports out.
+func load(t *testing.T, c *testCore, out core.Loaded) {
+	t.Helper()
+	c.Step(core.Load{})
+	if rd := c.Ready(); !rd.Load {
+		t.Fatalf("Step(Load): %+v, want a load", rd)
+	}
+	c.Advance(out)
+	if rd := c.Ready(); out.Err == nil && (!rd.Changed || len(rd.Records) != 0) {
+		t.Fatalf("a load: %+v, want committed changed without records", rd)
+	}
 }
 
-func next(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+func join(id string) *contract.HeartbeatRequest {
+	return &contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}
+}
+
+func next(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
 	req := join(id)
 	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
 	req.MemberEpoch, req.MetadataVersion, req.OwnedShards = resp.MemberEpoch, resp.MetadataVersion, resp.Assignment.AssignedShards
 	return req
 }
 
-func beat(c *testCore, at time.Time, to string, req *group.HeartbeatRequest) {
+func beat(c *testCore, at time.Time, to string, req *contract.HeartbeatRequest) {
 	c.Step(core.Heartbeat[string]{Now: at, Req: req, To: to})
 }
 
@@ -90,12 +100,12 @@ func answer(t *testing.T, rd core.Ready[string], to string) core.Answer[string] 
 
 // joined returns a core where m-1 joined and acknowledged (stored at rev 3),
 // and m-1's last answer.
-func joined(t *testing.T) (*testCore, group.HeartbeatResponse) {
+func joined(t *testing.T) (*testCore, contract.HeartbeatResponse) {
 	t.Helper()
 	return joinedWith(t, config())
 }
 
-func joinedWith(t *testing.T, cfg core.Config) (*testCore, group.HeartbeatResponse) {
+func joinedWith(t *testing.T, cfg core.Config) (*testCore, contract.HeartbeatResponse) {
 	t.Helper()
 	c := loaded(t, cfg)
 	beat(c, t0, "m-1", join("m-1"))
@@ -135,7 +145,7 @@ func TestCoreWritesAChangeAndAnswersOnlyOnceStored(t *testing.T) {
 	if !rd.Changed || len(rd.Records) == 0 || rd.Flushed == nil || !rd.Flushed.Wrote || rd.Flushed.Err != nil {
 		t.Fatalf("after the write: %+v", rd)
 	}
-	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != group.StatusOK {
+	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != contract.StatusOK {
 		t.Fatalf("answer %+v", a)
 	}
 	if c.Rev() != 2 || c.Committed().Members["m-1"] == nil || c.Pending() != 0 || c.HasReady() {
@@ -169,7 +179,7 @@ func TestCoreAnswersAtOnceWhatChangesNothing(t *testing.T) {
 	req.ProtocolVersion = 2
 	beat(c, t0, "m-1", req)
 	rd := c.Ready()
-	if a := answer(t, rd, "m-1"); a.Resp.Status != group.StatusUnsupportedProtocol || rd.Flush != core.NoFlush {
+	if a := answer(t, rd, "m-1"); a.Resp.Status != contract.StatusUnsupportedProtocol || rd.Flush != core.NoFlush {
 		t.Fatalf("rejected heartbeat: %+v", rd)
 	}
 }
@@ -221,7 +231,7 @@ func TestCoreGivesUpAfterCommitAttempts(t *testing.T) {
 	if rd.Load || rd.Flushed == nil || !errors.Is(rd.Flushed.Err, contract.ErrStateConflict) {
 		t.Fatalf("third conflict: %+v, want the flush to fail with ErrStateConflict", rd)
 	}
-	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != group.StatusRetry {
+	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != contract.StatusRetry {
 		t.Fatalf("answer %+v, want RETRY", a)
 	}
 }
@@ -255,7 +265,7 @@ func TestCoreFailureOutcomes(t *testing.T) {
 				t.Fatalf("failed %v, deposed %v", c.Failed(), rd.Deposed)
 			}
 			a := answer(t, rd, "m-1")
-			if tc.answerErr != (a.Err != nil) || !tc.answerErr && a.Resp.Status != group.StatusRetry {
+			if tc.answerErr != (a.Err != nil) || !tc.answerErr && a.Resp.Status != contract.StatusRetry {
 				t.Fatalf("answer %+v", a)
 			}
 			if c.Committed().Members["m-1"] != nil || c.Pending() != 0 {
@@ -263,8 +273,7 @@ func TestCoreFailureOutcomes(t *testing.T) {
 			}
 			// The next entry runs on committed again: m-1 joins afresh.
 			if c.Failed() != nil {
-				c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
-				c.Ready()
+				load(t, c, core.Loaded{Group: created(t), Rev: 1, Now: t0})
 			}
 			beat(c, t0, "m-1", join("m-1"))
 			c.Ready()
@@ -299,7 +308,7 @@ func TestCoreLoadsAFailedGroupBeforeItWrites(t *testing.T) {
 	}
 	c.Advance(core.Loaded{Err: persistence.ErrUnavailable})
 	rd = c.Ready()
-	if a := answer(t, rd, "m-2"); a.Resp.Status != group.StatusRetry || c.Failed() == nil {
+	if a := answer(t, rd, "m-2"); a.Resp.Status != contract.StatusRetry || c.Failed() == nil {
 		t.Fatalf("load failed: answer %+v, failed %v", a, c.Failed())
 	}
 }
@@ -353,26 +362,25 @@ func TestCoreFlushScheduling(t *testing.T) {
 	// renewal (under the state mutex), and a lock failure fails the batch.
 	c.Step(core.Flush{Now: t0, Err: fmt.Errorf("lock: %w", persistence.ErrLockTimeout)})
 	rd := c.Ready()
-	if a := answer(t, rd, "m-1"); a.Resp.Status != group.StatusRetry || rd.Write != nil {
+	if a := answer(t, rd, "m-1"); a.Resp.Status != contract.StatusRetry || rd.Write != nil {
 		t.Fatalf("lock failure: %+v", rd)
 	}
 }
 
 func TestCoreRewritesALegacyGroupWhole(t *testing.T) {
 	c := core.New[string](config())
-	c.Advance(core.Loaded{Group: created(t), Rev: 1, Legacy: true, Now: t0})
-	c.Ready()
+	load(t, c, core.Loaded{Group: created(t), Rev: 1, Legacy: true, Now: t0})
 	beat(c, t0, "m-1", join("m-1"))
 	c.Ready()
 	rd := flush(c, t0)
-	if rd.Write == nil || rd.Write.Mutation.Aggregate == nil || len(rd.Write.Mutation.PutMembers) != 1 {
+	if rd.Write == nil || rd.Write.Kind != core.Rewrite || rd.Write.Group.Members["m-1"] == nil {
 		t.Fatalf("legacy group: %+v, want the whole group", rd.Write)
 	}
 	c.Advance(core.Written{Rev: 2})
 	c.Ready()
 	beat(c, t0, "m-2", join("m-2"))
 	c.Ready()
-	if rd := flush(c, t0); rd.Write == nil || rd.Write.Mutation.Aggregate != nil && len(rd.Write.Mutation.PutMembers) > 2 {
+	if rd := flush(c, t0); rd.Write == nil || rd.Write.Kind != core.Update {
 		t.Fatalf("after the rewrite: %+v, want a delta", rd.Write)
 	}
 }
@@ -381,8 +389,8 @@ func TestCoreRestartsLeasesWhenItLoads(t *testing.T) {
 	writer, _ := joined(t)
 	takeover := t0.Add(group.DefaultSettings().MemberLeaseTTL / 2)
 	c := core.New[string](config())
-	c.Advance(core.Loaded{Group: writer.Committed().Clone(), Rev: writer.Rev(), Now: takeover})
-	want := group.InstantOf(takeover.Add(group.DefaultSettings().MemberLeaseTTL))
+	load(t, c, core.Loaded{Group: writer.Committed().Clone(), Rev: writer.Rev(), Now: takeover})
+	want := contract.InstantOf(takeover.Add(group.DefaultSettings().MemberLeaseTTL))
 	if got := c.Committed().Members["m-1"].LeaseEnd(); got != want {
 		t.Fatalf("lease end after a takeover: %v, want takeover + TTL %v", got, want)
 	}
@@ -395,7 +403,7 @@ func TestCoreRefusedHeartbeat(t *testing.T) {
 		t.Fatalf("refused by ownership: %+v", a)
 	}
 	c.Step(core.Heartbeat[string]{Req: join("m-1"), To: "m-1", Refused: persistence.ErrUnavailable})
-	if a := answer(t, c.Ready(), "m-1"); a.Err != nil || a.Resp.Status != group.StatusRetry {
+	if a := answer(t, c.Ready(), "m-1"); a.Err != nil || a.Resp.Status != contract.StatusRetry {
 		t.Fatalf("refused by a store down: %+v, want RETRY", a)
 	}
 }
@@ -405,15 +413,10 @@ func TestCoreTickAsksForTheDrainCheck(t *testing.T) {
 	cfg.Settings.DrainCheck = true
 	c, resp := joinedWith(t, cfg)
 	// Scale in from 4 to 2 shards.
-	two := 2
-	res := core.Run(c, func(w *group.Group) group.Result[group.Migration] {
-		return w.StartScale(group.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &two, RequestedBy: "t"}, "mig-1")
-	})
-	commit(t, c, res.Records)
-	res = core.Run(c, func(w *group.Group) group.Result[group.Migration] {
-		return w.ActivateScale(group.InstantOf(t0), group.DefaultSettings(), "mig-1")
-	})
-	commit(t, c, res.Records)
+	command(t, c, startScale(2))
+	command(t, c, handler(func(w *group.Group) group.Result[group.Migration] {
+		return w.ActivateScale(contract.InstantOf(t0), group.DefaultSettings(), "mig-1")
+	}))
 	// m-1 releases shards 2 and 3; the migration drains.
 	at := t0.Add(2 * time.Second)
 	for i := 0; i < 3; i++ {
@@ -449,43 +452,168 @@ func TestCoreTickAsksForTheDrainCheck(t *testing.T) {
 	}
 }
 
-// commit stores an admin command's records.
-func commit(t *testing.T, c *testCore, recs []group.Record) {
-	t.Helper()
-	c.Step(core.Commit{Now: t0, Records: recs})
-	rd := c.Ready()
-	if rd.Write == nil {
-		t.Fatalf("commit: %+v, want a write", rd)
-	}
-	c.Advance(core.Written{Rev: c.Rev() + 1})
-	rd = c.Ready()
-	if rd.Committed == nil || *rd.Committed != nil || !rd.Changed {
-		t.Fatalf("commit outcome %+v", rd)
+// handler adapts a domain handler to core.Admin.Run.
+func handler[A any](h func(w *group.Group) group.Result[A]) func(*group.Group) ([]group.Record, error) {
+	return func(w *group.Group) ([]group.Record, error) {
+		res := h(w)
+		return res.Records, res.Err
 	}
 }
 
-func TestCoreAdminCommandConflictAsksForAReload(t *testing.T) {
-	c := loaded(t, config())
-	two := 2
-	res := core.Run(c, func(w *group.Group) group.Result[group.Migration] {
-		return w.StartScale(group.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &two, RequestedBy: "t"}, "mig-1")
+// startScale starts a scale to n shards as migration mig-1.
+func startScale(n int) func(*group.Group) ([]group.Record, error) {
+	return handler(func(w *group.Group) group.Result[group.Migration] {
+		return w.StartScale(contract.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &n, RequestedBy: "t"}, "mig-1")
 	})
-	c.Step(core.Commit{Now: t0, Records: res.Records})
+}
+
+// command runs an admin command through the core and stores its records;
+// it returns the Ready that reports its outcome.
+func command(t *testing.T, c *testCore, run func(*group.Group) ([]group.Record, error)) core.Ready[string] {
+	t.Helper()
+	c.Step(core.Admin{Now: t0, Op: "test", Run: run})
+	rd := c.Ready()
+	if rd.Write == nil {
+		t.Fatalf("command: %+v, want a write", rd)
+	}
+	next := c.Rev() + 1
+	if rd.Write.Kind == core.Remove {
+		next = 0
+	}
+	c.Advance(core.Written{Rev: next})
+	rd = c.Ready()
+	if rd.Done == nil || *rd.Done != nil || !rd.Changed {
+		t.Fatalf("command outcome %+v", rd)
+	}
+	return rd
+}
+
+// An admin command is a request to the core: its records are written as
+// an insert while no group is stored, as a removal when they delete the
+// group, and reach committed, and the runtime (Ready.Records), once
+// stored; the delete record included.
+func TestCoreAdminCommandsCreateAndDeleteThroughTheCore(t *testing.T) {
+	c := core.New[string](config())
+	load(t, c, core.Loaded{Group: group.New(), Now: t0}) // not stored
+	four := 4
+	c.Step(core.Admin{Now: t0, Op: "create", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
+		return w.Create(contract.InstantOf(t0), group.DefaultSettings(), key, group.CreateRequest{InitialShardCount: &four, RequestedBy: "t"})
+	})})
+	rd := c.Ready()
+	if rd.Write == nil || rd.Write.Kind != core.Insert || rd.Write.Expected != 0 || !rd.Write.Group.Exists() {
+		t.Fatalf("create: %+v, want an insert of the new group", rd.Write)
+	}
+	if c.Committed().Exists() {
+		t.Fatal("committed changed before the insert")
+	}
+	c.Advance(core.Written{Rev: 1})
+	rd = c.Ready()
+	if rd.Done == nil || *rd.Done != nil || !rd.Changed || len(rd.Records) == 0 || c.Rev() != 1 || c.Committed().ShardCount != 4 {
+		t.Fatalf("after the insert: %+v, rev %d", rd, c.Rev())
+	}
+	c.Step(core.Admin{Now: t0, Op: "delete", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
+		return w.Delete(contract.InstantOf(t0), group.DefaultSettings(), group.DeleteRequest{RequestedBy: "t", Reason: "test"})
+	})})
+	rd = c.Ready()
+	if rd.Write == nil || rd.Write.Kind != core.Remove || rd.Write.Expected != 1 {
+		t.Fatalf("delete: %+v, want a removal at rev 1", rd)
+	}
+	c.Advance(core.Written{Rev: 0})
+	rd = c.Ready()
+	if rd.Done == nil || *rd.Done != nil || c.Committed().Exists() || c.Rev() != 0 {
+		t.Fatalf("after the removal: %+v, rev %d", rd, c.Rev())
+	}
+	if _, ok := rd.Records[len(rd.Records)-1].(group.DeletedRecord); !ok {
+		t.Fatalf("records %+v, want them to end with the delete", rd.Records)
+	}
+}
+
+func TestCoreAdminCommandRunsAgainAfterAConflict(t *testing.T) {
+	c := loaded(t, config())
+	runs := 0
+	scale := startScale(2)
+	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: func(w *group.Group) ([]group.Record, error) {
+		runs++
+		return scale(w)
+	}})
 	c.Ready()
 	c.Advance(core.Written{Err: persistence.ErrConflict})
 	rd := c.Ready()
-	if rd.Committed == nil || !errors.Is(*rd.Committed, persistence.ErrConflict) || rd.Load {
-		t.Fatalf("commit outcome %+v, want the conflict for the command to decide", rd)
+	if rd.Done != nil || !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: "scale-group", Attempt: 1}) {
+		t.Fatalf("after a conflict: %+v, want a reload and the conflict reported", rd)
 	}
-	retry, err := c.Fail("scale-group", 1, *rd.Committed)
-	if rd = c.Ready(); !retry || err != nil || !rd.Load || len(rd.Conflicts) != 1 {
-		t.Fatalf("Fail: retry %v, err %v, %+v", retry, err, rd)
+	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+	if rd = c.Ready(); rd.Write == nil || runs != 2 {
+		t.Fatalf("after the reload: %+v, %d runs, want the command run again and written", rd, runs)
 	}
-	if retry, err := c.Fail("scale-group", 1, group.Errorf(group.CodeActiveMigrationExists, "busy")); retry || err == nil {
-		t.Fatalf("a refusal: retry %v, err %v", retry, err)
+	c.Advance(core.Written{Rev: 2})
+	if rd = c.Ready(); rd.Done == nil || *rd.Done != nil {
+		t.Fatalf("outcome %+v", rd)
+	}
+	if _, ok := c.Committed().Migration("mig-1"); !ok {
+		t.Fatal("the stored migration is not committed")
+	}
+	// Conflicts on every attempt: the command fails with ErrStateConflict.
+	c = loaded(t, config())
+	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: scale})
+	c.Ready()
+	for attempt := 1; attempt < 3; attempt++ {
+		c.Advance(core.Written{Err: persistence.ErrConflict})
+		c.Ready()
+		c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
+		c.Ready()
+	}
+	c.Advance(core.Written{Err: persistence.ErrConflict})
+	if rd = c.Ready(); rd.Done == nil || !errors.Is(*rd.Done, contract.ErrStateConflict) || rd.Load {
+		t.Fatalf("third conflict: %+v, want ErrStateConflict", rd)
 	}
 	if _, ok := c.Committed().Migration("mig-1"); ok {
 		t.Fatal("an unstored migration reached committed")
+	}
+}
+
+func TestCoreAdminCommandRefusalsAndFailures(t *testing.T) {
+	c := loaded(t, config())
+	busy := group.Errorf(contract.CodeActiveMigrationExists, "busy")
+	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: func(w *group.Group) ([]group.Record, error) {
+		if recs, _ := startScale(2)(w); len(recs) == 0 {
+			t.Fatal("no records")
+		}
+		return nil, busy
+	}})
+	rd := c.Ready()
+	if rd.Done == nil || *rd.Done != busy || rd.Write != nil || rd.Changed {
+		t.Fatalf("a refusal: %+v, want it answered, nothing written", rd)
+	}
+	// Working reverted: the next command starts from committed.
+	command(t, c, startScale(2))
+	// A lock failure ends the command before it runs.
+	c.Step(core.Admin{Now: t0, Op: "rollback-migration", Err: persistence.ErrLockTimeout,
+		Run: func(*group.Group) ([]group.Record, error) { panic("ran") }})
+	if rd := c.Ready(); rd.Done == nil || !errors.Is(*rd.Done, persistence.ErrLockTimeout) || rd.Write != nil {
+		t.Fatalf("a lock failure: %+v", rd)
+	}
+	// A command with nothing to store (a same-count scale) writes nothing.
+	c = loaded(t, config())
+	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: startScale(4)})
+	if rd := c.Ready(); rd.Done == nil || *rd.Done != nil || rd.Write != nil {
+		t.Fatalf("a noop: %+v", rd)
+	}
+}
+
+func TestCoreAdvancesOnlyWhatItAskedFor(t *testing.T) {
+	for name, out := range map[string]core.Outcome{
+		"load":  core.Loaded{Group: group.New(), Now: t0},
+		"write": core.Written{Rev: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("an outcome nobody asked for was taken")
+				}
+			}()
+			core.New[string](config()).Advance(out)
+		})
 	}
 }
 
@@ -495,6 +623,8 @@ func TestCoreAdminCommandConflictAsksForAReload(t *testing.T) {
 func TestCoreKeepsNoAnswerItHandedOver(t *testing.T) {
 	type reply [64]byte // too large for the tiny allocator: its own object
 	c := core.New[*reply](config())
+	c.Step(core.Load{})
+	c.Ready()
 	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
 	c.Ready()
 	answered := func() weak.Pointer[reply] {

@@ -3,11 +3,12 @@ package core
 import (
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// Input is an entry for Step: Heartbeat, Tick, Flush or Commit.
+// Input is an entry for Step: Heartbeat, Tick, Flush, Admin or Load.
 type Input interface{ input() }
 
 // Heartbeat is a member's heartbeat, arrived at Now, to be answered
@@ -17,7 +18,7 @@ type Input interface{ input() }
 // (a lease renewal) it is answered at once, else it joins the batch.
 type Heartbeat[R any] struct {
 	Now     time.Time
-	Req     *group.HeartbeatRequest
+	Req     *contract.HeartbeatRequest
 	To      R
 	Refused error
 }
@@ -41,26 +42,43 @@ type Flush struct {
 	Err        error
 }
 
-// Commit stores the records an admin command produced on working (Run),
-// at Now. Its outcome is Ready.Committed.
-type Commit struct {
-	Now     time.Time
-	Records []group.Record
+// Admin is an admin command (create, delete, scale, rollback, and any
+// other write an operator asks for), at Now, with the batch flushed: Run
+// runs its domain handler on working (a group that does not exist while
+// none is stored) and returns the records the handler applied there, or
+// its refusal. The core asks for the write of those records (Ready.Write:
+// an insert when no group is stored, a removal when they delete it, else
+// an update) and reports the outcome in Ready.Done. After a revision
+// conflict it reloads and calls Run again on the fresh working, at most
+// CommitAttempts times, so Run must be pure and may run more than once.
+// Op names the command in conflict reports. Err is a failure before the
+// command could start (the state mutex): it ends with that error.
+type Admin struct {
+	Now time.Time
+	Op  string
+	Run func(working *group.Group) ([]group.Record, error)
+	Err error
 }
+
+// Load asks for the stored group (Ready.Load): the runtime steps it when
+// the actor starts, once it has acquired the group, and to retry a group
+// that fails closed. Every Advance(Loaded) answers a Ready.Load.
+type Load struct{}
 
 func (Heartbeat[R]) input() {}
 func (Tick) input()         {}
 func (Flush) input()        {}
-func (Commit) input()       {}
+func (Admin) input()        {}
+func (Load) input()         {}
 
 // Outcome is the result of a Ready's Load, Write or DrainCheck: Loaded,
 // Written or DrainChecked.
 type Outcome interface{ outcome() }
 
-// Loaded is a group read from the store at Rev (Err: the load failed), or
-// written there whole (a create, a delete: a not-existing group at 0).
-// Legacy marks a group in the legacy layout. Now is when it was read: every
-// lease restarts then.
+// Loaded is a group read from the store at Rev (Err: the load failed; a
+// group that is not stored is a not-existing group at 0). Legacy marks a
+// group in the legacy layout. Now is when it was read: every lease
+// restarts then.
 type Loaded struct {
 	Group  *group.Group
 	Rev    persistence.Revision
@@ -69,8 +87,8 @@ type Loaded struct {
 	Now    time.Time
 }
 
-// Written is the outcome of a Write: the new revision, or the error of the
-// store call.
+// Written is the outcome of a Write: the new revision (0 after a
+// removal), or the error of the store call.
 type Written struct {
 	Rev persistence.Revision
 	Err error
@@ -100,8 +118,10 @@ type Ready[R any] struct {
 	Flushed *Flushed
 	// Ticked reports a tick that ended: whether it changed the group.
 	Ticked *bool
-	// Committed is the outcome of a Commit, once known.
-	Committed *error
+	// Done is the outcome of an Admin command, once known: nil when its
+	// records are stored (or it had none to store), else its refusal or
+	// the failure that ended it.
+	Done *error
 	// Conflicts reports revision conflicts met.
 	Conflicts []Conflict
 	// Deposed: the store refused the ownership fence; this process no
@@ -121,7 +141,7 @@ type Ready[R any] struct {
 }
 
 func (r *Ready[R]) empty() bool {
-	return !r.Changed && r.Flushed == nil && r.Ticked == nil && r.Committed == nil && len(r.Conflicts) == 0 &&
+	return !r.Changed && r.Flushed == nil && r.Ticked == nil && r.Done == nil && len(r.Conflicts) == 0 &&
 		!r.Deposed && len(r.Answers) == 0 && r.Flush == NoFlush && !r.Load && r.Write == nil && r.DrainCheck == nil
 }
 
@@ -144,16 +164,49 @@ const (
 	FlushNow
 )
 
-// Write is a mutation to commit if the stored group is still at Expected.
+// Write asks the runtime to persist Records, already applied to Group
+// (working), if the stored group is still at Expected: the runtime's
+// commit path encodes them for the store (package persistence) by Kind.
+// Group must only be read, and only until the write's Advance.
 type Write struct {
+	Kind     WriteKind
 	Expected persistence.Revision
-	Mutation persistence.Mutation
+	Group    *group.Group
+	Records  []group.Record
+	Now      time.Time
+}
+
+// WriteKind says which store call a Write is.
+type WriteKind uint8
+
+const (
+	// Update commits the delta of Records at Expected (Store.Commit).
+	Update WriteKind = iota
+	// Rewrite commits the whole of Group at Expected: a group read in the
+	// legacy layout is rewritten once before any delta (Store.Commit).
+	Rewrite
+	// Insert stores Group, not stored before, at revision 1 (Store.Create).
+	Insert
+	// Remove deletes the group stored at Expected: Records delete it
+	// (Store.Delete).
+	Remove
+)
+
+// String names the store call of the kind, for error messages.
+func (k WriteKind) String() string {
+	switch k {
+	case Insert:
+		return "create"
+	case Remove:
+		return "delete"
+	}
+	return "commit"
 }
 
 // Answer is a heartbeat's answer: its response, or the error.
 type Answer[R any] struct {
 	To   R
-	Resp group.HeartbeatResponse
+	Resp contract.HeartbeatResponse
 	Err  error
 }
 
