@@ -159,6 +159,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	go func() { served <- serve(srv, ln) }()
 	logger.Info("coordinator listening", "address", ln.Addr().String(), "scheme", scheme(apiTLS != nil), "store", cfg.Store.Type,
 		"coordinatorId", cfg.ID, "advertiseUrl", node.Self().URL, "basePath", cfg.API.BasePath, "version", buildVersion())
+	logConsole(logger, cfg, node.Self().URL)
 
 	var serveErr error
 	select {
@@ -223,6 +224,7 @@ func actorOptions(cfg *config.Config, back *backend, logger *slog.Logger) actors
 		StoreTimeout:        cfg.Store.Timeout.Duration(),
 		Provisioner:         provisioner(cfg, back.redis),
 		Drains:              drainChecker(back.redis),
+		Positions:           resetPositions(back.redis),
 		Logger:              logger,
 	}
 }
