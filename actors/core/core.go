@@ -37,7 +37,7 @@ type Core[R any] struct {
 	working   *group.Group         // committed + the pending entries
 	rev       persistence.Revision // committed's store revision, 0 while not stored
 	// legacy marks a group decoded from the legacy layout: its next write
-	// rewrites the whole group (persistence.Rewrite).
+	// rewrites the whole group (a Rewrite write).
 	legacy bool
 	// failed is why the group fails closed (a failed load, a corrupt
 	// group, a write of unknown outcome): it serves nothing until a load

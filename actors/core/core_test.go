@@ -605,6 +605,7 @@ func TestCoreAdvancesOnlyWhatItAskedFor(t *testing.T) {
 	for name, out := range map[string]core.Outcome{
 		"load":  core.Loaded{Group: group.New(), Now: t0},
 		"write": core.Written{Rev: 1},
+		"drain": core.DrainChecked{Drained: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

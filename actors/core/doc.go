@@ -12,18 +12,30 @@
 // The handshake:
 //
 //   - Step feeds the core an entry: a heartbeat, a tick, a flush (commit
-//     what is pending), or the records of an admin command (Commit).
-//   - Ready says what to do now: a group to load (Load), a mutation to
-//     commit (Write), whom to answer with what (Answers), whether a flush
-//     must follow (Flush), what changed in committed (Changed, Records) and
-//     what to report (Flushed, Conflicts, Deposed). Due says when the group
-//     next needs a tick.
-//   - Advance reports the outcome of the Load or Write a Ready asked for;
-//     the next Ready follows from it.
+//     what is pending), an admin command (Admin: create, delete, scale,
+//     rollback, any operator write), or a request for the stored group
+//     (Load).
+//   - Ready says what to do now: a group to load (Load), records to
+//     persist (Write), whom to answer with what (Answers), whether a flush
+//     must follow (Flush), what changed in committed (Changed, Records),
+//     an admin command's outcome (Done) and what to report (Flushed,
+//     Conflicts, Deposed). Due says when the group next needs a tick.
+//   - Advance reports the outcome of the Load, Write or DrainCheck a Ready
+//     asked for (an outcome nobody asked for panics); the next Ready
+//     follows from it.
+//
+// Every change of the group goes through this cycle as records: the core
+// runs the domain (package group) on working and asks for the records to
+// be written; the runtime's commit path encodes them for the store by the
+// Write's kind (an insert for a create, a removal for a delete, else a
+// commit) and reports the outcome; the core applies the stored records to
+// committed and hands them to the runtime (Ready.Records). Nothing else
+// writes a group (actors/commitpath_test.go). Queries read Committed; the
+// only call outside the cycle is Abandon, on a panic.
 //
 // Its rules are the runtime's: nobody is answered before the commit holding
 // their change returned; a revision conflict reloads and re-runs the whole
-// batch, at most CommitAttempts times; any other failure reverts working to
+// batch (or the admin command), at most CommitAttempts times; any other failure reverts working to
 // committed and answers heartbeats RETRY (persistence.Classify decides);
 // a write of unknown outcome, a corrupt group or a failed load fail the
 // group closed until a load succeeds; a fence refusal (persistence.Deposed)
