@@ -74,13 +74,25 @@ func critical[T any](a *groupActor, op string, run func(op string) (T, error)) (
 	return run(op)
 }
 
-// command runs one step of an admin command through the core
-// (core.Admin): the core runs handler on working at now, asks for the
-// write of its records (reloading and running it again after a revision
-// conflict) and reports the outcome, which drive performs. It returns the
-// answer of handler's last run, or the outcome's error (a refusal, a
-// failed write).
+// command runs one step of an admin command on the stored group through
+// the core (see step). A group that is not stored, or no longer is (the
+// reload after a revision conflict found it deleted), answers
+// GROUP_NOT_FOUND.
 func command[A any](a *groupActor, op string, handler func(w *group.Group, now contract.Instant) group.Result[A]) (A, error) {
+	return step(a, op, func(w *group.Group, now contract.Instant) group.Result[A] {
+		if !w.Exists() {
+			return group.Result[A]{Err: groupNotFound()}
+		}
+		return handler(w, now)
+	})
+}
+
+// step runs one step of an admin command through the core (core.Admin):
+// the core runs handler on working at now, asks for the write of its
+// records (reloading and running it again after a revision conflict) and
+// reports the outcome, which drive performs. It returns the answer of
+// handler's last run, or the outcome's error (a refusal, a failed write).
+func step[A any](a *groupActor, op string, handler func(w *group.Group, now contract.Instant) group.Result[A]) (A, error) {
 	now := a.c.opts.Clock()
 	var ans A
 	a.done = nil
@@ -126,7 +138,7 @@ func (a *groupActor) create(op string, m *createMsg) (group.GroupView, error) {
 	if err := a.checkStreamKeys(dry.Answer.ShardCount, m.StreamLevel); err != nil {
 		return group.GroupView{}, err
 	}
-	view, err := command(a, op, create)
+	view, err := step(a, op, create)
 	if err != nil {
 		return group.GroupView{}, err
 	}
@@ -180,9 +192,6 @@ func (a *groupActor) prefixInUse() (bool, error) {
 // from the store (its records end with group.DeletedRecord). It answers
 // the view from before the delete.
 func (a *groupActor) delete(op string, m *deleteMsg) (group.GroupView, error) {
-	if !a.core.Committed().Exists() {
-		return group.GroupView{}, groupNotFound()
-	}
 	s := a.c.opts.Settings
 	view, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
 		return w.Delete(now, s, m.Request)
@@ -207,9 +216,6 @@ func (a *groupActor) removed() {
 // range; activate it and store that. A failure after the first store
 // leaves the migration PREPARING.
 func (a *groupActor) scale(op string, m *scaleMsg) (group.Migration, error) {
-	if !a.core.Committed().Exists() {
-		return group.Migration{}, groupNotFound()
-	}
 	s := a.c.opts.Settings
 	mig, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.Migration] {
 		return w.StartScale(now, s, m.Request, m.NewID)
@@ -227,9 +233,6 @@ func (a *groupActor) scale(op string, m *scaleMsg) (group.Migration, error) {
 
 // rollback runs docs/protocol.md §6.5.
 func (a *groupActor) rollback(op string, m *rollbackMsg) (group.Migration, error) {
-	if !a.core.Committed().Exists() {
-		return group.Migration{}, groupNotFound()
-	}
 	s := a.c.opts.Settings
 	return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.Migration] {
 		return w.Rollback(now, s, m.ID, m.Request)
