@@ -186,12 +186,13 @@ func members(c *call) error {
 		t.row("MEMBER", "STATE", "EPOCH", "CURRENT", "REVOKING", "WORKERS", "LAST-HEARTBEAT", "LEASE-UNTIL")
 		for _, m := range list {
 			t.row(m.MemberID, m.State, m.MemberEpoch, shardText(m.CurrentAssignment), shardText(m.Revoking),
-				fmt.Sprintf("%d/%d", m.ActiveConsumerWorkers, m.RuntimeMaxConcurrency), instantText(m.LastHeartbeatAt), instantText(m.MemberLeaseExpiresAt))
+				fmt.Sprintf("%d/%d", m.ActiveConsumerWorkers, m.RuntimeMaxConcurrency), instantText(int64(m.LastHeartbeatAt)), instantText(int64(m.MemberLeaseExpiresAt)))
 		}
 	})
 }
 
-func shardText(s group.ShardSet) string {
+// shardText renders a shard set (contract.ShardSet) as "0,1,3".
+func shardText(s []int) string {
 	if len(s) == 0 {
 		return "-"
 	}
@@ -202,9 +203,11 @@ func shardText(s group.ShardSet) string {
 	return strings.Join(parts, ",")
 }
 
-func instantText(at group.Instant) string {
-	if at == 0 {
+// instantText renders an instant (Unix milliseconds, contract.Instant) as
+// RFC 3339, "-" for none.
+func instantText(ms int64) string {
+	if ms == 0 {
 		return "-"
 	}
-	return time.UnixMilli(int64(at)).UTC().Format(time.RFC3339)
+	return time.UnixMilli(ms).UTC().Format(time.RFC3339)
 }
