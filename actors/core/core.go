@@ -523,9 +523,9 @@ func (c *Core[R]) end(err error) {
 	c.records, c.flushing, c.fl.admin = nil, false, nil
 }
 
-// apply applies the pending records to committed (those that needed a
-// write were just stored): the runtime's Apply of the records it
-// persisted, reported in Ready.Records.
+// apply applies the pending records to committed once the runtime has
+// stored those that needed a write, and hands them to it in
+// Ready.Records.
 func (c *Core[R]) apply() {
 	for _, r := range c.records {
 		c.committed.Apply(r)
