@@ -126,6 +126,7 @@ type Metrics struct {
 	commitDuration *prometheus.HistogramVec // result
 	groupActors    prometheus.Gauge
 	cluster        *clusterMetrics
+	lagRefresh     *lagRefreshMetrics
 
 	// groupVecs are the vectors with stream and group labels, cleared
 	// when a group is deleted.
@@ -216,6 +217,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	m.commitDuration = histogramVec("group_commit_duration_seconds", "Group commit critical section duration (retries included) by result.", latencyBuckets, "result")
 	m.groupActors = gauge("group_actors", "Live group actors.")
 	m.cluster = newClusterMetrics()
+	m.lagRefresh = newLagRefreshMetrics(m.now)
 
 	m.groupVecs = []*prometheus.CounterVec{m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.violationsTotal,
 		m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale, m.apiRequests}
@@ -226,7 +228,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
 	r.MustRegister(m.up, m.rebalanceDuration, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
-		m.batchSize, m.commitDuration, m.groupActors, m.cluster,
+		m.batchSize, m.commitDuration, m.groupActors, m.cluster, m.lagRefresh,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The group collector labels its series with the coordinator itself:
 	// through r, every one of its series (16 per group) would get a new

@@ -68,17 +68,17 @@ func redisLag(t *testing.T, rdb *redis.Client, key, grp string) int64 {
 }
 
 // groupLag is the group_lag the lag refresher exports for g after one
-// round: its Refresh, Gauges and SetShardOffsets.
+// round: its RefreshAll, Gauges and SetShardOffsets.
 func groupLag(t *testing.T, reader *monitoring.Reader, g *group.Group) float64 {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, "backlog-test")
 	m.GroupCommitted(g.Key(), g, nil)
-	o, err := reader.Refresh(t.Context(), g)
+	o, _, err := reader.RefreshAll(t.Context(), []*group.Group{g}, func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	gauges := monitoring.Gauges(g, o, 0)
+	gauges := monitoring.Gauges(g, o[0], 0)
 	m.SetShardOffsets(g.Key(), gauges.Lag, gauges.Pending, nil)
 	families, err := reg.Gather()
 	if err != nil {

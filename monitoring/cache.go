@@ -30,22 +30,39 @@ func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (Offset
 	return Project(g, p.unpack()), nil
 }
 
-// Refresh observes g's shards now (a rate sample, as every read is) and
-// returns the observation. When g's offsets were read through
-// CachedGroupOffsets before, it also stores the observation in the offset
-// cache as a fresh one, so that those reads answer from it until it
-// expires. A background refresher calls it for every group once per cache
-// TTL: the groups someone reads find fresh observations instead of each
-// starting a read of its own, and the cache holds only those groups (the
-// others' observations feed gauges and are dropped).
-func (r *Reader) Refresh(ctx context.Context, g *group.Group) (Observation, error) {
-	key := g.Meta.Key()
-	o, err := r.Observe(ctx, key, g.ShardCount)
-	if err != nil {
-		return Observation{}, err
+// RefreshAll observes the shards of groups now (a rate sample, as every
+// read is) and returns the observations by position in groups, and what
+// it sent. The shards are read together in pipelines that span groups
+// (streams.Observer.ObserveShards), except those whose stream key missing
+// reports as known not to exist, observed as missing without a command.
+// For each group whose offsets were read through CachedGroupOffsets
+// before, it also stores the observation in the offset cache as a fresh
+// one, so that those reads answer from it until it expires. A background
+// refresher calls it once per cache TTL: the groups someone reads find
+// fresh observations instead of each starting a read of its own, and the
+// cache holds only those groups (the others' observations feed gauges and
+// are dropped).
+func (r *Reader) RefreshAll(ctx context.Context, groups []*group.Group, missing func(streamKey string) bool) ([]Observation, streams.Cost, error) {
+	var reads []streams.ShardRead
+	for _, g := range groups {
+		for _, s := range streams.ShardsOf(g.Meta.StreamPrefix, g.ShardCount) {
+			reads = append(reads, streams.ShardRead{Shard: s, Group: g.Meta.ConsumerGroup, Skip: missing(s.Key)})
+		}
 	}
-	r.cache.Update(key, g.ShardCount, func() packed { return pack(key.StreamPrefix, o) })
-	return o, nil
+	offsets, cost, err := r.Observer.ObserveShards(ctx, reads)
+	if err != nil {
+		return nil, cost, err
+	}
+	at := r.now()
+	out := make([]Observation, len(groups))
+	for i, g := range groups {
+		key := g.Meta.Key()
+		o := r.sample(key, offsets[:g.ShardCount:g.ShardCount], at)
+		offsets = offsets[g.ShardCount:]
+		r.cache.Update(key, g.ShardCount, func() packed { return pack(key.StreamPrefix, o) })
+		out[i] = o
+	}
+	return out, cost, nil
 }
 
 // Forget drops the rate samples and the cached observations of the groups

@@ -58,7 +58,7 @@ func TestRefreshStoresOnlyGroupsRead(t *testing.T) {
 	}
 	refresh := func() {
 		t.Helper()
-		if _, err := r.Refresh(ctx, c.Group); err != nil {
+		if _, _, err := r.RefreshAll(ctx, []*group.Group{c.Group}, func(string) bool { return false }); err != nil {
 			t.Fatal(err)
 		}
 	}

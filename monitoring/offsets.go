@@ -128,7 +128,12 @@ func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Ob
 	if err != nil {
 		return Observation{}, err
 	}
-	at := r.now()
+	return r.sample(key, offsets, r.now()), nil
+}
+
+// sample turns key's offsets, read at at, into an Observation: the lag
+// falls back to the backlog, and every shard is a rate sample.
+func (r *Reader) sample(key group.Key, offsets []streams.ShardOffset, at time.Time) Observation {
 	o := Observation{Shards: make([]ObservedShard, len(offsets))}
 	for i, s := range offsets {
 		if s.Lag == nil {
@@ -138,7 +143,7 @@ func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Ob
 		produced, consumed := r.rates.Observe(rk, at, s.StreamLength, s.Lag)
 		o.Shards[i] = ObservedShard{ShardOffset: s, Produced: produced, Consumed: consumed}
 	}
-	return o, nil
+	return o
 }
 
 // backlog is the lag of a shard whose lag Redis does not report: the

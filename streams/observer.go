@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -35,6 +34,9 @@ type ShardOffset struct {
 	RedisNodeID         *string
 	RedisSlotRangeStart *int
 	RedisSlotRangeEnd   *int
+	// Missing: XINFO STREAM found no stream (or it was not read because
+	// the stream is known not to exist, ShardRead.Skip).
+	Missing bool
 	// From XINFO STREAM; 0 and nil when it fails (e.g. no such key).
 	StreamLength    int64
 	FirstRecordID   *string
@@ -87,10 +89,10 @@ func Totals(shards []ShardOffset) OffsetTotals {
 	return totals
 }
 
-// observeBatch is how many shards one pipeline of Offsets observes: the
-// replies of a batch are decoded before the next is sent, so a group of
-// many shards holds at most one batch of commands in memory and never
-// queues more than 3 × observeBatch commands ahead of other clients.
+// observeBatch is how many shards one pipeline observes: the replies of a
+// batch are decoded before the next is sent, so a read of many shards
+// holds at most one batch of commands in memory and never queues more
+// than 3 × observeBatch commands ahead of other clients.
 const observeBatch = 1000
 
 // Offsets observes shards 0..shardCount-1 of prefix for consumer group
@@ -99,50 +101,106 @@ const observeBatch = 1000
 // cluster client. Error replies become zeros and nils; a transport failure
 // is returned.
 func (o *Observer) Offsets(ctx context.Context, prefix, group string, shardCount int) ([]ShardOffset, error) {
-	nodes, err := o.nodeLocator(ctx)
-	if err != nil {
-		return nil, err
-	}
 	shards := ShardsOf(prefix, shardCount)
-	offsets := make([]ShardOffset, 0, len(shards))
-	for batch := range slices.Chunk(shards, observeBatch) {
-		if offsets, err = o.observe(ctx, batch, group, nodes, offsets); err != nil {
-			return nil, err
-		}
+	reads := make([]ShardRead, len(shards))
+	for i, s := range shards {
+		reads[i] = ShardRead{Shard: s, Group: group}
 	}
-	return offsets, nil
+	offsets, _, err := o.ObserveShards(ctx, reads)
+	return offsets, err
 }
 
-// observe appends the offsets of shards to offsets, read in one pipeline.
-func (o *Observer) observe(ctx context.Context, shards []Shard, group string, nodes func(*ShardOffset), offsets []ShardOffset) ([]ShardOffset, error) {
+// ShardRead is one shard stream to observe and the consumer group whose
+// position on it is read. Skip: the stream is known not to exist, so
+// nothing is sent for it.
+type ShardRead struct {
+	Shard
+	Group string
+	Skip  bool
+}
+
+// Cost is what a read sent to Redis: commands and round trips
+// (pipelines count as one).
+type Cost struct {
+	Commands, RoundTrips int
+}
+
+// Add returns the sum of c and d.
+func (c Cost) Add(d Cost) Cost {
+	return Cost{Commands: c.Commands + d.Commands, RoundTrips: c.RoundTrips + d.RoundTrips}
+}
+
+// ObserveShards observes reads, of any prefixes and groups, as Offsets
+// does (the offsets in the order of reads), in pipelines of observeBatch
+// shards that are not skipped. A skipped shard's offset is that of a
+// stream that does not exist (Missing, zeros and nils) with its key, slot
+// and node; so is a shard whose XINFO STREAM found no key. It returns
+// what it sent.
+func (o *Observer) ObserveShards(ctx context.Context, reads []ShardRead) ([]ShardOffset, Cost, error) {
+	nodes, cost, err := o.nodeLocator(ctx)
+	if err != nil {
+		return nil, cost, err
+	}
+	offsets := make([]ShardOffset, len(reads))
+	var sent []int // positions in reads of the shards to send
+	flush := func() error {
+		if len(sent) == 0 {
+			return nil
+		}
+		cost = cost.Add(Cost{Commands: 3 * len(sent), RoundTrips: 1})
+		err := o.observe(ctx, reads, sent, offsets)
+		sent = sent[:0]
+		return err
+	}
+	for i, r := range reads {
+		offsets[i] = ShardOffset{Shard: r.Index, StreamKey: r.Key, RedisSlot: Slot(r.Key), Missing: true}
+		nodes(&offsets[i])
+		if r.Skip {
+			continue
+		}
+		if sent = append(sent, i); len(sent) == observeBatch {
+			if err := flush(); err != nil {
+				return nil, cost, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, cost, err
+	}
+	return offsets, cost, nil
+}
+
+// observe reads the shards of reads at positions at, in one pipeline,
+// into the same positions of offsets (prepared by ObserveShards).
+func (o *Observer) observe(ctx context.Context, reads []ShardRead, at []int, offsets []ShardOffset) error {
 	pipe := o.client.Pipeline()
-	streams := make([]*redis.XInfoStreamCmd, len(shards))
-	groups := make([]*redis.XInfoGroupsCmd, len(shards))
-	memory := make([]*redis.IntCmd, len(shards))
-	for j, shard := range shards {
-		streams[j] = pipe.XInfoStream(ctx, shard.Key)
-		groups[j] = pipe.XInfoGroups(ctx, shard.Key)
-		memory[j] = pipe.MemoryUsage(ctx, shard.Key)
+	streams := make([]*redis.XInfoStreamCmd, len(at))
+	groups := make([]*redis.XInfoGroupsCmd, len(at))
+	memory := make([]*redis.IntCmd, len(at))
+	for j, i := range at {
+		streams[j] = pipe.XInfoStream(ctx, reads[i].Key)
+		groups[j] = pipe.XInfoGroups(ctx, reads[i].Key)
+		memory[j] = pipe.MemoryUsage(ctx, reads[i].Key)
 	}
 	_, _ = pipe.Exec(ctx)
 
-	for j, shard := range shards {
+	for j, i := range at {
 		for _, cmd := range []redis.Cmder{streams[j], groups[j], memory[j]} {
 			if err := replyOrNil(cmd.Err()); err != nil {
-				return nil, fmt.Errorf("streams: observing %s: %w", shard.Key, err)
+				return fmt.Errorf("streams: observing %s: %w", reads[i].Key, err)
 			}
 		}
-		offset := ShardOffset{Shard: shard.Index, StreamKey: shard.Key, RedisSlot: Slot(shard.Key)}
-		nodes(&offset)
+		offset := &offsets[i]
 		if streams[j].Err() == nil {
 			info := streams[j].Val()
+			offset.Missing = false
 			offset.StreamLength = info.Length
 			offset.FirstRecordID = nonEmpty(info.FirstEntry.ID)
 			offset.LastRecordID = nonEmpty(info.LastEntry.ID)
 			offset.LastGeneratedID = nonEmpty(info.LastGeneratedID)
 		}
 		for _, g := range groups[j].Val() {
-			if g.Name == group {
+			if g.Name == reads[i].Group {
 				offset.GroupLastDeliveredID = nonEmpty(g.LastDeliveredID)
 				offset.GroupPending = &g.Pending
 				offset.Lag = knownLag(g)
@@ -151,30 +209,56 @@ func (o *Observer) observe(ctx context.Context, shards []Shard, group string, no
 		if bytes, err := memory[j].Result(); err == nil {
 			offset.MemoryUsageBytes = &bytes
 		}
-		offsets = append(offsets, offset)
 	}
-	return offsets, nil
+	return nil
+}
+
+// existsBatch is how many keys one pipeline of Existing checks.
+const existsBatch = 1000
+
+// Existing reports which of keys exist, by position: one EXISTS per key,
+// in pipelines of existsBatch. It returns what it sent.
+func (o *Observer) Existing(ctx context.Context, keys []string) ([]bool, Cost, error) {
+	found := make([]bool, len(keys))
+	var cost Cost
+	for start := 0; start < len(keys); start += existsBatch {
+		batch := keys[start:min(start+existsBatch, len(keys))]
+		pipe := o.client.Pipeline()
+		cmds := make([]*redis.IntCmd, len(batch))
+		for j, k := range batch {
+			cmds[j] = pipe.Exists(ctx, k)
+		}
+		cost = cost.Add(Cost{Commands: len(batch), RoundTrips: 1})
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, cost, fmt.Errorf("streams: checking which streams exist: %w", err)
+		}
+		for j, c := range cmds {
+			found[start+j] = c.Val() > 0
+		}
+	}
+	return found, cost, nil
 }
 
 // nodeLocator returns a function that fills the node fields of an offset
 // from its RedisSlot: from CLUSTER SLOTS for a cluster client, the client's
 // address for a standalone one (nothing for other clients).
-func (o *Observer) nodeLocator(ctx context.Context) (func(*ShardOffset), error) {
+func (o *Observer) nodeLocator(ctx context.Context) (func(*ShardOffset), Cost, error) {
 	switch c := o.client.(type) {
 	case *redis.ClusterClient:
 		// CLUSTER SLOTS as the contract names it (docs/protocol.md §2.6);
 		// CLUSTER SHARDS would need Redis 7.
 		//lint:ignore SA1019 the contract's source, and it works before Redis 7
 		ranges, err := c.ClusterSlots(ctx).Result()
+		cost := Cost{Commands: 1, RoundTrips: 1}
 		if err != nil {
-			return nil, fmt.Errorf("streams: reading cluster slots: %w", err)
+			return nil, cost, fmt.Errorf("streams: reading cluster slots: %w", err)
 		}
-		return func(offset *ShardOffset) { locateSlot(ranges, offset) }, nil
+		return func(offset *ShardOffset) { locateSlot(ranges, offset) }, cost, nil
 	case *redis.Client:
 		addr := c.Options().Addr
-		return func(offset *ShardOffset) { offset.RedisNodeEndpoint = &addr }, nil
+		return func(offset *ShardOffset) { offset.RedisNodeEndpoint = &addr }, Cost{}, nil
 	}
-	return func(*ShardOffset) {}, nil
+	return func(*ShardOffset) {}, Cost{}, nil
 }
 
 // locateSlot fills offset's node fields from the slot range containing its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,4 +65,54 @@ func TestLagAndDeadLetterGauges(t *testing.T) {
 	eventually.True(t, "billing's dead letter gone", scrapeShows(
 		"redis_stream_coord_dead_letter_entries"+labels("billing")+" 1",
 		"redis_stream_coord_dead_letter_entries"+labels("shipping")+" 1"))
+}
+
+// The lag refresher reads a shard whose stream does not exist once, then
+// only checks that it exists (EXISTS, every few rounds), and reads it again
+// once it appears: idle groups without streams cost no shard reads between
+// checks. Its commands and the age of its last round are exported.
+func TestLagRefresherSkipsMissingStreams(t *testing.T) {
+	rdb := testredis.Shared(t)
+	prefix := testredis.Prefix(t, rdb)
+	host, port, _ := net.SplitHostPort(rdb.Options().Addr)
+	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:
+  id: lag-missing
+  server: {address: "127.0.0.1:0"}
+  store: {type: redis, key-prefix: %q}
+  redis: {host: %q, port: %s}
+  monitoring: {offset-cache-ttl: 10ms}
+`, prefix+":coord", host, port)))
+	for _, g := range []string{"a", "b"} {
+		if code, body := send(t, http.MethodPost, base+"/coord/v1/streams/"+prefix+"/groups/"+g, `{"requestedBy":"t","initialShardCount":4}`); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", g, code, body)
+		}
+	}
+	counter := func(kind string) int {
+		_, body := sendAs(t, "", http.MethodGet, base+"/metrics", "")
+		prefix := `redis_stream_coord_lag_refresh_commands_total{coordinator="lag-missing",kind="` + kind + `"} `
+		for _, l := range strings.Split(body, "\n") {
+			if v, ok := strings.CutPrefix(l, prefix); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s series", prefix)
+		return 0
+	}
+	eventually.True(t, "a round read the 8 shards", func() bool { return counter("observe") >= 3*8 })
+	read := counter("observe")
+	checks := counter("exists")
+	eventually.True(t, "the missing streams checked again", func() bool { return counter("exists") >= checks+8 })
+	if n := counter("observe"); n != read {
+		t.Errorf("%d shard read commands after the first round, want none", n-read)
+	}
+	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.StreamKey(prefix, 2), Values: []any{"payload", 1}})
+	eventually.True(t, "the new stream read (by both groups)", func() bool { return counter("observe") >= read+3*2 })
+	_, body := sendAs(t, "", http.MethodGet, base+"/metrics", "")
+	if !strings.Contains(body, `redis_stream_coord_lag_refresh_age_seconds{coordinator="lag-missing"} `) {
+		t.Error("no lag_refresh_age_seconds series")
+	}
 }
