@@ -65,6 +65,13 @@ type Store struct {
 	// every listed group to its prefix's index (fillPrefixIndexes).
 	prefixIndexesMu     sync.Mutex
 	prefixIndexesFilled bool
+	// listMu guards listed, the keys the last full listing returned,
+	// listedVersion, the index version read before it, and listedOK,
+	// whether they may be answered again (List).
+	listMu        sync.Mutex
+	listed        []group.Key
+	listedVersion int64
+	listedOK      bool
 }
 
 var (
@@ -100,6 +107,11 @@ func (s *Store) writeKeys(k group.Key) (keys []string, fence string) {
 
 // indexKey is <kp>:groups, the SET of metadata key names.
 func (s *Store) indexKey() string { return s.prefix + ":groups" }
+
+// indexVersionKey is <kp>:groups:version, a counter incremented with
+// every change of the index (index), so that List can tell that the
+// groups it listed last are still the stored ones.
+func (s *Store) indexVersionKey() string { return s.prefix + ":groups:version" }
 
 // prefixIndexKey is <kp>:{P}:groups, the SET of the metadata key names of
 // prefix P's groups.
@@ -283,9 +295,13 @@ func (s *Store) Delete(ctx context.Context, key group.Key, expected persistence.
 }
 
 // index adds key's metadata key name to the index and its prefix's index
-// (add), or removes it from both, in one pipeline (the two sets live in
-// different Cluster slots, so not atomically).
+// (add), or removes it from both, and increments the index version, in
+// one pipeline (the keys live in different Cluster slots, so not
+// atomically). It drops this store's last listing whatever the outcome.
 func (s *Store) index(ctx context.Context, key group.Key, add bool) error {
+	s.listMu.Lock()
+	s.listedOK = false
+	s.listMu.Unlock()
 	name := s.metadataKey(key)
 	_, err := s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for _, set := range []string{s.indexKey(), s.prefixIndexKey(key.StreamPrefix)} {
@@ -295,6 +311,7 @@ func (s *Store) index(ctx context.Context, key group.Key, add bool) error {
 				p.SRem(ctx, set, name)
 			}
 		}
+		p.Incr(ctx, s.indexVersionKey())
 		return nil
 	})
 	return err
@@ -365,14 +382,44 @@ func (s *Store) resultError(op string, key group.Key, expected persistence.Revis
 	return nil
 }
 
-// List reads the index, then checks in one pipeline (split per slot by a
+// List reads the index version (one GET) and, while it is the version read
+// before this store's last full listing, answers that listing again: no
+// group was created or deleted through the index since (index). Otherwise
+// it lists in full (listIndex). A delete whose index update failed stays
+// in the listing until the index changes again (before, its missing hash
+// dropped it); coordinators of versions that keep no index version do not
+// increment it, so during a rolling upgrade from them a listing can miss
+// their creates and deletes until this version's next one.
+func (s *Store) List(ctx context.Context) ([]group.Key, error) {
+	version, err := s.client.Get(ctx, s.indexVersionKey()).Int64()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, readError("list", group.Key{}, err)
+	}
+	s.listMu.Lock()
+	if s.listedOK && s.listedVersion == version {
+		keys := slices.Clone(s.listed)
+		s.listMu.Unlock()
+		return keys, nil
+	}
+	s.listMu.Unlock()
+	keys, err := s.listIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.listMu.Lock()
+	s.listed, s.listedVersion, s.listedOK = keys, version, true
+	s.listMu.Unlock()
+	return slices.Clone(keys), nil
+}
+
+// listIndex reads the index, then checks in one pipeline (split per slot by a
 // Cluster client) that each indexed hash exists: entries whose hash is gone
 // are skipped. A group's key comes from the key name when neither of its
 // names holds a ':' (no other pair of names has that key name, ValidateKey);
 // otherwise, as for names stored before ValidateKey, from the group's
 // aggregate, read in the same pipeline, and from the key name when the
 // aggregate is missing, undecodable or names another hash.
-func (s *Store) List(ctx context.Context) ([]group.Key, error) {
+func (s *Store) listIndex(ctx context.Context) ([]group.Key, error) {
 	names, err := s.client.SMembers(ctx, s.indexKey()).Result()
 	if err != nil {
 		return nil, readError("list", group.Key{}, err)

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -169,14 +170,22 @@ func TestListSkipsStaleIndexEntries(t *testing.T) {
 	}
 }
 
-// commandCounter counts the commands of each name that pipelines send.
+// commandCounter counts the commands of each name sent, alone or in
+// pipelines.
 type commandCounter struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
-func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
-func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		c.mu.Lock()
+		c.n[cmd.Name()]++
+		c.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
 func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		c.mu.Lock()
@@ -185,6 +194,61 @@ func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) g
 		}
 		c.mu.Unlock()
 		return next(ctx, cmds)
+	}
+}
+
+// List reads the index again only when a group was created or deleted
+// since its last listing, through any store on the key prefix: otherwise
+// it sends one GET.
+func TestListRereadsOnlyChangedIndex(t *testing.T) {
+	c := goredis.NewClient(&goredis.Options{Addr: testredis.Shared(t).Options().Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	counter := &commandCounter{n: map[string]int{}}
+	c.AddHook(counter)
+	a := newStore(t, c)
+	b, err := New(Options{Client: c, KeyPrefix: a.prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := t.Context()
+	list := func(want ...group.Key) map[string]int {
+		t.Helper()
+		counter.mu.Lock()
+		clear(counter.n)
+		counter.mu.Unlock()
+		keys, err := a.List(ctx)
+		if err != nil || !slices.Equal(keys, want) {
+			t.Fatalf("list = %v, %v; want %v", keys, err, want)
+		}
+		counter.mu.Lock()
+		defer counter.mu.Unlock()
+		return maps.Clone(counter.n)
+	}
+	one := group.Key{StreamPrefix: "p1", ConsumerGroup: "g"}
+	two := group.Key{StreamPrefix: "p2", ConsumerGroup: "g"}
+	list()
+	if _, err := a.Create(ctx, one, persistence.Encode(storetest.Group(one))); err != nil {
+		t.Fatal(err)
+	}
+	if n := list(one); n["smembers"] != 1 {
+		t.Errorf("list after a create sent %v; want the index read", n)
+	}
+	if n := list(one); !maps.Equal(n, map[string]int{"get": 1}) {
+		t.Errorf("list without a change sent %v; want one get", n)
+	}
+	if _, err := b.Create(ctx, two, persistence.Encode(storetest.Group(two))); err != nil {
+		t.Fatal(err)
+	}
+	if n := list(one, two); n["smembers"] != 1 {
+		t.Errorf("list after another store's create sent %v; want the index read", n)
+	}
+	if err := b.Delete(ctx, one, 1); err != nil {
+		t.Fatal(err)
+	}
+	list(two)
+	if n := list(two); !maps.Equal(n, map[string]int{"get": 1}) {
+		t.Errorf("list without a change sent %v; want one get", n)
 	}
 }
 

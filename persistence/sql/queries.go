@@ -39,7 +39,16 @@ func upsertMembers(members, excluded string) string {
   ON CONFLICT (stream_prefix, consumer_group, member_id) DO UPDATE SET member_json = EXCLUDED.member_json`, members, excluded)
 }
 
-func newQueries(meta, members, coords, owners string) queries {
+// countUp adds delta to the group counts of prefix $1 and of all groups
+// (the row of the empty prefix, which no valid stream prefix is), once if
+// the CTE head returned a row.
+func countUp(counts string, delta int) string {
+	return fmt.Sprintf(`INSERT INTO %[1]s AS c (stream_prefix, groups)
+  SELECT p, %[2]d FROM (SELECT 1 FROM head LIMIT 1) h, (VALUES ($1::varchar), ('')) AS v(p)
+  ON CONFLICT (stream_prefix) DO UPDATE SET groups = c.groups + EXCLUDED.groups`, counts, delta)
+}
+
+func newQueries(meta, members, coords, owners, counts string) queries {
 	pk := `stream_prefix = $1 AND consumer_group = $2`
 	leaseEnd := func(param string) string {
 		return `clock_timestamp() + ` + param + `::bigint * interval '1 millisecond'`
@@ -61,7 +70,13 @@ CREATE TABLE IF NOT EXISTS %[3]s (
 CREATE TABLE IF NOT EXISTS %[4]s (
   stream_prefix VARCHAR(512) NOT NULL, consumer_group VARCHAR(512) NOT NULL,
   coordinator_id VARCHAR(512) NOT NULL, token VARCHAR(128) NOT NULL, epoch BIGINT NOT NULL,
-  PRIMARY KEY (stream_prefix, consumer_group))`, meta, members, coords, owners),
+  PRIMARY KEY (stream_prefix, consumer_group));
+CREATE TABLE IF NOT EXISTS %[5]s (
+  stream_prefix VARCHAR(512) PRIMARY KEY, groups BIGINT NOT NULL);
+INSERT INTO %[5]s (stream_prefix, groups)
+SELECT * FROM (SELECT stream_prefix, count(*) FROM %[1]s GROUP BY stream_prefix UNION ALL SELECT '', count(*) FROM %[1]s) AS t
+WHERE NOT EXISTS (SELECT 1 FROM %[5]s WHERE stream_prefix = '')
+ON CONFLICT (stream_prefix) DO NOTHING`, meta, members, coords, owners, counts),
 
 		load: fmt.Sprintf(`SELECT m.metadata_json::text, m.store_revision, m.schema_version, m.layout_version, m.updated_at,
   COALESCE((SELECT jsonb_object_agg(member_id, member_json) FROM %[2]s WHERE %[3]s), '{}'::jsonb)::text
@@ -79,8 +94,9 @@ FROM %[1]s m WHERE %[3]s`, meta, members, pk),
   INSERT INTO %[1]s (stream_prefix, consumer_group, metadata_json, store_revision, schema_version, layout_version, updated_at)
   SELECT $1::varchar, $2::varchar, %[3]s, 1, $4::integer, $5::integer, $6::varchar WHERE %[4]s
   ON CONFLICT (stream_prefix, consumer_group) DO NOTHING RETURNING 1
-), put AS (%[2]s)
-SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRevision(`$3::text::jsonb`, `1`), fenceHolds(owners, "$9")),
+), put AS (%[2]s
+), cnt AS (%[5]s)
+SELECT count(*) FROM head`, meta, upsertMembers(members, `'{}'::text[]`), withRevision(`$3::text::jsonb`, `1`), fenceHolds(owners, "$9"), countUp(counts, 1)),
 
 		// $3 expected revision, $4 aggregate or NULL, $5 its layout,
 		// $6 updatedAt, $7/$8 member puts, $9 member deletes, $10 fence.
@@ -107,13 +123,14 @@ SELECT store_revision FROM head`, meta, upsertMembers(members, `$9::text[]`), pk
   DELETE FROM %[2]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
 ), own AS (
   DELETE FROM %[5]s WHERE %[3]s AND EXISTS (SELECT 1 FROM head)
-)
-SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4"), owners),
+), cnt AS (%[6]s)
+SELECT count(*) FROM head`, meta, members, pk, fenceHolds(owners, "$4"), owners, countUp(counts, -1)),
 
 		list: fmt.Sprintf(`SELECT stream_prefix, consumer_group FROM %s ORDER BY stream_prefix COLLATE "C", consumer_group COLLATE "C"`, meta),
 
 		// $1 stream prefix.
-		count: fmt.Sprintf(`SELECT (SELECT count(*) FROM %[1]s), (SELECT count(*) FROM %[1]s WHERE stream_prefix = $1)`, meta),
+		count: fmt.Sprintf(`SELECT COALESCE((SELECT groups FROM %[1]s WHERE stream_prefix = ''), 0),
+  COALESCE((SELECT groups FROM %[1]s WHERE stream_prefix = $1), 0)`, counts),
 
 		// $1 id, $2 token, $3 url, $4 lease in ms.
 		register: fmt.Sprintf(`INSERT INTO %[1]s AS c (id, token, url, lease_end) VALUES ($1, $2, $3, %[2]s)

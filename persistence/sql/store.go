@@ -28,6 +28,10 @@ const (
 	// groups' ownership records (persistence.Cluster).
 	CoordinatorsTable = "redis_stream_coordinator_coordinators"
 	OwnersTable       = "redis_stream_coordinator_owners"
+	// CountsTable keeps the number of groups per stream prefix, and of
+	// all groups under the empty prefix, updated by the statements that
+	// insert and delete metadata rows (Count).
+	CountsTable = "redis_stream_coordinator_counts"
 )
 
 // DefaultMaxConns is the pool size when Options.MaxConns is zero.
@@ -105,7 +109,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		members: o.TablePrefix + MembersTable,
 		prefix:  o.TablePrefix,
 	}
-	s.q = newQueries(s.meta, s.members, o.TablePrefix+CoordinatorsTable, o.TablePrefix+OwnersTable)
+	s.q = newQueries(s.meta, s.members, o.TablePrefix+CoordinatorsTable, o.TablePrefix+OwnersTable, o.TablePrefix+CountsTable)
 	err = s.with(ctx, func(*pgx.Conn) error { return nil }, func(err error) error { return err })
 	if err != nil && !errors.Is(err, errNoConn) {
 		pool.Close()
@@ -328,11 +332,13 @@ func (s *Store) List(ctx context.Context) ([]group.Key, error) {
 	return keys, err
 }
 
-// Count counts the rows in the database, in one statement: all of them
-// (a scan, linear in the groups but sending none: about 1 ms for 10,000)
-// and the prefix's (a range of the primary key index, whose first column
-// is the prefix). Under READ COMMITTED a row being inserted is not
-// counted until its transaction commits.
+// Count reads two rows of the counts table (CountsTable), in one
+// statement: O(1) in the groups. Create and Delete update the counts in
+// the statement that inserts or deletes the metadata row, so the counts
+// are exact for the groups written through this version. The first
+// process to create the counts table fills it from the metadata rows;
+// groups that a process of an older version (which keeps no counts)
+// creates or deletes later are not counted.
 func (s *Store) Count(ctx context.Context, streamPrefix string) (all, inPrefix int, err error) {
 	err = s.with(ctx, func(c *pgx.Conn) error {
 		return c.QueryRow(ctx, s.q.count, streamPrefix).Scan(&all, &inPrefix)

@@ -47,7 +47,7 @@ func newStore(t *testing.T) *Store {
 			return
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members+", "+s.prefix+CoordinatorsTable+", "+s.prefix+OwnersTable); err != nil {
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+s.meta+", "+s.members+", "+s.prefix+CoordinatorsTable+", "+s.prefix+OwnersTable+", "+s.prefix+CountsTable); err != nil {
 			t.Errorf("drop tables: %v", err)
 		}
 	})
@@ -181,7 +181,7 @@ func TestDatabaseDownAtOpen(t *testing.T) {
 	// The revision read above ran on the tables: drop them.
 	direct := newStoreAt(t, dsn, s.meta[:len(s.meta)-len(MetadataTable)])
 	defer direct.Close()
-	if _, err := direct.exec(t.Context(), "DROP TABLE IF EXISTS "+direct.meta+", "+direct.members+", "+direct.prefix+CoordinatorsTable+", "+direct.prefix+OwnersTable); err != nil {
+	if _, err := direct.exec(t.Context(), "DROP TABLE IF EXISTS "+direct.meta+", "+direct.members+", "+direct.prefix+CoordinatorsTable+", "+direct.prefix+OwnersTable+", "+direct.prefix+CountsTable); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -49,4 +51,50 @@ func testCount(t *testing.T, s persistence.Store) {
 		t.Fatal(err)
 	}
 	check(append(keys[:1:1], keys[2:]...))
+}
+
+// testCountConcurrent checks that Count stays exact under concurrent
+// writers: creates of distinct groups, racing creates of one group (one
+// wins) and deletes, the count moving only with the writes that happened.
+func testCountConcurrent(t *testing.T, s persistence.Store) {
+	ctx := t.Context()
+	prefix := "st-" + random(t)
+	base, _, err := s.Count(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	keys := make([]group.Key, n)
+	for i := range keys {
+		keys[i] = group.Key{StreamPrefix: prefix, ConsumerGroup: "cg-" + strconv.Itoa(i)}
+	}
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		// Two creators per key: exactly one succeeds.
+		for range 2 {
+			wg.Go(func() { _, _ = s.Create(ctx, k, persistence.Encode(Group(k, memberOf(i%26)))) })
+		}
+	}
+	wg.Wait()
+	wantCount(t, s, prefix, base+n, n)
+	for _, k := range keys[:n/2] {
+		// Two deleters per key: exactly one succeeds.
+		for range 2 {
+			wg.Go(func() { _ = s.Delete(ctx, k, 1) })
+		}
+	}
+	wg.Wait()
+	wantCount(t, s, prefix, base+n/2, n/2)
+}
+
+// wantCount fails unless Count(prefix) is all, inPrefix.
+func wantCount(t *testing.T, s persistence.Store, prefix string, all, inPrefix int) {
+	t.Helper()
+	a, p, err := s.Count(t.Context(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != all || p != inPrefix {
+		t.Errorf("Count(%q) = %d, %d; want %d, %d", prefix, a, p, all, inPrefix)
+	}
 }

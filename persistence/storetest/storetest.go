@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) persistence.Store, opts Optio
 		{"GuardedDelete", testDelete},
 		{"ListSorted", testList},
 		{"Count", testCount},
+		{"CountConcurrent", testCountConcurrent},
 		{"DistinctKeysNeverShareStorage", testDistinctKeys},
 		{"SchemaGuard", testSchemaGuard},
 		{"LegacyLayoutRewrite", testLegacyRewrite},
