@@ -177,37 +177,8 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 		t.Errorf("cluster table (want %s owning and placing 3 groups):\n%s", srv.ID, out)
 	}
 
-	// members: a member of billing, which a delete without --force spares.
-	member := joinMember(t, srv, prefix, "billing")
-	eventually.True(t, "the member listed", func() bool {
-		return strings.Contains(c.ok("members", prefix, "billing"), member)
-	})
-	c.exit(exitConflict, "groups", "delete", prefix, "billing")
-
-	// scale-stream moves every group of the prefix; scale one group;
-	// rollback its active migration.
-	var streamScale client.StreamScale
-	c.json(&streamScale, "scale-stream", prefix, "--shards", "4")
-	if streamScale.TargetShardCount != 4 || len(streamScale.Migrations) != 3 || strings.Join(streamScale.AffectedConsumerGroups, ",") != "audit,billing,shipping" {
-		t.Errorf("scale-stream: %+v", streamScale)
-	}
-	c.exit(exitUsage, "scale-stream", prefix)
-	c.ok("groups", "create", prefix+"-solo", "only", "--shards", "2")
-	var m struct {
-		ToShardCount int
-		State        string
-	}
-	c.json(&m, "scale", prefix+"-solo", "only", "--shards", "3")
-	if m.ToShardCount != 3 {
-		t.Errorf("scale: %+v", m)
-	}
-	c.exit(exitUsage, "scale", prefix+"-solo", "only")
-	if out := c.ok("rollback", prefix+"-solo", "only"); !strings.Contains(out, "ROLLED_BACK") {
-		t.Errorf("rollback:\n%s", out)
-	}
-	c.exit(exitConflict, "rollback", prefix+"-solo", "only")
-
-	// reset-offsets on shard 0 of billing.
+	// reset-offsets on shard 0 of shipping (before any migration: a reset
+	// waits for none).
 	for i := range 3 {
 		rdb.XAdd(ctx, xadd(prefix+":0", i))
 	}
@@ -243,6 +214,36 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	if out, _ := c.exit(exitFailure, "dead-letters", prefix, "shipping", "delete", id); !strings.Contains(out, string(client.CodeDeadLetterNotFound)) {
 		t.Errorf("delete of a redriven id:\n%s", out)
 	}
+
+	// members: a member of billing, which a delete without --force spares.
+	member := joinMember(t, srv, prefix, "billing")
+	eventually.True(t, "the member listed", func() bool {
+		return strings.Contains(c.ok("members", prefix, "billing"), member)
+	})
+	c.exit(exitConflict, "groups", "delete", prefix, "billing")
+
+	// scale-stream moves every group of the prefix; scale one group;
+	// rollback its active migration.
+	var streamScale client.StreamScale
+	c.json(&streamScale, "scale-stream", prefix, "--shards", "4")
+	if streamScale.TargetShardCount != 4 || len(streamScale.Migrations) != 3 || strings.Join(streamScale.AffectedConsumerGroups, ",") != "audit,billing,shipping" {
+		t.Errorf("scale-stream: %+v", streamScale)
+	}
+	c.exit(exitUsage, "scale-stream", prefix)
+	c.ok("groups", "create", prefix+"-solo", "only", "--shards", "2")
+	var m struct {
+		ToShardCount int
+		State        string
+	}
+	c.json(&m, "scale", prefix+"-solo", "only", "--shards", "3")
+	if m.ToShardCount != 3 {
+		t.Errorf("scale: %+v", m)
+	}
+	c.exit(exitUsage, "scale", prefix+"-solo", "only")
+	if out := c.ok("rollback", prefix+"-solo", "only"); !strings.Contains(out, "ROLLED_BACK") {
+		t.Errorf("rollback:\n%s", out)
+	}
+	c.exit(exitConflict, "rollback", prefix+"-solo", "only")
 
 	// groups delete --force, then the group is gone.
 	c.ok("groups", "delete", prefix, "billing", "--force", "--reason", "done")
