@@ -4,7 +4,10 @@
 //
 //   - Coordinator is a connection to the coordinator's HTTP API (base URL
 //     and Basic or Bearer credentials; Bearer tokens are obtained with
-//     POST /auth/login and renewed before they expire).
+//     POST /auth/login and renewed before they expire). Its admin and
+//     monitoring calls (admin.go: login, groups, scales, rollbacks, members,
+//     offsets and their reset, dead letters, the cluster view) serve
+//     operators' tools such as cmd/coordctl.
 //   - Member joins a group and heartbeats (docs/protocol.md §4). It runs the
 //     member state machine of package member (the one member protocol of
 //     this repository: what to report, what may be read, the local lease)
