@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -35,7 +36,7 @@ func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Co
 	if _, err := c.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
-	ms, err := membersim.SettleAll(members, 20, func(req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	ms, err := membersim.SettleAll(members, 20, func(req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 		return c.Heartbeat(ctx, key, req)
 	})
 	if err != nil {
@@ -46,7 +47,7 @@ func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Co
 
 // heartbeat sends m's next heartbeat through the coordinator and applies
 // the answer.
-func heartbeat(b *testing.B, c *actors.Coordinator, key group.Key, m *membersim.Member) group.HeartbeatResponse {
+func heartbeat(b *testing.B, c *actors.Coordinator, key group.Key, m *membersim.Member) contract.HeartbeatResponse {
 	req := m.Request()
 	resp, err := c.Heartbeat(context.Background(), key, &req)
 	if err != nil {

@@ -83,12 +83,12 @@ func New(o Options) (*Coordinator, error) {
 // is briefly unavailable yields status RETRY, and so does a group with
 // MaxQueuedHeartbeats heartbeats already queued (at once, without queueing
 // this one: load shedding).
-func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	if ch, ok := c.registry.Load(key); ok && ch.(*child).depth.heartbeats.Load() >= int64(c.opts.MaxQueuedHeartbeats) {
 		c.opts.Observer.HeartbeatShed(key)
 		return group.RetryResponse(c.opts.Settings, req), nil
 	}
-	r := newReplyTo[group.HeartbeatResponse]()
+	r := newReplyTo[contract.HeartbeatResponse]()
 	msg := &heartbeatMsg{routed: routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
 	resp, err := ask(ctx, c, msg, r, c.opts.StoreTimeout)
 	if errors.Is(err, errNoAnswer) {

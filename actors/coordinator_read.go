@@ -29,7 +29,7 @@ import (
 const groupsReadParallelism = 16
 
 // committed returns key's committed group, shared and immutable: callers
-// must not modify it. A group that does not exist is group.CodeGroupNotFound.
+// must not modify it. A group that does not exist is contract.CodeGroupNotFound.
 func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Group, error) {
 	var version uint64
 	if v, ok := c.snapshots.Load(key); ok {
@@ -111,15 +111,15 @@ func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.Ass
 // Routing returns the committed producer routing metadata. With
 // provisioning enabled it first provisions the group's shards (docs/protocol.md §2.4),
 // outside the group's actor; a failure matches contract.ErrProvisioning.
-func (c *Coordinator) Routing(ctx context.Context, key group.Key) (contract.Routing, error) {
+func (c *Coordinator) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
 	rt, err := project(ctx, c, key, routing)
 	if err != nil {
-		return contract.Routing{}, err
+		return group.Routing{}, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
 	defer cancel()
 	if err := provisionShards(pctx, c.opts.Provisioner, key, rt.ShardCount); err != nil {
-		return contract.Routing{}, err
+		return group.Routing{}, err
 	}
 	return rt, nil
 }
@@ -133,15 +133,15 @@ func (c *Coordinator) Migration(ctx context.Context, key group.Key, id string) (
 	}
 	m, ok := g.Migration(id)
 	if !ok {
-		return group.Migration{}, group.Errorf(group.CodeMigrationNotFound, "Migration %s not found", id)
+		return group.Migration{}, group.Errorf(contract.CodeMigrationNotFound, "Migration %s not found", id)
 	}
 	return m, nil
 }
 
 // Migrations returns a group's migration history (endpoint #20).
-func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (contract.Migrations, error) {
-	return project(ctx, c, key, func(g *group.Group) contract.Migrations {
-		return contract.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
+func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (group.Migrations, error) {
+	return project(ctx, c, key, func(g *group.Group) group.Migrations {
+		return group.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
 	})
 }
 
@@ -172,7 +172,7 @@ func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
 	for i, k := range keys {
 		eg.Go(func() error {
 			v, err := c.Group(ectx, k)
-			if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+			if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == contract.CodeGroupNotFound {
 				return nil
 			}
 			if err != nil {
@@ -205,8 +205,8 @@ func project[T any](ctx context.Context, c *Coordinator, key group.Key, view fun
 }
 
 // routing projects the producer routing metadata of g.
-func routing(g *group.Group) contract.Routing {
-	return contract.Routing{
+func routing(g *group.Group) group.Routing {
+	return group.Routing{
 		StreamPrefix:    g.StreamPrefix,
 		ConsumerGroup:   g.ConsumerGroup,
 		MetadataVersion: g.MetadataVersion,

@@ -38,28 +38,28 @@ func newMigrationID() string { return "reshard-" + uuid.NewString() }
 // anything changes); then the groups are scaled one by one in consumer
 // group order. There is no cross-group transaction: a failure midway
 // leaves the groups before it scaled.
-func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
+func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error) {
 	if err := group.ValidateScale(&req, c.opts.Settings); err != nil {
-		return contract.StreamScale{}, err
+		return group.StreamScale{}, err
 	}
 	keys, err := c.streamGroups(ctx, prefix)
 	if err != nil {
-		return contract.StreamScale{}, err
+		return group.StreamScale{}, err
 	}
 	if len(keys) == 0 {
-		return contract.StreamScale{}, group.Errorf(group.CodeStreamNotFound, "No consumer group is registered for stream prefix '%s'", prefix)
+		return group.StreamScale{}, group.Errorf(contract.CodeStreamNotFound, "No consumer group is registered for stream prefix '%s'", prefix)
 	}
 	for _, key := range keys {
 		r := newReplyTo[struct{}]()
 		if _, err := ask(ctx, c, &checkScaleMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout); err != nil {
-			return contract.StreamScale{}, err
+			return group.StreamScale{}, err
 		}
 	}
-	out := contract.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount}
+	out := group.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount}
 	for _, key := range keys {
 		m, err := c.scale(ctx, key, req, true)
 		if err != nil {
-			return contract.StreamScale{}, err
+			return group.StreamScale{}, err
 		}
 		out.AffectedConsumerGroups = append(out.AffectedConsumerGroups, key.ConsumerGroup)
 		out.Migrations = append(out.Migrations, m)

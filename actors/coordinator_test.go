@@ -67,8 +67,8 @@ func TestConflictReloadsAndReruns(t *testing.T) {
 	b := start(t, Options{Store: store, GroupCommit: true})
 	createGroup(t, a, orders)
 
-	wantStatus(t, heartbeat(t, b, orders, join("member-b")), group.StatusOK)
-	wantStatus(t, heartbeat(t, a, orders, join("member-a")), group.StatusOK)
+	wantStatus(t, heartbeat(t, b, orders, join("member-b")), contract.StatusOK)
+	wantStatus(t, heartbeat(t, a, orders, join("member-a")), contract.StatusOK)
 
 	if got := obs.conflictList(); !slices.Equal(got, []string{"flush#1"}) {
 		t.Errorf("conflicts %v, want [flush#1]", got)
@@ -98,7 +98,7 @@ func TestConflictsExhausted(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusRetry)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusRetry)
 	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
 	if !errors.Is(err, contract.ErrStateConflict) {
 		t.Errorf("delete: %v, want ErrStateConflict", err)
@@ -135,7 +135,7 @@ func TestUnavailableStore(t *testing.T) {
 
 	down.Store(true)
 	resp := heartbeat(t, c, orders, join("m-1"))
-	wantStatus(t, resp, group.StatusRetry)
+	wantStatus(t, resp, contract.StatusRetry)
 	if resp.MemberID != "m-1" || resp.GroupEpoch != 0 {
 		t.Errorf("retry response %+v", resp)
 	}
@@ -148,7 +148,7 @@ func TestUnavailableStore(t *testing.T) {
 	}
 
 	down.Store(false)
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
 	if store.stored(t, orders).Members["m-1"] == nil {
 		t.Error("m-1 not stored after recovery")
 	}
@@ -170,12 +170,12 @@ func TestUnknownCommitOutcome(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusRetry)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusRetry)
 	members, err := c.Members(testCtx(t), orders)
 	if err != nil || len(members) != 1 || members[0].MemberID != "m-1" {
 		t.Fatalf("members after unknown outcome: %v, %v; want the written m-1", members, err)
 	}
-	wantStatus(t, heartbeat(t, c, orders, join("m-2")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-2")), contract.StatusOK)
 	if got := obs.conflictList(); len(got) != 0 {
 		t.Errorf("conflicts %v, want none", got)
 	}
@@ -221,7 +221,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 
 	// Repair the data behind the coordinator's back: the next request loads it.
 	g := group.New()
-	if err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
+	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Store.Delete(ctx, orders, 1); err != nil {
@@ -230,7 +230,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	if _, err := store.Store.Create(ctx, orders, persistence.Encode(g)); err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
 }
 
 // Shutdown answers every request already queued (committing it) and
@@ -310,14 +310,14 @@ func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	createGroup(t, c, orders)
 	createGroup(t, c, billing)
 	m1 := heartbeat(t, c, orders, join("m-1"))
-	wantStatus(t, m1, group.StatusOK)
+	wantStatus(t, m1, contract.StatusOK)
 	b1 := heartbeat(t, c, billing, join("b-1"))
 
 	if _, err := c.Heartbeat(testCtx(t), orders, join("boom")); !errors.Is(err, contract.ErrInternal) {
 		t.Fatalf("panicking heartbeat: %v, want ErrInternal", err)
 	}
 	b1 = heartbeat(t, c, billing, next("b-1", b1))
-	wantStatus(t, b1, group.StatusOK)
+	wantStatus(t, b1, contract.StatusOK)
 	if key := <-obs.restarted; key != orders {
 		t.Fatalf("restarted %s, want %s", key, orders)
 	}
@@ -325,11 +325,11 @@ func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	// The restarted actor knows m-1 from the store: its steady heartbeat is
 	// accepted at the epoch it had.
 	resp := heartbeat(t, c, orders, next("m-1", m1))
-	wantStatus(t, resp, group.StatusOK)
+	wantStatus(t, resp, contract.StatusOK)
 	if resp.MemberEpoch != m1.MemberEpoch {
 		t.Errorf("epoch after restart %d, want %d", resp.MemberEpoch, m1.MemberEpoch)
 	}
-	wantStatus(t, heartbeat(t, c, billing, next("b-1", b1)), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, billing, next("b-1", b1)), contract.StatusOK)
 }
 
 // Lease renewals are never written: liveness lives in the owner's memory.
@@ -346,7 +346,7 @@ func TestLeaseRenewalsAreNotWritten(t *testing.T) {
 	for range 8 { // past the stored lease
 		clock.Advance(2 * time.Second)
 		resp = heartbeat(t, c, orders, next("m-1", resp))
-		wantStatus(t, resp, group.StatusOK)
+		wantStatus(t, resp, contract.StatusOK)
 	}
 	if got := store.commits(); got != 2 {
 		t.Fatalf("%d commits after join, takeover and lease renewals, want 2", got)
@@ -366,7 +366,7 @@ func TestTickerExpiresStoredGroups(t *testing.T) {
 	clock := newFakeClock()
 	first := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true})
 	createGroup(t, first, orders)
-	wantStatus(t, heartbeat(t, first, orders, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, first, orders, join("m-1")), contract.StatusOK)
 	if err := first.Shutdown(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestOnlyAdminCommandsTakeTheMutex(t *testing.T) {
 	})
 	c := start(t, Options{Store: newTestStore(), Locker: locker, GroupCommit: true})
 	createGroup(t, c, orders)
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
 	if locks.Load() != 1 {
 		t.Errorf("%d locks for a create and a heartbeat commit, want 1 (the create)", locks.Load())
 	}
@@ -422,14 +422,14 @@ func TestAdminAndReads(t *testing.T) {
 		t.Fatalf("stream-level create: %+v, %v", view, err)
 	}
 	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: "payments"}, create, true)
-	if ge := wantCode(t, err, group.CodeStreamPrefixAlreadyExists); ge.Message != "Stream prefix 'payments' is already managed by coordinator metadata" {
+	if ge := wantCode(t, err, contract.CodeStreamPrefixAlreadyExists); ge.Message != "Stream prefix 'payments' is already managed by coordinator metadata" {
 		t.Errorf("message %q", ge.Message)
 	}
 	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: "payments", ConsumerGroup: "payments"}, create, false)
-	wantCode(t, err, group.CodeGroupAlreadyExists)
+	wantCode(t, err, contract.CodeGroupAlreadyExists)
 	createGroup(t, c, orders)
 	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: orders.StreamPrefix}, create, true)
-	wantCode(t, err, group.CodeStreamPrefixAlreadyExists)
+	wantCode(t, err, contract.CodeStreamPrefixAlreadyExists)
 	createGroup(t, c, billing)
 
 	views, err := c.Groups(ctx)
@@ -446,12 +446,12 @@ func TestAdminAndReads(t *testing.T) {
 
 	missing := group.Key{StreamPrefix: "nope", ConsumerGroup: "nope"}
 	_, err = c.Group(ctx, missing)
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 	_, err = c.Routing(ctx, missing)
-	wantCode(t, err, group.CodeGroupNotFound)
-	wantStatus(t, heartbeat(t, c, missing, next("m-1", group.HeartbeatResponse{MemberEpoch: 3, MetadataVersion: 1})), group.StatusUnknownMemberID)
+	wantCode(t, err, contract.CodeGroupNotFound)
+	wantStatus(t, heartbeat(t, c, missing, next("m-1", contract.HeartbeatResponse{MemberEpoch: 3, MetadataVersion: 1})), contract.StatusUnknownMemberID)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
 	r, err := c.Routing(ctx, orders)
 	if err != nil || r.ShardCount != 4 || r.ConsumerGroup != orders.ConsumerGroup {
 		t.Errorf("routing %+v, %v", r, err)
@@ -461,16 +461,16 @@ func TestAdminAndReads(t *testing.T) {
 	}
 	del := group.DeleteRequest{RequestedBy: "test", Reason: "test"}
 	_, err = c.DeleteGroup(ctx, orders, del)
-	wantCode(t, err, group.CodeGroupHasActiveMembers)
+	wantCode(t, err, contract.CodeGroupHasActiveMembers)
 	del.Force = true
 	before, err := c.DeleteGroup(ctx, orders, del)
 	if err != nil || before.ConsumerGroup != orders.ConsumerGroup || before.TargetAssignmentSummary["m-1"] != 4 {
 		t.Fatalf("delete: %+v, %v", before, err)
 	}
 	_, err = c.Group(ctx, orders)
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 	_, err = c.DeleteGroup(ctx, orders, del)
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 }
 
 func TestOptionsValidate(t *testing.T) {
@@ -511,7 +511,7 @@ func TestPlacedKeysAreTheGroupsPlacedHere(t *testing.T) {
 	keys := []group.Key{{StreamPrefix: "here", ConsumerGroup: "a"}, {StreamPrefix: "here", ConsumerGroup: "b"}, {StreamPrefix: "there", ConsumerGroup: "a"}}
 	for _, k := range keys {
 		g := group.New()
-		if err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), k, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
+		if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), k, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
 			t.Fatal(err)
 		}
 		if _, err := store.Store.Create(ctx, k, persistence.Encode(g)); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -238,7 +239,7 @@ func (a *groupActor) handle(msg request) {
 func (a *groupActor) answerAbsent(msg request) {
 	switch m := msg.(type) {
 	case *heartbeatMsg:
-		res := group.New().Heartbeat(group.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
+		res := group.New().Heartbeat(contract.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
 		m.Reply.Answer(res.Answer, res.Err)
 	case *snapshotMsg:
 		m.Reply.Answer(group.New(), nil)
@@ -354,7 +355,7 @@ func (a *groupActor) failBatch(err error) {
 
 // groupNotFound is the domain error for a group that is not stored.
 func groupNotFound() error {
-	return group.Errorf(group.CodeGroupNotFound, "Group not found")
+	return group.Errorf(contract.CodeGroupNotFound, "Group not found")
 }
 
 // handOver is sent to a group actor whose group is placed on another

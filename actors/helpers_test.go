@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
@@ -212,19 +213,19 @@ func createGroup(t *testing.T, c *Coordinator, key group.Key) {
 }
 
 // join is a member's first heartbeat.
-func join(id string) *group.HeartbeatRequest {
-	return &group.HeartbeatRequest{
+func join(id string) *contract.HeartbeatRequest {
+	return &contract.HeartbeatRequest{
 		ProtocolVersion:         1,
 		RequestID:               "join-" + id,
 		MemberID:                id,
 		MetadataVersion:         1,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
 	}
 }
 
 // next is the heartbeat a well-behaved member sends after resp: it owns
 // what it was assigned.
-func next(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+func next(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
 	req := join(id)
 	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
 	req.MemberEpoch = resp.MemberEpoch
@@ -234,7 +235,7 @@ func next(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
 }
 
 // heartbeat sends a valid heartbeat and fails the test on an error.
-func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *group.HeartbeatRequest) group.HeartbeatResponse {
+func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *contract.HeartbeatRequest) contract.HeartbeatResponse {
 	t.Helper()
 	if err := group.ValidateHeartbeat(req, group.DefaultSettings()); err != nil {
 		t.Fatalf("invalid heartbeat: %v", err)
@@ -246,7 +247,7 @@ func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *group.Heartbeat
 	return resp
 }
 
-func wantStatus(t *testing.T, resp group.HeartbeatResponse, want group.HeartbeatStatus) {
+func wantStatus(t *testing.T, resp contract.HeartbeatResponse, want contract.HeartbeatStatus) {
 	t.Helper()
 	if resp.Status != want {
 		t.Fatalf("heartbeat %s: status %s, want %s", resp.MemberID, resp.Status, want)
@@ -254,7 +255,7 @@ func wantStatus(t *testing.T, resp group.HeartbeatResponse, want group.Heartbeat
 }
 
 // wantCode checks that err is the domain error code.
-func wantCode(t *testing.T, err error, code group.Code) *group.Error {
+func wantCode(t *testing.T, err error, code contract.Code) *group.Error {
 	t.Helper()
 	ge, ok := errors.AsType[*group.Error](err)
 	if !ok || ge.Code != code {
@@ -292,7 +293,7 @@ func (g *gate) onCommit(n int, write func() (persistence.Revision, error)) (pers
 // result is one concurrent heartbeat's outcome.
 type result struct {
 	id     string
-	resp   group.HeartbeatResponse
+	resp   contract.HeartbeatResponse
 	err    error
 	stored bool // the store had committed the member when the reply arrived
 }
@@ -334,7 +335,7 @@ func wantJoinsStored(t *testing.T, out <-chan result, n int) {
 		if r.err != nil {
 			t.Fatalf("%s: %v", r.id, r.err)
 		}
-		wantStatus(t, r.resp, group.StatusOK)
+		wantStatus(t, r.resp, contract.StatusOK)
 		if !r.stored {
 			t.Errorf("%s answered before its commit returned", r.id)
 		}

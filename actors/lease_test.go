@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
@@ -34,7 +35,7 @@ func memberState(t *testing.T, c *Coordinator, key group.Key, id string) group.M
 // renewed starts a coordinator on store, joins m-1 through it and has it
 // answer one renewal, which writes nothing. It returns the coordinator and
 // the lease end that renewal promised.
-func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, group.Instant) {
+func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, contract.Instant) {
 	t.Helper()
 	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now})
 	createGroup(t, a, orders)
@@ -46,7 +47,7 @@ func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinat
 	if store.commits() != commits {
 		t.Fatal("a lease renewal was written")
 	}
-	return a, group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+	return a, contract.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
 }
 
 // The owner expires a silent member exactly when the lease it promised
@@ -125,7 +126,7 @@ func TestHandOverKeepsMembersAndLeases(t *testing.T) {
 	if sa.commits() != commits {
 		t.Fatal("a renewal was written")
 	}
-	promised := group.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
+	promised := contract.InstantOf(clock.Now()).Add(group.DefaultSettings().MemberLeaseTTL)
 
 	na.Leave() // a hands the group over and leaves
 	eventually.True(t, "a handed its group over", func() bool { return a.Actors() == 0 })
@@ -136,7 +137,7 @@ func TestHandOverKeepsMembersAndLeases(t *testing.T) {
 
 	clock.Advance(time.Second) // b takes over 1 s after a's last answer
 	resp = heartbeat(t, b, key, next("m-1", resp))
-	if resp.Status != group.StatusOK || resp.MemberEpoch != epoch || !resp.Assignment.AssignedShards.Equal(shards) {
+	if resp.Status != contract.StatusOK || resp.MemberEpoch != epoch || !resp.Assignment.AssignedShards.Equal(shards) {
 		t.Fatalf("after the handover: %+v, want OK at epoch %d with %v", resp, epoch, shards)
 	}
 	// m-1 falls silent: b keeps the lease a promised (and more: b
@@ -164,7 +165,7 @@ func TestADeposedOwnerWritesNothing(t *testing.T) {
 	a := start(t, Options{Store: sa, GroupCommit: true, Ownership: na})
 	b := start(t, Options{Store: &testStore{Store: mem.Handle()}, GroupCommit: true, Ownership: nb})
 	createGroup(t, a, key)
-	wantStatus(t, heartbeat(t, a, key, join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, a, key, join("m-1")), contract.StatusOK)
 
 	// b takes the group over behind a's back (as after a's lease ended).
 	if err := mem.Handle().Release(testCtx(t), key, na.Self()); err != nil {
@@ -176,7 +177,7 @@ func TestADeposedOwnerWritesNothing(t *testing.T) {
 	}
 	commits := sa.commits()
 	resp, err := a.Heartbeat(testCtx(t), key, join("m-3"))
-	if err != nil || resp.Status != group.StatusRetry {
+	if err != nil || resp.Status != contract.StatusRetry {
 		t.Fatalf("deposed owner's answer: %+v, %v; want RETRY", resp, err)
 	}
 	if _, err := a.Heartbeat(testCtx(t), key, join("m-3")); !isNotOwner(err) {
@@ -213,7 +214,7 @@ func TestHeartbeatCountsFromItsArrival(t *testing.T) {
 	goHeartbeat(c, store, orders, "m-2", out) // its commit blocks the actor
 	<-g.entered
 	renewal := next("m-1", resp)
-	late := make(chan group.HeartbeatResponse, 1)
+	late := make(chan contract.HeartbeatResponse, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -226,7 +227,7 @@ func TestHeartbeatCountsFromItsArrival(t *testing.T) {
 	eventually.True(t, "m-1's heartbeat queued behind the blocked flush", func() bool { return queued(c, orders) >= 2 })
 	clock.Advance(time.Second) // the actor gets to it after the lease end
 	close(g.release)
-	if r := <-late; r.Status != group.StatusOK {
+	if r := <-late; r.Status != contract.StatusOK {
 		t.Fatalf("a heartbeat that arrived in time got %+v; stored %+v", r, store.stored(t, orders).Members["m-1"])
 	}
 	if m := store.stored(t, orders).Members["m-1"]; m.State != group.MemberActive {

@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -57,8 +58,8 @@ func (r *routed) MarkForwarded(by string) { r.ForwardedBy = by }
 // heartbeatMsg is a member heartbeat (docs/protocol.md §4). Answered after its change is stored.
 type heartbeatMsg struct {
 	routed
-	Request *group.HeartbeatRequest
-	Reply   replyTo[group.HeartbeatResponse]
+	Request *contract.HeartbeatRequest
+	Reply   replyTo[contract.HeartbeatResponse]
 	// Arrived is when the heartbeat reached the coordinator: it proves the
 	// member alive then, so it is the heartbeat's time in the domain (a
 	// heartbeat that waited in a busy mailbox is not charged the wait).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -54,18 +55,18 @@ func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
 	ctx := testCtx(t)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusUnknownMemberID)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusUnknownMemberID)
 	future := join("m-1")
 	future.ProtocolVersion = 2
 	resp, err := c.Heartbeat(ctx, orders, future)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, resp, group.StatusUnsupportedProtocol)
+	wantStatus(t, resp, contract.StatusUnsupportedProtocol)
 	_, err = c.Group(ctx, orders)
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 	_, err = c.DeleteGroup(ctx, orders, group.DeleteRequest{RequestedBy: "t", Reason: "t"})
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 
 	if reads, writes := store.readsAndWrites(); reads != 4 || writes != 0 {
 		t.Errorf("%d reads and %d writes for 4 requests, want 4 and 0", reads, writes)
@@ -83,10 +84,10 @@ func TestCreateAfterAbsentAndAfterDelete(t *testing.T) {
 	mem, live := memory.New(), new(actorsLive)
 	c := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
 	ctx := testCtx(t)
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusUnknownMemberID)
+	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusUnknownMemberID)
 	for range 2 {
 		createGroup(t, c, orders)
-		wantStatus(t, heartbeat(t, c, orders, join("m-1")), group.StatusOK)
+		wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
 		if o := record(t, mem, orders); o.Epoch == 0 {
 			t.Fatal("no ownership record of the created group")
 		}
@@ -135,7 +136,7 @@ func TestTheFirstSweepPrunesOrphanRecords(t *testing.T) {
 		}
 	}
 	g := group.New()
-	if err := g.Create(group.InstantOf(time.Now()), group.DefaultSettings(), billing, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
+	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), billing, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Create(ctx, billing, persistence.Encode(g)); err != nil {

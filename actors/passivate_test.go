@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
@@ -20,9 +21,9 @@ func TestUnknownGroupsDoNotKeepActors(t *testing.T) {
 	c := start(t, Options{Store: newTestStore()})
 	for i := range 50 {
 		key := group.Key{StreamPrefix: "nowhere", ConsumerGroup: fmt.Sprintf("g%d", i)}
-		wantStatus(t, heartbeat(t, c, key, join("m")), group.StatusUnknownMemberID)
+		wantStatus(t, heartbeat(t, c, key, join("m")), contract.StatusUnknownMemberID)
 		_, err := c.Group(testCtx(t), key)
-		wantCode(t, err, group.CodeGroupNotFound)
+		wantCode(t, err, contract.CodeGroupNotFound)
 	}
 	eventually.True(t, "every actor of an unknown group passivated", func() bool { return registered(c) == 0 })
 
@@ -33,7 +34,7 @@ func TestUnknownGroupsDoNotKeepActors(t *testing.T) {
 	}
 	eventually.True(t, "the deleted group's actor passivated", func() bool { return registered(c) == 0 })
 	createGroup(t, c, orders)
-	wantStatus(t, heartbeat(t, c, orders, join("m")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m")), contract.StatusOK)
 }
 
 // Requests racing a passivation are all answered, and a group created while
@@ -58,7 +59,7 @@ func TestPassivationRacesAnswerEveryRequest(t *testing.T) {
 				switch {
 				case err != nil:
 					errs <- fmt.Errorf("heartbeat: %w", err)
-				case resp.Status != group.StatusOK && resp.Status != group.StatusUnknownMemberID:
+				case resp.Status != contract.StatusOK && resp.Status != contract.StatusUnknownMemberID:
 					errs <- fmt.Errorf("heartbeat status %s", resp.Status)
 				}
 			}()

@@ -121,16 +121,16 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 	createGroup(t, c, billing)
 
 	_, err := c.ScaleStream(ctx, "nothing", scaleTo(2))
-	wantCode(t, err, group.CodeStreamNotFound)
+	wantCode(t, err, contract.CodeStreamNotFound)
 	_, err = c.ScaleStream(ctx, "orders", scaleTo(-1))
-	wantCode(t, err, group.CodeInvalidRequest)
+	wantCode(t, err, contract.CodeInvalidRequest)
 
 	// b is already migrating elsewhere: the stream scale changes nothing.
 	if _, err := c.ScaleGroup(ctx, keys[2], scaleTo(8)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.ScaleStream(ctx, "orders", scaleTo(6))
-	wantCode(t, err, group.CodeActiveMigrationExists)
+	wantCode(t, err, contract.CodeActiveMigrationExists)
 	if v, _ := c.Group(ctx, keys[1]); v.ActiveMigration != nil || v.ShardCount != 4 {
 		t.Fatalf("a changed by a refused stream scale: %+v", v)
 	}
@@ -139,12 +139,12 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 	}
 
 	// A correction round open on c refuses it too.
-	wantStatus(t, heartbeat(t, c, keys[0], join("m-1")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, keys[0], join("m-1")), contract.StatusOK)
 	hb := join("m-1")
 	hb.RequestID, hb.MetadataVersion = "future", 99
-	wantStatus(t, heartbeat(t, c, keys[0], hb), group.StatusSyncMetadata)
+	wantStatus(t, heartbeat(t, c, keys[0], hb), contract.StatusSyncMetadata)
 	_, err = c.ScaleStream(ctx, "orders", scaleTo(6))
-	wantCode(t, err, group.CodeMetadataSyncInProgress)
+	wantCode(t, err, contract.CodeMetadataSyncInProgress)
 	_, err = c.DeleteGroup(ctx, keys[0], group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +204,11 @@ func TestCreateProvisionsAfterInsert(t *testing.T) {
 
 	f.set(func(f *fakeDataPlane) { f.existing = []string{"orders:1", "orders:3"} })
 	_, err := c.CreateGroup(ctx, orders, create, false)
-	if ge := wantCode(t, err, group.CodeStreamPrefixAlreadyExists); ge.Message != "Stream prefix 'orders' already has Redis key(s): orders:1, orders:3" {
+	if ge := wantCode(t, err, contract.CodeStreamPrefixAlreadyExists); ge.Message != "Stream prefix 'orders' already has Redis key(s): orders:1, orders:3" {
 		t.Errorf("message %q", ge.Message)
 	}
 	_, err = c.CreateGroup(ctx, group.Key{StreamPrefix: "orders"}, create, true)
-	wantCode(t, err, group.CodeStreamPrefixAlreadyExists)
+	wantCode(t, err, contract.CodeStreamPrefixAlreadyExists)
 	if n := store.writeCalls(); n != 0 || len(f.calls()) != 0 {
 		t.Fatalf("refused creates wrote %d times, provisioned %v", n, f.calls())
 	}
@@ -301,7 +301,7 @@ func TestTickConfirmsDrain(t *testing.T) {
 		t.Fatalf("after the drain: %+v", v)
 	}
 	_, err = c.Migration(ctx, orders, "reshard-unknown")
-	wantCode(t, err, group.CodeMigrationNotFound)
+	wantCode(t, err, contract.CodeMigrationNotFound)
 }
 
 func TestDrainCheckNeedsDrains(t *testing.T) {

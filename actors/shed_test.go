@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
@@ -63,9 +64,9 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("%s: %v", r.id, r.err)
 		}
-		wantStatus(t, r.resp, group.StatusOK)
+		wantStatus(t, r.resp, contract.StatusOK)
 	}
-	wantStatus(t, heartbeat(t, c, orders, req), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, req), contract.StatusOK)
 	if n := obs.shed.Load(); n != 1 {
 		t.Errorf("%d heartbeats shed after the queue drained, want 1", n)
 	}
@@ -95,13 +96,13 @@ func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 
 	close(release)
 	for range 3 {
-		wantCode(t, <-creates, group.CodeGroupAlreadyExists)
+		wantCode(t, <-creates, contract.CodeGroupAlreadyExists)
 	}
 	r := <-out
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	wantStatus(t, r.resp, group.StatusOK)
+	wantStatus(t, r.resp, contract.StatusOK)
 	if n := obs.shed.Load(); n != 0 {
 		t.Errorf("%d heartbeats shed behind other requests, want 0", n)
 	}
@@ -139,7 +140,7 @@ func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("%s: %v", r.id, r.err)
 		}
-		wantStatus(t, r.resp, group.StatusRetry)
+		wantStatus(t, r.resp, contract.StatusRetry)
 	}
 	select {
 	case <-release:
@@ -150,7 +151,7 @@ func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 		t.Errorf("%d heartbeats counted as shed, want 2", n)
 	}
 	close(release)
-	wantStatus(t, heartbeat(t, c, orders, join("m-after")), group.StatusOK)
+	wantStatus(t, heartbeat(t, c, orders, join("m-after")), contract.StatusOK)
 }
 
 // hold is a BeforeHandle hook that, once armed, holds the group actor in

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
@@ -94,7 +95,7 @@ func TestReadsSeeOwnWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.Group(testCtx(t), orders)
-	wantCode(t, err, group.CodeGroupNotFound)
+	wantCode(t, err, contract.CodeGroupNotFound)
 }
 
 // A commit drops the published snapshot: a group that is written but not

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -54,7 +55,7 @@ func TestASweepReleasesARecordNoActorServes(t *testing.T) {
 
 	a.TickNow()
 	eventually.True(t, "a released the record", func() bool { return owner(t, mem, key) != "a" })
-	if got := heartbeat(t, b2, key, next("m-1", resp)); got.Status != group.StatusOK || got.MemberEpoch != resp.MemberEpoch {
+	if got := heartbeat(t, b2, key, next("m-1", resp)); got.Status != contract.StatusOK || got.MemberEpoch != resp.MemberEpoch {
 		t.Fatalf("b2's heartbeat after the sweep: %+v, want OK at epoch %d", got, resp.MemberEpoch)
 	}
 }
@@ -88,7 +89,7 @@ func TestAnAcquireOfUnknownOutcomeIsReleased(t *testing.T) {
 
 	a := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: lostAcquire{na}})
 	resp, err := a.Heartbeat(testCtx(t), orders, join("m-1"))
-	if err == nil && resp.Status != group.StatusRetry {
+	if err == nil && resp.Status != contract.StatusRetry {
 		t.Fatalf("heartbeat through a lost acquire: %+v, want RETRY or an error", resp)
 	}
 	if errors.Is(err, cluster.ErrNotOwner) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -104,10 +105,10 @@ func newNoop(api *API, key group.Key, members, shardsPerMember int) *noop {
 	for i := range members {
 		id := memberID(i)
 		n.urls[i] = prefix + url.PathEscape(id) + "/heartbeat"
-		n.bodies[i], _ = json.Marshal(group.HeartbeatRequest{
+		n.bodies[i], _ = json.Marshal(contract.HeartbeatRequest{
 			ProtocolVersion: 1, RequestID: id + "-1", MemberID: id, MemberEpoch: 3, MetadataVersion: 3,
-			RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
-			OwnedShards:             group.Range(i*shardsPerMember, (i+1)*shardsPerMember),
+			RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+			OwnedShards:             contract.Range(i*shardsPerMember, (i+1)*shardsPerMember),
 		})
 	}
 	return n

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
@@ -101,10 +102,10 @@ func TestWaitForOK(t *testing.T) {
 
 func TestFleetCountsMoves(t *testing.T) {
 	f, coord := newTestFleet(t, 2, 4, time.Minute)
-	coord.set("m-00000", group.Range(0, 4), nil)
+	coord.set("m-00000", contract.Range(0, 4), nil)
 	beat(f, 0)
 	beat(f, 0) // nothing changes
-	coord.set("m-00000", group.NewShardSet(0, 1), nil)
+	coord.set("m-00000", contract.NewShardSet(0, 1), nil)
 	beat(f, 0)
 	if got := f.Moves(); got != 6 {
 		t.Fatalf("moves %d, want 4 starts + 2 stops", got)

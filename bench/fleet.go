@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
@@ -123,20 +124,20 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 	done := f.now()
 	rec.Observe(time.Since(intended), statusLabel(resp, err), err)
 	if f.coords != nil {
-		s.via = f.coords.follow(h, err == nil && resp.Status != group.StatusRetry)
+		s.via = f.coords.follow(h, err == nil && resp.Status != contract.StatusRetry)
 	}
-	s.wait(sent, done, err == nil && resp.Status == group.StatusOK)
+	s.wait(sent, done, err == nil && resp.Status == contract.StatusOK)
 	if err != nil {
 		return
 	}
 	switch resp.Status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata:
 		s.renew(sent)
 	}
 	after := s.m.Owned()
 	s.released = len(before.Minus(after)) > 0
 	s.track(before, after, done)
-	ok := resp.Status == group.StatusOK
+	ok := resp.Status == contract.StatusOK
 	s.converged.Store(ok && len(resp.Assignment.PendingShards) == 0)
 	if ok {
 		s.lastOK.Store(int64(done))
@@ -150,7 +151,7 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 }
 
 // statusLabel names the outcome of a heartbeat for the status counts.
-func statusLabel(resp group.HeartbeatResponse, err error) string {
+func statusLabel(resp contract.HeartbeatResponse, err error) string {
 	if se, ok := errors.AsType[*membersim.StatusError](err); ok {
 		return "HTTP " + strconv.Itoa(se.Code)
 	}
@@ -235,7 +236,7 @@ func (s *Sim) renew(sent time.Duration) {
 }
 
 // track records the change from reading before to reading after at at.
-func (s *Sim) track(before, after group.ShardSet, at time.Duration) {
+func (s *Sim) track(before, after contract.ShardSet, at time.Duration) {
 	stopped, started := before.Minus(after), after.Minus(before)
 	if len(stopped)+len(started) == 0 {
 		return
@@ -251,7 +252,7 @@ func (s *Sim) track(before, after group.ShardSet, at time.Duration) {
 }
 
 // moved updates the readers and the crash watches.
-func (f *Fleet) moved(id string, stopped, started group.ShardSet, at time.Duration) {
+func (f *Fleet) moved(id string, stopped, started contract.ShardSet, at time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.moves += int64(len(stopped) + len(started))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
@@ -19,8 +20,8 @@ import (
 // assignment set for the member.
 type scripted struct {
 	mu       sync.Mutex
-	assigned map[string]group.ShardSet
-	pending  map[string]group.ShardSet
+	assigned map[string]contract.ShardSet
+	pending  map[string]contract.ShardSet
 	// owner, when set, is the X-Coordinator-Owner header of every answer;
 	// retry answers RETRY instead of OK; hits counts the heartbeats.
 	owner string
@@ -28,23 +29,23 @@ type scripted struct {
 	hits  int
 }
 
-func (s *scripted) set(member string, assigned, pending group.ShardSet) {
+func (s *scripted) set(member string, assigned, pending contract.ShardSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.assigned[member], s.pending[member] = assigned, pending
 }
 
 func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req group.HeartbeatRequest
+	var req contract.HeartbeatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
-	resp := group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusOK, MemberID: req.MemberID, MemberEpoch: 2,
-		MetadataVersion: 1, Assignment: group.AssignmentPayload{AssignedShards: s.assigned[req.MemberID], PendingShards: s.pending[req.MemberID]}}
+	resp := contract.HeartbeatResponse{ResponseTo: req.RequestID, Status: contract.StatusOK, MemberID: req.MemberID, MemberEpoch: 2,
+		MetadataVersion: 1, Assignment: contract.AssignmentPayload{AssignedShards: s.assigned[req.MemberID], PendingShards: s.pending[req.MemberID]}}
 	if s.retry {
-		resp = group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusRetry, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
+		resp = contract.HeartbeatResponse{ResponseTo: req.RequestID, Status: contract.StatusRetry, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
 	}
 	s.hits++
 	if s.owner != "" {
@@ -68,16 +69,16 @@ func beat(f *Fleet, i int) {
 
 func TestFleetTracksOwnersAndSettles(t *testing.T) {
 	f, coord := newTestFleet(t, 2, 4, time.Minute)
-	coord.set("m-00000", group.Range(0, 4), nil)
+	coord.set("m-00000", contract.Range(0, 4), nil)
 	beat(f, 0)
-	coord.set("m-00001", nil, group.NewShardSet(2, 3))
+	coord.set("m-00001", nil, contract.NewShardSet(2, 3))
 	beat(f, 1)
 	if f.Settled(f.sims, 0) {
 		t.Fatal("settled while m-00001 waits for shards")
 	}
-	coord.set("m-00000", group.NewShardSet(0, 1), nil)
+	coord.set("m-00000", contract.NewShardSet(0, 1), nil)
 	beat(f, 0) // releases 2 and 3
-	coord.set("m-00001", group.NewShardSet(2, 3), nil)
+	coord.set("m-00001", contract.NewShardSet(2, 3), nil)
 	beat(f, 1)
 	want := Owners{0: "m-00000", 1: "m-00000", 2: "m-00001", 3: "m-00001"}
 	if got := f.Owners(); len(got) != 4 || Moved(4, got, want) != 0 {
@@ -94,15 +95,15 @@ func TestFleetTracksOwnersAndSettles(t *testing.T) {
 
 func TestFleetMeasuresCrashAndRejoin(t *testing.T) {
 	f, coord := newTestFleet(t, 2, 4, time.Minute)
-	coord.set("m-00000", group.NewShardSet(0, 1), nil)
-	coord.set("m-00001", group.NewShardSet(2, 3), nil)
+	coord.set("m-00000", contract.NewShardSet(0, 1), nil)
+	coord.set("m-00001", contract.NewShardSet(2, 3), nil)
 	beat(f, 0)
 	beat(f, 1)
 	f.sims[0].Crash()
 	if _, open := f.CrashMoves(); open != 1 {
 		t.Fatalf("%d open crash watches, want 1", open)
 	}
-	coord.set("m-00001", group.Range(0, 4), nil)
+	coord.set("m-00001", contract.Range(0, 4), nil)
 	beat(f, 1)
 	took, open := f.CrashMoves()
 	if len(took) != 1 || open != 0 || took[0] <= 0 {
@@ -110,14 +111,14 @@ func TestFleetMeasuresCrashAndRejoin(t *testing.T) {
 	}
 
 	f.sims[0].Rejoin(true)
-	coord.set("m-00000", nil, group.NewShardSet(0))
+	coord.set("m-00000", nil, contract.NewShardSet(0))
 	beat(f, 0)
 	if j := f.Joins(); len(j) != 0 {
 		t.Fatalf("join measured while shard 0 is pending: %v", j)
 	}
-	coord.set("m-00001", group.NewShardSet(1, 2, 3), nil)
+	coord.set("m-00001", contract.NewShardSet(1, 2, 3), nil)
 	beat(f, 1)
-	coord.set("m-00000", group.NewShardSet(0), nil)
+	coord.set("m-00000", contract.NewShardSet(0), nil)
 	beat(f, 0)
 	if j := f.Joins(); len(j) != 1 || j[0] <= 0 {
 		t.Fatalf("joins %v", j)
@@ -134,8 +135,8 @@ func TestFleetFeedsTheOracleLiveWindows(t *testing.T) {
 		violations int
 	}{{time.Minute, 1}, {time.Nanosecond, 0}} {
 		f, coord := newTestFleet(t, 2, 1, c.ttl)
-		coord.set("m-00000", group.NewShardSet(0), nil)
-		coord.set("m-00001", group.NewShardSet(0), nil) // a broken coordinator
+		coord.set("m-00000", contract.NewShardSet(0), nil)
+		coord.set("m-00001", contract.NewShardSet(0), nil) // a broken coordinator
 		var at time.Duration
 		f.now = func() time.Duration { return at }
 		beat(f, 0)
@@ -152,7 +153,7 @@ func TestFleetFeedsTheOracleLiveWindows(t *testing.T) {
 }
 
 func TestStatusLabel(t *testing.T) {
-	ok := group.HeartbeatResponse{Status: group.StatusFencedMemberEpoch}
+	ok := contract.HeartbeatResponse{Status: contract.StatusFencedMemberEpoch}
 	for _, c := range []struct {
 		err  error
 		want string
@@ -177,8 +178,8 @@ func TestOracleKeepsGroupsApart(t *testing.T) {
 		coord, api := scriptedAPI(t)
 		f := NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch)
 		// g0: m-00000 reads 0, m-00001 reads 1; g1 the other way round.
-		coord.set(memberID(g), group.NewShardSet(0), nil)
-		coord.set(memberID(1-g), group.NewShardSet(1), nil)
+		coord.set(memberID(g), contract.NewShardSet(0), nil)
+		coord.set(memberID(1-g), contract.NewShardSet(1), nil)
 		beat(f, 0)
 		beat(f, 1)
 		fleets = append(fleets, f)
@@ -199,7 +200,7 @@ func TestOracleKeepsGroupsApart(t *testing.T) {
 // new process's first accepted heartbeat, not for the rest of the hour.
 func TestRejoinEndsTheOldLiveWindow(t *testing.T) {
 	f, coord := newTestFleet(t, 1, 1, time.Hour)
-	coord.set("m-00000", group.NewShardSet(0), nil)
+	coord.set("m-00000", contract.NewShardSet(0), nil)
 	beat(f, 0)
 	sim := f.sims[0]
 	if sim.liveTo < time.Hour {
@@ -228,7 +229,7 @@ func TestSettledCoversTheWavesSoFar(t *testing.T) {
 		s.fleets = append(s.fleets, NewFleet(api, groupKey(g), 2, 2, time.Minute, oracle, epoch))
 		coords = append(coords, coord)
 	}
-	coords[0].set("m-00000", group.Range(0, 2), nil)
+	coords[0].set("m-00000", contract.Range(0, 2), nil)
 	s.fireGroupMajor(context.Background(), 0, time.Now(), NewRecorder())
 	if !s.settled(1, 0) {
 		t.Fatal("the first member of g0 reads both shards: settled")
@@ -241,8 +242,8 @@ func TestSettledCoversTheWavesSoFar(t *testing.T) {
 	if !s.settled(2, 0) || s.settled(3, 0) {
 		t.Fatal("g0 settled, g1 not yet")
 	}
-	coords[1].set("m-00000", group.NewShardSet(0), nil)
-	coords[1].set("m-00001", group.NewShardSet(1), nil)
+	coords[1].set("m-00000", contract.NewShardSet(0), nil)
+	coords[1].set("m-00001", contract.NewShardSet(1), nil)
 	s.fireGroupMajor(context.Background(), 2, time.Now(), NewRecorder())
 	s.fireGroupMajor(context.Background(), 3, time.Now(), NewRecorder())
 	if !s.settled(4, 0) {
@@ -270,7 +271,7 @@ func TestSetupScalesWithTheMemberCount(t *testing.T) {
 // returns it with an API client for it.
 func scriptedAPI(t *testing.T) (*scripted, *API) {
 	t.Helper()
-	coord := &scripted{assigned: map[string]group.ShardSet{}, pending: map[string]group.ShardSet{}}
+	coord := &scripted{assigned: map[string]contract.ShardSet{}, pending: map[string]contract.ShardSet{}}
 	srv := httptest.NewServer(coord)
 	t.Cleanup(srv.Close)
 	api, err := NewAPI(srv.URL+"/coord/v1", 4)

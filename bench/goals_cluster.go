@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // multiGoals evaluates P8a (issue #18): three coordinators on one group,
@@ -26,8 +26,8 @@ func (r *Report) multiGoals(okS bool, steady Phase, perCore func(Phase) float64)
 		multi.StartSeconds, multi.StartSeconds+multi.Seconds, crossing, r.SetupLeasesEnd, multi.Requests, multi.Errors)
 	return []Goal{
 		settleGoal,
-		goal("P8a-fenced", "FENCED answers after settle, 3 coordinators, random", count(multi, group.StatusFencedMemberEpoch), 0, true, okM, phase),
-		goal("P8a-retry", "RETRY answers after settle, 3 coordinators, random", count(multi, group.StatusRetry), 0, true, okM, phase),
+		goal("P8a-fenced", "FENCED answers after settle, 3 coordinators, random", count(multi, contract.StatusFencedMemberEpoch), 0, true, okM, phase),
+		goal("P8a-retry", "RETRY answers after settle, 3 coordinators, random", count(multi, contract.StatusRetry), 0, true, okM, phase),
 		goal("P8a-p99", "p99 over one coordinator's, closed loop", ratio(multi.Latency.P99, steady.Latency.P99), 2, true, okM && okS && steady.Latency.P99 > 0,
 			fmt.Sprintf("multi/closed %.1f ms ÷ steady/closed %.1f ms", multi.Latency.P99, steady.Latency.P99)),
 		goal("P8a-core", fmt.Sprintf("%d coordinators on one group, heartbeats/s per core over one coordinator's", r.Options.Coordinators),
@@ -54,7 +54,7 @@ func (r *Report) clusterGoals(perCore func(Phase) float64) []Goal {
 	recoveryBound := c.LeaseTTL + 2
 	statuses := func(p Phase) string {
 		return fmt.Sprintf("FENCED %.0f, RETRY %.0f, errors %d of %d answers; %d shard moves, longest wait for an OK %.2f s",
-			count(p, group.StatusFencedMemberEpoch), count(p, group.StatusRetry), p.Errors, p.Requests, c.stepOf(p.Name).Moves, c.stepOf(p.Name).MaxWait)
+			count(p, contract.StatusFencedMemberEpoch), count(p, contract.StatusRetry), p.Errors, p.Requests, c.stepOf(p.Name).Moves, c.stepOf(p.Name).MaxWait)
 	}
 	recovery := goal("P8d-recovery", "SIGKILL: its groups answer OK again (s)", c.Recovery, recoveryBound, true, okKill,
 		fmt.Sprintf("%s owned %d groups; cluster lease TTL %.0f s + 2 s; %d groups never answered OK", c.Killed, c.KilledGroups, c.LeaseTTL, c.Unrecovered))
@@ -68,13 +68,13 @@ func (r *Report) clusterGoals(perCore func(Phase) float64) []Goal {
 			okCl && okRef && perCore(ref) > 0,
 			fmt.Sprintf("%d×%d: %.0f/s on %.2f cores (p99 %.1f ms) vs %.0f/s on %.2f cores (p99 %.1f ms)",
 				cl.Groups, cl.Members, cl.Throughput, cl.CPUCores, cl.Latency.P99, ref.Throughput, ref.CPUCores, ref.Latency.P99)),
-		goal("P8c-fenced", "rolling restart: FENCED answers", count(roll, group.StatusFencedMemberEpoch), 0, true, okRoll, statuses(roll)),
+		goal("P8c-fenced", "rolling restart: FENCED answers", count(roll, contract.StatusFencedMemberEpoch), 0, true, okRoll, statuses(roll)),
 		goal("P8c-moves", "rolling restart: shard moves", float64(c.Rolling.Moves), 0, true, okRoll, statuses(roll)),
 		goal("P8c-readers", "rolling restart: double readers (oracle)", float64(roll.DoubleReaders), 0, true, okRoll, fmt.Sprintf("%d violations in the phase", roll.DoubleReaders)),
 		goal("P8c-wait", "rolling restart: longest wait for an OK (s)", c.Rolling.MaxWait, waitBound.Seconds(), true, okRoll,
 			fmt.Sprintf("bound: heartbeat interval %v + 2 s", r.Options.Interval)),
 		recovery,
-		goal("P8d-fenced", "SIGKILL: FENCED answers", count(kill, group.StatusFencedMemberEpoch), 0, true, okKill, statuses(kill)),
+		goal("P8d-fenced", "SIGKILL: FENCED answers", count(kill, contract.StatusFencedMemberEpoch), 0, true, okKill, statuses(kill)),
 		goal("P8d-readers", "SIGKILL: double readers (oracle)", float64(kill.DoubleReaders), 0, true, okKill, fmt.Sprintf("%d violations in the phase", kill.DoubleReaders)),
 	}
 }
@@ -91,4 +91,4 @@ func (c *ClusterFigures) stepOf(name string) ClusterStep {
 }
 
 // count is how many answers of phase p had status st.
-func count(p Phase, st group.HeartbeatStatus) float64 { return float64(p.Statuses[string(st)]) }
+func count(p Phase, st contract.HeartbeatStatus) float64 { return float64(p.Statuses[string(st)]) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/assignor"
 )
@@ -32,7 +33,7 @@ func buildGroups(tb testing.TB, groups, members, shards int) []*group.Group {
 			tb.Fatal(err)
 		}
 		for _, id := range ids {
-			set := group.NewShardSet(targets[id]...)
+			set := contract.NewShardSet(targets[id]...)
 			g.Apply(group.TargetRecord{MemberID: id, Shards: set})
 			g.Apply(group.MemberRecord{Member: &group.Member{
 				MemberID: id, MemberName: id, State: group.MemberActive, MemberEpoch: 2, MetadataVersion: 1,
@@ -58,19 +59,19 @@ func heapAfterGC() uint64 {
 }
 
 // benchNow is the instant buildGroups builds at.
-var benchNow = group.Instant(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+var benchNow = contract.Instant(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
 
 // workingCopy returns a copy of g as the group actor's working copy holds
 // it: a clone on which a handler ran (a renewal of the first live member),
 // so it carries the per-shard index that handlers build; the heartbeat's
 // answer is returned for the caller to check.
-func workingCopy(g *group.Group) (*group.Group, group.HeartbeatResponse) {
+func workingCopy(g *group.Group) (*group.Group, contract.HeartbeatResponse) {
 	w := g.Clone()
 	id := g.LiveMemberIDs()[0]
 	m := g.Members[id]
-	resp := w.Heartbeat(benchNow.Add(time.Second), group.DefaultSettings(), &group.HeartbeatRequest{
+	resp := w.Heartbeat(benchNow.Add(time.Second), group.DefaultSettings(), &contract.HeartbeatRequest{
 		ProtocolVersion: 1, RequestID: id + "-bench", MemberID: id, MemberEpoch: m.MemberEpoch, MetadataVersion: m.MetadataVersion,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
 		OwnedShards:             m.CurrentAssignment,
 	}).Answer
 	return w, resp
@@ -114,7 +115,7 @@ func TestBuildGroupsIsSettled(t *testing.T) {
 		if n := len(g.LiveMemberIDs()); n != 10 {
 			t.Fatalf("%d live members", n)
 		}
-		if _, resp := workingCopy(g); resp.Status != group.StatusOK {
+		if _, resp := workingCopy(g); resp.Status != contract.StatusOK {
 			t.Fatalf("working copy heartbeat: %+v", resp)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
@@ -131,7 +131,7 @@ func TestScheduleIsSeededAndConsistent(t *testing.T) {
 func TestEpochViolationsOrderAnswersBySendAndReceipt(t *testing.T) {
 	ans := func(member string, sent, recv time.Duration, ge, me int64) answer {
 		return answer{member: member, req: member, sent: sent, recv: recv,
-			resp: group.HeartbeatResponse{Status: group.StatusOK, GroupEpoch: ge, AssignmentEpoch: ge, MetadataVersion: ge, MemberEpoch: me}}
+			resp: contract.HeartbeatResponse{Status: contract.StatusOK, GroupEpoch: ge, AssignmentEpoch: ge, MetadataVersion: ge, MemberEpoch: me}}
 	}
 	concurrent := []answer{ans("a", 0, 10, 5, 5), ans("b", 1, 9, 4, 4)}
 	if v := epochViolations(concurrent); len(v) != 0 {
@@ -145,7 +145,7 @@ func TestEpochViolationsOrderAnswersBySendAndReceipt(t *testing.T) {
 	if v := epochViolations(member); len(v) != 1 || v[0].Members[0] != "a" {
 		t.Errorf("violations %v, want a's member epoch", v)
 	}
-	rejected := []answer{ans("a", 0, 10, 5, 5), {member: "b", sent: 11, recv: 12, resp: group.HeartbeatResponse{Status: group.StatusUnknownMemberID}}}
+	rejected := []answer{ans("a", 0, 10, 5, 5), {member: "b", sent: 11, recv: 12, resp: contract.HeartbeatResponse{Status: contract.StatusUnknownMemberID}}}
 	if v := epochViolations(rejected); len(v) != 0 {
 		t.Errorf("rejected answer compared: %v", v)
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // event is one line of the run's timeline; member is empty for faults of
@@ -92,7 +92,7 @@ func (e event) String() string {
 type answer struct {
 	member, req, coord string
 	sent, recv         time.Duration
-	resp               group.HeartbeatResponse
+	resp               contract.HeartbeatResponse
 	lost, dup          bool
 }
 
@@ -136,9 +136,9 @@ type Violation struct {
 // carriesGroupEpochs reports whether an answer of status st carries the
 // group's real epochs and version (rejected statuses send zeros; RETRY
 // carries nothing reliable).
-func carriesGroupEpochs(st group.HeartbeatStatus) bool {
+func carriesGroupEpochs(st contract.HeartbeatStatus) bool {
 	switch st {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata, group.StatusFencedMemberEpoch:
+	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata, contract.StatusFencedMemberEpoch:
 		return true
 	}
 	return false
@@ -160,13 +160,13 @@ func epochViolations(all []answer) []Violation {
 	}
 	fields := []struct {
 		name   string
-		get    func(group.HeartbeatResponse) int64
+		get    func(contract.HeartbeatResponse) int64
 		member bool
 	}{
-		{"groupEpoch", func(r group.HeartbeatResponse) int64 { return r.GroupEpoch }, false},
-		{"assignmentEpoch", func(r group.HeartbeatResponse) int64 { return r.AssignmentEpoch }, false},
-		{"metadataVersion", func(r group.HeartbeatResponse) int64 { return r.MetadataVersion }, false},
-		{"memberEpoch", func(r group.HeartbeatResponse) int64 { return r.MemberEpoch }, true},
+		{"groupEpoch", func(r contract.HeartbeatResponse) int64 { return r.GroupEpoch }, false},
+		{"assignmentEpoch", func(r contract.HeartbeatResponse) int64 { return r.AssignmentEpoch }, false},
+		{"metadataVersion", func(r contract.HeartbeatResponse) int64 { return r.MetadataVersion }, false},
+		{"memberEpoch", func(r contract.HeartbeatResponse) int64 { return r.MemberEpoch }, true},
 	}
 	var out []Violation
 	for _, f := range fields {
@@ -188,7 +188,7 @@ func epochViolations(all []answer) []Violation {
 
 // monotone reports every answer whose field is below the maximum over
 // the answers received before it was sent.
-func monotone(as []answer, name string, get func(group.HeartbeatResponse) int64) []Violation {
+func monotone(as []answer, name string, get func(contract.HeartbeatResponse) int64) []Violation {
 	byRecv := slices.Clone(as)
 	slices.SortFunc(byRecv, func(a, b answer) int { return cmp.Compare(a.recv, b.recv) })
 	// best[i] is the index in byRecv of the largest value among byRecv[:i+1].

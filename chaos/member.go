@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
@@ -40,7 +40,7 @@ type sim struct {
 	// reads: shard → offset since which the member reads it.
 	reads map[int]time.Duration
 	// last is the last answer the member applied.
-	last *group.HeartbeatResponse
+	last *contract.HeartbeatResponse
 }
 
 func newSim(r *run, i int) *sim {
@@ -125,10 +125,10 @@ func (s *sim) beat(ctx context.Context) {
 }
 
 // apply applies resp, the answer to req sent at sent, received at recv.
-func (s *sim) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, recv time.Duration) {
+func (s *sim) apply(req contract.HeartbeatRequest, resp contract.HeartbeatResponse, sent, recv time.Duration) {
 	before := s.m.Owned()
 	s.m.ApplyAt(req, resp, s.r.at(sent), s.r.at(recv))
-	if resp.Status != group.StatusRetry {
+	if resp.Status != contract.StatusRetry {
 		s.last = &resp
 	}
 	lease := ""
@@ -159,7 +159,7 @@ func (s *sim) checkLease(now time.Duration) {
 
 // track records the change from reading before to reading after at at:
 // closed read intervals go to the oracle.
-func (s *sim) track(before, after group.ShardSet, at time.Duration) {
+func (s *sim) track(before, after contract.ShardSet, at time.Duration) {
 	stopped, started := before.Minus(after), after.Minus(before)
 	for _, sh := range stopped {
 		s.r.oracle.Read(s.r.key.String(), s.id, sh, s.reads[sh], at)
@@ -224,7 +224,7 @@ func (s *sim) heal() {
 
 // state returns what the member reads and its last applied answer, and
 // whether it runs connected.
-func (s *sim) state() (group.ShardSet, *group.HeartbeatResponse, bool) {
+func (s *sim) state() (contract.ShardSet, *contract.HeartbeatResponse, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m.Owned(), s.last, !s.crashed && !s.partitioned
@@ -240,7 +240,7 @@ func (s *sim) close(at time.Duration) {
 
 // duplicate re-sends req of s after delay to a live coordinator; the
 // answer is recorded but the member never applies it.
-func (r *run) duplicate(ctx context.Context, s *sim, req group.HeartbeatRequest, delay time.Duration) {
+func (r *run) duplicate(ctx context.Context, s *sim, req contract.HeartbeatRequest, delay time.Duration) {
 	r.bg.Go(func() {
 		select {
 		case <-ctx.Done():
@@ -265,16 +265,16 @@ func (r *run) duplicate(ctx context.Context, s *sim, req group.HeartbeatRequest,
 }
 
 // revoked lists the shards req reports as revoked.
-func revoked(req group.HeartbeatRequest) group.ShardSet {
+func revoked(req contract.HeartbeatRequest) contract.ShardSet {
 	var out []int
 	for _, r := range req.RevokingShards {
 		out = append(out, r.Shard.ShardIndex)
 	}
-	return group.NewShardSet(out...)
+	return contract.NewShardSet(out...)
 }
 
 // describe is a one-line summary of an answer.
-func describe(resp group.HeartbeatResponse, err error) string {
+func describe(resp contract.HeartbeatResponse, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}

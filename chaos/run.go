@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -482,7 +483,7 @@ func (r *run) balanced(ctx context.Context) error {
 			return fmt.Errorf("%s not connected", s.id)
 		case !reads.Equal(want):
 			return fmt.Errorf("%s reads %v, target %v", s.id, reads, want)
-		case last == nil || last.Status != group.StatusOK || len(last.Assignment.PendingShards) > 0:
+		case last == nil || last.Status != contract.StatusOK || len(last.Assignment.PendingShards) > 0:
 			return fmt.Errorf("%s last answer %v", s.id, last)
 		}
 	}

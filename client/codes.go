@@ -1,41 +1,41 @@
 package client
 
-import "github.com/redis-stream-coordinator/coordinator/group"
+import "github.com/redis-stream-coordinator/coordinator/contract"
 
 // Status is a heartbeat answer's status (docs/protocol.md §4.1).
-type Status = group.HeartbeatStatus
+type Status = contract.HeartbeatStatus
 
 // Heartbeat statuses.
 const (
-	StatusOK                  = group.StatusOK
-	StatusRetry               = group.StatusRetry
-	StatusSyncMetadata        = group.StatusSyncMetadata
-	StatusRevokePending       = group.StatusRevokePending
-	StatusUnknownMemberID     = group.StatusUnknownMemberID
-	StatusFencedMemberEpoch   = group.StatusFencedMemberEpoch
-	StatusUnsupportedProtocol = group.StatusUnsupportedProtocol
-	StatusInvalidRequest      = group.StatusInvalidRequest
+	StatusOK                  = contract.StatusOK
+	StatusRetry               = contract.StatusRetry
+	StatusSyncMetadata        = contract.StatusSyncMetadata
+	StatusRevokePending       = contract.StatusRevokePending
+	StatusUnknownMemberID     = contract.StatusUnknownMemberID
+	StatusFencedMemberEpoch   = contract.StatusFencedMemberEpoch
+	StatusUnsupportedProtocol = contract.StatusUnsupportedProtocol
+	StatusInvalidRequest      = contract.StatusInvalidRequest
 )
 
 // ErrorCode is the errorCode of an error answer (docs/protocol.md §0).
-type ErrorCode = group.Code
+type ErrorCode = contract.Code
 
 // Error codes of the coordinator's answers (APIError.ErrorCode): every
 // errorCode the server sends (TestErrorCodesMatchServer reads the server's
 // source to keep this list complete).
 const (
 	// Refusals of the request (docs/protocol.md §0).
-	CodeInvalidRequest                      = group.CodeInvalidRequest
-	CodeGroupNotFound                       = group.CodeGroupNotFound
-	CodeStreamNotFound                      = group.CodeStreamNotFound
-	CodeMigrationNotFound                   = group.CodeMigrationNotFound
-	CodeGroupAlreadyExists                  = group.CodeGroupAlreadyExists
-	CodeStreamPrefixAlreadyExists           = group.CodeStreamPrefixAlreadyExists
-	CodeGroupHasActiveMembers               = group.CodeGroupHasActiveMembers
-	CodeActiveMigrationExists               = group.CodeActiveMigrationExists
-	CodeMetadataSyncInProgress              = group.CodeMetadataSyncInProgress
-	CodeRollbackNotAllowed                  = group.CodeRollbackNotAllowed
-	CodeGroupLimitReached                   = group.CodeGroupLimitReached
+	CodeInvalidRequest                      = contract.CodeInvalidRequest
+	CodeGroupNotFound                       = contract.CodeGroupNotFound
+	CodeStreamNotFound                      = contract.CodeStreamNotFound
+	CodeMigrationNotFound                   = contract.CodeMigrationNotFound
+	CodeGroupAlreadyExists                  = contract.CodeGroupAlreadyExists
+	CodeStreamPrefixAlreadyExists           = contract.CodeStreamPrefixAlreadyExists
+	CodeGroupHasActiveMembers               = contract.CodeGroupHasActiveMembers
+	CodeActiveMigrationExists               = contract.CodeActiveMigrationExists
+	CodeMetadataSyncInProgress              = contract.CodeMetadataSyncInProgress
+	CodeRollbackNotAllowed                  = contract.CodeRollbackNotAllowed
+	CodeGroupLimitReached                   = contract.CodeGroupLimitReached
 	CodeStateVersionConflict      ErrorCode = "STATE_VERSION_CONFLICT"
 	CodeShardsHeld                ErrorCode = "SHARDS_HELD"
 	CodeDeadLetterNotFound        ErrorCode = "DEAD_LETTER_NOT_FOUND"

@@ -13,7 +13,7 @@ import (
 )
 
 // TestErrorCodesMatchServer: the client's Code* constants are exactly the
-// errorCodes the server can send, read from its source: group.Code*
+// errorCodes the server can send, read from its source: contract.Code*
 // constants, the http package's code* constants, the codes of its answer
 // table and the literal codes it passes to writeError.
 func TestErrorCodesMatchServer(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -147,8 +148,8 @@ const OwnerHeader = "X-Coordinator-Owner"
 
 // heartbeat posts req to the API at base (the configured one when empty)
 // and returns the answer and the owner the answer names ("" when none).
-func (c *Coordinator) heartbeat(ctx context.Context, base, p, g string, req *group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
-	var out group.HeartbeatResponse
+func (c *Coordinator) heartbeat(ctx context.Context, base, p, g string, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, string, error) {
+	var out contract.HeartbeatResponse
 	h, err := c.doAt(ctx, cmp.Or(base, c.base), http.MethodPost, groupPath(p, g)+"/members/"+url.PathEscape(req.MemberID)+"/heartbeat", req, &out)
 	if err == nil && out.ResponseTo != req.RequestID {
 		err = fmt.Errorf("heartbeat %s answered as %q", req.RequestID, out.ResponseTo)
@@ -277,7 +278,7 @@ func (c *Coordinator) doOnce(ctx context.Context, base, method, path string, bod
 		if n, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && n > 0 {
 			ae.RetryAfter = time.Duration(n) * time.Second
 		}
-		var eb group.ErrorBody
+		var eb contract.ErrorBody
 		if json.Unmarshal(raw, &eb) == nil {
 			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message
 		}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // A request refused with 503 GROUP_OWNED_ELSEWHERE or
@@ -51,7 +51,7 @@ func TestCoordinatorRetriesAGroupOwnedElsewhere(t *testing.T) {
 				t.Fatalf("%d requests, want %d", got, tc.requests)
 			}
 			requests.Store(0)
-			req := &group.HeartbeatRequest{MemberID: "m-1", RequestID: "r-1"}
+			req := &contract.HeartbeatRequest{MemberID: "m-1", RequestID: "r-1"}
 			if _, _, err := NewCoordinator(srv.URL).heartbeat(t.Context(), "", "orders", "billing", req); err == nil || requests.Load() != 1 {
 				t.Fatalf("heartbeat: %v after %d requests, want the refusal after 1", err, requests.Load())
 			}

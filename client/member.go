@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/member"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -376,7 +376,7 @@ func (m *Member) revoked(shards []int) {
 }
 
 // apply applies resp, the answer to req sent at sent.
-func (m *Member) apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent time.Time) member.Effects {
+func (m *Member) apply(req contract.HeartbeatRequest, resp contract.HeartbeatResponse, sent time.Time) member.Effects {
 	e := m.step(func(st *member.State) member.Effects { return st.Apply(req, resp, sent, m.now()) })
 	if member.Accepted(resp.Status) {
 		m.cancelled = false
@@ -465,8 +465,8 @@ func (m *Member) draining() []int {
 
 // request builds the next heartbeat with the capacity and progress the
 // hooks report.
-func (m *Member) request() group.HeartbeatRequest {
-	var req group.HeartbeatRequest
+func (m *Member) request() contract.HeartbeatRequest {
+	var req contract.HeartbeatRequest
 	m.step(func(st *member.State) member.Effects { req = st.Request(); return member.Effects{} })
 	m.urgent = false
 	if f := m.cfg.Hooks.AvailableConcurrency; f != nil {
@@ -476,12 +476,12 @@ func (m *Member) request() group.HeartbeatRequest {
 	if f == nil {
 		return req
 	}
-	now := group.InstantOf(m.now())
+	now := contract.InstantOf(m.now())
 	for _, s := range req.OwnedShards {
 		if p, ok := f(s); ok {
 			key := streams.StreamKey(m.cfg.StreamPrefix, s)
-			req.ShardProgress = append(req.ShardProgress, group.ShardProgress{
-				Shard: group.Shard{ShardIndex: s}, StreamKey: &key,
+			req.ShardProgress = append(req.ShardProgress, contract.ShardProgress{
+				Shard: contract.Shard{ShardIndex: s}, StreamKey: &key,
 				LastDeliveredID: nonEmpty(p.LastDeliveredID), LastAckedID: nonEmpty(p.LastAckedID),
 				PendingCount: p.PendingCount, UpdatedAt: now,
 			})
@@ -498,9 +498,9 @@ const pollEvery = 20 * time.Millisecond
 // and returns the answer and the owner it names. While the answer is
 // awaited the local lease keeps being applied: a coordinator that does not
 // answer must not keep the member reading past its lease.
-func (m *Member) exchange(ctx context.Context, req group.HeartbeatRequest) (group.HeartbeatResponse, string, error) {
+func (m *Member) exchange(ctx context.Context, req contract.HeartbeatRequest) (contract.HeartbeatResponse, string, error) {
 	type answer struct {
-		resp  group.HeartbeatResponse
+		resp  contract.HeartbeatResponse
 		owner string
 		err   error
 	}
@@ -521,7 +521,7 @@ func (m *Member) exchange(ctx context.Context, req group.HeartbeatRequest) (grou
 		case <-t.C:
 			m.poll(m.now())
 			if m.leaveMoot() {
-				return group.HeartbeatResponse{}, "", errLeaveMoot
+				return contract.HeartbeatResponse{}, "", errLeaveMoot
 			}
 		}
 	}

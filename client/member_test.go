@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
@@ -170,9 +170,9 @@ func (r *clockRecorder) times(ev string) []time.Time {
 // heartbeat, and cancels its handler calls from the lease's last tenth on.
 func TestMemberLocalLease(t *testing.T) {
 	var down atomic.Bool
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		if down.Load() {
-			return group.HeartbeatResponse{}, 503
+			return contract.HeartbeatResponse{}, 503
 		}
 		return ok(1, 0, 1), 200
 	})
@@ -232,11 +232,11 @@ func (tr *inFlightTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 // its lease (the wait for the answer can outlast the lease's end).
 func TestMemberLeaseLapsesWhileHeartbeatHangs(t *testing.T) {
 	hang, release := make(chan struct{}), make(chan struct{})
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		if n == 2 {
 			close(hang)
 			<-release
-			return group.HeartbeatResponse{}, 503
+			return contract.HeartbeatResponse{}, 503
 		}
 		return ok(1, 0), 200
 	})
@@ -282,15 +282,15 @@ func TestMemberLeaseLapsesWhileHeartbeatHangs(t *testing.T) {
 // fakeCoordinator answers heartbeats from a script and records requests.
 type fakeCoordinator struct {
 	mu      sync.Mutex
-	reqs    []group.HeartbeatRequest
-	answer  func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int)
+	reqs    []contract.HeartbeatRequest
+	answer  func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int)
 	httpSrv *httptest.Server
 }
 
-func newFake(t *testing.T, answer func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int)) *fakeCoordinator {
+func newFake(t *testing.T, answer func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int)) *fakeCoordinator {
 	f := &fakeCoordinator{answer: answer}
 	f.httpSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req group.HeartbeatRequest
+		var req contract.HeartbeatRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
@@ -311,15 +311,15 @@ func newFake(t *testing.T, answer func(n int, req group.HeartbeatRequest) (group
 	return f
 }
 
-func (f *fakeCoordinator) requests() []group.HeartbeatRequest {
+func (f *fakeCoordinator) requests() []contract.HeartbeatRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]group.HeartbeatRequest(nil), f.reqs...)
+	return append([]contract.HeartbeatRequest(nil), f.reqs...)
 }
 
-func ok(epoch int64, shards ...int) group.HeartbeatResponse {
-	r := group.HeartbeatResponse{Status: StatusOK, MemberEpoch: epoch, MetadataVersion: epoch}
-	r.Assignment.AssignedShards = group.NewShardSet(shards...)
+func ok(epoch int64, shards ...int) contract.HeartbeatResponse {
+	r := contract.HeartbeatResponse{Status: StatusOK, MemberEpoch: epoch, MetadataVersion: epoch}
+	r.Assignment.AssignedShards = contract.NewShardSet(shards...)
 	return r
 }
 
@@ -327,16 +327,16 @@ func ok(epoch int64, shards ...int) group.HeartbeatResponse {
 // previous epoch; FENCED_MEMBER_EPOCH drops everything and rejoins with
 // epoch 0; RETRY keeps the state; INVALID_REQUEST ends Run with an error.
 func TestMemberStatuses(t *testing.T) {
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		switch n {
 		case 1:
 			return ok(2, 0, 1), 200
 		case 2:
-			return group.HeartbeatResponse{}, 500 // lost answer
+			return contract.HeartbeatResponse{}, 500 // lost answer
 		case 3:
-			return group.HeartbeatResponse{Status: StatusRetry}, 200
+			return contract.HeartbeatResponse{Status: StatusRetry}, 200
 		case 4:
-			return group.HeartbeatResponse{Status: StatusFencedMemberEpoch, MemberEpoch: 5, MetadataVersion: 4}, 200
+			return contract.HeartbeatResponse{Status: StatusFencedMemberEpoch, MemberEpoch: 5, MetadataVersion: 4}, 200
 		case 5:
 			return ok(6, 1), 200
 		case 6:
@@ -345,7 +345,7 @@ func TestMemberStatuses(t *testing.T) {
 			r.Assignment.AssignedShards = nil
 			return r, 200
 		default:
-			return group.HeartbeatResponse{Status: StatusInvalidRequest}, 200
+			return contract.HeartbeatResponse{Status: StatusInvalidRequest}, 200
 		}
 	})
 	var mu sync.Mutex
@@ -381,7 +381,7 @@ func TestMemberStatuses(t *testing.T) {
 	if got := len(reqs[4].OwnedShards) + len(reqs[4].RevokingShards); got != 0 {
 		t.Errorf("rejoin reports %+v", reqs[4])
 	}
-	if len(reqs[6].OwnedShards) != 0 || len(reqs[6].RevokingShards) != 1 || reqs[6].RevokingShards[0].State != group.RevokeRevoked {
+	if len(reqs[6].OwnedShards) != 0 || len(reqs[6].RevokingShards) != 1 || reqs[6].RevokingShards[0].State != contract.RevokeRevoked {
 		t.Errorf("after REVOKE_PENDING dropped shard 1: %+v", reqs[6])
 	}
 	mu.Lock()
@@ -402,11 +402,11 @@ func TestMemberStatuses(t *testing.T) {
 func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 	var inflight atomic.Int64
 	inflight.Store(3)
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		if n == 1 || req.MemberEpoch == -1 {
 			return ok(2, 0), 200
 		}
-		return group.HeartbeatResponse{Status: StatusRetry}, 200
+		return contract.HeartbeatResponse{Status: StatusRetry}, 200
 	})
 	clk := fakeclock.New(t0)
 	rec := &clockRecorder{clk: clk}
@@ -430,7 +430,7 @@ func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 		t.Errorf("revoked at t0+%v, want at the lease end t0+300ms", at.Sub(t0))
 	}
 	// The clock moves on as the member retries.
-	lastReport := func(state group.RevokingShardState, inFlight int64) func() bool {
+	lastReport := func(state contract.RevokingShardState, inFlight int64) func() bool {
 		return func() bool {
 			clk.Advance(100 * time.Millisecond)
 			r := f.requests()
@@ -438,9 +438,9 @@ func TestMemberRetryDoesNotRenewAndDrains(t *testing.T) {
 			return len(rs) == 1 && rs[0].State == state && rs[0].InFlight == inFlight
 		}
 	}
-	eventually.True(t, "a DRAINING report with 3 in flight", lastReport(group.RevokeDraining, 3))
+	eventually.True(t, "a DRAINING report with 3 in flight", lastReport(contract.RevokeDraining, 3))
 	inflight.Store(0)
-	eventually.True(t, "REVOKED report", lastReport(group.RevokeRevoked, 0))
+	eventually.True(t, "REVOKED report", lastReport(contract.RevokeRevoked, 0))
 }
 
 // countingProxy forwards to target and counts heartbeat requests.
@@ -502,8 +502,8 @@ func TestMemberMissingGroup(t *testing.T) {
 // member's clock is moved to the end of each of its waits, and fewer than
 // 20 heartbeats go out in 3 s of that clock.
 func TestMemberBacksOffWhenRefused(t *testing.T) {
-	f := newFake(t, func(int, group.HeartbeatRequest) (group.HeartbeatResponse, int) {
-		return group.HeartbeatResponse{Status: StatusUnknownMemberID}, 200
+	f := newFake(t, func(int, contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
+		return contract.HeartbeatResponse{Status: StatusUnknownMemberID}, 200
 	})
 	m, _ := NewMember(MemberConfig{Coordinator: NewCoordinator(f.httpSrv.URL), StreamPrefix: "p", Group: "g", MemberID: "m"})
 	c := runClocked(t, m, fakeclock.New(t0))
@@ -536,14 +536,14 @@ func TestMemberFollowsOwner(t *testing.T) {
 				http.Error(w, "wrong path "+r.URL.Path, 404)
 				return
 			}
-			var req group.HeartbeatRequest
+			var req contract.HeartbeatRequest
 			_ = json.NewDecoder(r.Body).Decode(&req)
 			mu.Lock()
 			hits[name]++
 			mu.Unlock()
 			resp := ok(1, 0)
 			if retry() {
-				resp = group.HeartbeatResponse{Status: StatusRetry}
+				resp = contract.HeartbeatResponse{Status: StatusRetry}
 			}
 			resp.ResponseTo, resp.MemberID, resp.HeartbeatIntervalMs = req.RequestID, req.MemberID, 10
 			if owner != "" {
@@ -582,9 +582,9 @@ func TestMemberFollowsOwner(t *testing.T) {
 // LeaveTimeout (nothing was in flight).
 func TestMemberLeaveNotAnswered(t *testing.T) {
 	var down atomic.Bool
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		if down.Load() {
-			return group.HeartbeatResponse{}, 503
+			return contract.HeartbeatResponse{}, 503
 		}
 		return ok(1, 0), 200
 	})
@@ -605,9 +605,9 @@ func TestMemberLeaveNotAnswered(t *testing.T) {
 // the member's clock is moved to the end of its lease and no further.
 func TestMemberLeaveEndsWithTheLease(t *testing.T) {
 	var down atomic.Bool
-	f := newFake(t, func(n int, req group.HeartbeatRequest) (group.HeartbeatResponse, int) {
+	f := newFake(t, func(n int, req contract.HeartbeatRequest) (contract.HeartbeatResponse, int) {
 		if down.Load() {
-			return group.HeartbeatResponse{}, 503
+			return contract.HeartbeatResponse{}, 503
 		}
 		return ok(1, 0), 200
 	})

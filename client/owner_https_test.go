@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
@@ -34,10 +34,10 @@ func TestOwnerBaseNeverLeavesHTTPS(t *testing.T) {
 // A member configured with an https coordinator keeps heartbeating there
 // when the answers name an http owner.
 func TestMemberIgnoresHTTPOwnerFromHTTPS(t *testing.T) {
-	plain := newFake(t, func(int, group.HeartbeatRequest) (group.HeartbeatResponse, int) { return ok(1, 0), 200 })
+	plain := newFake(t, func(int, contract.HeartbeatRequest) (contract.HeartbeatResponse, int) { return ok(1, 0), 200 })
 	var hits atomic.Int64
 	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req group.HeartbeatRequest
+		var req contract.HeartbeatRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

@@ -25,6 +25,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -302,7 +303,7 @@ type tally struct {
 
 	mu              sync.Mutex
 	http            map[int]int
-	beats           map[group.HeartbeatStatus]int
+	beats           map[contract.HeartbeatStatus]int
 	bad             []string
 	direct, proxied int
 }
@@ -313,7 +314,7 @@ func (tl *tally) RoundTrip(req *http.Request) (*http.Response, error) {
 		return res, err
 	}
 	beat := strings.HasSuffix(req.URL.Path, "/heartbeat")
-	var status group.HeartbeatStatus
+	var status contract.HeartbeatStatus
 	if beat && res.StatusCode == http.StatusOK {
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
@@ -321,14 +322,14 @@ func (tl *tally) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		res.Body = io.NopCloser(bytes.NewReader(b))
-		var hr group.HeartbeatResponse
+		var hr contract.HeartbeatResponse
 		_ = json.Unmarshal(b, &hr)
 		status = hr.Status
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.http == nil {
-		tl.http, tl.beats = map[int]int{}, map[group.HeartbeatStatus]int{}
+		tl.http, tl.beats = map[int]int{}, map[contract.HeartbeatStatus]int{}
 	}
 	tl.http[res.StatusCode]++
 	switch code := res.StatusCode; {
@@ -339,7 +340,7 @@ func (tl *tally) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if beat && status != "" {
 		tl.beats[status]++
-		if status != group.StatusOK && status != group.StatusRetry {
+		if status != contract.StatusOK && status != contract.StatusRetry {
 			tl.bad = append(tl.bad, fmt.Sprintf("heartbeat %s: %s", req.URL.Path, status))
 		}
 		if tl.proxyHost != "" && req.URL.Host == tl.proxyHost {
@@ -468,7 +469,7 @@ func (g *simGroup) heartbeat(ctx context.Context, hc *http.Client, base string, 
 			g.mu.Lock()
 			resp, err := membersim.Heartbeat(ctx, hc, base, g.key, m)
 			g.mu.Unlock()
-			allOK = allOK && err == nil && resp.Status == group.StatusOK
+			allOK = allOK && err == nil && resp.Status == contract.StatusOK
 		}
 		if allOK {
 			g.mu.Lock()

@@ -1,7 +1,13 @@
-// Package contract is what the HTTP layer shares with the coordinator's
-// runtime (package actors): the errors a request can be answered with
-// besides domain errors (*group.Error) and store errors (persistence.Err*),
-// and the results that are not domain types. Only the HTTP layer maps the
-// errors to statuses. The messages the runtime passes between its actors
-// are its own (unexported in package actors).
+// Package contract is the coordinator's wire (docs/protocol.md): the member
+// protocol's messages (HeartbeatRequest, HeartbeatResponse and their
+// statuses) and value types (ShardSet, Instant), the one list of error
+// codes (Code) and the error body, the route templates and the URL
+// builders clients use, the default base path, and the errors the runtime
+// answers with besides domain and store errors (mapped to statuses only by
+// the HTTP layer). The server (packages group, actors, http), the Go
+// client, coordctl, the bench and the simulations all take these names
+// from here.
+//
+// It is a leaf: it imports no package of the project, so the pure domain
+// (package group) and every client can import it.
 package contract

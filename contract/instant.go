@@ -1,4 +1,4 @@
-package group
+package contract
 
 import (
 	"bytes"
@@ -83,6 +83,3 @@ func (i *Instant) UnmarshalJSON(data []byte) error {
 	}
 	return nil
 }
-
-// msDuration converts milliseconds to a time.Duration.
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

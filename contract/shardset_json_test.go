@@ -1,4 +1,4 @@
-package group_test
+package contract_test
 
 import (
 	"encoding/json"
@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // genericShards decodes like ShardSet.UnmarshalJSON without its fast path.
-func genericShards(data string) (group.ShardSet, error) {
+func genericShards(data string) (contract.ShardSet, error) {
 	var raw []struct {
 		ShardIndex *int `json:"shardIndex"`
 	}
@@ -25,7 +25,7 @@ func genericShards(data string) (group.ShardSet, error) {
 		}
 		idx = append(idx, *r.ShardIndex)
 	}
-	return group.NewShardSet(idx...), nil
+	return contract.NewShardSet(idx...), nil
 }
 
 func TestShardSetDecodingMatchesEncodingJSON(t *testing.T) {
@@ -51,7 +51,7 @@ func TestShardSetDecodingMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, in := range inputs {
 		want, wantErr := genericShards(in)
-		var got group.ShardSet
+		var got contract.ShardSet
 		err := json.Unmarshal([]byte(in), &got)
 		if (err != nil) != (wantErr != nil) || !got.Equal(want) {
 			t.Errorf("%s: got %v (%v), encoding/json %v (%v)", in, got, err, want, wantErr)
@@ -60,7 +60,7 @@ func TestShardSetDecodingMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestInstantDecodesEscapedAndPlainStrings(t *testing.T) {
-	var a, b group.Instant
+	var a, b contract.Instant
 	if err := json.Unmarshal([]byte(`"2026-05-21T00:00:03.123Z"`), &a); err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +78,11 @@ func TestInstantDecodesEscapedAndPlainStrings(t *testing.T) {
 // BenchmarkShardSetDecode decodes ten shards with ShardSet.UnmarshalJSON
 // and, for comparison, with encoding/json's reflection (its fallback).
 func BenchmarkShardSetDecode(b *testing.B) {
-	data, _ := json.Marshal(group.Range(0, 10))
+	data, _ := json.Marshal(contract.Range(0, 10))
 	b.Run("ShardSet", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var s group.ShardSet
+			var s contract.ShardSet
 			if err := json.Unmarshal(data, &s); err != nil || len(s) != 10 {
 				b.Fatal(s, err)
 			}

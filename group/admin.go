@@ -1,12 +1,16 @@
 package group
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // Create returns the records that create a group (docs/protocol.md §2.2 step 5): epochs and
 // metadata version 1, the requested (or default) shard count, reconciled to
 // assignmentEpoch 1, answering the created group's view. g must be a New()
 // group; the caller has checked that the group does not exist in the store.
-func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) Result[GroupView] {
+func (g *Group) Create(now contract.Instant, s Settings, key Key, req CreateRequest) Result[GroupView] {
 	if err := ValidateCreate(&req, s); err != nil {
 		return Result[GroupView]{Err: err}
 	}
@@ -33,7 +37,7 @@ func (g *Group) Create(now Instant, s Settings, key Key, req CreateRequest) Resu
 // STARTING members is deleted only with force. Expired leases are expired
 // first so dead members do not block the delete. It answers the group's
 // view from before the delete.
-func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) Result[GroupView] {
+func (g *Group) Delete(now contract.Instant, s Settings, req DeleteRequest) Result[GroupView] {
 	if err := ValidateDelete(&req); err != nil {
 		return Result[GroupView]{Err: err}
 	}
@@ -41,7 +45,7 @@ func (g *Group) Delete(now Instant, s Settings, req DeleteRequest) Result[GroupV
 	t := newTx(g, s, now)
 	t.maintain()
 	if len(g.idx.liveIDs) > 0 && !req.Force {
-		return refusal[GroupView](t, Errorf(CodeGroupHasActiveMembers,
+		return refusal[GroupView](t, Errorf(contract.CodeGroupHasActiveMembers,
 			"Group has %d active member(s); stop them or delete with force=true", len(g.idx.liveIDs)))
 	}
 	t.apply(DeletedRecord{})
@@ -58,7 +62,7 @@ const NoopMigrationID = "noop"
 // id newID. The caller commits the records, provisions shards
 // 0..target-1 when the returned migration is PREPARING, then calls
 // ActivateScale.
-func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID string) Result[Migration] {
+func (g *Group) StartScale(now contract.Instant, s Settings, req ScaleRequest, newID string) Result[Migration] {
 	if err := ValidateScale(&req, s); err != nil {
 		return Result[Migration]{Err: err}
 	}
@@ -72,7 +76,7 @@ func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID stri
 		if active.State == MigrationPreparing && active.ToShardCount == target {
 			return result(t, *active)
 		}
-		return refusal[Migration](t, Errorf(CodeActiveMigrationExists,
+		return refusal[Migration](t, Errorf(contract.CodeActiveMigrationExists,
 			"Group already has active migration %s (%s)", active.ReshardingID, active.State))
 	}
 	if target == g.ShardCount {
@@ -91,10 +95,10 @@ func (g *Group) StartScale(now Instant, s Settings, req ScaleRequest, newID stri
 // ActivateScale runs docs/protocol.md §6.2 step 8 for the PREPARING migration id: it becomes
 // ACTIVE, the shard count switches (routing and targets change at once), the
 // group epoch moves and the targets are recomputed.
-func (g *Group) ActivateScale(now Instant, s Settings, id string) Result[Migration] {
+func (g *Group) ActivateScale(now contract.Instant, s Settings, id string) Result[Migration] {
 	m := g.activeMigration()
 	if m == nil || m.ReshardingID != id || m.State != MigrationPreparing {
-		return Result[Migration]{Err: Errorf(CodeMigrationNotFound, "No preparing migration %s", id)}
+		return Result[Migration]{Err: Errorf(contract.CodeMigrationNotFound, "No preparing migration %s", id)}
 	}
 	t := newTx(g, s, now)
 	act := *m
@@ -113,7 +117,7 @@ func (g *Group) ActivateScale(now Instant, s Settings, id string) Result[Migrati
 // Rollback runs docs/protocol.md §6.5: an ACTIVE migration is marked ROLLED_BACK and the
 // shard count returns to its source; a rolled-back one is returned as is;
 // anything else is 422.
-func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest) Result[Migration] {
+func (g *Group) Rollback(now contract.Instant, s Settings, id string, req RollbackRequest) Result[Migration] {
 	if err := ValidateRollback(&req); err != nil {
 		return Result[Migration]{Err: err}
 	}
@@ -123,11 +127,11 @@ func (g *Group) Rollback(now Instant, s Settings, id string, req RollbackRequest
 	m, ok := g.Migrations[id]
 	switch {
 	case !ok:
-		return Result[Migration]{Err: Errorf(CodeMigrationNotFound, "Migration %s not found", id)}
+		return Result[Migration]{Err: Errorf(contract.CodeMigrationNotFound, "Migration %s not found", id)}
 	case m.State == MigrationRolledBack || m.State == MigrationRollingBack:
 		return Result[Migration]{Answer: m}
 	case g.ActiveReshardingID == nil || *g.ActiveReshardingID != id || m.State != MigrationActive:
-		return Result[Migration]{Err: Errorf(CodeRollbackNotAllowed,
+		return Result[Migration]{Err: Errorf(contract.CodeRollbackNotAllowed,
 			"Migration %s is %s; only the ACTIVE migration can be rolled back", id, m.State)}
 	}
 	t := newTx(g, s, now)
@@ -175,7 +179,7 @@ func compareStrings(a, b string) int {
 }
 
 func errCorrectionOpen() *Error {
-	return Errorf(CodeMetadataSyncInProgress, "A metadata correction round is in progress")
+	return Errorf(contract.CodeMetadataSyncInProgress, "A metadata correction round is in progress")
 }
 
 // withMigration returns a copy of ms with m stored (Meta maps are immutable).

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -12,7 +13,7 @@ import (
 // expired leases do not count.
 func TestDelete_NeedsForceWhileMembersLive(t *testing.T) {
 	c := stableAB(t)
-	expectCode(t, c.Delete(false), group.CodeGroupHasActiveMembers)
+	expectCode(t, c.Delete(false), contract.CodeGroupHasActiveMembers)
 	if !c.Group.Exists() {
 		t.Fatalf("deleted without force")
 	}
@@ -38,7 +39,7 @@ func TestDelete_Force(t *testing.T) {
 	}
 	// Heartbeats now get UNKNOWN_MEMBER_ID and create nothing.
 	hb := c.Member("A", 0)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnknownMemberID)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnknownMemberID)
 	if c.Group.Exists() {
 		t.Fatalf("heartbeat recreated the group")
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -61,7 +62,7 @@ func targetsProblem(g *group.Group) error {
 func TestAssign_FirstMemberGetsEverything(t *testing.T) {
 	for _, n := range []int{1, 4, 24} {
 		c := grouptest.New(t, n)
-		expect(t, c.Join("A"), group.StatusOK, 2, group.Range(0, n), nil)
+		expect(t, c.Join("A"), contract.StatusOK, 2, contract.Range(0, n), nil)
 		checkTargets(t, c.Group)
 	}
 }
@@ -81,13 +82,13 @@ func TestAssign_SixShardExample(t *testing.T) {
 	}
 	cls["a"] = newClient("a")
 	settle()
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": group.Range(0, 6)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": contract.Range(0, 6)})
 	cls["b"] = newClient("b")
 	settle()
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(0, 1, 2), "b": shards(3, 4, 5)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": shards(0, 1, 2), "b": shards(3, 4, 5)})
 	cls["c"] = newClient("c")
 	settle()
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(0, 1), "b": shards(3, 4), "c": shards(2, 5)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": shards(0, 1), "b": shards(3, 4), "c": shards(2, 5)})
 	if c.Group.State != group.GroupStable {
 		t.Fatalf("state %s", c.Group.State)
 	}
@@ -97,7 +98,7 @@ func TestAssign_SixShardExample(t *testing.T) {
 	c.Advance(6 * time.Second)
 	settle()
 	expectState(t, c, "b", group.MemberExpired, member(t, c, "b").MemberEpoch)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(0, 1, 3), "c": shards(2, 4, 5)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": shards(0, 1, 3), "c": shards(2, 4, 5)})
 	if c.Group.State != group.GroupStable || !cls["a"].owned().Equal(shards(0, 1, 3)) || !cls["c"].owned().Equal(shards(2, 4, 5)) {
 		t.Fatalf("state %s, a reads %v, c reads %v", c.Group.State, cls["a"].owned(), cls["c"].owned())
 	}

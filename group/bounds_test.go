@@ -3,6 +3,8 @@ package group
 import (
 	"strings"
 	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // TestEveryInputBounded: oversized strings and out-of-range shard numbers
@@ -12,23 +14,27 @@ import (
 func TestEveryInputBounded(t *testing.T) {
 	s := DefaultSettings()
 	long := strings.Repeat("x", 1_000_000)
-	ok := func() *HeartbeatRequest {
-		return &HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &Capacity{1, 1}}
+	ok := func() *contract.HeartbeatRequest {
+		return &contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}
 	}
 	for name, tc := range map[string]struct {
-		mod   func(*HeartbeatRequest)
+		mod   func(*contract.HeartbeatRequest)
 		field string
 	}{
-		"memberName":     {func(r *HeartbeatRequest) { r.MemberName = &long }, "memberName"},
-		"requestId":      {func(r *HeartbeatRequest) { r.RequestID = long }, "requestId"},
-		"owned -1":       {func(r *HeartbeatRequest) { r.OwnedShards = ShardSet{-1} }, "ownedShards[0].shardIndex"},
-		"owned 2^62":     {func(r *HeartbeatRequest) { r.OwnedShards = ShardSet{0, 1 << 62} }, "ownedShards[1].shardIndex"},
-		"revoking shard": {func(r *HeartbeatRequest) { r.RevokingShards = []RevokeReport{{Shard: Shard{-3}}} }, "revokingShards[0].shard.shardIndex"},
-		"inFlight":       {func(r *HeartbeatRequest) { r.RevokingShards = []RevokeReport{{InFlight: -1}} }, "revokingShards[0].inFlight"},
-		"progress shard": {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{Shard: Shard{s.MaxShardCount}}} }, "shardProgress[0].shard.shardIndex"},
-		"progress key":   {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{StreamKey: &long}} }, "shardProgress[0].streamKey"},
-		"progress id":    {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{LastAckedID: &long}} }, "shardProgress[0].lastAckedId"},
-		"pending count":  {func(r *HeartbeatRequest) { r.ShardProgress = []ShardProgress{{PendingCount: -1}} }, "shardProgress[0].pendingCount"},
+		"memberName": {func(r *contract.HeartbeatRequest) { r.MemberName = &long }, "memberName"},
+		"requestId":  {func(r *contract.HeartbeatRequest) { r.RequestID = long }, "requestId"},
+		"owned -1":   {func(r *contract.HeartbeatRequest) { r.OwnedShards = contract.ShardSet{-1} }, "ownedShards[0].shardIndex"},
+		"owned 2^62": {func(r *contract.HeartbeatRequest) { r.OwnedShards = contract.ShardSet{0, 1 << 62} }, "ownedShards[1].shardIndex"},
+		"revoking shard": {func(r *contract.HeartbeatRequest) {
+			r.RevokingShards = []contract.RevokeReport{{Shard: contract.Shard{ShardIndex: -3}}}
+		}, "revokingShards[0].shard.shardIndex"},
+		"inFlight": {func(r *contract.HeartbeatRequest) { r.RevokingShards = []contract.RevokeReport{{InFlight: -1}} }, "revokingShards[0].inFlight"},
+		"progress shard": {func(r *contract.HeartbeatRequest) {
+			r.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: s.MaxShardCount}}}
+		}, "shardProgress[0].shard.shardIndex"},
+		"progress key":  {func(r *contract.HeartbeatRequest) { r.ShardProgress = []contract.ShardProgress{{StreamKey: &long}} }, "shardProgress[0].streamKey"},
+		"progress id":   {func(r *contract.HeartbeatRequest) { r.ShardProgress = []contract.ShardProgress{{LastAckedID: &long}} }, "shardProgress[0].lastAckedId"},
+		"pending count": {func(r *contract.HeartbeatRequest) { r.ShardProgress = []contract.ShardProgress{{PendingCount: -1}} }, "shardProgress[0].pendingCount"},
 	} {
 		req := ok()
 		tc.mod(req)
@@ -60,12 +66,12 @@ func TestEveryInputBounded(t *testing.T) {
 func TestValidHeartbeatAllocationsDoNotGrowWithShards(t *testing.T) {
 	s := DefaultSettings()
 	s.MaxShardCount = 1000
-	heartbeat := func(shards int) *HeartbeatRequest {
-		req := &HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &Capacity{RuntimeMaxConcurrency: 1}}
+	heartbeat := func(shards int) *contract.HeartbeatRequest {
+		req := &contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "m", RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1}}
 		for i := range shards {
 			req.OwnedShards = append(req.OwnedShards, i)
-			req.ShardProgress = append(req.ShardProgress, ShardProgress{Shard: Shard{ShardIndex: i}})
-			req.RevokingShards = append(req.RevokingShards, RevokeReport{Shard: Shard{ShardIndex: 500 + i}})
+			req.ShardProgress = append(req.ShardProgress, contract.ShardProgress{Shard: contract.Shard{ShardIndex: i}})
+			req.RevokingShards = append(req.RevokingShards, contract.RevokeReport{Shard: contract.Shard{ShardIndex: 500 + i}})
 		}
 		return req
 	}
@@ -73,7 +79,7 @@ func TestValidHeartbeatAllocationsDoNotGrowWithShards(t *testing.T) {
 	if err := ValidateHeartbeat(many, s); err != nil {
 		t.Fatal(err)
 	}
-	allocs := func(req *HeartbeatRequest) float64 {
+	allocs := func(req *contract.HeartbeatRequest) float64 {
 		return testing.AllocsPerRun(10, func() { _ = ValidateHeartbeat(req, s) })
 	}
 	if a, b := allocs(one), allocs(many); b != a {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -42,16 +43,16 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	c.Advance(time.Second)
 	t0 := c.Now
 	a.beat(c)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(2, 3), "b": shards(0, 1)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": shards(2, 3), "b": shards(0, 1)})
 	// b is stuck: it keeps reading 2,3 and reports them draining; it is told
 	// its reduced target at t0.
 	stuck := c.Member("b", member(t, c, "b").MemberEpoch, 0, 1, 2, 3)
-	expect(t, c.Heartbeat(stuck), group.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
+	expect(t, c.Heartbeat(stuck), contract.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
 	for c.Now < t0.Add(55*time.Second) {
 		c.Advance(5 * time.Second)
 		hb := c.Member("b", member(t, c, "b").MemberEpoch, 0, 1)
 		hb.RevokingShards = grouptest.Draining(2, 3)
-		expect(t, c.Heartbeat(hb), group.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
+		expect(t, c.Heartbeat(hb), contract.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
 		a.beat(c)
 	}
 	if d := member(t, c, "b").RebalanceDeadlineAt; d != t0.Add(c.Settings.RebalanceTimeout) {
@@ -60,9 +61,9 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	// b restarts at t0+58s.
 	c.Now = t0.Add(58 * time.Second)
 	b.restart()
-	expect(t, b.beat(c), group.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
+	expect(t, b.beat(c), contract.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
 	// Its next heartbeat says it reads 0,1 only: 2,3 are released.
-	expect(t, b.beat(c), group.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
+	expect(t, b.beat(c), contract.StatusOK, member(t, c, "b").MemberEpoch, shards(0, 1), nil)
 	// t0+58.5s: a heartbeats (and reads 2,3), a tick runs.
 	c.Now = t0.Add(58500 * time.Millisecond)
 	a.beat(c)
@@ -79,7 +80,7 @@ func TestBug_StaleRebalanceDeadlineSurvivesJoinReplay(t *testing.T) {
 	c.Now = t0.Add(59 * time.Second)
 	cc := newClient("c")
 	cc.beat(c)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": shards(2, 3), "b": shards(0), "c": shards(1)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": shards(2, 3), "b": shards(0), "c": shards(1)})
 	// t0+60s: b had one second; it must not be fenced yet.
 	c.Now = t0.Add(60 * time.Second)
 	c.Tick()
@@ -180,7 +181,7 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	}
 	cc := newClient("C")
 	cc.beat(c)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
 	if !cc.owned().Equal(nil) {
 		t.Fatalf("C reads %v", cc.owned())
 	}
@@ -191,7 +192,7 @@ func TestBug_SyncMetadataUnblocksShardsTheMemberReportsOwning(t *testing.T) {
 	// B, on its old metadata version, reports owning {2,3}: SYNC_METADATA,
 	// the answer is lost (B keeps reading 2,3).
 	resp := c.Heartbeat(b.request())
-	if resp.Status != group.StatusSyncMetadata {
+	if resp.Status != contract.StatusSyncMetadata {
 		t.Fatalf("B: %+v", resp)
 	}
 	// D joins: the round is dropped.
@@ -238,7 +239,7 @@ func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 	}
 	req := a.request()
 	req.MetadataVersion = 9
-	if resp := c.Heartbeat(req); resp.Status != group.StatusSyncMetadata {
+	if resp := c.Heartbeat(req); resp.Status != contract.StatusSyncMetadata {
 		t.Fatalf("A: %+v", resp)
 	}
 	if m := member(t, c, "A"); !m.Holding().Contains(1) {
@@ -256,7 +257,7 @@ func TestBug_SyncMetadataForgetsActiveRevokes(t *testing.T) {
 // B stays stuck owning 3 while everybody heartbeats until t0+55s; B is
 // told its reduced target at t0. It returns the clients A and C and t0; B's
 // deadline is t0+60s.
-func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) {
+func stuckB(t *testing.T) (*grouptest.Context, *client, *client, contract.Instant) {
 	t.Helper()
 	c := stableAB(t)
 	cls := clientsAB(c)
@@ -265,13 +266,13 @@ func stuckB(t *testing.T) (*grouptest.Context, *client, *client, group.Instant) 
 	t0 := c.Now
 	cc := newClient("C")
 	cc.beat(c)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"A": shards(0, 1), "B": shards(2), "C": shards(3)})
 	c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch, 2, 3))
 	for c.Now < t0.Add(55*time.Second) {
 		c.Advance(5 * time.Second)
 		a.beat(c)
 		cc.beat(c)
-		expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch, 2, 3)), group.StatusOK, c.Group.AssignmentEpoch, shards(2), nil)
+		expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch, 2, 3)), contract.StatusOK, c.Group.AssignmentEpoch, shards(2), nil)
 	}
 	if d := member(t, c, "B").RebalanceDeadlineAt; d != t0.Add(60*time.Second) {
 		t.Fatalf("B's deadline %v", d)
@@ -332,7 +333,7 @@ func TestBug_SyncMetadataAnswersAFencedMember(t *testing.T) {
 	hb.MetadataVersion = 99
 	resp := c.Heartbeat(hb)
 	m := member(t, c, "B")
-	if m.State == group.MemberFenced && resp.Status != group.StatusFencedMemberEpoch {
+	if m.State == group.MemberFenced && resp.Status != contract.StatusFencedMemberEpoch {
 		t.Errorf("B's record is FENCED (epoch %d) but it was answered %s assigned %v epoch %d",
 			m.MemberEpoch, resp.Status, resp.Assignment.AssignedShards, resp.MemberEpoch)
 	}

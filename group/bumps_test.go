@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -41,7 +42,7 @@ func TestBumps_FenceOnInvalidReport(t *testing.T) {
 	if m := member(t, c, "B"); !m.Holding().Equal(shards(2, 3)) || m.RebalanceDeadlineAt != 0 {
 		t.Fatalf("fenced record %+v, want it to hold 2,3 without a deadline", m)
 	}
-	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0, 1, 2, 3)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"A": shards(0, 1, 2, 3)})
 	c.Check()
 }
 
@@ -62,22 +63,22 @@ func TestBumps_LeaseExpiryOncePerPass(t *testing.T) {
 	expectState(t, c, "c", group.MemberExpired, ec+1)
 	expectState(t, c, "a", group.MemberActive, member(t, c, "a").MemberEpoch)
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 1})
-	expectTargets(t, c.Group, map[string]group.ShardSet{"a": group.Range(0, 6)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"a": contract.Range(0, 6)})
 	c.Check()
 }
 
 // stuckPair builds a 4-shard group where A and B must each release one shard
 // since t0 (C and D joined at t0) and never do; C and D read what they get.
 // It keeps everybody alive until t0+55s and returns t0.
-func stuckPair(t *testing.T) (*grouptest.Context, group.Instant) {
+func stuckPair(t *testing.T) (*grouptest.Context, contract.Instant) {
 	t.Helper()
 	c := stableAB(t)
 	c.Advance(time.Second)
 	t0 := c.Now
 	c.Join("C")
 	c.Join("D")
-	expectTargets(t, c.Group, map[string]group.ShardSet{"A": shards(0), "B": shards(2), "C": shards(3), "D": shards(1)})
-	owned := map[string]group.ShardSet{"A": shards(0, 1), "B": shards(2, 3)}
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"A": shards(0), "B": shards(2), "C": shards(3), "D": shards(1)})
+	owned := map[string]contract.ShardSet{"A": shards(0, 1), "B": shards(2, 3)}
 	for _, id := range []string{"A", "B"} { // told of their reduced targets at t0
 		c.Heartbeat(c.Member(id, member(t, c, id).MemberEpoch, owned[id]...))
 	}
@@ -85,7 +86,7 @@ func stuckPair(t *testing.T) (*grouptest.Context, group.Instant) {
 		c.Advance(5 * time.Second)
 		for _, id := range []string{"A", "B", "C", "D"} {
 			resp := c.Heartbeat(c.Member(id, member(t, c, id).MemberEpoch, owned[id]...))
-			if resp.Status != group.StatusOK {
+			if resp.Status != contract.StatusOK {
 				t.Fatalf("%s at %v: %+v", id, c.Now, resp)
 			}
 			if id == "C" || id == "D" {
@@ -118,7 +119,7 @@ func TestBumps_TimeoutFencingOncePerPass(t *testing.T) {
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 1})
 	expectState(t, c, "C", group.MemberActive, member(t, c, "C").MemberEpoch)
 	expectState(t, c, "D", group.MemberActive, member(t, c, "D").MemberEpoch)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"C": shards(0, 3), "D": shards(1, 2)})
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"C": shards(0, 3), "D": shards(1, 2)})
 	c.Check()
 }
 
@@ -146,13 +147,13 @@ func TestBumps_CorrectionRoundBumpsNothing(t *testing.T) {
 	v := versionsOf(c.Group)
 	hb := c.Member("A", 3, 0, 1)
 	hb.MetadataVersion = 9
-	if r := c.Heartbeat(hb); r.Status != group.StatusSyncMetadata {
+	if r := c.Heartbeat(hb); r.Status != contract.StatusSyncMetadata {
 		t.Fatalf("%+v", r)
 	}
-	if r := c.Heartbeat(c.Member("B", 3, 2, 3)); r.Status != group.StatusRevokePending {
+	if r := c.Heartbeat(c.Member("B", 3, 2, 3)); r.Status != contract.StatusRevokePending {
 		t.Fatalf("%+v", r)
 	}
-	if r := c.Heartbeat(c.Member("A", 3, 0, 1)); r.Status != group.StatusOK || c.Group.MetadataCorrection != nil {
+	if r := c.Heartbeat(c.Member("A", 3, 0, 1)); r.Status != contract.StatusOK || c.Group.MetadataCorrection != nil {
 		t.Fatalf("%+v round %+v", r, c.Group.MetadataCorrection)
 	}
 	expectVersions(t, c.Group, v)

@@ -1,7 +1,7 @@
 package group_test
 
 import (
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	memberstate "github.com/redis-stream-coordinator/coordinator/member"
 )
@@ -27,19 +27,19 @@ func newClient(id string) *client {
 
 // holding returns a client of c that reads shards at epoch and metadata
 // version mv, as if an OK answer at c.Now had assigned them.
-func holding(c *grouptest.Context, id string, epoch, mv int64, shards group.ShardSet) *client {
+func holding(c *grouptest.Context, id string, epoch, mv int64, shards contract.ShardSet) *client {
 	cl := newClient(id)
-	resp := group.HeartbeatResponse{Status: group.StatusOK, MemberEpoch: epoch, MetadataVersion: mv, MemberLeaseTtlMs: c.Settings.MemberLeaseTTL.Milliseconds()}
+	resp := contract.HeartbeatResponse{Status: contract.StatusOK, MemberEpoch: epoch, MetadataVersion: mv, MemberLeaseTtlMs: c.Settings.MemberLeaseTTL.Milliseconds()}
 	resp.Assignment.AssignedShards = shards
 	cl.handle(cl.request(), resp, c.Now)
 	return cl
 }
 
 // request builds the next heartbeat.
-func (cl *client) request() group.HeartbeatRequest { return cl.st.Request() }
+func (cl *client) request() contract.HeartbeatRequest { return cl.st.Request() }
 
 // handle applies resp, the answer to req, which was sent and answered at now.
-func (cl *client) handle(req group.HeartbeatRequest, resp group.HeartbeatResponse, now group.Instant) {
+func (cl *client) handle(req contract.HeartbeatRequest, resp contract.HeartbeatResponse, now contract.Instant) {
 	cl.st.Apply(req, resp, now.Time(), now.Time())
 	cl.settle()
 }
@@ -68,31 +68,31 @@ func (cl *client) finishDrain() {
 
 // lapse applies the local lease at now: once it has ended the process
 // stops reading and cancels what it still handles.
-func (cl *client) lapse(now group.Instant) {
-	if end, ok := cl.st.LeaseEnd(); ok && now >= group.InstantOf(end) {
+func (cl *client) lapse(now contract.Instant) {
+	if end, ok := cl.st.LeaseEnd(); ok && now >= contract.InstantOf(end) {
 		cl.st.Tick(now.Time())
 		cl.finishDrain()
 	}
 }
 
 // leaseEnd is when the local lease ends (0 while there is none).
-func (cl *client) leaseEnd() group.Instant {
+func (cl *client) leaseEnd() contract.Instant {
 	if end, ok := cl.st.LeaseEnd(); ok {
-		return group.InstantOf(end)
+		return contract.InstantOf(end)
 	}
 	return 0
 }
 
-func (cl *client) owned() group.ShardSet    { return cl.st.Owned() }
-func (cl *client) draining() group.ShardSet { return cl.st.Draining() }
-func (cl *client) reading() group.ShardSet  { return cl.st.Reading() }
-func (cl *client) epoch() int64             { return cl.st.Epoch() }
+func (cl *client) owned() contract.ShardSet    { return cl.st.Owned() }
+func (cl *client) draining() contract.ShardSet { return cl.st.Draining() }
+func (cl *client) reading() contract.ShardSet  { return cl.st.Reading() }
+func (cl *client) epoch() int64                { return cl.st.Epoch() }
 
 // restart drops the process state: a new process with the same id.
 func (cl *client) restart() { cl.st.Restart() }
 
 // beat sends the client's next heartbeat through c and applies the answer.
-func (cl *client) beat(c *grouptest.Context) group.HeartbeatResponse {
+func (cl *client) beat(c *grouptest.Context) contract.HeartbeatResponse {
 	req := cl.request()
 	resp := c.Heartbeat(req)
 	cl.handle(req, resp, c.Now)

@@ -3,33 +3,9 @@ package group
 import (
 	"encoding/json"
 	"testing"
-)
 
-// TestOneShardSetsShareStorage checks that decoded and built one-shard sets
-// share the singleton storage and that appending to one leaves the others.
-func TestOneShardSetsShareStorage(t *testing.T) {
-	var a, b ShardSet
-	if err := json.Unmarshal([]byte(`[{"shardIndex":7}]`), &a); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(` [ { "shardIndex" : 7 } ] `), &b); err != nil {
-		t.Fatal(err)
-	}
-	c := NewShardSet(7)
-	if &a[0] != &b[0] || &a[0] != &c[0] || cap(a) != 1 {
-		t.Fatalf("one-shard sets do not share storage: %p %p %p cap %d", &a[0], &b[0], &c[0], cap(a))
-	}
-	grown := append(a, 8)
-	if !b.Equal(NewShardSet(7)) || !grown.Equal(NewShardSet(7, 8)) || singletons[8] != 8 {
-		t.Fatalf("append wrote through a shared set: b %v grown %v", b, grown)
-	}
-	for _, in := range []string{`[{"shardIndex":-1}]`, `[{"shardIndex":4096}]`, `[{"shardIndex":5,"x":1}]`} {
-		var s ShardSet
-		if err := json.Unmarshal([]byte(in), &s); err != nil || len(s) != 1 {
-			t.Fatalf("%s: %v %v", in, s, err)
-		}
-	}
-}
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // TestMemberStateDecodes checks that the known states decode to the
 // constants and anything else as before.
@@ -62,7 +38,7 @@ func TestShardIndexOnlyWhereHandlersRun(t *testing.T) {
 	if err := g.Create(1000, s, Key{"p", "g"}, CreateRequest{InitialShardCount: &n, RequestedBy: "t"}).Err; err != nil {
 		t.Fatal(err)
 	}
-	set := NewShardSet(0, 1, 2, 3)
+	set := contract.NewShardSet(0, 1, 2, 3)
 	g.Apply(TargetRecord{MemberID: "a", Shards: set})
 	g.Apply(MemberRecord{Member: &Member{MemberID: "a", State: MemberActive, MemberEpoch: 2, MetadataVersion: g.MetadataVersion,
 		CurrentAssignment: set, GrantedAssignment: set, LastHeartbeatAt: 1000, MemberLeaseExpiresAt: 100_000}})
@@ -70,8 +46,8 @@ func TestShardIndexOnlyWhereHandlersRun(t *testing.T) {
 		t.Fatal("applying records built the per-shard index")
 	}
 	w := g.Clone()
-	recs := w.Heartbeat(2000, s, &HeartbeatRequest{ProtocolVersion: 1, RequestID: "b-1", MemberID: "b",
-		RuntimeConsumerCapacity: &Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}).Records
+	recs := w.Heartbeat(2000, s, &contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "b-1", MemberID: "b",
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}).Records
 	if w.idx.shards == nil || g.idx.shards != nil {
 		t.Fatalf("per-shard index: working %v, original %v", w.idx.shards != nil, g.idx.shards != nil)
 	}

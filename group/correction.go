@@ -1,6 +1,10 @@
 package group
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // openCorrection opens or extends the metadata-correction round of docs/protocol.md §4.8 for
 // a member claiming the future version observed.
@@ -29,7 +33,7 @@ func (t *tx) openCorrection(observed int64) {
 // Unlike docs/protocol.md §4.5, the current and revoking sets become what the member reports
 // reading and draining (within its authority): the member may not get this answer, and until it
 // does, the shards it reads must keep blocking every other member.
-func (t *tx) syncMetadata(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
+func (t *tx) syncMetadata(req *contract.HeartbeatRequest, rec *Member, maint bool) contract.HeartbeatResponse {
 	g := t.g
 	before := *rec
 	target := g.Targets[rec.MemberID]
@@ -82,12 +86,12 @@ func (t *tx) correctionComplete(acked []string) bool {
 }
 
 // activeRevokes returns the shards of the request's non-terminal revoke reports.
-func activeRevokes(req *HeartbeatRequest) ShardSet {
+func activeRevokes(req *contract.HeartbeatRequest) contract.ShardSet {
 	var out []int
 	for _, r := range req.RevokingShards {
 		if !r.Terminal() {
 			out = append(out, r.Shard.ShardIndex)
 		}
 	}
-	return NewShardSet(out...)
+	return contract.NewShardSet(out...)
 }

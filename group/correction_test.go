@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
 // Tests of the docs/protocol.md §4.8 metadata-correction round and the §4.5 payload (§13.6).
 
-func expectStatus(t *testing.T, resp group.HeartbeatResponse, status group.HeartbeatStatus, assigned, pending group.ShardSet) {
+func expectStatus(t *testing.T, resp contract.HeartbeatResponse, status contract.HeartbeatStatus, assigned, pending contract.ShardSet) {
 	t.Helper()
 	if resp.Status != status || !resp.Assignment.AssignedShards.Equal(assigned) || !resp.Assignment.PendingShards.Equal(pending) {
 		t.Fatalf("got %s assigned %v pending %v; want %s assigned %v pending %v", resp.Status,
@@ -19,7 +20,7 @@ func expectStatus(t *testing.T, resp group.HeartbeatResponse, status group.Heart
 	}
 }
 
-func expectCode(t *testing.T, err error, code group.Code) {
+func expectCode(t *testing.T, err error, code contract.Code) {
 	t.Helper()
 	var de *group.Error
 	if !errors.As(err, &de) || de.Code != code {
@@ -35,7 +36,7 @@ func TestCorrection_FutureVersionSyncMetadata(t *testing.T) {
 	hb.MetadataVersion = 9
 	resp := c.Heartbeat(hb)
 	// docs/protocol.md §4.5: assigned = owned ∩ (target − blocked), pending = target − assigned.
-	expectStatus(t, resp, group.StatusSyncMetadata, shards(0), shards(1))
+	expectStatus(t, resp, contract.StatusSyncMetadata, shards(0), shards(1))
 	if resp.MemberEpoch != 3 || resp.GroupEpoch != 3 || resp.AssignmentEpoch != 3 || resp.MetadataVersion != 3 ||
 		resp.Assignment.MetadataVersion != 3 {
 		t.Fatalf("sync response %+v", resp)
@@ -70,12 +71,12 @@ func TestCorrection_OtherVersionsSyncCurrentRevokePendingUntilAcked(t *testing.T
 	c := stableAB(t)
 	hb := c.Member("A", 3, 0, 1)
 	hb.MetadataVersion = 9
-	expectStatus(t, c.Heartbeat(hb), group.StatusSyncMetadata, shards(0, 1), nil)
+	expectStatus(t, c.Heartbeat(hb), contract.StatusSyncMetadata, shards(0, 1), nil)
 	// B on an older version: SYNC_METADATA, the round untouched.
 	round := *c.Group.MetadataCorrection
 	hb = c.Member("B", 3, 2, 3)
 	hb.MetadataVersion = 2
-	expectStatus(t, c.Heartbeat(hb), group.StatusSyncMetadata, shards(2, 3), nil)
+	expectStatus(t, c.Heartbeat(hb), contract.StatusSyncMetadata, shards(2, 3), nil)
 	if r := c.Group.MetadataCorrection; r.ObservedMetadataVersion != round.ObservedMetadataVersion || len(r.AcknowledgedMembers) != 0 {
 		t.Fatalf("round touched %+v", r)
 	}
@@ -83,17 +84,17 @@ func TestCorrection_OtherVersionsSyncCurrentRevokePendingUntilAcked(t *testing.T
 		t.Fatalf("B's version %d", m.MetadataVersion)
 	}
 	// B on the current version: normal path, acknowledged, REVOKE_PENDING.
-	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusRevokePending, shards(2, 3), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusRevokePending, shards(2, 3), nil)
 	if r := c.Group.MetadataCorrection; r == nil || len(r.AcknowledgedMembers) != 1 || r.AcknowledgedMembers[0] != "B" {
 		t.Fatalf("round %+v", r)
 	}
-	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusRevokePending, shards(2, 3), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusRevokePending, shards(2, 3), nil)
 	// A acknowledges: everybody acked, nothing revoking or blocked: closing OK.
-	expectStatus(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, shards(0, 1), nil)
+	expectStatus(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, shards(0, 1), nil)
 	if c.Group.MetadataCorrection != nil {
 		t.Fatalf("round still open: %+v", c.Group.MetadataCorrection)
 	}
-	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, shards(2, 3), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, shards(2, 3), nil)
 	expectVersions(t, c.Group, versions{3, 3, 3})
 	c.Check()
 }
@@ -105,20 +106,20 @@ func TestCorrection_RevokePendingWhileRevokingOrBlocked(t *testing.T) {
 	c.Join("B") // A{0,1} B{2,3}, A still holds 2,3
 	hb := c.Member("A", 2, 0, 1, 2, 3)
 	hb.MetadataVersion = 9
-	expectStatus(t, c.Heartbeat(hb), group.StatusSyncMetadata, shards(0, 1), nil)
-	expectStatus(t, c.Heartbeat(c.Member("B", 3)), group.StatusRevokePending, nil, shards(2, 3))
+	expectStatus(t, c.Heartbeat(hb), contract.StatusSyncMetadata, shards(0, 1), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3)), contract.StatusRevokePending, nil, shards(2, 3))
 	hb = c.Member("A", 2, 0, 1)
 	hb.RevokingShards = grouptest.Draining(2, 3)
-	expectStatus(t, c.Heartbeat(hb), group.StatusRevokePending, shards(0, 1), nil)
-	expectStatus(t, c.Heartbeat(c.Member("B", 3)), group.StatusRevokePending, nil, shards(2, 3))
+	expectStatus(t, c.Heartbeat(hb), contract.StatusRevokePending, shards(0, 1), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3)), contract.StatusRevokePending, nil, shards(2, 3))
 	if c.Group.MetadataCorrection == nil {
 		t.Fatalf("round closed while A revokes")
 	}
-	expectStatus(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), group.StatusOK, shards(0, 1), nil)
+	expectStatus(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), contract.StatusOK, shards(0, 1), nil)
 	if c.Group.MetadataCorrection != nil {
 		t.Fatalf("round still open")
 	}
-	expectStatus(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, shards(2, 3), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, shards(2, 3), nil)
 	expectVersions(t, c.Group, versions{3, 3, 3})
 	c.Check()
 }
@@ -127,16 +128,16 @@ func TestCorrection_RevokePendingWhileRevokingOrBlocked(t *testing.T) {
 func TestCorrection_LeavingRevokerParticipates(t *testing.T) {
 	c := stableAB(t)
 	c.Leave("A", grouptest.Draining(0, 1)...)
-	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, shards(2, 3), shards(0, 1))
+	expectStatus(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, shards(2, 3), shards(0, 1))
 	hb := c.Member("B", 4, 2, 3)
 	hb.MetadataVersion = 9
-	expectStatus(t, c.Heartbeat(hb), group.StatusSyncMetadata, shards(2, 3), shards(0, 1))
-	expectStatus(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusRevokePending, shards(2, 3), shards(0, 1))
+	expectStatus(t, c.Heartbeat(hb), contract.StatusSyncMetadata, shards(2, 3), shards(0, 1))
+	expectStatus(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusRevokePending, shards(2, 3), shards(0, 1))
 	resp := c.Leave("A", grouptest.Revoked(0, 1)...)
-	if resp.Status != group.StatusOK || c.Group.MetadataCorrection != nil {
+	if resp.Status != contract.StatusOK || c.Group.MetadataCorrection != nil {
 		t.Fatalf("closing leave %+v round %+v", resp, c.Group.MetadataCorrection)
 	}
-	expectStatus(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusOK, shards(0, 1, 2, 3), nil)
+	expectStatus(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusOK, shards(0, 1, 2, 3), nil)
 	c.Check()
 }
 
@@ -148,10 +149,10 @@ func TestCorrection_OutsideEntriesDiscardedInRound(t *testing.T) {
 	hb.MetadataVersion = 9
 	c.Heartbeat(hb)
 	hb = c.Member("A", 3, 0, 1)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 3}}, {Shard: group.Shard{ShardIndex: 0}}}
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 3}}, {Shard: contract.Shard{ShardIndex: 0}}}
 	hb.RevokingShards = grouptest.Draining(2)
 	resp := c.Heartbeat(hb)
-	if resp.Status == group.StatusFencedMemberEpoch {
+	if resp.Status == contract.StatusFencedMemberEpoch {
 		t.Fatalf("fenced for entries discarded in a round")
 	}
 	m := member(t, c, "A")
@@ -171,11 +172,11 @@ func TestCorrection_ScaleAndRollbackBlockedDeleteAllowed(t *testing.T) {
 		t.Fatalf("no round")
 	}
 	_, err := c.StartScale(2)
-	expectCode(t, err, group.CodeMetadataSyncInProgress)
+	expectCode(t, err, contract.CodeMetadataSyncInProgress)
 	_, err = c.Rollback(m.ReshardingID)
-	expectCode(t, err, group.CodeMetadataSyncInProgress)
+	expectCode(t, err, contract.CodeMetadataSyncInProgress)
 	_, err = c.Rollback("reshard-unknown") // the round is checked before the id
-	expectCode(t, err, group.CodeMetadataSyncInProgress)
+	expectCode(t, err, contract.CodeMetadataSyncInProgress)
 	if c.Group.ShardCount != 8 {
 		t.Fatalf("shard count %d", c.Group.ShardCount)
 	}
@@ -238,7 +239,7 @@ func TestCorrection_FencedMemberNoBypass(t *testing.T) {
 			}
 			hb = c.Member("Z", 5)
 			hb.MetadataVersion = 99
-			expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnknownMemberID)
+			expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnknownMemberID)
 			if c.Group.MetadataCorrection != nil {
 				t.Fatalf("unknown member opened a round")
 			}

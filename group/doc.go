@@ -11,14 +11,10 @@
 // core) commits the same records to the store and replays them onto its
 // committed copy, so live traffic and recovery share one path.
 //
-// The JSON bodies of docs/protocol.md are declared once, in protocol.go:
-// the coordinator's HTTP layer decodes its requests into them and encodes
-// its answers from them, and the Go client (package client) does the
-// reverse. They belong to the domain because most are built from domain
-// types (ShardSet, Instant, Migration, GroupState) and the handlers take the
-// requests; a separate wire package would have to import group for those
-// types and could not be imported by it. The domain is pure, so a client
-// importing it gains no runtime dependency.
+// The member protocol's messages and their value types (contract.ShardSet,
+// contract.Instant) are package contract's: the handlers take and answer them. The
+// admin requests and the views the handlers build from domain types
+// (GroupView, AssignmentsView, Migration) are declared in protocol.go.
 //
 // Invariants the handlers keep (checked by the tests and by Assignments):
 //   - a shard is never in the current sets of two owners: a shard moved to a

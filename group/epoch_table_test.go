@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -17,15 +18,15 @@ func TestStep1_UnsupportedProtocol(t *testing.T) {
 	for _, pv := range []int{2, 3} {
 		hb := c.Member("A", 2, 0, 1, 2, 3)
 		hb.ProtocolVersion = pv
-		expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnsupportedProtocol)
+		expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnsupportedProtocol)
 	}
 	// Step 1 comes before steps 2 and 3.
 	hb := c.Member("A", 2)
 	hb.ProtocolVersion, hb.PathMemberID = 2, "other"
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnsupportedProtocol)
-	res := group.New().Heartbeat(c.Now, c.Settings, &group.HeartbeatRequest{ProtocolVersion: 2, RequestID: "r", MemberID: "A"})
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnsupportedProtocol)
+	res := group.New().Heartbeat(c.Now, c.Settings, &contract.HeartbeatRequest{ProtocolVersion: 2, RequestID: "r", MemberID: "A"})
 	resp, recs := res.Answer, res.Records
-	if resp.Status != group.StatusUnsupportedProtocol || len(recs) != 0 {
+	if resp.Status != contract.StatusUnsupportedProtocol || len(recs) != 0 {
 		t.Fatalf("missing group, protocol 2: %s %d records", resp.Status, len(recs))
 	}
 	expectUnchanged(t, c, "A", before)
@@ -41,11 +42,11 @@ func TestStep2_PathMemberMismatch(t *testing.T) {
 	before, n := member(t, c, "A"), len(c.Records)
 	hb := c.Member("A", 2, 0, 1, 2, 3)
 	hb.PathMemberID = "B"
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	// A new member id with a mismatching path creates nothing.
 	hb = c.Member("C", 0)
 	hb.PathMemberID = "D"
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	expectUnchanged(t, c, "A", before)
 	if len(c.Records) != n || len(c.Group.Members) != 1 {
 		t.Fatalf("path mismatch changed the group")
@@ -53,13 +54,13 @@ func TestStep2_PathMemberMismatch(t *testing.T) {
 	// A matching path is fine.
 	hb = c.Member("A", 2, 0, 1, 2, 3)
 	hb.PathMemberID = "A"
-	expect(t, c.Heartbeat(hb), group.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(hb), contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
 }
 
 func TestStep3_MissingGroup(t *testing.T) {
 	s := group.DefaultSettings()
 	for _, epoch := range []int64{0, -1, 5} {
-		req := group.HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "A", MemberEpoch: epoch, MetadataVersion: 7,
+		req := contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "r", MemberID: "A", MemberEpoch: epoch, MetadataVersion: 7,
 			OwnedShards: shards(1)}
 		g := group.New()
 		res := g.Heartbeat(grouptest.Start, s, &req)
@@ -67,7 +68,7 @@ func TestStep3_MissingGroup(t *testing.T) {
 		if len(recs) != 0 || g.Exists() {
 			t.Fatalf("missing group: records %v", recs)
 		}
-		want := group.HeartbeatResponse{ResponseTo: "r", Status: group.StatusUnknownMemberID, MemberID: "A", MemberEpoch: epoch,
+		want := contract.HeartbeatResponse{ResponseTo: "r", Status: contract.StatusUnknownMemberID, MemberID: "A", MemberEpoch: epoch,
 			HeartbeatIntervalMs: s.HeartbeatInterval.Milliseconds(), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds(), MemberLeaseTtlMs: s.MemberLeaseTTL.Milliseconds()}
 		if resp.Status != want.Status || resp.MemberEpoch != epoch || resp.GroupEpoch != 0 || resp.MetadataVersion != 0 ||
 			len(resp.Assignment.AssignedShards) != 0 || resp.Assignment.MetadataVersion != 0 {
@@ -80,7 +81,7 @@ func TestStep3_MissingGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb := c.Member("A", 2, 0, 1, 2, 3)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnknownMemberID)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnknownMemberID)
 	if c.Group.Exists() || len(c.Group.Members) != 0 {
 		t.Fatalf("heartbeat recreated a deleted group")
 	}
@@ -91,14 +92,14 @@ func TestEpochTable_BelowMinusOne(t *testing.T) {
 	n, v := len(c.Records), versionsOf(c.Group)
 	// No record: nothing is created.
 	hb := c.Member("B", -2)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	if c.Group.Members["B"] != nil {
 		t.Fatalf("epoch -2 created a record")
 	}
 	// With a record: it is left alone.
 	before := member(t, c, "A")
 	hb = c.Member("A", -7, 0, 1, 2, 3)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	expectUnchanged(t, c, "A", before)
 	expectVersions(t, c.Group, v)
 	if len(c.Records) != n {
@@ -111,7 +112,7 @@ func TestEpochTable_NoRecordEpochZeroJoins(t *testing.T) {
 	c := stableA(t)
 	resp := c.Join("B")
 	// B joins: G bump to 3, B's epoch is the new group epoch.
-	expect(t, resp, group.StatusOK, 3, nil, shards(2, 3))
+	expect(t, resp, contract.StatusOK, 3, nil, shards(2, 3))
 	if resp.GroupEpoch != 3 || resp.AssignmentEpoch != 3 || resp.MetadataVersion != 3 || resp.Assignment.MetadataVersion != 3 {
 		t.Fatalf("join response versions %+v", resp)
 	}
@@ -125,7 +126,7 @@ func TestEpochTable_NoRecordEpochZeroJoins(t *testing.T) {
 	// memberName given.
 	hb := c.Member("C", 0)
 	hb.MemberName = ptr("orders-consumer")
-	hb.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 4, AvailableConcurrency: 1}
+	hb.RuntimeConsumerCapacity = &contract.Capacity{RuntimeMaxConcurrency: 4, AvailableConcurrency: 1}
 	c.Heartbeat(hb)
 	m = member(t, c, "C")
 	if m.MemberName != "orders-consumer" || m.RuntimeMaxConcurrency != 4 || m.ActiveConsumerWorkers != 3 {
@@ -139,7 +140,7 @@ func TestEpochTable_NoRecordOtherEpochUnknown(t *testing.T) {
 	n, v := len(c.Records), versionsOf(c.Group)
 	for _, epoch := range []int64{-1, 1, 2, 3, 100} {
 		hb := c.Member("B", epoch)
-		expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusUnknownMemberID)
+		expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusUnknownMemberID)
 		if c.Group.Members["B"] != nil {
 			t.Fatalf("epoch %d created a record", epoch)
 		}
@@ -179,7 +180,7 @@ func TestEpochTable_EpochZeroRejoins(t *testing.T) {
 			hb := c.Member("B", 0)
 			hb.MemberName = ptr("b-name")
 			resp := c.Heartbeat(hb)
-			if resp.Status != group.StatusOK || resp.MemberEpoch != ge+1 || resp.GroupEpoch != ge+1 {
+			if resp.Status != contract.StatusOK || resp.MemberEpoch != ge+1 || resp.GroupEpoch != ge+1 {
 				t.Fatalf("rejoin: %+v (group epoch was %d)", resp, ge)
 			}
 			m := member(t, c, "B")
@@ -202,7 +203,7 @@ func TestEpochTable_JoinReplay(t *testing.T) {
 	n, v := len(c.Records), versionsOf(c.Group)
 	c.Advance(500)
 	resp := c.Join("A")
-	expect(t, resp, group.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, resp, contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
 	if resp.GroupEpoch != 2 || resp.MetadataVersion != 2 {
 		t.Fatalf("join replay response %+v", resp)
 	}
@@ -220,7 +221,7 @@ func TestEpochTable_JoinReplay(t *testing.T) {
 	c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
 	c.Join("B")
 	v = versionsOf(c.Group)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(2, 3))
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(2, 3))
 	expectVersions(t, c.Group, v)
 	c.Check()
 }
@@ -230,11 +231,11 @@ func TestEpochTable_EpochZeroOtherwiseInvalid(t *testing.T) {
 	before, v := member(t, c, "A"), versionsOf(c.Group)
 	// Owned shards with epoch 0 from a live member holding shards.
 	hb := c.Member("A", 0, 0, 1)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	// Active revoke reports with epoch 0.
 	hb = c.Member("A", 0)
 	hb.RevokingShards = grouptest.Draining(0)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	expectUnchanged(t, c, "A", before)
 	expectVersions(t, c.Group, v)
 	c.Check()
@@ -260,7 +261,7 @@ func TestEpochTable_FencedOrExpiredRecord(t *testing.T) {
 func TestEpochTable_Leave(t *testing.T) {
 	c := stableAB(t)
 	resp := c.Leave("B", grouptest.Revoked(2, 3)...)
-	if resp.Status != group.StatusOK || resp.MemberEpoch != -1 || len(resp.Assignment.AssignedShards) != 0 ||
+	if resp.Status != contract.StatusOK || resp.MemberEpoch != -1 || len(resp.Assignment.AssignedShards) != 0 ||
 		len(resp.Assignment.PendingShards) != 0 {
 		t.Fatalf("leave response %+v", resp)
 	}
@@ -274,12 +275,12 @@ func TestEpochTable_Leave(t *testing.T) {
 	}
 	// Second leave: nothing bumped.
 	resp = c.Leave("B")
-	if resp.Status != group.StatusOK || resp.MemberEpoch != -1 {
+	if resp.Status != contract.StatusOK || resp.MemberEpoch != -1 {
 		t.Fatalf("second leave response %+v", resp)
 	}
 	expectVersions(t, c.Group, versions{4, 4, 4})
 	// A gets everything.
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 	c.Check()
 }
 
@@ -288,14 +289,14 @@ func TestEpochTable_AboveStoredInvalid(t *testing.T) {
 	before, v := member(t, c, "A"), versionsOf(c.Group)
 	for _, epoch := range []int64{4, 5, 1000} {
 		hb := c.Member("A", epoch, 0, 1)
-		expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+		expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	}
 	expectUnchanged(t, c, "A", before)
 	expectVersions(t, c.Group, v)
 	// A LEAVING member (stored −1) sending a positive epoch.
 	c.Leave("B", grouptest.Revoked(2, 3)...)
 	hb := c.Member("B", 3)
-	expectRejected(t, c, hb, c.Heartbeat(hb), group.StatusInvalidRequest)
+	expectRejected(t, c, hb, c.Heartbeat(hb), contract.StatusInvalidRequest)
 	expectState(t, c, "B", group.MemberLeaving, -1)
 	c.Check()
 }
@@ -322,8 +323,8 @@ func TestEpochTable_EqualContinues(t *testing.T) {
 	c := stableAB(t)
 	n, v := len(c.Records), versionsOf(c.Group)
 	c.Advance(1000)
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, 3, shards(2, 3), nil)
 	expectVersions(t, c.Group, v)
 	for _, r := range c.Records[n:] {
 		mr, ok := r.(group.MemberRecord)
@@ -346,10 +347,10 @@ func TestImprovement8a_PreviousEpochAccepted(t *testing.T) {
 	v := versionsOf(c.Group)
 	c.Advance(1000)
 	resp := c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
-	expect(t, resp, group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, resp, contract.StatusOK, 3, shards(0, 1), nil)
 	expectState(t, c, "A", group.MemberActive, 3)
 	// A smaller subset is accepted too.
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
 	expectVersions(t, c.Group, v)
 	c.Check()
 }
@@ -360,7 +361,7 @@ func TestImprovement8a_PreviousEpochOwningMoreFenced(t *testing.T) {
 	c := stableAB(t)
 	c.Leave("B", grouptest.Revoked(2, 3)...)
 	// A moves from 3 (granted {0,1}) to 4 and receives {0,1,2,3}.
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 	before := member(t, c, "A")
 	resp := c.Heartbeat(c.Member("A", 3, 0, 1, 2, 3))
 	expectFenced(t, c, "A", resp)
@@ -379,12 +380,12 @@ func TestImprovement8_LostResponseKeepsLease(t *testing.T) {
 	c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
 	c.Advance(1000)
 	resp := c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
-	expect(t, resp, group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, resp, contract.StatusOK, 3, shards(0, 1), nil)
 	if m := member(t, c, "A"); m.MemberLeaseExpiresAt != c.Now.Add(c.Settings.MemberLeaseTTL) || m.State != group.MemberActive {
 		t.Fatalf("lease not kept: %+v", m)
 	}
-	expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), group.StatusOK, 3, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), contract.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, shards(2, 3), nil)
 	expectVersions(t, c.Group, versions{3, 3, 3})
 	c.Check()
 }
@@ -397,14 +398,14 @@ func TestImprovement8b_EpochZeroFromLiveMemberRejoinsInPlace(t *testing.T) {
 	v := versionsOf(c.Group)
 	expectFenced(t, c, "A", c.Heartbeat(c.Member("A", 1, 0, 1)))
 	resp := c.Join("A")
-	expect(t, resp, group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, resp, contract.StatusOK, 3, shards(0, 1), nil)
 	m := member(t, c, "A")
 	if m.State != group.MemberActive || len(m.CurrentAssignment) != 0 || len(m.Revoking) != 0 ||
 		!m.GrantedAssignment.Equal(shards(0, 1)) {
 		t.Fatalf("record after 8b rejoin %+v", m)
 	}
 	expectVersions(t, c.Group, v)
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
 	if c.Group.State != group.GroupStable {
 		t.Fatalf("state %s", c.Group.State)
 	}
@@ -420,17 +421,17 @@ func TestImprovement8b_ClearsRevokingAndProgress(t *testing.T) {
 	c.Join("B")
 	hb := c.Member("A", 2, 0, 1)
 	hb.RevokingShards = grouptest.Draining(2, 3)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 0}}}
-	expect(t, c.Heartbeat(hb), group.StatusOK, 3, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(2, 3))
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 0}}}
+	expect(t, c.Heartbeat(hb), contract.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(2, 3))
 	// A restarts.
-	expect(t, c.Join("A"), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Join("A"), contract.StatusOK, 3, shards(0, 1), nil)
 	m := member(t, c, "A")
 	if !m.Revoking.Equal(shards(2, 3)) || len(m.CurrentAssignment) != 0 || len(m.ShardProgress) != 0 {
 		t.Fatalf("record after 8b %+v", m)
 	}
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(2, 3))
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(2, 3))
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, shards(2, 3), nil)
 	c.Check()
 }

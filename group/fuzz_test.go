@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -28,14 +29,14 @@ func FuzzValidateHeartbeat(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req group.HeartbeatRequest
+		var req contract.HeartbeatRequest
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
 		c := stableAB(t)
 		if err := group.ValidateHeartbeat(&req, c.Settings); err != nil {
 			var e *group.Error
-			if !errors.As(err, &e) || e.Code != group.CodeInvalidRequest {
+			if !errors.As(err, &e) || e.Code != contract.CodeInvalidRequest {
 				t.Fatalf("ValidateHeartbeat(%s) = %v, want an INVALID_REQUEST error", body, err)
 			}
 			return

@@ -3,6 +3,8 @@ package group
 import (
 	"maps"
 	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Group is one consumer group's state: the aggregate of docs/protocol.md §8.5 plus derived
@@ -11,8 +13,8 @@ import (
 // A Group is not safe for concurrent use; the group actor owns it.
 type Group struct {
 	Meta
-	Members map[string]*Member  // every member record, live or not
-	Targets map[string]ShardSet // target assignment of the live members
+	Members map[string]*Member           // every member record, live or not
+	Targets map[string]contract.ShardSet // target assignment of the live members
 
 	idx index // derived from Members and Targets by Apply; never persisted
 }
@@ -32,7 +34,7 @@ type index struct {
 	// the next handler scans all members and recomputes it. Apply keeps
 	// both: each member record lowers them (bound), a scan's result sets
 	// them (scanned, deadlinesScanned).
-	nextScanAt, nextDeadlineAt Instant
+	nextScanAt, nextDeadlineAt contract.Instant
 	// stats are the counts behind Stats: nil until it is first called.
 	stats *statsIndex
 }
@@ -54,7 +56,7 @@ type shardIndex struct {
 func New() *Group {
 	return &Group{
 		Members: map[string]*Member{},
-		Targets: map[string]ShardSet{},
+		Targets: map[string]contract.ShardSet{},
 	}
 }
 
@@ -158,7 +160,7 @@ func (g *Group) bound(m *Member) {
 }
 
 // lowerBound lowers *b to at, treating zero as "unknown" on both sides.
-func lowerBound(b *Instant, at Instant) {
+func lowerBound(b *contract.Instant, at contract.Instant) {
 	if at != 0 && *b != 0 && at < *b {
 		*b = at
 	}
@@ -180,7 +182,7 @@ func (g *Group) countUnknownTarget(id string, delta int) {
 }
 
 // setTarget replaces one target entry and keeps the index in step.
-func (g *Group) setTarget(id string, shards ShardSet, keep bool) {
+func (g *Group) setTarget(id string, shards contract.ShardSet, keep bool) {
 	m := g.Members[id]
 	live := m != nil && m.State.Live()
 	if live && !m.CurrentAssignment.Equal(g.Targets[id]) {
@@ -305,9 +307,9 @@ func (g *Group) rebuildIndex() {
 }
 
 // blocked returns the shards of set held by an owner other than id.
-func (g *Group) blocked(id string, set ShardSet) ShardSet {
+func (g *Group) blocked(id string, set contract.ShardSet) contract.ShardSet {
 	x := g.shardIndex()
-	var out ShardSet
+	var out contract.ShardSet
 	for _, s := range set {
 		if x.holders.others(s, id) > 0 {
 			out = append(out, s)

@@ -1,26 +1,28 @@
 package group
 
+import "github.com/redis-stream-coordinator/coordinator/contract"
+
 // Heartbeat runs the decision procedure of docs/protocol.md §4.2 for one member. It never
 // fails: every outcome is a status in the response. Callers validate the
 // request first with ValidateHeartbeat (the HTTP 400 cases). Its answer is
 // the response; its records have already been applied to g.
 //
 // The numbered steps below are the steps of docs/protocol.md §4.2.
-func (g *Group) Heartbeat(now Instant, s Settings, req *HeartbeatRequest) Result[HeartbeatResponse] {
+func (g *Group) Heartbeat(now contract.Instant, s Settings, req *contract.HeartbeatRequest) Result[contract.HeartbeatResponse] {
 	t := newTx(g, s, now)
 	return result(t, t.heartbeat(req))
 }
 
-func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
+func (t *tx) heartbeat(req *contract.HeartbeatRequest) contract.HeartbeatResponse {
 	g := t.g
 	// 1–3. Envelope checks.
 	switch {
 	case req.ProtocolVersion != 1:
-		return t.rejected(req, StatusUnsupportedProtocol)
+		return t.rejected(req, contract.StatusUnsupportedProtocol)
 	case req.PathMemberID != "" && req.PathMemberID != req.MemberID:
-		return t.rejected(req, StatusInvalidRequest)
+		return t.rejected(req, contract.StatusInvalidRequest)
 	case !g.Exists():
-		return t.rejected(req, StatusUnknownMemberID)
+		return t.rejected(req, contract.StatusUnknownMemberID)
 	}
 	// 4. Maintenance.
 	maint := t.maintain()
@@ -56,17 +58,17 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 	epoch := req.MemberEpoch
 	switch {
 	case epoch < -1:
-		return t.rejected(req, StatusInvalidRequest)
+		return t.rejected(req, contract.StatusInvalidRequest)
 	case rec == nil && epoch == 0:
 		rec = t.join(id, req)
 	case rec == nil:
-		return t.rejected(req, StatusUnknownMemberID)
+		return t.rejected(req, contract.StatusUnknownMemberID)
 	case epoch == 0 && !rec.State.Live():
 		rec = t.join(id, req)
 	case epoch == 0 && len(req.OwnedShards) == 0 && len(req.RevokingShards) == 0:
 		return t.joinReplay(req, rec, maint)
 	case epoch == 0:
-		return t.rejected(req, StatusInvalidRequest)
+		return t.rejected(req, contract.StatusInvalidRequest)
 	case rec.State == MemberFenced || rec.State == MemberExpired:
 		return t.fenced(req, rec)
 	case epoch == -1:
@@ -77,7 +79,7 @@ func (t *tx) heartbeat(req *HeartbeatRequest) HeartbeatResponse {
 			t.bumpGroupEpoch()
 		}
 	case epoch > rec.MemberEpoch:
-		return t.rejected(req, StatusInvalidRequest)
+		return t.rejected(req, contract.StatusInvalidRequest)
 	case epoch < rec.MemberEpoch && !t.acceptsPreviousEpoch(req, rec):
 		return t.fenced(req, rec)
 	}
@@ -115,7 +117,7 @@ const (
 // the fence check, the move to the assignment epoch (regular path only:
 // the other two answer with the stored epoch), the answer's sets, the
 // granted set, and retain of what an unproven heartbeat must not free.
-func (t *tx) finish(req *HeartbeatRequest, id string, before *Member, mode answerMode) HeartbeatResponse {
+func (t *tx) finish(req *contract.HeartbeatRequest, id string, before *Member, mode answerMode) contract.HeartbeatResponse {
 	g := t.g
 	t.enforceTimeouts(id)
 	if mode == regularAnswer {
@@ -140,14 +142,14 @@ func (t *tx) finish(req *HeartbeatRequest, id string, before *Member, mode answe
 	// REVOKE_PENDING while a round is open, OK otherwise.
 	target := g.Targets[id]
 	blocked := g.blocked(id, target)
-	status, assigned, pending := StatusOK, target.Minus(blocked), target.Intersect(blocked)
+	status, assigned, pending := contract.StatusOK, target.Minus(blocked), target.Intersect(blocked)
 	switch {
 	case mode == syncAnswer:
-		status = StatusSyncMetadata
+		status = contract.StatusSyncMetadata
 		assigned = req.OwnedShards.Intersect(target.Minus(blocked))
 		pending = target.Minus(assigned)
 	case mode == regularAnswer && g.MetadataCorrection != nil:
-		status = StatusRevokePending
+		status = contract.StatusRevokePending
 		assigned = rec.CurrentAssignment.Intersect(target.Minus(blocked))
 		pending = target.Minus(assigned)
 	}
@@ -159,14 +161,14 @@ func (t *tx) finish(req *HeartbeatRequest, id string, before *Member, mode answe
 
 // report is the validated content of a heartbeat (docs/protocol.md §4.4).
 type report struct {
-	owned, revoking ShardSet
+	owned, revoking contract.ShardSet
 	progress        ProgressList
 	// livenessOnly: the report changes nothing but liveness fields.
 	livenessOnly bool
 }
 
 // join creates or resets a member record (join and rejoin of docs/protocol.md §4.2 step 8).
-func (t *tx) join(id string, req *HeartbeatRequest) *Member {
+func (t *tx) join(id string, req *contract.HeartbeatRequest) *Member {
 	m := &Member{MemberID: id, MemberName: id}
 	if req.MemberName != nil {
 		m.MemberName = *req.MemberName
@@ -187,7 +189,7 @@ func (t *tx) join(id string, req *HeartbeatRequest) *Member {
 // Unlike 8b, whatever the record held and its target no longer grants
 // stays held as revoking until the member's next heartbeat says what it
 // reads: a duplicate join must not free shards the member still reads.
-func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) HeartbeatResponse {
+func (t *tx) joinReplay(req *contract.HeartbeatRequest, rec *Member, maint bool) contract.HeartbeatResponse {
 	before := *rec
 	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0
 	if !livenessOnly {
@@ -204,7 +206,7 @@ func (t *tx) joinReplay(req *HeartbeatRequest, rec *Member, maint bool) Heartbea
 // acceptsPreviousEpoch implements improvement 8a: a retry with the epoch the
 // member held before its last change is accepted when what it reports owning
 // was granted at that epoch.
-func (t *tx) acceptsPreviousEpoch(req *HeartbeatRequest, rec *Member) bool {
+func (t *tx) acceptsPreviousEpoch(req *contract.HeartbeatRequest, rec *Member) bool {
 	return rec.State.Live() && rec.PreviousMemberEpoch > 0 &&
 		req.MemberEpoch == rec.PreviousMemberEpoch &&
 		req.OwnedShards.SubsetOf(rec.PreviousGrantedAssignment)
@@ -213,7 +215,7 @@ func (t *tx) acceptsPreviousEpoch(req *HeartbeatRequest, rec *Member) bool {
 // validateOwnership checks the report against the member's authority
 // (docs/protocol.md §4.4). Terminal revoke reports and progress for shards outside it are
 // dropped; anything else outside it makes the report invalid.
-func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool) {
+func (t *tx) validateOwnership(req *contract.HeartbeatRequest, rec *Member) (report, bool) {
 	g := t.g
 	var r report
 	if req.MemberEpoch == 0 {
@@ -230,7 +232,7 @@ func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool
 	}
 	// During a round, a member already on the round's version may report
 	// entries outside what it holds or targets: those are discarded first.
-	var relevant ShardSet
+	var relevant contract.ShardSet
 	inRound := g.MetadataCorrection != nil && req.MetadataVersion == g.MetadataCorrection.TargetMetadataVersion
 	if inRound {
 		relevant = rec.CurrentAssignment.Union(rec.Revoking).Union(g.Targets[rec.MemberID])
@@ -249,7 +251,7 @@ func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool
 		}
 		revoking = append(revoking, s)
 	}
-	r.revoking = NewShardSet(revoking...)
+	r.revoking = contract.NewShardSet(revoking...)
 	for _, p := range req.ShardProgress {
 		s := p.Shard.ShardIndex
 		if inRound && !relevant.Contains(s) {
@@ -264,7 +266,7 @@ func (t *tx) validateOwnership(req *HeartbeatRequest, rec *Member) (report, bool
 }
 
 // applyReport is step 10 of docs/protocol.md §4.2.
-func (t *tx) applyReport(req *HeartbeatRequest, rec *Member, r report) {
+func (t *tx) applyReport(req *contract.HeartbeatRequest, rec *Member, r report) {
 	g := t.g
 	before := *rec
 	rec.MetadataVersion = g.MetadataVersion
@@ -303,7 +305,7 @@ func (t *tx) retain(m *Member, before *Member) {
 
 // refreshLiveness updates the liveness fields from a heartbeat. The lease
 // never moves back.
-func (t *tx) refreshLiveness(m *Member, req *HeartbeatRequest) {
+func (t *tx) refreshLiveness(m *Member, req *contract.HeartbeatRequest) {
 	if req.MemberName != nil {
 		m.MemberName = *req.MemberName
 	}
@@ -326,9 +328,9 @@ func (t *tx) saveMember(m *Member) {
 }
 
 // answer builds an accepted response (OK, REVOKE_PENDING, SYNC_METADATA).
-func (t *tx) answer(req *HeartbeatRequest, status HeartbeatStatus, m *Member, assigned, pending ShardSet) HeartbeatResponse {
+func (t *tx) answer(req *contract.HeartbeatRequest, status contract.HeartbeatStatus, m *Member, assigned, pending contract.ShardSet) contract.HeartbeatResponse {
 	g := t.g
-	return HeartbeatResponse{
+	return contract.HeartbeatResponse{
 		ResponseTo:          req.RequestID,
 		Status:              status,
 		MemberID:            m.MemberID,
@@ -339,26 +341,26 @@ func (t *tx) answer(req *HeartbeatRequest, status HeartbeatStatus, m *Member, as
 		GroupEpoch:          g.GroupEpoch,
 		AssignmentEpoch:     g.AssignmentEpoch,
 		MetadataVersion:     g.MetadataVersion,
-		Assignment:          AssignmentPayload{AssignedShards: assigned, PendingShards: pending, MetadataVersion: g.MetadataVersion},
+		Assignment:          contract.AssignmentPayload{AssignedShards: assigned, PendingShards: pending, MetadataVersion: g.MetadataVersion},
 	}
 }
 
 // fenced answers FENCED_MEMBER_EPOCH with the stored member epoch and the
 // group's real epochs.
-func (t *tx) fenced(req *HeartbeatRequest, rec *Member) HeartbeatResponse {
-	resp := t.answer(req, StatusFencedMemberEpoch, rec, nil, nil)
+func (t *tx) fenced(req *contract.HeartbeatRequest, rec *Member) contract.HeartbeatResponse {
+	resp := t.answer(req, contract.StatusFencedMemberEpoch, rec, nil, nil)
 	resp.Assignment.MetadataVersion = 0
 	return resp
 }
 
 // rejected answers UNSUPPORTED_PROTOCOL, INVALID_REQUEST or UNKNOWN_MEMBER_ID:
 // the request epoch echoed, zero epochs, an empty assignment.
-func (t *tx) rejected(req *HeartbeatRequest, status HeartbeatStatus) HeartbeatResponse {
+func (t *tx) rejected(req *contract.HeartbeatRequest, status contract.HeartbeatStatus) contract.HeartbeatResponse {
 	return rejectedResponse(t.s, req, status)
 }
 
-func rejectedResponse(s Settings, req *HeartbeatRequest, status HeartbeatStatus) HeartbeatResponse {
-	return HeartbeatResponse{
+func rejectedResponse(s Settings, req *contract.HeartbeatRequest, status contract.HeartbeatStatus) contract.HeartbeatResponse {
+	return contract.HeartbeatResponse{
 		ResponseTo:          req.RequestID,
 		Status:              status,
 		MemberID:            req.MemberID,
@@ -373,6 +375,6 @@ func rejectedResponse(s Settings, req *HeartbeatRequest, status HeartbeatStatus)
 // because the store is briefly unavailable (improvement 5): HTTP 200, status
 // RETRY, the request's epoch echoed, zero group epochs and an empty
 // assignment. Clients keep their lease and heartbeat again.
-func RetryResponse(s Settings, req *HeartbeatRequest) HeartbeatResponse {
-	return rejectedResponse(s, req, StatusRetry)
+func RetryResponse(s Settings, req *contract.HeartbeatRequest) contract.HeartbeatResponse {
+	return rejectedResponse(s, req, contract.StatusRetry)
 }

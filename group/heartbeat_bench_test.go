@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/assignor"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
@@ -14,7 +15,7 @@ import (
 // reading shards shards between them (current = granted = target, as
 // after every member acknowledged), every lease an hour away. It returns
 // the group and each member's steady heartbeat.
-func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.Group, []group.HeartbeatRequest) {
+func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.Group, []contract.HeartbeatRequest) {
 	b.Helper()
 	g := group.New()
 	now := grouptest.Start
@@ -28,18 +29,18 @@ func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.G
 	}
 	targets, _ := assignor.Assign(shards, ids, nil)
 	const epoch = 2
-	reqs := make([]group.HeartbeatRequest, members)
+	reqs := make([]contract.HeartbeatRequest, members)
 	for i, id := range ids {
-		set := group.NewShardSet(targets[id]...)
+		set := contract.NewShardSet(targets[id]...)
 		g.Apply(group.TargetRecord{MemberID: id, Shards: set})
 		g.Apply(group.MemberRecord{Member: &group.Member{
 			MemberID: id, MemberName: id, State: group.MemberActive, MemberEpoch: epoch, MetadataVersion: 1,
 			RuntimeMaxConcurrency: 1, CurrentAssignment: set, GrantedAssignment: set,
 			LastHeartbeatAt: now, MemberLeaseExpiresAt: now.Add(time.Hour), RebalanceTimeoutMs: s.RebalanceTimeout.Milliseconds(),
 		}})
-		reqs[i] = group.HeartbeatRequest{
+		reqs[i] = contract.HeartbeatRequest{
 			ProtocolVersion: 1, RequestID: id + "-1", MemberID: id, PathMemberID: id, MemberEpoch: epoch, MetadataVersion: 1,
-			RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}, OwnedShards: set,
+			RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}, OwnedShards: set,
 		}
 	}
 	meta := g.Meta
@@ -61,7 +62,7 @@ func BenchmarkHeartbeatSteady10k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		res := g.Heartbeat(now, s, &reqs[i])
-		if res.Answer.Status != group.StatusOK || len(res.Records) != 1 {
+		if res.Answer.Status != contract.StatusOK || len(res.Records) != 1 {
 			b.Fatalf("member %d: %s with %d records", i, res.Answer.Status, len(res.Records))
 		}
 		if i = (i + 1) % members; i == 0 {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -13,8 +14,8 @@ import (
 func stableA(t *testing.T) *grouptest.Context {
 	t.Helper()
 	c := grouptest.New(t, 4)
-	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1, 2, 3), nil)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), group.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, c.Join("A"), contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
 	c.Check()
 	return c
 }
@@ -25,13 +26,13 @@ func stableAB(t *testing.T) *grouptest.Context {
 	t.Helper()
 	c := stableA(t)
 	c.Advance(1000)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(2, 3))
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(2, 3))
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), contract.StatusOK, 3, shards(0, 1), nil)
 	hb := c.Member("A", 3, 0, 1)
 	hb.RevokingShards = grouptest.Revoked(2, 3)
-	expect(t, c.Heartbeat(hb), group.StatusOK, 3, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, shards(2, 3), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(hb), contract.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, 3, shards(2, 3), nil)
 	g := c.Group
 	if g.State != group.GroupStable || g.GroupEpoch != 3 || g.MetadataVersion != 3 {
 		t.Fatalf("stableAB: %+v", g.Meta)
@@ -58,9 +59,9 @@ func expectVersions(t *testing.T, g *group.Group, want versions) {
 // expectRejected checks the docs/protocol.md §4.1 shape of UNSUPPORTED_PROTOCOL,
 // INVALID_REQUEST and UNKNOWN_MEMBER_ID: the request epoch echoed, zero
 // epochs and version, an empty assignment of version 0.
-func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatRequest, resp group.HeartbeatResponse, status group.HeartbeatStatus) {
+func expectRejected(t *testing.T, c *grouptest.Context, req contract.HeartbeatRequest, resp contract.HeartbeatResponse, status contract.HeartbeatStatus) {
 	t.Helper()
-	want := group.HeartbeatResponse{
+	want := contract.HeartbeatResponse{
 		ResponseTo:          resp.ResponseTo,
 		Status:              status,
 		MemberID:            req.MemberID,
@@ -75,7 +76,7 @@ func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatReque
 	if len(resp.Assignment.AssignedShards) != 0 || len(resp.Assignment.PendingShards) != 0 {
 		t.Fatalf("rejected response carries an assignment: %+v", resp.Assignment)
 	}
-	resp.Assignment = group.AssignmentPayload{}
+	resp.Assignment = contract.AssignmentPayload{}
 	if !reflect.DeepEqual(resp, want) {
 		t.Fatalf("rejected response\n got %+v\nwant %+v", resp, want)
 	}
@@ -83,14 +84,14 @@ func expectRejected(t *testing.T, c *grouptest.Context, req group.HeartbeatReque
 
 // expectFenced checks the docs/protocol.md §4.1 shape of FENCED_MEMBER_EPOCH: the stored
 // member epoch, the group's real epochs and version, an empty assignment.
-func expectFenced(t *testing.T, c *grouptest.Context, id string, resp group.HeartbeatResponse) {
+func expectFenced(t *testing.T, c *grouptest.Context, id string, resp contract.HeartbeatResponse) {
 	t.Helper()
 	g := c.Group
 	m := g.Members[id]
 	if m == nil {
 		t.Fatalf("no record for %s", id)
 	}
-	if resp.Status != group.StatusFencedMemberEpoch || resp.MemberID != id || resp.MemberEpoch != m.MemberEpoch ||
+	if resp.Status != contract.StatusFencedMemberEpoch || resp.MemberID != id || resp.MemberEpoch != m.MemberEpoch ||
 		resp.GroupEpoch != g.GroupEpoch || resp.AssignmentEpoch != g.AssignmentEpoch || resp.MetadataVersion != g.MetadataVersion ||
 		len(resp.Assignment.AssignedShards) != 0 || len(resp.Assignment.PendingShards) != 0 ||
 		resp.HeartbeatIntervalMs != c.Settings.HeartbeatInterval.Milliseconds() ||
@@ -127,7 +128,7 @@ func expectState(t *testing.T, c *grouptest.Context, id string, st group.MemberS
 }
 
 // expectTargets fails unless the targets are exactly want.
-func expectTargets(t *testing.T, g *group.Group, want map[string]group.ShardSet) {
+func expectTargets(t *testing.T, g *group.Group, want map[string]contract.ShardSet) {
 	t.Helper()
 	if len(g.Targets) != len(want) {
 		t.Fatalf("targets %v, want %v", g.Targets, want)
@@ -141,7 +142,7 @@ func expectTargets(t *testing.T, g *group.Group, want map[string]group.ShardSet)
 
 // revokeAck builds a heartbeat of id at epoch owning owned and reporting
 // revoked as REVOKED/0.
-func revokeAck(c *grouptest.Context, id string, epoch int64, owned group.ShardSet, revoked ...int) group.HeartbeatRequest {
+func revokeAck(c *grouptest.Context, id string, epoch int64, owned contract.ShardSet, revoked ...int) contract.HeartbeatRequest {
 	hb := c.Member(id, epoch, owned...)
 	hb.RevokingShards = grouptest.Revoked(revoked...)
 	return hb

@@ -3,15 +3,18 @@ package group
 import (
 	"math"
 	"slices"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // never is the scan bound of a group with no pending time-driven event.
-const never = Instant(math.MaxInt64)
+const never = contract.Instant(math.MaxInt64)
 
 // Tick runs the time-driven maintenance of docs/protocol.md §7: lease expiry, pruning,
 // rebalance timeouts and migration advancement. It costs O(1) when no
 // deadline is due and returns no records when nothing changed.
-func (g *Group) Tick(now Instant, s Settings) Result[Done] {
+func (g *Group) Tick(now contract.Instant, s Settings) Result[Done] {
 	if !g.Exists() {
 		return Result[Done]{}
 	}
@@ -101,7 +104,7 @@ func (t *tx) maintain() bool {
 // liveness only, at most one rebalance timeout per takeover; safety never
 // rests on the deadline. The records are liveness-only: kept in memory,
 // never written.
-func (g *Group) RestartLeases(now Instant, s Settings) Result[Done] {
+func (g *Group) RestartLeases(now contract.Instant, s Settings) Result[Done] {
 	t := newTx(g, s, now)
 	until := now.Add(s.MemberLeaseTTL)
 	for _, id := range sortedMemberIDs(g) {
@@ -123,7 +126,7 @@ func (g *Group) RestartLeases(now Instant, s Settings) Result[Done] {
 }
 
 // pruneAt is when a record last heard from at lastHeartbeat may be pruned.
-func (t *tx) pruneAt(lastHeartbeat Instant) Instant {
+func (t *tx) pruneAt(lastHeartbeat contract.Instant) contract.Instant {
 	if t.s.StaleMemberRetention <= 0 {
 		return never
 	}
@@ -232,7 +235,7 @@ func sortedMemberIDs(g *Group) []string {
 // active migration waits for something only a Tick observes (a scale-in
 // draining in Redis, docs/protocol.md §6.4): the runtime then ticks at its own polling
 // pace. A group with nothing pending returns never and no poll.
-func (g *Group) NextDue() (due Instant, poll bool) {
+func (g *Group) NextDue() (due contract.Instant, poll bool) {
 	if !g.Exists() {
 		return never, false
 	}
@@ -248,3 +251,6 @@ func (g *Group) NextDue() (due Instant, poll bool) {
 
 // Never is the due instant of a group with nothing pending (NextDue).
 const Never = never
+
+// msDuration converts milliseconds to a time.Duration.
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -33,13 +34,13 @@ func TestLiveness_ExpiryViaPeerHeartbeat(t *testing.T) {
 	c := stableAB(t)
 	lease := member(t, c, "B").MemberLeaseExpiresAt
 	c.Advance(5 * time.Second)
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
 	c.Now = lease
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 3, shards(0, 1), nil)
 	expectState(t, c, "B", group.MemberActive, 3)
 	c.Now = lease + 1
 	// B's stale current {2,3} does not block A.
-	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 	expectState(t, c, "B", group.MemberExpired, 4)
 	c.Check()
 }
@@ -53,7 +54,7 @@ func TestLiveness_ExpiredMemberFencedThenRejoins(t *testing.T) {
 			c.Advance(5 * time.Second)
 			c.Heartbeat(c.Member("A", 3, 0, 1))
 			c.Advance(5*time.Second + time.Millisecond)
-			var resp group.HeartbeatResponse
+			var resp contract.HeartbeatResponse
 			if name == "leave" {
 				resp = c.Leave("B", grouptest.Revoked(2, 3)...)
 			} else {
@@ -65,16 +66,16 @@ func TestLiveness_ExpiredMemberFencedThenRejoins(t *testing.T) {
 				t.Fatalf("expired record does not keep its stale set: %+v", m)
 			}
 			// A takes everything.
-			expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
-			expect(t, c.Heartbeat(c.Member("A", 4, 0, 1, 2, 3)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+			expect(t, c.Heartbeat(c.Member("A", 3, 0, 1)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
+			expect(t, c.Heartbeat(c.Member("A", 4, 0, 1, 2, 3)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 			// B rejoins: its stale {2,3} is forgotten, it waits for A.
-			expect(t, c.Join("B"), group.StatusOK, 5, nil, shards(2, 3))
+			expect(t, c.Join("B"), contract.StatusOK, 5, nil, shards(2, 3))
 			if m := member(t, c, "B"); len(m.CurrentAssignment) != 0 {
 				t.Fatalf("rejoined record keeps stale ownership %+v", m)
 			}
-			expect(t, c.Heartbeat(revokeAck(c, "A", 4, shards(0, 1, 2, 3))), group.StatusOK, 5, shards(0, 1), nil)
-			expect(t, c.Heartbeat(revokeAck(c, "A", 5, shards(0, 1), 2, 3)), group.StatusOK, 5, shards(0, 1), nil)
-			expect(t, c.Heartbeat(c.Member("B", 5)), group.StatusOK, 5, shards(2, 3), nil)
+			expect(t, c.Heartbeat(revokeAck(c, "A", 4, shards(0, 1, 2, 3))), contract.StatusOK, 5, shards(0, 1), nil)
+			expect(t, c.Heartbeat(revokeAck(c, "A", 5, shards(0, 1), 2, 3)), contract.StatusOK, 5, shards(0, 1), nil)
+			expect(t, c.Heartbeat(c.Member("B", 5)), contract.StatusOK, 5, shards(2, 3), nil)
 			c.Check()
 		})
 	}
@@ -87,7 +88,7 @@ func TestLiveness_RebalanceTimeoutFencesOnlyStuckOwners(t *testing.T) {
 	deadline := t0.Add(c.Settings.RebalanceTimeout)
 	// A releases at the last moment and is not fenced; B stays stuck.
 	c.Now = deadline - 1
-	expect(t, c.Heartbeat(revokeAck(c, "A", member(t, c, "A").MemberEpoch, shards(0), 1)), group.StatusOK,
+	expect(t, c.Heartbeat(revokeAck(c, "A", member(t, c, "A").MemberEpoch, shards(0), 1)), contract.StatusOK,
 		c.Group.AssignmentEpoch, shards(0), nil)
 	if m := member(t, c, "A"); m.RebalanceDeadlineAt != 0 {
 		t.Fatalf("A's deadline not cleared: %v", m.RebalanceDeadlineAt)
@@ -103,7 +104,7 @@ func TestLiveness_RebalanceTimeoutFencesOnlyStuckOwners(t *testing.T) {
 	// B's next heartbeat is fenced; D receives its shard.
 	expectFenced(t, c, "B", c.Heartbeat(c.Member("B", v.G, 2, 3)))
 	resp := c.Heartbeat(c.Member("D", member(t, c, "D").MemberEpoch))
-	if resp.Status != group.StatusOK || len(resp.Assignment.PendingShards) != 0 {
+	if resp.Status != contract.StatusOK || len(resp.Assignment.PendingShards) != 0 {
 		t.Fatalf("D after B fenced: %+v", resp)
 	}
 	c.Check()
@@ -125,17 +126,17 @@ func TestLiveness_RebalanceTimeoutViaOwnHeartbeat(t *testing.T) {
 func TestLiveness_LeavingWithActiveRevokeBlocksUntilRevoked(t *testing.T) {
 	c := stableAB(t)
 	c.Leave("A", grouptest.Draining(0, 1)...)
-	expectTargets(t, c.Group, map[string]group.ShardSet{"B": shards(0, 1, 2, 3)})
-	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, 4, shards(2, 3), shards(0, 1))
+	expectTargets(t, c.Group, map[string]contract.ShardSet{"B": shards(0, 1, 2, 3)})
+	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, 4, shards(2, 3), shards(0, 1))
 	for i := 0; i < 6; i++ {
 		c.Advance(5 * time.Second)
-		expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusOK, 4, shards(2, 3), shards(0, 1))
+		expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusOK, 4, shards(2, 3), shards(0, 1))
 		c.Leave("A", grouptest.Draining(0, 1)...)
 	}
 	expectState(t, c, "A", group.MemberLeaving, -1)
 	c.Leave("A", grouptest.Revoked(0, 1)...)
-	expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
-	expect(t, c.Heartbeat(c.Member("B", 4, 0, 1, 2, 3)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 4, 0, 1, 2, 3)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 	if c.Group.State != group.GroupStable {
 		t.Fatalf("state %s", c.Group.State)
 	}
@@ -151,10 +152,10 @@ func TestLiveness_VanishedLeavingMemberFencedAtDeadline(t *testing.T) {
 	if deadline != c.Now.Add(c.Settings.RebalanceTimeout) {
 		t.Fatalf("leaving deadline %v, want %v", deadline, c.Now.Add(c.Settings.RebalanceTimeout))
 	}
-	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, 4, shards(2, 3), shards(0, 1))
+	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, 4, shards(2, 3), shards(0, 1))
 	for c.Now.Add(5*time.Second) < deadline {
 		c.Advance(5 * time.Second)
-		expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusOK, 4, shards(2, 3), shards(0, 1))
+		expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusOK, 4, shards(2, 3), shards(0, 1))
 		c.Tick()
 	}
 	expectState(t, c, "A", group.MemberLeaving, -1)
@@ -163,20 +164,20 @@ func TestLiveness_VanishedLeavingMemberFencedAtDeadline(t *testing.T) {
 	if m := member(t, c, "A"); m.State != group.MemberFenced {
 		t.Fatalf("leaving member not fenced at its deadline: %+v", m)
 	}
-	expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), group.StatusOK, 5, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 4, 2, 3)), contract.StatusOK, 5, shards(0, 1, 2, 3), nil)
 	c.Check()
 }
 
 // keepAlive heartbeats the ACTIVE members every 5 s until the clock reaches
 // until, reporting what they were last assigned.
-func keepAlive(t *testing.T, c *grouptest.Context, until group.Instant, ids ...string) {
+func keepAlive(t *testing.T, c *grouptest.Context, until contract.Instant, ids ...string) {
 	t.Helper()
 	for c.Now < until {
 		c.Advance(min(5*time.Second, time.Duration(until-c.Now)*time.Millisecond))
 		for _, id := range ids {
 			m := member(t, c, id)
 			resp := c.Heartbeat(c.Member(id, m.MemberEpoch, m.GrantedAssignment...))
-			if resp.Status != group.StatusOK {
+			if resp.Status != contract.StatusOK {
 				t.Fatalf("keepAlive %s: %+v", id, resp)
 			}
 		}

@@ -1,5 +1,7 @@
 package group
 
+import "github.com/redis-stream-coordinator/coordinator/contract"
+
 // advanceMigration moves the active migration forward (docs/protocol.md §6.4):
 // ACTIVE → DRAINING once the group settled on the new count (or, for a
 // scale-in, once nobody is live), DRAINING → DEPRECATED once no owner holds
@@ -60,7 +62,7 @@ func (t *tx) setMigrationState(m Migration, state MigrationState) {
 // ConfirmDrain tells the group that Redis reported every removed shard of
 // migration id drained (docs/protocol.md §6.4); the migration then completes if no owner
 // still holds a removed shard.
-func (g *Group) ConfirmDrain(now Instant, s Settings, id string) Result[Done] {
+func (g *Group) ConfirmDrain(now contract.Instant, s Settings, id string) Result[Done] {
 	m := g.activeMigration()
 	if m == nil || m.ReshardingID != id || m.State != MigrationDraining {
 		return Result[Done]{}
@@ -77,5 +79,5 @@ func (g *Group) PendingDrain() (id string, removed []int, ok bool) {
 	if m == nil || m.State != MigrationDraining || m.ToShardCount >= m.FromShardCount {
 		return "", nil, false
 	}
-	return m.ReshardingID, Range(m.ToShardCount, m.FromShardCount), true
+	return m.ReshardingID, contract.Range(m.ToShardCount, m.FromShardCount), true
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Key names one consumer group of one sharded stream.
@@ -107,50 +109,40 @@ const (
 	MigrationRolledBack  MigrationState = "ROLLED_BACK"
 )
 
-// ShardProgress is a member's report of how far it read one shard.
-type ShardProgress struct {
-	Shard           Shard   `json:"shard"`
-	StreamKey       *string `json:"streamKey"`
-	LastDeliveredID *string `json:"lastDeliveredId"`
-	LastAckedID     *string `json:"lastAckedId"`
-	PendingCount    int64   `json:"pendingCount"`
-	UpdatedAt       Instant `json:"updatedAt"`
-}
-
 // Member is one member record, exactly as stored in the aggregate (docs/protocol.md §8.5) and
 // returned by the /members API.
 type Member struct {
-	MemberID              string       `json:"memberId"`
-	MemberName            string       `json:"memberName"`
-	State                 MemberState  `json:"state"`
-	MemberEpoch           int64        `json:"memberEpoch"`
-	MetadataVersion       int64        `json:"metadataVersion"`
-	RuntimeMaxConcurrency int          `json:"runtimeMaxConcurrency"`
-	ActiveConsumerWorkers int          `json:"activeConsumerWorkers"`
-	CurrentAssignment     ShardSet     `json:"currentAssignment"`
-	GrantedAssignment     ShardSet     `json:"grantedAssignment"`
-	Revoking              ShardSet     `json:"revoking"`
-	LastHeartbeatAt       Instant      `json:"lastHeartbeatAt"`
-	MemberLeaseExpiresAt  Instant      `json:"memberLeaseExpiresAt"`
-	RebalanceTimeoutMs    int64        `json:"rebalanceTimeoutMs"`
-	RebalanceDeadlineAt   Instant      `json:"rebalanceDeadlineAt"`
-	ShardProgress         ProgressList `json:"shardProgress"`
+	MemberID              string            `json:"memberId"`
+	MemberName            string            `json:"memberName"`
+	State                 MemberState       `json:"state"`
+	MemberEpoch           int64             `json:"memberEpoch"`
+	MetadataVersion       int64             `json:"metadataVersion"`
+	RuntimeMaxConcurrency int               `json:"runtimeMaxConcurrency"`
+	ActiveConsumerWorkers int               `json:"activeConsumerWorkers"`
+	CurrentAssignment     contract.ShardSet `json:"currentAssignment"`
+	GrantedAssignment     contract.ShardSet `json:"grantedAssignment"`
+	Revoking              contract.ShardSet `json:"revoking"`
+	LastHeartbeatAt       contract.Instant  `json:"lastHeartbeatAt"`
+	MemberLeaseExpiresAt  contract.Instant  `json:"memberLeaseExpiresAt"`
+	RebalanceTimeoutMs    int64             `json:"rebalanceTimeoutMs"`
+	RebalanceDeadlineAt   contract.Instant  `json:"rebalanceDeadlineAt"`
+	ShardProgress         ProgressList      `json:"shardProgress"`
 	// PreviousMemberEpoch and PreviousGrantedAssignment remember the epoch the
 	// member held before its last epoch change and what it was granted then,
 	// so a retry after a lost response is accepted (improvement 8a).
-	PreviousMemberEpoch       int64    `json:"previousMemberEpoch"`
-	PreviousGrantedAssignment ShardSet `json:"previousGrantedAssignment"`
+	PreviousMemberEpoch       int64             `json:"previousMemberEpoch"`
+	PreviousGrantedAssignment contract.ShardSet `json:"previousGrantedAssignment"`
 	// LeaseHold is a lower bound of the lease end that this process must
 	// honour beyond MemberLeaseExpiresAt: set when a coordinator takes the
 	// group over (RestartLeases), since the previous owner promised leases
 	// it never wrote, and while a member still holds shards it was told to
 	// release. Never stored.
-	LeaseHold Instant `json:"-"`
+	LeaseHold contract.Instant `json:"-"`
 }
 
 // LeaseEnd is the instant after which no coordinator can have promised the
 // member a lease: the later of the lease it was granted and the hold.
-func (m *Member) LeaseEnd() Instant { return max(m.MemberLeaseExpiresAt, m.LeaseHold) }
+func (m *Member) LeaseEnd() contract.Instant { return max(m.MemberLeaseExpiresAt, m.LeaseHold) }
 
 // Holds reports whether the member counts as an owner of what it holds:
 // ACTIVE, STARTING and LEAVING members block others; a FENCED member blocks
@@ -172,41 +164,41 @@ func (m *Member) Holds() bool {
 func (m *Member) releasing() bool { return m.Holds() && m.State != MemberFenced }
 
 // ProgressList is a member's shard progress; it encodes as [] when empty.
-type ProgressList []ShardProgress
+type ProgressList []contract.ShardProgress
 
 // MarshalJSON encodes nil as [].
 func (p ProgressList) MarshalJSON() ([]byte, error) {
 	if p == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal([]ShardProgress(p))
+	return json.Marshal([]contract.ShardProgress(p))
 }
 
 // Holding is every shard the member may be reading: what it reports owning,
 // what it is still releasing, and what it was last granted (it may have
 // started reading a granted shard before reporting it). A shard held by one
 // owner is blocked for every other member (revoke before assign).
-func (m *Member) Holding() ShardSet {
+func (m *Member) Holding() contract.ShardSet {
 	return m.CurrentAssignment.Union(m.Revoking).Union(m.GrantedAssignment)
 }
 
 // Migration is one resharding migration (docs/protocol.md §6.1).
 type Migration struct {
-	ReshardingID   string         `json:"reshardingId"`
-	FromShardCount int            `json:"fromShardCount"`
-	ToShardCount   int            `json:"toShardCount"`
-	State          MigrationState `json:"state"`
-	CreatedAt      Instant        `json:"createdAt"`
-	UpdatedAt      Instant        `json:"updatedAt"`
+	ReshardingID   string           `json:"reshardingId"`
+	FromShardCount int              `json:"fromShardCount"`
+	ToShardCount   int              `json:"toShardCount"`
+	State          MigrationState   `json:"state"`
+	CreatedAt      contract.Instant `json:"createdAt"`
+	UpdatedAt      contract.Instant `json:"updatedAt"`
 }
 
 // MetadataCorrection is an open metadata-correction round (docs/protocol.md §4.8).
 type MetadataCorrection struct {
-	TargetMetadataVersion   int64    `json:"targetMetadataVersion"`
-	ObservedMetadataVersion int64    `json:"observedMetadataVersion"`
-	RequestedAt             Instant  `json:"requestedAt"`
-	UpdatedAt               Instant  `json:"updatedAt"`
-	AcknowledgedMembers     []string `json:"acknowledgedMembers"` // sorted, never nil
+	TargetMetadataVersion   int64            `json:"targetMetadataVersion"`
+	ObservedMetadataVersion int64            `json:"observedMetadataVersion"`
+	RequestedAt             contract.Instant `json:"requestedAt"`
+	UpdatedAt               contract.Instant `json:"updatedAt"`
+	AcknowledgedMembers     []string         `json:"acknowledgedMembers"` // sorted, never nil
 }
 
 // Meta is the group-level part of the aggregate: everything but the member
@@ -222,8 +214,8 @@ type Meta struct {
 	Migrations         map[string]Migration `json:"migrations"`
 	ActiveReshardingID *string              `json:"activeReshardingId"`
 	MetadataCorrection *MetadataCorrection  `json:"metadataCorrection"`
-	CreatedAt          Instant              `json:"createdAt"`
-	UpdatedAt          Instant              `json:"updatedAt"`
+	CreatedAt          contract.Instant     `json:"createdAt"`
+	UpdatedAt          contract.Instant     `json:"updatedAt"`
 }
 
 // Key returns the group's key.

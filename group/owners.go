@@ -3,6 +3,8 @@ package group
 import (
 	"maps"
 	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // ShardOwners are the members in each ownership role of one shard, sorted
@@ -46,7 +48,7 @@ func (o ShardOwners) State() OwnerState {
 // shard without any maps to the zero ShardOwners. It reads g only.
 func (g *Group) Owners() map[int]ShardOwners {
 	out := map[int]ShardOwners{}
-	add := func(shards ShardSet, id string, role func(*ShardOwners) *[]string) {
+	add := func(shards contract.ShardSet, id string, role func(*ShardOwners) *[]string) {
 		for _, s := range shards {
 			o := out[s]
 			*role(&o) = append(*role(&o), id)

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -13,14 +14,14 @@ func TestOwnersAndTheirState(t *testing.T) {
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", ShardCount: 5}})
 	for _, m := range []*group.Member{
-		{MemberID: "a", State: group.MemberActive, CurrentAssignment: group.NewShardSet(0, 1), Revoking: group.NewShardSet(2)},
-		{MemberID: "b", State: group.MemberActive, CurrentAssignment: group.NewShardSet(3)},
-		{MemberID: "c", State: group.MemberExpired, CurrentAssignment: group.NewShardSet(4)},
+		{MemberID: "a", State: group.MemberActive, CurrentAssignment: contract.NewShardSet(0, 1), Revoking: contract.NewShardSet(2)},
+		{MemberID: "b", State: group.MemberActive, CurrentAssignment: contract.NewShardSet(3)},
+		{MemberID: "c", State: group.MemberExpired, CurrentAssignment: contract.NewShardSet(4)},
 	} {
 		g.Apply(group.MemberRecord{Member: m})
 	}
-	g.Apply(group.TargetRecord{MemberID: "a", Shards: group.NewShardSet(0)})
-	g.Apply(group.TargetRecord{MemberID: "b", Shards: group.NewShardSet(1, 2, 3)})
+	g.Apply(group.TargetRecord{MemberID: "a", Shards: contract.NewShardSet(0)})
+	g.Apply(group.TargetRecord{MemberID: "b", Shards: contract.NewShardSet(1, 2, 3)})
 
 	want := map[int]group.ShardOwners{
 		0: {Target: []string{"a"}, Current: []string{"a"}},

@@ -3,6 +3,7 @@ package group_test
 import (
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -13,7 +14,7 @@ import (
 // epoch max(groupEpoch+1, epoch+1), what it held kept (blocked until its
 // lease runs out), deadline cleared, one G bump, the target recomputed
 // without the member.
-func expectFencedByReport(t *testing.T, c *grouptest.Context, id string, hb group.HeartbeatRequest) {
+func expectFencedByReport(t *testing.T, c *grouptest.Context, id string, hb contract.HeartbeatRequest) {
 	t.Helper()
 	v := versionsOf(c.Group)
 	before := member(t, c, id)
@@ -35,10 +36,10 @@ func expectFencedByReport(t *testing.T, c *grouptest.Context, id string, hb grou
 
 func TestOwnership_ClaimingPendingShardEarlyFences(t *testing.T) {
 	c := stableA(t)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(2, 3))
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(2, 3))
 	expectFencedByReport(t, c, "B", c.Member("B", 3, 2))
 	// A, no longer blocked by B, keeps everything.
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), group.StatusOK, 4, shards(0, 1, 2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3)), contract.StatusOK, 4, shards(0, 1, 2, 3), nil)
 }
 
 func TestOwnership_ForeignShardFences(t *testing.T) {
@@ -56,22 +57,22 @@ func TestOwnership_ProgressForNeverGrantedShardFences(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := stableAB(t)
 			hb := c.Member("A", 3, 0, 1)
-			hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 0}}, {Shard: group.Shard{ShardIndex: shard}}}
+			hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 0}}, {Shard: contract.Shard{ShardIndex: shard}}}
 			expectFencedByReport(t, c, "A", hb)
 		})
 	}
 }
 
 func TestOwnership_ActiveRevokeForForeignShardFences(t *testing.T) {
-	for name, rr := range map[string]group.RevokeReport{
-		"DRAINING":          {Shard: group.Shard{ShardIndex: 3}, State: group.RevokeDraining, InFlight: 1},
-		"REVOKING":          {Shard: group.Shard{ShardIndex: 3}, State: group.RevokeRevoking},
-		"REVOKED in flight": {Shard: group.Shard{ShardIndex: 3}, State: group.RevokeRevoked, InFlight: 2},
+	for name, rr := range map[string]contract.RevokeReport{
+		"DRAINING":          {Shard: contract.Shard{ShardIndex: 3}, State: contract.RevokeDraining, InFlight: 1},
+		"REVOKING":          {Shard: contract.Shard{ShardIndex: 3}, State: contract.RevokeRevoking},
+		"REVOKED in flight": {Shard: contract.Shard{ShardIndex: 3}, State: contract.RevokeRevoked, InFlight: 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := stableAB(t)
 			hb := c.Member("A", 3, 0, 1)
-			hb.RevokingShards = []group.RevokeReport{rr}
+			hb.RevokingShards = []contract.RevokeReport{rr}
 			expectFencedByReport(t, c, "A", hb)
 		})
 	}
@@ -83,7 +84,7 @@ func TestOwnership_TerminalForeignReportsDropped(t *testing.T) {
 	c := stableAB(t)
 	v := versionsOf(c.Group)
 	for i := 0; i < 3; i++ {
-		expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3, 17)), group.StatusOK, 3, shards(0, 1), nil)
+		expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3, 17)), contract.StatusOK, 3, shards(0, 1), nil)
 	}
 	m := member(t, c, "A")
 	if m.State != group.MemberActive || len(m.Revoking) != 0 {
@@ -101,18 +102,18 @@ func TestOwnership_AuthoritySources(t *testing.T) {
 	// A's current still holds 2,3: it may report them as owned and as draining.
 	hb := c.Member("A", 2, 0, 1)
 	hb.RevokingShards = grouptest.Draining(2, 3)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 2}}}
-	expect(t, c.Heartbeat(hb), group.StatusOK, 3, shards(0, 1), nil)
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 2}}}
+	expect(t, c.Heartbeat(hb), contract.StatusOK, 3, shards(0, 1), nil)
 	// Revoking set: draining again is fine, progress too.
 	hb = c.Member("A", 3, 0, 1)
 	hb.RevokingShards = grouptest.Draining(2, 3)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 3}}}
-	expect(t, c.Heartbeat(hb), group.StatusOK, 3, shards(0, 1), nil)
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 3}}}
+	expect(t, c.Heartbeat(hb), contract.StatusOK, 3, shards(0, 1), nil)
 	// B is blocked: nothing granted; owning 2 would fence it (see above).
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(2, 3))
-	expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(2, 3))
+	expect(t, c.Heartbeat(revokeAck(c, "A", 3, shards(0, 1), 2, 3)), contract.StatusOK, 3, shards(0, 1), nil)
 	// Target minus blocked: B may report 2,3 before it heard it was granted them.
-	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3, 2, 3)), contract.StatusOK, 3, shards(2, 3), nil)
 	if c.Group.State != group.GroupStable {
 		t.Fatalf("state %s", c.Group.State)
 	}
@@ -124,7 +125,7 @@ func TestOwnership_LeavingOwnedIgnored(t *testing.T) {
 	c := stableAB(t)
 	hb := c.Member("A", -1, 0, 1, 2, 3)
 	resp := c.Heartbeat(hb)
-	if resp.Status != group.StatusOK || resp.MemberEpoch != -1 {
+	if resp.Status != contract.StatusOK || resp.MemberEpoch != -1 {
 		t.Fatalf("leave with foreign owned: %+v", resp)
 	}
 	expectState(t, c, "A", group.MemberLeaving, -1)
@@ -144,9 +145,9 @@ func TestOwnership_EpochZeroSkipsValidation(t *testing.T) {
 	c := stableAB(t)
 	c.Leave("B", grouptest.Revoked(2, 3)...)
 	hb := c.Member("B", 0)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 0}}}
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 0}}}
 	resp := c.Heartbeat(hb)
-	if resp.Status != group.StatusOK {
+	if resp.Status != contract.StatusOK {
 		t.Fatalf("rejoin with foreign progress: %+v", resp)
 	}
 	if m := member(t, c, "B"); len(m.ShardProgress) != 0 {

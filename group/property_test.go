@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -60,13 +61,13 @@ type world struct {
 	seq   int
 	log   []string
 	// sent keeps each member's recent requests, for delayed duplicates.
-	sent map[string][]group.HeartbeatRequest
+	sent map[string][]contract.HeartbeatRequest
 }
 
 func newWorld(t *rapid.T, members, shardCount int, diff, scale bool) *world {
 	w := &world{t: t, c: grouptest.New(t, shardCount), cls: map[string]*client{}, procs: map[string]procState{},
 		prevEpoch: map[string]int64{}, maxEpoch: map[string]int64{}, diff: diff, scale: scale,
-		sent: map[string][]group.HeartbeatRequest{}}
+		sent: map[string][]contract.HeartbeatRequest{}}
 	s := &w.c.Settings
 	s.MemberLeaseTTL = rapid.SampledFrom([]time.Duration{4 * time.Second, 10 * time.Second}).Draw(t, "lease")
 	s.RebalanceTimeout = rapid.SampledFrom([]time.Duration{5 * time.Second, 20 * time.Second, time.Minute}).Draw(t, "rebalance timeout")
@@ -118,12 +119,12 @@ func (w *world) compare(cl *group.Group, what string, a, b any, ra, rb []group.R
 }
 
 // heartbeat sends req for its member and returns the response.
-func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.HeartbeatResponse {
+func (w *world) heartbeat(req contract.HeartbeatRequest, what string) contract.HeartbeatResponse {
 	w.t.Helper()
 	w.seq++
 	req.ProtocolVersion = 1
 	req.RequestID = fmt.Sprintf("r%d", w.seq)
-	req.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
+	req.RuntimeConsumerCapacity = &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
 	if err := group.ValidateHeartbeat(&req, w.c.Settings); err != nil {
 		w.fail("invalid heartbeat %+v: %v", req, err)
 	}
@@ -133,7 +134,7 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 		// duplicate of an older process's request, or of a leave, cannot
 		// be told from a new one: the protocol's unsupported duplicate ids, docs/protocol.md improvement 8.)
 		if what != "duplicate" {
-			w.sent[req.MemberID] = []group.HeartbeatRequest{req}
+			w.sent[req.MemberID] = []contract.HeartbeatRequest{req}
 		}
 	case what != "duplicate" && req.MemberEpoch > 0:
 		w.sent[req.MemberID] = append(w.sent[req.MemberID], req)
@@ -160,7 +161,7 @@ func (w *world) heartbeat(req group.HeartbeatRequest, what string) group.Heartbe
 	return resp
 }
 
-func revokedShards(req group.HeartbeatRequest) []int {
+func revokedShards(req contract.HeartbeatRequest) []int {
 	var out []int
 	for _, r := range req.RevokingShards {
 		out = append(out, r.Shard.ShardIndex)
@@ -168,16 +169,16 @@ func revokedShards(req group.HeartbeatRequest) []int {
 	return out
 }
 
-func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
+func (w *world) checkResponse(req contract.HeartbeatRequest, resp contract.HeartbeatResponse) {
 	w.t.Helper()
 	switch resp.Status {
-	case group.StatusRetry:
+	case contract.StatusRetry:
 		w.fail("RETRY emitted by the domain")
-	case group.StatusInvalidRequest, group.StatusUnsupportedProtocol:
+	case contract.StatusInvalidRequest, contract.StatusUnsupportedProtocol:
 		// The simulated clients never send an epoch above the stored one,
 		// epoch 0 with shards, or epochs below −1.
 		w.fail("%s answered %s", req.MemberID, resp.Status)
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata:
 		// The answer carries the stored epoch and records what was granted;
 		// assigned ∪ pending is the member's target.
 		m := w.c.Group.Members[req.MemberID]
@@ -203,7 +204,7 @@ func (w *world) checkResponse(req group.HeartbeatRequest, resp group.HeartbeatRe
 }
 
 // beat sends the client's regular heartbeat and applies the answer.
-func (w *world) beat(id, what string) group.HeartbeatResponse {
+func (w *world) beat(id, what string) contract.HeartbeatResponse {
 	w.t.Helper()
 	cl := w.cls[id]
 	req := cl.request()
@@ -213,7 +214,7 @@ func (w *world) beat(id, what string) group.HeartbeatResponse {
 }
 
 // apply hands the response to the client, tracking its previous epoch.
-func (w *world) apply(cl *client, req group.HeartbeatRequest, resp group.HeartbeatResponse) {
+func (w *world) apply(cl *client, req contract.HeartbeatRequest, resp contract.HeartbeatResponse) {
 	before := cl.epoch()
 	cl.handle(req, resp, w.c.Now)
 	if cl.epoch() != before && before > 0 {
@@ -368,7 +369,7 @@ func (w *world) step() {
 		if rapid.IntRange(0, 9).Draw(t, "long") == 0 {
 			d = rapid.IntRange(0, 20000).Draw(t, "long ms")
 		}
-		w.c.Now += group.Instant(d)
+		w.c.Now += contract.Instant(d)
 		w.logf("advance %d ms", d)
 	case op < 58:
 		w.tick()

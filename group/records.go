@@ -1,5 +1,7 @@
 package group
 
+import "github.com/redis-stream-coordinator/coordinator/contract"
+
 // Record is one change to a group. Handlers express every change as records
 // and apply them through (*Group).Apply, the only code that changes a Group;
 // they return them in their Result. The actor commits the same records to
@@ -46,7 +48,7 @@ type MemberRemovedRecord struct{ MemberID string }
 // TargetRecord sets one member's target assignment (an empty set is kept).
 type TargetRecord struct {
 	MemberID string
-	Shards   ShardSet
+	Shards   contract.ShardSet
 }
 
 // TargetRemovedRecord drops one member's target entry.
@@ -60,8 +62,8 @@ type DeletedRecord struct{}
 // deadline. They change only the index, which is never stored, so
 // handlers apply them without returning them.
 type (
-	scanned          struct{ next Instant }
-	deadlinesScanned struct{ next Instant }
+	scanned          struct{ next contract.Instant }
+	deadlinesScanned struct{ next contract.Instant }
 )
 
 func (MetaRecord) record()          {}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -30,7 +31,7 @@ func rounds(t *testing.T, c *grouptest.Context, n int, cls ...*client) {
 				continue
 			}
 			switch r := cl.beat(c); r.Status {
-			case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+			case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata:
 			default:
 				t.Fatalf("%s: %+v", cl.id, r)
 			}
@@ -73,9 +74,9 @@ func TestScale_PrepareThenActivate(t *testing.T) {
 		t.Fatalf("resume: %+v %v", again, err)
 	}
 	_, err = c.StartScale(6)
-	expectCode(t, err, group.CodeActiveMigrationExists)
+	expectCode(t, err, contract.CodeActiveMigrationExists)
 	_, err = c.Rollback(m.ReshardingID)
-	expectCode(t, err, group.CodeRollbackNotAllowed)
+	expectCode(t, err, contract.CodeRollbackNotAllowed)
 	// Activate.
 	act, err := c.ActivateScale(m.ReshardingID)
 	if err != nil || act.State != group.MigrationActive || act.ReshardingID != m.ReshardingID {
@@ -92,10 +93,10 @@ func TestScale_PrepareThenActivate(t *testing.T) {
 	}
 	// A second activation fails.
 	_, err = c.ActivateScale(m.ReshardingID)
-	expectCode(t, err, group.CodeMigrationNotFound)
+	expectCode(t, err, contract.CodeMigrationNotFound)
 	// Another scale while ACTIVE: 409.
 	_, err = c.StartScale(2)
-	expectCode(t, err, group.CodeActiveMigrationExists)
+	expectCode(t, err, contract.CodeActiveMigrationExists)
 	c.Check()
 }
 
@@ -116,7 +117,7 @@ func TestScale_SameCountIsNoop(t *testing.T) {
 func TestScale_NegativeRejected(t *testing.T) {
 	c := stableAB(t)
 	_, err := c.StartScale(-1)
-	expectCode(t, err, group.CodeInvalidRequest)
+	expectCode(t, err, contract.CodeInvalidRequest)
 }
 
 // StartScale expires leases first (docs/protocol.md §6.2 step 3).
@@ -142,7 +143,7 @@ func TestScale_OutAdvancesInTwoPasses(t *testing.T) {
 	var seen []group.MigrationState
 	for i := 0; i < 6 && activeState(t, c, m.ReshardingID) != group.MigrationDeprecated; i++ {
 		for _, cl := range cls {
-			if r := cl.beat(c); r.Status != group.StatusOK {
+			if r := cl.beat(c); r.Status != contract.StatusOK {
 				t.Fatalf("%s: %+v", cl.id, r)
 			}
 			if st := activeState(t, c, m.ReshardingID); len(seen) == 0 || seen[len(seen)-1] != st {
@@ -209,7 +210,7 @@ func TestScale_InWaitsForReleaseAndConfirmDrain(t *testing.T) {
 		t.Fatalf("migration %s, want DRAINING", st)
 	}
 	id, removed, ok := c.Group.PendingDrain()
-	if !ok || id != m.ReshardingID || !group.ShardSet(removed).Equal(shards(2, 3)) {
+	if !ok || id != m.ReshardingID || !contract.ShardSet(removed).Equal(shards(2, 3)) {
 		t.Fatalf("pending drain %s %v %v", id, removed, ok)
 	}
 	// Redis says drained, but B still holds 2,3.
@@ -345,7 +346,7 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("second rollback %+v %v", again, err)
 	}
 	_, err = c.Rollback("reshard-unknown")
-	expectCode(t, err, group.CodeMigrationNotFound)
+	expectCode(t, err, contract.CodeMigrationNotFound)
 	// Members settle on 4 shards without being fenced.
 	rounds(t, c, 4, cls...)
 	if c.Group.State != group.GroupStable {
@@ -358,7 +359,7 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("migration %s", st)
 	}
 	_, err = c.Rollback(m2.ReshardingID)
-	expectCode(t, err, group.CodeRollbackNotAllowed)
+	expectCode(t, err, contract.CodeRollbackNotAllowed)
 	c.Check()
 }
 
@@ -373,5 +374,5 @@ func TestRollback_DrainingNotAllowed(t *testing.T) {
 		t.Fatalf("migration %s", st)
 	}
 	_, err := c.Rollback(m.ReshardingID)
-	expectCode(t, err, group.CodeRollbackNotAllowed)
+	expectCode(t, err, contract.CodeRollbackNotAllowed)
 }

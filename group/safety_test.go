@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
@@ -21,9 +22,9 @@ func slowPair(t *testing.T) *grouptest.Context {
 	c.Settings.HeartbeatInterval = time.Minute
 	c.Settings.MemberLeaseTTL = 90 * time.Second
 	c.Settings.RebalanceTimeout = time.Minute
-	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Join("A"), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(1))
 	return c
 }
 
@@ -33,30 +34,30 @@ func TestSafety_TimeoutFencedMemberBlocksUntilItsLeaseEnds(t *testing.T) {
 	c := slowPair(t)
 	// t=60 s: A (stuck) still reads 0,1; it is told its target is {0}.
 	c.Advance(time.Minute)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 3, shards(0), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 3, shards(0), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(1))
 	lease := member(t, c, "A").MemberLeaseExpiresAt // t=150 s
 	if d := member(t, c, "A").RebalanceDeadlineAt; d != c.Now.Add(time.Minute) {
 		t.Fatalf("A's deadline %v, want when it was told + 60 s (%v)", d, c.Now.Add(time.Minute))
 	}
 	// t=120 s: B's heartbeat fences A, but shards 0 and 1 stay blocked.
 	c.Advance(time.Minute)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 4, nil, shards(0, 1))
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 4, nil, shards(0, 1))
 	if m := member(t, c, "A"); m.State != group.MemberFenced || !m.Holding().Equal(shards(0, 1)) {
 		t.Fatalf("A after the timeout: %+v", m)
 	}
-	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), group.StatusOK, c.Group.AssignmentEpoch, nil, shards(0, 1))
+	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), contract.StatusOK, c.Group.AssignmentEpoch, nil, shards(0, 1))
 	// Up to A's lease end nothing moves; right after it B gets both.
 	c.Now = lease
 	c.Tick()
 	expectState(t, c, "B", group.MemberActive, 4)
-	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), group.StatusOK, c.Group.AssignmentEpoch, nil, shards(0, 1))
+	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), contract.StatusOK, c.Group.AssignmentEpoch, nil, shards(0, 1))
 	c.Now = lease + 1
 	c.Tick()
 	if m := member(t, c, "A"); m.Holds() {
 		t.Fatalf("A still holds after its lease: %+v", m)
 	}
-	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), group.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("B", member(t, c, "B").MemberEpoch)), contract.StatusOK, c.Group.AssignmentEpoch, shards(0, 1), nil)
 	c.Check()
 }
 
@@ -64,25 +65,25 @@ func TestSafety_TimeoutFencedMemberBlocksUntilItsLeaseEnds(t *testing.T) {
 // what the record holds.
 func TestSafety_DelayedDuplicateDoesNotFreeShards(t *testing.T) {
 	c := grouptest.New(t, 2)
-	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("A"), contract.StatusOK, 2, shards(0, 1), nil)
 	early := c.Member("A", 2, 0) // sent before A read shard 1
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(1))
 	// A hears of the new target, keeps reading 1 while it drains.
 	drain := c.Member("A", 2, 0)
 	drain.RevokingShards = grouptest.Draining(1)
-	expect(t, c.Heartbeat(drain), group.StatusOK, 3, shards(0), nil)
+	expect(t, c.Heartbeat(drain), contract.StatusOK, 3, shards(0), nil)
 	// The early request arrives now; A still reads 1.
 	c.Heartbeat(early)
 	if m := member(t, c, "A"); !m.Holding().Contains(1) {
 		t.Fatalf("a delayed duplicate freed shard 1: %+v", m)
 	}
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(1))
 	// A's own release at the current epoch frees it.
 	done := c.Member("A", 3, 0)
 	done.RevokingShards = grouptest.Revoked(1)
-	expect(t, c.Heartbeat(done), group.StatusOK, 3, shards(0), nil)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, shards(1), nil)
+	expect(t, c.Heartbeat(done), contract.StatusOK, 3, shards(0), nil)
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, shards(1), nil)
 	c.Check()
 }
 
@@ -91,11 +92,11 @@ func TestSafety_DelayedDuplicateDoesNotFreeShards(t *testing.T) {
 func TestSafety_DuplicateJoinKeepsHoldings(t *testing.T) {
 	c := grouptest.New(t, 2)
 	join := c.Member("A", 0)
-	expect(t, c.Heartbeat(join), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Join("B"), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Heartbeat(join), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("B"), contract.StatusOK, 3, nil, shards(1))
 	c.Heartbeat(join)
-	expect(t, c.Heartbeat(c.Member("B", 3)), group.StatusOK, 3, nil, shards(1))
+	expect(t, c.Heartbeat(c.Member("B", 3)), contract.StatusOK, 3, nil, shards(1))
 	c.Check()
 }
 
@@ -103,8 +104,8 @@ func TestSafety_DuplicateJoinKeepsHoldings(t *testing.T) {
 // owner keeps it in memory and writes nothing.
 func TestSafety_RenewalIsLivenessOnly(t *testing.T) {
 	c := grouptest.New(t, 2)
-	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("A"), contract.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 2, shards(0, 1), nil)
 	renewal := func() group.MemberRecord {
 		t.Helper()
 		n := len(c.Records)
@@ -129,7 +130,7 @@ func TestSafety_RenewalIsLivenessOnly(t *testing.T) {
 // replay of every record restarts the same leases.
 func TestSafety_RestartLeasesAtTakeover(t *testing.T) {
 	c := grouptest.New(t, 2)
-	expect(t, c.Join("A"), group.StatusOK, 2, shards(0, 1), nil)
+	expect(t, c.Join("A"), contract.StatusOK, 2, shards(0, 1), nil)
 	stored := member(t, c, "A").MemberLeaseExpiresAt
 	c.Group = c.Replay()
 	takeover := stored.Add(-c.Settings.MemberLeaseTTL / 2)
@@ -164,7 +165,7 @@ func TestSafety_RestartLeasesAtTakeover(t *testing.T) {
 func TestSafety_TakeoverRestartsRebalanceDeadline(t *testing.T) {
 	c := slowPair(t)
 	c.Advance(time.Minute)
-	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), group.StatusOK, 3, shards(0), nil)
+	expect(t, c.Heartbeat(c.Member("A", 2, 0, 1)), contract.StatusOK, 3, shards(0), nil)
 	told := c.Now
 	// The owner dies; another coordinator takes over after the deadline.
 	c.Group = c.Replay()
@@ -178,7 +179,7 @@ func TestSafety_TakeoverRestartsRebalanceDeadline(t *testing.T) {
 	c.Tick()
 	expectState(t, c, "A", group.MemberActive, 3)
 	// A reports the revocation in time: released, never fenced.
-	expect(t, c.Heartbeat(c.Member("A", 3, 0)), group.StatusOK, 3, shards(0), nil)
+	expect(t, c.Heartbeat(c.Member("A", 3, 0)), contract.StatusOK, 3, shards(0), nil)
 	if m := member(t, c, "A"); m.RebalanceDeadlineAt != 0 || m.State != group.MemberActive {
 		t.Fatalf("A after revoking: %+v", m)
 	}

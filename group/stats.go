@@ -1,12 +1,14 @@
 package group
 
+import "github.com/redis-stream-coordinator/coordinator/contract"
+
 // Stats are the counts behind a group's gauges. Violations and
 // DuplicateOwners equal what Violations reports, counted without listing
 // them.
 type Stats struct {
 	GroupEpoch, AssignmentEpoch int64
 	// MigrationSince is when the active migration was created; 0 when none.
-	MigrationSince Instant
+	MigrationSince contract.Instant
 	// Members counts every member record, Live the ACTIVE or STARTING ones,
 	// Expired the EXPIRED ones.
 	Members, Live, Expired int
@@ -108,7 +110,7 @@ func (t *statsIndex) member(m *Member, sign int) {
 }
 
 // target adds (sign 1) or removes (sign -1) one target set.
-func (t *statsIndex) target(shards ShardSet, sign int) {
+func (t *statsIndex) target(shards contract.ShardSet, sign int) {
 	t.targets += sign * len(shards)
 	for _, s := range shards {
 		n := t.targetOwners.get(s)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -65,16 +66,16 @@ func (tr *tracked) apply(step string, recs []group.Record) {
 }
 
 // statsJoin is a member's first heartbeat.
-func statsJoin(id string) *group.HeartbeatRequest {
-	return &group.HeartbeatRequest{
+func statsJoin(id string) *contract.HeartbeatRequest {
+	return &contract.HeartbeatRequest{
 		ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
 	}
 }
 
 // statsNext is the heartbeat a well-behaved member sends after resp: it
 // owns what it was assigned.
-func statsNext(id string, resp group.HeartbeatResponse) *group.HeartbeatRequest {
+func statsNext(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
 	req := statsJoin(id)
 	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
 	req.MemberEpoch, req.MetadataVersion = resp.MemberEpoch, resp.MetadataVersion
@@ -92,14 +93,14 @@ func TestStatsTrackTheRecords(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		work := group.New()
 		tr := newTracked(t)
-		now := group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
+		now := contract.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 		n := 4 + rng.IntN(8)
 		res := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
 		tr.apply("create", res.Records)
-		epochs := map[string]group.HeartbeatResponse{}
+		epochs := map[string]contract.HeartbeatResponse{}
 		for step := range 300 {
 			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
 			name := fmt.Sprintf("seed %d step %d", seed, step)
@@ -158,11 +159,11 @@ func TestStatsCountViolationsLikeTheDomain(t *testing.T) {
 	meta := group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 2}
 	tr.apply("meta", []group.Record{group.MetaRecord{Meta: meta}})
 	for _, id := range []string{"a", "b"} {
-		tr.apply("member "+id, []group.Record{group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0, 3)}}})
+		tr.apply("member "+id, []group.Record{group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: contract.NewShardSet(0, 3)}}})
 	}
 	tr.apply("targets", []group.Record{
-		group.TargetRecord{MemberID: "a", Shards: group.NewShardSet(0, 1)},
-		group.TargetRecord{MemberID: "ghost", Shards: group.NewShardSet(1, 2)},
+		group.TargetRecord{MemberID: "a", Shards: contract.NewShardSet(0, 1)},
+		group.TargetRecord{MemberID: "ghost", Shards: contract.NewShardSet(1, 2)},
 	})
 	meta.ShardCount, meta.GroupEpoch = 3, 3
 	tr.apply("more shards, epoch mismatch", []group.Record{group.MetaRecord{Meta: meta}})

@@ -1,6 +1,10 @@
 package group
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // tx is the working context of one handler call: it applies records to the
 // group as they are produced (so later steps see earlier ones) and collects
@@ -8,11 +12,11 @@ import "slices"
 type tx struct {
 	g    *Group
 	s    Settings
-	now  Instant
+	now  contract.Instant
 	recs []Record
 }
 
-func newTx(g *Group, s Settings, now Instant) *tx { return &tx{g: g, s: s, now: now} }
+func newTx(g *Group, s Settings, now contract.Instant) *tx { return &tx{g: g, s: s, now: now} }
 
 func (t *tx) apply(r Record) {
 	t.g.Apply(r)

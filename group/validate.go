@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // violations collects bean-validation style messages ("field: message").
@@ -18,7 +20,7 @@ func (v violations) err() error {
 		return nil
 	}
 	slices.Sort(v)
-	return &Error{Code: CodeInvalidRequest, Message: strings.Join(v, "; ")}
+	return &Error{Code: contract.CodeInvalidRequest, Message: strings.Join(v, "; ")}
 }
 
 func (v *violations) notBlank(field, value string) {
@@ -103,7 +105,7 @@ func (v *violations) shardIndex(field string, i int, s Settings) bool {
 // ValidateKey adds the rule of a (prefix, group) pair.
 func ValidateName(field, value string) error {
 	if field == "streamPrefix" && strings.ContainsAny(value, "{}") {
-		return Errorf(CodeInvalidRequest, "streamPrefix must not contain Redis Cluster hash tag braces")
+		return Errorf(contract.CodeInvalidRequest, "streamPrefix must not contain Redis Cluster hash tag braces")
 	}
 	ok := len(value) >= 1 && len(value) <= maxNameBytes
 	for _, r := range value {
@@ -113,7 +115,7 @@ func ValidateName(field, value string) error {
 		ok = r != unicode.ReplacementChar && unicode.IsPrint(r) && !unicode.IsSpace(r) && !strings.ContainsRune("/{}", r)
 	}
 	if !ok {
-		return Errorf(CodeInvalidRequest, "%s: must be 1-%d bytes of printable characters without '/', '{', '}' or whitespace", field, maxNameBytes)
+		return Errorf(contract.CodeInvalidRequest, "%s: must be 1-%d bytes of printable characters without '/', '{', '}' or whitespace", field, maxNameBytes)
 	}
 	return nil
 }
@@ -128,17 +130,17 @@ func ValidateKey(k Key) error {
 		return nil
 	}
 	if strings.Contains(k.ConsumerGroup, ":") {
-		return Errorf(CodeInvalidRequest, "consumerGroup: must not contain ':' unless it equals the streamPrefix (the group's Redis keys <prefix>:{streamPrefix:consumerGroup}:… must name one group only)")
+		return Errorf(contract.CodeInvalidRequest, "consumerGroup: must not contain ':' unless it equals the streamPrefix (the group's Redis keys <prefix>:{streamPrefix:consumerGroup}:… must name one group only)")
 	}
 	if x, ok := streamLevelTag(k.StreamPrefix + ":" + k.ConsumerGroup); ok {
-		return Errorf(CodeInvalidRequest, "consumerGroup: must not make the Redis hash tag %s, which is the stream-level group of %s (prefix and group %s)", k.HashTag(), x, x)
+		return Errorf(contract.CodeInvalidRequest, "consumerGroup: must not make the Redis hash tag %s, which is the stream-level group of %s (prefix and group %s)", k.HashTag(), x, x)
 	}
 	return nil
 }
 
 // ValidateHeartbeat applies the validation rules of docs/protocol.md §3 to a heartbeat
 // (HTTP 400 INVALID_REQUEST). Lists are capped at MaxShardCount entries.
-func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
+func ValidateHeartbeat(req *contract.HeartbeatRequest, s Settings) error {
 	var v violations
 	v.atLeast("protocolVersion", req.ProtocolVersion, 1)
 	v.notBlank("requestId", req.RequestID)
@@ -167,10 +169,10 @@ func ValidateHeartbeat(req *HeartbeatRequest, s Settings) error {
 	firstInvalid(&v, "ownedShards", req.OwnedShards, func(v *violations, field string, shard int) {
 		v.shardIndex(field+".shardIndex", shard, s)
 	})
-	firstInvalid(&v, "revokingShards", req.RevokingShards, func(v *violations, field string, r RevokeReport) {
+	firstInvalid(&v, "revokingShards", req.RevokingShards, func(v *violations, field string, r contract.RevokeReport) {
 		_ = v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s) && v.nonNegative(field+".inFlight", r.InFlight)
 	})
-	firstInvalid(&v, "shardProgress", req.ShardProgress, func(v *violations, field string, p ShardProgress) {
+	firstInvalid(&v, "shardProgress", req.ShardProgress, func(v *violations, field string, p contract.ShardProgress) {
 		v.shardIndex(field+".shard.shardIndex", p.Shard.ShardIndex, s)
 		v.optionalAtMostBytes(field+".streamKey", p.StreamKey, maxNameBytes)
 		v.optionalAtMostBytes(field+".lastDeliveredId", p.LastDeliveredID, maxEntryBytes)
@@ -226,7 +228,7 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 	case n == nil:
 		v.add("targetShardCount", "must not be null")
 	case *n < 0:
-		return Errorf(CodeInvalidRequest, "targetShardCount must be zero or positive")
+		return Errorf(contract.CodeInvalidRequest, "targetShardCount must be zero or positive")
 	default:
 		v.atMost("targetShardCount", *n, s.MaxShardCount)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // View returns the GroupResponse projection (docs/protocol.md §2.2).
@@ -45,9 +47,9 @@ func (g *Group) MemberList() []Member {
 func (g *Group) Assignments() AssignmentsView {
 	violations := g.Violations()
 	v := AssignmentsView{
-		TargetAssignment:    make(map[string]ShardSet, len(g.Targets)),
-		CurrentAssignments:  make(map[string]ShardSet, len(g.Members)),
-		RevokeProgress:      map[string]ShardSet{},
+		TargetAssignment:    make(map[string]contract.ShardSet, len(g.Targets)),
+		CurrentAssignments:  make(map[string]contract.ShardSet, len(g.Members)),
+		RevokeProgress:      map[string]contract.ShardSet{},
 		InvariantViolations: ViolationTexts(violations),
 		Violations:          violations,
 	}

@@ -3,13 +3,14 @@ package group_test
 import (
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
-func shards(s ...int) group.ShardSet { return group.NewShardSet(s...) }
+func shards(s ...int) contract.ShardSet { return contract.NewShardSet(s...) }
 
-func expect(t *testing.T, resp group.HeartbeatResponse, status group.HeartbeatStatus, epoch int64, assigned, pending group.ShardSet) {
+func expect(t *testing.T, resp contract.HeartbeatResponse, status contract.HeartbeatStatus, epoch int64, assigned, pending contract.ShardSet) {
 	t.Helper()
 	if resp.Status != status || resp.MemberEpoch != epoch ||
 		!resp.Assignment.AssignedShards.Equal(assigned) || !resp.Assignment.PendingShards.Equal(pending) {
@@ -28,20 +29,20 @@ func TestWorkedExample(t *testing.T) {
 	}
 	// A joins.
 	r := c.Heartbeat(c.Member("A", 0))
-	expect(t, r, group.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, r, contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
 	if r.GroupEpoch != 2 || r.MetadataVersion != 2 {
 		t.Fatalf("versions after A joins: %+v", r)
 	}
 	// A acks.
 	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
-	expect(t, r, group.StatusOK, 2, shards(0, 1, 2, 3), nil)
+	expect(t, r, contract.StatusOK, 2, shards(0, 1, 2, 3), nil)
 	if g.State != group.GroupStable {
 		t.Fatalf("state %s, want STABLE", g.State)
 	}
 	// B joins: A{0,1} B{2,3}; B pending.
 	c.Advance(1000)
 	r = c.Heartbeat(c.Member("B", 0))
-	expect(t, r, group.StatusOK, 3, nil, shards(2, 3))
+	expect(t, r, contract.StatusOK, 3, nil, shards(2, 3))
 	if g.MetadataVersion != 3 || !g.Targets["A"].Equal(shards(0, 1)) || !g.Targets["B"].Equal(shards(2, 3)) {
 		t.Fatalf("targets %v", g.Targets)
 	}
@@ -49,7 +50,7 @@ func TestWorkedExample(t *testing.T) {
 	// 60 s deadline starts now that it is told (docs/protocol.md §4.7 starts it at B's
 	// join; see README, deviations).
 	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
-	expect(t, r, group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, r, contract.StatusOK, 3, shards(0, 1), nil)
 	if g.Members["A"].RebalanceDeadlineAt != c.Now.Add(60_000_000_000) {
 		t.Fatalf("A deadline %v", g.Members["A"].RebalanceDeadlineAt)
 	}
@@ -57,15 +58,15 @@ func TestWorkedExample(t *testing.T) {
 	hb := c.Member("A", 3, 0, 1)
 	hb.RevokingShards = grouptest.Revoked(2, 3)
 	r = c.Heartbeat(hb)
-	expect(t, r, group.StatusOK, 3, shards(0, 1), nil)
+	expect(t, r, contract.StatusOK, 3, shards(0, 1), nil)
 	if g.Members["A"].RebalanceDeadlineAt != 0 {
 		t.Fatalf("A deadline not cleared")
 	}
 	// B gets 2,3.
 	r = c.Heartbeat(c.Member("B", 3))
-	expect(t, r, group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, r, contract.StatusOK, 3, shards(2, 3), nil)
 	r = c.Heartbeat(c.Member("B", 3, 2, 3))
-	expect(t, r, group.StatusOK, 3, shards(2, 3), nil)
+	expect(t, r, contract.StatusOK, 3, shards(2, 3), nil)
 	if g.State != group.GroupStable {
 		t.Fatalf("state %s", g.State)
 	}

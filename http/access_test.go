@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -50,7 +51,7 @@ func hostilePaths(template string) []string {
 // READ or WRITE by method), and a refused request never reaches the
 // coordinator, so it cannot tell whether a group exists.
 func TestAccessByRouteNotPath(t *testing.T) {
-	notFound := group.Errorf(group.CodeGroupNotFound, "Consumer group not found")
+	notFound := group.Errorf(contract.CodeGroupNotFound, "Consumer group not found")
 	tried := 0
 	for _, memberAuth := range []bool{false, true} {
 		e := newSecureEnv(t, &fakeCoord{err: notFound}, func(_ *secureEnv, s *Security) { s.AuthenticateMemberAPI = memberAuth })

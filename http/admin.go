@@ -116,7 +116,7 @@ func asIs[T any](_ group.Key, v T) any { return v }
 
 // routingBody lists shards 0..shardCount-1 with their keys and Redis
 // Cluster slots.
-func routingBody(_ group.Key, rt contract.Routing) any {
+func routingBody(_ group.Key, rt group.Routing) any {
 	shards := make([]group.RoutingShard, rt.ShardCount)
 	for i := range shards {
 		k := streams.StreamKey(rt.StreamPrefix, i)
@@ -147,9 +147,9 @@ func (a *API) roomForGroup(ctx context.Context, key group.Key) error {
 	}
 	switch {
 	case a.maxGroups > 0 && all >= a.maxGroups:
-		return group.Errorf(group.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", all)
+		return group.Errorf(contract.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", all)
 	case a.maxGroupsPerPrefix > 0 && inPrefix >= a.maxGroupsPerPrefix:
-		return group.Errorf(group.CodeGroupLimitReached, "Stream prefix '%s' already has %d groups (defaults.max-groups-per-stream)", key.StreamPrefix, inPrefix)
+		return group.Errorf(contract.CodeGroupLimitReached, "Stream prefix '%s' already has %d groups (defaults.max-groups-per-stream)", key.StreamPrefix, inPrefix)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ import (
 type Coordinator interface {
 	// Heartbeat runs one member heartbeat (docs/protocol.md §4.2). The request has passed
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
-	Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error)
+	Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error)
 	// CreateGroup creates a group (docs/protocol.md §2.2); streamLevel marks endpoint #2.
 	CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error)
 	// DeleteGroup deletes a group's metadata and returns its pre-delete view (docs/protocol.md §2.3).
@@ -37,7 +37,7 @@ type Coordinator interface {
 	// Assignments returns the /assignments projection (docs/protocol.md §2.6).
 	Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error)
 	// Routing returns the producer-routing metadata (docs/protocol.md §2.4).
-	Routing(ctx context.Context, key group.Key) (contract.Routing, error)
+	Routing(ctx context.Context, key group.Key) (group.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
 	// GroupCount returns how many groups exist in all and under

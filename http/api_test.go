@@ -30,8 +30,8 @@ type fakeCoord struct {
 	views       []group.GroupView
 	members     []group.Member
 	assignments group.AssignmentsView
-	routing     contract.Routing
-	hbResp      group.HeartbeatResponse
+	routing     group.Routing
+	hbResp      contract.HeartbeatResponse
 	panicOnRead bool
 
 	calls       int
@@ -40,7 +40,7 @@ type fakeCoord struct {
 	create      group.CreateRequest
 	streamLevel bool
 	del         group.DeleteRequest
-	hb          *group.HeartbeatRequest
+	hb          *contract.HeartbeatRequest
 }
 
 func (f *fakeCoord) note(key group.Key) error {
@@ -49,7 +49,7 @@ func (f *fakeCoord) note(key group.Key) error {
 	return f.err
 }
 
-func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	f.hb = req
 	return f.hbResp, f.note(key)
 }
@@ -79,7 +79,7 @@ func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (group.Assignm
 	return f.assignments, f.note(key)
 }
 
-func (f *fakeCoord) Routing(_ context.Context, key group.Key) (contract.Routing, error) {
+func (f *fakeCoord) Routing(_ context.Context, key group.Key) (group.Routing, error) {
 	return f.routing, f.note(key)
 }
 
@@ -160,9 +160,9 @@ func wantError(t *testing.T, rec *httptest.ResponseRecorder, status int, statusN
 }
 
 // errorOf decodes a docs/protocol.md §0 error body, checking the status and code.
-func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) group.ErrorBody {
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) contract.ErrorBody {
 	t.Helper()
-	var b group.ErrorBody
+	var b contract.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatalf("error body is not JSON: %v: %s", err, rec.Body)
 	}
@@ -276,7 +276,7 @@ func TestDeleteGroup(t *testing.T) {
 	if f.del != (group.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
 		t.Errorf("delete request = %+v", f.del)
 	}
-	f.err = group.Errorf(group.CodeGroupHasActiveMembers, "Group has active members")
+	f.err = group.Errorf(contract.CodeGroupHasActiveMembers, "Group has active members")
 	wantError(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone"}`), 409, "CONFLICT",
 		"GROUP_HAS_ACTIVE_MEMBERS", "Group has active members")
 }
@@ -288,17 +288,17 @@ func TestErrorMapping(t *testing.T) {
 		statusName string
 		code       string
 	}{
-		{group.Errorf(group.CodeInvalidRequest, "bad"), 400, "BAD_REQUEST", "INVALID_REQUEST"},
-		{group.Errorf(group.CodeGroupNotFound, "x"), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
-		{group.Errorf(group.CodeStreamNotFound, "x"), 404, "NOT_FOUND", "STREAM_NOT_FOUND"},
-		{group.Errorf(group.CodeMigrationNotFound, "x"), 404, "NOT_FOUND", "MIGRATION_NOT_FOUND"},
-		{group.Errorf(group.CodeGroupAlreadyExists, "x"), 409, "CONFLICT", "GROUP_ALREADY_EXISTS"},
-		{group.Errorf(group.CodeStreamPrefixAlreadyExists, "x"), 409, "CONFLICT", "STREAM_PREFIX_ALREADY_EXISTS"},
-		{group.Errorf(group.CodeGroupHasActiveMembers, "x"), 409, "CONFLICT", "GROUP_HAS_ACTIVE_MEMBERS"},
-		{group.Errorf(group.CodeActiveMigrationExists, "x"), 409, "CONFLICT", "ACTIVE_MIGRATION_EXISTS"},
-		{group.Errorf(group.CodeMetadataSyncInProgress, "x"), 409, "CONFLICT", "METADATA_SYNC_IN_PROGRESS"},
-		{group.Errorf(group.CodeRollbackNotAllowed, "x"), 422, "UNPROCESSABLE_ENTITY", "ROLLBACK_NOT_ALLOWED"},
-		{fmt.Errorf("wrapped: %w", group.Errorf(group.CodeGroupNotFound, "x")), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
+		{group.Errorf(contract.CodeInvalidRequest, "bad"), 400, "BAD_REQUEST", "INVALID_REQUEST"},
+		{group.Errorf(contract.CodeGroupNotFound, "x"), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
+		{group.Errorf(contract.CodeStreamNotFound, "x"), 404, "NOT_FOUND", "STREAM_NOT_FOUND"},
+		{group.Errorf(contract.CodeMigrationNotFound, "x"), 404, "NOT_FOUND", "MIGRATION_NOT_FOUND"},
+		{group.Errorf(contract.CodeGroupAlreadyExists, "x"), 409, "CONFLICT", "GROUP_ALREADY_EXISTS"},
+		{group.Errorf(contract.CodeStreamPrefixAlreadyExists, "x"), 409, "CONFLICT", "STREAM_PREFIX_ALREADY_EXISTS"},
+		{group.Errorf(contract.CodeGroupHasActiveMembers, "x"), 409, "CONFLICT", "GROUP_HAS_ACTIVE_MEMBERS"},
+		{group.Errorf(contract.CodeActiveMigrationExists, "x"), 409, "CONFLICT", "ACTIVE_MIGRATION_EXISTS"},
+		{group.Errorf(contract.CodeMetadataSyncInProgress, "x"), 409, "CONFLICT", "METADATA_SYNC_IN_PROGRESS"},
+		{group.Errorf(contract.CodeRollbackNotAllowed, "x"), 422, "UNPROCESSABLE_ENTITY", "ROLLBACK_NOT_ALLOWED"},
+		{fmt.Errorf("wrapped: %w", group.Errorf(contract.CodeGroupNotFound, "x")), 404, "NOT_FOUND", "GROUP_NOT_FOUND"},
 		{fmt.Errorf("heartbeat: %w", contract.ErrStateConflict), 409, "CONFLICT", "STATE_VERSION_CONFLICT"},
 		{contract.ErrTerminating, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING"},
 		{fmt.Errorf("lock orders: %w", persistence.ErrLockTimeout), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_STATE_MUTEX_UNAVAILABLE"},
@@ -345,7 +345,7 @@ func TestOwnershipRefusalsAreRetryable(t *testing.T) {
 }
 
 func TestMissingGroupIs404OnEveryGroupRoute(t *testing.T) {
-	f := &fakeCoord{err: group.Errorf(group.CodeGroupNotFound, "Group not found")}
+	f := &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")}
 	api := newTestAPI(f)
 	for _, path := range []string{
 		groupPath, groupPath + "/producer-routing",
@@ -374,7 +374,7 @@ func TestUnroutedRequestsAnswerJSON(t *testing.T) {
 }
 
 func TestProducerRoutingSlots(t *testing.T) {
-	f := &fakeCoord{routing: contract.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
+	f := &fakeCoord{routing: group.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
 		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":2,
@@ -412,7 +412,7 @@ func TestMembersKeepNulls(t *testing.T) {
 	wantJSON(t, do(api, "GET", path, ""), 200, `{"members":[]}`)
 	f.members = []group.Member{{
 		MemberID: "member-a", MemberName: "orders-consumer", State: group.MemberActive, MemberEpoch: 3,
-		MetadataVersion: 3, RuntimeMaxConcurrency: 1, CurrentAssignment: group.NewShardSet(1, 0),
+		MetadataVersion: 3, RuntimeMaxConcurrency: 1, CurrentAssignment: contract.NewShardSet(1, 0),
 		LastHeartbeatAt: 1779321603123, MemberLeaseExpiresAt: 1779321613123, RebalanceTimeoutMs: 60000,
 	}}
 	rec := do(api, "GET", path, "")
@@ -429,9 +429,9 @@ func TestMembersKeepNulls(t *testing.T) {
 
 func TestAssignments(t *testing.T) {
 	f := &fakeCoord{assignments: group.AssignmentsView{
-		TargetAssignment:    map[string]group.ShardSet{"a": group.NewShardSet(2, 0)},
-		CurrentAssignments:  map[string]group.ShardSet{"a": group.NewShardSet(0)},
-		RevokeProgress:      map[string]group.ShardSet{},
+		TargetAssignment:    map[string]contract.ShardSet{"a": contract.NewShardSet(2, 0)},
+		CurrentAssignments:  map[string]contract.ShardSet{"a": contract.NewShardSet(0)},
+		RevokeProgress:      map[string]contract.ShardSet{},
 		InvariantViolations: []string{},
 	}}
 	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/orders-consumer/assignments", ""), 200,
@@ -443,12 +443,12 @@ func TestConsumptionRowsSorted(t *testing.T) {
 	key := "orders:7"
 	last := "5-0"
 	f := &fakeCoord{members: []group.Member{
-		{MemberID: "b", MemberName: "nb", State: group.MemberActive, ShardProgress: []group.ShardProgress{
-			{Shard: group.Shard{ShardIndex: 1}, PendingCount: 2},
-			{Shard: group.Shard{ShardIndex: 0}, StreamKey: &key, LastAckedID: &last, UpdatedAt: 1779321603123},
+		{MemberID: "b", MemberName: "nb", State: group.MemberActive, ShardProgress: []contract.ShardProgress{
+			{Shard: contract.Shard{ShardIndex: 1}, PendingCount: 2},
+			{Shard: contract.Shard{ShardIndex: 0}, StreamKey: &key, LastAckedID: &last, UpdatedAt: 1779321603123},
 		}},
-		{MemberID: "a", MemberName: "na", State: group.MemberExpired, ShardProgress: []group.ShardProgress{
-			{Shard: group.Shard{ShardIndex: 2}},
+		{MemberID: "a", MemberName: "na", State: group.MemberExpired, ShardProgress: []contract.ShardProgress{
+			{Shard: contract.Shard{ShardIndex: 2}},
 		}},
 	}}
 	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/g/consumption", ""), 200, `{"progress":[
@@ -536,17 +536,17 @@ const validHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","m
 const heartbeatPath = groupPath + "/members/m1/heartbeat"
 
 func TestHeartbeatPassesDecodedRequest(t *testing.T) {
-	f := &fakeCoord{hbResp: group.HeartbeatResponse{
-		ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
+	f := &fakeCoord{hbResp: contract.HeartbeatResponse{
+		ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
 		RebalanceTimeoutMs: 60000, MemberLeaseTtlMs: 10000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
-		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2), MetadataVersion: 3},
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3},
 	}}
 	rec := do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat)
 	wantJSON(t, rec, 200, `{"responseTo":"r1","status":"OK","memberId":"m1","memberEpoch":3,"heartbeatIntervalMs":1000,
 	 "rebalanceTimeoutMs":60000,"memberLeaseTtlMs":10000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
 	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3}}`)
 	hb := f.hb
-	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(group.NewShardSet(0, 2)) ||
+	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(contract.NewShardSet(0, 2)) ||
 		len(hb.RevokingShards) != 1 || !hb.RevokingShards[0].Terminal() || *hb.MemberName != "orders-consumer" {
 		t.Errorf("heartbeat request = %+v", hb)
 	}
@@ -685,9 +685,9 @@ func TestMetricsMounted(t *testing.T) {
 // BenchmarkHeartbeat measures the HTTP layer's cost of one heartbeat
 // (decode, validate, encode) over a coordinator that answers at once.
 func BenchmarkHeartbeat(b *testing.B) {
-	f := &fakeCoord{hbResp: group.HeartbeatResponse{
-		ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3,
-		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2), MetadataVersion: 3},
+	f := &fakeCoord{hbResp: contract.HeartbeatResponse{
+		ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3,
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3},
 	}}
 	api := newTestAPI(f)
 	body := strings.NewReader(validHeartbeat)

@@ -9,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -87,7 +88,7 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 
 // errorCode returns the errorCode of a docs/protocol.md §0 error body, "" for anything else.
 func (s *statusRecorder) errorCode() string {
-	var body group.ErrorBody
+	var body contract.ErrorBody
 	if json.Unmarshal(s.errBody, &body) != nil {
 		return ""
 	}

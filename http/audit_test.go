@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
@@ -154,11 +155,11 @@ func TestAuditEveryOutcome(t *testing.T) {
 			status: http.StatusForbidden, outcome: audit.OutcomeForbidden, errorCode: "FORBIDDEN", principal: "reader",
 			roles: []string{"READ"}, action: audit.CreateGroup},
 		{name: "404", method: "DELETE", stream: "orders", group: "audit-404", auth: "bearer:writer", body: deleteBody,
-			coord:  &fakeCoord{err: group.Errorf(group.CodeGroupNotFound, "Group not found")},
+			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")},
 			status: http.StatusNotFound, outcome: audit.OutcomeFailed, errorCode: "GROUP_NOT_FOUND", principal: "writer",
 			roles: []string{"WRITE"}, bodyRead: true, action: audit.DeleteGroup, summary: map[string]string{"force": "true"}},
 		{name: "409", method: "POST", stream: "orders", group: "audit-409", auth: "root", body: createBody,
-			coord:  &fakeCoord{err: group.Errorf(group.CodeGroupAlreadyExists, "Group already exists")},
+			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")},
 			status: http.StatusConflict, outcome: audit.OutcomeFailed, errorCode: "GROUP_ALREADY_EXISTS", principal: "root",
 			roles: []string{"ADMIN"}, bodyRead: true, action: audit.CreateGroup, summary: createSummary},
 		{name: "429", method: "POST", stream: "orders", group: "audit-429", auth: "writer", body: createBody, refuseAll: true,

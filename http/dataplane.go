@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -74,7 +75,7 @@ func (a *API) offsets(ctx context.Context, key group.Key) (monitoring.Offsets, e
 type messagesResponse struct {
 	StreamPrefix  string            `json:"streamPrefix"`
 	ConsumerGroup string            `json:"consumerGroup"`
-	Shard         group.Shard       `json:"shard"`
+	Shard         contract.Shard    `json:"shard"`
 	StreamKey     string            `json:"streamKey"`
 	Direction     streams.Direction `json:"direction"`
 	Limit         int               `json:"limit"`
@@ -86,13 +87,13 @@ type messagesResponse struct {
 type messageRecord struct {
 	StreamPrefix      string            `json:"streamPrefix"`
 	ConsumerGroup     string            `json:"consumerGroup"`
-	Shard             group.Shard       `json:"shard"`
+	Shard             contract.Shard    `json:"shard"`
 	StreamKey         string            `json:"streamKey"`
 	RecordID          string            `json:"recordId"`
 	Fields            map[string]string `json:"fields"`
 	Payload           *string           `json:"payload"`
 	RecordTimestampMs int64             `json:"recordTimestampMs"`
-	RecordTime        group.Instant     `json:"recordTime"`
+	RecordTime        contract.Instant  `json:"recordTime"`
 }
 
 // shardMessages serves #22: ?direction=FORWARD|BACKWARD (default)
@@ -140,7 +141,7 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesRespo
 	out := messagesResponse{
 		StreamPrefix:  key.StreamPrefix,
 		ConsumerGroup: key.ConsumerGroup,
-		Shard:         group.Shard{ShardIndex: index},
+		Shard:         contract.Shard{ShardIndex: index},
 		StreamKey:     shard.Key,
 		Direction:     page.Direction,
 		Limit:         page.Limit,
@@ -157,7 +158,7 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesRespo
 			Fields:            rec.Fields,
 			Payload:           rec.Payload,
 			RecordTimestampMs: rec.TimestampMs,
-			RecordTime:        group.Instant(rec.TimestampMs),
+			RecordTime:        contract.Instant(rec.TimestampMs),
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -140,7 +141,7 @@ func (c *cluster) assignments() group.AssignmentsView {
 type member struct {
 	*membersim.Member
 	c    *cluster
-	last group.HeartbeatResponse
+	last contract.HeartbeatResponse
 }
 
 func (c *cluster) member(id string) *member { return &member{Member: membersim.New(id, nil), c: c} }
@@ -148,7 +149,7 @@ func (c *cluster) member(id string) *member { return &member{Member: membersim.N
 // heartbeat sends one heartbeat with the member's state and applies the
 // answer; an answer other than 200, one that does not echo the request and
 // a status a protocol-following member never meets here fail the test.
-func (m *member) heartbeat() group.HeartbeatResponse {
+func (m *member) heartbeat() contract.HeartbeatResponse {
 	m.c.t.Helper()
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
 	resp, err := membersim.Heartbeat(m.c.t.Context(), m.c.srv.Client(), m.c.srv.URL+"/coord/v1", key, m.Member)
@@ -156,8 +157,8 @@ func (m *member) heartbeat() group.HeartbeatResponse {
 		m.c.t.Fatalf("%s heartbeat: %v", m.ID, err)
 	}
 	switch resp.Status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata,
-		group.StatusUnknownMemberID, group.StatusFencedMemberEpoch, group.StatusRetry:
+	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata,
+		contract.StatusUnknownMemberID, contract.StatusFencedMemberEpoch, contract.StatusRetry:
 	default:
 		m.c.t.Fatalf("%s: unexpected status %s", m.ID, resp.Status)
 	}
@@ -166,7 +167,7 @@ func (m *member) heartbeat() group.HeartbeatResponse {
 }
 
 // leave sends the graceful leave (epoch −1) with nothing owned.
-func (m *member) leave() group.HeartbeatResponse {
+func (m *member) leave() contract.HeartbeatResponse {
 	m.c.t.Helper()
 	m.Leave()
 	return m.heartbeat()
@@ -197,7 +198,7 @@ func (c *cluster) converge(shards int, members ...*member) {
 func (c *cluster) convergeAlone(m *member, when string) {
 	c.t.Helper()
 	c.converge(4, m)
-	if !m.Owned().Equal(group.Range(0, 4)) {
+	if !m.Owned().Equal(contract.Range(0, 4)) {
 		c.t.Fatalf("%s owns %v %s", m.ID, m.Owned(), when)
 	}
 }
@@ -251,27 +252,27 @@ func TestE2EWorkedExample(t *testing.T) {
 	c.createGroup(4)
 	a, b := c.member("member-a"), c.member("member-b")
 
-	want := func(r group.HeartbeatResponse, epoch int64, assigned, pending group.ShardSet) {
+	want := func(r contract.HeartbeatResponse, epoch int64, assigned, pending contract.ShardSet) {
 		t.Helper()
-		if r.Status != group.StatusOK || r.MemberEpoch != epoch || !r.Assignment.AssignedShards.Equal(assigned) || !r.Assignment.PendingShards.Equal(pending) {
+		if r.Status != contract.StatusOK || r.MemberEpoch != epoch || !r.Assignment.AssignedShards.Equal(assigned) || !r.Assignment.PendingShards.Equal(pending) {
 			t.Fatalf("answer %+v, want OK epoch %d assigned %v pending %v", r, epoch, assigned, pending)
 		}
 	}
-	want(a.heartbeat(), 2, group.Range(0, 4), nil)
-	want(a.heartbeat(), 2, group.Range(0, 4), nil)
+	want(a.heartbeat(), 2, contract.Range(0, 4), nil)
+	want(a.heartbeat(), 2, contract.Range(0, 4), nil)
 	if v := c.group(); v.State != group.GroupStable || v.GroupEpoch != 2 {
 		t.Fatalf("after A's ack: %+v", v)
 	}
-	want(b.heartbeat(), 3, nil, group.NewShardSet(2, 3))
-	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
-	if !a.Released().Equal(group.NewShardSet(2, 3)) {
+	want(b.heartbeat(), 3, nil, contract.NewShardSet(2, 3))
+	want(a.heartbeat(), 3, contract.NewShardSet(0, 1), nil)
+	if !a.Released().Equal(contract.NewShardSet(2, 3)) {
 		t.Fatalf("A released %v", a.Released())
 	}
-	want(a.heartbeat(), 3, group.NewShardSet(0, 1), nil)
-	want(b.heartbeat(), 3, group.NewShardSet(2, 3), nil)
+	want(a.heartbeat(), 3, contract.NewShardSet(0, 1), nil)
+	want(b.heartbeat(), 3, contract.NewShardSet(2, 3), nil)
 	as := c.assignments()
-	if !as.TargetAssignment["member-a"].Equal(group.NewShardSet(0, 1)) || !as.TargetAssignment["member-b"].Equal(group.NewShardSet(2, 3)) ||
-		!as.CurrentAssignments["member-a"].Equal(group.NewShardSet(0, 1)) {
+	if !as.TargetAssignment["member-a"].Equal(contract.NewShardSet(0, 1)) || !as.TargetAssignment["member-b"].Equal(contract.NewShardSet(2, 3)) ||
+		!as.CurrentAssignments["member-a"].Equal(contract.NewShardSet(0, 1)) {
 		t.Fatalf("assignments %+v", as)
 	}
 }
@@ -291,7 +292,7 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
 	c.convergeAlone(a, "after B expired")
-	if r := b.heartbeat(); r.Status != group.StatusFencedMemberEpoch {
+	if r := b.heartbeat(); r.Status != contract.StatusFencedMemberEpoch {
 		t.Fatalf("expired member's heartbeat answered %s", r.Status)
 	}
 	c.converge(4, a, b)
@@ -303,7 +304,7 @@ func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
 	a, b := c.member("member-a"), c.member("member-b")
 	c.converge(4, a, b)
 
-	if r := b.leave(); r.Status != group.StatusOK {
+	if r := b.leave(); r.Status != contract.StatusOK {
 		t.Fatalf("leave answered %+v", r)
 	}
 	if st := c.members()["member-b"].State; st != group.MemberLeaving {
@@ -321,11 +322,11 @@ func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
 
 	req := a.Request()
 	req.MemberEpoch = good - 1
-	var r group.HeartbeatResponse
+	var r contract.HeartbeatResponse
 	if st := c.call("POST", "/streams/orders/groups/workers/members/member-a/heartbeat", req, &r); st != http.StatusOK {
 		t.Fatalf("stale epoch heartbeat: status %d", st)
 	}
-	if r.Status != group.StatusFencedMemberEpoch || r.MemberEpoch != good {
+	if r.Status != contract.StatusFencedMemberEpoch || r.MemberEpoch != good {
 		t.Fatalf("stale epoch answered %+v, want FENCED_MEMBER_EPOCH with epoch %d", r, good)
 	}
 	a.Apply(req, r)
@@ -358,7 +359,7 @@ func TestE2ECreateHeartbeatDelete(t *testing.T) {
 	if st := c.call("GET", "/streams/orders/groups/workers", nil, &e); st != http.StatusNotFound || e.ErrorCode != "GROUP_NOT_FOUND" {
 		t.Fatalf("get after delete: %d %+v", st, e)
 	}
-	if r := a.heartbeat(); r.Status != group.StatusUnknownMemberID {
+	if r := a.heartbeat(); r.Status != contract.StatusUnknownMemberID {
 		t.Fatalf("heartbeat after delete answered %s", r.Status)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/workers"
@@ -230,7 +231,7 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 	switch {
 	case !ok: // the member is gone
 	case a == nil:
-		req := new(group.HeartbeatRequest)
+		req := new(contract.HeartbeatRequest)
 		if json.Unmarshal(body, req) != nil {
 			f.ownerUnreachable(w)
 			return

@@ -15,7 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -257,7 +257,7 @@ func (f *forwarder) serveItem(batch *http.Request, by string, item *batchwire.It
 	rec := &answerRecorder{header: http.Header{}, status: http.StatusOK}
 	req, err := http.NewRequestWithContext(cluster.WithForwardedBy(batch.Context(), by), http.MethodPost, item.Path, bytes.NewReader(item.Body))
 	if err != nil {
-		writeError(rec, http.StatusBadRequest, string(group.CodeInvalidRequest), "Malformed forwarded heartbeat path")
+		writeError(rec, http.StatusBadRequest, string(contract.CodeInvalidRequest), "Malformed forwarded heartbeat path")
 		return rec.encode()
 	}
 	req.Header = item.Header

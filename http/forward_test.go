@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
@@ -144,8 +145,8 @@ func TestForwardedHeartbeatsSettleGroups(t *testing.T) {
 						t.Errorf("%s: %d %s (owner %q)", req.MemberID, st, answer, h.Get(httpapi.HeaderOwner))
 						return
 					}
-					var resp group.HeartbeatResponse
-					if err := json.Unmarshal([]byte(answer), &resp); err != nil || resp.MemberID != req.MemberID || resp.Status != group.StatusOK {
+					var resp contract.HeartbeatResponse
+					if err := json.Unmarshal([]byte(answer), &resp); err != nil || resp.MemberID != req.MemberID || resp.Status != contract.StatusOK {
 						t.Errorf("%s: answered %s (%v)", req.MemberID, answer, err)
 						return
 					}
@@ -212,8 +213,8 @@ func TestForwardToOwnerGone(t *testing.T) {
 	e.owner.Close()
 	path, body := heartbeatOf(t, "m1")
 	st, _, answer := do(t, e.forwarder, http.MethodPost, path, "", body)
-	var resp group.HeartbeatResponse
-	if err := json.Unmarshal([]byte(answer), &resp); st != http.StatusOK || err != nil || resp.Status != group.StatusRetry || resp.MemberID != "m1" {
+	var resp contract.HeartbeatResponse
+	if err := json.Unmarshal([]byte(answer), &resp); st != http.StatusOK || err != nil || resp.Status != contract.StatusRetry || resp.MemberID != "m1" {
 		t.Errorf("heartbeat to a gone owner: %d %s", st, answer)
 	}
 	if id := <-e.fwdCluster.unreachable; id != "coord-a" {

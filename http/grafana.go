@@ -12,6 +12,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -115,7 +116,7 @@ func (a *API) selectedGroups(ctx context.Context, sel group.Key) ([]*group.Group
 	groups := make([]*group.Group, 0, len(keys))
 	for _, k := range keys {
 		g, err := a.coord.Snapshot(ctx, k)
-		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound {
+		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == contract.CodeGroupNotFound {
 			continue
 		}
 		if err != nil {
@@ -300,8 +301,8 @@ type memberRow struct {
 	RevokingShardCount    int               `json:"revokingShardCount"`
 	RuntimeMaxConcurrency int               `json:"runtimeMaxConcurrency"`
 	ActiveConsumerWorkers int               `json:"activeConsumerWorkers"`
-	LastHeartbeatAt       group.Instant     `json:"lastHeartbeatAt"`
-	MemberLeaseExpiresAt  group.Instant     `json:"memberLeaseExpiresAt"`
+	LastHeartbeatAt       contract.Instant  `json:"lastHeartbeatAt"`
+	MemberLeaseExpiresAt  contract.Instant  `json:"memberLeaseExpiresAt"`
 }
 
 // memberRows serves #27: every member record of the named group, by id.
@@ -447,9 +448,9 @@ type messageRow struct {
 	PageLimit      int               `json:"pageLimit"`
 	PageNextCursor *string           `json:"pageNextCursor"`
 	// PageTotalMessages sums the lengths of the selected shards.
-	PageTotalMessages int64         `json:"pageTotalMessages"`
-	RecordTimestampMs int64         `json:"recordTimestampMs"`
-	RecordTime        group.Instant `json:"recordTime"`
+	PageTotalMessages int64            `json:"pageTotalMessages"`
+	RecordTimestampMs int64            `json:"recordTimestampMs"`
+	RecordTime        contract.Instant `json:"recordTime"`
 }
 
 // messageRows serves #30 for the named group:
@@ -504,7 +505,7 @@ func (a *API) messageRows(r *http.Request) ([]messageRow, error) {
 			ShardIndex: rec.Shard, ShardSelector: selector, ShardLabel: shardLabel(rec.Shard), StreamKey: rec.StreamKey,
 			RecordID: rec.ID, Payload: rec.Payload, FieldsJSON: string(fields),
 			PageDirection: page.Direction, PageLimit: page.Limit, PageNextCursor: page.NextCursor, PageTotalMessages: total,
-			RecordTimestampMs: rec.TimestampMs, RecordTime: group.Instant(rec.TimestampMs),
+			RecordTimestampMs: rec.TimestampMs, RecordTime: contract.Instant(rec.TimestampMs),
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
@@ -28,7 +29,7 @@ type grafanaCoord struct {
 func (c *grafanaCoord) get(key group.Key) (*group.Group, error) {
 	g, ok := c.groups[key]
 	if !ok {
-		return nil, group.Errorf(group.CodeGroupNotFound, "Group not found")
+		return nil, group.Errorf(contract.CodeGroupNotFound, "Group not found")
 	}
 	return g.Clone(), nil
 }
@@ -122,7 +123,7 @@ func grafanaGroups(t *testing.T) map[group.Key]*group.Group {
 	hb := c.Member("member-a", epoch, 0, 1, 2)
 	hb.RevokingShards = grouptest.Draining(3)
 	delivered := "7-0"
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 0}, LastDeliveredID: &delivered, PendingCount: 5, UpdatedAt: c.Now}}
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 0}, LastDeliveredID: &delivered, PendingCount: 5, UpdatedAt: c.Now}}
 	c.Heartbeat(hb)
 	out := map[group.Key]*group.Group{c.Group.Meta.Key(): c.Group}
 	for _, k := range []struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -36,13 +37,13 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 // body of a heartbeat. docs/protocol.md §4.2 step 2 (body memberId ≠ path M → status
 // INVALID_REQUEST) is the domain's: the path's member id is passed on in
 // PathMemberID.
-func (a *API) heartbeatRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) (group.Key, *group.HeartbeatRequest, error) {
+func (a *API) heartbeatRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) (group.Key, *contract.HeartbeatRequest, error) {
 	key, err := pathKey(ps)
 	member := ps.ByName("memberId")
 	if err == nil {
 		err = group.ValidateName("memberId", member)
 	}
-	req := new(group.HeartbeatRequest)
+	req := new(contract.HeartbeatRequest)
 	if err == nil {
 		err = a.decodeBody(w, r, req)
 	}

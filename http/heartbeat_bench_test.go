@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -63,7 +64,7 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 	if _, err := coord.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
-	ms, err := membersim.SettleAll(members, 20, func(req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+	ms, err := membersim.SettleAll(members, 20, func(req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 		return coord.Heartbeat(ctx, key, req)
 	})
 	if err != nil {

@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // writeHeartbeat writes resp as the 200 JSON body of a heartbeat answer,
 // encoded by appendHeartbeat without reflection into a pooled buffer.
-func writeHeartbeat(w http.ResponseWriter, resp *group.HeartbeatResponse) {
+func writeHeartbeat(w http.ResponseWriter, resp *contract.HeartbeatResponse) {
 	bp := heartbeatBuffers.Get().(*[]byte)
 	b := appendHeartbeat((*bp)[:0], resp)
 	w.Header()["Content-Type"] = jsonContentType
@@ -27,11 +27,11 @@ func writeHeartbeat(w http.ResponseWriter, resp *group.HeartbeatResponse) {
 var heartbeatBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // appendHeartbeat appends the JSON encoding of r to b: byte for byte what
-// json.Marshal produces for a group.HeartbeatResponse (its field order and
+// json.Marshal produces for a contract.HeartbeatResponse (its field order and
 // names, no omitempty, shard sets as [{"shardIndex":n},…] and [] when
 // empty, strings escaped as encoding/json escapes them). Tests compare the
 // two on generated values; a field added to the type must be added here.
-func appendHeartbeat(b []byte, r *group.HeartbeatResponse) []byte {
+func appendHeartbeat(b []byte, r *contract.HeartbeatResponse) []byte {
 	b = append(b, `{"responseTo":`...)
 	b = appendJSONString(b, r.ResponseTo)
 	b = append(b, `,"status":`...)

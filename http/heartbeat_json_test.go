@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -17,7 +18,7 @@ func wantEncodedLikeJSON(t interface {
 	Helper()
 	Fatal(...any)
 	Fatalf(string, ...any)
-}, r group.HeartbeatResponse) {
+}, r contract.HeartbeatResponse) {
 	t.Helper()
 	want, err := json.Marshal(r)
 	if err != nil {
@@ -29,14 +30,14 @@ func wantEncodedLikeJSON(t interface {
 }
 
 func TestHeartbeatEncodingMatchesEncodingJSON(t *testing.T) {
-	for name, r := range map[string]group.HeartbeatResponse{
+	for name, r := range map[string]contract.HeartbeatResponse{
 		"zero": {},
-		"ok": {ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
+		"ok": {ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
 			RebalanceTimeoutMs: 60000, GroupEpoch: 7, AssignmentEpoch: 7, MetadataVersion: 2,
-			Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(0, 2, 4095), PendingShards: group.NewShardSet(1), MetadataVersion: 2}},
-		"retry":          group.RetryResponse(group.DefaultSettings(), &group.HeartbeatRequest{RequestID: "r2", MemberID: "m2", MemberEpoch: -1}),
-		"empty not nil":  {Assignment: group.AssignmentPayload{AssignedShards: group.ShardSet{}, PendingShards: group.ShardSet{}}},
-		"negative":       {MemberEpoch: -1, GroupEpoch: -9223372036854775808, MetadataVersion: 9223372036854775807, Assignment: group.AssignmentPayload{AssignedShards: group.ShardSet{-3}}},
+			Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2, 4095), PendingShards: contract.NewShardSet(1), MetadataVersion: 2}},
+		"retry":          group.RetryResponse(group.DefaultSettings(), &contract.HeartbeatRequest{RequestID: "r2", MemberID: "m2", MemberEpoch: -1}),
+		"empty not nil":  {Assignment: contract.AssignmentPayload{AssignedShards: contract.ShardSet{}, PendingShards: contract.ShardSet{}}},
+		"negative":       {MemberEpoch: -1, GroupEpoch: -9223372036854775808, MetadataVersion: 9223372036854775807, Assignment: contract.AssignmentPayload{AssignedShards: contract.ShardSet{-3}}},
 		"html":           {ResponseTo: "<a href='x'>&</a>", MemberID: "a\"b\\c/d"},
 		"control":        {ResponseTo: "tab\tnl\ncr\rnul\x00\x1f\x7f", Status: "\b\f"},
 		"unicode":        {ResponseTo: "zürich-東京-🙂", MemberID: "line\u2028para\u2029"},
@@ -50,19 +51,19 @@ func TestHeartbeatEncodingMatchesEncodingJSON(t *testing.T) {
 func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 	bytes := rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "bytes")) })
 	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[A-Za-z0-9._:-]{0,40}`), bytes)
-	shards := rapid.Custom(func(t *rapid.T) group.ShardSet {
+	shards := rapid.Custom(func(t *rapid.T) contract.ShardSet {
 		switch rapid.IntRange(0, 2).Draw(t, "kind") {
 		case 0:
 			return nil
 		case 1:
-			return group.ShardSet{}
+			return contract.ShardSet{}
 		}
-		return group.NewShardSet(rapid.SliceOfN(rapid.IntRange(-5, 1<<20), 1, 20).Draw(t, "shards")...)
+		return contract.NewShardSet(rapid.SliceOfN(rapid.IntRange(-5, 1<<20), 1, 20).Draw(t, "shards")...)
 	})
 	rapid.Check(t, func(t *rapid.T) {
-		wantEncodedLikeJSON(t, group.HeartbeatResponse{
+		wantEncodedLikeJSON(t, contract.HeartbeatResponse{
 			ResponseTo:          str.Draw(t, "responseTo"),
-			Status:              group.HeartbeatStatus(str.Draw(t, "status")),
+			Status:              contract.HeartbeatStatus(str.Draw(t, "status")),
 			MemberID:            str.Draw(t, "memberId"),
 			MemberEpoch:         rapid.Int64().Draw(t, "memberEpoch"),
 			HeartbeatIntervalMs: rapid.Int64().Draw(t, "heartbeatIntervalMs"),
@@ -71,7 +72,7 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 			GroupEpoch:          rapid.Int64().Draw(t, "groupEpoch"),
 			AssignmentEpoch:     rapid.Int64().Draw(t, "assignmentEpoch"),
 			MetadataVersion:     rapid.Int64().Draw(t, "metadataVersion"),
-			Assignment: group.AssignmentPayload{
+			Assignment: contract.AssignmentPayload{
 				AssignedShards:  shards.Draw(t, "assigned"),
 				PendingShards:   shards.Draw(t, "pending"),
 				MetadataVersion: rapid.Int64().Draw(t, "assignmentMetadataVersion"),
@@ -82,8 +83,8 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 
 // writeHeartbeat answers exactly what writeJSON answered for the same value.
 func TestWriteHeartbeatMatchesWriteJSON(t *testing.T) {
-	r := group.HeartbeatResponse{ResponseTo: "r1", Status: group.StatusOK, MemberID: "m1",
-		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(3)}}
+	r := contract.HeartbeatResponse{ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1",
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(3)}}
 	got, want := httptest.NewRecorder(), httptest.NewRecorder()
 	writeHeartbeat(got, &r)
 	writeJSON(want, http.StatusOK, r)
@@ -94,9 +95,9 @@ func TestWriteHeartbeatMatchesWriteJSON(t *testing.T) {
 }
 
 func BenchmarkHeartbeatEncoding(b *testing.B) {
-	r := group.HeartbeatResponse{ResponseTo: "member-00042-17", Status: group.StatusOK, MemberID: "member-00042", MemberEpoch: 3,
+	r := contract.HeartbeatResponse{ResponseTo: "member-00042-17", Status: contract.StatusOK, MemberID: "member-00042", MemberEpoch: 3,
 		HeartbeatIntervalMs: 1000, RebalanceTimeoutMs: 60000, GroupEpoch: 1001, AssignmentEpoch: 1001, MetadataVersion: 1,
-		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(42), MetadataVersion: 1}}
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(42), MetadataVersion: 1}}
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -80,12 +81,12 @@ type progressRow struct {
 	MemberID        string            `json:"memberId"`
 	MemberName      string            `json:"memberName"`
 	MemberState     group.MemberState `json:"memberState"`
-	Shard           group.Shard       `json:"shard"`
+	Shard           contract.Shard    `json:"shard"`
 	StreamKey       string            `json:"streamKey"`
 	LastDeliveredID *string           `json:"lastDeliveredId"`
 	LastAckedID     *string           `json:"lastAckedId"`
 	PendingCount    int64             `json:"pendingCount"`
-	UpdatedAt       group.Instant     `json:"updatedAt"`
+	UpdatedAt       contract.Instant  `json:"updatedAt"`
 }
 
 // consumptionResponse is the body of #19.

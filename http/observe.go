@@ -42,7 +42,7 @@ type RequestObserver interface {
 	// HeartbeatHandled reports the status of every heartbeat the
 	// coordinator answered (not those refused with a 4xx before reaching
 	// it, nor runtime failures).
-	HeartbeatHandled(key group.Key, status group.HeartbeatStatus)
+	HeartbeatHandled(key group.Key, status contract.HeartbeatStatus)
 	// RoutingServed reports every producer routing read: err is nil on
 	// success; stale is set when the request's knownMetadataVersion was
 	// older than the version served.
@@ -96,7 +96,7 @@ type observedCoordinator struct {
 	o RequestObserver
 }
 
-func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	resp, err := c.Coordinator.Heartbeat(ctx, key, req)
 	if err == nil {
 		c.o.HeartbeatHandled(key, resp.Status)
@@ -104,7 +104,7 @@ func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *
 	return resp, err
 }
 
-func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (contract.Routing, error) {
+func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
 	routing, err := c.Coordinator.Routing(ctx, key)
 	known, ok := ctx.Value(knownVersionKey{}).(int64)
 	c.o.RoutingServed(key, err == nil && ok && known < routing.MetadataVersion, err)
@@ -117,7 +117,7 @@ func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req 
 	return m, err
 }
 
-func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
+func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error) {
 	s, err := c.Coordinator.ScaleStream(ctx, prefix, req)
 	if err != nil {
 		c.o.ScaleServed(group.Key{StreamPrefix: prefix}, false, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -36,10 +37,10 @@ const maxEntryIDBytes = 64
 
 // Error codes of the offset-reset and dead-letter routes.
 const (
-	codeShardsHeld           group.Code = "SHARDS_HELD"
-	codeDeadLetterNotFound   group.Code = "DEAD_LETTER_NOT_FOUND"
-	codeDeadLetterNotAllowed group.Code = "DEAD_LETTER_NOT_REDRIVABLE"
-	codeDeadLetterOtherGroup group.Code = "DEAD_LETTER_OF_ANOTHER_GROUP"
+	codeShardsHeld           contract.Code = "SHARDS_HELD"
+	codeDeadLetterNotFound   contract.Code = "DEAD_LETTER_NOT_FOUND"
+	codeDeadLetterNotAllowed contract.Code = "DEAD_LETTER_NOT_REDRIVABLE"
+	codeDeadLetterOtherGroup contract.Code = "DEAD_LETTER_OF_ANOTHER_GROUP"
 )
 
 // positionRoutes lists the offset-reset and dead-letter routes, templates

@@ -6,7 +6,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
@@ -19,14 +18,14 @@ type Resharding interface {
 	// group.ValidateScale.
 	ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error)
 	// ScaleStream scales every group of a stream prefix (docs/protocol.md §6.3).
-	ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error)
+	ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error)
 	// Rollback rolls a migration back (docs/protocol.md §6.5); the request has passed
 	// group.ValidateRollback.
 	Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error)
 	// Migration returns one migration of a group.
 	Migration(ctx context.Context, key group.Key, id string) (group.Migration, error)
 	// Migrations returns a group's migration history.
-	Migrations(ctx context.Context, key group.Key) (contract.Migrations, error)
+	Migrations(ctx context.Context, key group.Key) (group.Migrations, error)
 	// Snapshot returns a private copy of the committed group.
 	Snapshot(ctx context.Context, key group.Key) (*group.Group, error)
 }
@@ -103,6 +102,6 @@ type migrationsResponse struct {
 	ActiveReshardingID *string           `json:"activeReshardingId"`
 }
 
-func migrationsBody(_ group.Key, m contract.Migrations) any {
+func migrationsBody(_ group.Key, m group.Migrations) any {
 	return migrationsResponse{Migrations: nonNil(m.List), ActiveReshardingID: m.ActiveReshardingID}
 }

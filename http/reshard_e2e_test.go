@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
@@ -183,7 +184,7 @@ func (e *reshardEnv) add(i int, payload string) {
 }
 
 // heartbeat sends m's next heartbeat.
-func (e *reshardEnv) heartbeat(m *membersim.Member) group.HeartbeatResponse {
+func (e *reshardEnv) heartbeat(m *membersim.Member) contract.HeartbeatResponse {
 	e.t.Helper()
 	resp, err := membersim.Heartbeat(e.t.Context(), e.srv.Client(), e.base, e.key, m)
 	if err != nil {
@@ -750,7 +751,7 @@ func TestReshardMessageExplorerPagesBothWays(t *testing.T) {
 		t.Fatalf("XRANGE: %d entries, %v", len(all), err)
 	}
 	type page struct {
-		Shard      group.Shard
+		Shard      contract.Shard
 		StreamKey  string
 		Direction  string
 		Limit      int

@@ -24,8 +24,8 @@ func (f *fakeCoord) ScaleGroup(_ context.Context, key group.Key, _ group.ScaleRe
 	return sampleMigration(), f.note(key)
 }
 
-func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req group.ScaleRequest) (contract.StreamScale, error) {
-	return contract.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
+func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error) {
+	return group.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
 		AffectedConsumerGroups: []string{"a"}, Migrations: []group.Migration{sampleMigration()}}, f.note(group.Key{StreamPrefix: prefix})
 }
 
@@ -41,9 +41,9 @@ func (f *fakeCoord) Migration(_ context.Context, key group.Key, id string) (grou
 	return m, f.note(key)
 }
 
-func (f *fakeCoord) Migrations(_ context.Context, key group.Key) (contract.Migrations, error) {
+func (f *fakeCoord) Migrations(_ context.Context, key group.Key) (group.Migrations, error) {
 	id := "reshard-1"
-	return contract.Migrations{List: []group.Migration{sampleMigration()}, ActiveReshardingID: &id}, f.note(key)
+	return group.Migrations{List: []group.Migration{sampleMigration()}, ActiveReshardingID: &id}, f.note(key)
 }
 
 func (f *fakeCoord) Snapshot(_ context.Context, key group.Key) (*group.Group, error) {
@@ -93,10 +93,10 @@ func TestReshardingErrorMapping(t *testing.T) {
 		status         int
 		code, messages string
 	}{
-		{group.Errorf(group.CodeRollbackNotAllowed, "Migration x is DEPRECATED"), 422, "ROLLBACK_NOT_ALLOWED", "Migration x is DEPRECATED"},
-		{group.Errorf(group.CodeActiveMigrationExists, "busy"), 409, "ACTIVE_MIGRATION_EXISTS", "busy"},
-		{group.Errorf(group.CodeStreamNotFound, "none"), 404, "STREAM_NOT_FOUND", "none"},
-		{group.Errorf(group.CodeMigrationNotFound, "gone"), 404, "MIGRATION_NOT_FOUND", "gone"},
+		{group.Errorf(contract.CodeRollbackNotAllowed, "Migration x is DEPRECATED"), 422, "ROLLBACK_NOT_ALLOWED", "Migration x is DEPRECATED"},
+		{group.Errorf(contract.CodeActiveMigrationExists, "busy"), 409, "ACTIVE_MIGRATION_EXISTS", "busy"},
+		{group.Errorf(contract.CodeStreamNotFound, "none"), 404, "STREAM_NOT_FOUND", "none"},
+		{group.Errorf(contract.CodeMigrationNotFound, "gone"), 404, "MIGRATION_NOT_FOUND", "gone"},
 		{fmt.Errorf("provision: %w: key busy", contract.ErrProvisioning), 503, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"},
 	}
 	for _, tc := range tests {

@@ -49,10 +49,10 @@ var statusNames = map[int]string{
 
 // writeError writes the docs/protocol.md §0 error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, group.ErrorBody{Status: statusNames[status], ErrorCode: group.Code(code), Message: message})
+	writeJSON(w, status, contract.ErrorBody{Status: statusNames[status], ErrorCode: contract.Code(code), Message: message})
 }
 
-// Error codes the HTTP layer produces besides the domain's group.Code values.
+// Error codes the HTTP layer produces besides the domain's contract.Code values.
 const (
 	codeInternal        = "INTERNAL_ERROR"
 	codeTerminating     = "COORDINATOR_TERMINATING"
@@ -66,22 +66,22 @@ const (
 var errPayloadTooLarge = errors.New("request body too large")
 
 // domainStatuses maps domain error codes to HTTP statuses (docs/protocol.md §0).
-var domainStatuses = map[group.Code]int{
-	group.CodeInvalidRequest:            http.StatusBadRequest,
-	group.CodeGroupNotFound:             http.StatusNotFound,
-	group.CodeStreamNotFound:            http.StatusNotFound,
-	group.CodeMigrationNotFound:         http.StatusNotFound,
-	group.CodeGroupAlreadyExists:        http.StatusConflict,
-	group.CodeStreamPrefixAlreadyExists: http.StatusConflict,
-	group.CodeGroupHasActiveMembers:     http.StatusConflict,
-	group.CodeActiveMigrationExists:     http.StatusConflict,
-	group.CodeMetadataSyncInProgress:    http.StatusConflict,
-	group.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
-	group.CodeGroupLimitReached:         http.StatusConflict,
-	codeShardsHeld:                      http.StatusConflict,
-	codeDeadLetterNotFound:              http.StatusNotFound,
-	codeDeadLetterNotAllowed:            http.StatusUnprocessableEntity,
-	codeDeadLetterOtherGroup:            http.StatusConflict,
+var domainStatuses = map[contract.Code]int{
+	contract.CodeInvalidRequest:            http.StatusBadRequest,
+	contract.CodeGroupNotFound:             http.StatusNotFound,
+	contract.CodeStreamNotFound:            http.StatusNotFound,
+	contract.CodeMigrationNotFound:         http.StatusNotFound,
+	contract.CodeGroupAlreadyExists:        http.StatusConflict,
+	contract.CodeStreamPrefixAlreadyExists: http.StatusConflict,
+	contract.CodeGroupHasActiveMembers:     http.StatusConflict,
+	contract.CodeActiveMigrationExists:     http.StatusConflict,
+	contract.CodeMetadataSyncInProgress:    http.StatusConflict,
+	contract.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
+	contract.CodeGroupLimitReached:         http.StatusConflict,
+	codeShardsHeld:                         http.StatusConflict,
+	codeDeadLetterNotFound:                 http.StatusNotFound,
+	codeDeadLetterNotAllowed:               http.StatusUnprocessableEntity,
+	codeDeadLetterOtherGroup:               http.StatusConflict,
 }
 
 // answer is the status, error code and fixed message of an error class.
@@ -188,7 +188,7 @@ func ownerHeader(w http.ResponseWriter, err error) {
 
 // invalid builds a 400 INVALID_REQUEST error.
 func invalid(format string, args ...any) error {
-	return group.Errorf(group.CodeInvalidRequest, format, args...)
+	return group.Errorf(contract.CodeInvalidRequest, format, args...)
 }
 
 // bodyBuffers recycles request body buffers; buffers that grew beyond

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -44,7 +45,7 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	c := &cluster{t: t, srv: srv, coord: coord, settings: settings}
 	c.createGroup(4)
 
-	post := func(id string) (int, group.HeartbeatResponse) {
+	post := func(id string) (int, contract.HeartbeatResponse) {
 		req := membersim.New(id, nil).Request()
 		body, err := json.Marshal(req)
 		if err != nil {
@@ -53,29 +54,29 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 		resp, err := srv.Client().Post(srv.URL+"/coord/v1/streams/orders/groups/workers/members/"+id+"/heartbeat", "application/json", strings.NewReader(string(body)))
 		if err != nil {
 			t.Error(err)
-			return 0, group.HeartbeatResponse{}
+			return 0, contract.HeartbeatResponse{}
 		}
 		defer resp.Body.Close()
-		var hb group.HeartbeatResponse
+		var hb contract.HeartbeatResponse
 		if err := json.NewDecoder(resp.Body).Decode(&hb); err != nil {
 			t.Error(err)
 		}
 		return resp.StatusCode, hb
 	}
 	block.Store(true)
-	queued := make(chan group.HeartbeatResponse, 1)
+	queued := make(chan contract.HeartbeatResponse, 1)
 	go func() { _, hb := post("m-queued"); queued <- hb }() // blocks the actor while it is handled
 	<-entered
 
 	status, hb := post("m-shed")
-	if status != http.StatusOK || hb.Status != group.StatusRetry || hb.MemberID != "m-shed" || hb.HeartbeatIntervalMs != settings.HeartbeatInterval.Milliseconds() {
+	if status != http.StatusOK || hb.Status != contract.StatusRetry || hb.MemberID != "m-shed" || hb.HeartbeatIntervalMs != settings.HeartbeatInterval.Milliseconds() {
 		t.Errorf("heartbeat over the bound: %d %+v, want 200 RETRY", status, hb)
 	}
 	if n := shedTotal(t, reg); n != 1 {
 		t.Errorf("heartbeat_shed_total = %v, want 1", n)
 	}
 	close(release)
-	if hb := <-queued; hb.Status != group.StatusOK {
+	if hb := <-queued; hb.Status != contract.StatusOK {
 		t.Errorf("queued heartbeat: %+v, want OK", hb)
 	}
 }

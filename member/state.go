@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // DefaultLeaseTTL is the lease TTL assumed until an answer carries one:
@@ -36,7 +36,7 @@ type Effects struct {
 	Stop []int
 	// Reset is FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, INVALID_REQUEST or
 	// UNSUPPORTED_PROTOCOL when the answer made the member start over.
-	Reset group.HeartbeatStatus
+	Reset contract.HeartbeatStatus
 	// Lapsed is set when the local lease ran out in this step.
 	Lapsed bool
 	// Left is set when the answer acknowledged the leave.
@@ -52,11 +52,11 @@ type State struct {
 
 	epoch, version int64
 	seq            int64
-	owned          group.ShardSet // may be read
-	draining       map[int]int    // stopped; handler calls in flight
-	released       group.ShardSet // stopped; REVOKED not yet answered
-	leaseFrom      time.Time      // send time of the last accepted heartbeat
-	leased         bool           // leaseFrom counts (an accepted answer since the last lapse)
+	owned          contract.ShardSet // may be read
+	draining       map[int]int       // stopped; handler calls in flight
+	released       contract.ShardSet // stopped; REVOKED not yet answered
+	leaseFrom      time.Time         // send time of the last accepted heartbeat
+	leased         bool              // leaseFrom counts (an accepted answer since the last lapse)
 	leaving, left  bool
 }
 
@@ -73,19 +73,19 @@ func (s *State) ID() string { return s.cfg.ID }
 func (s *State) Epoch() int64 { return s.epoch }
 
 // Owned is what the member reads and may go on reading.
-func (s *State) Owned() group.ShardSet { return s.owned }
+func (s *State) Owned() contract.ShardSet { return s.owned }
 
 // Draining is what the member stopped fetching but still handles.
-func (s *State) Draining() group.ShardSet {
-	return group.NewShardSet(slices.Collect(maps.Keys(s.draining))...)
+func (s *State) Draining() contract.ShardSet {
+	return contract.NewShardSet(slices.Collect(maps.Keys(s.draining))...)
 }
 
 // Reading is every shard the member reads or still handles.
-func (s *State) Reading() group.ShardSet { return s.owned.Union(s.Draining()) }
+func (s *State) Reading() contract.ShardSet { return s.owned.Union(s.Draining()) }
 
 // Released is what the member stopped reading whose release no answer has
 // acknowledged yet: the next heartbeat reports it REVOKED.
-func (s *State) Released() group.ShardSet { return s.released }
+func (s *State) Released() contract.ShardSet { return s.released }
 
 // Interval is the heartbeat interval the coordinator answered (1 s until
 // it answers one).
@@ -169,7 +169,7 @@ func (s *State) SetInFlight(shard, n int) (released bool) {
 	}
 	delete(s.draining, shard)
 	if s.epoch != 0 { // at epoch 0 nothing is reported: the next heartbeat after the join releases it by omission
-		s.released = s.released.Union(group.NewShardSet(shard))
+		s.released = s.released.Union(contract.NewShardSet(shard))
 	}
 	s.settleLeave()
 	return true
@@ -201,18 +201,18 @@ func (s *State) Tick(now time.Time) Effects {
 // rejoining) reports nothing; a leaving member sends epoch −1 once nothing
 // is in flight. RuntimeConsumerCapacity reports MaxConcurrency as both
 // maximum and available; ShardProgress is left to the caller.
-func (s *State) Request() group.HeartbeatRequest {
+func (s *State) Request() contract.HeartbeatRequest {
 	s.seq++
-	req := group.HeartbeatRequest{
+	req := contract.HeartbeatRequest{
 		ProtocolVersion:         1,
 		RequestID:               s.cfg.ID + "-" + strconv.FormatInt(s.seq, 10),
 		MemberID:                s.cfg.ID,
 		MemberEpoch:             s.epoch,
 		MetadataVersion:         s.version,
-		RuntimeConsumerCapacity: &group.Capacity{RuntimeMaxConcurrency: s.cfg.MaxConcurrency, AvailableConcurrency: s.cfg.MaxConcurrency},
-		OwnedShards:             group.ShardSet{},
-		RevokingShards:          []group.RevokeReport{},
-		ShardProgress:           []group.ShardProgress{},
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: s.cfg.MaxConcurrency, AvailableConcurrency: s.cfg.MaxConcurrency},
+		OwnedShards:             contract.ShardSet{},
+		RevokingShards:          []contract.RevokeReport{},
+		ShardProgress:           []contract.ShardProgress{},
 	}
 	if s.cfg.Name != "" {
 		name := s.cfg.Name
@@ -227,18 +227,18 @@ func (s *State) Request() group.HeartbeatRequest {
 		req.OwnedShards = s.owned
 	}
 	for _, sh := range s.Draining() {
-		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: sh}, State: group.RevokeDraining, InFlight: int64(max(s.draining[sh], 1))})
+		req.RevokingShards = append(req.RevokingShards, contract.RevokeReport{Shard: contract.Shard{ShardIndex: sh}, State: contract.RevokeDraining, InFlight: int64(max(s.draining[sh], 1))})
 	}
 	for _, sh := range s.released {
-		req.RevokingShards = append(req.RevokingShards, group.RevokeReport{Shard: group.Shard{ShardIndex: sh}, State: group.RevokeRevoked})
+		req.RevokingShards = append(req.RevokingShards, contract.RevokeReport{Shard: contract.Shard{ShardIndex: sh}, State: contract.RevokeRevoked})
 	}
 	return req
 }
 
 // Accepted reports whether an answer with status renews the local lease.
-func Accepted(status group.HeartbeatStatus) bool {
+func Accepted(status contract.HeartbeatStatus) bool {
 	switch status {
-	case group.StatusOK, group.StatusRevokePending, group.StatusSyncMetadata:
+	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata:
 		return true
 	}
 	return false
@@ -246,8 +246,8 @@ func Accepted(status group.HeartbeatStatus) bool {
 
 // Apply applies resp, the answer to req, which was sent at sent and is
 // applied at now. RETRY changes nothing.
-func (s *State) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, now time.Time) Effects {
-	if resp.Status == group.StatusRetry {
+func (s *State) Apply(req contract.HeartbeatRequest, resp contract.HeartbeatResponse, sent, now time.Time) Effects {
+	if resp.Status == contract.StatusRetry {
 		return Effects{}
 	}
 	if resp.HeartbeatIntervalMs > 0 {
@@ -263,7 +263,7 @@ func (s *State) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, 
 			acked = append(acked, r.Shard.ShardIndex)
 		}
 	}
-	s.released = s.released.Minus(group.NewShardSet(acked...))
+	s.released = s.released.Minus(contract.NewShardSet(acked...))
 	if req.MemberEpoch == -1 {
 		s.left, s.owned, s.released = true, nil, nil
 		return Effects{Left: true}
@@ -283,13 +283,13 @@ func (s *State) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, 
 	keep := s.owned.Intersect(resp.Assignment.AssignedShards)
 	var e Effects
 	e.Stop = s.stop(s.owned.Minus(keep))
-	if resp.Status == group.StatusOK && !s.leaving && now.Before(s.leaseFrom.Add(s.LeaseTTL()-s.margin())) {
+	if resp.Status == contract.StatusOK && !s.leaving && now.Before(s.leaseFrom.Add(s.LeaseTTL()-s.margin())) {
 		for _, sh := range resp.Assignment.AssignedShards.Minus(keep) {
 			if _, busy := s.draining[sh]; !busy {
 				e.Start = append(e.Start, sh)
 			}
 		}
-		keep = keep.Union(group.NewShardSet(e.Start...))
+		keep = keep.Union(contract.NewShardSet(e.Start...))
 		s.released = s.released.Minus(keep)
 	}
 	s.owned = keep
@@ -299,7 +299,7 @@ func (s *State) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse, 
 
 // stop moves shards from owned to draining (in flight unknown until
 // SetInFlight) and returns them.
-func (s *State) stop(shards group.ShardSet) []int {
+func (s *State) stop(shards contract.ShardSet) []int {
 	for _, sh := range shards {
 		s.draining[sh] = 1
 	}

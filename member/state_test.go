@@ -4,25 +4,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 var t0 = time.Unix(1_000_000, 0)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func ok(req group.HeartbeatRequest, epoch int64, shards ...int) group.HeartbeatResponse {
-	return group.HeartbeatResponse{ResponseTo: req.RequestID, Status: group.StatusOK, MemberID: req.MemberID, MemberEpoch: epoch,
+func ok(req contract.HeartbeatRequest, epoch int64, shards ...int) contract.HeartbeatResponse {
+	return contract.HeartbeatResponse{ResponseTo: req.RequestID, Status: contract.StatusOK, MemberID: req.MemberID, MemberEpoch: epoch,
 		MetadataVersion: 1, HeartbeatIntervalMs: 100, MemberLeaseTtlMs: 1000,
-		Assignment: group.AssignmentPayload{AssignedShards: group.NewShardSet(shards...)}}
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(shards...)}}
 }
 
-func status(req group.HeartbeatRequest, st group.HeartbeatStatus) group.HeartbeatResponse {
-	return group.HeartbeatResponse{ResponseTo: req.RequestID, Status: st, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
+func status(req contract.HeartbeatRequest, st contract.HeartbeatStatus) contract.HeartbeatResponse {
+	return contract.HeartbeatResponse{ResponseTo: req.RequestID, Status: st, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
 }
 
-func reports(req group.HeartbeatRequest) map[int]group.RevokeReport {
-	out := map[int]group.RevokeReport{}
+func reports(req contract.HeartbeatRequest) map[int]contract.RevokeReport {
+	out := map[int]contract.RevokeReport{}
 	for _, r := range req.RevokingShards {
 		out[r.Shard.ShardIndex] = r
 	}
@@ -38,7 +38,7 @@ func TestRevokeDrainsThenReleases(t *testing.T) {
 		t.Fatalf("join %+v", req)
 	}
 	e := s.Apply(req, ok(req, 3, 0, 1), at(0), at(5))
-	if !group.NewShardSet(e.Start...).Equal(group.NewShardSet(0, 1)) || s.Interval() != 100*time.Millisecond || s.LeaseTTL() != time.Second {
+	if !contract.NewShardSet(e.Start...).Equal(contract.NewShardSet(0, 1)) || s.Interval() != 100*time.Millisecond || s.LeaseTTL() != time.Second {
 		t.Fatalf("join effects %+v interval %v ttl %v", e, s.Interval(), s.LeaseTTL())
 	}
 	if !s.MayRead(1, at(50)) {
@@ -51,7 +51,7 @@ func TestRevokeDrainsThenReleases(t *testing.T) {
 	}
 	s.SetInFlight(1, 3)
 	req = s.Request()
-	if r := reports(req)[1]; r.State != group.RevokeDraining || r.InFlight != 3 || !req.OwnedShards.Equal(group.NewShardSet(0)) {
+	if r := reports(req)[1]; r.State != contract.RevokeDraining || r.InFlight != 3 || !req.OwnedShards.Equal(contract.NewShardSet(0)) {
 		t.Fatalf("draining report %+v", req)
 	}
 	s.Apply(req, ok(req, 4, 0), at(200), at(205))
@@ -79,7 +79,7 @@ func TestLocalLease(t *testing.T) {
 		t.Fatalf("override lost: %v", s.LeaseTTL())
 	}
 	req = s.Request()
-	s.Apply(req, status(req, group.StatusRetry), at(1000), at(1001))
+	s.Apply(req, status(req, contract.StatusRetry), at(1000), at(1001))
 	if !s.MayRead(0, at(1799)) || s.MayRead(0, at(1800)) || !s.Expiring(at(1800)) {
 		t.Fatal("lease margin")
 	}
@@ -104,8 +104,8 @@ func TestFencedRejoinKeepsDraining(t *testing.T) {
 	req := s.Request()
 	s.Apply(req, ok(req, 2, 0), at(0), at(1))
 	req = s.Request()
-	e := s.Apply(req, status(req, group.StatusFencedMemberEpoch), at(100), at(101))
-	if e.Reset != group.StatusFencedMemberEpoch || len(e.Stop) != 1 || s.Epoch() != 0 {
+	e := s.Apply(req, status(req, contract.StatusFencedMemberEpoch), at(100), at(101))
+	if e.Reset != contract.StatusFencedMemberEpoch || len(e.Stop) != 1 || s.Epoch() != 0 {
 		t.Fatalf("fenced effects %+v", e)
 	}
 	s.SetInFlight(0, 2)
@@ -117,7 +117,7 @@ func TestFencedRejoinKeepsDraining(t *testing.T) {
 		t.Fatalf("a draining shard restarted: %+v", e)
 	}
 	req = s.Request()
-	if r := reports(req)[0]; req.MemberEpoch != 5 || r.State != group.RevokeDraining || r.InFlight != 2 {
+	if r := reports(req)[0]; req.MemberEpoch != 5 || r.State != contract.RevokeDraining || r.InFlight != 2 {
 		t.Fatalf("after rejoin %+v", req)
 	}
 }
@@ -135,7 +135,7 @@ func TestLeaveAfterDrain(t *testing.T) {
 	s.SetInFlight(0, 1)
 	s.SetInFlight(1, 0)
 	req = s.Request()
-	if req.MemberEpoch != 2 || len(req.OwnedShards) != 0 || reports(req)[0].State != group.RevokeDraining || !reports(req)[1].Terminal() {
+	if req.MemberEpoch != 2 || len(req.OwnedShards) != 0 || reports(req)[0].State != contract.RevokeDraining || !reports(req)[1].Terminal() {
 		t.Fatalf("draining leave %+v", req)
 	}
 	if e := s.Apply(req, ok(req, 2, 0, 1), at(100), at(101)); len(e.Start) != 0 || s.Done() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 )
@@ -72,7 +73,7 @@ func (m *Metrics) ScaleServed(key group.Key, noop bool, err error) {
 
 // HeartbeatHandled implements httpapi.RequestObserver:
 // heartbeat_total{status}.
-func (m *Metrics) HeartbeatHandled(key group.Key, status group.HeartbeatStatus) {
+func (m *Metrics) HeartbeatHandled(key group.Key, status contract.HeartbeatStatus) {
 	m.countGroup(key, func(p, g string) { m.heartbeats.WithLabelValues(p, g, string(status)).Inc() })
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -168,16 +169,16 @@ var (
 		newDef("member_revoking_shards", "Shards the member is revoking.", memberLabelNames, func(m *group.Member, _ time.Time) float64 { return float64(len(m.Revoking)) }),
 	}
 
-	progressDefs = []def[group.ShardProgress]{
-		newDef("consumer_shard_last_delivered_ms", "Millisecond part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 0) }),
-		newDef("consumer_shard_last_delivered_seq", "Sequence part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 1) }),
-		newDef("consumer_shard_last_acked_ms", "Millisecond part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 0) }),
-		newDef("consumer_shard_last_acked_seq", "Sequence part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 1) }),
-		newDef("consumer_shard_pending", "Pending entries the member reported.", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 { return float64(p.PendingCount) }),
-		newDef("consumer_shard_progress_updated_at_seconds", "When the member last reported progress (Unix seconds).", progressLabelNames, func(p group.ShardProgress, _ time.Time) float64 {
+	progressDefs = []def[contract.ShardProgress]{
+		newDef("consumer_shard_last_delivered_ms", "Millisecond part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 0) }),
+		newDef("consumer_shard_last_delivered_seq", "Sequence part of the last delivered id the member reported; -1 if unknown.", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 { return idPart(p.LastDeliveredID, 1) }),
+		newDef("consumer_shard_last_acked_ms", "Millisecond part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 0) }),
+		newDef("consumer_shard_last_acked_seq", "Sequence part of the last acked id the member reported; -1 if unknown.", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 { return idPart(p.LastAckedID, 1) }),
+		newDef("consumer_shard_pending", "Pending entries the member reported.", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 { return float64(p.PendingCount) }),
+		newDef("consumer_shard_progress_updated_at_seconds", "When the member last reported progress (Unix seconds).", progressLabelNames, func(p contract.ShardProgress, _ time.Time) float64 {
 			return float64(p.UpdatedAt) / 1000
 		}),
-		newDef("consumer_shard_progress_age_seconds", "Time since the member last reported progress.", progressLabelNames, func(p group.ShardProgress, now time.Time) float64 { return secondsSince(p.UpdatedAt, now) }),
+		newDef("consumer_shard_progress_age_seconds", "Time since the member last reported progress.", progressLabelNames, func(p contract.ShardProgress, now time.Time) float64 { return secondsSince(p.UpdatedAt, now) }),
 	}
 
 	shardDefs = []def[ShardSample]{
@@ -379,7 +380,7 @@ func idPart(id *string, part int) float64 {
 }
 
 // secondsSince returns the seconds from at to now.
-func secondsSince(at group.Instant, now time.Time) float64 {
+func secondsSince(at contract.Instant, now time.Time) float64 {
 	return float64(now.UnixMilli()-int64(at)) / 1000
 }
 

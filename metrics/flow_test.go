@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
@@ -20,7 +21,7 @@ func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 	h := newMemoryHarness(t)
 	h.create(orders)
 
-	var resp group.HeartbeatResponse
+	var resp contract.HeartbeatResponse
 	h.clock.Advance(2 * time.Second)
 	h.step("join", func() { resp = h.heartbeat(orders, hb{member: "m-a"}) }, committed("OK", merge(bump, merge(series{
 		`members{group="billing",state="active",stream="orders"}`:   1,

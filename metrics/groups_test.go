@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
@@ -83,7 +84,7 @@ func TestUnknownGroupsAreNotLabels(t *testing.T) {
 	// each step waits until none is left: group_actors ends where it began.
 	noActors := func(s series) bool { return s["group_actors{}"] == 0 }
 	h.step("heartbeat to an unknown group", func() {
-		if resp := h.heartbeat(ghost, hb{member: "m"}); resp.Status != group.StatusUnknownMemberID {
+		if resp := h.heartbeat(ghost, hb{member: "m"}); resp.Status != contract.StatusUnknownMemberID {
 			t.Fatalf("status %s", resp.Status)
 		}
 		waitFor(t, h.reg, "the unknown group's actor passivated", noActors)
@@ -264,7 +265,7 @@ func violating() *group.Group {
 	g := group.New()
 	g.Apply(group.MetaRecord{Meta: group.Meta{StreamPrefix: "orders", ConsumerGroup: "billing", GroupEpoch: 2, AssignmentEpoch: 2, State: group.GroupStable, ShardCount: 1}})
 	for _, id := range []string{"a", "b"} {
-		g.Apply(group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
+		g.Apply(group.MemberRecord{Member: &group.Member{MemberID: id, State: group.MemberActive, CurrentAssignment: contract.NewShardSet(0)}})
 	}
 	return g
 }
@@ -307,7 +308,7 @@ func TestInvariantViolations(t *testing.T) {
 	g.Apply(group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberExpired}})
 	commit(m, g) // the duplicate is gone
 	want += float64(len(g.Violations()))
-	g.Apply(group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberActive, CurrentAssignment: group.NewShardSet(0)}})
+	g.Apply(group.MemberRecord{Member: &group.Member{MemberID: "b", State: group.MemberActive, CurrentAssignment: contract.NewShardSet(0)}})
 	commit(m, g) // and back
 	want += float64(len(g.Violations()))
 	if got := scrape(t, reg)[`invariant_violation_total{group="billing",stream="orders"}`]; got != want || want <= 3*n {
@@ -321,7 +322,7 @@ func TestMemberSeriesReadFailures(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
 	commit(m, violating())
-	m.SetSource(staticSource{err: group.Errorf(group.CodeGroupNotFound, "gone")})
+	m.SetSource(staticSource{err: group.Errorf(contract.CodeGroupNotFound, "gone")})
 	scrape(t, reg)
 	m.SetSource(staticSource{err: errors.New("store down")})
 	scrape(t, reg)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
@@ -37,7 +38,7 @@ func TestGroupSeriesUnderTheCap(t *testing.T) {
 	for _, p := range []string{"c", "a", "b"} {
 		key := group.Key{StreamPrefix: p, ConsumerGroup: "x"}
 		commit(m, groupWithMember(key))
-		m.HeartbeatHandled(key, group.StatusOK)
+		m.HeartbeatHandled(key, contract.StatusOK)
 	}
 	s := scrape(t, reg)
 	for _, p := range []string{"a", "b", "c"} {
@@ -67,7 +68,7 @@ func TestGroupSeriesOverTheCap(t *testing.T) {
 		commit(m, groupWithMember(keys[p]))
 	}
 	for _, p := range []string{"a", "b", "c", "d"} {
-		m.HeartbeatHandled(keys[p], group.StatusOK)
+		m.HeartbeatHandled(keys[p], contract.StatusOK)
 		m.RequestServed(httpapi.ServedRequest{Route: httpapi.Route{Method: "GET", Template: "/t"}, Status: 200, StreamPrefix: p})
 	}
 	s := scrape(t, reg)

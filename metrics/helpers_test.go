@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -142,7 +143,7 @@ type hb struct {
 }
 
 // heartbeat sends one heartbeat over HTTP and returns the response.
-func (h *harness) heartbeat(key group.Key, b hb) group.HeartbeatResponse {
+func (h *harness) heartbeat(key group.Key, b hb) contract.HeartbeatResponse {
 	h.t.Helper()
 	owned := []map[string]int{}
 	for _, s := range b.owned {
@@ -156,7 +157,7 @@ func (h *harness) heartbeat(key group.Key, b hb) group.HeartbeatResponse {
 	if code != http.StatusOK {
 		h.t.Fatalf("heartbeat %s: %d %s", b.member, code, body)
 	}
-	var resp group.HeartbeatResponse
+	var resp contract.HeartbeatResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
 		h.t.Fatal(err)
 	}

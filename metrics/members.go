@@ -65,7 +65,7 @@ func (m *Metrics) sampledMembers(key group.Key) []*group.Member {
 	ctx, cancel := context.WithTimeout(context.Background(), memberReadTimeout)
 	defer cancel()
 	g, err := src.Snapshot(ctx, key)
-	if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == group.CodeGroupNotFound || errors.Is(err, contract.ErrTerminating) {
+	if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == contract.CodeGroupNotFound || errors.Is(err, contract.ErrTerminating) {
 		return nil
 	}
 	if err != nil {

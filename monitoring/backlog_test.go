@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
@@ -26,7 +27,7 @@ var twoHoursLater = func() time.Time { return time.UnixMilli(base + 2*time.Hour.
 func newGroup(t *testing.T, key group.Key, shardCount int) *group.Group {
 	t.Helper()
 	g := group.New()
-	if res := g.Create(group.InstantOf(twoHoursLater()), group.DefaultSettings(), key,
+	if res := g.Create(contract.InstantOf(twoHoursLater()), group.DefaultSettings(), key,
 		group.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"}); res.Err != nil {
 		t.Fatal(res.Err)
 	}

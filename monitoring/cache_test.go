@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
@@ -20,7 +21,7 @@ func TestProjectUnobserved(t *testing.T) {
 	c := grouptest.New(t, 2)
 	r := c.Join("member-a")
 	hb := c.Member("member-a", r.MemberEpoch, 0, 1)
-	hb.ShardProgress = []group.ShardProgress{{Shard: group.Shard{ShardIndex: 1}, LastAckedID: ptr("3-0"), PendingCount: 4, UpdatedAt: c.Now}}
+	hb.ShardProgress = []contract.ShardProgress{{Shard: contract.Shard{ShardIndex: 1}, LastAckedID: ptr("3-0"), PendingCount: 4, UpdatedAt: c.Now}}
 	c.Heartbeat(hb)
 
 	got := monitoring.Project(c.Group, monitoring.Unobserved("orders", 2))

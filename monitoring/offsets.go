@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -34,9 +35,9 @@ type Offsets struct {
 
 // ShardOffset is one StreamShardOffset of docs/protocol.md §2.6, plus the shard's rates.
 type ShardOffset struct {
-	StreamPrefix  string      `json:"streamPrefix"`
-	ConsumerGroup string      `json:"consumerGroup"`
-	Shard         group.Shard `json:"shard"`
+	StreamPrefix  string         `json:"streamPrefix"`
+	ConsumerGroup string         `json:"consumerGroup"`
+	Shard         contract.Shard `json:"shard"`
 	StreamPosition
 	// OwnerMemberIDs are the live members whose current assignment holds
 	// the shard, sorted.
@@ -257,11 +258,11 @@ func Project(g *group.Group, o Observation) Offsets {
 
 // shardRow builds one StreamShardOffset; p is nil when no member reported
 // progress for the shard.
-func shardRow(key group.Key, s ObservedShard, owners []string, p *group.ShardProgress) ShardOffset {
+func shardRow(key group.Key, s ObservedShard, owners []string, p *contract.ShardProgress) ShardOffset {
 	row := ShardOffset{
 		StreamPrefix:  key.StreamPrefix,
 		ConsumerGroup: key.ConsumerGroup,
-		Shard:         group.Shard{ShardIndex: s.Shard},
+		Shard:         contract.Shard{ShardIndex: s.Shard},
 		StreamPosition: StreamPosition{
 			StreamKey:            s.StreamKey,
 			RedisSlot:            s.RedisSlot,
@@ -293,7 +294,7 @@ func shardRow(key group.Key, s ObservedShard, owners []string, p *group.ShardPro
 
 // pendingOf is a shard's pending count: the consumer group's, else the
 // one in p (the newest member report, nil when none), else 0.
-func pendingOf(s ObservedShard, p *group.ShardProgress) int64 {
+func pendingOf(s ObservedShard, p *contract.ShardProgress) int64 {
 	switch {
 	case s.GroupPending != nil:
 		return *s.GroupPending
@@ -321,7 +322,7 @@ type ShardGauges struct {
 func Gauges(g *group.Group, o Observation, rows int) ShardGauges {
 	key := g.Meta.Key()
 	var out ShardGauges
-	var progress map[int]*group.ShardProgress
+	var progress map[int]*contract.ShardProgress
 	for _, s := range o.Shards {
 		if s.Lag != nil {
 			out.Lag += *s.Lag
@@ -352,8 +353,8 @@ func owners(g *group.Group) map[int][]string {
 
 // newestProgress maps each shard to the progress report with the latest
 // UpdatedAt among all member records (ties: the lowest member id).
-func newestProgress(g *group.Group) map[int]*group.ShardProgress {
-	out := map[int]*group.ShardProgress{}
+func newestProgress(g *group.Group) map[int]*contract.ShardProgress {
+	out := map[int]*contract.ShardProgress{}
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)

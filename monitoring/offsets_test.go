@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -16,9 +16,9 @@ func TestProjectMergesGroupState(t *testing.T) {
 	c := grouptest.New(t, 3)
 	r := c.Join("member-a")
 	hb := c.Member("member-a", r.MemberEpoch, 0, 1, 2)
-	hb.ShardProgress = []group.ShardProgress{
-		{Shard: group.Shard{ShardIndex: 0}, LastDeliveredID: ptr("5-0"), LastAckedID: ptr("4-0"), PendingCount: 7, UpdatedAt: c.Now},
-		{Shard: group.Shard{ShardIndex: 1}, LastDeliveredID: ptr("9-0"), PendingCount: 3, UpdatedAt: c.Now},
+	hb.ShardProgress = []contract.ShardProgress{
+		{Shard: contract.Shard{ShardIndex: 0}, LastDeliveredID: ptr("5-0"), LastAckedID: ptr("4-0"), PendingCount: 7, UpdatedAt: c.Now},
+		{Shard: contract.Shard{ShardIndex: 1}, LastDeliveredID: ptr("9-0"), PendingCount: 3, UpdatedAt: c.Now},
 	}
 	c.Heartbeat(hb)
 
@@ -75,9 +75,9 @@ func TestGaugesAgreeWithProject(t *testing.T) {
 	c := grouptest.New(t, 3)
 	r := c.Join("member-a")
 	hb := c.Member("member-a", r.MemberEpoch, 0, 1, 2)
-	hb.ShardProgress = []group.ShardProgress{
-		{Shard: group.Shard{ShardIndex: 0}, LastAckedID: ptr("4-0"), PendingCount: 7, UpdatedAt: c.Now},
-		{Shard: group.Shard{ShardIndex: 2}, LastAckedID: ptr("8-0"), PendingCount: 3, UpdatedAt: c.Now},
+	hb.ShardProgress = []contract.ShardProgress{
+		{Shard: contract.Shard{ShardIndex: 0}, LastAckedID: ptr("4-0"), PendingCount: 7, UpdatedAt: c.Now},
+		{Shard: contract.Shard{ShardIndex: 2}, LastAckedID: ptr("8-0"), PendingCount: 3, UpdatedAt: c.Now},
 	}
 	c.Heartbeat(hb)
 	o := monitoring.Observation{Shards: []monitoring.ObservedShard{

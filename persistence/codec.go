@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -58,7 +59,7 @@ type aggregateOut struct {
 // memberOut is one layout-2 member document.
 type memberOut struct {
 	*group.Member
-	TargetAssignment *group.ShardSet `json:"targetAssignment"`
+	TargetAssignment *contract.ShardSet `json:"targetAssignment"`
 }
 
 // Encode returns the complete layout-2 document of g for Create: the
@@ -191,14 +192,14 @@ func WithStoreRevision(aggregate []byte, rev Revision) []byte {
 // presence checks or aliases.
 type aggregateIn struct {
 	group.Meta
-	SchemaVersion        *int                       `json:"schemaVersion"`
-	ShardCount           *int                       `json:"shardCount"`
-	ActiveMigrationID    *string                    `json:"activeMigrationId"`
-	ShardCountsByVersion map[string]int             `json:"shardCountsByVersion"`
-	ActiveWriteVersion   *int                       `json:"activeWriteVersion"`
-	Migrations           map[string]migrationIn     `json:"migrations"`
-	Members              map[string]json.RawMessage `json:"members"`
-	TargetAssignments    map[string]group.ShardSet  `json:"targetAssignments"`
+	SchemaVersion        *int                         `json:"schemaVersion"`
+	ShardCount           *int                         `json:"shardCount"`
+	ActiveMigrationID    *string                      `json:"activeMigrationId"`
+	ShardCountsByVersion map[string]int               `json:"shardCountsByVersion"`
+	ActiveWriteVersion   *int                         `json:"activeWriteVersion"`
+	Migrations           map[string]migrationIn       `json:"migrations"`
+	Members              map[string]json.RawMessage   `json:"members"`
+	TargetAssignments    map[string]contract.ShardSet `json:"targetAssignments"`
 }
 
 // migrationIn reads one migration, including the legacy fields.
@@ -215,7 +216,7 @@ type migrationIn struct {
 // which has no targetAssignment).
 type memberIn struct {
 	group.Member
-	TargetAssignment *group.ShardSet `json:"targetAssignment"`
+	TargetAssignment *contract.ShardSet `json:"targetAssignment"`
 }
 
 // Decode rebuilds the group stored in doc by applying a MetaRecord, a

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
@@ -83,7 +84,7 @@ func TestMutationOf(t *testing.T) {
 	}{
 		{"lease renewal", []group.Record{group.MemberRecord{Member: &live, LivenessOnly: true}}, false, []string{"m-0"}, nil},
 		{"meta only", []group.Record{group.MetaRecord{Meta: meta}}, true, nil, nil},
-		{"target change", []group.Record{group.TargetRecord{MemberID: "m-2", Shards: group.NewShardSet(4)}}, false, []string{"m-2"}, nil},
+		{"target change", []group.Record{group.TargetRecord{MemberID: "m-2", Shards: contract.NewShardSet(4)}}, false, []string{"m-2"}, nil},
 		{"target removed", []group.Record{group.TargetRemovedRecord{MemberID: "m-0"}}, false, []string{"m-0"}, nil},
 		{"join", []group.Record{
 			group.MetaRecord{Meta: meta},
@@ -203,7 +204,7 @@ func TestDecodeLegacy(t *testing.T) {
 	if a == nil || b == nil || a.RebalanceTimeoutMs != 60000 || b.RebalanceTimeoutMs != 1000 || b.MemberID != "b" {
 		t.Fatalf("members %+v %+v", a, b)
 	}
-	if !g.Targets["a"].Equal(group.NewShardSet(0, 1)) || len(g.Targets) != 1 {
+	if !g.Targets["a"].Equal(contract.NewShardSet(0, 1)) || len(g.Targets) != 1 {
 		t.Errorf("targets %v", g.Targets)
 	}
 

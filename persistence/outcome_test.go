@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -18,7 +19,7 @@ func TestClassify(t *testing.T) {
 		retryable, backendWorks, known bool
 	}{
 		{nil, persistence.Written, false, true, true},
-		{group.Errorf(group.CodeGroupNotFound, "Group not found"), persistence.Refused, false, true, true},
+		{group.Errorf(contract.CodeGroupNotFound, "Group not found"), persistence.Refused, false, true, true},
 		{wrap(fmt.Errorf("provision: %w: %w", persistence.ErrOutsideStore, errors.New("READONLY"))), persistence.Refused, false, true, true},
 		{wrap(persistence.ErrConflict), persistence.Stale, true, true, true},
 		{wrap(persistence.ErrNotFound), persistence.Stale, true, true, true},

@@ -17,6 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -203,7 +204,7 @@ func waitHealth(t *testing.T, base, what string, cond func(httpapi.HealthReport)
 type answer struct {
 	member *membersim.Member
 	target string // the base URL the heartbeat went to
-	resp   group.HeartbeatResponse
+	resp   contract.HeartbeatResponse
 	err    error
 }
 
@@ -282,8 +283,8 @@ func present(members []*membersim.Member) []*membersim.Member {
 
 // steady reports the statuses a protocol-following member may get while
 // no lease expires and nobody is fenced.
-func steady(s group.HeartbeatStatus) bool {
-	return s == group.StatusOK || s == group.StatusRevokePending || s == group.StatusRetry
+func steady(s contract.HeartbeatStatus) bool {
+	return s == contract.StatusOK || s == contract.StatusRevokePending || s == contract.StatusRetry
 }
 
 // redisStoreYAML configures the Redis store at addr under prefix.

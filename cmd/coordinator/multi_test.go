@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
@@ -106,7 +107,7 @@ func severalCoordinators(t *testing.T, storeYAML string) {
 	before := sw.view()
 	for range 25 {
 		for _, a := range sw.round() {
-			if a.err != nil || !steady(a.resp.Status) || a.resp.Status == group.StatusOK && a.resp.GroupEpoch != before.GroupEpoch {
+			if a.err != nil || !steady(a.resp.Status) || a.resp.Status == contract.StatusOK && a.resp.GroupEpoch != before.GroupEpoch {
 				t.Fatalf("steady round: %s via %s: %+v, %v (group epoch was %d)", a.member.ID, a.target, a.resp, a.err, before.GroupEpoch)
 			}
 		}

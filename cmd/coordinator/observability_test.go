@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
@@ -95,13 +96,13 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 	obs, g, cfg := observedGroup(t, func(m *config.Monitoring) { m.ShardSeries = 16 })
 	lag, produced := int64(3), 1.5
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
 	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 9, Lag: &lag}, ProducedPerSecond: &produced},
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 9, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.CachedGroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestShardSeriesOffByDefault(t *testing.T) {
 	obs, g, cfg := observedGroup(t, func(*config.Monitoring) {})
 	lag := int64(3)
 	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: group.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
 	}}}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -37,7 +38,7 @@ type load struct {
 	mu       sync.Mutex
 	phase    string
 	rounds   map[string]int
-	statuses map[string]map[group.HeartbeatStatus]int
+	statuses map[string]map[contract.HeartbeatStatus]int
 	failures []string         // answers that were not 200 with a steady status
 	acked    map[string]int64 // member → highest epoch of an OK or REVOKE_PENDING answer
 	groupEp  int64            // highest group epoch of such an answer
@@ -48,7 +49,7 @@ func startLoad(key group.Key, base string, o *membersim.Oracle, members []*membe
 	ld := &load{
 		key: key, base: base, oracle: o, total: total, members: members,
 		stop: make(chan struct{}), done: make(chan struct{}),
-		phase: phaseUp, rounds: map[string]int{}, statuses: map[string]map[group.HeartbeatStatus]int{},
+		phase: phaseUp, rounds: map[string]int{}, statuses: map[string]map[contract.HeartbeatStatus]int{},
 		acked: map[string]int64{},
 	}
 	go ld.run()
@@ -80,7 +81,7 @@ func (ld *load) record(answers []answer) {
 	defer ld.mu.Unlock()
 	ld.rounds[ld.phase]++
 	if ld.statuses[ld.phase] == nil {
-		ld.statuses[ld.phase] = map[group.HeartbeatStatus]int{}
+		ld.statuses[ld.phase] = map[contract.HeartbeatStatus]int{}
 	}
 	for _, a := range answers {
 		if a.err != nil || !steady(a.resp.Status) {
@@ -88,7 +89,7 @@ func (ld *load) record(answers []answer) {
 			continue
 		}
 		ld.statuses[ld.phase][a.resp.Status]++
-		if a.resp.Status != group.StatusRetry {
+		if a.resp.Status != contract.StatusRetry {
 			ld.acked[a.member.ID] = max(ld.acked[a.member.ID], a.resp.MemberEpoch)
 			ld.groupEp = max(ld.groupEp, a.resp.GroupEpoch)
 		}
@@ -103,7 +104,7 @@ func (ld *load) enter(p string) {
 }
 
 // count returns the rounds of phase p and how many answers had status s.
-func (ld *load) count(p string, s group.HeartbeatStatus) (rounds, answers int) {
+func (ld *load) count(p string, s contract.HeartbeatStatus) (rounds, answers int) {
 	ld.mu.Lock()
 	defer ld.mu.Unlock()
 	return ld.rounds[p], ld.statuses[p][s]
@@ -169,7 +170,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	sw.converge(t)
 
 	ld := startLoad(key, n.base, oracle, members, total)
-	eventually.True(t, "load rounds before the kill", func() bool { r, _ := ld.count(phaseUp, group.StatusOK); return r >= 4 })
+	eventually.True(t, "load rounds before the kill", func() bool { r, _ := ld.count(phaseUp, contract.StatusOK); return r >= 4 })
 	srv.Kill()
 	ld.enter(phaseDown)
 
@@ -180,14 +181,14 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	if st, body := call(t, "POST", groupURL(n.base, group.Key{StreamPrefix: "orders", ConsumerGroup: "audit"}), `{"requestedBy":"it"}`, nil); st != http.StatusServiceUnavailable || errorCode(body) != "STORE_UNAVAILABLE" {
 		t.Errorf("create with the breaker open: %d %s", st, body)
 	}
-	eventually.True(t, "RETRY answers during the outage", func() bool { _, retries := ld.count(phaseDown, group.StatusRetry); return retries > 0 })
+	eventually.True(t, "RETRY answers during the outage", func() bool { _, retries := ld.count(phaseDown, contract.StatusRetry); return retries > 0 })
 
 	srv.Restart()
 	waitHealth(t, n.base, "health UP with the breaker closed", func(h httpapi.HealthReport) bool {
 		return h.Status == "UP" && h.Redis == httpapi.RedisUp && h.Store.Breaker == "closed"
 	})
 	ld.enter(phaseRecovered)
-	eventually.True(t, "load rounds after recovery", func() bool { r, _ := ld.count(phaseRecovered, group.StatusOK); return r >= 4 })
+	eventually.True(t, "load rounds after recovery", func() bool { r, _ := ld.count(phaseRecovered, contract.StatusOK); return r >= 4 })
 	ld.halt()
 
 	for _, f := range ld.failures {
@@ -210,7 +211,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	if ov := oracle.Overlaps(); len(ov) != 0 {
 		t.Errorf("shards read by two members: %v", ov)
 	}
-	downRounds, retries := ld.count(phaseDown, group.StatusRetry)
+	downRounds, retries := ld.count(phaseDown, contract.StatusRetry)
 	t.Logf("heartbeats: %d before the kill, %d in %d rounds during the outage (%d RETRY), %d after recovery; %d members acknowledged",
 		ld.heartbeats(phaseUp), ld.heartbeats(phaseDown), downRounds, retries, ld.heartbeats(phaseRecovered), len(ld.acked))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
@@ -47,12 +48,12 @@ func TestRunKeepsMemberEpochsAcrossRestarts(t *testing.T) {
 					t.Errorf("%s stored at epoch %d (%s) after restart, member has %d", m.ID, rec.MemberEpoch, rec.State, m.Epoch())
 				}
 			}
-			owned := map[string]group.ShardSet{}
+			owned := map[string]contract.ShardSet{}
 			for _, m := range members {
 				owned[m.ID] = m.Owned()
 			}
 			for _, a := range sw.round() {
-				if a.err != nil || a.resp.Status != group.StatusOK || a.resp.MemberEpoch != stored[a.member.ID].MemberEpoch || !a.member.Owned().Equal(owned[a.member.ID]) {
+				if a.err != nil || a.resp.Status != contract.StatusOK || a.resp.MemberEpoch != stored[a.member.ID].MemberEpoch || !a.member.Owned().Equal(owned[a.member.ID]) {
 					t.Errorf("%s after restart: %+v, %v; reads %v, read %v", a.member.ID, a.resp, a.err, a.member.Owned(), owned[a.member.ID])
 				}
 			}

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // Context drives one group with a fake clock.
 type Context struct {
 	T        TB
-	Now      group.Instant
+	Now      contract.Instant
 	Settings group.Settings
 	Group    *group.Group
 	// Records collects every record the handlers produced, in order.
@@ -25,7 +26,7 @@ type TB interface {
 }
 
 // Start is the fake clock's initial time: 2026-05-21T00:00:00Z.
-var Start = group.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
+var Start = contract.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 
 // New creates a group with shardCount shards at Start, with the default settings.
 func New(t TB, shardCount int) *Context {
@@ -44,7 +45,7 @@ func New(t TB, shardCount int) *Context {
 func (c *Context) Advance(d time.Duration) { c.Now = c.Now.Add(d) }
 
 // Heartbeat sends a heartbeat and returns the response.
-func (c *Context) Heartbeat(req group.HeartbeatRequest) group.HeartbeatResponse {
+func (c *Context) Heartbeat(req contract.HeartbeatRequest) contract.HeartbeatResponse {
 	c.T.Helper()
 	if req.ProtocolVersion == 0 {
 		req.ProtocolVersion = 1
@@ -54,7 +55,7 @@ func (c *Context) Heartbeat(req group.HeartbeatRequest) group.HeartbeatResponse 
 		req.RequestID = fmt.Sprintf("req-%d", c.seq)
 	}
 	if req.RuntimeConsumerCapacity == nil {
-		req.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
+		req.RuntimeConsumerCapacity = &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
 	}
 	if err := group.ValidateHeartbeat(&req, c.Settings); err != nil {
 		c.T.Fatalf("invalid heartbeat: %v", err)
@@ -66,29 +67,29 @@ func (c *Context) Heartbeat(req group.HeartbeatRequest) group.HeartbeatResponse 
 
 // Member builds a heartbeat for member id at epoch, owning the given shards,
 // at the group's current metadata version.
-func (c *Context) Member(id string, epoch int64, owned ...int) group.HeartbeatRequest {
-	return group.HeartbeatRequest{
+func (c *Context) Member(id string, epoch int64, owned ...int) contract.HeartbeatRequest {
+	return contract.HeartbeatRequest{
 		MemberID:        id,
 		MemberEpoch:     epoch,
 		MetadataVersion: c.Group.MetadataVersion,
-		OwnedShards:     group.NewShardSet(owned...),
+		OwnedShards:     contract.NewShardSet(owned...),
 	}
 }
 
 // Revoked returns terminal revoke reports for the shards.
-func Revoked(shards ...int) []group.RevokeReport {
-	out := make([]group.RevokeReport, 0, len(shards))
+func Revoked(shards ...int) []contract.RevokeReport {
+	out := make([]contract.RevokeReport, 0, len(shards))
 	for _, s := range shards {
-		out = append(out, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeRevoked})
+		out = append(out, contract.RevokeReport{Shard: contract.Shard{ShardIndex: s}, State: contract.RevokeRevoked})
 	}
 	return out
 }
 
 // Draining returns active (non-terminal) revoke reports for the shards.
-func Draining(shards ...int) []group.RevokeReport {
-	out := make([]group.RevokeReport, 0, len(shards))
+func Draining(shards ...int) []contract.RevokeReport {
+	out := make([]contract.RevokeReport, 0, len(shards))
 	for _, s := range shards {
-		out = append(out, group.RevokeReport{Shard: group.Shard{ShardIndex: s}, State: group.RevokeDraining, InFlight: 1})
+		out = append(out, contract.RevokeReport{Shard: contract.Shard{ShardIndex: s}, State: contract.RevokeDraining, InFlight: 1})
 	}
 	return out
 }

@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // Join sends an epoch-0 heartbeat with nothing owned for member id.
-func (c *Context) Join(id string) group.HeartbeatResponse {
+func (c *Context) Join(id string) contract.HeartbeatResponse {
 	c.T.Helper()
 	return c.Heartbeat(c.Member(id, 0))
 }
 
 // Leave sends an epoch −1 heartbeat for member id with the given revoke reports.
-func (c *Context) Leave(id string, revoking ...group.RevokeReport) group.HeartbeatResponse {
+func (c *Context) Leave(id string, revoking ...contract.RevokeReport) contract.HeartbeatResponse {
 	c.T.Helper()
 	hb := c.Member(id, -1)
 	hb.RevokingShards = revoking

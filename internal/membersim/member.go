@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/member"
 )
@@ -44,11 +45,11 @@ func NewWithLease(id string, ttl time.Duration, o *Oracle) *Member {
 func (m *Member) Epoch() int64 { return m.st.Epoch() }
 
 // Owned returns the shards the member reads.
-func (m *Member) Owned() group.ShardSet { return m.st.Owned() }
+func (m *Member) Owned() contract.ShardSet { return m.st.Owned() }
 
 // Released returns the shards the member stopped reading whose release no
 // answer has acknowledged yet: the next heartbeat reports them as REVOKED.
-func (m *Member) Released() group.ShardSet { return m.st.Released() }
+func (m *Member) Released() contract.ShardSet { return m.st.Released() }
 
 // Done reports whether the member left: a leave request was answered.
 func (m *Member) Done() bool { return m.st.Done() }
@@ -71,19 +72,19 @@ func (m *Member) StopReading() { m.step(m.st.StopReading()) }
 func (m *Member) Tick(now time.Time) (lapsed bool) { return m.step(m.st.Tick(now)).Lapsed }
 
 // Request returns the member's next heartbeat.
-func (m *Member) Request() group.HeartbeatRequest {
+func (m *Member) Request() contract.HeartbeatRequest {
 	req := m.st.Request()
-	req.RuntimeConsumerCapacity = &group.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
+	req.RuntimeConsumerCapacity = &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}
 	return req
 }
 
 // Apply applies resp, the answer to req, where time does not matter.
-func (m *Member) Apply(req group.HeartbeatRequest, resp group.HeartbeatResponse) {
+func (m *Member) Apply(req contract.HeartbeatRequest, resp contract.HeartbeatResponse) {
 	m.ApplyAt(req, resp, time.Time{}, time.Time{})
 }
 
 // ApplyAt applies resp, the answer to req sent at sent, at now.
-func (m *Member) ApplyAt(req group.HeartbeatRequest, resp group.HeartbeatResponse, sent, now time.Time) {
+func (m *Member) ApplyAt(req contract.HeartbeatRequest, resp contract.HeartbeatResponse, sent, now time.Time) {
 	m.step(m.st.Apply(req, resp, sent, now))
 }
 
@@ -91,7 +92,7 @@ func (m *Member) ApplyAt(req group.HeartbeatRequest, resp group.HeartbeatRespons
 // shards stopped are released at once (nothing is in flight) and the
 // oracle hears of every stop and start.
 func (m *Member) step(e member.Effects) member.Effects {
-	stopped := group.NewShardSet(e.Stop...)
+	stopped := contract.NewShardSet(e.Stop...)
 	if len(stopped) > 0 {
 		for _, s := range stopped {
 			m.st.SetInFlight(s, 0)
@@ -101,7 +102,7 @@ func (m *Member) step(e member.Effects) member.Effects {
 		}
 	}
 	if m.Oracle != nil && len(e.Start) > 0 {
-		m.Oracle.start(m.ID, group.NewShardSet(e.Start...))
+		m.Oracle.start(m.ID, contract.NewShardSet(e.Start...))
 	}
 	return e
 }
@@ -126,7 +127,7 @@ func Settled(shards int, members []*Member) bool {
 // SettleAll starts n members (member-00000, …) and heartbeats them, one
 // pass over all of them at a time through send, until a whole pass is
 // answered OK with nothing pending; after maxPasses passes it fails.
-func SettleAll(n, maxPasses int, send func(*group.HeartbeatRequest) (group.HeartbeatResponse, error)) ([]*Member, error) {
+func SettleAll(n, maxPasses int, send func(*contract.HeartbeatRequest) (contract.HeartbeatResponse, error)) ([]*Member, error) {
 	ms := make([]*Member, n)
 	for i := range ms {
 		ms[i] = New(fmt.Sprintf("member-%05d", i), nil)
@@ -140,7 +141,7 @@ func SettleAll(n, maxPasses int, send func(*group.HeartbeatRequest) (group.Heart
 				return nil, err
 			}
 			m.Apply(req, resp)
-			settled = settled && resp.Status == group.StatusOK && len(resp.Assignment.PendingShards) == 0
+			settled = settled && resp.Status == contract.StatusOK && len(resp.Assignment.PendingShards) == 0
 		}
 		if settled {
 			return ms, nil
@@ -162,14 +163,14 @@ func (e *StatusError) Error() string { return fmt.Sprintf("heartbeat answered %d
 // through c and applies the answer. A transport failure, an answer other
 // than 200 (a *StatusError) or an undecodable body is returned as an error
 // and changes nothing, like a lost answer.
-func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (group.HeartbeatResponse, error) {
+func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (contract.HeartbeatResponse, error) {
 	resp, _, err := HeartbeatHeader(ctx, c, base, key, m)
 	return resp, err
 }
 
 // HeartbeatHeader is Heartbeat that also returns the answer's header (nil
 // when no answer arrived), e.g. the group's owner a coordinator names.
-func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (group.HeartbeatResponse, http.Header, error) {
+func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (contract.HeartbeatResponse, http.Header, error) {
 	req := m.Request()
 	resp, h, err := post(ctx, c, base, key, req)
 	if err != nil {
@@ -184,43 +185,43 @@ func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group
 // that lose, duplicate or delay answers apply them themselves). A
 // transport failure, an answer other than 200 (a *StatusError), an
 // undecodable body or one that does not echo req is an error.
-func Post(ctx context.Context, c *http.Client, base string, key group.Key, req group.HeartbeatRequest) (group.HeartbeatResponse, error) {
+func Post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	resp, _, err := post(ctx, c, base, key, req)
 	return resp, err
 }
 
 // post is Post that also returns the answer's header.
-func post(ctx context.Context, c *http.Client, base string, key group.Key, req group.HeartbeatRequest) (group.HeartbeatResponse, http.Header, error) {
+func post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, http.Header, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return group.HeartbeatResponse{}, nil, err
+		return contract.HeartbeatResponse{}, nil, err
 	}
 	u := base + "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup) +
 		"/members/" + url.PathEscape(req.MemberID) + "/heartbeat"
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return group.HeartbeatResponse{}, nil, err
+		return contract.HeartbeatResponse{}, nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	res, err := c.Do(hr)
 	if err != nil {
-		return group.HeartbeatResponse{}, nil, err
+		return contract.HeartbeatResponse{}, nil, err
 	}
 	h := res.Header
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return group.HeartbeatResponse{}, h, err
+		return contract.HeartbeatResponse{}, h, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return group.HeartbeatResponse{}, h, &StatusError{Code: res.StatusCode, Body: string(b)}
+		return contract.HeartbeatResponse{}, h, &StatusError{Code: res.StatusCode, Body: string(b)}
 	}
-	var resp group.HeartbeatResponse
+	var resp contract.HeartbeatResponse
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return group.HeartbeatResponse{}, h, fmt.Errorf("heartbeat answer %s: %w", b, err)
+		return contract.HeartbeatResponse{}, h, fmt.Errorf("heartbeat answer %s: %w", b, err)
 	}
 	if resp.ResponseTo != req.RequestID || resp.MemberID != req.MemberID {
-		return group.HeartbeatResponse{}, h, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
+		return contract.HeartbeatResponse{}, h, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
 	}
 	return resp, h, nil
 }

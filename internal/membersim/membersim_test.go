@@ -10,40 +10,41 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // answer is a heartbeat response to req.
-func answer(req group.HeartbeatRequest, st group.HeartbeatStatus, epoch int64, assigned group.ShardSet) group.HeartbeatResponse {
-	return group.HeartbeatResponse{ResponseTo: req.RequestID, Status: st, MemberID: req.MemberID, MemberEpoch: epoch,
-		MetadataVersion: 1, Assignment: group.AssignmentPayload{AssignedShards: assigned}}
+func answer(req contract.HeartbeatRequest, st contract.HeartbeatStatus, epoch int64, assigned contract.ShardSet) contract.HeartbeatResponse {
+	return contract.HeartbeatResponse{ResponseTo: req.RequestID, Status: st, MemberID: req.MemberID, MemberEpoch: epoch,
+		MetadataVersion: 1, Assignment: contract.AssignmentPayload{AssignedShards: assigned}}
 }
 
-func released(req group.HeartbeatRequest) group.ShardSet {
+func released(req contract.HeartbeatRequest) contract.ShardSet {
 	var s []int
 	for _, r := range req.RevokingShards {
 		s = append(s, r.Shard.ShardIndex)
 	}
-	return group.NewShardSet(s...)
+	return contract.NewShardSet(s...)
 }
 
 func TestMemberFollowsTheProtocol(t *testing.T) {
 	o := NewOracle()
 	m := New("a", o)
 	steps := []struct {
-		status   group.HeartbeatStatus
+		status   contract.HeartbeatStatus
 		epoch    int64
-		assigned group.ShardSet
+		assigned contract.ShardSet
 		// what the next request must carry
 		wantEpoch    int64
-		wantOwned    group.ShardSet
-		wantReleased group.ShardSet
+		wantOwned    contract.ShardSet
+		wantReleased contract.ShardSet
 	}{
-		{group.StatusOK, 2, group.Range(0, 4), 2, group.Range(0, 4), nil},
-		{group.StatusRevokePending, 3, group.NewShardSet(0, 1, 7), 3, group.NewShardSet(0, 1), group.NewShardSet(2, 3)},
-		{group.StatusRetry, 9, nil, 3, group.NewShardSet(0, 1), group.NewShardSet(2, 3)},
-		{group.StatusOK, 3, group.NewShardSet(0, 1, 7), 3, group.NewShardSet(0, 1, 7), nil},
-		{group.StatusFencedMemberEpoch, 5, nil, 0, nil, nil},
+		{contract.StatusOK, 2, contract.Range(0, 4), 2, contract.Range(0, 4), nil},
+		{contract.StatusRevokePending, 3, contract.NewShardSet(0, 1, 7), 3, contract.NewShardSet(0, 1), contract.NewShardSet(2, 3)},
+		{contract.StatusRetry, 9, nil, 3, contract.NewShardSet(0, 1), contract.NewShardSet(2, 3)},
+		{contract.StatusOK, 3, contract.NewShardSet(0, 1, 7), 3, contract.NewShardSet(0, 1, 7), nil},
+		{contract.StatusFencedMemberEpoch, 5, nil, 0, nil, nil},
 	}
 	req := m.Request()
 	for i, st := range steps {
@@ -57,17 +58,17 @@ func TestMemberFollowsTheProtocol(t *testing.T) {
 		t.Errorf("fenced member still reads %v", r)
 	}
 
-	m.Apply(req, answer(req, group.StatusOK, 6, group.NewShardSet(4)))
+	m.Apply(req, answer(req, contract.StatusOK, 6, contract.NewShardSet(4)))
 	m.Leave()
 	req = m.Request()
-	if req.MemberEpoch != -1 || len(req.OwnedShards) != 0 || !released(req).Equal(group.NewShardSet(4)) {
+	if req.MemberEpoch != -1 || len(req.OwnedShards) != 0 || !released(req).Equal(contract.NewShardSet(4)) {
 		t.Fatalf("leave request %+v", req)
 	}
-	m.Apply(req, answer(req, group.StatusRetry, 0, nil))
+	m.Apply(req, answer(req, contract.StatusRetry, 0, nil))
 	if m.Done() {
 		t.Fatal("done after RETRY")
 	}
-	m.Apply(req, answer(req, group.StatusOK, -1, nil))
+	m.Apply(req, answer(req, contract.StatusOK, -1, nil))
 	if !m.Done() || len(o.Readers()) != 0 || len(o.Overlaps()) != 0 {
 		t.Fatalf("after leaving: done %v readers %v overlaps %v", m.Done(), o.Readers(), o.Overlaps())
 	}
@@ -76,18 +77,18 @@ func TestMemberFollowsTheProtocol(t *testing.T) {
 func TestOracleReportsOverlaps(t *testing.T) {
 	o := NewOracle()
 	a, b := New("a", o), New("b", o)
-	grant := func(m *Member, shards group.ShardSet) {
+	grant := func(m *Member, shards contract.ShardSet) {
 		req := m.Request()
-		m.Apply(req, answer(req, group.StatusOK, 2, shards))
+		m.Apply(req, answer(req, contract.StatusOK, 2, shards))
 	}
-	grant(a, group.NewShardSet(0, 1))
-	grant(b, group.NewShardSet(2))
-	grant(a, group.NewShardSet(0))
-	grant(b, group.NewShardSet(1, 2))
+	grant(a, contract.NewShardSet(0, 1))
+	grant(b, contract.NewShardSet(2))
+	grant(a, contract.NewShardSet(0))
+	grant(b, contract.NewShardSet(1, 2))
 	if ov := o.Overlaps(); len(ov) != 0 {
 		t.Fatalf("hand-over after release reported: %v", ov)
 	}
-	grant(a, group.NewShardSet(0, 2))
+	grant(a, contract.NewShardSet(0, 2))
 	if ov := o.Overlaps(); len(ov) != 1 {
 		t.Fatalf("overlaps %v, want one for shard 2", ov)
 	}
@@ -102,12 +103,12 @@ func TestHeartbeatOverHTTP(t *testing.T) {
 		if r.Method != http.MethodPost || r.URL.Path != "/coord/v1/streams/orders/groups/workers/members/m-1/heartbeat" {
 			t.Errorf("%s %s", r.Method, r.URL.Path)
 		}
-		var req group.HeartbeatRequest
+		var req contract.HeartbeatRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			t.Error(err)
 		}
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(answer(req, group.StatusOK, 2, group.NewShardSet(3)))
+		_ = json.NewEncoder(w).Encode(answer(req, contract.StatusOK, 2, contract.NewShardSet(3)))
 	}))
 	defer srv.Close()
 	m := New("m-1", nil)
@@ -120,18 +121,18 @@ func TestHeartbeatOverHTTP(t *testing.T) {
 	}
 	status = http.StatusOK
 	resp, err := Heartbeat(context.Background(), srv.Client(), srv.URL+"/coord/v1", key, m)
-	if err != nil || resp.Status != group.StatusOK || m.Epoch() != 2 || !m.Owned().Equal(group.NewShardSet(3)) {
+	if err != nil || resp.Status != contract.StatusOK || m.Epoch() != 2 || !m.Owned().Equal(contract.NewShardSet(3)) {
 		t.Fatalf("200: %+v %v, epoch %d owned %v", resp, err, m.Epoch(), m.Owned())
 	}
 }
 
 func TestSettled(t *testing.T) {
-	owning := func(sets ...group.ShardSet) []*Member {
+	owning := func(sets ...contract.ShardSet) []*Member {
 		var ms []*Member
 		for i, s := range sets {
 			m := New(fmt.Sprint(i), nil)
 			req := m.Request()
-			m.Apply(req, answer(req, group.StatusOK, 1, s))
+			m.Apply(req, answer(req, contract.StatusOK, 1, s))
 			ms = append(ms, m)
 		}
 		return ms
@@ -140,11 +141,11 @@ func TestSettled(t *testing.T) {
 		members []*Member
 		want    bool
 	}{
-		"balanced":     {owning(group.NewShardSet(0, 1), group.NewShardSet(2)), true},
-		"unbalanced":   {owning(group.NewShardSet(0, 1, 2), nil), false},
-		"shard unread": {owning(group.NewShardSet(0), group.NewShardSet(1)), false},
-		"read twice":   {owning(group.NewShardSet(0, 1), group.NewShardSet(1, 2)), false},
-		"out of range": {owning(group.NewShardSet(0, 1), group.NewShardSet(2, 3)), false},
+		"balanced":     {owning(contract.NewShardSet(0, 1), contract.NewShardSet(2)), true},
+		"unbalanced":   {owning(contract.NewShardSet(0, 1, 2), nil), false},
+		"shard unread": {owning(contract.NewShardSet(0), contract.NewShardSet(1)), false},
+		"read twice":   {owning(contract.NewShardSet(0, 1), contract.NewShardSet(1, 2)), false},
+		"out of range": {owning(contract.NewShardSet(0, 1), contract.NewShardSet(2, 3)), false},
 	} {
 		if got := Settled(3, tc.members); got != tc.want {
 			t.Errorf("%s: Settled = %v", name, got)
@@ -156,18 +157,18 @@ func TestStopReadingKeepsTheEpochAndReportsTheRelease(t *testing.T) {
 	o := NewOracle()
 	m := New("a", o)
 	req := m.Request()
-	m.Apply(req, answer(req, group.StatusOK, 2, group.NewShardSet(0, 1)))
+	m.Apply(req, answer(req, contract.StatusOK, 2, contract.NewShardSet(0, 1)))
 	stale := m.Request() // in flight while the local lease lapses
 	m.StopReading()
 	req = m.Request()
-	if req.MemberEpoch != 2 || len(req.OwnedShards) != 0 || !released(req).Equal(group.NewShardSet(0, 1)) || len(o.Readers()) != 0 {
+	if req.MemberEpoch != 2 || len(req.OwnedShards) != 0 || !released(req).Equal(contract.NewShardSet(0, 1)) || len(o.Readers()) != 0 {
 		t.Fatalf("after StopReading: request %+v, readers %v", req, o.Readers())
 	}
 	// The answer to the older request assigns shard 1 again: it is read,
 	// so it is no longer reported released; shard 0 still is.
-	m.Apply(stale, answer(stale, group.StatusOK, 2, group.NewShardSet(1)))
+	m.Apply(stale, answer(stale, contract.StatusOK, 2, contract.NewShardSet(1)))
 	req = m.Request()
-	if !req.OwnedShards.Equal(group.NewShardSet(1)) || !released(req).Equal(group.NewShardSet(0)) {
+	if !req.OwnedShards.Equal(contract.NewShardSet(1)) || !released(req).Equal(contract.NewShardSet(0)) {
 		t.Fatalf("after the late answer: owned %v released %v", req.OwnedShards, released(req))
 	}
 }

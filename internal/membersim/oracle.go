@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Oracle finds double reading: two members reading one shard at the same
@@ -102,7 +102,7 @@ func (o *Oracle) Live(group, member string, from, to time.Duration) {
 }
 
 // start records that member starts reading shards now.
-func (o *Oracle) start(member string, shards group.ShardSet) {
+func (o *Oracle) start(member string, shards contract.ShardSet) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.tick++
@@ -112,7 +112,7 @@ func (o *Oracle) start(member string, shards group.ShardSet) {
 }
 
 // stop records that member stops reading shards now.
-func (o *Oracle) stop(member string, shards group.ShardSet) {
+func (o *Oracle) stop(member string, shards contract.ShardSet) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.tick++

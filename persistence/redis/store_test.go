@@ -11,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -96,7 +97,7 @@ func TestKotlinHash(t *testing.T) {
 		t.Fatalf("load: rev %d, layout %d, updatedAt %v, %v", rev, doc.LayoutVersion, doc.UpdatedAt, err)
 	}
 	g, err := persistence.Decode(doc, rev)
-	if err != nil || g.Members["m"] == nil || !g.Targets["m"].Equal(group.NewShardSet(0)) {
+	if err != nil || g.Members["m"] == nil || !g.Targets["m"].Equal(contract.NewShardSet(0)) {
 		t.Fatalf("decode: %+v, %v", g, err)
 	}
 	if rev, err := s.Commit(ctx, key, 7, persistence.Rewrite(g, time.Now())); err != nil || rev != 8 {

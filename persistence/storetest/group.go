@@ -6,11 +6,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // base is the instant sample groups are created at.
-const base = group.Instant(1_700_000_000_000)
+const base = contract.Instant(1_700_000_000_000)
 
 // Group returns a created group with one migration and one ACTIVE member
 // per id. Members get different target shapes in turn: a two-shard target,
@@ -35,15 +36,15 @@ func Group(key group.Key, memberIDs ...string) *group.Group {
 		UpdatedAt:          base + 10,
 	}})
 	for i, id := range memberIDs {
-		shards := group.NewShardSet(2*i, 2*i+1)
+		shards := contract.NewShardSet(2*i, 2*i+1)
 		stream := key.StreamPrefix + ":0"
 		g.Apply(group.MemberRecord{Member: &group.Member{
 			MemberID: id, MemberName: "consumer-" + id, State: group.MemberActive,
 			MemberEpoch: 3, MetadataVersion: 2, RuntimeMaxConcurrency: 4, ActiveConsumerWorkers: 2,
 			CurrentAssignment: shards, GrantedAssignment: shards,
 			LastHeartbeatAt: base + 20, MemberLeaseExpiresAt: base + 10_020, RebalanceTimeoutMs: 30_000,
-			ShardProgress: []group.ShardProgress{{
-				Shard: group.Shard{ShardIndex: 2 * i}, StreamKey: &stream, PendingCount: int64(i), UpdatedAt: base + 20,
+			ShardProgress: []contract.ShardProgress{{
+				Shard: contract.Shard{ShardIndex: 2 * i}, StreamKey: &stream, PendingCount: int64(i), UpdatedAt: base + 20,
 			}},
 		}})
 		switch i % 3 {
@@ -82,7 +83,7 @@ func Equal(t testing.TB, want, got *group.Group) {
 	if a, b := dump(want.Members), dump(got.Members); a != b {
 		t.Errorf("members differ:\nwant %s\ngot  %s", a, b)
 	}
-	if !maps.EqualFunc(want.Targets, got.Targets, group.ShardSet.Equal) {
+	if !maps.EqualFunc(want.Targets, got.Targets, contract.ShardSet.Equal) {
 		t.Errorf("targets differ:\nwant %v\ngot  %v", want.Targets, got.Targets)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -208,7 +209,7 @@ func testCommit(t *testing.T, s persistence.Store) {
 	create(t, s, g)
 	meta := g.Meta
 	meta.GroupEpoch++
-	meta.UpdatedAt = group.InstantOf(now)
+	meta.UpdatedAt = contract.InstantOf(now)
 	m := g.Members["m-1"]
 	m.MemberEpoch = meta.GroupEpoch
 	rev, err := commit(t, s, g, 1, group.MetaRecord{Meta: meta}, group.MemberRecord{Member: m})
@@ -223,7 +224,7 @@ func testCommit(t *testing.T, s persistence.Store) {
 		t.Errorf("updatedAt %v, want %v", doc.UpdatedAt, now)
 	}
 	Equal(t, g, got)
-	if rev, err := commit(t, s, g, 2, group.TargetRecord{MemberID: "m-2", Shards: group.NewShardSet(5)}); err != nil || rev != 3 {
+	if rev, err := commit(t, s, g, 2, group.TargetRecord{MemberID: "m-2", Shards: contract.NewShardSet(5)}); err != nil || rev != 3 {
 		t.Fatalf("second commit: revision %d, %v", rev, err)
 	}
 	_, got, _ = load(t, s, g.Key())
@@ -276,7 +277,7 @@ func testMemberDeltas(t *testing.T, s persistence.Store) {
 	before, _, _ := s.Load(t.Context(), g.Key())
 	recs := []group.Record{
 		group.MemberRecord{Member: Member("m-4", 3)},
-		group.TargetRecord{MemberID: "m-4", Shards: group.NewShardSet(6, 7)},
+		group.TargetRecord{MemberID: "m-4", Shards: contract.NewShardSet(6, 7)},
 		group.MemberRemovedRecord{MemberID: "m-2"},
 		group.TargetRemovedRecord{MemberID: "m-2"},
 		group.TargetRemovedRecord{MemberID: "m-1"},
