@@ -320,6 +320,9 @@ type Defaults struct {
 	// in all and per stream prefix; 0 is no cap.
 	MaxGroups          int `yaml:"max-groups"`
 	MaxGroupsPerStream int `yaml:"max-groups-per-stream"`
+	// Assignor is the assignor of a group created without one: count or
+	// work (docs/assignment.md).
+	Assignor string `yaml:"assignor"`
 }
 
 // Monitoring tunes the monitoring read path.
@@ -416,7 +419,7 @@ func defaults() *Config {
 			MaxQueuedHeartbeats:  1024,
 		},
 		Cluster:    Cluster{LeaseTTL: Duration(5 * time.Second), RenewInterval: Duration(time.Second)},
-		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
+		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096, Assignor: "count"},
 		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second), GroupSeries: 1000},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
 	}

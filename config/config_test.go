@@ -84,7 +84,7 @@ func seedDefaults() *Config {
 			MaxQueuedHeartbeats:  1024,
 		},
 		Cluster:    Cluster{LeaseTTL: d("5s"), RenewInterval: d("1s")},
-		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096},
+		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096, Assignor: "count"},
 		Monitoring: Monitoring{OffsetCacheTTL: d("15s"), GroupSeries: 1000},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
 	}
@@ -335,7 +335,7 @@ func TestAdminAPIOnlyKeysRejectedAnywhere(t *testing.T) {
 		}
 	}
 	c := mustParse(t, "coordinator:\n  defaults:\n    initial-shard-count: 8\n    max-shard-count: 64\n")
-	if c.Defaults != (Defaults{InitialShardCount: 8, MaxShardCount: 64}) {
+	if c.Defaults != (Defaults{InitialShardCount: 8, MaxShardCount: 64, Assignor: "count"}) {
 		t.Errorf("defaults = %+v", c.Defaults)
 	}
 }

@@ -117,6 +117,7 @@ func (c *Config) Validate() error {
 		v.check(d.InitialShardCount >= 1 && d.InitialShardCount <= d.MaxShardCount, root+"defaults.initial-shard-count",
 			"must be in 1..max-shard-count (%d), got %d", d.MaxShardCount, d.InitialShardCount)
 	}
+	v.check(d.Assignor == "" || d.Assignor == "count" || d.Assignor == "work", root+"defaults.assignor", "must be count or work, got %q", d.Assignor)
 
 	v.nonNegative(root+"monitoring.offset-cache-ttl", c.Monitoring.OffsetCacheTTL)
 	v.check(c.Monitoring.ShardSeries >= 0 && c.Monitoring.ShardSeries <= 1024, root+"monitoring.shard-series", "must be in 0..1024, got %d", c.Monitoring.ShardSeries)

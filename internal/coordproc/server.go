@@ -44,6 +44,10 @@ type ServerConfig struct {
 	RebalanceTimeout time.Duration
 	// MaxShards is defaults.max-shard-count.
 	MaxShards int
+	// OffsetCacheTTL is monitoring.offset-cache-ttl, which also paces the
+	// lag refresher (and so the work assignor's measures); zero keeps the
+	// default.
+	OffsetCacheTTL time.Duration
 	// ID is coordinator.id (COORDINATOR_ID), stable across restarts of one
 	// coordinator of a cluster; empty: the process name.
 	ID string
@@ -188,6 +192,9 @@ func (c ServerConfig) yaml(port int) ([]byte, error) {
 		"defaults":     map[string]any{"max-shard-count": max(c.MaxShards, 4096)},
 		"debug":        map[string]any{"pprof": true, "bench-endpoints": true},
 	}}
+	if c.OffsetCacheTTL > 0 {
+		tree["coordinator"].(map[string]any)["monitoring"] = map[string]any{"offset-cache-ttl": c.OffsetCacheTTL.String()}
+	}
 	return yaml.Marshal(tree)
 }
 
