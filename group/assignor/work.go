@@ -20,9 +20,11 @@ type WorkParams struct {
 }
 
 // DefaultWorkParams returns the defaults for a group of shardCount shards:
-// 10 % threshold, 3 intervals, max(4, shardCount/8) moves per minute.
+// 10 % threshold, 3 intervals, max(8, shardCount/4) moves per minute (a
+// skewed group usually needs about a third of its shards moved once, so
+// the first balancing takes a minute or two, and noise none).
 func DefaultWorkParams(shardCount int) WorkParams {
-	return WorkParams{Threshold: 0.10, Intervals: 3, MovesPerMinute: max(4, shardCount/8)}
+	return WorkParams{Threshold: 0.10, Intervals: 3, MovesPerMinute: max(8, shardCount/4)}
 }
 
 // WorkMemory is what the balancer remembers between intervals: the number
