@@ -191,12 +191,8 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	if _, err := store.Store.Create(ctx, orders, corrupt); err != nil {
 		t.Fatal(err)
 	}
-	ticked := make(chan struct{}, 1)
-	c := start(t, Options{Store: store, GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
-		if _, ok := msg.(*tickMsg); ok {
-			ticked <- struct{}{}
-		}
-	}})
+	obs := newMessages()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 
 	if _, err := c.Heartbeat(testCtx(t), orders, join("m-1")); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("heartbeat: %v, want ErrCorrupt", err)
@@ -211,8 +207,8 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 		t.Errorf("delete: %v, want ErrCorrupt", err)
 	}
 	c.TickNow()
-	<-ticked
-	if _, err := c.Members(testCtx(t), orders); !errors.Is(err, persistence.ErrCorrupt) { // queued behind the tick
+	<-obs.ticked
+	if _, err := c.Members(testCtx(t), orders); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("members: %v, want ErrCorrupt", err)
 	}
 	if n := store.writeCalls(); n != 0 {
@@ -296,17 +292,18 @@ func TestPanicAfterCommitAnswersTheBatch(t *testing.T) {
 	}
 }
 
-// A panic while handling one group's heartbeat answers it with
-// ErrInternal; the actor restarts and serves again from its stored state,
-// and another group serves throughout.
+// A panic while handling one group's heartbeat (here in its commit)
+// answers it with ErrInternal; the actor restarts and serves again from
+// its stored state, and another group serves throughout.
 func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	store := newTestStore()
-	obs := newRecorder()
-	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs, BeforeHandle: func(_ group.Key, msg any) {
-		if hb, ok := msg.(*heartbeatMsg); ok && hb.Request.MemberID == "boom" {
+	store.beforeCommit = func(m persistence.Mutation) {
+		if _, ok := m.PutMembers["boom"]; ok {
 			panic("injected fault")
 		}
-	}})
+	}
+	obs := newRecorder()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 	createGroup(t, c, billing)
 	m1 := heartbeat(t, c, orders, join("m-1"))
@@ -372,15 +369,10 @@ func TestTickerExpiresStoredGroups(t *testing.T) {
 	}
 
 	clock.Advance(time.Minute)
-	ticked := make(chan struct{})
-	var once atomic.Bool
+	obs := newMessages() // orders is the only group: its first tick
 	second := start(t, Options{Store: store, Clock: clock.Now, GroupCommit: true, TickEnabled: true, TickInterval: time.Millisecond,
-		BeforeHandle: func(key group.Key, msg any) {
-			if _, ok := msg.(*tickMsg); ok && key == orders && once.CompareAndSwap(false, true) {
-				close(ticked)
-			}
-		}})
-	<-ticked
+		Observer: obs})
+	<-obs.ticked
 	// Loading the group restarted m-1's lease (the coordinator cannot know
 	// what an earlier run promised); it expires one TTL later.
 	clock.Advance(group.DefaultSettings().MemberLeaseTTL + time.Millisecond)

@@ -151,9 +151,6 @@ func (a *groupActor) Receive(ctx actor.Context) {
 			a.handOver(ctx)
 		}
 	case request:
-		if h := a.c.opts.BeforeHandle; h != nil {
-			h(a.key, msg)
-		}
 		a.handle(msg)
 		a.passivateIfIdle(ctx)
 	}

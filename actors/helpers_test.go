@@ -30,6 +30,9 @@ type testStore struct {
 	// onDelete, when set, runs before every Delete; an error is returned
 	// without deleting.
 	onDelete func() error
+	// beforeCommit, when set, runs first in every Commit with its
+	// mutation (a panic in it is a panic of the committing actor).
+	beforeCommit func(persistence.Mutation)
 
 	mu      sync.Mutex
 	calls   int                    // Commit calls
@@ -66,6 +69,9 @@ func (s *testStore) Create(ctx context.Context, key group.Key, doc persistence.D
 }
 
 func (s *testStore) Commit(ctx context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
+	if s.beforeCommit != nil {
+		s.beforeCommit(m)
+	}
 	s.mu.Lock()
 	s.writes++
 	s.calls++
@@ -274,16 +280,22 @@ func queued(c *Coordinator, key group.Key) int64 {
 	return ch.(*child).depth.n.Load()
 }
 
-// gate makes the first Commit block until released, so that requests pile
-// up in the mailbox behind it.
+// gate makes the at-th Commit block until released, so that requests pile
+// up in the mailbox behind it: the actor is busy with that commit.
 type gate struct {
+	at               int
 	entered, release chan struct{}
 }
 
-func newGate() *gate { return &gate{entered: make(chan struct{}), release: make(chan struct{})} }
+// newGate gates the first Commit.
+func newGate() *gate { return newGateAt(1) }
+
+func newGateAt(n int) *gate {
+	return &gate{at: n, entered: make(chan struct{}), release: make(chan struct{})}
+}
 
 func (g *gate) onCommit(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
-	if n == 1 {
+	if n == g.at {
 		close(g.entered)
 		<-g.release
 	}
@@ -340,4 +352,35 @@ func wantJoinsStored(t *testing.T, out <-chan result, n int) {
 			t.Errorf("%s answered before its commit returned", r.id)
 		}
 	}
+}
+
+// messages is an Observer that counts the messages group actors handled by
+// type and signals each handled tick on ticked (when it has room).
+type messages struct {
+	NopObserver
+	mu     sync.Mutex
+	n      map[string]int
+	ticked chan struct{}
+}
+
+func newMessages() *messages { return &messages{n: map[string]int{}, ticked: make(chan struct{}, 1)} }
+
+func (o *messages) MessageHandled(msgType string, _ time.Duration) {
+	o.mu.Lock()
+	o.n[msgType]++
+	o.mu.Unlock()
+	if msgType == MsgTick {
+		select {
+		case o.ticked <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// handled returns the number of messages of msgType handled so far; a
+// message is counted after its answer was sent.
+func (o *messages) handled(msgType string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[msgType]
 }

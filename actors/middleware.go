@@ -17,7 +17,7 @@ import (
 func observeMessages(obs Observer) actor.ReceiverMiddleware {
 	return func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(ctx actor.ReceiverContext, env *actor.MessageEnvelope) {
-			name := MessageType(env.Message)
+			name := messageType(env.Message)
 			if name == "" {
 				next(ctx, env)
 				return
@@ -51,10 +51,10 @@ func answerPanics(next actor.ReceiverFunc) actor.ReceiverFunc {
 	}
 }
 
-// MessageType names a group actor's message as Observer.MessageHandled
+// messageType names a group actor's message as Observer.MessageHandled
 // reports it (one of the Msg constants); it returns "" for lifecycle
-// messages. Options.BeforeHandle's callers tell messages apart with it.
-func MessageType(msg any) string {
+// messages.
+func messageType(msg any) string {
 	switch msg.(type) {
 	case *heartbeatMsg:
 		return MsgHeartbeat

@@ -104,12 +104,6 @@ type Options struct {
 	// Logger receives the coordinator's logs, and protoactor's own at warn
 	// level and above. nil → discard.
 	Logger *slog.Logger
-
-	// BeforeHandle is a fault-injection seam for tests: when set, a group
-	// actor calls it with its key and the message before handling every
-	// request and tick (a panic in it is handled like a panic in the
-	// domain); MessageType names the message. Production code leaves it nil.
-	BeforeHandle func(key group.Key, msg any)
 }
 
 // Ownership is what the group actors need of the cluster membership

@@ -23,25 +23,22 @@ func (s *shedCounter) HeartbeatShed(group.Key) { s.shed.Add(1) }
 // A group with MaxQueuedHeartbeats heartbeats queued answers the next one
 // at once with RETRY (it never enters the mailbox, the member keeps its
 // lease) and counts it; the queued ones are answered normally once the
-// actor moves on, and the group takes heartbeats again.
+// actor moves on, and the group takes heartbeats again. The actor is held
+// in the commit of a first heartbeat, which is then parked in its batch
+// and no longer counts.
 func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 	const bound = 3
-	entered, release := make(chan struct{}), make(chan struct{})
+	g := newGate()
+	store := newTestStore()
+	store.onCommit = g.onCommit
 	obs := &shedCounter{}
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: bound, Observer: obs,
-		BeforeHandle: func(_ group.Key, msg any) {
-			if hb, ok := msg.(*heartbeatMsg); ok && hb.Request.MemberID == "m-blocker" {
-				close(entered)
-				<-release
-			}
-		}})
+	c := start(t, Options{Store: store, GroupCommit: true, MaxQueuedHeartbeats: bound, Observer: obs})
 	createGroup(t, c, orders)
 
-	out := make(chan result, bound)
-	store := newTestStore() // goHeartbeat's stored flag is not looked at here
+	out := make(chan result, bound+1)
 	goHeartbeat(c, store, orders, "m-blocker", out)
-	<-entered // the actor is busy with it; it counts until handled
-	for i := range bound - 1 {
+	<-g.entered // the actor is busy with its commit
+	for i := range bound {
 		goHeartbeat(c, store, orders, fmt.Sprintf("m-%d", i), out)
 	}
 	eventually.True(t, "queued heartbeats", func() bool { return queuedHeartbeats(c, orders) == bound })
@@ -58,8 +55,8 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 		t.Errorf("%d heartbeats queued after shedding, want %d (the shed one must not be queued)", n, bound)
 	}
 
-	close(release)
-	for range bound {
+	close(g.release)
+	for range bound + 1 {
 		r := <-out
 		if r.err != nil {
 			t.Fatalf("%s: %v", r.id, r.err)
@@ -75,34 +72,37 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 // Only heartbeats count towards the bound: other requests queued for the
 // group do not make heartbeats shed.
 func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
-	h := newHold(func(msg any) bool { _, ok := msg.(*createMsg); return ok })
-	entered, release := h.entered, h.release
+	g := newGate()
+	store := newTestStore()
+	store.onCommit = g.onCommit
 	obs := &shedCounter{}
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs, BeforeHandle: h.hook})
+	c := start(t, Options{Store: store, GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs})
 	createGroup(t, c, orders)
-	h.armed.Store(true)
-	creates := make(chan error, 3)
-	for range 3 { // the first blocks the actor, two wait in the mailbox
+	out := make(chan result, 2)
+	goHeartbeat(c, store, orders, "m-blocker", out)
+	<-g.entered // the actor is busy with its commit
+	creates := make(chan error, 2)
+	for range 2 { // wait in the mailbox
 		go func() {
 			_, err := c.CreateGroup(testCtx(t), orders, group.CreateRequest{RequestedBy: "t"}, false)
 			creates <- err
 		}()
 	}
-	<-entered
-	eventually.True(t, "queued creates", func() bool { return queued(c, orders) >= 2 })
-	out := make(chan result, 1)
-	goHeartbeat(c, newTestStore(), orders, "m-1", out)
+	eventually.True(t, "queued creates", func() bool { return queued(c, orders) >= 3 }) // the flush and the creates
+	goHeartbeat(c, store, orders, "m-1", out)
 	eventually.True(t, "queued heartbeat", func() bool { return queuedHeartbeats(c, orders) == 1 })
 
-	close(release)
-	for range 3 {
+	close(g.release)
+	for range 2 {
 		wantCode(t, <-creates, contract.CodeGroupAlreadyExists)
 	}
-	r := <-out
-	if r.err != nil {
-		t.Fatal(r.err)
+	for range 2 {
+		r := <-out
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		wantStatus(t, r.resp, contract.StatusOK)
 	}
-	wantStatus(t, r.resp, contract.StatusOK)
 	if n := obs.shed.Load(); n != 0 {
 		t.Errorf("%d heartbeats shed behind other requests, want 0", n)
 	}
@@ -119,21 +119,21 @@ func queuedHeartbeats(c *Coordinator, key group.Key) int64 {
 }
 
 // A heartbeat waits for its group actor at most StoreTimeout: behind an
-// actor held up (here by a hook; with a frozen store, by store calls that
-// each take the whole timeout) it is answered RETRY and counted as shed
-// while the actor is still busy, and the actor's late answer is dropped.
+// actor held up (here in a commit that ignores its deadline; with a frozen
+// store, by store calls that each take the whole timeout) it is answered
+// RETRY and counted as shed while the actor is still busy, and the
+// actor's late answer is dropped.
 func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
-	h := newHold(func(msg any) bool { _, ok := msg.(*heartbeatMsg); return ok })
-	entered, release := h.entered, h.release
+	g := newGate()
+	store := newTestStore()
+	store.onCommit = g.onCommit
 	obs := &shedCounter{}
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, Observer: obs,
-		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour, BeforeHandle: h.hook})
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs,
+		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour})
 	createGroup(t, c, orders)
-	h.armed.Store(true)
 	out := make(chan result, 2)
-	store := newTestStore() // goHeartbeat's stored flag is not looked at here
 	goHeartbeat(c, store, orders, "m-held", out)
-	<-entered
+	<-g.entered
 	goHeartbeat(c, store, orders, "m-queued", out)
 	for range 2 {
 		r := <-out
@@ -143,33 +143,13 @@ func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 		wantStatus(t, r.resp, contract.StatusRetry)
 	}
 	select {
-	case <-release:
+	case <-g.release:
 		t.Fatal("released before the heartbeats were answered")
 	default:
 	}
 	if n := obs.shed.Load(); n != 2 {
 		t.Errorf("%d heartbeats counted as shed, want 2", n)
 	}
-	close(release)
+	close(g.release)
 	wantStatus(t, heartbeat(t, c, orders, join("m-after")), contract.StatusOK)
-}
-
-// hold is a BeforeHandle hook that, once armed, holds the group actor in
-// the first message match accepts: it closes entered and waits for
-// release to be closed.
-type hold struct {
-	armed            atomic.Bool
-	match            func(msg any) bool
-	entered, release chan struct{}
-}
-
-func newHold(match func(msg any) bool) *hold {
-	return &hold{match: match, entered: make(chan struct{}), release: make(chan struct{})}
-}
-
-func (h *hold) hook(_ group.Key, msg any) {
-	if h.match(msg) && h.armed.CompareAndSwap(true, false) {
-		close(h.entered)
-		<-h.release
-	}
 }

@@ -6,22 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
-
-// snapshotBuilds counts the GetSnapshot messages group actors handle.
-type snapshotBuilds struct{ n atomic.Int64 }
-
-func (b *snapshotBuilds) before(_ group.Key, msg any) {
-	if _, ok := msg.(*snapshotMsg); ok {
-		b.n.Add(1)
-	}
-}
 
 // memberIDs reads key's members through c.
 func memberIDs(t *testing.T, c *Coordinator, key group.Key) []string {
@@ -40,22 +30,17 @@ func memberIDs(t *testing.T, c *Coordinator, key group.Key) []string {
 // A read with a current snapshot does not enter the mailbox: it answers
 // while the actor is blocked handling a heartbeat.
 func TestReadsDoNotEnterTheMailbox(t *testing.T) {
-	var block atomic.Bool
-	entered, release := make(chan struct{}), make(chan struct{})
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(_ group.Key, msg any) {
-		if _, ok := msg.(*heartbeatMsg); ok && block.Load() {
-			close(entered)
-			<-release
-		}
-	}})
+	g := newGate()
+	store := newTestStore()
+	store.onCommit = g.onCommit
+	c := start(t, Options{Store: store, GroupCommit: true})
 	createGroup(t, c, orders) // publishes
-	block.Store(true)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_, _ = c.Heartbeat(context.Background(), orders, join("m-a"))
 	}()
-	<-entered
+	<-g.entered // the actor is busy committing m-a
 	if _, err := c.Group(testCtx(t), orders); err != nil {
 		t.Fatalf("group read while the actor is blocked: %v", err)
 	}
@@ -65,15 +50,14 @@ func TestReadsDoNotEnterTheMailbox(t *testing.T) {
 	if _, err := c.Migrations(testCtx(t), orders); err != nil {
 		t.Fatalf("migrations read while the actor is blocked: %v", err)
 	}
-	close(release)
+	close(g.release)
 	<-done
 }
 
 // Every read after an answer sees its change (read your writes), and a
 // read of an unchanged group reuses the published snapshot.
 func TestReadsSeeOwnWrites(t *testing.T) {
-	builds := new(snapshotBuilds)
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: builds.before})
+	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
 	createGroup(t, c, orders)
 	var want []string
 	for _, id := range []string{"m-a", "m-b", "m-c"} {
@@ -83,13 +67,13 @@ func TestReadsSeeOwnWrites(t *testing.T) {
 			t.Fatalf("members %v after %s's join, want %v", got, id, want)
 		}
 	}
-	n := builds.n.Load()
+	published := publishedSnapshot(t, c, orders)
 	memberIDs(t, c, orders)
 	if _, err := c.Assignments(testCtx(t), orders); err != nil {
 		t.Fatal(err)
 	}
-	if got := builds.n.Load(); got != n {
-		t.Errorf("reads of an unchanged group built %d snapshots", got-n)
+	if publishedSnapshot(t, c, orders) != published {
+		t.Error("a read of an unchanged group built a new snapshot")
 	}
 	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true}); err != nil {
 		t.Fatal(err)
@@ -103,24 +87,28 @@ func TestReadsSeeOwnWrites(t *testing.T) {
 func TestCommitDropsThePublishedSnapshot(t *testing.T) {
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
 	createGroup(t, c, orders)
-	cell := func() *snapshotCell {
-		v, ok := c.snapshots.Load(orders)
-		if !ok {
-			t.Fatal("no snapshot cell for a live actor")
-		}
-		return v.(*snapshotCell)
-	}
-	if cell().cur.Load() == nil {
+	if publishedSnapshot(t, c, orders) == nil {
 		t.Fatal("create published no snapshot")
 	}
 	heartbeat(t, c, orders, join("m-a"))
-	if cell().cur.Load() != nil {
+	if publishedSnapshot(t, c, orders) != nil {
 		t.Fatal("the snapshot outdated by a commit is still published")
 	}
 	memberIDs(t, c, orders)
-	if s := cell().cur.Load(); s == nil || s.g.Members["m-a"] == nil {
+	if s := publishedSnapshot(t, c, orders); s == nil || s.g.Members["m-a"] == nil {
 		t.Fatal("a read published no current snapshot")
 	}
+}
+
+// publishedSnapshot returns the snapshot key's live actor has published
+// (nil: none is current).
+func publishedSnapshot(t *testing.T, c *Coordinator, key group.Key) *snapshot {
+	t.Helper()
+	v, ok := c.snapshots.Load(key)
+	if !ok {
+		t.Fatal("no snapshot cell for a live actor")
+	}
+	return v.(*snapshotCell).cur.Load()
 }
 
 // inCommitted counts the goroutines waiting in Coordinator.committed for a
@@ -137,21 +125,19 @@ func inCommitted() int {
 	return n
 }
 
-// Concurrent readers of one outdated version share one snapshot build.
+// Concurrent readers of one outdated version share one snapshot build,
+// queued behind the actor's next commit.
 func TestConcurrentReadsShareOneBuild(t *testing.T) {
-	builds := new(snapshotBuilds)
-	var block atomic.Bool
-	entered, release := make(chan struct{}), make(chan struct{})
-	c := start(t, Options{Store: newTestStore(), GroupCommit: true, BeforeHandle: func(k group.Key, msg any) {
-		builds.before(k, msg)
-		if _, ok := msg.(*snapshotMsg); ok && block.Load() {
-			close(entered)
-			<-release
-		}
-	}})
+	g := newGateAt(2)
+	store := newTestStore()
+	store.onCommit = g.onCommit
+	obs := newMessages()
+	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
-	heartbeat(t, c, orders, join("m-a")) // outdates the snapshot
-	block.Store(true)
+	heartbeat(t, c, orders, join("m-a")) // commit 1 outdates the snapshot
+	held := make(chan result, 1)
+	goHeartbeat(c, store, orders, "m-b", held)
+	<-g.entered // the actor is busy with commit 2
 	const readers = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, readers)
@@ -161,9 +147,8 @@ func TestConcurrentReadsShareOneBuild(t *testing.T) {
 			errs <- err
 		})
 	}
-	<-entered
 	eventually.True(t, "every reader waiting on the flight", func() bool { return inCommitted() == readers })
-	close(release)
+	close(g.release)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -171,7 +156,13 @@ func TestConcurrentReadsShareOneBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := builds.n.Load(); got != 1 {
+	if r := <-held; r.err != nil {
+		t.Fatal(r.err)
+	}
+	// A heartbeat's answer comes after every earlier message was handled
+	// and counted.
+	heartbeat(t, c, orders, join("m-c"))
+	if got := obs.handled(MsgGetSnapshot); got != 1 {
 		t.Errorf("%d snapshot builds for %d concurrent readers, want 1", got, readers)
 	}
 }
