@@ -242,6 +242,7 @@ func (g *Group) NextDue() (due contract.Instant, poll bool) {
 	if m := g.activeMigration(); m != nil && (m.State == MigrationActive || m.State == MigrationDraining) {
 		poll = true
 	}
+	poll = poll || g.ActiveReset() != nil // its runtime steps (liveops.go)
 	scan, deadline := g.idx.nextScanAt, g.idx.nextDeadlineAt
 	if scan == 0 || deadline == 0 {
 		return 0, poll

@@ -216,6 +216,10 @@ type Meta struct {
 	MetadataCorrection *MetadataCorrection  `json:"metadataCorrection"`
 	CreatedAt          contract.Instant     `json:"createdAt"`
 	UpdatedAt          contract.Instant     `json:"updatedAt"`
+	// PausedShards are the shards an operator paused, LiveResets the
+	// group's live offset resets, oldest first (liveops.go).
+	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
+	LiveResets   []LiveReset       `json:"liveResets,omitempty"`
 }
 
 // Key returns the group's key.

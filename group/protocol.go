@@ -42,6 +42,10 @@ type GroupView struct {
 	ActiveMigration          *Migration     `json:"activeMigration"`
 	TargetAssignmentSummary  map[string]int `json:"targetAssignmentSummary"`
 	CurrentAssignmentSummary map[string]int `json:"currentAssignmentSummary"`
+	// PausedShards and ActiveReset are additive (liveops.go): the shards
+	// granted to nobody, and the live reset under way.
+	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
+	ActiveReset  *LiveReset        `json:"activeReset,omitempty"`
 }
 
 // RoutingView is the producer-routing answer of docs/protocol.md §2.4: the
@@ -68,6 +72,9 @@ type AssignmentsView struct {
 	CurrentAssignments  map[string]contract.ShardSet `json:"currentAssignments"`
 	RevokeProgress      map[string]contract.ShardSet `json:"revokeProgress"`
 	InvariantViolations []string                     `json:"invariantViolations"`
+	// PausedShards are the shards in no target because they are paused
+	// (additive, liveops.go).
+	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
 	// Violations are the same violations, typed (not on the wire).
 	Violations []Violation `json:"-"`
 }

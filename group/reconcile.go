@@ -1,10 +1,6 @@
 package group
 
-import (
-	"slices"
-
-	"github.com/redis-stream-coordinator/coordinator/group/assignor"
-)
+import "slices"
 
 // reconcile brings the target assignment up to date (docs/protocol.md §5): when the group
 // epoch moved past the assignment epoch the sticky assignor recomputes the
@@ -46,7 +42,7 @@ func (t *tx) assign() {
 	for i, id := range live {
 		prev[i] = g.Targets[id]
 	}
-	changed, sets := assignor.AssignOrdered(g.ShardCount, prev)
+	changed, sets := assignUnpaused(g.ShardCount, g.Paused(), prev)
 	ids := make([]string, len(changed))
 	for j, i := range changed {
 		ids[j] = live[i]

@@ -19,6 +19,8 @@ type Stats struct {
 	// Violations counts the invariant violations, DuplicateOwners those of
 	// kind DuplicateCurrentOwners.
 	Violations, DuplicateOwners int
+	// Paused counts the shards granted to nobody (Group.Paused).
+	Paused int
 }
 
 // Stats returns g's stats. The first call counts them in one pass over the
@@ -42,8 +44,10 @@ func (g *Group) Stats() Stats {
 		s.MigrationSince = g.Migrations[*id].CreatedAt
 	}
 	s.Violations = t.unknownTargets + t.dupTarget + t.dupCurrent
+	paused := g.Paused()
+	s.Paused = len(paused)
 	if t.active > 0 {
-		s.Violations += t.shardCount - t.targeted
+		s.Violations += t.shardCount - t.targeted - t.untargeted(paused)
 	}
 	if g.State != GroupEmpty && g.AssignmentEpoch != g.GroupEpoch {
 		s.Violations++
@@ -67,6 +71,18 @@ type statsIndex struct {
 	// dupCurrent the shards held by more than one.
 	currentOwners shardTable[int]
 	dupCurrent    int
+}
+
+// untargeted counts the shards of set in no target set (paused shards
+// have no target owner by design).
+func (t *statsIndex) untargeted(set contract.ShardSet) int {
+	n := 0
+	for _, s := range set {
+		if t.targetOwners.get(s) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // newStatsIndex counts g from scratch.

@@ -21,6 +21,8 @@ func (g *Group) View() GroupView {
 		ActiveMigration:          g.activeMigration(),
 		TargetAssignmentSummary:  map[string]int{},
 		CurrentAssignmentSummary: map[string]int{},
+		PausedShards:             g.Paused(),
+		ActiveReset:              g.ActiveReset(),
 	}
 	for _, id := range g.idx.liveIDs {
 		v.TargetAssignmentSummary[id] = len(g.Targets[id])
@@ -52,6 +54,7 @@ func (g *Group) Assignments() AssignmentsView {
 		RevokeProgress:      map[string]contract.ShardSet{},
 		InvariantViolations: ViolationTexts(violations),
 		Violations:          violations,
+		PausedShards:        g.Paused(),
 	}
 	for id, t := range g.Targets {
 		v.TargetAssignment[id] = t
@@ -122,9 +125,10 @@ func (g *Group) Violations() []Violation {
 			}
 		}
 	}
+	paused := g.Paused()
 	for s := 0; s < g.ShardCount; s++ {
 		switch owners := targetOwners[s]; {
-		case len(owners) == 0 && anyActive:
+		case len(owners) == 0 && anyActive && !paused.Contains(s):
 			add(NoTargetOwner, "readable shard ShardId(shardIndex=%d) has no target owner", s)
 		case len(owners) > 1:
 			add(DuplicateTargetOwners, "readable shard ShardId(shardIndex=%d) has duplicate target owners [%s]", s, strings.Join(owners, ", "))
