@@ -91,6 +91,8 @@ type groupActor struct {
 	self     *actor.PID
 	timer    groupTimer
 	stopping bool
+	// live counts the active live reset's failed steps (liveops.go).
+	live liveState
 }
 
 // flush is the message a group actor sends itself when the first entry
@@ -154,6 +156,7 @@ func (a *groupActor) Receive(ctx actor.Context) {
 		a.handle(msg)
 		a.passivateIfIdle(ctx)
 	}
+	a.advanceReset()
 	a.withdrawIfFailed()
 	a.arm()
 }

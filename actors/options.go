@@ -98,6 +98,9 @@ type Options struct {
 	// Drains confirms that the removed shards of a scale-in are drained
 	// (docs/protocol.md §6.4). Required when Settings.DrainCheck is set, unused otherwise.
 	Drains DrainChecker
+	// Positions reads and sets consumer group positions for live offset
+	// resets (liveops.go); nil refuses them (no Redis).
+	Positions Positions
 
 	// Observer receives metrics hooks. nil → NopObserver.
 	Observer Observer

@@ -1,11 +1,7 @@
 package httpapi_test
 
 import (
-	"encoding/json"
-	"log/slog"
-	"net/http"
-	"strings"
-	"sync/atomic"
+	"errors"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,70 +10,54 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
 // Over HTTP, a heartbeat that finds its group's queue full is answered
 // 200 with status RETRY at once and counted in heartbeat_shed_total; the
-// queued one is answered normally once the actor moves on.
+// queued one is answered normally once the actor moves on. The group is
+// created through another coordinator on the same store, so that the
+// first heartbeat here starts its actor, which is held in its load while
+// that heartbeat waits in the mailbox.
 func TestHeartbeatShedOverHTTP(t *testing.T) {
-	var block atomic.Bool
-	entered, release := make(chan struct{}), make(chan struct{})
-	settings := group.DefaultSettings()
-	logger := slog.New(slog.DiscardHandler)
+	backend := coordtest.Memory()
+	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
+	coordtest.Start(t, coordtest.Options{Backend: backend, ID: "writer"}).Admin().Create(key, 4)
+
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, "e2e")
-	store := memory.New()
-	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true, MaxQueuedHeartbeats: 1,
-		Observer: m, Logger: logger, BeforeHandle: func(_ group.Key, msg any) {
-			if actors.MessageType(msg) == actors.MsgHeartbeat && block.CompareAndSwap(true, false) {
-				close(entered)
-				<-release
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httpapi.New(httpapi.Options{Coordinator: httpapi.ObserveCoordinator(coord, m), Settings: settings, CoordinatorID: "e2e", Logger: logger})
-	srv := serve(t, api, coord, store)
-	c := &cluster{t: t, srv: srv, coord: coord, settings: settings}
-	c.createGroup(4)
-
-	post := func(id string) (int, contract.HeartbeatResponse) {
-		req := membersim.New(id, nil).Request()
-		body, err := json.Marshal(req)
-		if err != nil {
-			t.Error(err)
+	c := coordtest.Start(t, coordtest.Options{Backend: backend, Wrap: coordtest.NewFaults,
+		Actors: func(o *actors.Options) { o.MaxQueuedHeartbeats, o.Observer = 1, m },
+		API:    func(o *httpapi.Options) { o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, m) }})
+	entered, release := c.Faults().Hold(coordtest.CallLoad)
+	defer release()
+	queued := make(chan error, 1)
+	held := membersim.New("m-queued", nil)
+	go func() {
+		resp, err := membersim.Heartbeat(t.Context(), c.Server.Client(), c.Base, key, held)
+		if err == nil && resp.Status != contract.StatusOK {
+			err = errors.New("status " + string(resp.Status))
 		}
-		resp, err := srv.Client().Post(srv.URL+"/coord/v1/streams/orders/groups/workers/members/"+id+"/heartbeat", "application/json", strings.NewReader(string(body)))
-		if err != nil {
-			t.Error(err)
-			return 0, contract.HeartbeatResponse{}
-		}
-		defer resp.Body.Close()
-		var hb contract.HeartbeatResponse
-		if err := json.NewDecoder(resp.Body).Decode(&hb); err != nil {
-			t.Error(err)
-		}
-		return resp.StatusCode, hb
-	}
-	block.Store(true)
-	queued := make(chan contract.HeartbeatResponse, 1)
-	go func() { _, hb := post("m-queued"); queued <- hb }() // blocks the actor while it is handled
+		queued <- err
+	}()
 	<-entered
 
-	status, hb := post("m-shed")
-	if status != http.StatusOK || hb.Status != contract.StatusRetry || hb.MemberID != "m-shed" || hb.HeartbeatIntervalMs != settings.HeartbeatInterval.Milliseconds() {
-		t.Errorf("heartbeat over the bound: %d %+v, want 200 RETRY", status, hb)
+	shed := c.Member(key, "m-shed")
+	hb := shed.Heartbeat()
+	if hb.Status != contract.StatusRetry || hb.MemberID != "m-shed" || hb.HeartbeatIntervalMs != c.Settings.HeartbeatInterval.Milliseconds() {
+		t.Errorf("heartbeat over the bound: %+v, want RETRY", hb)
 	}
 	if n := shedTotal(t, reg); n != 1 {
 		t.Errorf("heartbeat_shed_total = %v, want 1", n)
 	}
-	close(release)
-	if hb := <-queued; hb.Status != contract.StatusOK {
-		t.Errorf("queued heartbeat: %+v, want OK", hb)
+	release()
+	if err := <-queued; err != nil {
+		t.Errorf("queued heartbeat: %v, want OK", err)
+	}
+	if hb := shed.Heartbeat(); hb.Status != contract.StatusOK {
+		t.Errorf("heartbeat once the queue drained: %+v, want OK", hb)
 	}
 }
 

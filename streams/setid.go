@@ -3,6 +3,8 @@ package streams
 import (
 	"context"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // MaxPlanCount bounds the entries PlanReset counts between two positions;
@@ -153,4 +155,34 @@ func (o *Operator) SetID(ctx context.Context, key, group, id string) error {
 		return fmt.Errorf("streams: setting %s of %s to %s: %w", group, key, id, err)
 	}
 	return nil
+}
+
+// AckPending acknowledges every entry pending in group's PEL on the stream
+// key, in pages of planPage, and returns how many it acknowledged. A live
+// reset runs it on a shard nobody reads: the group then delivers exactly
+// the entries after the position it sets, and nothing left pending from
+// before is claimed again.
+func (o *Operator) AckPending(ctx context.Context, key, group string) (int64, error) {
+	var n int64
+	for {
+		page, err := o.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: group, Start: "-", End: "+", Count: planPage}).Result()
+		if err != nil {
+			return n, replyOrNil(err)
+		}
+		if len(page) == 0 {
+			return n, nil
+		}
+		ids := make([]string, len(page))
+		for i, p := range page {
+			ids[i] = p.ID
+		}
+		acked, err := o.client.XAck(ctx, key, group, ids...).Result()
+		if err != nil {
+			return n, fmt.Errorf("streams: XACK %s: %w", key, err)
+		}
+		n += acked
+		if len(page) < planPage {
+			return n, nil
+		}
+	}
 }

@@ -33,6 +33,15 @@ func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
 	return streams.NewObserver(client)
 }
 
+// resetPositions returns the Redis steps of live offset resets, nil
+// without Redis (the API then answers resets 503 REDIS_NOT_CONFIGURED).
+func resetPositions(client goredis.UniversalClient) actors.Positions {
+	if client == nil {
+		return nil
+	}
+	return streams.NewResetPositions(streams.NewOperator(client))
+}
+
 // dataPlane returns the reader behind /offsets, the message explorers and
 // the Grafana rows, whose offset cache keeps observations for
 // monitoring.offset-cache-ttl; nil without Redis (the API then answers

@@ -1,0 +1,230 @@
+package coordtest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+)
+
+// Options configure the coordinators Start and StartCluster build. Every
+// zero field has a default fit for most tests.
+type Options struct {
+	// Backend is the store's data. nil → Memory().
+	Backend *Backend
+	// Wrap, when set, wraps each coordinator's store handle (a fault
+	// injector such as Faults, a metrics wrapper); node and actors use
+	// the wrapped store.
+	Wrap func(Store) Store
+	// Settings are the domain settings. Zero → group.DefaultSettings().
+	Settings group.Settings
+	// Clock, when set, is the actors' clock: time moves only when the test
+	// moves it, and no ticker runs unless Actors turns it on.
+	Clock *fakeclock.Clock
+	// ID names the coordinator ("" → "coord-test"; StartCluster names its
+	// coordinators coord-0, coord-1, …).
+	ID string
+	// Cluster joins the coordinator to the coordinator cluster: a
+	// cluster.Node on the store is the actors' Ownership and the API's
+	// Cluster, started unless Unstarted (the test then calls Node.Start).
+	// StartCluster sets it.
+	Cluster   bool
+	Unstarted bool
+	// NodeLeaseTTL is the node's registry lease. 0 → 2 s, renewed every
+	// 20 ms: a stopped node's groups move within seconds.
+	NodeLeaseTTL time.Duration
+	// Actors and API adjust the options the harness built before the
+	// actor system and the API are made.
+	Actors func(*actors.Options)
+	API    func(*httpapi.Options)
+	// Handler, when set, wraps the API's handler on the server (e.g. a
+	// check of every answer).
+	Handler func(http.Handler) http.Handler
+}
+
+// Coordinator is one in-process coordinator and its loopback server.
+type Coordinator struct {
+	t        testing.TB
+	ID       string
+	Store    Store
+	Node     *cluster.Node // nil unless Options.Cluster
+	Actors   *actors.Coordinator
+	API      *httpapi.API
+	Server   *httptest.Server
+	URL      string // the server's root, scheme://host:port
+	Base     string // URL and the API's base path
+	Clock    *fakeclock.Clock
+	Settings group.Settings
+}
+
+// Start builds one coordinator on a handle of o.Backend and serves its
+// API; everything stops when t ends (the API drains, the actors shut
+// down, the node leaves the registry, the server closes).
+func Start(t testing.TB, o Options) *Coordinator {
+	t.Helper()
+	if o.Backend == nil {
+		o.Backend = Memory()
+	}
+	if o.Settings == (group.Settings{}) {
+		o.Settings = group.DefaultSettings()
+	}
+	c := &Coordinator{t: t, ID: cmp.Or(o.ID, "coord-test"), Clock: o.Clock, Settings: o.Settings}
+	c.Store = o.Backend.Handle()
+	if o.Wrap != nil {
+		c.Store = o.Wrap(c.Store)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	c.Server = httptest.NewUnstartedServer(nil)
+	c.URL = "http://" + c.Server.Listener.Addr().String()
+	c.Base = c.URL + basepath.Default
+	ao := actors.Options{Store: c.Store, Settings: o.Settings, GroupCommit: true, Logger: logger}
+	if o.Clock != nil {
+		ao.Clock = o.Clock.Now
+	}
+	if o.Cluster {
+		ttl := cmp.Or(o.NodeLeaseTTL, 2*time.Second)
+		node, err := cluster.New(cluster.Options{Store: c.Store, ID: c.ID, URL: c.URL,
+			LeaseTTL: ttl, RenewInterval: ttl / 100, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = node.Stop(context.Background()) })
+		c.Node, ao.Ownership = node, node
+	}
+	if o.Actors != nil {
+		o.Actors(&ao)
+	}
+	coord, err := actors.New(ao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Actors = coord
+	t.Cleanup(func() {
+		if err := coord.Shutdown(context.Background()); err != nil {
+			t.Errorf("%s: actors shutdown: %v", c.ID, err)
+		}
+	})
+	api := httpapi.Options{Coordinator: coord, Settings: o.Settings, CoordinatorID: c.ID, Logger: logger}
+	if c.Node != nil {
+		c.Node.OnChange(coord.HandOver)
+		api.Cluster = c.Node
+	}
+	if o.API != nil {
+		o.API(&api)
+	}
+	c.API = httpapi.New(api)
+	var h http.Handler = c.API
+	if o.Handler != nil {
+		h = o.Handler(h)
+	}
+	c.Server.Config.Handler = h
+	c.Server.Start()
+	t.Cleanup(func() {
+		c.API.Drain()
+		c.Server.Close()
+	})
+	if c.Node != nil && !o.Unstarted {
+		c.Node.Start(t.Context())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("coordtest: %s", c)
+		}
+	})
+	return c
+}
+
+// StartCluster starts n coordinators, coord-0 … coord-(n-1), on handles of
+// one backend (o.Backend, or one memory store), each a cluster node, and
+// waits until each lists all n as live.
+func StartCluster(t testing.TB, n int, o Options) []*Coordinator {
+	t.Helper()
+	if o.Backend == nil {
+		o.Backend = Memory()
+	}
+	o.Cluster = true
+	cs := make([]*Coordinator, n)
+	for i := range cs {
+		o.ID = fmt.Sprintf("coord-%d", i)
+		cs[i] = Start(t, o)
+	}
+	if !o.Unstarted {
+		cs[0].WaitFor(func() bool {
+			for _, c := range cs {
+				if len(c.Node.Live()) != n {
+					return false
+				}
+			}
+			return true
+		}, fmt.Sprintf("all %d coordinators live on each", n))
+	}
+	return cs
+}
+
+// String describes the coordinator's state for a failure message: its id,
+// URL, and as a cluster node whether it serves and whom it sees live.
+func (c *Coordinator) String() string {
+	s := c.ID + " at " + c.URL
+	if c.Node != nil {
+		var live []string
+		for _, l := range c.Node.Live() {
+			live = append(live, l.ID)
+		}
+		s += fmt.Sprintf(" (serving %t, leaving %t, live %v)", c.Node.Serving(), c.Node.Leaving(), live)
+	}
+	return s
+}
+
+// WaitFor waits until cond holds (internal/eventually); on timeout it
+// fails the test naming what it waited for on which coordinator, and the
+// coordinator's state at the end of the test is logged.
+func (c *Coordinator) WaitFor(cond func() bool, what string) {
+	c.t.Helper()
+	eventually.True(c.t, what+" on "+c.ID, cond)
+}
+
+// PlacedOn returns a stream prefix beginning with base that is placed on
+// c only (by every node of cs), for a group a test wants on c.
+func (c *Coordinator) PlacedOn(base string, cs ...*Coordinator) string {
+	c.t.Helper()
+	for i := range 10000 {
+		p := fmt.Sprintf("%s-%d", base, i)
+		if c.Node.PlacedHere(p) && !placedOnOther(p, c, cs) {
+			return p
+		}
+	}
+	c.t.Fatalf("no prefix %s-N placed on %s", base, c.ID)
+	return ""
+}
+
+func placedOnOther(prefix string, c *Coordinator, cs []*Coordinator) bool {
+	for _, o := range cs {
+		if o != c && o.Node.PlacedHere(prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Faults returns c's store wrapper made by NewFaults (Options.Wrap); a
+// coordinator started without it fails the test.
+func (c *Coordinator) Faults() *Faults {
+	c.t.Helper()
+	f, ok := c.Store.(*Faults)
+	if !ok {
+		c.t.Fatalf("%s: started without Options.Wrap = coordtest.NewFaults", c.ID)
+	}
+	return f
+}

@@ -1,0 +1,16 @@
+// Package coordtest starts in-process coordinators for tests: the store
+// (memory, Redis under a key prefix of the test's own, or PostgreSQL on
+// tables of the test's own), optionally a cluster node per coordinator,
+// the actor system and the HTTP API on a loopback server, all stopped when
+// the test ends. It owns that wiring, so that tests do not write it again,
+// and the test-side views of a running coordinator: a protocol-following
+// member whose heartbeat returns the decoded answer (Member), an admin
+// client (Admin), waits on a condition with a message naming what was
+// awaited (WaitFor), and fault injection into the store's group writes
+// (Faults).
+//
+// It wires what cmd/coordinator wires for the group API (store, node,
+// actors, API, the node's hand-over hook); tests that need the process
+// itself (configuration, signals, TLS files) start the binary through
+// internal/coordproc instead.
+package coordtest
