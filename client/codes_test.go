@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,58 +14,59 @@ import (
 	"testing"
 )
 
-// TestErrorCodesMatchServer: the client's Code* constants are exactly the
-// errorCodes the server can send, read from its source: contract.Code*
-// constants, the http package's code* constants, the codes of its answer
-// table and the literal codes it passes to writeError.
+// TestErrorCodesMatchServer: the client's Code* constants are exactly
+// contract's codes, each the contract constant of its name, and every one
+// of them is a code the server sends: named by a non-test file of a server
+// package (every package but the clients: client, cmd/coordctl, bench,
+// chaos, internal/membersim, and contract itself).
 func TestErrorCodesMatchServer(t *testing.T) {
-	groupCodes := constants(t, parse(t, "../group/errors.go"), "Code", nil)
-	server := slices.Collect(maps.Values(groupCodes))
-	files, err := filepath.Glob("../http/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	contract := constants(t, "../contract/codes.go", func(v ast.Expr) (string, bool) {
+		lit, ok := v.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return "", false
 		}
-		f := parse(t, name)
-		server = append(server, slices.Collect(maps.Values(constants(t, f, "code", nil)))...)
-		server = append(server, literalCodes(f)...)
-	}
-	client := slices.Collect(maps.Values(constants(t, parse(t, "codes.go"), "Code", groupCodes)))
-	slices.Sort(server)
-	slices.Sort(client)
-	server, client = slices.Compact(server), slices.Compact(client)
-	for _, c := range server {
-		if !slices.Contains(client, c) {
-			t.Errorf("the server sends %s, which the client has no Code constant for", c)
+		s, err := strconv.Unquote(lit.Value)
+		return s, err == nil
+	})
+	client := constants(t, "codes.go", func(v ast.Expr) (string, bool) {
+		sel, ok := v.(*ast.SelectorExpr)
+		if !ok || sel.X.(*ast.Ident).Name != "contract" {
+			return "", false
 		}
-	}
-	for _, c := range client {
-		if !slices.Contains(server, c) {
-			t.Errorf("the client's code %s is not one the server sends", c)
+		return sel.Sel.Name, true
+	})
+	for name, of := range client {
+		if of != name {
+			t.Errorf("client.%s = contract.%s: a client code must be the contract code of its name", name, of)
+		}
+		if _, ok := contract[name]; !ok {
+			t.Errorf("client.%s is not a contract code", name)
 		}
 	}
-	if len(server) < 30 {
-		t.Errorf("found only %d server codes: %v", len(server), server)
+	for name := range contract {
+		if _, ok := client[name]; !ok {
+			t.Errorf("contract.%s has no client constant", name)
+		}
+	}
+	sent := serverNames(t)
+	for _, name := range slices.Sorted(maps.Keys(contract)) {
+		if !sent["contract."+name] {
+			t.Errorf("contract.%s (%s) is named by no server package", name, contract[name])
+		}
+	}
+	if len(contract) < 30 {
+		t.Errorf("found only %d contract codes", len(contract))
 	}
 }
 
-func parse(t *testing.T, name string) *ast.File {
+// constants returns the Code* constants of the file name whose value
+// value accepts, by name.
+func constants(t *testing.T, name string, value func(ast.Expr) (string, bool)) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f
-}
-
-// constants returns the values of f's constants whose name starts with
-// prefix, by name: string literals, or selectors of group constants
-// (resolved in group).
-func constants(t *testing.T, f *ast.File, prefix string, group map[string]string) map[string]string {
-	t.Helper()
 	out := map[string]string{}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
@@ -73,69 +76,60 @@ func constants(t *testing.T, f *ast.File, prefix string, group map[string]string
 		for _, spec := range gd.Specs {
 			vs := spec.(*ast.ValueSpec)
 			for i, n := range vs.Names {
-				if !strings.HasPrefix(n.Name, prefix) || i >= len(vs.Values) {
+				if !strings.HasPrefix(n.Name, "Code") || i >= len(vs.Values) {
 					continue
 				}
-				switch v := vs.Values[i].(type) {
-				case *ast.BasicLit:
-					out[n.Name] = unquote(t, v)
-				case *ast.SelectorExpr:
-					c, ok := group[v.Sel.Name]
-					if !ok {
-						t.Fatalf("%s = %s.%s: not a group code", n.Name, v.X, v.Sel.Name)
-					}
-					out[n.Name] = c
+				v, ok := value(vs.Values[i])
+				if !ok {
+					t.Fatalf("%s: %s has an unexpected value", name, n.Name)
 				}
+				out[n.Name] = v
 			}
 		}
 	}
 	return out
 }
 
-// literalCodes returns the string literals f uses as codes: the second
-// field of an answer{…} (also with its type elided in a map[…]answer) and
-// the third argument of writeError(…).
-func literalCodes(f *ast.File) []string {
-	var out []string
-	add := func(e ast.Expr) {
-		if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			s, _ := strconv.Unquote(lit.Value)
-			out = append(out, s)
-		}
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CompositeLit:
-			if isIdent(n.Type, "answer") && len(n.Elts) > 1 {
-				add(n.Elts[1])
-			}
-			if m, ok := n.Type.(*ast.MapType); ok && isIdent(m.Value, "answer") {
-				for _, e := range n.Elts {
-					if v, ok := e.(*ast.KeyValueExpr).Value.(*ast.CompositeLit); ok && len(v.Elts) > 1 {
-						add(v.Elts[1])
-					}
-				}
-			}
-		case *ast.CallExpr:
-			if isIdent(n.Fun, "writeError") && len(n.Args) > 2 {
-				add(n.Args[2])
-			}
-		}
-		return true
-	})
-	return out
-}
-
-func isIdent(e ast.Expr, name string) bool {
-	id, ok := e.(*ast.Ident)
-	return ok && id.Name == name
-}
-
-func unquote(t *testing.T, lit *ast.BasicLit) string {
+// serverNames returns the selectors (pkg.Name) the non-test Go files of
+// the server packages use.
+func serverNames(t *testing.T) map[string]bool {
 	t.Helper()
-	s, err := strconv.Unquote(lit.Value)
+	clients := []string{"client", "contract", "bench", "chaos", "cmd/coordctl", "internal/membersim", "deploy"}
+	out := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("..", path)
+		if d.IsDir() {
+			if slices.Contains(clients, filepath.ToSlash(rel)) || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok {
+					out[id.Name+"."+sel.Sel.Name] = true
+				}
+			}
+			return true
+		})
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return out
 }

@@ -266,10 +266,10 @@ func (a *API) newRouter() *httprouter.Router {
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusNotFound, "NOT_FOUND", "No route for this path")
+		writeError(w, http.StatusNotFound, string(contract.CodeNotFound), "No route for this path")
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+req.Method+" is not supported for this path")
+		writeError(w, http.StatusMethodNotAllowed, string(contract.CodeMethodNotAllowed), "Method "+req.Method+" is not supported for this path")
 	})
 	r.PanicHandler = a.recovered
 	return r

@@ -50,7 +50,7 @@ const (
 
 // codeNotCoordinator refuses a batch from a caller that is not a live
 // coordinator.
-const codeNotCoordinator = "NOT_A_COORDINATOR"
+const codeNotCoordinator = string(contract.CodeNotACoordinator)
 
 // queued is a heartbeat waiting for its owner's answer: item is its
 // encoding (batchwire.AppendItem); answer receives the owner's answer, or

@@ -9,12 +9,13 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // codeRateLimited is the errorCode of a 429 (docs/protocol.md §9.2).
-const codeRateLimited = "RATE_LIMIT_EXCEEDED"
+const codeRateLimited = string(contract.CodeRateLimitExceeded)
 
 // rateLimited is the rate-limit middleware (docs/protocol.md §9.2). It wraps the mutating
 // routes under <base>/streams/ except heartbeats when a limiter is

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -121,8 +122,8 @@ func (a *API) securityRoutes() []route {
 
 // Error codes of the access checks.
 const (
-	codeUnauthorized = "UNAUTHORIZED"
-	codeForbidden    = "FORBIDDEN"
+	codeUnauthorized = string(contract.CodeUnauthorized)
+	codeForbidden    = string(contract.CodeForbidden)
 )
 
 // wwwAuthenticate is the challenge of every 401 (docs/protocol.md §1).
