@@ -3,6 +3,8 @@ package audit
 import (
 	"log/slog"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Action is the audited mutation.
@@ -31,10 +33,12 @@ type Outcome string
 
 // The outcomes of docs/protocol.md §9.1.
 const (
-	OutcomeSuccess      Outcome = "SUCCESS"
-	OutcomeFailed       Outcome = "FAILED"
-	OutcomeUnauthorized Outcome = "UNAUTHORIZED"
-	OutcomeForbidden    Outcome = "FORBIDDEN"
+	OutcomeSuccess Outcome = "SUCCESS"
+	OutcomeFailed  Outcome = "FAILED"
+	// OutcomeUnauthorized and OutcomeForbidden: refused with that error
+	// code.
+	OutcomeUnauthorized Outcome = Outcome(contract.CodeUnauthorized)
+	OutcomeForbidden    Outcome = Outcome(contract.CodeForbidden)
 	OutcomeError        Outcome = "ERROR"
 )
 
@@ -77,7 +81,7 @@ type Event struct {
 	// ReshardingID is set for ROLLBACK_MIGRATION only.
 	ReshardingID *string `json:"reshardingId"`
 	// Route is the matched route template, e.g.
-	// /coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale.
+	// contract.BasePath + contract.GroupScale.
 	Route string `json:"route"`
 	// QueryString is the raw query (secret-looking values redacted), null
 	// when empty.

@@ -3,11 +3,11 @@ package audit
 import (
 	"strings"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // DefaultBasePath is the Admin API base path used when Routes.BasePath is blank.
-const DefaultBasePath = basepath.Default
+const DefaultBasePath = contract.BasePath
 
 // mutation is one audited route, relative to the base path. Wildcard
 // segments name the Target field they bind.
@@ -46,7 +46,8 @@ type Routes struct {
 type Target struct {
 	Action Action
 	// Route is the template including the base path, parameters in braces
-	// (/coord/v1/streams/{streamPrefix}/scale), as Spring and OpenAPI write it.
+	// (contract.BasePath + contract.StreamScale), as Spring and OpenAPI
+	// write it.
 	Route        string
 	StreamPrefix string
 	// ConsumerGroup is "" for stream-level actions.
@@ -91,7 +92,7 @@ func (rt Routes) Match(method, path string) (Target, bool) {
 	return Target{}, false
 }
 
-func (rt Routes) basePath() string { return basepath.Clean(rt.BasePath) }
+func (rt Routes) basePath() string { return contract.CleanBasePath(rt.BasePath) }
 
 // relative returns the segments of path below the base path.
 func (rt Routes) relative(path string) ([]string, bool) {

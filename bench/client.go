@@ -18,7 +18,7 @@ import (
 // API is an HTTP/1.1 keep-alive client of one coordinator, with a bounded
 // connection pool (rawTransport).
 type API struct {
-	// Base is the base URL, http://127.0.0.1:<port>/coord/v1; Root is
+	// Base is the base URL, http://127.0.0.1:<port> + contract.BasePath; Root is
 	// its scheme://host:port.
 	Base, Root string
 	Client     *http.Client

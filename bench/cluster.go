@@ -23,7 +23,7 @@ type ClusterFigures struct {
 	Coordinators int `json:"coordinators"`
 	Groups       int `json:"groups"`
 	// Owned is how many groups each coordinator owned after cluster/closed,
-	// by id, from GET /coord/v1/cluster.
+	// by id, from GET contract.ClusterTemplate.
 	Owned map[string]int `json:"groupsOwned"`
 	// Rolling is the rolling restart of every coordinator (P8c), Kill the
 	// SIGKILL of one (P8d).
@@ -273,7 +273,7 @@ func (s *session) answeredSince(t time.Duration) bool {
 	return true
 }
 
-// clusterView is the part of GET /coord/v1/cluster the bench reads.
+// clusterView is the part of GET contract.ClusterTemplate the bench reads.
 type clusterView struct {
 	Coordinators []struct {
 		ID          string `json:"id"`
@@ -286,7 +286,7 @@ type clusterView struct {
 	} `json:"groups"`
 }
 
-// view reads GET /coord/v1/cluster from the session's coordinator.
+// view reads GET contract.ClusterTemplate from the session's coordinator.
 func (s *session) view(ctx context.Context) (clusterView, error) {
 	var v clusterView
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.api.Base+"/cluster", nil)

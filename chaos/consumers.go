@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // fleet is the real members of a run: client.Consumers of a group of their
@@ -92,7 +93,7 @@ func newFleet(r *run) (*fleet, error) {
 			_, base, ok := r.cluster.pick(f.rng)
 			f.mu.Unlock()
 			if !ok {
-				base = "http://127.0.0.1:1/coord/v1" // nothing up: the request fails
+				base = "http://127.0.0.1:1" + contract.BasePath // nothing up: the request fails
 			}
 			u, _ := pr.In.URL.Parse(base)
 			pr.Out.URL.Scheme, pr.Out.URL.Host = u.Scheme, u.Host
@@ -103,7 +104,7 @@ func newFleet(r *run) (*fleet, error) {
 	}
 	f.proxy = &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = f.proxy.Serve(ln) }()
-	f.base = "http://" + ln.Addr().String() + "/coord/v1"
+	f.base = "http://" + ln.Addr().String() + contract.BasePath
 	return f, nil
 }
 

@@ -55,7 +55,8 @@ func WithBearerToken(token string) CoordinatorOption {
 }
 
 // NewCoordinator returns a connection to the coordinator API at baseURL,
-// which includes the base path, e.g. "http://127.0.0.1:8080/coord/v1".
+// which includes the base path, e.g. "http://127.0.0.1:8080" +
+// contract.BasePath.
 func NewCoordinator(baseURL string, opts ...CoordinatorOption) *Coordinator {
 	c := &Coordinator{base: strings.TrimRight(baseURL, "/"), hc: &http.Client{Timeout: 10 * time.Second}}
 	for _, o := range opts {

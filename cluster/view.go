@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// View is the body of GET /coord/v1/cluster: the live coordinators, every
+// View is the body of GET contract.ClusterTemplate: the live coordinators, every
 // group's owner and placement, and this coordinator's recent handovers.
 type View struct {
 	Self         string            `json:"self"`

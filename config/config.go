@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	yaml "go.yaml.in/yaml/v4"
 )
 
@@ -392,7 +393,7 @@ func defaults() *Config {
 			TLS: ServerTLS{MinVersion: TLSVersion12, ClientAuth: ClientAuthNone},
 		},
 		API: API{
-			BasePath:      "/coord/v1",
+			BasePath:      contract.BasePath,
 			AdminUsername: "admin",
 			AdminPassword: DefaultAdminPassword,
 			TokenTTL:      Duration(7 * 24 * time.Hour),

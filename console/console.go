@@ -29,7 +29,7 @@ var securityHeaders = map[string]string{
 }
 
 // Handler serves the console under Path for an API whose routes are under
-// basePath (e.g. "/coord/v1"): Path itself redirects to Path + "/", which
+// basePath (e.g. contract.BasePath): Path itself redirects to Path + "/", which
 // serves index.html, and Path + "/<file>" serves the embedded files.
 func Handler(basePath string) http.Handler {
 	static, err := fs.Sub(files, "static")

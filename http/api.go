@@ -15,7 +15,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/console"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
@@ -79,7 +78,7 @@ type Route struct {
 	// Method is the HTTP method, e.g. "POST".
 	Method string
 	// Template is the full path template including the base path, with
-	// parameters in braces: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}".
+	// parameters in braces: contract.BasePath + contract.GroupTemplate.
 	Template string
 	// Mutation is true for the routes that change coordinator state:
 	// create, delete and heartbeat (docs/protocol.md §2: "only 2,3,4,6,8,10,11 mutate").
@@ -96,7 +95,8 @@ type Middleware func(Route, httprouter.Handle) httprouter.Handle
 // Options configure an API. Only Coordinator is required.
 type Options struct {
 	// BasePath prefixes the coordinator routes; blank or "/" means the
-	// default "/coord/v1" (the security policy and audit read it the same way).
+	// default contract.BasePath (contract.CleanBasePath reads it for the
+	// security policy and audit too).
 	BasePath    string
 	Coordinator Coordinator
 	// Settings supply the validation limits (MaxShardCount, heartbeat
@@ -150,7 +150,7 @@ type Options struct {
 }
 
 // DefaultBasePath is the base path of the coordinator routes (docs/protocol.md §0).
-const DefaultBasePath = basepath.Default
+const DefaultBasePath = contract.BasePath
 
 // DefaultMaxBodyBytes is the request body limit of docs/protocol.md §3.
 const DefaultMaxBodyBytes = 1 << 20
@@ -213,7 +213,7 @@ func New(o Options) *API {
 	a.router = a.newRouter()
 	r := a.router
 
-	base := basepath.Clean(o.BasePath)
+	base := contract.CleanBasePath(o.BasePath)
 	middleware := a.secure(o, base)
 	var fwd *forwarder
 	if o.Cluster != nil {

@@ -1,6 +1,7 @@
 // Package httpapi is the coordinator's REST edge (docs/protocol.md §0, §2): member
 // heartbeats, the Admin API and the monitoring API, served with
-// julienschmidt/httprouter under a configurable base path (/coord/v1).
+// julienschmidt/httprouter under a configurable base path (default
+// contract.BasePath).
 //
 // It owns JSON in and out, request validation (docs/protocol.md §3), and the one mapping from
 // errors to HTTP statuses and error bodies (docs/protocol.md §0): domain errors

@@ -3,27 +3,27 @@ package security
 import (
 	"strings"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // OpenAPIPath is the path of the OpenAPI document below the base path; it
 // is open like login.
-const OpenAPIPath = "/openapi.json"
+const OpenAPIPath = contract.OpenAPITemplate
 
 // LoginPath is the login route below the base path.
-const LoginPath = "/auth/login"
+const LoginPath = contract.LoginTemplate
 
 // HeartbeatTemplate is the member heartbeat route below the base path, one
 // of the two routes rule 2 applies to.
-const HeartbeatTemplate = "/streams/{streamPrefix}/groups/{consumerGroup}/members/{memberId}/heartbeat"
+const HeartbeatTemplate = contract.HeartbeatTemplate
 
 // BenchNoopTemplate is the load harness's no-op heartbeat route
 // (debug.bench-endpoints) below the base path: the heartbeat route's stack
 // without the actor, so rule 2 applies to it as to a heartbeat.
-const BenchNoopTemplate = "/bench/noop" + HeartbeatTemplate
+const BenchNoopTemplate = contract.BenchNoopTemplate
 
 // DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
-const DefaultBasePath = basepath.Default
+const DefaultBasePath = contract.BasePath
 
 // Policy is the route → required-role table of docs/protocol.md §1. It decides on the
 // matched route (its method and template, which the code fixes), never on
@@ -41,7 +41,7 @@ type Policy struct {
 // RequiredRole returns the role a request matched to a route needs and
 // whether it needs authentication at all. template is the route's full
 // template including the base path, with parameters in braces
-// ("/coord/v1/streams/{streamPrefix}"). Rules, first match wins, only for
+// (contract.BasePath + contract.StreamTemplate). Rules, first match wins, only for
 // templates at or below the base path:
 //
 //  1. <base>/auth/login and <base>/openapi.json (the API description) → open;
@@ -107,10 +107,10 @@ func IsMutatingMethod(method string) bool {
 	return false
 }
 
-func (p Policy) basePath() string { return basepath.Clean(p.BasePath) }
+func (p Policy) basePath() string { return contract.CleanBasePath(p.BasePath) }
 
 // underPath reports whether path is prefix itself or below it, segment-wise
-// (/coord/v1 covers /coord/v1/x but not /coord/v10).
+// (/a/b covers /a/b/x but not /a/bc).
 func underPath(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // command is one coordctl command. A file adds its commands with register
@@ -105,7 +107,7 @@ type call struct {
 const commonFlagsHelp = `Flags of every command:
   -o, --output table|json   output format (default table)
   --server URL              coordinator, e.g. http://127.0.0.1:8080 (the API's base
-                            path /coord/v1 may be included; default: the one of login)
+                            path ` + contract.BasePath + ` may be included; default: the one of login)
   --requested-by NAME       who asks, recorded in the audit trail (default $USER)
   --reason TEXT             why, recorded in the audit trail
 `

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
-	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // settings are what login stores.
@@ -70,7 +70,7 @@ func saveSettings(path string, s settings) error {
 // serverRoot is the coordinator's URL as login stores it: without
 // trailing slashes and without the API's default base path.
 func serverRoot(server string) string {
-	return strings.TrimRight(strings.TrimSuffix(strings.TrimRight(server, "/"), basepath.Default), "/")
+	return strings.TrimRight(strings.TrimSuffix(strings.TrimRight(server, "/"), contract.BasePath), "/")
 }
 
 // apiBase is the API's base URL at server: server itself when it names a
@@ -85,7 +85,7 @@ func apiBase(server string) (string, error) {
 	if u.Path != "" {
 		return root, nil
 	}
-	return root + basepath.Default, nil
+	return root + contract.BasePath, nil
 }
 
 // stored returns the settings file's path, the settings it holds and the

@@ -31,10 +31,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 func main() {
-	coordURL := flag.String("coordinator", env("COORDINATOR_URL", "http://127.0.0.1:8080/coord/v1"), "coordinator base URL ($COORDINATOR_URL)")
+	coordURL := flag.String("coordinator", env("COORDINATOR_URL", "http://127.0.0.1:8080"+contract.BasePath), "coordinator base URL ($COORDINATOR_URL)")
 	user := flag.String("user", env("COORDINATOR_USER", ""), "user with the MEMBER role, if heartbeats need credentials ($COORDINATOR_USER)")
 	password := flag.String("password", env("COORDINATOR_PASSWORD", ""), "its password ($COORDINATOR_PASSWORD)")
 	redisAddrs := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a Redis Cluster's nodes comma-separated ($REDIS_ADDR)")

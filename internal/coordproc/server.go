@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
 )
 
@@ -58,7 +59,7 @@ type ServerConfig struct {
 
 // Server is a running coordinator process.
 type Server struct {
-	// Base is the API's base URL, http://127.0.0.1:<port>/coord/v1.
+	// Base is the API's base URL, http://127.0.0.1:<port> + contract.BasePath.
 	Base string
 	// Root is http://127.0.0.1:<port>, also its advertised cluster URL.
 	Root string
@@ -124,7 +125,7 @@ func startServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*S
 	}
 	root := "http://127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(dir, name+".log")
-	s := &Server{Base: root + "/coord/v1", Root: root, ID: id, Port: port, log: logPath}
+	s := &Server{Base: root + contract.BasePath, Root: root, ID: id, Port: port, log: logPath}
 	s.start = func() (*exec.Cmd, error) {
 		logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
-	"github.com/redis-stream-coordinator/coordinator/internal/basepath"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 )
@@ -88,7 +88,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 	logger := slog.New(slog.DiscardHandler)
 	c.Server = httptest.NewUnstartedServer(nil)
 	c.URL = "http://" + c.Server.Listener.Addr().String()
-	c.Base = c.URL + basepath.Default
+	c.Base = c.URL + contract.BasePath
 	ao := actors.Options{Store: c.Store, Settings: o.Settings, GroupCommit: true, Logger: logger}
 	if o.Clock != nil {
 		ao.Clock = o.Clock.Now

@@ -159,7 +159,7 @@ type StatusError struct {
 func (e *StatusError) Error() string { return fmt.Sprintf("heartbeat answered %d: %s", e.Code, e.Body) }
 
 // Heartbeat sends m's next heartbeat for group key to the API at base
-// (scheme, host and base path, e.g. http://127.0.0.1:8080/coord/v1)
+// (scheme, host and base path, e.g. http://127.0.0.1:8080 + contract.BasePath)
 // through c and applies the answer. A transport failure, an answer other
 // than 200 (a *StatusError) or an undecodable body is returned as an error
 // and changes nothing, like a lost answer.
