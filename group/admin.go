@@ -18,6 +18,10 @@ func (g *Group) Create(now contract.Instant, s Settings, key Key, req CreateRequ
 	if req.InitialShardCount != nil {
 		n = *req.InitialShardCount
 	}
+	assign := s.DefaultAssignor
+	if req.Assignor != nil {
+		assign = *req.Assignor
+	}
 	t := newTx(g, s, now)
 	t.setMeta(Meta{
 		StreamPrefix:    key.StreamPrefix,
@@ -28,6 +32,7 @@ func (g *Group) Create(now contract.Instant, s Settings, key Key, req CreateRequ
 		ShardCount:      n,
 		Migrations:      map[string]Migration{},
 		CreatedAt:       now,
+		Assignor:        storedAssignor(assign),
 	})
 	t.reconcile()
 	return result(t, g.View())

@@ -220,6 +220,11 @@ type Meta struct {
 	// group's live offset resets, oldest first (liveops.go).
 	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
 	LiveResets   []LiveReset       `json:"liveResets,omitempty"`
+	// Assignor is how the targets are computed: AssignorWork or, when
+	// empty, AssignorCount (work.go). Work is what a work-assigned group
+	// measured; it lives in memory only and is never stored.
+	Assignor string `json:"assignor,omitempty"`
+	Work     *Work  `json:"-"`
 }
 
 // Key returns the group's key.
@@ -237,6 +242,9 @@ type Settings struct {
 	// Redis (ConfirmDrain) before a scale-in completes (docs/protocol.md §6.4); false when
 	// Redis is not configured.
 	DrainCheck bool
+	// DefaultAssignor is the assignor of a group created without one
+	// (AssignorCount or AssignorWork; "" is count).
+	DefaultAssignor string
 }
 
 // DefaultSettings returns the seed's defaults.

@@ -7,6 +7,9 @@ type CreateRequest struct {
 	InitialShardCount *int    `json:"initialShardCount"`
 	RequestedBy       string  `json:"requestedBy"`
 	Reason            *string `json:"reason"`
+	// Assignor is "count" or "work" (additive, docs/assignment.md); absent:
+	// the coordinator's default (Settings.DefaultAssignor).
+	Assignor *string `json:"assignor,omitempty"`
 }
 
 // DeleteRequest is the body of DELETE …/groups/{G} (docs/protocol.md §2.3).
@@ -46,6 +49,8 @@ type GroupView struct {
 	// granted to nobody, and the live reset under way.
 	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
 	ActiveReset  *LiveReset        `json:"activeReset,omitempty"`
+	// Assignor is the group's assignor, count or work (additive, work.go).
+	Assignor string `json:"assignor,omitempty"`
 }
 
 // RoutingView is the producer-routing answer of docs/protocol.md §2.4: the
@@ -75,6 +80,9 @@ type AssignmentsView struct {
 	// PausedShards are the shards in no target because they are paused
 	// (additive, liveops.go).
 	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
+	// WorkView adds the assignor, each shard's weight and each live
+	// member's load (additive, work.go).
+	WorkView
 	// Violations are the same violations, typed (not on the wire).
 	Violations []Violation `json:"-"`
 }

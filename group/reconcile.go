@@ -38,11 +38,22 @@ func (t *tx) assign() {
 	for _, id := range gone {
 		t.apply(TargetRemovedRecord{MemberID: id})
 	}
-	prev := make([][]int, len(live))
-	for i, id := range live {
-		prev[i] = g.Targets[id]
+	prev := g.livePrev(live)
+	var changed []int
+	var sets [][]int
+	if g.AssignorOf() == AssignorWork {
+		changed, sets = t.assignWork(prev)
+	} else {
+		changed, sets = assignUnpaused(g.ShardCount, g.Paused(), prev)
 	}
-	changed, sets := assignUnpaused(g.ShardCount, g.Paused(), prev)
+	t.setTargets(live, changed, sets)
+}
+
+// setTargets applies the targets an assignor computed for the live members
+// (live[changed[j]] gets sets[j]) and gives every live member without a
+// target entry an empty one.
+func (t *tx) setTargets(live []string, changed []int, sets [][]int) {
+	g := t.g
 	ids := make([]string, len(changed))
 	for j, i := range changed {
 		ids[j] = live[i]

@@ -188,6 +188,9 @@ func ValidateCreate(req *CreateRequest, s Settings) error {
 	if n := req.InitialShardCount; n != nil && v.atLeast("initialShardCount", *n, 1) {
 		v.atMost("initialShardCount", *n, s.MaxShardCount)
 	}
+	if a := req.Assignor; a != nil && (*a == "" || !ValidAssignor(*a)) {
+		v.add("assignor", "must be count or work")
+	}
 	v.who(req.RequestedBy, req.Reason)
 	return v.err()
 }

@@ -23,6 +23,7 @@ func (g *Group) View() GroupView {
 		CurrentAssignmentSummary: map[string]int{},
 		PausedShards:             g.Paused(),
 		ActiveReset:              g.ActiveReset(),
+		Assignor:                 g.AssignorOf(),
 	}
 	for _, id := range g.idx.liveIDs {
 		v.TargetAssignmentSummary[id] = len(g.Targets[id])
@@ -55,6 +56,7 @@ func (g *Group) Assignments() AssignmentsView {
 		InvariantViolations: ViolationTexts(violations),
 		Violations:          violations,
 		PausedShards:        g.Paused(),
+		WorkView:            g.WorkView(),
 	}
 	for id, t := range g.Targets {
 		v.TargetAssignment[id] = t

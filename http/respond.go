@@ -32,9 +32,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
+// statusNames are the HTTP status enum names used in the body's "status".
+var statusNames = map[int]string{
+	http.StatusBadRequest:            "BAD_REQUEST",
+	http.StatusUnauthorized:          "UNAUTHORIZED",
+	http.StatusForbidden:             "FORBIDDEN",
+	http.StatusNotFound:              "NOT_FOUND",
+	http.StatusMethodNotAllowed:      "METHOD_NOT_ALLOWED",
+	http.StatusConflict:              "CONFLICT",
+	http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",
+	http.StatusUnprocessableEntity:   "UNPROCESSABLE_ENTITY",
+	http.StatusTooManyRequests:       "TOO_MANY_REQUESTS",
+	http.StatusInternalServerError:   "INTERNAL_SERVER_ERROR",
+	http.StatusServiceUnavailable:    "SERVICE_UNAVAILABLE",
+}
+
 // writeError writes the docs/protocol.md §0 error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, contract.ErrorBody{Status: contract.StatusName(status), ErrorCode: contract.Code(code), Message: message})
+	writeJSON(w, status, contract.ErrorBody{Status: statusNames[status], ErrorCode: contract.Code(code), Message: message})
 }
 
 // Error codes the HTTP layer produces besides the domain's contract.Code values.

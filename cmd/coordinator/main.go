@@ -240,6 +240,7 @@ func domainSettings(cfg *config.Config) group.Settings {
 		DefaultShardCount:    cfg.Defaults.InitialShardCount,
 		MaxShardCount:        cfg.Defaults.MaxShardCount,
 		DrainCheck:           cfg.RedisRequired(),
+		DefaultAssignor:      cfg.Defaults.Assignor,
 	}
 }
 

@@ -1,0 +1,39 @@
+package actors
+
+import (
+	"github.com/redis-stream-coordinator/coordinator/contract"
+	"github.com/redis-stream-coordinator/coordinator/group"
+)
+
+// workMsg hands a group assigned by work one measure of its shards
+// (group.Rebalance, docs/assignment.md). It is an admin request: it runs
+// alone in the critical section and stores the remembered weights and any
+// move. Nobody waits for its answer.
+type workMsg struct {
+	routed
+	Measure group.Measure
+	Reply   replyTo[group.WorkView]
+}
+
+// NotInfluenceReceiveTimeout: measures, like ticks, do not keep a group
+// actor alive.
+func (*workMsg) NotInfluenceReceiveTimeout() {}
+
+func (m *workMsg) exec(a *groupActor) {
+	answerAdmin(a, m.Reply, "rebalance", func(op string) (group.WorkView, error) {
+		if g := a.core.Committed(); !g.Exists() || g.AssignorOf() != group.AssignorWork {
+			return group.WorkView{}, nil
+		}
+		return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.WorkView] {
+			return w.Rebalance(now, a.c.opts.Settings, m.Measure)
+		})
+	})
+}
+
+// Rebalance sends a group one measure of its shards' work without waiting:
+// a group assigned by work remembers the weights and may move shards
+// (group.Rebalance); any other group ignores it. The lag refresher calls
+// it after each read of a work-assigned group's streams.
+func (c *Coordinator) Rebalance(key group.Key, m group.Measure) error {
+	return c.send(&workMsg{routed: routed{Key: key}, Measure: m, Reply: newReplyTo[group.WorkView]()})
+}
