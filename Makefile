@@ -68,13 +68,14 @@ lint:
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 	PATH="$$PATH:$(GOBIN_DIR)" gosec -quiet -fmt text -color=false $(GOSEC_SKIP) ./...
 
-# bench runs the default load suite of cmd/coord-bench (about 6 minutes on
+# bench runs the default load suite of cmd/coord-bench (about 9 minutes on
 # 2 cores): ceiling, steady (closed, open at half the ceiling and at the
 # members' own rate) and baseline on Redis with 10,000 members, three
 # coordinators on that group for 75 s (multi), the store, peer-baseline and
 # heap scenarios, the cluster scenario (30 groups on three coordinators, a
-# rolling restart and a SIGKILL), churn with both release policies, and the
-# assignor benchmarks. It prints goals P1-P8 and writes
+# rolling restart and a SIGKILL), churn with both release policies, the
+# work scenario (count vs work assignor under skewed traffic, about 3
+# minutes: goals P10a-d), and the assignor benchmarks. It prints goals and writes
 # bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group run
 # is -scenarios groups.
 bench: services

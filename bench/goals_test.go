@@ -63,6 +63,10 @@ func TestEvaluate(t *testing.T) {
 		DataPlane: &DataPlaneFigures{Entries: 200000, Shards: 4, Batch: 100,
 			Consumer: DataPlaneRun{Entries: 400000, Seconds: 1.6, CPUSeconds: 1.2, Throughput: 250000, CPUMicrosPerEntry: 3},
 			Plain:    DataPlaneRun{Entries: 400000, Seconds: 1, CPUSeconds: 0.48, Throughput: 400000, CPUMicrosPerEntry: 1.2}},
+		Work: &WorkFigures{Shards: 64, Members: 8, Capacity: 4, Hot: workHot,
+			Count: WorkRun{DrainSeconds: 50, Drained: true, BusiestOverMean: 2.08, Handled: 1000},
+			Work: WorkRun{DrainSeconds: 40, Drained: true, BusiestOverMean: 1.04, MovesAfterDrain: 3, ObservedMinutes: 1,
+				MovesPerMinute: 3, Handled: 1000}},
 		Churn: []*Churn{{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1.2, P99: 3.1}, Crash: Quantiles{Count: 2, Max: 11},
 			CrashBound: 12, Moved: 110, Minimum: 100}},
 		Assignor:        parseBenchmarks(strings.NewReader(benchOutput)),
@@ -81,7 +85,8 @@ func TestEvaluate(t *testing.T) {
 	// P8b |13 − 10| = 3, 7500 ÷ 8000 per core = 0.94; P8c 2.5 s wait;
 	// P8d 6.2 s, 1 FENCED, 1 double reader; P9a 8 MB, P9b 450 MiB, P9c
 	// 15 ÷ 10 ms; P12a 250,000 ÷ 400,000 entries/s = 0.625, P12b 3 ÷ 1.2
-	// µs = 2.5.
+	// µs = 2.5; P10a 1.04, P10b 40 ÷ 50 s = 0.8, P10c 3 moves a minute,
+	// P10d 0 FENCED.
 	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
 		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
 		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
@@ -89,7 +94,8 @@ func TestEvaluate(t *testing.T) {
 		"P8a-settle": Pass, "P8a-fenced": Pass, "P8a-retry": Miss, "P8a-p99": Pass, "P8a-core": Pass,
 		"P8b-spread": Miss, "P8b-core": Pass, "P8c-fenced": Pass, "P8c-moves": Pass, "P8c-readers": Pass, "P8c-wait": Pass,
 		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss,
-		"P9a": Pass, "P9b": Miss, "P9c": Pass, "P12a": Miss, "P12b": Miss}
+		"P9a": Pass, "P9b": Miss, "P9c": Pass, "P12a": Miss, "P12b": Miss,
+		"P10a": Pass, "P10b": Miss, "P10c": Miss, "P10d": Pass}
 	for _, g := range r.Goals {
 		if g.Status != want[g.ID] {
 			t.Errorf("%s: %s (measured %v), want %s", g.ID, g.Status, g.Measured, want[g.ID])

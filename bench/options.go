@@ -44,15 +44,18 @@ const (
 	// the same DataPlaneEntries entries, alternating, DataPlaneRounds
 	// times each (goals P12a–b).
 	ScenarioDataPlane = "dataplane"
+	// ScenarioWork runs a count-assigned and a work-assigned group side by
+	// side under skewed traffic with a backlog (goals P10a–d, bench/work.go).
+	ScenarioWork = "work"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (

@@ -44,6 +44,8 @@ type Report struct {
 	Scrape *ScrapeFigures `json:"scrape,omitempty"`
 	// DataPlane is the dataplane scenario's figures (goals P12a–b).
 	DataPlane *DataPlaneFigures `json:"dataPlane,omitempty"`
+	// Work is the work scenario's figures (goals P10a–d).
+	Work *WorkFigures `json:"work,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
 	Cluster        *ClusterFigures `json:"cluster,omitempty"`
 	Goals          []Goal          `json:"goals"`
@@ -240,6 +242,7 @@ func (r *Report) PrintTables(w io.Writer) {
 	}
 	r.printPeer(w)
 	r.printDataPlane(w)
+	r.printWork(w)
 	fmt.Fprintln(w)
 	printGoals(w, r.Goals)
 }

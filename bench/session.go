@@ -55,13 +55,16 @@ type peer struct {
 }
 
 // openSession starts a coordinator on store with a fresh key prefix (Redis)
-// or schema (PostgreSQL).
-func (r *Runner) openSession(ctx context.Context, name, store string, groupCommit bool, shards int, ttl time.Duration) (*session, error) {
+// or schema (PostgreSQL); tune, if any, adjusts its configuration first.
+func (r *Runner) openSession(ctx context.Context, name, store string, groupCommit bool, shards int, ttl time.Duration, tune ...func(*coordproc.ServerConfig)) (*session, error) {
 	id := r.runID + "_" + name
 	cfg := coordproc.ServerConfig{
 		Store: store, KeyPrefix: "coord-bench:" + id, RedisAddr: r.redis.addr,
 		GroupCommit: groupCommit, Interval: r.opts.Interval, LeaseTTL: ttl, RebalanceTimeout: rebalanceTimeout(ttl), MaxShards: shards,
 		ID: coordinatorID(0),
+	}
+	for _, t := range tune {
+		t(&cfg)
 	}
 	s := &session{r: r, name: name, cfg: cfg, probe: noProbe{}, groups: r.opts.Groups, members: r.opts.Members, shards: shards}
 	switch store {
