@@ -1,11 +1,9 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,14 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/actors"
-	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -33,51 +28,15 @@ import (
 // cluster node, actor system and API on a loopback server, over one
 // memory store (what one Redis is to coordinator processes).
 type twoNodes struct {
-	store *memory.Store
-	a, b  *nodeCoordinator
-}
-
-type nodeCoordinator struct {
-	node *coordcluster.Node
-	srv  *httptest.Server
+	backend *coordtest.Backend
+	a, b    *coordtest.Coordinator
 }
 
 func newTwoNodes(t *testing.T) *twoNodes {
 	t.Helper()
-	mem := memory.New()
-	c := &twoNodes{store: mem, a: startNodeCoordinator(t, mem, "coord-a"), b: startNodeCoordinator(t, mem.Handle(), "coord-b")}
-	eventually.True(t, "both coordinators live on both", func() bool {
-		return len(c.a.node.Live()) == 2 && len(c.b.node.Live()) == 2
-	})
-	return c
-}
-
-// startNodeCoordinator starts coordinator id on its handle of the store.
-func startNodeCoordinator(t *testing.T, store *memory.Store, id string) *nodeCoordinator {
-	t.Helper()
-	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewUnstartedServer(nil)
-	node, err := coordcluster.New(coordcluster.Options{Store: store, ID: id, URL: "http://" + srv.Listener.Addr().String(),
-		LeaseTTL: 2 * time.Second, RenewInterval: 20 * time.Millisecond, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.Start(t.Context())
-	t.Cleanup(func() { _ = node.Stop(context.Background()) })
-	coord, err := actors.New(actors.Options{Store: store, Settings: group.DefaultSettings(), GroupCommit: true, Ownership: node, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	node.OnChange(coord.HandOver)
-	srv.Config.Handler = httpapi.New(httpapi.Options{Coordinator: coord, Cluster: node, Logger: logger})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &nodeCoordinator{node: node, srv: srv}
+	backend := coordtest.Memory()
+	cs := coordtest.StartCluster(t, 2, coordtest.Options{Backend: backend})
+	return &twoNodes{backend: backend, a: cs[0], b: cs[1]}
 }
 
 // freeGroupOnA creates a group placed on coord-a through coord-a, then
@@ -86,14 +45,8 @@ func startNodeCoordinator(t *testing.T, store *memory.Store, id string) *nodeCoo
 // coordinator coord-a forwards it to.
 func (c *twoNodes) freeGroupOnA(t *testing.T) group.Key {
 	t.Helper()
-	key := group.Key{ConsumerGroup: "g"}
-	for i := 0; key.StreamPrefix == ""; i++ {
-		p := fmt.Sprintf("orders-%d", i)
-		if c.a.node.PlacedHere(p) && !c.b.node.PlacedHere(p) {
-			key.StreamPrefix = p
-		}
-	}
-	req := newReq(t, http.MethodPost, c.a.srv.URL+"/coord/v1/streams/"+key.StreamPrefix+"/groups/g", `{"initialShardCount":4,"requestedBy":"test"}`)
+	key := group.Key{StreamPrefix: c.a.PlacedOn("orders", c.a, c.b), ConsumerGroup: "g"}
+	req := newReq(t, http.MethodPost, c.a.URL+"/coord/v1/streams/"+key.StreamPrefix+"/groups/g", `{"initialShardCount":4,"requestedBy":"test"}`)
 	if st, _, body := send(t, http.DefaultClient, req); st != http.StatusCreated {
 		t.Fatalf("create %s through coord-a: %d %s", key, st, body)
 	}
@@ -104,7 +57,7 @@ func (c *twoNodes) freeGroupOnA(t *testing.T) group.Key {
 // release clears key's ownership record behind its owner's back.
 func (c *twoNodes) release(t *testing.T, key group.Key) {
 	t.Helper()
-	if err := c.store.Handle().Release(t.Context(), key, c.a.node.Self()); err != nil {
+	if err := c.backend.Handle().Release(t.Context(), key, c.a.Node.Self()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -114,7 +67,7 @@ func (c *twoNodes) release(t *testing.T, key group.Key) {
 // coordinator hands over what is not placed on it).
 func (c *twoNodes) bTookOver(t *testing.T, key group.Key) bool {
 	t.Helper()
-	v, err := c.b.node.View(t.Context())
+	v, err := c.b.Node.View(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +76,7 @@ func (c *twoNodes) bTookOver(t *testing.T, key group.Key) bool {
 			return true
 		}
 	}
-	owners, err := c.store.Owners(t.Context(), []group.Key{key})
+	owners, err := c.backend.Handle().Owners(t.Context(), []group.Key{key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,14 +135,14 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 		return req
 	}
 	for i := range 4 {
-		req, _ := heartbeatReq(t, c.b.srv.URL, key, fmt.Sprintf("m%d", i))
+		req, _ := heartbeatReq(t, c.b.URL, key, fmt.Sprintf("m%d", i))
 		st, h, answer := send(t, http.DefaultClient, forged(req))
-		if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+		if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
 			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(httpapi.HeaderOwner))
 		}
 	}
-	groupURL := c.b.srv.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
-	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.srv.URL {
+	groupURL := c.b.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
+	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
 		t.Errorf("forged GET: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
 	if c.bTookOver(t, key) {
@@ -197,9 +150,9 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	}
 
 	c.release(t, key)
-	req, body := heartbeatReq(t, c.b.srv.URL, key, "m9")
-	httpapi.SignForwarded(req, c.a.node.Self(), "coord-b", time.Now(), body)
-	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.srv.URL {
+	req, body := heartbeatReq(t, c.b.URL, key, "m9")
+	httpapi.SignForwarded(req, c.a.Node.Self(), "coord-b", time.Now(), body)
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.URL {
 		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
 	if !c.bTookOver(t, key) {

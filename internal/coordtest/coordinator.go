@@ -34,7 +34,7 @@ type Options struct {
 	// moves it, and no ticker runs unless Actors turns it on.
 	Clock *fakeclock.Clock
 	// ID names the coordinator ("" → "coord-test"; StartCluster names its
-	// coordinators coord-0, coord-1, …).
+	// coordinators coord-a, coord-b, …).
 	ID string
 	// Cluster joins the coordinator to the coordinator cluster: a
 	// cluster.Node on the store is the actors' Ownership and the API's
@@ -146,9 +146,9 @@ func Start(t testing.TB, o Options) *Coordinator {
 	return c
 }
 
-// StartCluster starts n coordinators, coord-0 … coord-(n-1), on handles of
-// one backend (o.Backend, or one memory store), each a cluster node, and
-// waits until each lists all n as live.
+// StartCluster starts n (at most 26) coordinators, coord-a, coord-b, …,
+// on handles of one backend (o.Backend, or one memory store), each a
+// cluster node, and waits until each lists all n as live.
 func StartCluster(t testing.TB, n int, o Options) []*Coordinator {
 	t.Helper()
 	if o.Backend == nil {
@@ -157,7 +157,7 @@ func StartCluster(t testing.TB, n int, o Options) []*Coordinator {
 	o.Cluster = true
 	cs := make([]*Coordinator, n)
 	for i := range cs {
-		o.ID = fmt.Sprintf("coord-%d", i)
+		o.ID = "coord-" + string(rune('a'+i))
 		cs[i] = Start(t, o)
 	}
 	if !o.Unstarted {
