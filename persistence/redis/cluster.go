@@ -151,7 +151,7 @@ func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) er
 
 // Coordinators lists the live entries by id.
 func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, error) {
-	res, err := listScript.Run(ctx, s.client, []string{s.registryKey()}).StringSlice()
+	res, err := s.pipe.eval(ctx, listScript, []string{s.registryKey()}).StringSlice()
 	if err != nil || len(res) == 0 {
 		return nil, fmt.Errorf("redis store: list coordinators: %w: %v", persistence.ErrUnavailable, err)
 	}
@@ -174,7 +174,9 @@ func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, er
 
 // Acquire takes key unless a live other coordinator owns it. It reads the
 // registry, then runs the ownership script on the group's own key, so that
-// on Redis Cluster each step touches one slot. A lease that had ended when
+// on Redis Cluster each step touches one slot. Both go through the store's
+// pipeliner: the acquires of many groups at once (a coordinator taking
+// over the groups of one that left) share round trips. A lease that had ended when
 // the registry was read cannot live again (a new run registers with a new
 // token), so acting on that read later is safe.
 func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
@@ -215,10 +217,12 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 }
 
 // Release clears self's ownership of key, or deletes the record of a
-// group that is not stored.
+// group that is not stored. The script goes through the store's
+// pipeliner: the releases of a coordinator handing its groups over share
+// round trips.
 func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
 	s.fences.Drop(key)
-	if err := releaseOwnerScript.Run(ctx, s.client, []string{s.ownerKey(key), s.metadataKey(key)}, self.ID, self.Token).Err(); err != nil {
+	if err := s.pipe.eval(ctx, releaseOwnerScript, []string{s.ownerKey(key), s.metadataKey(key)}, self.ID, self.Token).Err(); err != nil {
 		return fmt.Errorf("redis store: release %s: %w: %w", key, persistence.ErrUnavailable, err)
 	}
 	return nil
