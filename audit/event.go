@@ -26,6 +26,10 @@ const (
 	ResetOffsets       Action = "RESET_OFFSETS"
 	RedriveDeadLetters Action = "REDRIVE_DEAD_LETTERS"
 	DeleteDeadLetters  Action = "DELETE_DEAD_LETTERS"
+	// PauseShards and ResumeShards change a group's paused shards
+	// (docs/operations.md).
+	PauseShards  Action = "PAUSE_SHARDS"
+	ResumeShards Action = "RESUME_SHARDS"
 )
 
 // Outcome classifies how a request ended.

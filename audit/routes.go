@@ -33,6 +33,8 @@ var mutations = []mutation{
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/offsets/reset", ResetOffsets},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/redrive", RedriveDeadLetters},
 	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/delete", DeleteDeadLetters},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/shards/pause", PauseShards},
+	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/shards/resume", ResumeShards},
 	{"POST", "/auth/login", Login},
 }
 

@@ -43,6 +43,7 @@ type Coordinator interface {
 	// streamPrefix, without reading them.
 	GroupCount(ctx context.Context, streamPrefix string) (all, inPrefix int, err error)
 	Resharding
+	LiveOps
 }
 
 // HealthReport is the body of GET /monitoring/health (docs/protocol.md §10.2).
@@ -314,7 +315,7 @@ func (a *API) routes() []route {
 		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
 		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
 		{Route{http.MethodGet, security.OpenAPIPath, false, ""}, openAPI},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
+	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.liveOpsRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
 }
 
 // clusterRoutes serves the cluster view when the API has a Cluster.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -26,6 +25,7 @@ import (
 type StreamOperator interface {
 	GroupPosition(ctx context.Context, key, group string) (streams.GroupPosition, error)
 	SetPosition(ctx context.Context, key, group string, p streams.Position) error
+	PlanReset(ctx context.Context, key, group string, p streams.Position) (streams.ResetPlan, error)
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
 	Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (streams.Redriven, error)
 	DeleteDeadLetter(ctx context.Context, dlq, group, id string) error
@@ -85,14 +85,19 @@ type resetRequest struct {
 	TimestampMs int64                `json:"timestampMs"`
 	// Shards are the shard indexes to reset; empty means every shard.
 	Shards []int `json:"shards"`
-	// Force resets shards that a member holds.
+	// By is the number of entries of To = BY: forward, or back when negative.
+	By int64 `json:"by"`
+	// Force sets the positions at once, racing members that read the
+	// shards; without it the reset is live (liveops.go). DryRun answers
+	// what the reset would do and changes nothing.
 	Force       bool   `json:"force"`
+	DryRun      bool   `json:"dryRun"`
 	RequestedBy string `json:"requestedBy"`
 	Reason      string `json:"reason"`
 }
 
 func (r *resetRequest) position() streams.Position {
-	return streams.Position{Kind: streams.PositionKind(strings.ToUpper(string(r.To))), ID: r.EntryID, TimestampMs: r.TimestampMs}
+	return streams.Position{Kind: streams.PositionKind(strings.ToUpper(string(r.To))), ID: r.EntryID, TimestampMs: r.TimestampMs, By: r.By}
 }
 
 func validateReset(r *resetRequest) error {
@@ -128,13 +133,20 @@ type resetResponse struct {
 }
 
 // resetOffsets moves the group's consumer group position on the requested
-// shards (XGROUP SETID). A shard that a member holds (reports owning,
-// revokes or was granted, in the committed state) is refused with 409
-// SHARDS_HELD, naming shards and members, unless force is set: a member
-// reading it would race the reset. Nothing is reset when any shard is
-// refused.
+// shards (XGROUP SETID). Without force the reset is live (liveops.go): the
+// group pauses the shards, sets them once no member holds them and grants
+// them again; the answer is the stored operation. With force the positions
+// are set at once, racing any member reading the shards (each shard's
+// holders are named in the answer). With dryRun nothing changes: the answer
+// says what the reset would do.
 func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusOK, validateReset, func(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+		switch {
+		case req.DryRun:
+			return a.previewReset(ctx, key, req)
+		case !req.Force:
+			return a.startLiveReset(ctx, key, req)
+		}
 		ops, err := a.streamOperator()
 		if err != nil {
 			return nil, err
@@ -143,29 +155,14 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		if err != nil {
 			return nil, err
 		}
-		shards := req.Shards
-		if len(shards) == 0 {
-			for i := range g.ShardCount {
-				shards = append(shards, i)
-			}
+		shards, err := resetShards(g, req.Shards)
+		if err != nil {
+			return nil, err
 		}
 		holders := shardHolders(g)
-		out := resetResponse{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), Forced: req.Force}
-		var held []string
-		for _, i := range slices.Compact(slices.Sorted(slices.Values(shards))) {
-			if i < 0 || i >= g.ShardCount {
-				return nil, invalid("shards: %d is not a shard of the group (0..%d)", i, g.ShardCount-1)
-			}
-			out.Shards = append(out.Shards, shardReset{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])})
-			if len(holders[i]) > 0 {
-				held = append(held, fmt.Sprintf("%d (%s)", i, strings.Join(holders[i], ", ")))
-			}
-		}
-		if len(held) > 0 && !req.Force {
-			return nil, group.Errorf(codeShardsHeld, "shards held by members: %s; stop them or set force", strings.Join(held, "; "))
-		}
-		for j := range out.Shards {
-			s := &out.Shards[j]
+		out := resetResponse{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), Forced: true}
+		for _, i := range shards {
+			s := shardReset{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
 			if s.Before, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
 				return nil, operatorError(err)
 			}
@@ -175,6 +172,7 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 			if s.After, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
 				return nil, operatorError(err)
 			}
+			out.Shards = append(out.Shards, s)
 		}
 		return out, nil
 	})

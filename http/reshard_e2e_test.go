@@ -41,6 +41,9 @@ type reshardEnv struct {
 	// producer, and entries members read (and acknowledged) in the group.
 	produced, delivered map[int]int
 	seq                 int
+	// positions performs live resets on rdb, failing when told to
+	// (liveops_e2e_test.go).
+	positions *testPositions
 }
 
 // newReshardEnv starts a coordinator with provisioning enabled and the
@@ -55,9 +58,10 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 	store := memory.New()
 	logger := slog.New(slog.DiscardHandler)
 	observer := streams.NewObserver(rdb)
+	positions := &testPositions{ResetPositions: streams.NewResetPositions(streams.NewOperator(rdb))}
 	coord, err := actors.New(actors.Options{
 		Store: store, Settings: settings, Clock: clock.Now, GroupCommit: true, Logger: logger,
-		Provisioner: streams.NewProvisioner(rdb), Drains: observer,
+		Provisioner: streams.NewProvisioner(rdb), Drains: observer, Positions: positions,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +70,8 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL), Streams: streams.NewOperator(rdb)})
 	srv := serve(t, api, coord, store)
 	return &reshardEnv{
-		cluster:  &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings},
+		cluster:   &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings},
+		positions: positions,
 		rdb:      rdb,
 		prefix:   prefix,
 		key:      group.Key{StreamPrefix: prefix, ConsumerGroup: "workers"},

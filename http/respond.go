@@ -82,6 +82,8 @@ var domainStatuses = map[contract.Code]int{
 	codeDeadLetterNotFound:                 http.StatusNotFound,
 	codeDeadLetterNotAllowed:               http.StatusUnprocessableEntity,
 	codeDeadLetterOtherGroup:               http.StatusConflict,
+	contract.CodeResetInProgress:           http.StatusConflict,
+	contract.CodeResetNotFound:             http.StatusNotFound,
 }
 
 // answer is the status, error code and fixed message of an error class.

@@ -149,6 +149,7 @@ var (
 			return secondsSince(g.stats.MigrationSince, now)
 		}),
 		newDef("revoke_pending", "Shards that owners are still revoking.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.RevokePending) }),
+		newDef("group_shards_paused", "Shards granted to nobody: paused by an operator or by a live offset reset under way.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.Paused) }),
 		newDef("invariant_violations", "Current invariant violations.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.Violations) }),
 		newDef("duplicate_owner_violations", "Shards currently owned by more than one member.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.DuplicateOwners) }),
 		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
@@ -280,6 +281,7 @@ func aggregate(states []*groupState) *groupState {
 		agg.stats.Live += s.Live
 		agg.stats.Expired += s.Expired
 		agg.stats.RevokePending += s.RevokePending
+		agg.stats.Paused += s.Paused
 		agg.stats.TargetShards += s.TargetShards
 		agg.stats.CurrentShards += s.CurrentShards
 		agg.stats.Violations += s.Violations

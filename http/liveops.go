@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// LiveOps are the live group operations (docs/operations.md): pausing and
+// resuming shards, and live offset resets.
+type LiveOps interface {
+	// PauseShards pauses shards: they are revoked from their readers and
+	// granted to nobody until resumed.
+	PauseShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error)
+	// ResumeShards grants paused shards again.
+	ResumeShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error)
+	// StartReset starts a live offset reset and answers it as stored.
+	StartReset(ctx context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error)
+	// Reset returns one live reset of a group.
+	Reset(ctx context.Context, key group.Key, id string) (group.LiveReset, error)
+}
+
+// liveOpsRoutes lists the pause, resume and live-reset routes, templates
+// relative to the base path.
+func (a *API) liveOpsRoutes(grp, monGroup string) []route {
+	return []route{
+		{Route{http.MethodPost, grp + "/shards/pause", true, "PAUSE_SHARDS"}, a.pauseShards(false)},
+		{Route{http.MethodPost, grp + "/shards/resume", true, "RESUME_SHARDS"}, a.pauseShards(true)},
+		{Route{http.MethodGet, monGroup + "/paused-shards", false, ""}, read(a, a.pausedShards, asIs[group.PausedView])},
+		{Route{http.MethodGet, monGroup + "/offsets/resets", false, ""}, read(a, a.liveResets, asIs[liveResets])},
+		{Route{http.MethodGet, monGroup + "/offsets/resets/{resetId}", false, ""}, a.liveReset},
+	}
+}
+
+// pauseShards serves POST …/shards/pause and …/shards/resume.
+func (a *API) pauseShards(resume bool) httprouter.Handle {
+	run := a.coord.PauseShards
+	if resume {
+		run = a.coord.ResumeShards
+	}
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		mutate(a, w, r, ps, http.StatusOK, func(req *group.PauseRequest) error { return group.ValidateWho(req.RequestedBy, req.Reason) },
+			func(ctx context.Context, key group.Key, req group.PauseRequest) (any, error) {
+				return run(ctx, key, req)
+			})
+	}
+}
+
+func (a *API) pausedShards(ctx context.Context, key group.Key) (group.PausedView, error) {
+	g, err := a.coord.Snapshot(ctx, key)
+	if err != nil {
+		return group.PausedView{}, err
+	}
+	return g.PausedView(), nil
+}
+
+// liveResets is the body of GET …/offsets/resets: the group's live resets,
+// oldest first (the last group.MaxKeptResets).
+type liveResets struct {
+	Resets []group.LiveReset `json:"resets"`
+}
+
+func (a *API) liveResets(ctx context.Context, key group.Key) (liveResets, error) {
+	g, err := a.coord.Snapshot(ctx, key)
+	if err != nil {
+		return liveResets{}, err
+	}
+	return liveResets{Resets: nonNil(g.LiveResets)}, nil
+}
+
+// liveReset serves GET …/offsets/resets/{resetId}.
+func (a *API) liveReset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	read(a, func(ctx context.Context, key group.Key) (group.LiveReset, error) {
+		return a.coord.Reset(ctx, key, ps.ByName("resetId"))
+	}, asIs[group.LiveReset])(w, r, ps)
+}
+
+// startLiveReset runs a reset without force: the group pauses the shards,
+// sets them once no member holds them, and grants them again.
+func (a *API) startLiveReset(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+	if _, err := a.streamOperator(); err != nil {
+		return nil, err
+	}
+	return a.coord.StartReset(ctx, key, group.ResetRequest{
+		Target:      group.ResetTarget{To: string(req.position().Kind), EntryID: req.EntryID, TimestampMs: req.TimestampMs, By: req.By},
+		Shards:      req.Shards,
+		RequestedBy: req.RequestedBy,
+		Reason:      req.Reason,
+	})
+}
+
+// shardPreview is one shard of a dry run: the position before, the one
+// after, the entries delivered again or skipped, and the members that
+// would pause (they hold the shard now).
+type shardPreview struct {
+	ShardIndex  int                   `json:"shardIndex"`
+	StreamKey   string                `json:"streamKey"`
+	WouldPause  []string              `json:"wouldPause"`
+	Before      streams.GroupPosition `json:"before"`
+	After       afterPreview          `json:"after"`
+	Redelivered int64                 `json:"redelivered"`
+	Skipped     int64                 `json:"skipped"`
+	CountCapped bool                  `json:"countCapped"`
+}
+
+// afterPreview is the position a reset would set.
+type afterPreview struct {
+	LastDeliveredID string `json:"lastDeliveredId"`
+}
+
+// resetPreview is the 200 body of a dry run.
+type resetPreview struct {
+	StreamPrefix  string         `json:"streamPrefix"`
+	ConsumerGroup string         `json:"consumerGroup"`
+	To            string         `json:"to"`
+	DryRun        bool           `json:"dryRun"`
+	Shards        []shardPreview `json:"shards"`
+}
+
+// previewReset answers what a reset would do, changing nothing.
+func (a *API) previewReset(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+	ops, err := a.streamOperator()
+	if err != nil {
+		return nil, err
+	}
+	g, err := a.coord.Snapshot(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := resetShards(g, req.Shards)
+	if err != nil {
+		return nil, err
+	}
+	holders := shardHolders(g)
+	out := resetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), DryRun: true}
+	for _, i := range shards {
+		k := streams.StreamKey(key.StreamPrefix, i)
+		plan, err := ops.PlanReset(ctx, k, key.ConsumerGroup, req.position())
+		if err != nil {
+			return nil, operatorError(err)
+		}
+		out.Shards = append(out.Shards, shardPreview{ShardIndex: i, StreamKey: k, WouldPause: nonNil(holders[i]), Before: plan.Before,
+			After: afterPreview{plan.SetID}, Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped})
+	}
+	return out, nil
+}
+
+// resetShards returns the requested shard indexes sorted without
+// duplicates (every shard when none), refusing one the group lacks.
+func resetShards(g *group.Group, requested []int) ([]int, error) {
+	if len(requested) == 0 {
+		for i := range g.ShardCount {
+			requested = append(requested, i)
+		}
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(requested)))
+	for _, i := range out {
+		if i < 0 || i >= g.ShardCount {
+			return nil, invalid("shards: %d is not a shard of the group (0..%d)", i, g.ShardCount-1)
+		}
+	}
+	return out, nil
+}
