@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 )
 
 // hbRoute are the API labels of a successful heartbeat, sorted.
@@ -76,9 +76,9 @@ func TestFlowMovesExactlyTheExpectedSeries(t *testing.T) {
 // revision conflict, reloads, re-runs the join and commits; the next
 // scrape shows the reloaded and the joined members alike.
 func TestRevisionConflictMovesExactlyTheExpectedSeries(t *testing.T) {
-	store, clock := memory.New(), newFakeClock()
-	a := newHarness(t, store, clock)
-	b := newHarness(t, store, clock)
+	backend, clock := coordtest.Memory(), newFakeClock()
+	a := newHarness(t, backend, clock)
+	b := newHarness(t, backend, clock)
 	a.create(orders)
 	clock.Advance(2 * time.Second)
 	// m-a's flush is observed after its answer: wait for it, so that it

@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,11 +21,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
 // The compile-time proof that Metrics is an actors.Observer and an
@@ -60,37 +58,23 @@ var (
 	settings = group.DefaultSettings()
 )
 
-// newHarness starts a coordinator on store (instrumented as "memory") with
-// the clock; ticks are sent by the test (TickNow).
-func newHarness(t *testing.T, store persistence.Store, clock *fakeclock.Clock) *harness {
+// newHarness starts a coordinator (internal/coordtest) on a handle of
+// backend (its store instrumented as "memory") with the clock; ticks are
+// sent by the test (TickNow).
+func newHarness(t *testing.T, backend *coordtest.Backend, clock *fakeclock.Clock) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID, metrics.WithClock(clock.Now), metrics.WithMemberSeries(1000))
-	coord, err := actors.New(actors.Options{
-		Store:       m.Store("memory", store),
-		Settings:    settings,
-		Clock:       clock.Now,
-		GroupCommit: true,
-		Observer:    m,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.SetSource(coord)
-	t.Cleanup(func() {
-		m.SetSource(nil)
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	api := httpapi.New(httpapi.Options{
-		Coordinator:   httpapi.ObserveCoordinator(coord, m),
-		Settings:      settings,
-		CoordinatorID: coordinatorID,
-		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-		Middleware:    []httpapi.Middleware{httpapi.ObserveRequests(m)},
-	})
-	return &harness{t: t, clock: clock, reg: reg, m: m, coord: coord, api: api}
+	c := coordtest.Start(t, coordtest.Options{Backend: backend, Clock: clock, Settings: settings, ID: coordinatorID,
+		Actors: func(o *actors.Options) { o.Store, o.Observer = m.Store("memory", o.Store), m },
+		API: func(o *httpapi.Options) {
+			o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, m)
+			o.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+			o.Middleware = []httpapi.Middleware{httpapi.ObserveRequests(m)}
+		}})
+	m.SetSource(c.Actors)
+	t.Cleanup(func() { m.SetSource(nil) }) // before the coordinator stops
+	return &harness{t: t, clock: clock, reg: reg, m: m, coord: c.Actors, api: c.API}
 }
 
 // do serves one request and returns the status and body.
@@ -288,5 +272,5 @@ func waitFor(t *testing.T, reg prometheus.Gatherer, what string, cond func(serie
 
 // newMemoryHarness is newHarness on a fresh memory store.
 func newMemoryHarness(t *testing.T) *harness {
-	return newHarness(t, memory.New(), newFakeClock())
+	return newHarness(t, coordtest.Memory(), newFakeClock())
 }
