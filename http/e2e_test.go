@@ -2,68 +2,53 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
 // End-to-end tests: the real HTTP API over the real actor system and the
 // memory store, with a fake clock (no ticker; time moves only when a test
 // advances it).
 
+// cluster is one coordinator (internal/coordtest) on a memory store
+// with a fake clock, whose every answer is checked against the OpenAPI
+// document (conformant).
 type cluster struct {
-	t        *testing.T
-	srv      *httptest.Server
-	coord    *actors.Coordinator
-	clock    *fakeclock.Clock
-	settings group.Settings
+	*coordtest.Coordinator
+	t *testing.T
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	clock := fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
-	settings := group.DefaultSettings()
-	store := memory.New()
-	logger := slog.New(slog.DiscardHandler)
-	coord, err := actors.New(actors.Options{Store: store, Settings: settings, Clock: clock.Now, GroupCommit: true, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, CoordinatorID: "e2e", Logger: logger})
-	srv := serve(t, api, coord, store)
-	return &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings}
+	return newClusterWith(t, coordtest.Options{})
 }
 
-// serve starts a test server for api, the API over coord on store, that
-// checks every answer against the OpenAPI document (conformant); the
-// test's cleanup drains the API, shuts coord down and closes the server and
-// the store.
-func serve(t *testing.T, api *httpapi.API, coord *actors.Coordinator, store *memory.Store) *httptest.Server {
+// newClusterWith starts the cluster with o, whose ID and Handler it sets,
+// and Clock when nil.
+func newClusterWith(t *testing.T, o coordtest.Options) *cluster {
 	t.Helper()
-	srv := httptest.NewServer(conformant(t, api))
-	t.Cleanup(func() {
-		api.Drain()
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Errorf("coordinator shutdown: %v", err)
-		}
-		srv.Close()
-		_ = store.Close()
-	})
-	return srv
+	o.ID = "e2e"
+	if o.Clock == nil {
+		o.Clock = newE2EClock()
+	}
+	o.Handler = func(h http.Handler) http.Handler { return conformant(t, h) }
+	return &cluster{Coordinator: coordtest.Start(t, o), t: t}
+}
+
+// newE2EClock is the clock of an e2e cluster: it moves only when a test
+// moves it.
+func newE2EClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 }
 
 // call sends body (JSON-encoded unless nil) and decodes the answer into out
@@ -76,21 +61,13 @@ func (c *cluster) call(method, path string, body, out any) int {
 			c.t.Fatal(err)
 		}
 	}
-	req, err := http.NewRequest(method, c.srv.URL+"/coord/v1"+path, &rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	resp, err := c.srv.Client().Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	st, _, answer := c.Admin().Do(method, path, rd.String())
 	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			c.t.Fatalf("%s %s: decoding answer (%d): %v", method, path, resp.StatusCode, err)
+		if err := json.Unmarshal([]byte(answer), out); err != nil {
+			c.t.Fatalf("%s %s: decoding answer (%d): %v", method, path, st, err)
 		}
 	}
-	return resp.StatusCode
+	return st
 }
 
 // createGroup creates orders/workers with n shards.
@@ -139,37 +116,33 @@ func (c *cluster) assignments() group.AssignmentsView {
 // member is a simulated client that follows the protocol (docs/protocol.md §4.9;
 // internal/membersim) heartbeating orders/workers through the cluster's API.
 type member struct {
-	*membersim.Member
-	c    *cluster
-	last contract.HeartbeatResponse
+	*coordtest.Member
+	c *cluster
 }
 
-func (c *cluster) member(id string) *member { return &member{Member: membersim.New(id, nil), c: c} }
+func (c *cluster) member(id string) *member {
+	return &member{Member: c.Coordinator.Member(group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}, id), c: c}
+}
 
 // heartbeat sends one heartbeat with the member's state and applies the
-// answer; an answer other than 200, one that does not echo the request and
-// a status a protocol-following member never meets here fail the test.
+// answer; an answer other than 200 and a status a protocol-following
+// member never meets here fail the test.
 func (m *member) heartbeat() contract.HeartbeatResponse {
 	m.c.t.Helper()
-	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
-	resp, err := membersim.Heartbeat(m.c.t.Context(), m.c.srv.Client(), m.c.srv.URL+"/coord/v1", key, m.Member)
-	if err != nil {
-		m.c.t.Fatalf("%s heartbeat: %v", m.ID, err)
-	}
+	resp := m.Heartbeat()
 	switch resp.Status {
 	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata,
 		contract.StatusUnknownMemberID, contract.StatusFencedMemberEpoch, contract.StatusRetry:
 	default:
 		m.c.t.Fatalf("%s: unexpected status %s", m.ID, resp.Status)
 	}
-	m.last = resp
 	return resp
 }
 
 // leave sends the graceful leave (epoch −1) with nothing owned.
 func (m *member) leave() contract.HeartbeatResponse {
 	m.c.t.Helper()
-	m.Leave()
+	m.Member.Member.Leave()
 	return m.heartbeat()
 }
 
@@ -188,7 +161,7 @@ func (c *cluster) converge(shards int, members ...*member) {
 		}
 	}
 	for _, m := range members {
-		c.t.Logf("%s: epoch %d owned %v last %+v", m.ID, m.Epoch(), m.Owned(), m.last)
+		c.t.Logf("%s: epoch %d owned %v last %+v", m.ID, m.Epoch(), m.Owned(), m.Last)
 	}
 	c.t.Fatalf("not converged after %d rounds: %+v", maxRounds, c.assignments())
 }
@@ -213,7 +186,7 @@ func (c *cluster) converged(shards int, members []*member) bool {
 			}
 			owner[s] = m.ID
 		}
-		sims[i] = m.Member
+		sims[i] = m.Member.Member
 	}
 	if !membersim.Settled(shards, sims) {
 		return false
@@ -284,11 +257,11 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	c.converge(4, a, b)
 
 	// B goes silent. A keeps heartbeating while time passes beyond B's lease.
-	half := c.settings.MemberLeaseTTL/2 + time.Millisecond
-	c.clock.Advance(half)
+	half := c.Settings.MemberLeaseTTL/2 + time.Millisecond
+	c.Clock.Advance(half)
 	a.heartbeat()
-	c.clock.Advance(half)
-	c.coord.TickNow()
+	c.Clock.Advance(half)
+	c.Actors.TickNow()
 	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
 	c.convergeAlone(a, "after B expired")

@@ -132,14 +132,14 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 
 	// 10 s later, within the TTL, both endpoints answer the cached
 	// observation.
-	e.clock.Advance(10 * time.Second)
+	e.Clock.Advance(10 * time.Second)
 	if g, s := e.grafanaGroup(), e.grafanaShards(); g.TotalStreamLength != 0 || s[0].StreamLength != 0 || s[1].StreamLength != 0 {
 		t.Fatalf("within the TTL: group %+v shards %+v", g, s)
 	}
 
 	// 20 s after the first observation it has expired: the stale one is
 	// answered while one background read refreshes it.
-	e.clock.Advance(10 * time.Second)
+	e.Clock.Advance(10 * time.Second)
 	eventually.True(t, "the refreshed observation", func() bool { return e.grafanaGroup().TotalStreamLength == 80 })
 	g, s := e.grafanaGroup(), e.grafanaShards()
 	wantRate(t, "shard 0 produced", s[0].ProducedPerSecond, 2.5)
@@ -154,7 +154,7 @@ func TestGrafanaOffsetCacheAndRates(t *testing.T) {
 	for range 10 {
 		e.add(0, "z")
 	}
-	e.clock.Advance(5 * time.Second)
+	e.Clock.Advance(5 * time.Second)
 	o := e.offsets()
 	wantRate(t, "offsets shard 0 produced", o.Shards[0].ProducedPerSecond, 2)
 	if s := e.grafanaShards(); s[0].StreamLength != 50 {

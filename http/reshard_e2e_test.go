@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"testing"
@@ -15,11 +14,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
-	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -35,7 +33,6 @@ type reshardEnv struct {
 	rdb    *redis.Client
 	prefix string
 	key    group.Key
-	base   string
 	oracle *membersim.Oracle
 	// produced and delivered count entries per shard: XADDs of the
 	// producer, and entries members read (and acknowledged) in the group.
@@ -52,32 +49,28 @@ func newReshardEnv(t *testing.T) *reshardEnv {
 	t.Helper()
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
-	clock := fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 	settings := group.DefaultSettings()
 	settings.DrainCheck = true
-	store := memory.New()
-	logger := slog.New(slog.DiscardHandler)
 	observer := streams.NewObserver(rdb)
 	positions := &testPositions{ResetPositions: streams.NewResetPositions(streams.NewOperator(rdb))}
-	coord, err := actors.New(actors.Options{
-		Store: store, Settings: settings, Clock: clock.Now, GroupCommit: true, Logger: logger,
-		Provisioner: streams.NewProvisioner(rdb), Drains: observer, Positions: positions,
+	clock := newE2EClock()
+	c := newClusterWith(t, coordtest.Options{Settings: settings, Clock: clock,
+		Actors: func(o *actors.Options) {
+			o.Provisioner, o.Drains, o.Positions = streams.NewProvisioner(rdb), observer, positions
+		},
+		API: func(o *httpapi.Options) {
+			o.DataPlane = monitoring.NewReader(observer, clock.Now, offsetCacheTTL)
+			o.Streams = streams.NewOperator(rdb)
+		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httpapi.New(httpapi.Options{Coordinator: coord, Settings: settings, Logger: logger,
-		DataPlane: monitoring.NewReader(observer, clock.Now, offsetCacheTTL), Streams: streams.NewOperator(rdb)})
-	srv := serve(t, api, coord, store)
 	return &reshardEnv{
-		cluster:   &cluster{t: t, srv: srv, coord: coord, clock: clock, settings: settings},
+		cluster:   c,
 		positions: positions,
-		rdb:      rdb,
-		prefix:   prefix,
-		key:      group.Key{StreamPrefix: prefix, ConsumerGroup: "workers"},
-		base:     srv.URL + "/coord/v1",
-		oracle:   membersim.NewOracle(),
-		produced: map[int]int{}, delivered: map[int]int{},
+		rdb:       rdb,
+		prefix:    prefix,
+		key:       group.Key{StreamPrefix: prefix, ConsumerGroup: "workers"},
+		oracle:    membersim.NewOracle(),
+		produced:  map[int]int{}, delivered: map[int]int{},
 	}
 }
 
@@ -191,7 +184,7 @@ func (e *reshardEnv) add(i int, payload string) {
 // heartbeat sends m's next heartbeat.
 func (e *reshardEnv) heartbeat(m *membersim.Member) contract.HeartbeatResponse {
 	e.t.Helper()
-	resp, err := membersim.Heartbeat(e.t.Context(), e.srv.Client(), e.base, e.key, m)
+	resp, err := membersim.Heartbeat(e.t.Context(), e.Server.Client(), e.Base, e.key, m)
 	if err != nil {
 		e.t.Fatalf("%s heartbeat: %v", m.ID, err)
 	}
@@ -334,8 +327,8 @@ func (e *reshardEnv) until(what string, n int, cond func() bool, members ...*mem
 // changes are stored (actors.Coordinator.Settle).
 func (e *reshardEnv) tick() group.GroupView {
 	e.t.Helper()
-	e.coord.TickNow()
-	if err := e.coord.Settle(e.t.Context(), e.key); err != nil {
+	e.Actors.TickNow()
+	if err := e.Actors.Settle(e.t.Context(), e.key); err != nil {
 		e.t.Fatal(err)
 	}
 	return e.group()
@@ -531,7 +524,7 @@ func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
 
 	m := e.scale(4)
 	// Nobody heartbeats any more: the leases run out.
-	e.clock.Advance(e.settings.MemberLeaseTTL + time.Second)
+	e.Clock.Advance(e.Settings.MemberLeaseTTL + time.Second)
 	v := e.tick()
 	if len(v.TargetAssignmentSummary) != 0 {
 		t.Fatalf("members still live after their leases: %+v", v)
@@ -567,7 +560,7 @@ func TestReshardRollback(t *testing.T) {
 	e.until("settled on 4 shards", 10, e.settled(ms), ms...)
 
 	// A completed migration cannot be rolled back.
-	e.clock.Advance(time.Second)
+	e.Clock.Advance(time.Second)
 	done := e.scale(6)
 	e.until("migration deprecated", 20, func() bool { return e.migration(done.ReshardingID).State == group.MigrationDeprecated }, ms...)
 	e.expectError("POST", e.groupPath()+"/migrations/"+done.ReshardingID+"/rollback", rollback, http.StatusUnprocessableEntity, "ROLLBACK_NOT_ALLOWED")
@@ -734,7 +727,7 @@ func TestReshardRatesMatchTraffic(t *testing.T) {
 	}
 	// In 10 s: the sample traffic (sampleTraffic).
 	e.sampleTraffic()
-	e.clock.Advance(10 * time.Second)
+	e.Clock.Advance(10 * time.Second)
 
 	o := e.offsets()
 	wantRate(t, "shard 0 produced", o.Shards[0].ProducedPerSecond, 5)
