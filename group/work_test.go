@@ -231,7 +231,8 @@ func TestWorkAssignorCapacity(t *testing.T) {
 
 // TestProperty_WorkAssignor runs the protocol property world (random
 // joins, leaves, crashes, pauses, restarts, lost and stale requests,
-// scales) on a group assigned by work, with random measures in between:
+// scales; half the runs also on a rebuilt clone, which must answer and
+// change alike) on a group assigned by work, with random measures in between:
 // after every step no shard is read by two processes, versions never go
 // back, assignmentEpoch equals groupEpoch, there is no invariant violation
 // and a replay of the records gives the same group. Then the running
@@ -241,7 +242,7 @@ func TestProperty_WorkAssignor(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		members := rapid.IntRange(2, 8).Draw(t, "members")
 		shardCount := rapid.IntRange(1, 24).Draw(t, "shards")
-		w := newWorld(t, members, shardCount, false, rapid.Bool().Draw(t, "scale"))
+		w := newWorld(t, members, shardCount, rapid.Bool().Draw(t, "diff"), rapid.Bool().Draw(t, "scale"))
 		w.c = newWorkContext(t, shardCount)
 		w.c.Settings = settingsLike(w.c.Settings, w)
 		w.last = versionsOf(w.c.Group)
@@ -263,7 +264,8 @@ func settingsLike(s group.Settings, w *world) group.Settings {
 	return s
 }
 
-// measure runs a rebalance with random rates and backlogs.
+// measure runs a rebalance with random rates and backlogs (on the clone
+// too in the differential mode).
 func (w *world) measure() {
 	g := w.c.Group
 	m := group.Measure{}
@@ -272,7 +274,14 @@ func (w *world) measure() {
 		lag := int64(rapid.IntRange(0, 10000).Draw(w.t, "lag"))
 		m.Shards = append(m.Shards, group.ShardMeasure{Shard: s, Rate: &rate, Lag: &lag})
 	}
-	v := rebalance(w.c, m)
+	cl := w.clone()
+	res := w.c.Group.Rebalance(w.c.Now, w.c.Settings, m)
+	w.c.Records = append(w.c.Records, res.Records...)
+	if cl != nil {
+		res2 := cl.Rebalance(w.c.Now, w.c.Settings, m)
+		w.compare(cl, "measure", res.Answer, res2.Answer, res.Records, res2.Records)
+	}
+	v := res.Answer
 	stats["measure"]++
 	w.logf("measure → imbalance %.2f (G=%d)", v.Imbalance, w.c.Group.GroupEpoch)
 	w.check()
