@@ -51,6 +51,9 @@ type GroupView struct {
 	ActiveReset  *LiveReset        `json:"activeReset,omitempty"`
 	// Assignor is the group's assignor, count or work (additive, work.go).
 	Assignor string `json:"assignor,omitempty"`
+	// Work is a work group's shard weights and member loads (additive,
+	// work.go); nil for a count group.
+	Work *WorkView `json:"work,omitempty"`
 }
 
 // RoutingView is the producer-routing answer of docs/protocol.md §2.4: the

@@ -25,6 +25,10 @@ func (g *Group) View() GroupView {
 		ActiveReset:              g.ActiveReset(),
 		Assignor:                 g.AssignorOf(),
 	}
+	if v.Assignor == AssignorWork {
+		w := g.WorkView()
+		v.Work = &w
+	}
 	for _, id := range g.idx.liveIDs {
 		v.TargetAssignmentSummary[id] = len(g.Targets[id])
 	}

@@ -56,7 +56,10 @@ func TestCreateAssignor(t *testing.T) {
 		t.Fatalf("assignor %q, view %q", g.Assignor, g.View().Assignor)
 	}
 	count := grouptest.New(t, 8)
-	if g := count.Group; g.Assignor != "" || g.View().Assignor != "count" {
+	if v := c.Group.View(); v.Work == nil || v.Work.Assignor != "work" || len(v.Work.MemberLoads) != 0 {
+		t.Fatalf("work group view %+v", v.Work)
+	}
+	if g := count.Group; g.Assignor != "" || g.View().Assignor != "count" || g.View().Work != nil {
 		t.Fatalf("default assignor %q, view %q", g.Assignor, g.View().Assignor)
 	}
 	s := group.DefaultSettings()
