@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/streams"
+)
+
+// A group created with "assignor": "work" gets the lag refresher's
+// measures: its assignments view shows each shard's weight, a shard with
+// a backlog weighing more than an idle one. A count group shows none.
+func TestWorkGroupIsMeasured(t *testing.T) {
+	rdb := testredis.Shared(t)
+	prefix := testredis.Prefix(t, rdb)
+	host, port, _ := net.SplitHostPort(rdb.Options().Addr)
+	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:
+  id: work-it
+  server: {address: "127.0.0.1:0"}
+  store: {type: redis, key-prefix: %q}
+  redis: {host: %q, port: %s}
+  streams: {provisioning-enabled: true}
+  monitoring: {offset-cache-ttl: 10ms}
+`, prefix+":coord", host, port)))
+	for g, assignor := range map[string]string{"billing": "work", "shipping": "count"} {
+		body := fmt.Sprintf(`{"requestedBy":"t","initialShardCount":4,"assignor":%q}`, assignor)
+		if code, answer := send(t, http.MethodPost, base+"/coord/v1/streams/"+prefix+"/groups/"+g, body); code != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", g, code, answer)
+		}
+	}
+	for i := range 300 {
+		rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.StreamKey(prefix, 0), Values: []any{"payload", i}})
+	}
+	type view struct {
+		Assignor     string    `json:"assignor"`
+		ShardWeights []float64 `json:"shardWeights"`
+	}
+	read := func(g string) view {
+		var v view
+		_, body := send(t, http.MethodGet, base+"/coord/v1/monitoring/streams/"+prefix+"/groups/"+g+"/assignments", "")
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("assignments of %s: %v: %s", g, err, body)
+		}
+		return v
+	}
+	eventually.True(t, "billing weighs its shards, shard 0 (300 entries behind) most", func() bool {
+		v := read("billing")
+		return v.Assignor == "work" && len(v.ShardWeights) == 4 && v.ShardWeights[0] > v.ShardWeights[1]
+	})
+	if v := read("shipping"); v.Assignor != "count" || v.ShardWeights != nil {
+		t.Fatalf("count group: %+v", v)
+	}
+}
