@@ -25,9 +25,10 @@ type Positions interface {
 	// against it: the position before and the absolute last-delivered id
 	// to set (ShardReset.Before and SetID).
 	PlanReset(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (group.ShardReset, error)
-	// SetID sets the group's last-delivered id on shard and returns its
-	// position after.
-	SetID(ctx context.Context, key group.Key, shard int, id string) (*group.ShardPosition, error)
+	// SetID sets the group's last-delivered id on shard s.ShardIndex to
+	// s.SetID (s as planned: Before and SetID) and returns its position
+	// after.
+	SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error)
 }
 
 // ErrNoPositions answers a live reset on a coordinator without Redis.
@@ -223,7 +224,7 @@ func (a *groupActor) applyReset(op string, r group.LiveReset) error {
 	after := make([]*group.ShardPosition, len(r.Shards))
 	for i, s := range r.Shards {
 		ctx, cancel := a.storeCtx()
-		p, err := a.c.opts.Positions.SetID(ctx, a.key, s.ShardIndex, s.SetID)
+		p, err := a.c.opts.Positions.SetID(ctx, a.key, s)
 		cancel()
 		if err != nil {
 			return err

@@ -24,7 +24,8 @@ func (p *fakePositions) PlanReset(_ context.Context, _ group.Key, shard int, _ g
 	return group.ShardReset{ShardIndex: shard, SetID: "0", Before: &group.ShardPosition{LastDeliveredID: &before}}, nil
 }
 
-func (p *fakePositions) SetID(_ context.Context, _ group.Key, shard int, id string) (*group.ShardPosition, error) {
+func (p *fakePositions) SetID(_ context.Context, _ group.Key, s group.ShardReset) (*group.ShardPosition, error) {
+	shard, id := s.ShardIndex, s.SetID
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.failing != nil {

@@ -30,14 +30,14 @@ func (p *testPositions) failWith(err error) {
 	p.failing = err
 }
 
-func (p *testPositions) SetID(ctx context.Context, key group.Key, shard int, id string) (*group.ShardPosition, error) {
+func (p *testPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error) {
 	p.mu.Lock()
 	err := p.failing
 	p.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return p.ResetPositions.SetID(ctx, key, shard, id)
+	return p.ResetPositions.SetID(ctx, key, s)
 }
 
 // holderOf returns the member of ms that reads shard s, nil for none.

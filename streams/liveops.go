@@ -31,21 +31,39 @@ func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int,
 	return group.ShardReset{ShardIndex: shard, SetID: plan.SetID, Before: &before}, nil
 }
 
-// SetID sets the group's last-delivered id on shard, acknowledges what is
-// pending there (AckPending: the group goes on from the id set, nothing
-// from before it is claimed again) and reads its position after.
-func (p ResetPositions) SetID(ctx context.Context, key group.Key, shard int, id string) (*group.ShardPosition, error) {
-	k := StreamKey(key.StreamPrefix, shard)
-	if err := p.op.SetID(ctx, k, key.ConsumerGroup, id); err != nil {
+// SetID sets the group's last-delivered id on shard s.ShardIndex to
+// s.SetID, acknowledges the pending entries the group reads again or skips
+// (every one when the reset moves forward, since the position before
+// s.Before; those above s.SetID when it moves back: the entries reads from
+// s.SetID deliver again, not claimed a second time, while older ones never
+// acknowledged stay pending and are claimed as after any change of reader)
+// and reads the position after.
+func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error) {
+	k := StreamKey(key.StreamPrefix, s.ShardIndex)
+	if err := p.op.SetID(ctx, k, key.ConsumerGroup, s.SetID); err != nil {
 		return nil, err
 	}
-	if _, err := p.op.AckPending(ctx, k, key.ConsumerGroup); err != nil {
+	after := "" // forward: every pending entry is at or before the id set
+	if movesBack(s) {
+		after = s.SetID
+	}
+	if _, err := p.op.AckPending(ctx, k, key.ConsumerGroup, after); err != nil {
 		return nil, err
 	}
 	pos, err := p.op.GroupPosition(ctx, k, key.ConsumerGroup)
 	if err != nil {
 		return nil, err
 	}
-	after := group.ShardPosition(pos)
-	return &after, nil
+	out := group.ShardPosition(pos)
+	return &out, nil
+}
+
+// movesBack reports whether s sets an id below its position before.
+func movesBack(s group.ShardReset) bool {
+	if s.Before == nil || s.Before.LastDeliveredID == nil {
+		return false
+	}
+	before, err1 := parseID(*s.Before.LastDeliveredID)
+	to, err2 := parseID(s.SetID)
+	return err1 == nil && err2 == nil && to.compare(before) < 0
 }

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -157,15 +158,15 @@ func (o *Operator) SetID(ctx context.Context, key, group, id string) error {
 	return nil
 }
 
-// AckPending acknowledges every entry pending in group's PEL on the stream
-// key, in pages of planPage, and returns how many it acknowledged. A live
-// reset runs it on a shard nobody reads: the group then delivers exactly
-// the entries after the position it sets, and nothing left pending from
-// before is claimed again.
-func (o *Operator) AckPending(ctx context.Context, key, group string) (int64, error) {
+// AckPending acknowledges the entries pending in group's PEL on the stream
+// key whose ids are above after ("" or "0": every one), in pages of
+// planPage, and returns how many it acknowledged. A live reset runs it on a
+// shard nobody reads (ResetPositions.SetID).
+func (o *Operator) AckPending(ctx context.Context, key, group, after string) (int64, error) {
 	var n int64
+	start := exclusive(cmp.Or(after, "0"))
 	for {
-		page, err := o.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: group, Start: "-", End: "+", Count: planPage}).Result()
+		page, err := o.client.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: group, Start: start, End: "+", Count: planPage}).Result()
 		if err != nil {
 			return n, replyOrNil(err)
 		}
@@ -184,5 +185,6 @@ func (o *Operator) AckPending(ctx context.Context, key, group string) (int64, er
 		if len(page) < planPage {
 			return n, nil
 		}
+		start = exclusive(ids[len(ids)-1])
 	}
 }

@@ -3,6 +3,8 @@ package streams
 import (
 	"fmt"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestPlanResetOnRealData resolves every target kind against a stream of
@@ -73,5 +75,29 @@ func TestSetIDCreatesMissingGroup(t *testing.T) {
 	pos, err := op.GroupPosition(t.Context(), key, "g")
 	if err != nil || pos.LastDeliveredID == nil {
 		t.Fatalf("group not created: %+v, %v", pos, err)
+	}
+}
+
+// TestAckPendingAbove: only the pending entries above the id given are
+// acknowledged; "" acknowledges every one.
+func TestAckPendingAbove(t *testing.T) {
+	client := newTestClient(t)
+	key := testPrefix(t, client) + ":0"
+	xadd(t, client, key, "1-1", "2-1", "3-1", "4-1", "5-1")
+	if err := client.XGroupCreate(t.Context(), key, "g", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.XReadGroup(t.Context(), &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: []string{key, ">"}, Count: 5, Block: -1}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	op := NewOperator(client)
+	if n, err := op.AckPending(t.Context(), key, "g", "3-1"); err != nil || n != 2 {
+		t.Fatalf("above 3-1: %d acknowledged, %v", n, err)
+	}
+	if p := client.XPending(t.Context(), key, "g").Val(); p.Count != 3 || p.Higher != "3-1" {
+		t.Fatalf("pending after: %+v", p)
+	}
+	if n, err := op.AckPending(t.Context(), key, "g", ""); err != nil || n != 3 {
+		t.Fatalf("every one: %d acknowledged, %v", n, err)
 	}
 }
