@@ -42,9 +42,7 @@ func NewAPI(base string, conns int) (*API, error) {
 func (a *API) Close() { a.Client.CloseIdleConnections() }
 
 // groupPath is the path of group key under the base path.
-func groupPath(key group.Key) string {
-	return "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup)
-}
+func groupPath(key group.Key) string { return contract.GroupPath(key.StreamPrefix, key.ConsumerGroup) }
 
 // CreateGroup creates key with shards shards (endpoint #4).
 func (a *API) CreateGroup(ctx context.Context, key group.Key, shards int) error {
@@ -101,10 +99,9 @@ type noop struct {
 
 func newNoop(api *API, key group.Key, members, shardsPerMember int) *noop {
 	n := &noop{api: api, urls: make([]string, members), bodies: make([][]byte, members)}
-	prefix := api.Base + "/bench/noop" + groupPath(key) + "/members/"
 	for i := range members {
 		id := memberID(i)
-		n.urls[i] = prefix + url.PathEscape(id) + "/heartbeat"
+		n.urls[i] = api.Base + contract.Expand(contract.BenchNoopTemplate, key.StreamPrefix, key.ConsumerGroup, id)
 		n.bodies[i], _ = json.Marshal(contract.HeartbeatRequest{
 			ProtocolVersion: 1, RequestID: id + "-1", MemberID: id, MemberEpoch: 3, MetadataVersion: 3,
 			RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},

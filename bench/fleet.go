@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -152,8 +153,8 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 
 // statusLabel names the outcome of a heartbeat for the status counts.
 func statusLabel(resp contract.HeartbeatResponse, err error) string {
-	if se, ok := errors.AsType[*membersim.StatusError](err); ok {
-		return "HTTP " + strconv.Itoa(se.Code)
+	if se, ok := errors.AsType[*client.APIError](err); ok {
+		return "HTTP " + strconv.Itoa(se.StatusCode)
 	}
 	if err != nil {
 		return "transport"

@@ -159,7 +159,7 @@ func TestStatusLabel(t *testing.T) {
 		want string
 	}{
 		{nil, "FENCED_MEMBER_EPOCH"},
-		{&membersim.StatusError{Code: 503}, "HTTP 503"},
+		{&client.APIError{StatusCode: 503}, "HTTP 503"},
 		{errors.New("connection refused"), "transport"},
 	} {
 		if got := statusLabel(ok, c.err); got != c.want {

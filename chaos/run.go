@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -366,9 +365,7 @@ func (r *run) scale(ctx context.Context, target int) {
 }
 
 // groupPath is the path of key under the base path.
-func groupPath(key group.Key) string {
-	return "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup)
-}
+func groupPath(key group.Key) string { return contract.GroupPath(key.StreamPrefix, key.ConsumerGroup) }
 
 // call sends an authenticated admin request and decodes a 2xx answer into
 // out. code is 0 when no answer arrived.

@@ -145,17 +145,25 @@ func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (group.R
 // OwnerHeader is the answer header that names the coordinator owning the
 // group (scheme://host:port); a member sends its next heartbeats there,
 // unless that would leave https for http.
-const OwnerHeader = "X-Coordinator-Owner"
+const OwnerHeader = contract.OwnerHeader
 
 // heartbeat posts req to the API at base (the configured one when empty)
-// and returns the answer and the owner the answer names ("" when none).
+// through the member protocol's Transport and returns the answer and the
+// owner the answer names ("" when none). A 401 with Bearer login drops
+// the token and tries once more.
 func (c *Coordinator) heartbeat(ctx context.Context, base, p, g string, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, string, error) {
-	var out contract.HeartbeatResponse
-	h, err := c.doAt(ctx, cmp.Or(base, c.base), http.MethodPost, groupPath(p, g)+"/members/"+url.PathEscape(req.MemberID)+"/heartbeat", req, &out)
-	if err == nil && out.ResponseTo != req.RequestID {
-		err = fmt.Errorf("heartbeat %s answered as %q", req.RequestID, out.ResponseTo)
+	t := Transport{Client: c.hc}
+	if c.auth != nil {
+		t.Authorize = func(ctx context.Context, r *http.Request) error { return c.auth.authorize(ctx, c, r) }
 	}
-	return out, h.Get(OwnerHeader), err
+	for attempt := 0; ; attempt++ {
+		out, h, err := t.Heartbeat(ctx, cmp.Or(base, c.base), p, g, req)
+		if attempt == 0 && c.unauthorizedBearer(err) {
+			c.auth.invalidate()
+			continue
+		}
+		return out, h.Get(OwnerHeader), err
+	}
 }
 
 // ownerBase returns the API base URL at owner (scheme://host:port) with
@@ -175,9 +183,7 @@ func (c *Coordinator) ownerBase(owner string) string {
 	return o.Scheme + "://" + o.Host + b.Path
 }
 
-func groupPath(p, g string) string {
-	return "/streams/" + url.PathEscape(p) + "/groups/" + url.PathEscape(g)
-}
+func groupPath(p, g string) string { return contract.GroupPath(p, g) }
 
 // do sends a JSON request to the configured API and decodes a 2xx answer
 // into out (if non-nil). A request refused before it ran, with 503
@@ -208,13 +214,19 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 	}
 	for attempt := 0; ; attempt++ {
 		h, err := c.doOnce(ctx, base, method, path, body, out)
-		var ae *APIError
-		if attempt == 0 && errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer {
+		if attempt == 0 && c.unauthorizedBearer(err) {
 			c.auth.invalidate()
 			continue
 		}
 		return h, err
 	}
+}
+
+// unauthorizedBearer reports a 401 answer to a client that logs in for a
+// Bearer token: the token may have expired, a new login may pass.
+func (c *Coordinator) unauthorizedBearer(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer
 }
 
 // refusedBeforeRunning reports an answer that says the request did not run
@@ -275,15 +287,7 @@ func (c *Coordinator) doOnce(ctx context.Context, base, method, path string, bod
 		return res.Header, err
 	}
 	if res.StatusCode/100 != 2 {
-		ae := &APIError{StatusCode: res.StatusCode}
-		if n, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && n > 0 {
-			ae.RetryAfter = time.Duration(n) * time.Second
-		}
-		var eb contract.ErrorBody
-		if json.Unmarshal(raw, &eb) == nil {
-			ae.ErrorCode, ae.Message = eb.ErrorCode, eb.Message
-		}
-		return res.Header, ae
+		return res.Header, apiError(res, raw)
 	}
 	if out == nil {
 		return res.Header, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -126,8 +127,8 @@ func isLost(err error) bool {
 	if err == nil {
 		return false
 	}
-	se, ok := errors.AsType[*membersim.StatusError](err)
-	return !ok || se.Code == http.StatusServiceUnavailable
+	se, ok := errors.AsType[*client.APIError](err)
+	return !ok || se.StatusCode == http.StatusServiceUnavailable
 }
 
 // checkReads fails the test if the oracle saw a shard read twice or the

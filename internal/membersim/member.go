@@ -1,15 +1,12 @@
 package membersim
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/member"
@@ -150,19 +147,11 @@ func SettleAll(n, maxPasses int, send func(*contract.HeartbeatRequest) (contract
 	return nil, fmt.Errorf("%d members did not settle in %d passes", n, maxPasses)
 }
 
-// StatusError is a heartbeat answered with an HTTP status other than 200.
-type StatusError struct {
-	Code int
-	Body string
-}
-
-func (e *StatusError) Error() string { return fmt.Sprintf("heartbeat answered %d: %s", e.Code, e.Body) }
-
 // Heartbeat sends m's next heartbeat for group key to the API at base
 // (scheme, host and base path, e.g. http://127.0.0.1:8080 + contract.BasePath)
 // through c and applies the answer. A transport failure, an answer other
-// than 200 (a *StatusError) or an undecodable body is returned as an error
-// and changes nothing, like a lost answer.
+// than 200 (a *client.APIError) or an undecodable body is returned as an
+// error and changes nothing, like a lost answer.
 func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (contract.HeartbeatResponse, error) {
 	resp, _, err := HeartbeatHeader(ctx, c, base, key, m)
 	return resp, err
@@ -183,45 +172,16 @@ func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group
 // Post sends heartbeat req of member req.MemberID for group key to the API
 // at base through c and returns the answer without applying it (callers
 // that lose, duplicate or delay answers apply them themselves). A
-// transport failure, an answer other than 200 (a *StatusError), an
+// transport failure, an answer other than 200 (a *client.APIError), an
 // undecodable body or one that does not echo req is an error.
 func Post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	resp, _, err := post(ctx, c, base, key, req)
 	return resp, err
 }
 
-// post is Post that also returns the answer's header.
+// post is Post that also returns the answer's header: the member
+// protocol's client.Transport.
 func post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, http.Header, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return contract.HeartbeatResponse{}, nil, err
-	}
-	u := base + "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup) +
-		"/members/" + url.PathEscape(req.MemberID) + "/heartbeat"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return contract.HeartbeatResponse{}, nil, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	res, err := c.Do(hr)
-	if err != nil {
-		return contract.HeartbeatResponse{}, nil, err
-	}
-	h := res.Header
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return contract.HeartbeatResponse{}, h, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return contract.HeartbeatResponse{}, h, &StatusError{Code: res.StatusCode, Body: string(b)}
-	}
-	var resp contract.HeartbeatResponse
-	if err := json.Unmarshal(b, &resp); err != nil {
-		return contract.HeartbeatResponse{}, h, fmt.Errorf("heartbeat answer %s: %w", b, err)
-	}
-	if resp.ResponseTo != req.RequestID || resp.MemberID != req.MemberID {
-		return contract.HeartbeatResponse{}, h, fmt.Errorf("answer %+v does not echo request %s of %s", resp, req.RequestID, req.MemberID)
-	}
-	return resp, h, nil
+	t := client.Transport{Client: c}
+	return t.Heartbeat(ctx, base, key.StreamPrefix, key.ConsumerGroup, &req)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -116,7 +117,7 @@ func TestHeartbeatOverHTTP(t *testing.T) {
 
 	status = http.StatusServiceUnavailable
 	_, err := Heartbeat(context.Background(), srv.Client(), srv.URL+"/coord/v1", key, m)
-	if se, ok := errors.AsType[*StatusError](err); !ok || se.Code != 503 || m.Epoch() != 0 {
+	if se, ok := errors.AsType[*client.APIError](err); !ok || se.StatusCode != 503 || m.Epoch() != 0 {
 		t.Fatalf("503: %v, epoch %d", err, m.Epoch())
 	}
 	status = http.StatusOK
