@@ -113,14 +113,18 @@ func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offs
 
 // OffsetReset is the body of POST …/offsets/reset: where To moves the
 // group on Shards (empty: every shard). EntryID goes with To =
-// streams.AfterID, TimestampMs with streams.Timestamp. Force resets shards
-// that members hold.
+// streams.AfterID, TimestampMs with streams.Timestamp, By with streams.By.
+// Force sets the positions at once, racing members reading the shards
+// (without it the reset is live: LiveReset); DryRun changes nothing
+// (PreviewReset).
 type OffsetReset struct {
 	To          streams.PositionKind `json:"to"`
 	EntryID     string               `json:"entryId,omitempty"`
 	TimestampMs int64                `json:"timestampMs,omitempty"`
 	Shards      []int                `json:"shards"`
+	By          int64                `json:"by,omitempty"`
 	Force       bool                 `json:"force"`
+	DryRun      bool                 `json:"dryRun,omitempty"`
 	RequestedBy string               `json:"requestedBy"`
 	Reason      string               `json:"reason"`
 }
@@ -141,9 +145,11 @@ type OffsetResetResult struct {
 	} `json:"shards"`
 }
 
-// ResetOffsets moves group g's position on its shards (XGROUP SETID). A
+// ResetOffsets moves group g's position on its shards at once (XGROUP
+// SETID; it sets Force: the racing variant, LiveReset is the live one). A
 // coordinator without Redis answers CodeRedisNotConfigured.
 func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req OffsetReset) (OffsetResetResult, error) {
+	req.Force, req.DryRun = true, false
 	var out OffsetResetResult
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
 	return out, err

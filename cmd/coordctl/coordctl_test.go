@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
@@ -182,14 +183,35 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	for i := range 3 {
 		rdb.XAdd(ctx, xadd(prefix+":0", i))
 	}
-	var reset client.OffsetResetResult
-	c.json(&reset, "reset-offsets", prefix, "shipping", "--to", "latest", "--shards", "0")
-	if len(reset.Shards) != 1 || reset.Shards[0].Before.Lag == nil || *reset.Shards[0].Before.Lag != 3 || *reset.Shards[0].After.Lag != 0 {
-		t.Errorf("reset-offsets: %+v", reset)
+	if out := c.ok("reset-offsets", prefix, "shipping", "--to", "latest", "--shards", "0", "--dry-run"); !strings.Contains(out, "SKIPPED") {
+		t.Errorf("reset-offsets --dry-run:\n%s", out)
+	}
+	var live group.LiveReset
+	c.json(&live, "reset-offsets", prefix, "shipping", "--to", "latest", "--shards", "0")
+	if s := live.Shards; live.State != group.ResetDone || len(s) != 1 || s[0].Before == nil || s[0].Before.Lag == nil || *s[0].Before.Lag != 3 ||
+		s[0].After == nil || s[0].After.Lag == nil || *s[0].After.Lag != 0 {
+		t.Errorf("reset-offsets: %+v", live)
 	}
 	if out := c.ok("reset-offsets", prefix, "shipping", "--to", "earliest", "--shards", "0"); !strings.Contains(out, "LAG-AFTER") {
 		t.Errorf("reset-offsets table:\n%s", out)
 	}
+	var reset client.OffsetResetResult
+	c.json(&reset, "reset-offsets", prefix, "shipping", "--to", "by:2", "--shards", "0", "--force")
+	if entries := rdb.XRange(ctx, prefix+":0", "-", "+").Val(); len(reset.Shards) != 1 || !reset.Forced || len(entries) != 3 ||
+		reset.Shards[0].After.LastDeliveredID == nil || *reset.Shards[0].After.LastDeliveredID != entries[1].ID {
+		t.Errorf("reset-offsets --force by:2 from the start: %+v", reset)
+	}
+	if out := c.ok("resets", prefix, "shipping"); !strings.Contains(out, live.ResetID) {
+		t.Errorf("resets:\n%s", out)
+	}
+	if out := c.ok("resets", prefix, "shipping", live.ResetID); !strings.Contains(out, "DONE") {
+		t.Errorf("resets ID:\n%s", out)
+	}
+	if out := c.ok("pause", prefix, "shipping", "--shards", "1"); !strings.Contains(out, "STILL-RELEASING") {
+		t.Errorf("pause:\n%s", out)
+	}
+	c.ok("resume", prefix, "shipping", "--shards", "1")
+	c.exit(exitUsage, "pause", prefix, "shipping")
 	c.exit(exitUsage, "reset-offsets", prefix, "shipping", "--to", "someday")
 
 	// dead-letters: list (the group's, every group's), redrive, delete.

@@ -12,20 +12,27 @@ import (
 
 func init() {
 	register(command{
-		name: "reset-offsets", synopsis: "PREFIX GROUP --to earliest|latest|ID|TIME [--shards 0,1] [--force]",
+		name: "reset-offsets", synopsis: "PREFIX GROUP --to earliest|latest|ID|TIME|by:N [--shards 0,1] [--dry-run] [--force]",
 		minArgs: 2, maxArgs: 2,
-		summary: "move a group's position on its shards (needs Redis)",
+		summary: "move a group's position on its shards, live (needs Redis)",
 		help: `Moves the Redis consumer group GROUP on the shards of stream prefix PREFIX
 (XGROUP SETID) and shows each shard's position and lag before and after.
 --to takes earliest, latest, an entry id (1718000000000-0: continue after
-it) or a time (RFC 3339, or Unix milliseconds: deliver entries from then
-on). Shards that members hold are refused (exit 5) unless --force.
+it), a time (RFC 3339, or Unix milliseconds: deliver entries from then
+on) or by:N (N entries forward, or back when negative).
+The reset is live: the group pauses the shards (their readers release
+them), sets them once nobody reads them and grants them again; the command
+waits until it is DONE or FAILED (docs/operations.md). --dry-run shows
+what it would do (positions, entries delivered again or skipped, members
+that would pause) and changes nothing. --force sets the positions at once,
+racing any member reading the shards.
 A coordinator without Redis answers REDIS_NOT_CONFIGURED (exit 7).`,
 		setup: func(fs *flag.FlagSet) func(*call) error {
-			to := fs.String("to", "", "target: earliest, latest, an entry `ID` or a time (required)")
+			to := fs.String("to", "", "target: earliest, latest, an entry `ID`, a time or by:N (required)")
 			shards := fs.String("shards", "", "comma-separated shard `indexes` (default: every shard)")
-			force := fs.Bool("force", false, "reset shards that members hold")
-			return func(c *call) error { return resetOffsets(c, *to, *shards, *force) }
+			force := fs.Bool("force", false, "set the positions at once, racing members that read the shards")
+			dryRun := fs.Bool("dry-run", false, "show what the reset would do; change nothing")
+			return func(c *call) error { return resetOffsets(c, *to, *shards, *force, *dryRun) }
 		},
 	})
 }
@@ -39,6 +46,13 @@ func resetTarget(to string) (client.OffsetReset, error) {
 		return client.OffsetReset{To: streams.Latest}, nil
 	case "":
 		return client.OffsetReset{}, usageErrorf("reset-offsets: --to is required")
+	}
+	if n, ok := strings.CutPrefix(strings.ToLower(to), "by:"); ok {
+		by, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || by == 0 {
+			return client.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want by:N with N a non-zero number of entries", to)
+		}
+		return client.OffsetReset{To: streams.By, By: by}, nil
 	}
 	if strings.Contains(to, "-") && !strings.Contains(to, "T") {
 		return client.OffsetReset{To: streams.AfterID, EntryID: to}, nil
@@ -68,7 +82,7 @@ func shardList(s string) ([]int, error) {
 	return out, nil
 }
 
-func resetOffsets(c *call, to, shardFlag string, force bool) error {
+func resetOffsets(c *call, to, shardFlag string, force, dryRun bool) error {
 	req, err := resetTarget(to)
 	if err != nil {
 		return err
@@ -76,7 +90,10 @@ func resetOffsets(c *call, to, shardFlag string, force bool) error {
 	if req.Shards, err = shardList(shardFlag); err != nil {
 		return err
 	}
-	req.Force, req.RequestedBy, req.Reason = force, c.requestedBy, c.reason
+	req.RequestedBy, req.Reason = c.requestedBy, c.reason
+	if !force || dryRun {
+		return liveResetOffsets(c, req, dryRun)
+	}
 	coord, err := c.client()
 	if err != nil {
 		return err
