@@ -339,11 +339,6 @@ var errNoAnswer = errors.New("no answer in time")
 // request waits at most RequestTimeout.
 func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], wait time.Duration) (T, error) {
 	var zero T
-	if by := cluster.ForwardedBy(ctx); by != "" {
-		if f, ok := msg.(interface{ MarkForwarded(string) }); ok {
-			f.MarkForwarded(by)
-		}
-	}
 	if err := c.send(msg); err != nil {
 		return zero, err
 	}

@@ -485,14 +485,14 @@ func TestOptionsValidate(t *testing.T) {
 // and every other prefix elsewhere.
 type prefixesHere map[string]bool
 
-func (p prefixesHere) Acquire(context.Context, group.Key, string) (int64, error) { return 1, nil }
-func (prefixesHere) Release(context.Context, group.Key) error                    { return nil }
-func (prefixesHere) Held(context.Context, []group.Key) ([]group.Key, error)      { return nil, nil }
-func (prefixesHere) PruneOwners(context.Context) (int, error)                    { return 0, nil }
-func (prefixesHere) Serving() bool                                               { return true }
-func (p prefixesHere) PlacedHere(prefix string) bool                             { return p[prefix] }
-func (prefixesHere) Leaving() bool                                               { return false }
-func (prefixesHere) Created(group.Key)                                           {}
+func (p prefixesHere) Acquire(context.Context, group.Key) (int64, error)    { return 1, nil }
+func (prefixesHere) Release(context.Context, group.Key) error               { return nil }
+func (prefixesHere) Held(context.Context, []group.Key) ([]group.Key, error) { return nil, nil }
+func (prefixesHere) PruneOwners(context.Context) (int, error)               { return 0, nil }
+func (prefixesHere) Serving() bool                                          { return true }
+func (p prefixesHere) PlacedHere(prefix string) bool                        { return p[prefix] }
+func (prefixesHere) Leaving() bool                                          { return false }
+func (prefixesHere) Created(group.Key)                                      {}
 
 // In a cluster, PlacedKeys lists only the stored groups placed on this
 // coordinator (each owner refreshes the gauges of its own groups); outside

@@ -7,8 +7,10 @@
 // reads, ticks) and persists through a persistence.Store:
 //
 //   - With a cluster (Options.Ownership), an actor serves its group only
-//     as its owner: it acquires the group before its first request (a
-//     refusal names the owner), its writes are fenced by the ownership
+//     as its owner. Where a request is served was decided at the HTTP edge
+//     (cluster.Node.Route) and the actor does not decide it again; it
+//     applies the fencing: it acquires the group before its first request
+//     (a refusal names the owner the store knows), its writes are fenced by the ownership
 //     epoch, it answers nothing once the process stops serving, and on a
 //     placement change it flushes, releases the group and passivates
 //     (docs/cluster.md).

@@ -7,9 +7,9 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // groupActor is the GroupActor of one group: a thin loop around its pure
@@ -107,7 +107,7 @@ func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupAct
 			GroupCommit:    c.opts.GroupCommit,
 			MaxBatch:       c.opts.MaxBatch,
 			CommitAttempts: c.opts.CommitAttempts,
-			NotOwner:       cluster.ErrNotOwner,
+			NotOwner:       persistence.ErrNotOwner,
 		})}
 }
 

@@ -113,8 +113,8 @@ func TestHandOverKeepsMembersAndLeases(t *testing.T) {
 	na.OnChange(a.HandOver)
 	nb.OnChange(b.HandOver)
 
-	if _, err := b.CreateGroup(testCtx(t), key, group.CreateRequest{RequestedBy: "test"}, false); !isNotOwner(err) {
-		t.Fatalf("create through the coordinator it is not placed on: %v, want not-owner", err)
+	if r := nb.Route(key, cluster.Mark{}); r.Decision != cluster.Forward || r.Owner.ID != "a" {
+		t.Fatalf("b's route for a's group: %+v, want forward to a", r)
 	}
 	createGroup(t, a, key)
 	resp := heartbeat(t, a, key, join("m-1"))
@@ -150,12 +150,12 @@ func TestHandOverKeepsMembersAndLeases(t *testing.T) {
 }
 
 // isNotOwner reports a refusal naming another owner.
-func isNotOwner(err error) bool { return errors.Is(err, cluster.ErrNotOwner) }
+func isNotOwner(err error) bool { return errors.Is(err, persistence.ErrNotOwner) }
 
 // A coordinator whose group was taken over without its knowing (its
 // registry lease ended while it was cut off) writes nothing more: the
-// store refuses its fence, it answers RETRY and forgets the group, and
-// then names the new owner.
+// store refuses its fence, it answers not-owner (RETRY over HTTP) and
+// forgets the group, and then names the new owner.
 func TestADeposedOwnerWritesNothing(t *testing.T) {
 	mem := memory.New()
 	na, nb := node(t, mem, "a"), node(t, mem.Handle(), "b")
@@ -171,14 +171,12 @@ func TestADeposedOwnerWritesNothing(t *testing.T) {
 	if err := mem.Handle().Release(testCtx(t), key, na.Self()); err != nil {
 		t.Fatal(err)
 	}
-	ctx := cluster.WithForwardedBy(testCtx(t), "a")
-	if _, err := b.Heartbeat(ctx, key, join("m-2")); err != nil {
+	if _, err := b.Heartbeat(testCtx(t), key, join("m-2")); err != nil {
 		t.Fatalf("b's takeover: %v", err)
 	}
 	commits := sa.commits()
-	resp, err := a.Heartbeat(testCtx(t), key, join("m-3"))
-	if err != nil || resp.Status != contract.StatusRetry {
-		t.Fatalf("deposed owner's answer: %+v, %v; want RETRY", resp, err)
+	if _, err := a.Heartbeat(testCtx(t), key, join("m-3")); !isNotOwner(err) {
+		t.Fatalf("deposed owner's answer: %v; want not-owner (RETRY over HTTP)", err)
 	}
 	if _, err := a.Heartbeat(testCtx(t), key, join("m-3")); !isNotOwner(err) {
 		t.Fatalf("after the refusal: %v, want not-owner", err)

@@ -32,28 +32,19 @@ func newReplyTo[T any]() replyTo[T] { return make(replyTo[T], 1) }
 func (r replyTo[T]) Answer(v T, err error) { r <- reply[T]{Value: v, Err: err} }
 
 // request is implemented by every message addressed to one group actor.
+// Where a request is served was decided before it was sent (the HTTP
+// edge's cluster.Node.Route): a request carries no routing of its own.
 type request interface {
 	GroupKey() group.Key
-	// Forwarder is the coordinator that forwarded the request here, "" when
-	// it came straight from a client.
-	Forwarder() string
 }
 
-// routed is embedded by requests to name their group and, for a request
-// another coordinator forwarded, that coordinator's id.
+// routed is embedded by requests to name their group.
 type routed struct {
-	Key         group.Key
-	ForwardedBy string
+	Key group.Key
 }
 
 // GroupKey returns the group the request is for.
 func (r routed) GroupKey() group.Key { return r.Key }
-
-// Forwarder returns ForwardedBy.
-func (r routed) Forwarder() string { return r.ForwardedBy }
-
-// MarkForwarded records that coordinator by forwarded the request.
-func (r *routed) MarkForwarded(by string) { r.ForwardedBy = by }
 
 // heartbeatMsg is a member heartbeat (docs/protocol.md §4). Answered after its change is stored.
 type heartbeatMsg struct {

@@ -112,11 +112,12 @@ type Options struct {
 // Ownership is what the group actors need of the cluster membership
 // (cluster.Node implements it).
 type Ownership interface {
-	// Acquire makes this process key's owner (a store call): the group
-	// must be placed here, or forwardedBy must be the coordinator it is
-	// placed on. It fails with a *cluster.NotOwnerError or
-	// cluster.ErrNotServing.
-	Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error)
+	// Acquire makes this process key's owner (a store call) for a
+	// request the routing decided to serve here; it does not place. It is
+	// fencing: it fails with cluster.ErrNotServing while this process may
+	// not answer for groups, and with a *cluster.NotOwnerError while the
+	// store names another live owner.
+	Acquire(ctx context.Context, key group.Key) (int64, error)
 	// Release gives the group up after its last write; a record naming
 	// another owner is left alone.
 	Release(ctx context.Context, key group.Key) error

@@ -30,16 +30,26 @@ func (a *groupActor) ready() error {
 }
 
 // errNotAcquired fails a group whose actor has not acquired it.
-var errNotAcquired = fmt.Errorf("group not acquired: %w", cluster.ErrNotOwner)
+var errNotAcquired = fmt.Errorf("group not acquired: %w", persistence.ErrNotOwner)
 
 // own makes this process the group's owner before msg is handled, when
 // Options.Ownership is set, and refuses everything once the process
-// stopped serving. Unless it already owns the group, it reads whether the
-// group is stored (a create skips the read) and acquires only a stored
-// group, or one msg creates (a store call, then a load): a request for a
-// group that is not stored gets errAbsent and writes nothing. A refusal
-// is a *cluster.NotOwnerError naming whom to ask (msg's forwarder, which
-// disclaims the group, is not one), or cluster.ErrNotServing.
+// stopped serving.
+//
+// It does not route: msg reached this actor because the HTTP edge decided
+// (cluster.Node.Route) that it is served here, and own trusts that. What
+// it does is fencing, which keeps one owner per group whatever the views
+// of the placement: it answers only while the process is Serving (its
+// registry lease cannot have ended), and acquires the group's ownership
+// record in the store, whose epoch fences every write of the group
+// (persistence.ErrNotOwner once another coordinator took it over).
+//
+// Unless it already owns the group, it reads whether the group is stored
+// (a create skips the read) and acquires only a stored group, or one msg
+// creates (a store call, then a load): a request for a group that is not
+// stored gets errAbsent and writes nothing. A refusal is
+// cluster.ErrNotServing, or a *cluster.NotOwnerError naming the live
+// coordinator the store says owns the group.
 func (a *groupActor) own(msg request) error {
 	o := a.c.opts.Ownership
 	if o == nil {
@@ -59,10 +69,10 @@ func (a *groupActor) own(msg request) error {
 	}
 	ctx, cancel := a.storeCtx()
 	defer cancel()
-	if _, err := o.Acquire(ctx, a.key, msg.Forwarder()); err != nil {
+	if _, err := o.Acquire(ctx, a.key); err != nil {
 		// A refusal wrote nothing; any other failure may have come after
 		// the store took the group for this process.
-		a.mayHold = a.mayHold || !errors.Is(err, cluster.ErrNotOwner) && !errors.Is(err, cluster.ErrNotServing)
+		a.mayHold = a.mayHold || !errors.Is(err, persistence.ErrNotOwner)
 		return err
 	}
 	a.owned, a.mayHold = true, true

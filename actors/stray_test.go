@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -64,8 +63,8 @@ func TestASweepReleasesARecordNoActorServes(t *testing.T) {
 // failed, as a store call that timed out after Redis ran it does.
 type lostAcquire struct{ Ownership }
 
-func (l lostAcquire) Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error) {
-	if _, err := l.Ownership.Acquire(ctx, key, forwardedBy); err != nil {
+func (l lostAcquire) Acquire(ctx context.Context, key group.Key) (int64, error) {
+	if _, err := l.Ownership.Acquire(ctx, key); err != nil {
 		return 0, err
 	}
 	return 0, persistence.ErrUnavailable
@@ -92,7 +91,7 @@ func TestAnAcquireOfUnknownOutcomeIsReleased(t *testing.T) {
 	if err == nil && resp.Status != contract.StatusRetry {
 		t.Fatalf("heartbeat through a lost acquire: %+v, want RETRY or an error", resp)
 	}
-	if errors.Is(err, cluster.ErrNotOwner) {
+	if errors.Is(err, persistence.ErrNotOwner) {
 		t.Fatalf("heartbeat through a lost acquire: %v", err)
 	}
 	eventually.True(t, "the record a may have written is released", func() bool { return owner(t, mem, orders) == "" })

@@ -13,6 +13,11 @@
 // an ownership record with an epoch in the store, and every write it makes
 // is fenced by that epoch (persistence.Cluster).
 //
+// Node.Route is the one routing decision of a request (serve here, forward
+// to the group's coordinator, or refuse), taken once at the HTTP edge;
+// Node.Acquire and the store's fence are the safety that holds whatever
+// the routing decided (route.go tells the two apart).
+//
 // Safety rests on one rule: a node answers for its groups only while
 // Serving, which ends a margin before its registry lease can have ended,
 // measured on the node's monotonic clock from the send time of its last

@@ -67,9 +67,10 @@ type Observer interface {
 	MembershipChanged(live []persistence.Coordinator)
 }
 
-// NotOwnerError answers a request for a group this node does not own:
+// NotOwnerError refuses a request for a group this node does not own:
 // Owner is the coordinator that owns it or should (its URL may be empty
-// when unknown).
+// when unknown). It matches persistence.ErrNotOwner, the one error for
+// "not the group's owner".
 type NotOwnerError struct{ Owner persistence.Coordinator }
 
 func (e *NotOwnerError) Error() string {
@@ -79,19 +80,15 @@ func (e *NotOwnerError) Error() string {
 	return "group owned by coordinator " + e.Owner.ID
 }
 
-// Is makes errors.Is(err, ErrNotOwner) hold.
-func (e *NotOwnerError) Is(target error) bool { return target == ErrNotOwner }
-
-// ErrNotOwner matches every *NotOwnerError and the node's own loss of
-// service.
-var ErrNotOwner = errors.New("not the group's owner")
+// Is makes errors.Is(err, persistence.ErrNotOwner) hold.
+func (e *NotOwnerError) Is(target error) bool { return target == persistence.ErrNotOwner }
 
 // ErrNotServing: the node is not registered yet (an earlier run of its id
 // still holds the registry entry, another live process holds the id, or
 // the store is down), its registry lease may have ended (a renewal did not
 // get through in time), or it is leaving; it answers for no group until it
-// is registered again.
-var ErrNotServing = fmt.Errorf("coordinator not serving: %w", ErrNotOwner)
+// is registered again. It matches persistence.ErrNotOwner.
+var ErrNotServing = fmt.Errorf("coordinator not serving: %w", persistence.ErrNotOwner)
 
 // Node is this process's cluster membership. It is safe for concurrent use.
 type Node struct {
@@ -488,18 +485,15 @@ func (n *Node) layout(coords []persistence.Coordinator) *layout {
 	return l
 }
 
-// Acquire takes ownership of key's group for this node: the group must be
-// placed here, or the request must have been forwarded by the coordinator
-// it is placed on (which disclaims it: it is leaving, or holds a different
-// view for a moment). It returns the ownership epoch, or a *NotOwnerError
-// naming the coordinator to ask instead, or ErrNotServing.
-func (n *Node) Acquire(ctx context.Context, key group.Key, forwardedBy string) (int64, error) {
+// Acquire takes ownership of key's group for this node, for a request
+// Route decided to serve here: it places nothing and trusts that
+// decision. It is fencing, not routing: it refuses while the node is not
+// Serving (ErrNotServing) and when the store names another live owner (a
+// *NotOwnerError naming it), and returns the ownership epoch the store
+// fences the group's writes with.
+func (n *Node) Acquire(ctx context.Context, key group.Key) (int64, error) {
 	if !n.Serving() {
 		return 0, ErrNotServing
-	}
-	placed, ok := n.Placed(key.StreamPrefix)
-	if ok && placed.ID != n.opts.ID && placed.ID != forwardedBy {
-		return 0, &NotOwnerError{Owner: placed}
 	}
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
 	defer cancel()
@@ -595,19 +589,3 @@ type nopObserver struct{}
 
 func (nopObserver) Renewed(error)                               {}
 func (nopObserver) MembershipChanged([]persistence.Coordinator) {}
-
-// forwardedByKey is the context key of ForwardedBy.
-type forwardedByKey struct{}
-
-// WithForwardedBy marks ctx as serving a request that coordinator id
-// forwarded here.
-func WithForwardedBy(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, forwardedByKey{}, id)
-}
-
-// ForwardedBy returns the coordinator that forwarded ctx's request, "" for
-// a request straight from a client.
-func ForwardedBy(ctx context.Context) string {
-	id, _ := ctx.Value(forwardedByKey{}).(string)
-	return id
-}

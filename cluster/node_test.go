@@ -30,8 +30,10 @@ func newNode(t *testing.T, store cluster.Store, id string) *cluster.Node {
 }
 
 // Two nodes see each other, place every stream on exactly one of them,
-// and a node acquires only what is placed on it, or what the node it is
-// placed on forwarded. Leaving moves every stream to the other node.
+// and route a group's requests to it: a node serves what is placed on it,
+// or what the node it is placed on forwarded, and forwards the rest. The
+// store lets one node at a time acquire a group. Leaving moves every
+// stream to the other node.
 func TestPlacementAndAcquire(t *testing.T) {
 	store := memory.New()
 	a, b := newNode(t, store, "a"), newNode(t, store.Handle(), "b")
@@ -55,18 +57,30 @@ func TestPlacementAndAcquire(t *testing.T) {
 	if onA.StreamPrefix == "" {
 		t.Fatal("no stream placed on a among 100")
 	}
-	var no *cluster.NotOwnerError
-	if _, err := b.Acquire(t.Context(), onA, ""); !errors.As(err, &no) || no.Owner.ID != "a" || no.Owner.URL != "http://a:8080" {
-		t.Fatalf("b acquires a's group: %v, want NotOwnerError naming a", err)
+	if r := b.Route(onA, cluster.Mark{}); r.Decision != cluster.Forward || r.Owner.ID != "a" || r.Owner.URL != "http://a:8080" {
+		t.Fatalf("b routes a's group: %+v, want forward to a", r)
 	}
-	if epoch, err := a.Acquire(t.Context(), onA, ""); err != nil || epoch != 1 {
+	if r := a.Route(onA, cluster.Mark{}); r.Decision != cluster.Local || r.Owner.ID != "a" {
+		t.Fatalf("a routes its group: %+v, want local", r)
+	}
+	if r := b.Route(onA, cluster.Mark{By: "a"}); r.Decision != cluster.Local {
+		t.Fatalf("b routes a's group forwarded by a: %+v, want local (a disclaims it)", r)
+	}
+	if r := b.Route(onA, cluster.Mark{Again: true}); r.Decision != cluster.Local {
+		t.Fatalf("b routes a's group that may not travel again: %+v, want local", r)
+	}
+	if r := b.Route(onA, cluster.Mark{By: "c"}); r.Decision != cluster.Refuse || !errors.Is(r.Reason, persistence.ErrNotOwner) {
+		t.Fatalf("b routes a's group forwarded by c: %+v, want refused naming a", r)
+	}
+	var no *cluster.NotOwnerError
+	if epoch, err := a.Acquire(t.Context(), onA); err != nil || epoch != 1 {
 		t.Fatalf("a acquires its group: %d, %v", epoch, err)
 	}
 	// a stores the group: its release keeps the record and the epoch.
 	if _, err := store.Create(t.Context(), onA, persistence.Encode(storetest.Group(onA))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Acquire(t.Context(), onA, "a"); !errors.As(err, &no) || no.Owner.ID != "a" {
+	if _, err := b.Acquire(t.Context(), onA); !errors.As(err, &no) || no.Owner.ID != "a" || !errors.Is(err, persistence.ErrNotOwner) {
 		t.Fatalf("b acquires a group a still owns: %v, want NotOwnerError naming a", err)
 	}
 
@@ -74,10 +88,16 @@ func TestPlacementAndAcquire(t *testing.T) {
 	if a.Serving() || a.PlacedHere(onA.StreamPrefix) {
 		t.Fatal("a leaving still serves or still has streams placed on it")
 	}
+	if r := a.Route(onA, cluster.Mark{By: "b"}); r.Decision != cluster.Forward || r.Owner.ID != "b" {
+		t.Fatalf("leaving a routes a request b forwarded: %+v, want forward to b", r)
+	}
+	if r := a.Route(onA, cluster.Mark{Again: true}); r.Decision != cluster.Refuse || !errors.Is(r.Reason, cluster.ErrNotServing) {
+		t.Fatalf("leaving a routes a request that may not travel again: %+v, want not serving", r)
+	}
 	if err := a.Release(t.Context(), onA); err != nil {
 		t.Fatal(err)
 	}
-	if epoch, err := b.Acquire(t.Context(), onA, "a"); err != nil || epoch != 2 {
+	if epoch, err := b.Acquire(t.Context(), onA); err != nil || epoch != 2 {
 		t.Fatalf("b takes the group a forwarded after its release: %d, %v; want epoch 2", epoch, err)
 	}
 	v, err := b.View(t.Context())
@@ -325,7 +345,7 @@ func TestOnlyRealHandoversAreListed(t *testing.T) {
 			key = group.Key{StreamPrefix: p, ConsumerGroup: "g"}
 		}
 	}
-	if _, err := a.Acquire(t.Context(), key, ""); err != nil {
+	if _, err := a.Acquire(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Release(t.Context(), key); err != nil {
@@ -334,7 +354,7 @@ func TestOnlyRealHandoversAreListed(t *testing.T) {
 	if v, err := a.View(t.Context()); err != nil || len(v.Handovers) != 0 {
 		t.Fatalf("after releasing a group placed here: handovers %+v, %v; want none", v.Handovers, err)
 	}
-	if _, err := a.Acquire(t.Context(), key, ""); err != nil {
+	if _, err := a.Acquire(t.Context(), key); err != nil {
 		t.Fatal(err)
 	}
 	a.Leave()

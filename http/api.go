@@ -218,9 +218,8 @@ func New(o Options) *API {
 	middleware := a.secure(o, base)
 	var fwd *forwarder
 	if o.Cluster != nil {
-		fwd = newForwarder(a, o.Cluster, o.Forwarded, o.PeerTLS)
+		fwd = newForwarder(a, o.Cluster, o.Forwarded, o.PeerTLS, base)
 		middleware = append([]Middleware{fwd.wrap}, middleware...)
-		fwd.heartbeats = a.newRouter()
 		r.POST(ForwardBatchPath, fwd.serveBatch)
 	}
 	for _, rt := range a.routes() {
@@ -233,9 +232,6 @@ func New(o Options) *API {
 			h = middleware[i](rt.Route, h)
 		}
 		r.Handle(rt.Method, routerPath(rt.Template), h)
-		if fwd != nil && rt.Template == base+security.HeartbeatTemplate {
-			fwd.heartbeats.Handle(rt.Method, routerPath(rt.Template), h)
-		}
 	}
 
 	r.GET("/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
@@ -410,7 +406,7 @@ func (a *API) recovered(w http.ResponseWriter, r *http.Request, p any) {
 		panic(p)
 	}
 	a.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-	writeError(w, http.StatusInternalServerError, codeInternal, msgInternal)
+	writeError(w, http.StatusInternalServerError, string(contract.CodeInternalError), msgInternal)
 }
 
 // staticHealth is the HealthChecker used when Options.Health is nil.

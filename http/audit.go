@@ -42,7 +42,7 @@ func (g *guard) audited(rt Route, h httprouter.Handle) httprouter.Handle {
 		defer func() {
 			status, code := rec.status, rec.errorCode()
 			if panicked {
-				status, code = http.StatusInternalServerError, codeInternal
+				status, code = http.StatusInternalServerError, string(contract.CodeInternalError)
 			}
 			ev.Finish(status, panicked, code, g.Now())
 			if err := g.Audit.Record(context.WithoutCancel(r.Context()), *ev); err != nil {

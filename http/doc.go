@@ -5,10 +5,18 @@
 //
 // It owns JSON in and out, request validation (docs/protocol.md §3), and the one mapping from
 // errors to HTTP statuses and error bodies (docs/protocol.md §0): domain errors
-// (*group.Error), actor runtime errors (contract.Err*) and store error
-// classes (persistence.Err*) become `{"status","errorCode","message"}`
-// answers here and nowhere else. It talks to the actor system only through
-// the small Coordinator interface.
+// (*group.Error), cluster refusals, actor runtime errors (contract.Err*) and
+// store outcomes (persistence.Classify) become `{"status","errorCode","message"}`
+// answers, with Retry-After and X-Coordinator-Owner, by the one table
+// outcomes (respond.go) and nowhere else; a heartbeat's RETRY is answered by
+// API.retry alone. It talks to the actor system only through the small
+// Coordinator interface.
+//
+// With a cluster, the edge of a group's routes (forward.go) proves a
+// request's forwarded mark (forwardauth.go), takes the routing decision
+// (cluster.Node.Route) once, and serves the request, refuses it, or
+// forwards it to the group's coordinator (heartbeats in batches,
+// forward_batch.go) before any middleware runs.
 //
 // Cross-cutting concerns (authentication, audit, rate limiting, metrics)
 // plug in as Middleware: each registered route is described by a Route

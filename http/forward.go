@@ -21,6 +21,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/workers"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Headers of the coordinator cluster (docs/cluster.md).
@@ -43,15 +44,16 @@ const (
 type Cluster interface {
 	// Self is this coordinator's registry entry.
 	Self() persistence.Coordinator
-	// Placed is the coordinator that should own the groups of a stream
-	// prefix (false when none is live).
-	Placed(prefix string) (persistence.Coordinator, bool)
+	// Route decides where a request of a group is served (here, at the
+	// coordinator it is placed on, or nowhere for now), given what its
+	// mark proved. The edge (wrap) asks once per request.
+	Route(key group.Key, m cluster.Mark) cluster.Route
 	// Live is the live coordinators as last read.
 	Live() []persistence.Coordinator
 	// View is the body of GET /cluster.
 	View(ctx context.Context) (cluster.View, error)
-	// Leaving reports a graceful departure: this coordinator then forwards
-	// even the requests forwarded to it.
+	// Leaving reports a graceful departure (its refusals are answered as
+	// owned elsewhere).
 	Leaving() bool
 	// Unreachable reports that a coordinator did not answer a forward, so
 	// that the live coordinators are read again at once.
@@ -68,16 +70,15 @@ func (a *API) clusterView(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	writeJSON(w, http.StatusOK, v)
 }
 
-// codeOwnerUnreachable answers a forwarded request whose owner did not
-// answer.
-const codeOwnerUnreachable = "COORDINATOR_UNREACHABLE"
-
-// forwarder sends the requests of a group's routes (those with a
-// {streamPrefix} parameter) to the coordinator the group is placed on,
-// before anything else runs here (authentication, audit, rate limits and
-// metrics run once, on the owner), with the original credentials, over
-// pooled connections: heartbeats in batches (forward_batch.go), every
-// other request through a reverse proxy.
+// forwarder is the edge of a group's routes (those with a {streamPrefix}
+// parameter): before anything else runs here it proves the request's
+// forwarded mark (forwardauth.go), takes the routing decision
+// (Cluster.Route) once, and serves the request here, refuses it, or sends
+// it to the coordinator the group is placed on, with the original
+// credentials, over pooled connections: heartbeats in batches
+// (forward_batch.go), every other request through a reverse proxy. The
+// route's middleware chain (authentication, audit, rate limits, metrics)
+// so runs once per request, on the coordinator that serves it.
 type forwarder struct {
 	api     *API
 	cluster Cluster
@@ -90,12 +91,14 @@ type forwarder struct {
 	// owner's CPU growing stacks).
 	itemWorkers *workers.Pool
 	forwarded   func(reached bool)
-	// heartbeats routes a forwarded heartbeat through the heartbeat
-	// route's handler chain (set by New).
-	heartbeats *httprouter.Router
+	// heartbeats finds the heartbeat route's handler chain, inside the
+	// edge, for the items of a batch (wrap registers the route whose
+	// template is heartbeatTemplate).
+	heartbeats        *httprouter.Router
+	heartbeatTemplate string
 }
 
-func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config) *forwarder {
+func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config, base string) *forwarder {
 	if forwarded == nil {
 		forwarded = func(bool) {}
 	}
@@ -111,7 +114,7 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config) 
 		TLSClientConfig:     peerTLS,
 		Protocols:           protocols,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New()}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + security.HeartbeatTemplate}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -166,41 +169,61 @@ type proxyTarget struct {
 	unproven   bool
 }
 
-// wrap is the outermost middleware of a group's routes.
+// wrap is the outermost middleware of a group's routes: the edge. It
+// registers the heartbeat route's chain (next) for the items of batches;
+// a heartbeat (or the load harness's no-op one) is forwarded in a batch.
 func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 	if !strings.Contains(rt.Template, "{streamPrefix}") {
 		return next
 	}
 	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
+	if rt.Template == f.heartbeatTemplate {
+		f.heartbeats.Handle(rt.Method, routerPath(rt.Template), next)
+	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		by, mark, err := f.forwardedBy(w, r)
+		from, err := f.forwardedBy(w, r)
 		if err != nil {
 			f.api.fail(w, r, err)
 			return
 		}
-		self := f.cluster.Self()
-		if mark == proven {
-			r = r.WithContext(cluster.WithForwardedBy(r.Context(), by))
-			if !f.cluster.Leaving() {
-				w.Header().Set(HeaderOwner, self.URL)
-				next(w, r, ps)
-				return
-			}
-		}
-		owner, ok := f.cluster.Placed(ps.ByName("streamPrefix"))
-		if !ok {
-			owner = self
-		}
-		if owner.ID == self.ID || mark == unprovenAgain {
-			w.Header().Set(HeaderOwner, owner.URL)
-			next(w, r, ps)
+		f.route(w, r, ps, from, heartbeat, next)
+	}
+}
+
+// route takes the routing decision for r, which from says who forwarded,
+// and acts on it: next serves a Local request, a Forward goes to the
+// owner, a Refuse is answered here (a heartbeat with RETRY once its
+// request is valid). The answer of a Local or refused request names the
+// owner (HeaderOwner) the decision found, unless the refusal knows of
+// none; a forwarded request's answer is the owner's, with its header.
+func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.Params, from forwarded, heartbeat bool, next httprouter.Handle) {
+	key := group.Key{StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
+	if from.mark.By != "" {
+		trustForwarder(r)
+	}
+	to := f.cluster.Route(key, from.mark)
+	switch to.Decision {
+	case cluster.Local:
+		w.Header().Set(HeaderOwner, to.Owner.URL)
+		next(w, r, ps)
+	case cluster.Refuse:
+		w.Header().Set(HeaderOwner, to.Owner.URL)
+		if !heartbeat {
+			f.api.fail(w, r, to.Reason)
 			return
 		}
+		_, req, err := f.api.heartbeatRequest(w, r, ps)
+		if err != nil {
+			f.api.fail(w, r, err)
+			return
+		}
+		f.api.retry(w, req, to.Reason)
+	case cluster.Forward:
 		if heartbeat {
-			f.heartbeat(w, r, owner)
+			f.heartbeat(w, r, to.Owner)
 			return
 		}
-		target, err := url.Parse(owner.URL)
+		target, err := url.Parse(to.Owner.URL)
 		if err != nil {
 			f.api.fail(w, r, err)
 			return
@@ -210,8 +233,8 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 			f.api.fail(w, r, err)
 			return
 		}
-		to := &proxyTarget{url: target, owner: owner.ID, bodyDigest: sha256.Sum256(body), unproven: mark == unproven}
-		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, to)))
+		pt := &proxyTarget{url: target, owner: to.Owner.ID, bodyDigest: sha256.Sum256(body), unproven: from.unproven}
+		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, pt)))
 	}
 }
 
@@ -233,11 +256,10 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 	case a == nil:
 		req := new(contract.HeartbeatRequest)
 		if json.Unmarshal(body, req) != nil {
-			f.ownerUnreachable(w)
+			f.api.fail(w, r, errOwnerUnreachable)
 			return
 		}
-		resp := group.RetryResponse(f.api.settings, req)
-		writeHeartbeat(w, &resp)
+		f.api.retry(w, req, errOwnerUnreachable)
 	default:
 		for k, v := range a.Header {
 			w.Header()[k] = v
@@ -255,19 +277,9 @@ func (f *forwarder) unreachable(w http.ResponseWriter, r *http.Request, err erro
 	if to, ok := r.Context().Value(proxyKey{}).(*proxyTarget); ok {
 		f.cluster.Unreachable(to.owner)
 	}
-	f.ownerUnreachable(w)
+	f.api.fail(w, r, errOwnerUnreachable)
 }
 
-// ownerUnreachable writes 503 COORDINATOR_UNREACHABLE.
-func (f *forwarder) ownerUnreachable(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, codeOwnerUnreachable, "The coordinator that owns this group did not answer; retry the request")
-}
-
-// ownerHint sets HeaderOwner (and Retry-After) from a refusal naming the
-// group's owner.
-func ownerHint(w http.ResponseWriter, err error) {
-	if no, ok := errors.AsType[*cluster.NotOwnerError](err); ok && no.Owner.URL != "" {
-		w.Header().Set(HeaderOwner, no.Owner.URL)
-	}
-}
+// errOwnerUnreachable: the coordinator a request was forwarded to did not
+// answer (or refused the batch).
+var errOwnerUnreachable = errors.New("the group's owner did not answer the forward")

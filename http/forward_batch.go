@@ -27,8 +27,8 @@ import (
 // leaves at once, and while a batch is in flight the next one fills). The
 // owner serves every item through the heartbeat route's handler chain, as
 // if the member had sent it there (authentication with the item's own
-// credentials, rate limits, audit, metrics), and answers all items in one
-// response.
+// credentials, rate limits, audit, metrics: the chain runs once, there),
+// and answers all items in one response.
 const (
 	// ForwardBatchPath is the owner's route for batches of forwarded
 	// heartbeats; only a live coordinator of the cluster may call it: the
@@ -250,20 +250,37 @@ func (f *forwarder) notCoordinator(w http.ResponseWriter, r *http.Request, err e
 }
 
 // serveItem serves one forwarded heartbeat into memory and returns its
-// encoded answer (batchwire.AppendAnswer). The item's context names the
-// batch's proven sender (cluster.WithForwardedBy), which wrap honours as
-// the item's mark.
+// encoded answer (batchwire.AppendAnswer): as proven forwarded by the
+// batch's sender (by), from the batch's peer address.
 func (f *forwarder) serveItem(batch *http.Request, by string, item *batchwire.Item) []byte {
 	rec := &answerRecorder{header: http.Header{}, status: http.StatusOK}
-	req, err := http.NewRequestWithContext(cluster.WithForwardedBy(batch.Context(), by), http.MethodPost, item.Path, bytes.NewReader(item.Body))
+	req, err := http.NewRequestWithContext(batch.Context(), http.MethodPost, item.Path, bytes.NewReader(item.Body))
 	if err != nil {
 		writeError(rec, http.StatusBadRequest, string(contract.CodeInvalidRequest), "Malformed forwarded heartbeat path")
 		return rec.encode()
 	}
 	req.Header = item.Header
 	req.RemoteAddr = batch.RemoteAddr
-	f.heartbeats.ServeHTTP(rec, req)
+	f.serveForwarded(rec, req, by)
 	return rec.encode()
+}
+
+// serveForwarded is the edge of a batch's item r, which coordinator by
+// proved it forwarded: the routing decision (route), then the heartbeat
+// route's handler chain, which runs here once. A path that is not a
+// heartbeat's is answered 404; a panic 500, as the router answers them.
+func (f *forwarder) serveForwarded(w http.ResponseWriter, r *http.Request, by string) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.api.recovered(w, r, p)
+		}
+	}()
+	h, ps, _ := f.heartbeats.Lookup(r.Method, r.URL.Path)
+	if h == nil {
+		f.heartbeats.NotFound.ServeHTTP(w, r)
+		return
+	}
+	f.route(w, r, ps, forwarded{mark: cluster.Mark{By: by}}, true, h)
 }
 
 // answerRecorder is the in-memory ResponseWriter of a batch item.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -24,8 +25,8 @@ type fakeCluster struct {
 }
 
 func (c *fakeCluster) Self() persistence.Coordinator { return c.self }
-func (c *fakeCluster) Placed(string) (persistence.Coordinator, bool) {
-	return c.owner, c.owner.ID != ""
+func (c *fakeCluster) Route(_ group.Key, m coordcluster.Mark) coordcluster.Route {
+	return coordcluster.Situation{Self: c.self, Placed: c.owner, Leaving: c.leaving, Serving: true}.Route(m)
 }
 func (c *fakeCluster) Live() []persistence.Coordinator {
 	c.mu.Lock()

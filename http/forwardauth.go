@@ -37,7 +37,7 @@ const (
 	// padding.
 	HeaderForwardSignature = "X-Coordinator-Forward-Signature"
 	// HeaderUnprovenMark names the coordinator that forwards a request
-	// after removing a mark it could not prove (markState unprovenAgain).
+	// after removing a mark it could not prove (forwardedBy).
 	// It can only keep a request from being forwarded again, so it needs
 	// no proof of its own.
 	HeaderUnprovenMark = "X-Coordinator-Unproven-Mark"
@@ -132,64 +132,49 @@ func (m forwardMark) verify(method, requestURI, receiver string, body []byte) er
 	return nil
 }
 
-// markState is what a request's mark amounts to (forwardedBy).
-type markState int
+// forwarded is what the edge knows of who forwarded a request: its mark
+// as far as it holds (cluster.Mark: By only when a live coordinator proved
+// it; forwardedBy and serveBatch are the only places that set it), and
+// whether a mark without proof was removed from it (unproven: a forward
+// of it then carries HeaderUnprovenMark).
+type forwarded struct {
+	mark     cluster.Mark
+	unproven bool
+}
 
-const (
-	// unmarked: no coordinator claims to have forwarded the request.
-	unmarked markState = iota
-	// proven: a live coordinator proved it forwarded the request.
-	proven
-	// unproven: a mark without proof. The request is routed as a
-	// client's: served here if the group is placed here, else forwarded
-	// to its owner (with HeaderUnprovenMark).
-	unproven
-	// unprovenAgain: a mark without proof on a request that a coordinator
-	// already forwarded after removing one (HeaderUnprovenMark). It is
-	// served where it landed, as a client's request, and not forwarded:
-	// two coordinators that cannot check each other's marks (a token not
-	// read yet, clocks apart) whose views of the placement differ would
-	// otherwise send it back and forth.
-	unprovenAgain
-)
-
-// forwardedBy returns what r's mark amounts to and, when proven, the live
-// coordinator that forwarded r. A batch item carries its batch's proven
-// sender in its context (serveBatch); any other request proves its mark
-// itself, for which forwardedBy reads the body (replacing it with the
-// bytes read; errPayloadTooLarge above the API's limit). The mark and
-// HeaderUnprovenMark are removed from r's header: nothing past this point
-// reads them.
-func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (string, markState, error) {
-	if by := cluster.ForwardedBy(r.Context()); by != "" {
-		return by, proven, nil
-	}
+// forwardedBy proves r's mark, if any, and removes it and
+// HeaderUnprovenMark from r's header: nothing past this point reads them.
+// A mark without proof is routed as a client's request; on a request that
+// already carries HeaderUnprovenMark it is also not forwarded again
+// (Mark.Again), so that two coordinators that cannot check each other's
+// marks (a token not read yet, clocks apart) whose views of the placement
+// differ do not send it back and forth. Proving a mark reads the body
+// (replacing it with the bytes read; errPayloadTooLarge above the API's
+// limit).
+func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (forwarded, error) {
 	_, marked := r.Header[HeaderForwardedBy]
 	_, again := r.Header[HeaderUnprovenMark]
 	if !marked && !again {
-		return "", unmarked, nil
+		return forwarded{}, nil
 	}
 	r.Header.Del(HeaderUnprovenMark)
 	if !marked {
-		return "", unmarked, nil
+		return forwarded{}, nil
 	}
 	m, err := readMark(r.Header, f.cluster.Live(), time.Now())
 	clearMark(r.Header)
 	if err == nil {
 		var body []byte
 		if body, err = f.bufferBody(w, r); err != nil {
-			return "", unproven, err
+			return forwarded{unproven: true}, err
 		}
 		err = m.verify(r.Method, r.RequestURI, f.cluster.Self().ID, body)
 	}
 	if err == nil {
-		return m.by, proven, nil
+		return forwarded{mark: cluster.Mark{By: m.by}}, nil
 	}
 	f.api.log.Debug("forwarded mark not honoured", "path", r.URL.Path, "by", m.by, "err", err)
-	if again {
-		return "", unprovenAgain, nil
-	}
-	return "", unproven, nil
+	return forwarded{mark: cluster.Mark{Again: again}, unproven: true}, nil
 }
 
 // readBody reads r's body, at most the API's limit (errPayloadTooLarge
@@ -216,20 +201,23 @@ func (f *forwarder) bufferBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return body, nil
 }
 
-// clientAddress is r's client address as far as this coordinator can
-// trust it, which failed authentications count against and a forward
-// passes on (forwardedFor). On a request a live coordinator proved it
-// forwarded (cluster.ForwardedBy: wrap sets it only then) it is the
-// address that coordinator passed on: the last X-Forwarded-For entry. On
-// any other request it is the TCP peer's host: X-Forwarded-For is the
-// client's to choose.
-func clientAddress(r *http.Request) string {
-	if cluster.ForwardedBy(r.Context()) != "" {
-		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-			last := xff[len(xff)-1]
-			return strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
-		}
+// trustForwarder makes r's client address the one the live coordinator
+// that proved it forwarded r passed on: the last X-Forwarded-For entry
+// (that coordinator appended it), which becomes r.RemoteAddr's host. The
+// edge calls it for such a request only, before anything reads the
+// address; on any other request the address stays the TCP peer's, as
+// X-Forwarded-For is the client's to choose.
+func trustForwarder(r *http.Request) {
+	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+		last := xff[len(xff)-1]
+		r.RemoteAddr = net.JoinHostPort(strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:]), "0")
 	}
+}
+
+// clientAddress is r's client address as far as this coordinator can
+// trust it (trustForwarder), which failed authentications count against
+// and a forward passes on (forwardedFor): r.RemoteAddr's host.
+func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -125,7 +124,7 @@ func TestClientAddress(t *testing.T) {
 		}
 		r.RemoteAddr, r.Header["X-Forwarded-For"] = tc.remote, tc.xff
 		if tc.proven {
-			r = r.WithContext(cluster.WithForwardedBy(r.Context(), "coord-b"))
+			trustForwarder(r)
 		}
 		if addr, fwd := clientAddress(r), forwardedFor(r); addr != tc.addr || fwd != tc.fwd {
 			t.Errorf("%s: address %q, forwarded for %q; want %q, %q", tc.name, addr, fwd, tc.addr, tc.fwd)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // heartbeat serves #11, the hot path. Only docs/protocol.md §3 validation failures (and
@@ -22,9 +22,9 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		return
 	}
 	resp, err := a.coord.Heartbeat(r.Context(), key, req)
-	if errors.Is(err, cluster.ErrNotOwner) {
-		ownerHeader(w, err) // another coordinator owns the group: retry there
-		resp, err = group.RetryResponse(a.settings, req), nil
+	if errors.Is(err, persistence.ErrNotOwner) {
+		a.retry(w, req, err) // the group is not this coordinator's (any more)
+		return
 	}
 	if err != nil {
 		a.fail(w, r, err)

@@ -32,160 +32,200 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// statusNames are the HTTP status enum names used in the body's "status".
-var statusNames = map[int]string{
-	http.StatusBadRequest:            "BAD_REQUEST",
-	http.StatusUnauthorized:          "UNAUTHORIZED",
-	http.StatusForbidden:             "FORBIDDEN",
-	http.StatusNotFound:              "NOT_FOUND",
-	http.StatusMethodNotAllowed:      "METHOD_NOT_ALLOWED",
-	http.StatusConflict:              "CONFLICT",
-	http.StatusRequestEntityTooLarge: "PAYLOAD_TOO_LARGE",
-	http.StatusUnprocessableEntity:   "UNPROCESSABLE_ENTITY",
-	http.StatusTooManyRequests:       "TOO_MANY_REQUESTS",
-	http.StatusInternalServerError:   "INTERNAL_SERVER_ERROR",
-	http.StatusServiceUnavailable:    "SERVICE_UNAVAILABLE",
-}
-
 // writeError writes the docs/protocol.md §0 error body.
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, contract.ErrorBody{Status: statusNames[status], ErrorCode: contract.Code(code), Message: message})
+	writeJSON(w, status, contract.ErrorBody{Status: contract.StatusName(status), ErrorCode: contract.Code(code), Message: message})
 }
 
-// Error codes the HTTP layer produces besides the domain's contract.Code values.
-const (
-	codeInternal        = "INTERNAL_ERROR"
-	codeTerminating     = "COORDINATOR_TERMINATING"
-	codeOwnedElsewhere  = "GROUP_OWNED_ELSEWHERE"
-	codeNotServing      = "COORDINATOR_NOT_SERVING"
-	codePayloadTooLarge = "PAYLOAD_TOO_LARGE"
-	msgInternal         = "Internal coordinator error"
-)
-
-// errPayloadTooLarge is returned by decodeBody for bodies over the limit.
-var errPayloadTooLarge = errors.New("request body too large")
-
-// domainStatuses maps domain error codes to HTTP statuses (docs/protocol.md §0).
-var domainStatuses = map[contract.Code]int{
-	contract.CodeInvalidRequest:            http.StatusBadRequest,
-	contract.CodeGroupNotFound:             http.StatusNotFound,
-	contract.CodeStreamNotFound:            http.StatusNotFound,
-	contract.CodeMigrationNotFound:         http.StatusNotFound,
-	contract.CodeGroupAlreadyExists:        http.StatusConflict,
-	contract.CodeStreamPrefixAlreadyExists: http.StatusConflict,
-	contract.CodeGroupHasActiveMembers:     http.StatusConflict,
-	contract.CodeActiveMigrationExists:     http.StatusConflict,
-	contract.CodeMetadataSyncInProgress:    http.StatusConflict,
-	contract.CodeRollbackNotAllowed:        http.StatusUnprocessableEntity,
-	contract.CodeGroupLimitReached:         http.StatusConflict,
-	codeShardsHeld:                         http.StatusConflict,
-	codeDeadLetterNotFound:                 http.StatusNotFound,
-	codeDeadLetterNotAllowed:               http.StatusUnprocessableEntity,
-	codeDeadLetterOtherGroup:               http.StatusConflict,
-	contract.CodeResetInProgress:           http.StatusConflict,
-	contract.CodeResetNotFound:             http.StatusNotFound,
-}
-
-// answer is the status, error code and fixed message of an error class.
-// Messages are fixed: the wrapped text may name internals and is logged
-// instead.
-type answer struct {
-	status  int
-	code    string
-	message string
-}
-
-// storeAnswers answers the store outcomes (persistence.Classify) that end
-// a request on their own.
-var storeAnswers = map[persistence.Outcome]answer{
-	persistence.Busy:        {http.StatusServiceUnavailable, "COORDINATOR_STATE_MUTEX_UNAVAILABLE", "Coordinator state mutex is unavailable"},
-	persistence.Unavailable: {http.StatusServiceUnavailable, "STORE_UNAVAILABLE", "Metadata store is unavailable"},
-	persistence.Corrupt:     {http.StatusInternalServerError, "GROUP_METADATA_CORRUPT", "Stored group metadata is corrupt"},
-	persistence.Deposed:     {http.StatusServiceUnavailable, codeOwnedElsewhere, "Another coordinator took this group over; nothing was written, retry the request"},
-}
-
-// errLeaving marks a cluster.ErrNotServing of a coordinator that is
-// leaving the cluster: the group is another coordinator's now.
-var errLeaving = errors.New("coordinator leaving the cluster")
+// msgInternal is the message of an unexpected failure.
+const msgInternal = "Internal coordinator error"
 
 // msgRedisNotConfigured answers a request that needs Redis on a
 // coordinator that has none: it names the settings that turn Redis on.
 const msgRedisNotConfigured = "Redis is not configured: this coordinator runs without Redis, so it cannot read or change the streams (offsets, messages, dead letters). It uses Redis when store.type is redis (COORDINATOR_STORE_TYPE=redis), audit.sink is redis, or streams.provisioning-enabled is true, at redis.host and redis.port (or redis.cluster-nodes); change the configuration and restart the coordinator"
 
-// runtimeErrors maps the other error classes (matched with errors.Is, in
-// order) to their answer.
-var runtimeErrors = []struct {
-	class error
+// errPayloadTooLarge is returned by decodeBody for bodies over the limit.
+var errPayloadTooLarge = errors.New("request body too large")
+
+// errLeaving marks a cluster.ErrNotServing of a coordinator that is
+// leaving the cluster: the group is another coordinator's now.
+var errLeaving = errors.New("coordinator leaving the cluster")
+
+// answer is how a request that did not succeed is answered: its status,
+// error code and message, and what the answer says about a retry. The
+// message is fixed (the wrapped text may name internals and is logged
+// instead), except a domain error's, which is its own ("" here).
+type answer struct {
+	status  int
+	code    contract.Code
+	message string
+	// retryAfter: the answer carries Retry-After: 1 (the request may
+	// succeed as it is once the group's owner is settled).
+	retryAfter bool
+	// owner is what the answer says in X-Coordinator-Owner.
+	owner ownerHint
+}
+
+// ownerHint is what an answer's X-Coordinator-Owner says.
+type ownerHint uint8
+
+const (
+	// ownerAsRouted: the coordinator the edge routed the request to, as
+	// the edge set it.
+	ownerAsRouted ownerHint = iota
+	// ownerNamed: the owner the refusal names (*cluster.NotOwnerError).
+	ownerNamed
+	// ownerNone: none; no coordinator is known to serve the group now.
+	ownerNone
+)
+
+// notOwnerKey keys the row of *cluster.NotOwnerError, matched by type.
+var notOwnerKey = new(cluster.NotOwnerError)
+
+// outcomes is the one table of answers to failures (docs/protocol.md §0,
+// docs/cluster.md): an error is answered by the first row it matches.
+// A row's key is a domain error code (a *group.Error with that code), a
+// store outcome (persistence.Classify), notOwnerKey, or an error class
+// (errors.Is). Cluster refusals come before the store outcomes (they
+// match persistence.ErrNotOwner, the Deposed outcome, too), and the store
+// outcomes before the runtime's errors. An error no row matches is
+// answered as persistence.Unknown. TestEveryOutcomeHasARow walks every
+// outcome the coordinator has.
+var outcomes = []struct {
+	key any
 	answer
 }{
-	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, codePayloadTooLarge, "Request body exceeds the size limit"}},
-	{contract.ErrStateConflict, answer{http.StatusConflict, "STATE_VERSION_CONFLICT", "Group state changed concurrently; retry the request"}},
-	{contract.ErrTerminating, answer{http.StatusServiceUnavailable, codeTerminating, "Coordinator is terminating"}},
-	{errLeaving, answer{http.StatusServiceUnavailable, codeOwnedElsewhere, "This coordinator is leaving the cluster and hands its groups over; retry the request"}},
-	{cluster.ErrNotServing, answer{http.StatusServiceUnavailable, codeNotServing, "This coordinator is not serving yet (it is registering in the cluster, or its registry lease lapsed); retry the request"}},
-	{cluster.ErrNotOwner, answer{http.StatusServiceUnavailable, codeOwnedElsewhere, "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)"}},
-	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, "STORE_OUTCOME_UNKNOWN", "Metadata store did not confirm the write; retry the request"}},
-	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED", "Redis stream provisioning failed"}},
-	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, "REDIS_NOT_CONFIGURED", msgRedisNotConfigured}},
-	{errDataPlane, answer{http.StatusServiceUnavailable, "REDIS_UNAVAILABLE", "Redis is unavailable"}},
-	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, "REQUEST_TIMEOUT", "Coordinator did not answer in time"}},
-	{context.Canceled, answer{http.StatusServiceUnavailable, "REQUEST_CANCELED", "Request was canceled"}},
-	{contract.ErrInternal, answer{http.StatusInternalServerError, codeInternal, msgInternal}},
+	// Domain refusals: the request as sent fails again.
+	{contract.CodeInvalidRequest, answer{status: http.StatusBadRequest, code: contract.CodeInvalidRequest}},
+	{contract.CodeGroupNotFound, answer{status: http.StatusNotFound, code: contract.CodeGroupNotFound}},
+	{contract.CodeStreamNotFound, answer{status: http.StatusNotFound, code: contract.CodeStreamNotFound}},
+	{contract.CodeMigrationNotFound, answer{status: http.StatusNotFound, code: contract.CodeMigrationNotFound}},
+	{contract.CodeGroupAlreadyExists, answer{status: http.StatusConflict, code: contract.CodeGroupAlreadyExists}},
+	{contract.CodeStreamPrefixAlreadyExists, answer{status: http.StatusConflict, code: contract.CodeStreamPrefixAlreadyExists}},
+	{contract.CodeGroupHasActiveMembers, answer{status: http.StatusConflict, code: contract.CodeGroupHasActiveMembers}},
+	{contract.CodeActiveMigrationExists, answer{status: http.StatusConflict, code: contract.CodeActiveMigrationExists}},
+	{contract.CodeMetadataSyncInProgress, answer{status: http.StatusConflict, code: contract.CodeMetadataSyncInProgress}},
+	{contract.CodeRollbackNotAllowed, answer{status: http.StatusUnprocessableEntity, code: contract.CodeRollbackNotAllowed}},
+	{contract.CodeGroupLimitReached, answer{status: http.StatusConflict, code: contract.CodeGroupLimitReached}},
+	{contract.CodeShardsHeld, answer{status: http.StatusConflict, code: contract.CodeShardsHeld}},
+	{contract.CodeDeadLetterNotFound, answer{status: http.StatusNotFound, code: contract.CodeDeadLetterNotFound}},
+	{contract.CodeDeadLetterNotRedrivable, answer{status: http.StatusUnprocessableEntity, code: contract.CodeDeadLetterNotRedrivable}},
+	{contract.CodeDeadLetterOfAnotherGroup, answer{status: http.StatusConflict, code: contract.CodeDeadLetterOfAnotherGroup}},
+	{contract.CodeResetInProgress, answer{status: http.StatusConflict, code: contract.CodeResetInProgress}},
+	{contract.CodeResetNotFound, answer{status: http.StatusNotFound, code: contract.CodeResetNotFound}},
+
+	// Cluster refusals: another coordinator serves the group, or none
+	// does for now; nothing ran here.
+	{errLeaving, answer{http.StatusServiceUnavailable, contract.CodeGroupOwnedElsewhere, "This coordinator is leaving the cluster and hands its groups over; retry the request", true, ownerNone}},
+	{cluster.ErrNotServing, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorNotServing, "This coordinator is not serving yet (it is registering in the cluster, or its registry lease lapsed); retry the request", true, ownerNone}},
+	{notOwnerKey, answer{http.StatusServiceUnavailable, contract.CodeGroupOwnedElsewhere, "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)", true, ownerNamed}},
+	{errOwnerUnreachable, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorUnreachable, "The coordinator that owns this group did not answer; retry the request", true, ownerAsRouted}},
+
+	// Store outcomes that end a request on their own.
+	{persistence.Deposed, answer{http.StatusServiceUnavailable, contract.CodeGroupOwnedElsewhere, "Another coordinator took this group over; nothing was written, retry the request", true, ownerAsRouted}},
+	{persistence.Busy, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorStateMutexUnavailable, "Coordinator state mutex is unavailable", false, ownerAsRouted}},
+	{persistence.Unavailable, answer{http.StatusServiceUnavailable, contract.CodeStoreUnavailable, "Metadata store is unavailable", false, ownerAsRouted}},
+	{persistence.Corrupt, answer{http.StatusInternalServerError, contract.CodeGroupMetadataCorrupt, "Stored group metadata is corrupt", false, ownerAsRouted}},
+
+	// The runtime's and this layer's failures.
+	{errPayloadTooLarge, answer{http.StatusRequestEntityTooLarge, contract.CodePayloadTooLarge, "Request body exceeds the size limit", false, ownerAsRouted}},
+	{contract.ErrStateConflict, answer{http.StatusConflict, contract.CodeStateVersionConflict, "Group state changed concurrently; retry the request", false, ownerAsRouted}},
+	{contract.ErrTerminating, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorTerminating, "Coordinator is terminating", false, ownerAsRouted}},
+	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, contract.CodeStoreOutcomeUnknown, "Metadata store did not confirm the write; retry the request", false, ownerAsRouted}},
+	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, contract.CodeRedisStreamProvisioningFailed, "Redis stream provisioning failed", false, ownerAsRouted}},
+	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, contract.CodeRedisNotConfigured, msgRedisNotConfigured, false, ownerAsRouted}},
+	{errDataPlane, answer{http.StatusServiceUnavailable, contract.CodeRedisUnavailable, "Redis is unavailable", false, ownerAsRouted}},
+	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, contract.CodeRequestTimeout, "Coordinator did not answer in time", false, ownerAsRouted}},
+	{context.Canceled, answer{http.StatusServiceUnavailable, contract.CodeRequestCanceled, "Request was canceled", false, ownerAsRouted}},
+	{contract.ErrInternal, answer{http.StatusInternalServerError, contract.CodeInternalError, msgInternal, false, ownerAsRouted}},
+
+	// Store outcomes no row above answered: a stale cache the runtime
+	// did not resolve, and failures of no known class.
+	{persistence.Stale, answer{http.StatusInternalServerError, contract.CodeInternalError, msgInternal, false, ownerAsRouted}},
+	{persistence.Unknown, answer{http.StatusInternalServerError, contract.CodeInternalError, msgInternal, false, ownerAsRouted}},
 }
 
-// classify maps an error to its HTTP answer. It is the only place errors
-// become statuses.
+// outcomeOf returns the answer to err: the first row of outcomes it
+// matches, with a domain error's own message.
+func outcomeOf(err error) answer {
+	de, domain := errors.AsType[*group.Error](err)
+	_, notOwner := errors.AsType[*cluster.NotOwnerError](err)
+	store := persistence.Classify(err)
+	for _, row := range outcomes {
+		var match bool
+		switch k := row.key.(type) {
+		case contract.Code:
+			match = domain && de.Code == k
+		case persistence.Outcome:
+			match = store == k
+		case *cluster.NotOwnerError:
+			match = notOwner
+		case error:
+			match = errors.Is(err, k)
+		}
+		if match {
+			o := row.answer
+			if o.message == "" {
+				o.message = de.Message
+			}
+			return o
+		}
+	}
+	if domain { // a code without a row: the domain's fault
+		return answer{status: http.StatusInternalServerError, code: de.Code, message: de.Message}
+	}
+	return answer{status: http.StatusInternalServerError, code: contract.CodeInternalError, message: msgInternal}
+}
+
+// classify maps an error to its HTTP status, code and message (outcomeOf).
 func classify(err error) (status int, code, message string) {
-	if de, ok := errors.AsType[*group.Error](err); ok {
-		if s, known := domainStatuses[de.Code]; known {
-			return s, string(de.Code), de.Message
-		}
-		return http.StatusInternalServerError, string(de.Code), de.Message
-	}
-	if a, ok := storeAnswers[persistence.Classify(err)]; ok {
-		return a.status, a.code, a.message
-	}
-	for _, e := range runtimeErrors {
-		if errors.Is(err, e.class) {
-			return e.status, e.code, e.message
-		}
-	}
-	return http.StatusInternalServerError, codeInternal, msgInternal
+	o := outcomeOf(err)
+	return o.status, string(o.code), o.message
 }
 
-// fail answers err. An ownership refusal (cluster.ErrNotOwner, including
-// cluster.ErrNotServing, or a write deposed by the fence) is retryable:
-// Retry-After 1, and X-Coordinator-Owner as ownerHeader sets it; a
-// cluster.ErrNotServing while this coordinator leaves is answered as
-// owned elsewhere. Other server-side failures are logged with the full
-// error, except the expected refusals while shutting down.
+// fail answers err as its row of outcomes says. Server-side failures
+// are logged with the full error, except the refusals a retry resolves
+// (Retry-After) and the expected ones while shutting down.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	o := a.answerHeaders(w, err)
+	if o.retryAfter {
+		w.Header().Set("Retry-After", "1")
+	}
+	if o.status >= http.StatusInternalServerError && o.code != contract.CodeCoordinatorTerminating && !o.retryAfter {
+		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", o.status, "errorCode", o.code, "err", err)
+	}
+	writeError(w, o.status, string(o.code), o.message)
+}
+
+// retry answers a heartbeat that was not served because of err (a
+// refusal naming the owner, or none, or an owner that did not answer):
+// 200 with status RETRY (group.RetryResponse), and X-Coordinator-Owner as
+// err's row of outcomes says. It is the one place the HTTP layer answers
+// RETRY: the member keeps its lease and sends the heartbeat again (never
+// FENCED).
+func (a *API) retry(w http.ResponseWriter, req *contract.HeartbeatRequest, err error) {
+	a.answerHeaders(w, err)
+	resp := group.RetryResponse(a.settings, req)
+	writeHeartbeat(w, &resp)
+}
+
+// answerHeaders returns err's outcome and sets X-Coordinator-Owner as it
+// says. A cluster.ErrNotServing while this coordinator leaves the
+// cluster is answered as owned elsewhere (errLeaving).
+func (a *API) answerHeaders(w http.ResponseWriter, err error) answer {
 	if errors.Is(err, cluster.ErrNotServing) && a.cluster != nil && a.cluster.Leaving() {
 		err = fmt.Errorf("%w: %w", errLeaving, err)
 	}
-	status, code, message := classify(err)
-	ownership := errors.Is(err, cluster.ErrNotOwner) || persistence.Classify(err) == persistence.Deposed
-	if ownership {
-		ownerHeader(w, err)
-		w.Header().Set("Retry-After", "1")
-	}
-	if status >= http.StatusInternalServerError && code != codeTerminating && !ownership {
-		a.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "errorCode", code, "err", err)
-	}
-	writeError(w, status, code, message)
-}
-
-// ownerHeader sets X-Coordinator-Owner from an ownership refusal: the
-// owner a *cluster.NotOwnerError names (ownerHint); none for
-// cluster.ErrNotServing, which refuses the groups placed on this very
-// coordinator (the forwarder named it), so no coordinator is known to
-// serve them now.
-func ownerHeader(w http.ResponseWriter, err error) {
-	if errors.Is(err, cluster.ErrNotServing) {
+	o := outcomeOf(err)
+	switch o.owner {
+	case ownerNamed:
+		if no, ok := errors.AsType[*cluster.NotOwnerError](err); ok && no.Owner.URL != "" {
+			w.Header().Set(HeaderOwner, no.Owner.URL)
+		}
+	case ownerNone:
 		w.Header().Del(HeaderOwner)
-		return
 	}
-	ownerHint(w, err)
+	return o
 }
 
 // invalid builds a 400 INVALID_REQUEST error.

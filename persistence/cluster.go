@@ -53,8 +53,11 @@ func (f Fence) String() string {
 
 // Errors of the Cluster methods and of fenced writes.
 var (
-	// ErrNotOwner: a fenced write found another owner (or none) of the
-	// group; nothing was written. The writer has been deposed.
+	// ErrNotOwner: this process is not the group's owner, and did
+	// nothing. It is the one error for that: a fenced write that found
+	// another owner (or none) wraps it (the writer has been deposed:
+	// outcome Deposed), and so do the cluster's refusals to serve a group
+	// (cluster.NotOwnerError naming the owner, cluster.ErrNotServing).
 	ErrNotOwner = errors.New("not the group's owner")
 	// ErrIdentityInUse: a live registry entry has this id and another
 	// token (an earlier run whose lease has not ended yet).
