@@ -29,7 +29,7 @@ const (
 	// HeaderOwner is on every answer of a group's routes: the base URL
 	// (scheme://host:port) of the coordinator that owns the group, or
 	// should. A client that knows it sends the group's requests there.
-	HeaderOwner = "X-Coordinator-Owner"
+	HeaderOwner = contract.OwnerHeader
 	// HeaderForwardedBy names the coordinator that forwarded a request
 	// here. With its proof (HeaderForwardedAt, HeaderForwardSignature:
 	// forwardauth.go) the request is served here, as that coordinator
