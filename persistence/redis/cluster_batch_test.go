@@ -71,19 +71,7 @@ func TestHandoverCallsArePipelined(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, k := range keys {
-		wg.Go(func() {
-			if err := s.Release(ctx, k, self); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	owners, err := s.Owners(ctx, keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, o := range owners {
+	for i, o := range storetest.ReleaseAtOnce(t, s, keys, self) {
 		if o.Coordinator != "" || o.Epoch != 1 {
 			t.Errorf("%s after acquire and release: %+v, want released at epoch 1", keys[i], o)
 		}

@@ -115,16 +115,6 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 	return out, nil
 }
 
-// Release clears self's ownership of key, or deletes the row of a group
-// that is not stored, in one statement.
-func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
-	s.fences.Drop(key)
-	return s.with(ctx, func(c *pgx.Conn) error {
-		_, err := c.Exec(ctx, s.q.ownerRelease, key.StreamPrefix, key.ConsumerGroup, self.ID, self.Token)
-		return err
-	}, readError("release", key))
-}
-
 // PruneOwners locks the ownership rows of groups that are not stored,
 // then deletes those whose group is still absent and whose holder is not
 // live, in one transaction. Under READ COMMITTED the delete reads the

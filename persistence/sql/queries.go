@@ -146,12 +146,14 @@ WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp() RETURNING 1`, coo
 		ownerInsert:     fmt.Sprintf(`INSERT INTO %s (stream_prefix, consumer_group, coordinator_id, token, epoch) VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING`, owners),
 		ownerLock:       fmt.Sprintf(`SELECT coordinator_id, token, epoch FROM %s WHERE %s FOR UPDATE`, owners, pk),
 		ownerTake:       fmt.Sprintf(`UPDATE %s SET coordinator_id = $3, token = $4, epoch = epoch + 1 WHERE %s RETURNING epoch`, owners, pk),
-		// $3 id, $4 token. The two parts see one snapshot: one of them
-		// matches.
-		ownerRelease: fmt.Sprintf(`WITH gone AS (
-  DELETE FROM %[1]s WHERE %[2]s AND coordinator_id = $3 AND token = $4 AND NOT EXISTS (SELECT 1 FROM %[3]s WHERE %[2]s)
+		// $1, $2 the keys' prefixes and groups, $3 id, $4 token. The two
+		// parts see one snapshot: one of them matches each key.
+		ownerRelease: fmt.Sprintf(`WITH u AS (SELECT DISTINCT sp, cg FROM unnest($1::text[], $2::text[]) AS u(sp, cg)
+), gone AS (
+  DELETE FROM %[1]s o USING u WHERE %[2]s AND NOT EXISTS (SELECT 1 FROM %[3]s m WHERE m.stream_prefix = u.sp AND m.consumer_group = u.cg)
 )
-UPDATE %[1]s SET coordinator_id = '', token = '' WHERE %[2]s AND coordinator_id = $3 AND token = $4 AND EXISTS (SELECT 1 FROM %[3]s WHERE %[2]s)`, owners, pk, meta),
+UPDATE %[1]s o SET coordinator_id = '', token = '' FROM u WHERE %[2]s AND EXISTS (SELECT 1 FROM %[3]s m WHERE m.stream_prefix = u.sp AND m.consumer_group = u.cg)`,
+			owners, `o.stream_prefix = u.sp AND o.consumer_group = u.cg AND o.coordinator_id = $3 AND o.token = $4`, meta),
 		owners: fmt.Sprintf(`SELECT COALESCE(o.coordinator_id, ''), COALESCE(o.epoch, 0)
 FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(sp, cg, i)
 LEFT JOIN %s o ON o.stream_prefix = u.sp AND o.consumer_group = u.cg ORDER BY u.i`, owners),

@@ -78,6 +78,8 @@ type Store struct {
 	prefix string // Options.TablePrefix
 	// fences are the ownerships this store acquired (persistence.Cluster).
 	fences persistence.Fences
+	// releases batches concurrent Release calls (release.go).
+	releases releases
 }
 
 var (

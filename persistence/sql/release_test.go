@@ -1,0 +1,63 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
+)
+
+// Releases made at once, as a coordinator handing its groups over makes
+// them, are each applied as a lone release is: a stored group's row keeps
+// its epoch without an owner, an absent group's row is deleted, a row of
+// another owner is left alone, and a call whose context has ended fails
+// with it.
+func TestConcurrentReleases(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
+	other := persistence.Coordinator{ID: "c2", Token: "t2", URL: "http://c2"}
+	for _, c := range []persistence.Coordinator{self, other} {
+		if err := s.Register(ctx, c, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := make([]group.Key, 40)
+	for i := range keys {
+		keys[i] = group.Key{StreamPrefix: "p", ConsumerGroup: "g" + strconv.Itoa(i)}
+		if i%4 != 3 { // every fourth is never stored: its row goes
+			if _, err := s.Create(ctx, keys[i], persistence.Encode(storetest.Group(keys[i]))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		owner := self
+		if i%5 == 4 {
+			owner = other
+		}
+		if _, err := s.Acquire(ctx, keys[i], owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range storetest.ReleaseAtOnce(t, s, keys, self) {
+		want := persistence.Owner{Epoch: 1}
+		switch {
+		case i%5 == 4:
+			want.Coordinator = other.ID
+		case i%4 == 3:
+			want.Epoch = 0 // no row
+		}
+		if o.Coordinator != want.Coordinator || o.Epoch != want.Epoch {
+			t.Errorf("%s: %+v, want %+v", keys[i], o, want)
+		}
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Release(ended, keys[0], self); !errors.Is(err, context.Canceled) && !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("release with an ended context: %v", err)
+	}
+}
