@@ -79,8 +79,12 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 		t.Fatal(err)
 	}
 	node.Start(context.Background())
+	var positions actors.Positions // live offset resets need Redis
+	if rdb != nil {
+		positions = streams.NewResetPositions(streams.NewOperator(rdb))
+	}
 	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true, Ownership: node,
-		TickEnabled: true, TickInterval: 500 * time.Millisecond, Logger: logger})
+		TickEnabled: true, TickInterval: 500 * time.Millisecond, Logger: logger, Positions: positions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,9 +389,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitFor("the audit events list the scale and the rollback", `["CREATE_GROUP", "SCALE_GROUP", "ROLLBACK_MIGRATION"].every(a => document.querySelector("#audit").textContent.includes(a))`)
 	b.shot("rolled-back")
 
-	// Shard positions: shard 0's lag is its 25 entries. A reset to the end
-	// is refused while the members hold the shard, then forced: the answer
-	// shows the position before and after, and the lag column follows.
+	// Shard positions: shard 0's lag is its 25 entries. A live reset to
+	// the end pauses the shard, sets it and grants it again: the answer
+	// shows DONE with the position before and after, and the lag column
+	// follows. The pause form pauses and resumes a shard.
 	lagOf := func(i int) string {
 		return fmt.Sprintf(`document.querySelector('#shard-offsets tr[data-shard-offset="%d"] td.lag')?.textContent`, i)
 	}
@@ -399,13 +404,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("confirmation question: %q", q)
 	}
 	b.do("confirm", chromedp.Click(chromedp.CSS("#confirm-reset")))
-	b.waitFor("the refusal names the holder", `document.querySelector("#reset-form .form-error:not([hidden])")?.textContent.includes("409 SHARDS_HELD")`)
-	b.do("force the reset", chromedp.Click(chromedp.CSS(`input[name=resetForce]`)), chromedp.Click(chromedp.CSS(`#reset-form button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS("#confirm-reset")), chromedp.Click(chromedp.CSS("#confirm-reset")))
+	b.waitFor("the live reset is DONE", `document.querySelector("#reset-state")?.textContent.includes("DONE")`)
 	b.waitFor("the answer shows the lag after", `document.querySelector('#reset-result tr[data-reset-shard="0"] td.lag-after')?.textContent === "0"`)
 	b.waitFor("the lag column follows", lagOf(0)+` === "0"`)
 	b.waitFor("the reset is audited", `document.querySelector("#audit").textContent.includes("RESET_OFFSETS")`)
 	b.shot("offset-reset")
+	b.do("pause shard 1", fill(`input[name=pauseShards]`, "1"), chromedp.Click(chromedp.CSS(`#pause-form button[type=submit]`)))
+	b.waitFor("shard 1 is paused", `document.querySelector("#paused-shards")?.textContent.startsWith("Paused: 1")`)
+	b.do("resume shard 1", chromedp.Click(chromedp.CSS(`#resume-shards`)))
+	b.waitFor("nothing is paused", `document.querySelector("#paused-shards")?.textContent.startsWith("Paused: none")`)
 
 	// Dead letters as the Go client writes them, from shard 1: the group's
 	// two are listed, another group's sharing the stream only when every
