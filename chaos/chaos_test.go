@@ -116,7 +116,7 @@ func TestScheduleIsSeededAndConsistent(t *testing.T) {
 			kinds[f.Kind] = true
 		}
 	}
-	for _, k := range []string{CoordinatorKill, CoordinatorIsolate, RollingRestart, RedisKill, MemberCrash, MemberPartition, Scale} {
+	for _, k := range []string{CoordinatorKill, CoordinatorIsolate, RollingRestart, RedisKill, MemberCrash, MemberPartition, Scale, ShardPause, LiveReset} {
 		if !kinds[k] {
 			t.Errorf("no %s in 60 s of seeds 0-4", k)
 		}

@@ -69,6 +69,8 @@ type run struct {
 	healed atomic.Bool
 	// adminRng routes the scheduler's admin requests.
 	adminRng *rand.Rand
+	// live is the state of the live operations (liveops.go).
+	live liveOps
 	// bg runs duplicates and coordinator restarts.
 	bg sync.WaitGroup
 
@@ -296,6 +298,8 @@ func (r *run) apply(ctx context.Context, f Fault) {
 	case Scale:
 		r.count("scale attempt")
 		r.scale(ctx, f.Target)
+	case ShardPause, ShardResume, LiveReset:
+		r.liveOp(ctx, f)
 	}
 }
 

@@ -157,6 +157,7 @@ func Schedule(o Options) []Fault {
 		last = n
 		out = append(out, Fault{at, Scale, n})
 	})
+	out = append(out, liveOpFaults(o)...)
 	slices.SortStableFunc(out, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
 	return out
 }
