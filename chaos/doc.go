@@ -23,7 +23,9 @@
 //   - lost answers (the coordinator processed the heartbeat, the member
 //     never sees the answer), and duplicated, delayed heartbeats (an old
 //     request body re-sent later; the member ignores the answer);
-//   - scale-out and scale-in of the group's shard count.
+//   - scale-out and scale-in of the group's shard count;
+//   - shards paused and resumed, and live offset resets of the real
+//     consumers' group that move a shard back (liveops.go).
 //
 // The members run the one member state machine (package member, through
 // internal/membersim), local lease rule included (docs/protocol.md, the
