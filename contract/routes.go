@@ -11,8 +11,10 @@ import (
 const BasePath = "/coord/v1"
 
 // Route templates (docs/protocol.md §2) relative to the base path, with
-// their parameters in braces. The server registers these; clients fill
-// them with Expand (or the builders below).
+// their parameters in braces. The server registers these (an http test
+// checks each one); clients fill them with Expand (or the builders
+// below). The …Prefix constants are not routes, only the paths the
+// monitoring routes start with.
 const (
 	LoginTemplate     = "/auth/login"
 	OpenAPITemplate   = "/openapi.json"
@@ -33,12 +35,12 @@ const (
 	// group's runtime.
 	BenchNoopTemplate = "/bench/noop" + HeartbeatTemplate
 
-	MonitoringTemplate   = "/monitoring"
-	MonitoringSession    = MonitoringTemplate + "/session"
-	MonitoringHealth     = MonitoringTemplate + "/health"
-	MonitoringCompat     = MonitoringTemplate + "/compatibility"
-	MonitoringGroups     = MonitoringTemplate + "/groups"
-	MonitoringGroup      = MonitoringTemplate + GroupTemplate
+	MonitoringPrefix     = "/monitoring"
+	MonitoringSession    = MonitoringPrefix + "/session"
+	MonitoringHealth     = MonitoringPrefix + "/health"
+	MonitoringCompat     = MonitoringPrefix + "/compatibility"
+	MonitoringGroups     = MonitoringPrefix + "/groups"
+	MonitoringGroup      = MonitoringPrefix + GroupTemplate
 	MonitoringMembers    = MonitoringGroup + "/members"
 	MonitoringAssigned   = MonitoringGroup + "/assignments"
 	MonitoringConsumed   = MonitoringGroup + "/consumption"
@@ -46,7 +48,7 @@ const (
 	MonitoringOffsets    = MonitoringGroup + "/offsets"
 	MonitoringMessages   = MonitoringGroup + "/shards/{shardIndex}/messages"
 	MonitoringDeadLetter = MonitoringGroup + "/dead-letters"
-	GrafanaTemplate      = MonitoringTemplate + "/grafana"
+	GrafanaPrefix        = MonitoringPrefix + "/grafana"
 )
 
 // Expand fills template's parameters, in order, with params, each escaped

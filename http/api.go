@@ -291,10 +291,10 @@ type route struct {
 // routes lists the coordinator routes (docs/protocol.md §2), templates relative to the base path.
 func (a *API) routes() []route {
 	const (
-		stream     = "/streams/{streamPrefix}"
-		grp        = stream + "/groups/{consumerGroup}"
-		monitoring = "/monitoring"
-		monGroup   = monitoring + grp
+		stream     = contract.StreamTemplate
+		grp        = contract.GroupTemplate
+		monitoring = contract.MonitoringPrefix
+		monGroup   = contract.MonitoringGroup
 	)
 	return slices.Concat([]route{
 		{Route{http.MethodPost, stream, true, "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
@@ -319,7 +319,7 @@ func (a *API) clusterRoutes() []route {
 	if a.cluster == nil {
 		return nil
 	}
-	return []route{{Route{http.MethodGet, "/cluster", false, ""}, a.clusterView}}
+	return []route{{Route{http.MethodGet, contract.ClusterTemplate, false, ""}, a.clusterView}}
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

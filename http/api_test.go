@@ -166,8 +166,8 @@ func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code stri
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 		t.Fatalf("error body is not JSON: %v: %s", err, rec.Body)
 	}
-	if rec.Code != status || string(b.ErrorCode) != code || b.Status != statusNames[status] {
-		t.Fatalf("got %d %s, want %d %s with status %s", rec.Code, rec.Body, status, code, statusNames[status])
+	if rec.Code != status || string(b.ErrorCode) != code || b.Status != contract.StatusName(status) {
+		t.Fatalf("got %d %s, want %d %s with status %s", rec.Code, rec.Body, status, code, contract.StatusName(status))
 	}
 	return b
 }
@@ -218,7 +218,7 @@ func TestCreateValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeCoord{view: sampleView()}
 			rec := do(newTestAPI(f, small), "POST", tc.path, tc.body)
-			wantError(t, rec, tc.status, statusNames[tc.status], tc.code, tc.message)
+			wantError(t, rec, tc.status, contract.StatusName(tc.status), tc.code, tc.message)
 			if f.calls != 0 {
 				t.Errorf("coordinator called %d times for an invalid request", f.calls)
 			}

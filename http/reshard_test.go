@@ -102,7 +102,7 @@ func TestReshardingErrorMapping(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.code, func(t *testing.T) {
 			rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath+"/scale", `{"targetShardCount":8,"requestedBy":"ops"}`)
-			wantError(t, rec, tc.status, statusNames[tc.status], tc.code, tc.messages)
+			wantError(t, rec, tc.status, contract.StatusName(tc.status), tc.code, tc.messages)
 		})
 	}
 }
@@ -125,7 +125,7 @@ func TestDataPlaneReads(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			wantError(t, do(api, "GET", tc.path, ""), tc.status, statusNames[tc.status], tc.code, tc.message)
+			wantError(t, do(api, "GET", tc.path, ""), tc.status, contract.StatusName(tc.status), tc.code, tc.message)
 		})
 	}
 }
