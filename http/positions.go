@@ -37,10 +37,10 @@ const maxEntryIDBytes = 64
 
 // Error codes of the offset-reset and dead-letter routes.
 const (
-	codeShardsHeld           contract.Code = "SHARDS_HELD"
-	codeDeadLetterNotFound   contract.Code = "DEAD_LETTER_NOT_FOUND"
-	codeDeadLetterNotAllowed contract.Code = "DEAD_LETTER_NOT_REDRIVABLE"
-	codeDeadLetterOtherGroup contract.Code = "DEAD_LETTER_OF_ANOTHER_GROUP"
+	codeShardsHeld           = contract.CodeShardsHeld
+	codeDeadLetterNotFound   = contract.CodeDeadLetterNotFound
+	codeDeadLetterNotAllowed = contract.CodeDeadLetterNotRedrivable
+	codeDeadLetterOtherGroup = contract.CodeDeadLetterOfAnotherGroup
 )
 
 // positionRoutes lists the offset-reset and dead-letter routes, templates
