@@ -74,7 +74,7 @@ func TestResetOffsetsEndToEnd(t *testing.T) {
 
 	// The member leaves: shard 0 alone goes back to the start.
 	ms[0].Leave()
-	e.heartbeat(ms[0])
+	e.Heartbeat(e.key, ms[0])
 	e.expect("POST", reset, map[string]any{"to": "EARLIEST", "shards": []int{0}, "force": true, "requestedBy": "ops"}, http.StatusOK, &a)
 	if n := e.rdb.XLen(t.Context(), e.streamKey(0)).Val(); len(a.Shards) != 1 || len(a.Shards[0].HeldBy) != 0 ||
 		*a.Shards[0].After.LastDeliveredID != "0-0" || *a.Shards[0].After.Lag != n {

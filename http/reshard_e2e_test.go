@@ -181,16 +181,6 @@ func (e *reshardEnv) add(i int, payload string) {
 	e.produced[i]++
 }
 
-// heartbeat sends m's next heartbeat.
-func (e *reshardEnv) heartbeat(m *membersim.Member) contract.HeartbeatResponse {
-	e.t.Helper()
-	resp, err := membersim.Heartbeat(e.t.Context(), e.Server.Client(), e.Base, e.key, m)
-	if err != nil {
-		e.t.Fatalf("%s heartbeat: %v", m.ID, err)
-	}
-	return resp
-}
-
 // consume lets m read (XREADGROUP as consumer m.ID) and acknowledge
 // everything new on the shards it reads.
 func (e *reshardEnv) consume(m *membersim.Member) {
@@ -302,7 +292,7 @@ func (e *reshardEnv) round(n int, members ...*membersim.Member) {
 	e.t.Helper()
 	e.produce(e.routing(), n)
 	for _, m := range members {
-		e.heartbeat(m)
+		e.Heartbeat(e.key, m)
 		e.consume(m)
 	}
 	if ov := e.oracle.Overlaps(); len(ov) > 0 {

@@ -31,12 +31,27 @@ func (m *Member) Through(c *Coordinator) { m.c = c }
 // a transport failure or an answer other than 200 fails the test.
 func (m *Member) Heartbeat() contract.HeartbeatResponse {
 	m.c.t.Helper()
-	resp, h, err := membersim.HeartbeatHeader(m.c.t.Context(), m.c.Server.Client(), m.c.Base, m.Key, m.Member)
-	if err != nil {
-		m.c.t.Fatalf("%s heartbeat to %s of %s: %v", m.ID, m.c.ID, m.Key, err)
-	}
-	m.Last, m.Header = resp, h
+	m.Last, m.Header = m.c.heartbeat(m.Key, m.Member)
+	return m.Last
+}
+
+// Heartbeat sends the next heartbeat of sim, a member of key's group (one
+// a test drives itself, e.g. with an oracle), through c, applies the
+// answer and returns it; a transport failure or an answer other than 200
+// fails the test.
+func (c *Coordinator) Heartbeat(key group.Key, sim *membersim.Member) contract.HeartbeatResponse {
+	c.t.Helper()
+	resp, _ := c.heartbeat(key, sim)
 	return resp
+}
+
+func (c *Coordinator) heartbeat(key group.Key, sim *membersim.Member) (contract.HeartbeatResponse, http.Header) {
+	c.t.Helper()
+	resp, h, err := membersim.HeartbeatHeader(c.t.Context(), c.Server.Client(), c.Base, key, sim)
+	if err != nil {
+		c.t.Fatalf("%s heartbeat to %s of %s: %v", sim.ID, c.ID, key, err)
+	}
+	return resp, h
 }
 
 // Leave sends the graceful leave (epoch −1, nothing owned) and returns the
