@@ -24,12 +24,12 @@ import (
 const (
 	e2ePrefix  = "e2e"
 	e2eGroup   = "workers"
-	e2eRecords = 20000
+	e2eRecords = 14000
 	e2eKeys    = 200
 )
 
 // TestDemoEndToEnd runs the demo as OS processes: a coordinator on a
-// throwaway Redis, the sample producer writing 20,000 keyed records and
+// throwaway Redis, the sample producer writing 14,000 keyed records and
 // sample consumers that log every record they handle. During the run one
 // consumer is SIGKILLed, one leaves (SIGTERM), one joins and the stream is
 // scaled from 4 to 8 shards. It checks that every record was handled, that
