@@ -24,17 +24,17 @@ const (
 )
 
 var mutations = []mutation{
-	{"POST", "/streams/{streamPrefix}", CreateStream},
-	{"POST", "/streams/{streamPrefix}/scale", ScaleStream},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}", CreateGroup},
-	{"DELETE", "/streams/{streamPrefix}/groups/{consumerGroup}", DeleteGroup},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/scale", ScaleGroup},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/migrations/{reshardingId}/rollback", RollbackMigration},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/offsets/reset", ResetOffsets},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/redrive", RedriveDeadLetters},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/dead-letters/delete", DeleteDeadLetters},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/shards/pause", PauseShards},
-	{"POST", "/streams/{streamPrefix}/groups/{consumerGroup}/shards/resume", ResumeShards},
+	{"POST", contract.StreamTemplate, CreateStream},
+	{"POST", contract.StreamScale, ScaleStream},
+	{"POST", contract.GroupTemplate, CreateGroup},
+	{"DELETE", contract.GroupTemplate, DeleteGroup},
+	{"POST", contract.GroupScale, ScaleGroup},
+	{"POST", contract.GroupRollback, RollbackMigration},
+	{"POST", contract.GroupOffsetsReset, ResetOffsets},
+	{"POST", contract.GroupRedrive, RedriveDeadLetters},
+	{"POST", contract.GroupDeleteDead, DeleteDeadLetters},
+	{"POST", contract.GroupPause, PauseShards},
+	{"POST", contract.GroupResume, ResumeShards},
 	{"POST", "/auth/login", Login},
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -83,14 +84,14 @@ type StreamScale struct {
 // req.TargetShardCount (endpoint #3).
 func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req group.ScaleRequest) (StreamScale, error) {
 	var out StreamScale
-	err := c.do(ctx, http.MethodPost, "/streams/"+url.PathEscape(p)+"/scale", req, &out)
+	err := c.do(ctx, http.MethodPost, contract.Expand(contract.StreamScale, p), req, &out)
 	return out, err
 }
 
 // Rollback rolls back migration id of group g (endpoint #10).
 func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req group.RollbackRequest) (group.Migration, error) {
 	var out group.Migration
-	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/migrations/"+url.PathEscape(id)+"/rollback", req, &out)
+	err := c.do(ctx, http.MethodPost, contract.Expand(contract.GroupRollback, p, g, id), req, &out)
 	return out, err
 }
 
@@ -239,5 +240,5 @@ func (c *Coordinator) Cluster(ctx context.Context) (cluster.View, error) {
 }
 
 func monitoringPath(p, g string) string {
-	return "/monitoring/streams/" + url.PathEscape(p) + "/groups/" + url.PathEscape(g)
+	return contract.Expand(contract.MonitoringGroup, p, g)
 }

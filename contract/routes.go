@@ -29,6 +29,8 @@ const (
 	GroupOffsetsReset = GroupTemplate + "/offsets/reset"
 	GroupRedrive      = GroupTemplate + "/dead-letters/redrive"
 	GroupDeleteDead   = GroupTemplate + "/dead-letters/delete"
+	GroupPause        = GroupTemplate + "/shards/pause"
+	GroupResume       = GroupTemplate + "/shards/resume"
 	HeartbeatTemplate = GroupTemplate + "/members/{memberId}/heartbeat"
 	// BenchNoopTemplate is the load harness's no-op heartbeat route
 	// (debug.bench-endpoints): the heartbeat route's stack without the
@@ -48,6 +50,9 @@ const (
 	MonitoringOffsets    = MonitoringGroup + "/offsets"
 	MonitoringMessages   = MonitoringGroup + "/shards/{shardIndex}/messages"
 	MonitoringDeadLetter = MonitoringGroup + "/dead-letters"
+	MonitoringPaused     = MonitoringGroup + "/paused-shards"
+	MonitoringResets     = MonitoringGroup + "/offsets/resets"
+	MonitoringReset      = MonitoringResets + "/{resetId}"
 	GrafanaPrefix        = MonitoringPrefix + "/grafana"
 )
 

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -67,9 +67,7 @@ func (a *Admin) Call(method, path string, in, out any) int {
 }
 
 // GroupPath is the path of key's group under the base path.
-func GroupPath(key group.Key) string {
-	return "/streams/" + url.PathEscape(key.StreamPrefix) + "/groups/" + url.PathEscape(key.ConsumerGroup)
-}
+func GroupPath(key group.Key) string { return contract.GroupPath(key.StreamPrefix, key.ConsumerGroup) }
 
 // Create creates key's group with shards shards and returns its view; any
 // answer but 201 fails the test.
