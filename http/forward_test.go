@@ -2,12 +2,10 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,14 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
@@ -65,21 +61,14 @@ func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
 	return e
 }
 
-// newForwardAPI is o's API over an actor system of its own.
+// newForwardAPI is o's API over a coordinator of its own (coordtest, on
+// its own memory store); the test serves it.
 func newForwardAPI(t *testing.T, o httpapi.Options) http.Handler {
 	t.Helper()
-	logger := slog.New(slog.DiscardHandler)
-	coord, err := actors.New(actors.Options{Store: memory.New(), Settings: group.DefaultSettings(), GroupCommit: true, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	o.Coordinator, o.Logger = coord, logger
-	return httpapi.New(o)
+	return coordtest.Start(t, coordtest.Options{API: func(base *httpapi.Options) {
+		o.Coordinator, o.Logger = base.Coordinator, base.Logger
+		*base = o
+	}}).API
 }
 
 // do sends method path (under /coord/v1) with body and auth ("" for
