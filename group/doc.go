@@ -11,9 +11,9 @@
 // core) commits the same records to the store and replays them onto its
 // committed copy, so live traffic and recovery share one path.
 //
-// The member protocol's messages and their value types (contract.ShardSet,
-// contract.Instant) are package contract's: the handlers take and answer them. The
-// admin requests and the views the handlers build from domain types
+// The member protocol's messages and their value types (ShardSet,
+// Instant) are package contract's: the handlers take and answer them.
+// The admin requests and the views the handlers build from domain types
 // (GroupView, AssignmentsView, Migration) are declared in protocol.go.
 //
 // Invariants the handlers keep (checked by the tests and by Assignments):
