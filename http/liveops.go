@@ -124,19 +124,10 @@ type resetPreview struct {
 
 // previewReset answers what a reset would do, changing nothing.
 func (a *API) previewReset(ctx context.Context, key group.Key, req resetRequest) (any, error) {
-	ops, err := a.streamOperator()
+	ops, shards, holders, err := a.resetScope(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
-	g, err := a.coord.Snapshot(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	shards, err := resetShards(g, req.Shards)
-	if err != nil {
-		return nil, err
-	}
-	holders := shardHolders(g)
 	out := resetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), DryRun: true}
 	for _, i := range shards {
 		k := streams.StreamKey(key.StreamPrefix, i)
@@ -148,6 +139,25 @@ func (a *API) previewReset(ctx context.Context, key group.Key, req resetRequest)
 			After: afterPreview{plan.SetID}, Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped})
 	}
 	return out, nil
+}
+
+// resetScope reads what a forced reset or a dry run works on: the stream
+// operator, the requested shards (resetShards) and who holds each now
+// (shardHolders).
+func (a *API) resetScope(ctx context.Context, key group.Key, req resetRequest) (StreamOperator, []int, map[int][]string, error) {
+	ops, err := a.streamOperator()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, err := a.coord.Snapshot(ctx, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	shards, err := resetShards(g, req.Shards)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ops, shards, shardHolders(g), nil
 }
 
 // resetShards returns the requested shard indexes sorted without

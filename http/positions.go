@@ -147,19 +147,10 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		case !req.Force:
 			return a.startLiveReset(ctx, key, req)
 		}
-		ops, err := a.streamOperator()
+		ops, shards, holders, err := a.resetScope(ctx, key, req)
 		if err != nil {
 			return nil, err
 		}
-		g, err := a.coord.Snapshot(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		shards, err := resetShards(g, req.Shards)
-		if err != nil {
-			return nil, err
-		}
-		holders := shardHolders(g)
 		out := resetResponse{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), Forced: true}
 		for _, i := range shards {
 			s := shardReset{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
