@@ -27,7 +27,12 @@
 //     no-op handler) against a plain go-redis loop (XREADGROUP COUNT 100
 //     and the previous batch's XACK in one pipeline) on the same 200,000
 //     entries of 4 shards, alternating runs, each on a consumer group of
-//     its own (goals P12a–b: throughput and client CPU per entry).
+//     its own (goals P12a–b: throughput and client CPU per entry);
+//   - fleet: 10,000 groups of 16 shards, each on a stream prefix of its
+//     own, created with defaults.max-groups set (P11e), then idle on three
+//     coordinators: Redis CPU and round trips per 100 shards per lag
+//     refresh (P11d) and each coordinator's peak RSS (P11c); P11a, P11b
+//     and P8e need members and are NOT RUN.
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
 // PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see

@@ -47,15 +47,19 @@ const (
 	// ScenarioWork runs a count-assigned and a work-assigned group side by
 	// side under skewed traffic with a backlog (goals P10a–d, bench/work.go).
 	ScenarioWork = "work"
+	// ScenarioFleet creates FleetGroups groups of FleetShards shards with
+	// defaults.max-groups set and leaves them idle on three coordinators
+	// (goals P11c–e; P11a, P11b and P8e need members it does not run yet).
+	ScenarioFleet = "fleet"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (
@@ -78,6 +82,8 @@ type Options struct {
 	// redis or jdbc. The store scenario runs all three.
 	Store string
 
+	// FleetGroups and FleetShards (per group) size the fleet scenario.
+	FleetGroups, FleetShards int
 	// Groups, Members (per group) and Shards (per group) of ceiling,
 	// steady, baseline and store.
 	Groups, Members, Shards int
@@ -236,6 +242,7 @@ func (o *Options) validate() error {
 	for _, z := range o.ManyReferences {
 		check(z.Groups >= 1 && z.Members >= 1 && z.Shards >= 1, "reference size %s must be positive", z)
 	}
+	check(!o.runs(ScenarioFleet) || (o.FleetGroups >= 1 && o.FleetShards >= 1), "fleet needs positive groups and shards")
 	check(!o.runs(ScenarioDataPlane) || (o.DataPlaneEntries >= 1 && o.DataPlaneRounds >= 1), "dataplane needs positive entries and rounds")
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {

@@ -46,6 +46,8 @@ type Report struct {
 	DataPlane *DataPlaneFigures `json:"dataPlane,omitempty"`
 	// Work is the work scenario's figures (goals P10a–d).
 	Work *WorkFigures `json:"work,omitempty"`
+	// Fleet is the fleet scenario's figures (goals P11c–e).
+	Fleet *FleetFigures `json:"fleet,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
 	Cluster        *ClusterFigures `json:"cluster,omitempty"`
 	Goals          []Goal          `json:"goals"`
@@ -243,6 +245,7 @@ func (r *Report) PrintTables(w io.Writer) {
 	r.printPeer(w)
 	r.printDataPlane(w)
 	r.printWork(w)
+	r.printFleet(w)
 	fmt.Fprintln(w)
 	printGoals(w, r.Goals)
 }

@@ -108,6 +108,11 @@ func (r *Runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.runs(ScenarioFleet) {
+		if err := r.runFleet(ctx); err != nil {
+			return err
+		}
+	}
 	if o.runs(ScenarioGroups) {
 		if err := r.runGroups(ctx); err != nil {
 			return err

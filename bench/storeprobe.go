@@ -24,6 +24,10 @@ type StoreCounters struct {
 	Commands int64
 	// CPU is the store server's CPU time (Redis: INFO cpu); 0 when unknown.
 	CPU time.Duration
+	// Reads are the read events of the store server on client connections
+	// (Redis: total_reads_processed), about one per client round trip (a
+	// pipeline is one); 0 when unknown.
+	Reads int64
 	// ByCommand breaks the traffic down: Redis commands by name
 	// (commandstats, e.g. "evalsha"), PostgreSQL rows written in the run's
 	// schema by operation and table ("update:groups", pg_stat_user_tables:
@@ -34,7 +38,7 @@ type StoreCounters struct {
 
 // Sub returns c − o; ByCommand keeps the commands whose count changed.
 func (c StoreCounters) Sub(o StoreCounters) StoreCounters {
-	d := StoreCounters{Bytes: c.Bytes - o.Bytes, Commands: c.Commands - o.Commands, CPU: c.CPU - o.CPU}
+	d := StoreCounters{Bytes: c.Bytes - o.Bytes, Commands: c.Commands - o.Commands, CPU: c.CPU - o.CPU, Reads: c.Reads - o.Reads}
 	for name, n := range c.ByCommand {
 		if n != o.ByCommand[name] {
 			if d.ByCommand == nil {
@@ -123,7 +127,8 @@ func (p *redisProbe) Sample(ctx context.Context) (StoreCounters, error) {
 	if err != nil {
 		return StoreCounters{}, fmt.Errorf("INFO stats: total_net_input_bytes: %w", err)
 	}
-	c := StoreCounters{Bytes: bytes, ByCommand: commandCalls(cmds)}
+	reads, _ := strconv.ParseInt(fields["total_reads_processed"], 10, 64) // Redis ≥ 6
+	c := StoreCounters{Bytes: bytes, Reads: reads, ByCommand: commandCalls(cmds)}
 	for _, n := range c.ByCommand {
 		c.Commands += n
 	}

@@ -45,6 +45,8 @@ type ServerConfig struct {
 	RebalanceTimeout time.Duration
 	// MaxShards is defaults.max-shard-count.
 	MaxShards int
+	// MaxGroups is defaults.max-groups; zero: no cap.
+	MaxGroups int
 	// OffsetCacheTTL is monitoring.offset-cache-ttl, which also paces the
 	// lag refresher (and so the work assignor's measures); zero keeps the
 	// default.
@@ -190,7 +192,7 @@ func (c ServerConfig) yaml(port int) ([]byte, error) {
 		},
 		"redis":        map[string]any{"host": host, "port": rp},
 		"coordination": coordination,
-		"defaults":     map[string]any{"max-shard-count": max(c.MaxShards, 4096)},
+		"defaults":     map[string]any{"max-shard-count": max(c.MaxShards, 4096), "max-groups": c.MaxGroups},
 		"debug":        map[string]any{"pprof": true, "bench-endpoints": true},
 	}}
 	if c.OffsetCacheTTL > 0 {
