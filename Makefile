@@ -28,22 +28,29 @@ test: services
 	@$(MAKE) --no-print-directory fuzz
 
 # fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one go
-# test per target since go test fuzzes one target per invocation, all at
-# once with one fuzzing worker each (the wall time is the slowest target's:
-# about 10 s here). FUZZTIME is a count of inputs: with a duration, Go 1.26
-# can fail a target with a bare "context deadline exceeded" when the
-# deadline passes while a worker is mid-input (go.dev/issue/75804, fixed in
-# Go 1.27), which a loaded CI machine hits: the heartbeat route's decoder and validator, every route with and
-# without credentials, and the heartbeat validator in front of the state
-# machine, and the decoder of forwarded-heartbeat batches. Each target's output is printed when it ends. The plain suite
-# runs their seeds only. A failing input is written to the package's
-# testdata/fuzz/<target>/ and joins the seeds once committed.
+# test per target since go test fuzzes one target per invocation. The
+# packages fuzz at once, one fuzzing worker each; the targets of one package
+# run one after the other, so that its fuzzing build (every dependency
+# compiled with coverage instrumentation, the step's main cost on a cold
+# cache) is made once and reused. FUZZTIME is a count of inputs: with a
+# duration, Go 1.26 can fail a target with a bare "context deadline
+# exceeded" when the deadline passes while a worker is mid-input
+# (go.dev/issue/75804, fixed in Go 1.27), which a loaded CI machine hits.
+# The targets: the heartbeat route's decoder and validator, every route with
+# and without credentials, the heartbeat validator in front of the state
+# machine, and the decoder of forwarded-heartbeat batches. Each target's
+# output is printed when it ends. The plain suite runs their seeds only. A
+# failing input is written to the package's testdata/fuzz/<target>/ and
+# joins the seeds once committed.
 FUZZTIME ?= 20000x
 FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat ./internal/batchwire:FuzzItems
+FUZZ_PACKAGES = $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t)))))
 fuzz:
-	@pids=; for t in $(FUZZ_TARGETS); do \
-		( out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$${t%%:*}" 2>&1); s=$$?; \
-		  printf 'fuzz %s (%s) for %s: exit %d\n%s\n' "$${t#*:}" "$${t%%:*}" "$(FUZZTIME)" $$s "$$out"; exit $$s ) & pids="$$pids $$!"; \
+	@pids=; for p in $(FUZZ_PACKAGES); do \
+		( rc=0; for t in $(FUZZ_TARGETS); do [ "$${t%%:*}" = "$$p" ] || continue; \
+		    out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$$p" 2>&1); s=$$?; \
+		    printf 'fuzz %s (%s) for %s: exit %d\n%s\n' "$${t#*:}" "$$p" "$(FUZZTIME)" $$s "$$out"; [ $$s -eq 0 ] || rc=1; \
+		  done; exit $$rc ) & pids="$$pids $$!"; \
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
 # lint runs staticcheck and gosec from PATH or the Go bin directory; .ci/run
