@@ -272,6 +272,12 @@ type ClusterTLS struct {
 	// coordinators); they are read again when they change.
 	CertFile string `yaml:"cert-file"`
 	KeyFile  string `yaml:"key-file"`
+	// ServerName, when set, is the name every peer's certificate must be
+	// valid for, instead of the host of the peer's advertised URL (a pod
+	// IP, say): coordinators that share one certificate naming a Service
+	// verify each other by that name. It is also the TLS server name
+	// indication sent.
+	ServerName string `yaml:"server-name"`
 }
 
 // EventLoop is the time-driven work (docs/protocol.md §7): each group ticks itself when its

@@ -32,9 +32,10 @@ func TestTLSKeys(t *testing.T) {
 		"COORDINATOR_CLUSTER_TLS_CA_FILE":       "/p/ca",
 		"COORDINATOR_CLUSTER_TLS_CERT_FILE":     "/p/crt",
 		"COORDINATOR_CLUSTER_TLS_KEY_FILE":      "/p/key",
+		"COORDINATOR_CLUSTER_TLS_SERVER_NAME":   "coordinators.svc",
 	}))
 	if c.Server.TLS != (ServerTLS{CertFile: "/s/crt", KeyFile: "/s/key", MinVersion: "1.3", ClientCAFile: "/s/ca", ClientAuth: "request"}) ||
-		c.Cluster.TLS != (ClusterTLS{CAFile: "/p/ca", CertFile: "/p/crt", KeyFile: "/p/key"}) {
+		c.Cluster.TLS != (ClusterTLS{CAFile: "/p/ca", CertFile: "/p/crt", KeyFile: "/p/key", ServerName: "coordinators.svc"}) {
 		t.Errorf("environment: server.tls %+v, cluster.tls %+v", c.Server.TLS, c.Cluster.TLS)
 	}
 	if Default().Server.TLS.Enabled() {

@@ -66,10 +66,10 @@ func serverTLS(c config.ServerTLS, logger *slog.Logger) (*tls.Config, error) {
 
 // peerTLS is the configuration of the connections to https peers: their
 // certificates verified against ca-file (the system roots when it is
-// empty), this coordinator's client certificate (cert-file, key-file)
+// empty) for server-name (the host of their URL when it is empty), this coordinator's client certificate (cert-file, key-file)
 // presented when one is configured and a peer asks.
 func peerTLS(c config.ClusterTLS, logger *slog.Logger) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
 	if c.CAFile != "" {
 		var err error
 		if cfg.RootCAs, err = certPool(c.CAFile); err != nil {

@@ -192,11 +192,30 @@ func TestTLSReloadsCertificate(t *testing.T) {
 // sent to the coordinator that does not own the group are answered by the
 // owner.
 func TestTLSBetweenCoordinators(t *testing.T) {
-	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "cluster CA")
+	forwardOverTLS(t, ca, ca.Issue(t, "coordinator"), "")
+}
+
+// Coordinators that share one certificate naming neither their IP nor
+// their host (a Service's name, say) verify each other against
+// cluster.tls.server-name: a forward to the owner's https://127.0.0.1 URL
+// succeeds although the certificate names only that Service.
+func TestTLSPeersVerifiedByServerName(t *testing.T) {
+	ca := testcerts.NewCA(t, "cluster CA")
+	const name = "coordinators.example"
+	forwardOverTLS(t, ca, ca.IssueFor(t, "coordinator", name), name)
+}
+
+// forwardOverTLS starts two coordinators serving server (a pair ca
+// issued) with client certificates required and cluster.tls.server-name
+// serverName, and checks that each answers a heartbeat and a group read
+// for a group the other owns, through a forward over mutual TLS.
+func forwardOverTLS(t *testing.T, ca *testcerts.CA, server testcerts.Pair, serverName string) {
+	t.Helper()
+	dir := t.TempDir()
 	caFile := filepath.Join(dir, "ca.crt")
 	testcerts.WriteFile(t, caFile, ca.PEM)
-	serverCert, serverKey := writePair(t, dir, "server", ca.Issue(t, "coordinator"))
+	serverCert, serverKey := writePair(t, dir, "server", server)
 	peerCert, peerKey := writePair(t, dir, "peer", ca.Issue(t, "coordinator peer"))
 	store := redisStoreYAML(testredis.SharedAddr, testredis.Prefix(t, testredis.Shared(t)))
 	var roots []string
@@ -204,12 +223,13 @@ func TestTLSBetweenCoordinators(t *testing.T) {
 		root, _ := startTLS(t, fmt.Sprintf(`    tls: {cert-file: %q, key-file: %q, client-ca-file: %q, client-auth: require}
   id: tls-%d
   cluster:
-    tls: {ca-file: %q, cert-file: %q, key-file: %q}
-`, serverCert, serverKey, caFile, i, caFile, peerCert, peerKey)+store)
+    tls: {ca-file: %q, cert-file: %q, key-file: %q, server-name: %q}
+`, serverCert, serverKey, caFile, i, caFile, peerCert, peerKey, serverName)+store)
 		roots = append(roots, root)
 	}
 	operator := ca.Issue(t, "operator").TLS(t)
 	hc := httpsClient(t, ca, &operator)
+	hc.Transport.(*http.Transport).TLSClientConfig.ServerName = serverName
 	for _, root := range roots {
 		eventually.True(t, root+" sees both coordinators", func() bool {
 			var v cluster.View

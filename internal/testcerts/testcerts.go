@@ -54,15 +54,28 @@ type Pair struct {
 	CertPEM, KeyPEM []byte
 }
 
-// Issue signs a new certificate whose subject common name is name.
+// Issue signs a new certificate whose subject common name is name, valid
+// for localhost, 127.0.0.1 and ::1.
 func (ca *CA) Issue(t testing.TB, name string) Pair {
+	t.Helper()
+	return ca.issue(t, name, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+}
+
+// IssueFor signs a new certificate whose subject common name is name,
+// valid for the DNS names dnsNames only (no IP address).
+func (ca *CA) IssueFor(t testing.TB, name string, dnsNames ...string) Pair {
+	t.Helper()
+	return ca.issue(t, name, dnsNames, nil)
+}
+
+func (ca *CA) issue(t testing.TB, name string, dnsNames []string, ips []net.IP) Pair {
 	t.Helper()
 	key := newKey(t)
 	tmpl := template(t, name)
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	tmpl.DNSNames = []string{"localhost"}
-	tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	tmpl.DNSNames = dnsNames
+	tmpl.IPAddresses = ips
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
 		t.Fatal(err)

@@ -141,6 +141,9 @@ func TestMetricsAuth(t *testing.T) {
 	}
 }
 
+// service is the Service's DNS name in the test release.
+const service = "coord-redis-stream-coordinator.streams.svc"
+
 // TLS from a Secret: the pair (and CA) mounted, server.tls and cluster.tls
 // pointing at them, the advertised URL, probes, ports and scrape in https.
 func TestTLS(t *testing.T) {
@@ -148,14 +151,20 @@ func TestTLS(t *testing.T) {
 		name, values string
 		// clientAuth is the coordinator's server.tls.client-auth; peerPair
 		// whether cluster.tls carries the pair as a client certificate.
+		// serverName is cluster.tls.server-name, the name peers are
+		// verified for.
 		clientAuth string
 		peerPair   bool
 		caKey      string
+		serverName string
 	}{
-		{"one replica", "replicaCount: 1\ntls: {enabled: true, secretName: coord-tls}", config.ClientAuthNone, false, "ca.crt"},
+		{"one replica", "replicaCount: 1\ntls: {enabled: true, secretName: coord-tls}", config.ClientAuthNone, false, "ca.crt", service},
+		{"replicas verifying each other by the Service's name", "tls: {enabled: true, secretName: coord-tls}", config.ClientAuthNone, false, "ca.crt", service},
+		{"replicas verifying each other by a name of one's own", "tls: {enabled: true, secretName: coord-tls, peerServerName: coordinators.example}",
+			config.ClientAuthNone, false, "ca.crt", "coordinators.example"},
 		{"replicas with certificates naming the pod IPs, client certificates requested",
 			`tls: {enabled: true, secretName: coord-tls, certificateNamesPodIPs: true, clientAuth: request, minVersion: "1.3", caKey: root.pem}`,
-			config.ClientAuthRequest, true, "root.pem"},
+			config.ClientAuthRequest, true, "root.pem", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := render(t, tc.values+"\nserviceMonitor: {enabled: true}")
@@ -187,6 +196,9 @@ func TestTLS(t *testing.T) {
 			if ct.CAFile != dir+"/ca.crt" || (ct.CertFile != "") != tc.peerPair || (tc.peerPair && (ct.CertFile != st.CertFile || ct.KeyFile != st.KeyFile)) {
 				t.Errorf("cluster.tls %+v: want ca-file %s/ca.crt, the pair as client certificate: %v", ct, dir, tc.peerPair)
 			}
+			if ct.ServerName != tc.serverName {
+				t.Errorf("cluster.tls.server-name %q, want %q", ct.ServerName, tc.serverName)
+			}
 			if !strings.HasPrefix(cfg.Cluster.AdvertiseURL, "https://$(POD_IP):") {
 				t.Errorf("advertise URL %q: want https://$(POD_IP):8080", cfg.Cluster.AdvertiseURL)
 			}
@@ -199,7 +211,7 @@ func TestTLS(t *testing.T) {
 				t.Errorf("container port %q, Service port %+v: want https", c.Ports[0].Name, m.service.Spec.Ports[0])
 			}
 			ep := fmt.Sprint(dig(m.monitoring["ServiceMonitor"], "spec", "endpoints"))
-			for _, want := range []string{"scheme:https", "port:https", "serverName:coord-redis-stream-coordinator.streams.svc", "ca:map[secret:map[key:" + tc.caKey + " name:coord-tls]]"} {
+			for _, want := range []string{"scheme:https", "port:https", "serverName:" + service, "ca:map[secret:map[key:" + tc.caKey + " name:coord-tls]]"} {
 				if !strings.Contains(ep, want) {
 					t.Errorf("ServiceMonitor endpoints %s lack %s", ep, want)
 				}
@@ -274,7 +286,7 @@ func TestGoMemLimit(t *testing.T) {
 func TestNotes(t *testing.T) {
 	notes := render(t, "").notes
 	for _, want := range []string{
-		"http://coord-redis-stream-coordinator.streams.svc:8080/coord/v1",
+		"http://" + service + ":8080/coord/v1",
 		"kubectl --namespace streams port-forward service/coord-redis-stream-coordinator 8080:8080",
 		"http://127.0.0.1:8080/console/",
 		`Sign in as "admin"`,

@@ -69,8 +69,6 @@ func TestChartRefuses(t *testing.T) {
 			[]string{"refused: tls.enabled without tls.secretName"}},
 		{"client certificates required", "tls: {enabled: true, secretName: coord-tls, clientAuth: require}",
 			[]string{"refused: tls.clientAuth require", "probes present no client certificate"}},
-		{"TLS between replicas the certificate does not name", "tls: {enabled: true, secretName: coord-tls}",
-			[]string{"refused: tls.enabled with 3 replicas", "verify its certificate for that IP", "tls.certificateNamesPodIPs: true"}},
 		{"client certificates without TLS", "tls: {clientAuth: request}",
 			[]string{"refused: tls.clientAuth request without tls.enabled"}},
 		{"TLS version", `tls: {enabled: true, secretName: coord-tls, minVersion: "1.1"}`,

@@ -74,9 +74,6 @@ placeholders, filled from a Secret through extraEnv. */}}
 {{- if and (ne (toString .Values.tls.clientAuth) "none") (not .Values.tls.enabled) -}}
 {{- fail (printf "refused: tls.clientAuth %s without tls.enabled" (toString .Values.tls.clientAuth)) -}}
 {{- end -}}
-{{- if and .Values.tls.enabled (ge $max 2) (not .Values.tls.certificateNamesPodIPs) -}}
-{{- fail (printf "refused: tls.enabled with %d replicas: each coordinator advertises https://<pod IP>:8080 and the others verify its certificate for that IP, which a certificate shared through tls.secretName does not name, so every request forwarded between coordinators would fail. The coordinator has no setting to verify its peers against another name (such as the Service's). Run one replica, or set tls.certificateNamesPodIPs: true if the certificate names every coordinator pod's IP" $max) -}}
-{{- end -}}
 {{- if and .Values.redis.tlsCA.secretName (not .Values.redis.tls) -}}
 {{- fail "refused: redis.tlsCA.secretName without redis.tls: true; the CA would never be used" -}}
 {{- end -}}
