@@ -75,18 +75,20 @@ lint:
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 	PATH="$$PATH:$(GOBIN_DIR)" gosec -quiet -fmt text -color=false $(GOSEC_SKIP) ./...
 
-# bench runs the default load suite of cmd/coord-bench (about 9 minutes on
-# 2 cores): ceiling, steady (closed, open at half the ceiling and at the
-# members' own rate) and baseline on Redis with 10,000 members, three
-# coordinators on that group for 75 s (multi), the store, peer-baseline and
-# heap scenarios, the cluster scenario (30 groups on three coordinators, a
-# rolling restart and a SIGKILL), churn with both release policies, the
-# work scenario (count vs work assignor under skewed traffic, about 3
-# minutes: goals P10a-d), the fleet scenario (10,000 groups of 16 shards
-# created with max-groups set, then idle on three coordinators, about 2
-# minutes: goals P11c-e), and the assignor benchmarks. It prints goals and writes
-# bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group run
-# is -scenarios groups.
+# bench runs the default load suite of cmd/coord-bench (bench.DefaultScenarios,
+# in this order; about 9 minutes on 2 cores): ceiling, steady (closed, open
+# at half the ceiling and at the members' own rate) and baseline on Redis
+# with 10,000 members, multi (three coordinators on that group for 75 s),
+# store, peer (the hand-rolled Redis lease baseline), dataplane
+# (client.Consumer against a plain go-redis loop: goals P12a-b), work (count
+# vs work assignor under skewed traffic, about 3 minutes: goals P10a-d),
+# cluster (30 groups on three coordinators, a rolling restart and a SIGKILL),
+# fleet (10,000 groups of 16 shards created with max-groups set, then idle on
+# three coordinators, about 2 minutes: goals P11c-e), churn with both release
+# policies, assignor (the assignor benchmarks) and heap. It prints goals and
+# writes bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group
+# run is -scenarios groups, the scrape run -scenarios scrape (not in the
+# default list).
 bench: services
 	$(GO) run ./cmd/coord-bench -name bench -duration 8s
 
@@ -107,7 +109,7 @@ chaos: services
 # and two sample consumers. Ctrl-C stops them all: the producer and the
 # consumers first (the consumers leave the group), then the coordinator,
 # which runs in its own session so that Ctrl-C reaches it last.
-# See README, "Use it from Go".
+# See docs/client.md.
 DEMO_PORT ?= 8080
 DEMO_URL = http://127.0.0.1:$(DEMO_PORT)
 .PHONY: demo
