@@ -38,7 +38,6 @@ const (
 	CodeRollbackNotAllowed        = contract.CodeRollbackNotAllowed
 	CodeGroupLimitReached         = contract.CodeGroupLimitReached
 	CodeStateVersionConflict      = contract.CodeStateVersionConflict
-	CodeShardsHeld                = contract.CodeShardsHeld
 	CodeDeadLetterNotFound        = contract.CodeDeadLetterNotFound
 	CodeDeadLetterNotRedrivable   = contract.CodeDeadLetterNotRedrivable
 	CodeDeadLetterOfAnotherGroup  = contract.CodeDeadLetterOfAnotherGroup

@@ -23,9 +23,7 @@ const (
 	CodeGroupLimitReached Code = "GROUP_LIMIT_REACHED"
 	// CodeStateVersionConflict (409): the group's stored revision kept
 	// changing under the request; nothing was acknowledged.
-	CodeStateVersionConflict Code = "STATE_VERSION_CONFLICT"
-	// CodeShardsHeld refuses an offset reset while members hold the shards.
-	CodeShardsHeld               Code = "SHARDS_HELD"
+	CodeStateVersionConflict     Code = "STATE_VERSION_CONFLICT"
 	CodeDeadLetterNotFound       Code = "DEAD_LETTER_NOT_FOUND"
 	CodeDeadLetterNotRedrivable  Code = "DEAD_LETTER_NOT_REDRIVABLE"
 	CodeDeadLetterOfAnotherGroup Code = "DEAD_LETTER_OF_ANOTHER_GROUP"

@@ -48,7 +48,7 @@ func TestWorkedExample(t *testing.T) {
 	}
 	// A at epoch 2 still owning everything → epoch 3 assigned {0,1}. A's
 	// 60 s deadline starts now that it is told (docs/protocol.md §4.7 starts it at B's
-	// join; see README, deviations).
+	// join; see docs/protocol.md, Deviations from the protocol).
 	r = c.Heartbeat(c.Member("A", 2, 0, 1, 2, 3))
 	expect(t, r, contract.StatusOK, 3, shards(0, 1), nil)
 	if g.Members["A"].RebalanceDeadlineAt != c.Now.Add(60_000_000_000) {

@@ -219,7 +219,7 @@ func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
 	}
 }
 
-// TestE2EWorkedExample replays docs/protocol.md §4.7 step by step (the README walkthrough).
+// TestE2EWorkedExample replays docs/protocol.md §4.7 step by step (the curl walkthrough in docs/protocol.md).
 func TestE2EWorkedExample(t *testing.T) {
 	c := newCluster(t)
 	c.createGroup(4)

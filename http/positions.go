@@ -37,7 +37,6 @@ const maxEntryIDBytes = 64
 
 // Error codes of the offset-reset and dead-letter routes.
 const (
-	codeShardsHeld           = contract.CodeShardsHeld
 	codeDeadLetterNotFound   = contract.CodeDeadLetterNotFound
 	codeDeadLetterNotAllowed = contract.CodeDeadLetterNotRedrivable
 	codeDeadLetterOtherGroup = contract.CodeDeadLetterOfAnotherGroup

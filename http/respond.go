@@ -107,7 +107,6 @@ var outcomes = []struct {
 	{contract.CodeMetadataSyncInProgress, answer{status: http.StatusConflict, code: contract.CodeMetadataSyncInProgress}},
 	{contract.CodeRollbackNotAllowed, answer{status: http.StatusUnprocessableEntity, code: contract.CodeRollbackNotAllowed}},
 	{contract.CodeGroupLimitReached, answer{status: http.StatusConflict, code: contract.CodeGroupLimitReached}},
-	{contract.CodeShardsHeld, answer{status: http.StatusConflict, code: contract.CodeShardsHeld}},
 	{contract.CodeDeadLetterNotFound, answer{status: http.StatusNotFound, code: contract.CodeDeadLetterNotFound}},
 	{contract.CodeDeadLetterNotRedrivable, answer{status: http.StatusUnprocessableEntity, code: contract.CodeDeadLetterNotRedrivable}},
 	{contract.CodeDeadLetterOfAnotherGroup, answer{status: http.StatusConflict, code: contract.CodeDeadLetterOfAnotherGroup}},
