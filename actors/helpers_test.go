@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -218,27 +219,9 @@ func createGroup(t *testing.T, c *Coordinator, key group.Key) {
 	}
 }
 
-// join is a member's first heartbeat.
-func join(id string) *contract.HeartbeatRequest {
-	return &contract.HeartbeatRequest{
-		ProtocolVersion:         1,
-		RequestID:               "join-" + id,
-		MemberID:                id,
-		MetadataVersion:         1,
-		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
-	}
-}
-
-// next is the heartbeat a well-behaved member sends after resp: it owns
-// what it was assigned.
-func next(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
-	req := join(id)
-	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
-	req.MemberEpoch = resp.MemberEpoch
-	req.MetadataVersion = resp.MetadataVersion
-	req.OwnedShards = resp.Assignment.AssignedShards
-	return req
-}
+// join is a member's first heartbeat, next the one it sends after an
+// answer (group/grouptest).
+var join, next = grouptest.JoinRequest, grouptest.NextRequest
 
 // heartbeat sends a valid heartbeat and fails the test on an error.
 func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *contract.HeartbeatRequest) contract.HeartbeatResponse {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 )
 
 // oracleStats computes g's stats from scratch, the violations through
@@ -65,24 +66,6 @@ func (tr *tracked) apply(step string, recs []group.Record) {
 	}
 }
 
-// statsJoin is a member's first heartbeat.
-func statsJoin(id string) *contract.HeartbeatRequest {
-	return &contract.HeartbeatRequest{
-		ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
-		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
-	}
-}
-
-// statsNext is the heartbeat a well-behaved member sends after resp: it
-// owns what it was assigned.
-func statsNext(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
-	req := statsJoin(id)
-	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
-	req.MemberEpoch, req.MetadataVersion = resp.MemberEpoch, resp.MetadataVersion
-	req.OwnedShards = resp.Assignment.AssignedShards
-	return req
-}
-
 // The tracked stats equal a recomputation after every commit of random
 // flows: joins, heartbeats owning random shards (fencing some), expiries,
 // prunes, scale-outs and rollbacks, deletes.
@@ -107,9 +90,9 @@ func TestStatsTrackTheRecords(t *testing.T) {
 			switch op := rng.IntN(20); {
 			case op < 14:
 				id := fmt.Sprintf("m-%d", rng.IntN(8))
-				req := statsJoin(id)
+				req := grouptest.JoinRequest(id)
 				if prev, ok := epochs[id]; ok && rng.IntN(5) > 0 {
-					req = statsNext(id, prev)
+					req = grouptest.NextRequest(id, prev)
 					if rng.IntN(6) == 0 {
 						req.OwnedShards = append(req.OwnedShards, rng.IntN(work.ShardCount+2))
 					}

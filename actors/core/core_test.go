@@ -12,6 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -67,17 +68,9 @@ func load(t *testing.T, c *testCore, out core.Loaded) {
 	}
 }
 
-func join(id string) *contract.HeartbeatRequest {
-	return &contract.HeartbeatRequest{ProtocolVersion: 1, RequestID: "join-" + id, MemberID: id, MetadataVersion: 1,
-		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1}}
-}
-
-func next(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
-	req := join(id)
-	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
-	req.MemberEpoch, req.MetadataVersion, req.OwnedShards = resp.MemberEpoch, resp.MetadataVersion, resp.Assignment.AssignedShards
-	return req
-}
+// join is a member's first heartbeat, next the one it sends after an
+// answer (group/grouptest).
+var join, next = grouptest.JoinRequest, grouptest.NextRequest
 
 func beat(c *testCore, at time.Time, to string, req *contract.HeartbeatRequest) {
 	c.Step(core.Heartbeat[string]{Now: at, Req: req, To: to})

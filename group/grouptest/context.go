@@ -76,6 +76,30 @@ func (c *Context) Member(id string, epoch int64, owned ...int) contract.Heartbea
 	}
 }
 
+// JoinRequest is a complete first heartbeat of member id (epoch 0,
+// metadata version 1, nothing owned, capacity 1), for tests that send
+// heartbeats without a Context (the actors, the core).
+func JoinRequest(id string) *contract.HeartbeatRequest {
+	return &contract.HeartbeatRequest{
+		ProtocolVersion:         1,
+		RequestID:               "join-" + id,
+		MemberID:                id,
+		MetadataVersion:         1,
+		RuntimeConsumerCapacity: &contract.Capacity{RuntimeMaxConcurrency: 1, AvailableConcurrency: 1},
+	}
+}
+
+// NextRequest is the heartbeat member id sends after resp when it follows
+// the answer at once: it echoes resp's epoch and metadata version and owns
+// what resp assigned.
+func NextRequest(id string, resp contract.HeartbeatResponse) *contract.HeartbeatRequest {
+	req := JoinRequest(id)
+	req.RequestID = fmt.Sprintf("hb-%s-%d", id, resp.MemberEpoch)
+	req.MemberEpoch, req.MetadataVersion = resp.MemberEpoch, resp.MetadataVersion
+	req.OwnedShards = resp.Assignment.AssignedShards
+	return req
+}
+
 // Revoked returns terminal revoke reports for the shards.
 func Revoked(shards ...int) []contract.RevokeReport {
 	out := make([]contract.RevokeReport, 0, len(shards))
