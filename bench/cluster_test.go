@@ -28,7 +28,7 @@ func TestMembersFollowTheOwner(t *testing.T) {
 	owner, ownerAPI := scriptedAPI(t)
 	lb.owner, owner.owner = ownerAPI.Root, ownerAPI.Root
 	f := NewFleet(lbAPI, group.Key{StreamPrefix: "bench-s0", ConsumerGroup: "g0"}, 1, 1, time.Minute, membersim.NewLeaseOracle(), time.Now())
-	f.coords = NewCoordinators(true)
+	f.coords = NewCoordinators(membersim.Follow)
 	f.coords.SetLive(lbAPI, true)
 	f.coords.SetLive(ownerAPI, false) // known, but no load balancer routes to it
 	beat(f, 0)
@@ -56,13 +56,14 @@ func TestMembersFollowTheOwner(t *testing.T) {
 }
 
 // TestSpreadIgnoresTheOwner: spread sends to the live coordinators only,
-// whatever the answers name.
+// whatever the answers name; switched to follow, the members go to the
+// owner the last answer named.
 func TestSpreadIgnoresTheOwner(t *testing.T) {
 	a, aAPI := scriptedAPI(t)
 	b, bAPI := scriptedAPI(t)
 	a.owner, b.owner = bAPI.Root, bAPI.Root
 	f := NewFleet(aAPI, groupKey(0), 1, 1, time.Minute, membersim.NewLeaseOracle(), time.Now())
-	f.coords = NewCoordinators(false)
+	f.coords = NewCoordinators(membersim.Spread)
 	f.coords.SetLive(aAPI, true)
 	f.coords.SetLive(bAPI, true)
 	f.coords.SetLive(bAPI, false) // b stops: out of the load balancer
@@ -71,6 +72,12 @@ func TestSpreadIgnoresTheOwner(t *testing.T) {
 	}
 	if got := hits(a, b); got[0] != 5 || got[1] != 0 {
 		t.Fatalf("hits %v, want [5 0]", got)
+	}
+	f.coords.SetRouting(membersim.Follow)
+	beat(f, 0)
+	beat(f, 0)
+	if got := hits(a, b); got[0] != 5 || got[1] != 2 {
+		t.Fatalf("following: hits %v, want [5 2]", got)
 	}
 }
 

@@ -3,35 +3,37 @@ package bench
 import (
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
-	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 // Coordinators are the coordinators of a cluster as the members reach
-// them. Spread: every heartbeat goes to a coordinator drawn at random
-// among the live ones (a round-robin load balancer in front of them).
-// Follow: a member sends to the coordinator its last answer named as the
-// group's owner (X-Coordinator-Owner), as the Go client does, and to a
-// random live one after a failure, a RETRY or when it knows no owner.
-// Safe for concurrent use.
+// them, with the members' routing (membersim.Routing): Spread sends every
+// heartbeat to a coordinator drawn at random among the live ones (a
+// round-robin load balancer in front of them); Follow sends a member's
+// heartbeats to the owner its last answer named (membersim.Route), as the
+// Go client does. Safe for concurrent use.
 type Coordinators struct {
-	owners bool                   // follow owners (else spread)
-	live   atomic.Pointer[[]*API] // those a load balancer routes to
+	routing atomic.Value           // membersim.Routing
+	live    atomic.Pointer[[]*API] // those a load balancer routes to
 	// byRoot is every coordinator added, by Root (copied on write).
 	byRoot atomic.Pointer[map[string]*API]
 	mu     sync.Mutex // serializes SetLive
 }
 
-// NewCoordinators returns an empty set; follow selects owner following.
-func NewCoordinators(follow bool) *Coordinators {
-	c := &Coordinators{owners: follow}
+// NewCoordinators returns an empty set with the members' routing.
+func NewCoordinators(routing membersim.Routing) *Coordinators {
+	c := &Coordinators{}
+	c.routing.Store(routing)
 	c.live.Store(&[]*API{})
 	c.byRoot.Store(&map[string]*API{})
 	return c
 }
+
+// SetRouting changes the members' routing from their next heartbeat on.
+func (c *Coordinators) SetRouting(r membersim.Routing) { c.routing.Store(r) }
 
 // SetLive adds a to the coordinators a load balancer routes to, or removes
 // it (a stopping or killed coordinator).
@@ -53,26 +55,14 @@ func (c *Coordinators) SetLive(a *API, live bool) {
 	c.live.Store(&next)
 }
 
-// route returns where a member that follows via (nil: none) sends its
-// next heartbeat.
-func (c *Coordinators) route(via *API) *API {
-	if c.owners && via != nil {
-		return via
+// route returns where a member routed by r sends its next heartbeat: the
+// coordinator it follows (even one taken out of the load balancer: the
+// member learns that it is gone when the heartbeat fails), or a live one
+// at random.
+func (c *Coordinators) route(r *membersim.Route) *API {
+	if a, ok := (*c.byRoot.Load())[r.Target(c.routing.Load().(membersim.Routing))]; ok {
+		return a
 	}
 	live := *c.live.Load()
 	return live[rand.IntN(len(live))]
-}
-
-// follow returns the coordinator the member follows after an answer with
-// header h (nil when none arrived); ok is false after a failure or a
-// RETRY, which sends the member back to the load balancer.
-func (c *Coordinators) follow(h http.Header, ok bool) *API {
-	if !c.owners || !ok || h == nil {
-		return nil
-	}
-	owner := h.Get(client.OwnerHeader)
-	if owner == "" {
-		return nil
-	}
-	return (*c.byRoot.Load())[owner]
 }

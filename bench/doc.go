@@ -18,7 +18,8 @@
 //   - store: the steady closed loop on the memory, Redis and PostgreSQL
 //     stores;
 //   - multi: after steady, three coordinators of one cluster on the same
-//     group, every heartbeat to one of them at random (goal P8a);
+//     group, every heartbeat to one of them at random (goal P8a), then
+//     the members following the group's owner (goal P8e);
 //   - cluster: many groups, each on a stream prefix of its own, on one
 //     coordinator and then on three with the members following the
 //     groups' owners (X-Coordinator-Owner), a rolling restart and a
@@ -31,8 +32,8 @@
 //   - fleet: 10,000 groups of 16 shards, each on a stream prefix of its
 //     own, created with defaults.max-groups set (P11e), then idle on three
 //     coordinators: Redis CPU and round trips per 100 shards per lag
-//     refresh (P11d) and each coordinator's peak RSS (P11c); P11a, P11b
-//     and P8e need members and are NOT RUN.
+//     refresh (P11d) and each coordinator's peak RSS (P11c); P11a and
+//     P11b need members and are NOT RUN.
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
 // PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see

@@ -65,9 +65,9 @@ type Sim struct {
 	// released: the last answer made the member stop reading shards it
 	// has not reported yet.
 	released bool
-	// via is the coordinator the last answer named as the group's owner,
-	// when the fleet follows owners (nil: any coordinator).
-	via *API
+	// route is the coordinator the member follows when the fleet's
+	// coordinators route by owner.
+	route membersim.Route
 
 	converged atomic.Bool  // the last answer was OK with nothing pending
 	lastOK    atomic.Int64 // offset of the last OK answer
@@ -119,13 +119,15 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 	}
 	api := f.api
 	if f.coords != nil {
-		api = f.coords.route(s.via)
+		api = f.coords.route(&s.route)
 	}
 	resp, h, err := membersim.HeartbeatHeader(ctx, api.Client, api.Base, f.key, s.m)
 	done := f.now()
 	rec.Observe(time.Since(intended), statusLabel(resp, err), err)
-	if f.coords != nil {
-		s.via = f.coords.follow(h, err == nil && resp.Status != contract.StatusRetry)
+	if err != nil {
+		s.route.Failed()
+	} else {
+		s.route.Answered(api.Root, resp.Status, h)
 	}
 	s.wait(sent, done, err == nil && resp.Status == contract.StatusOK)
 	if err != nil {

@@ -9,10 +9,12 @@ import (
 
 // multiGoals evaluates P8a (issue #18): three coordinators on one group,
 // every heartbeat to one of them at random, against steady's one
-// coordinator.
+// coordinator; and P8e (issue 34): the same with the members following
+// the group's owner.
 func (r *Report) multiGoals(okS bool, steady Phase, perCore func(Phase) float64) []Goal {
 	settle, okSettle := r.phase("multi/settle")
 	multi, okM := r.phase("multi/closed")
+	owner, okO := r.phase("multi-owner/closed")
 	settleGoal := goal("P8a-settle", "multi/settle settles (s, within the settle timeout)", settle.Seconds,
 		settleTimeout(r.Options, settle.Groups*settle.Members).Seconds(), true, okSettle, "settled")
 	if settle.Failed != "" {
@@ -33,7 +35,24 @@ func (r *Report) multiGoals(okS bool, steady Phase, perCore func(Phase) float64)
 		goal("P8a-core", fmt.Sprintf("%d coordinators on one group, heartbeats/s per core over one coordinator's", r.Options.Coordinators),
 			ratio(perCore(multi), perCore(steady)), 0.7, false, okM && okS && perCore(steady) > 0,
 			fmt.Sprintf("%.0f/s on %.2f cores vs %.0f/s on %.2f cores", multi.Throughput, multi.CPUCores, steady.Throughput, steady.CPUCores)),
+		ownerGoal(owner, okO, steady, okS, perCore, r.Options.Coordinators),
 	}
+}
+
+// ownerGoal is P8e: heartbeats/s per core of the coordinators with the
+// members following the owner (phase owner) over one coordinator's
+// (steady), and no FENCED answer in the phase.
+func ownerGoal(owner Phase, okO bool, steady Phase, okS bool, perCore func(Phase) float64, coords int) Goal {
+	fenced := count(owner, contract.StatusFencedMemberEpoch)
+	g := goal("P8e", fmt.Sprintf("%d coordinators on one group of %d owner-directed members: heartbeats/s per core over one coordinator's, 0 FENCED", coords, owner.Groups*owner.Members),
+		ratio(perCore(owner), perCore(steady)), 0.9, false, okO && okS && perCore(steady) > 0,
+		fmt.Sprintf("multi-owner/closed %.0f/s on %.2f cores (p99 %.1f ms) vs steady/closed %.0f/s on %.2f cores (p99 %.1f ms); FENCED %.0f, RETRY %.0f, errors %d of %d answers",
+			owner.Throughput, owner.CPUCores, owner.Latency.P99, steady.Throughput, steady.CPUCores, steady.Latency.P99,
+			fenced, count(owner, contract.StatusRetry), owner.Errors, owner.Requests))
+	if g.Status == Pass && fenced > 0 {
+		g.Status = Miss
+	}
+	return g
 }
 
 // clusterGoals evaluates P8b–d (issue #18) from the cluster scenario.

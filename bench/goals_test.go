@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestEvaluate(t *testing.T) {
 			{Name: "multi/settle", Seconds: 3, Groups: 1, Members: 10000},
 			{Name: "multi/closed", Throughput: 9000, CPUCores: 1.5, Coordinators: 3, StartSeconds: 60, Seconds: 75,
 				Latency: Latency{P99: 30}, Statuses: map[string]int64{"OK": 100, "RETRY": 2}},
+			{Name: "multi-owner/closed", Throughput: 11000, CPUCores: 1.5, Groups: 1, Members: 10000, Statuses: map[string]int64{"OK": 100}},
 			{Name: "cluster-ref/closed", Throughput: 8000, CPUCores: 1},
 			{Name: "cluster/closed", Throughput: 9000, CPUCores: 1.2},
 			{Name: "cluster/rolling", Statuses: map[string]int64{"OK": 100, "RETRY": 40}},
@@ -81,12 +83,13 @@ func TestEvaluate(t *testing.T) {
 	r.evaluate()
 	// P2a 0.005 commands/hb; P2b (0.01·10/80000) ÷ (0.2·10/5000) = 0.003;
 	// P3b 50 µs ÷ 40 µs = 1.25; P7a 12 B; P7c 7000/8000 = 0.875;
-	// P8a 2 RETRY, p99 30 ÷ 20 ms, 6000 ÷ 8000 per core = 0.75;
+	// P8a 2 RETRY, p99 30 ÷ 20 ms, 6000 ÷ 8000 per core = 0.75; P8e
+	// 7333 ÷ 8000 per core = 0.92, 0 FENCED;
 	// P8b |13 − 10| = 3, 7500 ÷ 8000 per core = 0.94; P8c 2.5 s wait;
 	// P8d 6.2 s, 1 FENCED, 1 double reader; P9a 8 MB, P9b 450 MiB, P9c
 	// 15 ÷ 10 ms; P12a 250,000 ÷ 400,000 entries/s = 0.625, P12b 3 ÷ 1.2
 	// µs = 2.5; P10a 1.04, P10b 40 ÷ 50 s = 0.8, P10c 3 moves a minute,
-	// P10d 0 FENCED; no fleet figures: P11a-e and P8e not run.
+	// P10d 0 FENCED; no fleet figures: P11a-e not run.
 	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
 		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
 		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
@@ -96,7 +99,7 @@ func TestEvaluate(t *testing.T) {
 		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss,
 		"P9a": Pass, "P9b": Miss, "P9c": Pass, "P12a": Miss, "P12b": Miss,
 		"P10a": Pass, "P10b": Miss, "P10c": Miss, "P10d": Pass,
-		"P11a": NotRun, "P11b": NotRun, "P11c": NotRun, "P11d": NotRun, "P11e": NotRun, "P8e": NotRun}
+		"P11a": NotRun, "P11b": NotRun, "P11c": NotRun, "P11d": NotRun, "P11e": NotRun, "P8e": Pass}
 	for _, g := range r.Goals {
 		if g.Status != want[g.ID] {
 			t.Errorf("%s: %s (measured %v), want %s", g.ID, g.Status, g.Measured, want[g.ID])
@@ -134,6 +137,35 @@ func TestMultiSettleFailure(t *testing.T) {
 			t.Errorf("P8a-settle: %s %q", g.Status, g.Detail)
 		case g.ID == "P8a-fenced" && g.Status != NotRun:
 			t.Errorf("P8a-fenced: %s without multi/closed", g.Status)
+		}
+	}
+}
+
+// TestOwnerGoal: P8e compares heartbeats/s per core of multi-owner/closed
+// with steady/closed's and misses on a low ratio or on any FENCED answer.
+func TestOwnerGoal(t *testing.T) {
+	steady := Phase{Name: "steady/closed", Throughput: 20000, CPUCores: 1}
+	for _, c := range []struct {
+		name       string
+		throughput float64
+		fenced     int64
+		want       string
+	}{
+		{"0.95 per core, no FENCED", 28500, 0, Pass},
+		{"0.8 per core", 24000, 0, Miss},
+		{"0.95 per core, 1 FENCED", 28500, 1, Miss},
+	} {
+		owner := Phase{Name: "multi-owner/closed", Throughput: c.throughput, CPUCores: 1.5, Groups: 1, Members: 10000,
+			Statuses: map[string]int64{"OK": 1000, "FENCED_MEMBER_EPOCH": c.fenced, "RETRY": 3}}
+		r := &Report{Phases: []Phase{steady, owner}, Options: Options{Coordinators: 3}}
+		r.evaluate()
+		for _, g := range r.Goals {
+			if g.ID != "P8e" {
+				continue
+			}
+			if g.Status != c.want || !strings.Contains(g.Detail, fmt.Sprintf("FENCED %d, RETRY 3", c.fenced)) {
+				t.Errorf("%s: %s %.3f (%s), want %s", c.name, g.Status, g.Measured, g.Detail, c.want)
+			}
 		}
 	}
 }

@@ -20,7 +20,7 @@ const (
 	ScenarioStore    = "store"
 	// ScenarioMulti: after steady, Coordinators coordinator processes on
 	// the same store form a cluster, and every heartbeat goes to one of
-	// them at random (goal P8a).
+	// them at random (goal P8a), then to the group's owner (goal P8e).
 	ScenarioMulti = "multi"
 	// ScenarioPeer is the hand-rolled Redis lease scheme (peerLeases).
 	ScenarioPeer = "peer"
@@ -49,7 +49,7 @@ const (
 	ScenarioWork = "work"
 	// ScenarioFleet creates FleetGroups groups of FleetShards shards with
 	// defaults.max-groups set and leaves them idle on three coordinators
-	// (goals P11c–e; P11a, P11b and P8e need members it does not run yet).
+	// (goals P11c–e; P11a and P11b need members it does not run yet).
 	ScenarioFleet = "fleet"
 )
 
@@ -125,7 +125,8 @@ type Options struct {
 	// cluster scenarios.
 	Coordinators int
 	// MultiDuration is the length of multi/closed (goal P8a asks for a
-	// phase that crosses the end of the setup leases).
+	// phase that crosses the end of the setup leases) and of
+	// multi-owner/closed (goal P8e).
 	MultiDuration time.Duration
 	// ClusterSize is the cluster scenario's groups × members × shards.
 	ClusterSize Size

@@ -353,8 +353,10 @@ func (r *Runner) heapProfile(ctx context.Context, s *session, step string) {
 // key prefix, each with an id of its own (one cluster: the group has one
 // owner), sends every heartbeat to a coordinator drawn at random, and
 // measures the closed loop for MultiDuration (goal P8a against steady's
-// figures). A settle that fails is recorded (goal P8a-settle) and ends
-// the scenario, not the run.
+// figures). The members then follow the group's owner: one pass lets each
+// learn it (multi-owner/settle), and the closed loop is measured again
+// for MultiDuration (multi-owner/closed, goal P8e). A settle that fails
+// is recorded (goal P8a-settle) and ends the scenario, not the run.
 func (r *Runner) multi(ctx context.Context, s *session) error {
 	defer s.stopPeers()
 	if err := s.startPeers(ctx, r.opts.Coordinators-1, false); err != nil {
@@ -367,7 +369,14 @@ func (r *Runner) multi(ctx context.Context, s *session) error {
 		return r.phase(p, nil)
 	}
 	_ = r.phase(p, nil)
-	return r.phase(r.closedFor(ctx, s, "multi/closed", s.fire, r.opts.MultiDuration))
+	if err := r.phase(r.closedFor(ctx, s, "multi/closed", s.fire, r.opts.MultiDuration)); err != nil {
+		return err
+	}
+	s.coords.SetRouting(membersim.Follow)
+	if err := r.phase(s.settle(ctx, "multi-owner/settle")); err != nil {
+		return err
+	}
+	return r.phase(r.closedFor(ctx, s, "multi-owner/closed", s.fire, r.opts.MultiDuration))
 }
 
 // settleReported settles the session's members (phase name) and sends

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -133,7 +134,11 @@ func coordinatorID(i int) string { return fmt.Sprintf("c%d", i+1) }
 // fleet's members to all of them, following the groups' owners or spread
 // at random (see Coordinators).
 func (s *session) startPeers(ctx context.Context, n int, follow bool) error {
-	s.coords = NewCoordinators(follow)
+	routing := membersim.Spread
+	if follow {
+		routing = membersim.Follow
+	}
+	s.coords = NewCoordinators(routing)
 	s.coords.SetLive(s.api, true)
 	for _, f := range s.fleets {
 		f.coords = s.coords

@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&o.OpenRate, "rate", 0, "open-loop offered rate per second (0: -open-fraction of the ceiling, else members/interval)")
 	fs.Float64Var(&o.OpenFraction, "open-fraction", 0.5, "open-loop rate as a fraction of the ceiling's closed-loop throughput")
 	fs.IntVar(&o.Coordinators, "coordinators", 3, "coordinator processes of the multi and cluster scenarios")
-	fs.DurationVar(&o.MultiDuration, "multi-duration", 75*time.Second, "length of multi/closed (P8a: it must cross the end of the setup leases)")
+	fs.DurationVar(&o.MultiDuration, "multi-duration", 75*time.Second, "length of multi/closed (P8a: it must cross the end of the setup leases) and of multi-owner/closed (P8e)")
 	clusterSize := fs.String("cluster-size", "30x1000x1000", "groups x members x shards of the cluster scenario (P8b-d), each group on a stream prefix of its own")
 	storeList := fs.String("store-list", "", "stores of the store scenario (default: jdbc when steady runs on redis, else memory,redis,jdbc)")
 	fs.IntVar(&o.ManyGroups, "many-groups", 100, "groups of the groups scenario")
