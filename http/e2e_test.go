@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -51,30 +49,11 @@ func newE2EClock() *fakeclock.Clock {
 	return fakeclock.New(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 }
 
-// call sends body (JSON-encoded unless nil) and decodes the answer into out
-// (when non-nil); it returns the status.
-func (c *cluster) call(method, path string, body, out any) int {
-	c.t.Helper()
-	var rd bytes.Buffer
-	if body != nil {
-		if err := json.NewEncoder(&rd).Encode(body); err != nil {
-			c.t.Fatal(err)
-		}
-	}
-	st, _, answer := c.Admin().Do(method, path, rd.String())
-	if out != nil {
-		if err := json.Unmarshal([]byte(answer), out); err != nil {
-			c.t.Fatalf("%s %s: decoding answer (%d): %v", method, path, st, err)
-		}
-	}
-	return st
-}
-
 // createGroup creates orders/workers with n shards.
 func (c *cluster) createGroup(n int) {
 	c.t.Helper()
 	var view group.GroupView
-	if st := c.call("POST", "/streams/orders/groups/workers", map[string]any{"initialShardCount": n, "requestedBy": "e2e"}, &view); st != http.StatusCreated {
+	if st := c.Admin().Call("POST", "/streams/orders/groups/workers", map[string]any{"initialShardCount": n, "requestedBy": "e2e"}, &view); st != http.StatusCreated {
 		c.t.Fatalf("create: status %d", st)
 	}
 	if view.ShardCount != n || view.GroupEpoch != 1 || view.State != group.GroupEmpty {
@@ -85,7 +64,7 @@ func (c *cluster) createGroup(n int) {
 func (c *cluster) group() group.GroupView {
 	c.t.Helper()
 	var v group.GroupView
-	if st := c.call("GET", "/streams/orders/groups/workers", nil, &v); st != http.StatusOK {
+	if st := c.Admin().Call("GET", "/streams/orders/groups/workers", nil, &v); st != http.StatusOK {
 		c.t.Fatalf("get group: status %d", st)
 	}
 	return v
@@ -94,7 +73,7 @@ func (c *cluster) group() group.GroupView {
 func (c *cluster) members() map[string]group.Member {
 	c.t.Helper()
 	var body struct{ Members []group.Member }
-	if st := c.call("GET", "/monitoring/streams/orders/groups/workers/members", nil, &body); st != http.StatusOK {
+	if st := c.Admin().Call("GET", "/monitoring/streams/orders/groups/workers/members", nil, &body); st != http.StatusOK {
 		c.t.Fatalf("members: status %d", st)
 	}
 	out := map[string]group.Member{}
@@ -107,54 +86,27 @@ func (c *cluster) members() map[string]group.Member {
 func (c *cluster) assignments() group.AssignmentsView {
 	c.t.Helper()
 	var v group.AssignmentsView
-	if st := c.call("GET", "/monitoring/streams/orders/groups/workers/assignments", nil, &v); st != http.StatusOK {
+	if st := c.Admin().Call("GET", "/monitoring/streams/orders/groups/workers/assignments", nil, &v); st != http.StatusOK {
 		c.t.Fatalf("assignments: status %d", st)
 	}
 	return v
 }
 
-// member is a simulated client that follows the protocol (docs/protocol.md §4.9;
-// internal/membersim) heartbeating orders/workers through the cluster's API.
-type member struct {
-	*coordtest.Member
-	c *cluster
-}
-
-func (c *cluster) member(id string) *member {
-	return &member{Member: c.Coordinator.Member(group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}, id), c: c}
-}
-
-// heartbeat sends one heartbeat with the member's state and applies the
-// answer; an answer other than 200 and a status a protocol-following
-// member never meets here fail the test.
-func (m *member) heartbeat() contract.HeartbeatResponse {
-	m.c.t.Helper()
-	resp := m.Heartbeat()
-	switch resp.Status {
-	case contract.StatusOK, contract.StatusRevokePending, contract.StatusSyncMetadata,
-		contract.StatusUnknownMemberID, contract.StatusFencedMemberEpoch, contract.StatusRetry:
-	default:
-		m.c.t.Fatalf("%s: unexpected status %s", m.ID, resp.Status)
-	}
-	return resp
-}
-
-// leave sends the graceful leave (epoch −1) with nothing owned.
-func (m *member) leave() contract.HeartbeatResponse {
-	m.c.t.Helper()
-	m.Member.Member.Leave()
-	return m.heartbeat()
+// member is a protocol-following member of orders/workers heartbeating
+// through the cluster's API.
+func (c *cluster) member(id string) *coordtest.Member {
+	return c.Member(group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}, id)
 }
 
 // converge lets the members heartbeat in rounds until every shard of the
 // group is owned by exactly one of them, ownership matches the balanced
 // target, and the group is STABLE. It fails after maxRounds rounds.
-func (c *cluster) converge(shards int, members ...*member) {
+func (c *cluster) converge(shards int, members ...*coordtest.Member) {
 	c.t.Helper()
 	const maxRounds = 20
 	for round := 0; round < maxRounds; round++ {
 		for _, m := range members {
-			m.heartbeat()
+			m.Heartbeat()
 		}
 		if c.converged(shards, members) {
 			return
@@ -168,7 +120,7 @@ func (c *cluster) converge(shards int, members ...*member) {
 
 // convergeAlone lets m converge alone on the 4 shards of the group and
 // fails unless it then reads all of them; when says after what.
-func (c *cluster) convergeAlone(m *member, when string) {
+func (c *cluster) convergeAlone(m *coordtest.Member, when string) {
 	c.t.Helper()
 	c.converge(4, m)
 	if !m.Owned().Equal(contract.Range(0, 4)) {
@@ -176,7 +128,7 @@ func (c *cluster) convergeAlone(m *member, when string) {
 	}
 }
 
-func (c *cluster) converged(shards int, members []*member) bool {
+func (c *cluster) converged(shards int, members []*coordtest.Member) bool {
 	owner := map[int]string{}
 	sims := make([]*membersim.Member, len(members))
 	for i, m := range members {
@@ -186,7 +138,7 @@ func (c *cluster) converged(shards int, members []*member) bool {
 			}
 			owner[s] = m.ID
 		}
-		sims[i] = m.Member.Member
+		sims[i] = m.Member
 	}
 	if !membersim.Settled(shards, sims) {
 		return false
@@ -198,7 +150,7 @@ func (c *cluster) converged(shards int, members []*member) bool {
 func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
 	c := newCluster(t)
 	c.createGroup(32)
-	var ms []*member
+	var ms []*coordtest.Member
 	for i := range 8 {
 		ms = append(ms, c.member(fmt.Sprintf("member-%d", i)))
 	}
@@ -231,18 +183,18 @@ func TestE2EWorkedExample(t *testing.T) {
 			t.Fatalf("answer %+v, want OK epoch %d assigned %v pending %v", r, epoch, assigned, pending)
 		}
 	}
-	want(a.heartbeat(), 2, contract.Range(0, 4), nil)
-	want(a.heartbeat(), 2, contract.Range(0, 4), nil)
+	want(a.Heartbeat(), 2, contract.Range(0, 4), nil)
+	want(a.Heartbeat(), 2, contract.Range(0, 4), nil)
 	if v := c.group(); v.State != group.GroupStable || v.GroupEpoch != 2 {
 		t.Fatalf("after A's ack: %+v", v)
 	}
-	want(b.heartbeat(), 3, nil, contract.NewShardSet(2, 3))
-	want(a.heartbeat(), 3, contract.NewShardSet(0, 1), nil)
+	want(b.Heartbeat(), 3, nil, contract.NewShardSet(2, 3))
+	want(a.Heartbeat(), 3, contract.NewShardSet(0, 1), nil)
 	if !a.Released().Equal(contract.NewShardSet(2, 3)) {
 		t.Fatalf("A released %v", a.Released())
 	}
-	want(a.heartbeat(), 3, contract.NewShardSet(0, 1), nil)
-	want(b.heartbeat(), 3, contract.NewShardSet(2, 3), nil)
+	want(a.Heartbeat(), 3, contract.NewShardSet(0, 1), nil)
+	want(b.Heartbeat(), 3, contract.NewShardSet(2, 3), nil)
 	as := c.assignments()
 	if !as.TargetAssignment["member-a"].Equal(contract.NewShardSet(0, 1)) || !as.TargetAssignment["member-b"].Equal(contract.NewShardSet(2, 3)) ||
 		!as.CurrentAssignments["member-a"].Equal(contract.NewShardSet(0, 1)) {
@@ -259,13 +211,13 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	// B goes silent. A keeps heartbeating while time passes beyond B's lease.
 	half := c.Settings.MemberLeaseTTL/2 + time.Millisecond
 	c.Clock.Advance(half)
-	a.heartbeat()
+	a.Heartbeat()
 	c.Clock.Advance(half)
 	c.Actors.TickNow()
 	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
 
 	c.convergeAlone(a, "after B expired")
-	if r := b.heartbeat(); r.Status != contract.StatusFencedMemberEpoch {
+	if r := b.Heartbeat(); r.Status != contract.StatusFencedMemberEpoch {
 		t.Fatalf("expired member's heartbeat answered %s", r.Status)
 	}
 	c.converge(4, a, b)
@@ -277,7 +229,7 @@ func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
 	a, b := c.member("member-a"), c.member("member-b")
 	c.converge(4, a, b)
 
-	if r := b.leave(); r.Status != contract.StatusOK {
+	if r := b.Leave(); r.Status != contract.StatusOK {
 		t.Fatalf("leave answered %+v", r)
 	}
 	if st := c.members()["member-b"].State; st != group.MemberLeaving {
@@ -296,7 +248,7 @@ func TestE2EStaleEpochIsFencedAndRejoins(t *testing.T) {
 	req := a.Request()
 	req.MemberEpoch = good - 1
 	var r contract.HeartbeatResponse
-	if st := c.call("POST", "/streams/orders/groups/workers/members/member-a/heartbeat", req, &r); st != http.StatusOK {
+	if st := c.Admin().Call("POST", "/streams/orders/groups/workers/members/member-a/heartbeat", req, &r); st != http.StatusOK {
 		t.Fatalf("stale epoch heartbeat: status %d", st)
 	}
 	if r.Status != contract.StatusFencedMemberEpoch || r.MemberEpoch != good {
@@ -316,23 +268,23 @@ func TestE2ECreateHeartbeatDelete(t *testing.T) {
 	c.converge(2, a)
 
 	var e struct{ Status, ErrorCode, Message string }
-	if st := c.call("POST", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_ALREADY_EXISTS" {
+	if st := c.Admin().Call("POST", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_ALREADY_EXISTS" {
 		t.Fatalf("duplicate create: %d %+v", st, e)
 	}
-	if st := c.call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_HAS_ACTIVE_MEMBERS" {
+	if st := c.Admin().Call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_HAS_ACTIVE_MEMBERS" {
 		t.Fatalf("delete without force: %d %+v", st, e)
 	}
 	var view group.GroupView
-	if st := c.call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test", "force": true}, &view); st != http.StatusOK {
+	if st := c.Admin().Call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test", "force": true}, &view); st != http.StatusOK {
 		t.Fatalf("forced delete: %d", st)
 	}
 	if view.CurrentAssignmentSummary["member-a"] != 2 {
 		t.Fatalf("delete answered %+v, want the pre-delete view", view)
 	}
-	if st := c.call("GET", "/streams/orders/groups/workers", nil, &e); st != http.StatusNotFound || e.ErrorCode != "GROUP_NOT_FOUND" {
+	if st := c.Admin().Call("GET", "/streams/orders/groups/workers", nil, &e); st != http.StatusNotFound || e.ErrorCode != "GROUP_NOT_FOUND" {
 		t.Fatalf("get after delete: %d %+v", st, e)
 	}
-	if r := a.heartbeat(); r.Status != contract.StatusUnknownMemberID {
+	if r := a.Heartbeat(); r.Status != contract.StatusUnknownMemberID {
 		t.Fatalf("heartbeat after delete answered %s", r.Status)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
+	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
@@ -71,28 +72,15 @@ func newForwardAPI(t *testing.T, o httpapi.Options) http.Handler {
 	}}).API
 }
 
-// do sends method path (under /coord/v1) with body and auth ("" for
+// do sends method path (under the base path) with body and auth ("" for
 // none) to srv and returns the answer's status, header and body.
 func do(t *testing.T, srv *httptest.Server, method, path, auth, body string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+"/coord/v1"+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	req := newReq(t, method, srv.URL+contract.BasePath+path, body)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
+	return send(t, srv.Client(), req)
 }
 
 func createOn(t *testing.T, srv *httptest.Server, prefix string, shards int) {
@@ -169,7 +157,7 @@ func TestForwardedHeartbeatAuthenticatedOnOwner(t *testing.T) {
 	e := newForwardEnv(t, &httpapi.Security{Users: users, AuthenticateMemberAPI: true})
 	// No group exists (creating one needs a writer): the owner answers an
 	// authenticated heartbeat UNKNOWN_MEMBER_ID.
-	path, body := heartbeatOf(t, "m1")
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	if st, h, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "wrong"), body); st != http.StatusUnauthorized || h.Get(httpapi.HeaderOwner) != e.owner.URL {
 		t.Errorf("wrong password via the forwarder: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
@@ -182,16 +170,8 @@ func basicAuth(user, password string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
 }
 
-// heartbeatOf is the path and body of a new member's first heartbeat to
-// orders/g.
-func heartbeatOf(t *testing.T, member string) (path, body string) {
-	t.Helper()
-	b, err := json.Marshal(membersim.New(member, nil).Request())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "/streams/orders/groups/g/members/" + member + "/heartbeat", string(b)
-}
+// ordersG is the group the forwarding tests create (createOn "orders").
+var ordersG = group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}
 
 // A forward to an owner that is gone answers a heartbeat RETRY (never
 // FENCED) and any other request 503 COORDINATOR_UNREACHABLE, and reports
@@ -200,7 +180,7 @@ func TestForwardToOwnerGone(t *testing.T) {
 	e := newForwardEnv(t, nil)
 	createOn(t, e.owner, "orders", 4)
 	e.owner.Close()
-	path, body := heartbeatOf(t, "m1")
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, _, answer := do(t, e.forwarder, http.MethodPost, path, "", body)
 	var resp contract.HeartbeatResponse
 	if err := json.Unmarshal([]byte(answer), &resp); st != http.StatusOK || err != nil || resp.Status != contract.StatusRetry || resp.MemberID != "m1" {
@@ -224,7 +204,7 @@ func TestForwardToOwnerGone(t *testing.T) {
 func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	e := newForwardEnv(t, nil)
 	createOn(t, e.owner, "orders", 4)
-	path, body := heartbeatOf(t, "m1")
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	batch := func(items ...[]byte) []byte { return batchwire.Batch(items) }
 	item := func(path, body string) []byte {
 		return batchwire.AppendItem(nil, "/coord/v1"+path, http.Header{"Content-Type": {"application/json"}}, []byte(body))

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -12,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 	"github.com/redis-stream-coordinator/coordinator/security"
@@ -83,17 +82,6 @@ func (c *twoNodes) bTookOver(t *testing.T, key group.Key) bool {
 	return owners[0].Coordinator == "coord-b"
 }
 
-// heartbeatReq is a new member's first heartbeat to key at base, and its
-// body.
-func heartbeatReq(t *testing.T, base string, key group.Key, member string) (*http.Request, []byte) {
-	t.Helper()
-	body, err := json.Marshal(membersim.New(member, nil).Request())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newReq(t, http.MethodPost, base+"/coord/v1/streams/"+key.StreamPrefix+"/groups/"+key.ConsumerGroup+"/members/"+member+"/heartbeat", string(body)), body
-}
-
 func newReq(t *testing.T, method, url, body string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -135,7 +123,8 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 		return req
 	}
 	for i := range 4 {
-		req, _ := heartbeatReq(t, c.b.URL, key, fmt.Sprintf("m%d", i))
+		path, body := coordtest.JoinHeartbeat(t, key, fmt.Sprintf("m%d", i))
+		req := newReq(t, http.MethodPost, c.b.Base+path, body)
 		st, h, answer := send(t, http.DefaultClient, forged(req))
 		if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
 			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(httpapi.HeaderOwner))
@@ -150,8 +139,9 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	}
 
 	c.release(t, key)
-	req, body := heartbeatReq(t, c.b.URL, key, "m9")
-	httpapi.SignForwarded(req, c.a.Node.Self(), "coord-b", time.Now(), body)
+	path, body := coordtest.JoinHeartbeat(t, key, "m9")
+	req := newReq(t, http.MethodPost, c.b.Base+path, body)
+	httpapi.SignForwarded(req, c.a.Node.Self(), "coord-b", time.Now(), []byte(body))
 	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.URL {
 		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
@@ -203,16 +193,18 @@ func TestForwardMarkProofs(t *testing.T) {
 		}},
 	} {
 		reached := e.reached.Load()
-		req, body := heartbeatReq(t, e.forwarder.URL, group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}, "m1")
-		tc.mark(req, body)
+		path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
+		req := newReq(t, http.MethodPost, e.forwarder.URL+contract.BasePath+path, body)
+		tc.mark(req, []byte(body))
 		st, h, answer := send(t, http.DefaultClient, req)
 		if st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) || h.Get(httpapi.HeaderOwner) != e.owner.URL || e.reached.Load() != reached+1 {
 			t.Errorf("mark %s: %d %s (owner %q), want the owner's answer", tc.name, st, answer, h.Get(httpapi.HeaderOwner))
 		}
 	}
 	reached := e.reached.Load()
-	req, body := heartbeatReq(t, e.forwarder.URL, group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}, "m1")
-	httpapi.SignForwarded(req, a, b.ID, time.Now(), body)
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
+	req := newReq(t, http.MethodPost, e.forwarder.URL+contract.BasePath+path, body)
+	httpapi.SignForwarded(req, a, b.ID, time.Now(), []byte(body))
 	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != b.URL || e.reached.Load() != reached {
 		t.Errorf("coord-a's proof: %d %s (owner %q), want coord-b's own answer", st, answer, h.Get(httpapi.HeaderOwner))
 	}
@@ -285,7 +277,7 @@ func TestForwardedAuthFailuresCountAgainstClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newForwardEnv(t, &httpapi.Security{Users: users, AuthenticateMemberAPI: true, FailedAuthPerAddress: perAddress})
-	hbPath, hbBody := heartbeatOf(t, "m1")
+	hbPath, hbBody := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	routes := []struct {
 		name   string
 		method string

@@ -90,7 +90,7 @@ func (e *reshardEnv) expect(method, path string, body any, status int, out any) 
 	if out == nil {
 		out = &raw
 	}
-	if st := e.call(method, path, body, out); st != status {
+	if st := e.Admin().Call(method, path, body, out); st != status {
 		e.t.Fatalf("%s %s: status %d, want %d (%+v)", method, path, st, status, out)
 	}
 }
@@ -99,7 +99,7 @@ func (e *reshardEnv) expect(method, path string, body any, status int, out any) 
 func (e *reshardEnv) expectError(method, path string, body any, status int, code string) errorReply {
 	e.t.Helper()
 	var r errorReply
-	if st := e.call(method, path, body, &r); st != status || r.ErrorCode != code {
+	if st := e.Admin().Call(method, path, body, &r); st != status || r.ErrorCode != code {
 		e.t.Fatalf("%s %s: %d %+v, want %d %s", method, path, st, r, status, code)
 	}
 	return r

@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -52,7 +53,7 @@ func newCountingPair(t *testing.T, placedOnA func(a persistence.Coordinator) per
 // and metrics run there); the forwarder only routes it.
 func TestForwardedHeartbeatPassesTheChainOnce(t *testing.T) {
 	p := newCountingPair(t, func(a persistence.Coordinator) persistence.Coordinator { return a })
-	path, body := heartbeatOf(t, "m1")
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
 	if st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(httpapi.HeaderOwner) != p.a.URL {
 		t.Fatalf("heartbeat via coord-b: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
@@ -69,7 +70,7 @@ func TestForwardedHeartbeatPassesTheChainOnce(t *testing.T) {
 func TestProvenForwardOfAGroupPlacedElsewhereIsRefused(t *testing.T) {
 	c := persistence.Coordinator{ID: "coord-c", URL: "http://coord-c.invalid"}
 	p := newCountingPair(t, func(persistence.Coordinator) persistence.Coordinator { return c })
-	path, body := heartbeatOf(t, "m1")
+	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
 	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.URL || h.Get("Retry-After") != "" {
 		t.Errorf("heartbeat via coord-b: %d %v %s; want RETRY naming coord-c", st, h, answer)

@@ -4,9 +4,10 @@
 // the actor system and the HTTP API on a loopback server, all stopped when
 // the test ends. It owns that wiring, so that tests do not write it again,
 // and the test-side views of a running coordinator: a protocol-following
-// member whose heartbeat returns the decoded answer (Member), an admin
-// client (Admin), waits on a condition with a message naming what was
-// awaited (WaitFor), and fault injection into the store's group writes
+// member whose heartbeat returns the decoded answer (Member), the first
+// heartbeat of a member for tests that send it by hand (JoinHeartbeat), an
+// admin client (Admin), waits on a condition with a message naming what
+// was awaited (WaitFor), and fault injection into the store's group writes
 // (Faults).
 //
 // It wires what cmd/coordinator wires for the group API (store, node,

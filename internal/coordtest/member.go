@@ -1,7 +1,9 @@
 package coordtest
 
 import (
+	"encoding/json"
 	"net/http"
+	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
@@ -28,7 +30,9 @@ func (c *Coordinator) Member(key group.Key, id string) *Member {
 func (m *Member) Through(c *Coordinator) { m.c = c }
 
 // Heartbeat sends m's next heartbeat, applies the answer and returns it;
-// a transport failure or an answer other than 200 fails the test.
+// a transport failure, an answer other than 200 or a status a
+// protocol-following member never meets (INVALID_REQUEST,
+// UNSUPPORTED_PROTOCOL) fails the test.
 func (m *Member) Heartbeat() contract.HeartbeatResponse {
 	m.c.t.Helper()
 	m.Last, m.Header = m.c.heartbeat(m.Key, m.Member)
@@ -37,8 +41,7 @@ func (m *Member) Heartbeat() contract.HeartbeatResponse {
 
 // Heartbeat sends the next heartbeat of sim, a member of key's group (one
 // a test drives itself, e.g. with an oracle), through c, applies the
-// answer and returns it; a transport failure or an answer other than 200
-// fails the test.
+// answer and returns it; it fails the test as Member.Heartbeat does.
 func (c *Coordinator) Heartbeat(key group.Key, sim *membersim.Member) contract.HeartbeatResponse {
 	c.t.Helper()
 	resp, _ := c.heartbeat(key, sim)
@@ -51,7 +54,22 @@ func (c *Coordinator) heartbeat(key group.Key, sim *membersim.Member) (contract.
 	if err != nil {
 		c.t.Fatalf("%s heartbeat to %s of %s: %v", sim.ID, c.ID, key, err)
 	}
+	if resp.Status == contract.StatusInvalidRequest || resp.Status == contract.StatusUnsupportedProtocol {
+		c.t.Fatalf("%s heartbeat to %s of %s: status %s", sim.ID, c.ID, key, resp.Status)
+	}
 	return resp, h
+}
+
+// JoinHeartbeat is the path (under the base path) and JSON body of member
+// id's first heartbeat to key's group, for tests that send it by hand
+// (through another client, with other headers, to a fake cluster).
+func JoinHeartbeat(t testing.TB, key group.Key, id string) (path, body string) {
+	t.Helper()
+	b, err := json.Marshal(membersim.New(id, nil).Request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return contract.HeartbeatPath(key.StreamPrefix, key.ConsumerGroup, id), string(b)
 }
 
 // Leave sends the graceful leave (epoch −1, nothing owned) and returns the
