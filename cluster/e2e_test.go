@@ -117,7 +117,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	beat, stopBeat := context.WithCancel(ctx)
 	defer func() { stopBeat(); wg.Wait() }()
 	for _, g := range groups {
-		wg.Go(func() { g.heartbeat(beat, one.hc, base, cfg.Interval, &tl) })
+		wg.Go(func() { g.heartbeat(beat, one.hc, base, cfg.Interval) })
 	}
 	eventually.True(t, "every group settled", func() bool {
 		for _, g := range groups {
@@ -460,7 +460,7 @@ type simGroup struct {
 }
 
 // heartbeat sends every member's heartbeat each interval until ctx ends.
-func (g *simGroup) heartbeat(ctx context.Context, hc *http.Client, base string, interval time.Duration, tl *tally) {
+func (g *simGroup) heartbeat(ctx context.Context, hc *http.Client, base string, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
