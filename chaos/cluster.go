@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"sync"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 )
 
@@ -176,6 +178,26 @@ func (c *cluster) pick(rng *rand.Rand) (string, string, bool) {
 	}
 	s := live[rng.IntN(len(live))]
 	return s.name, s.srv.Base, true
+}
+
+// route returns the name and root URL (scheme://host:port) of the
+// coordinator a member's heartbeat goes to: the one at root owner when it
+// is set (a process that is gone is named by its root: the heartbeat
+// fails there, as a real member's would), else a live one chosen with rng
+// (false when none is up).
+func (c *cluster) route(owner string, rng *rand.Rand) (string, string, bool) {
+	if owner == "" {
+		name, base, ok := c.pick(rng)
+		return name, strings.TrimSuffix(base, contract.BasePath), ok
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.slots {
+		if s.srv != nil && s.srv.Root == owner {
+			return s.name, owner, true
+		}
+	}
+	return owner, owner, true
 }
 
 // up reports how many coordinators are up.

@@ -3,7 +3,10 @@
 // on one shared store (a throwaway redis-server with appendfsync always,
 // or a schema of its own in PostgreSQL), drives simulated members
 // (internal/membersim) that send every heartbeat to a randomly chosen live
-// coordinator, and injects a seeded schedule of faults:
+// coordinator (Options.Routing membersim.Spread, the default) or to the
+// group's owner named by the last answer, falling back to a random live
+// one (membersim.Follow; coord-chaos -routing follow), and injects a
+// seeded schedule of faults:
 //
 //   - coordinator SIGKILL and restart (on a new port);
 //   - coordinator cut off from the store and reconnected: each coordinator

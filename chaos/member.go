@@ -32,7 +32,9 @@ type sim struct {
 	mu sync.Mutex
 	// rng drives routing, lost answers and duplicates of this member.
 	rng *rand.Rand
-	m   *membersim.Member
+	// route is the owner the member follows (Options.Routing).
+	route membersim.Route
+	m     *membersim.Member
 	// gen changes on crash and partition: an answer to a request of an
 	// older generation is never seen by the member.
 	gen                  int
@@ -81,7 +83,7 @@ func (s *sim) beat(ctx context.Context) {
 		s.mu.Unlock()
 		return
 	}
-	coord, base, ok := s.r.cluster.pick(s.rng)
+	coord, root, ok := s.r.cluster.route(s.route.Target(s.r.opts.Routing), s.rng)
 	if !ok {
 		s.mu.Unlock()
 		return
@@ -102,7 +104,7 @@ func (s *sim) beat(ctx context.Context) {
 		s.r.count("duplicated heartbeat")
 		s.r.duplicate(ctx, s, req, dupDelay)
 	}
-	resp, err := membersim.Post(ctx, s.r.client, base, s.r.key, req)
+	resp, h, err := membersim.PostHeader(ctx, s.r.client, root+contract.BasePath, s.r.key, req)
 	recv := s.r.now()
 	if err == nil {
 		s.r.answers.add(answer{member: s.id, req: req.RequestID, coord: coord, sent: now, recv: recv, resp: resp, lost: lost})
@@ -117,9 +119,12 @@ func (s *sim) beat(ctx context.Context) {
 	case lost:
 		s.r.count("lost answer")
 		s.logf(recv, "answer to %s lost (%s)", req.RequestID, describe(resp, err))
+		s.route.Failed()
 	case err != nil:
 		s.logf(recv, "no answer to %s: %v", req.RequestID, err)
+		s.route.Failed()
 	default:
+		s.route.Answered(root, resp.Status, h)
 		s.apply(req, resp, now, recv)
 	}
 }
@@ -185,6 +190,7 @@ func (s *sim) crash() {
 	s.gen++
 	s.crashed, s.partitioned = true, false
 	s.m = membersim.NewWithLease(s.id, s.r.opts.LeaseTTL, nil)
+	s.route = membersim.Route{}
 	s.last = nil
 }
 

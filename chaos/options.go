@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 // Options configure one run; start from Defaults. Run replaces zero
@@ -29,6 +30,12 @@ type Options struct {
 	// LostRate is the share of heartbeats whose answer is lost; DupRate the
 	// share re-sent later as a duplicate.
 	LostRate, DupRate float64
+	// Routing is how the simulated members choose the coordinator of each
+	// heartbeat: membersim.Spread (a live one at random, the default) or
+	// membersim.Follow (the owner the last answer named, while it
+	// answers; see membersim.Route). Delayed duplicates go to a live
+	// coordinator at random either way.
+	Routing membersim.Routing
 	// RealMembers is how many real client.Consumers run beside the
 	// simulated members, in a group of their own over real shard streams
 	// (-1: none).
@@ -48,12 +55,13 @@ type Options struct {
 
 // Defaults returns the default options: 3 coordinators, 10 simulated and
 // 3 real members, 24 shards, 60 s of faults on Redis, 300 ms heartbeats, a 3 s lease, a 4 s
-// rebalance timeout, 10 % lost answers and 5 % duplicates.
+// rebalance timeout, 10 % lost answers and 5 % duplicates, the simulated
+// members spread at random over the coordinators.
 func Defaults() Options {
 	return Options{
 		Duration: 60 * time.Second, Store: coordproc.StoreRedis,
 		PostgresURL:  "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		Coordinators: 3, Members: 10, Shards: 24, RealMembers: 3,
+		Coordinators: 3, Members: 10, Shards: 24, RealMembers: 3, Routing: membersim.Spread,
 		Interval: 300 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 4 * time.Second,
 		LostRate: 0.10, DupRate: 0.05, SettleTimeout: 30 * time.Second,
 	}
@@ -84,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.Store == "" {
 		o.Store = d.Store
 	}
+	if o.Routing == "" {
+		o.Routing = d.Routing
+	}
 	if o.PostgresURL == "" {
 		o.PostgresURL = d.PostgresURL
 	}
@@ -96,6 +107,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("store %q: want %s or %s", o.Store, coordproc.StoreRedis, coordproc.StoreJDBC)
 	case o.Coordinators < 1 || o.Members < 1 || o.Shards < 1:
 		return fmt.Errorf("coordinators %d, members %d, shards %d: each must be at least 1", o.Coordinators, o.Members, o.Shards)
+	case o.Routing != membersim.Spread && o.Routing != membersim.Follow:
+		return fmt.Errorf("routing %q: want %s or %s", o.Routing, membersim.Spread, membersim.Follow)
 	case o.LostRate < 0 || o.LostRate >= 1 || o.DupRate < 0 || o.DupRate >= 1:
 		return fmt.Errorf("lost rate %v, duplicate rate %v: each must be in [0,1)", o.LostRate, o.DupRate)
 	case o.Binary == "":

@@ -28,6 +28,7 @@ import (
 type Result struct {
 	Seed     int64
 	Store    string
+	Routing  membersim.Routing
 	Duration time.Duration
 	// Coordinators, Members and Shards are the sizes of the run.
 	Coordinators, Members, Shards int
@@ -109,7 +110,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	res := &Result{Seed: o.Seed, Store: o.Store, Duration: o.Duration, Dir: dir,
+	res := &Result{Seed: o.Seed, Store: o.Store, Routing: o.Routing, Duration: o.Duration, Dir: dir,
 		Coordinators: o.Coordinators, Members: o.Members, Shards: o.Shards}
 	suffix := randomSuffix()
 	r := &run{

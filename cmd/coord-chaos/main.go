@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/chaos"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
 )
 
 func main() {
@@ -33,6 +34,7 @@ func main() {
 	fs.StringVar(&d.PostgresURL, "postgres", d.PostgresURL, "PostgreSQL URL of the jdbc store (a schema per run)")
 	fs.IntVar(&d.Coordinators, "coordinators", d.Coordinators, "coordinator processes")
 	fs.IntVar(&d.Members, "members", d.Members, "simulated members")
+	routing := fs.String("routing", string(d.Routing), "simulated members' coordinator per heartbeat: spread (a live one at random) or follow (the owner named by X-Coordinator-Owner, while it answers)")
 	fs.IntVar(&d.RealMembers, "real", d.RealMembers, "real client.Consumers beside the simulated members (-1: none)")
 	fs.IntVar(&d.Shards, "shards", d.Shards, "initial shard count")
 	fs.DurationVar(&d.Interval, "interval", d.Interval, "heartbeat interval")
@@ -44,6 +46,10 @@ func main() {
 	fs.DurationVar(&d.SettleTimeout, "settle", d.SettleTimeout, "bound of the heal phase")
 	keep := fs.String("keep", "", "keep every run's configurations and logs in `dir`/<store>-<seed> (default: a failed run's only, in a temporary directory)")
 	_ = fs.Parse(os.Args[1:])
+	var err error
+	if d.Routing, err = membersim.ParseRouting(*routing); err != nil {
+		fatal(err)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

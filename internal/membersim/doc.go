@@ -9,4 +9,13 @@
 // in which processes start and stop reading: a member stops reading a
 // shard before it sends the heartbeat that reports the release, and the
 // coordinator grants the shard to another member only after that report.
+//
+// With several coordinators, a Route picks the coordinator of each
+// heartbeat under a Routing: Spread (any live one, as behind a load
+// balancer; the coordinators forward) or Follow, the documented option for
+// owner-directed members: the coordinator the last answer named in
+// X-Coordinator-Owner, for as long as it answers, falling back to any
+// live one after no answer or a RETRY that names no other owner (as the
+// Go client does). The bench (bench.Coordinators) and the chaos suite
+// (coord-chaos -routing) route their members with it.
 package membersim

@@ -161,7 +161,7 @@ func Heartbeat(ctx context.Context, c *http.Client, base string, key group.Key, 
 // when no answer arrived), e.g. the group's owner a coordinator names.
 func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group.Key, m *Member) (contract.HeartbeatResponse, http.Header, error) {
 	req := m.Request()
-	resp, h, err := post(ctx, c, base, key, req)
+	resp, h, err := PostHeader(ctx, c, base, key, req)
 	if err != nil {
 		return resp, h, err
 	}
@@ -175,13 +175,14 @@ func HeartbeatHeader(ctx context.Context, c *http.Client, base string, key group
 // transport failure, an answer other than 200 (a *client.APIError), an
 // undecodable body or one that does not echo req is an error.
 func Post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
-	resp, _, err := post(ctx, c, base, key, req)
+	resp, _, err := PostHeader(ctx, c, base, key, req)
 	return resp, err
 }
 
-// post is Post that also returns the answer's header: the member
-// protocol's client.Transport.
-func post(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, http.Header, error) {
+// PostHeader is Post that also returns the answer's header (nil when no
+// answer arrived), e.g. for a Route: the member protocol's
+// client.Transport.
+func PostHeader(ctx context.Context, c *http.Client, base string, key group.Key, req contract.HeartbeatRequest) (contract.HeartbeatResponse, http.Header, error) {
 	t := client.Transport{Client: c}
 	return t.Heartbeat(ctx, base, key.StreamPrefix, key.ConsumerGroup, &req)
 }
