@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -285,10 +284,4 @@ func present(members []*membersim.Member) []*membersim.Member {
 // no lease expires and nobody is fenced.
 func steady(s contract.HeartbeatStatus) bool {
 	return s == contract.StatusOK || s == contract.StatusRevokePending || s == contract.StatusRetry
-}
-
-// redisStoreYAML configures the Redis store at addr under prefix.
-func redisStoreYAML(addr, prefix string) string {
-	host, port, _ := net.SplitHostPort(addr)
-	return fmt.Sprintf("  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port)
 }

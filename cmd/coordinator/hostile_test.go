@@ -22,18 +22,14 @@ import (
 func TestHostileInputs(t *testing.T) {
 	c := testredis.Shared(t)
 	prefix := testredis.Prefix(t, c)
-	host, port, _ := net.SplitHostPort(testredis.SharedAddr)
-	cfg := writeConfig(t, fmt.Sprintf(`coordinator:
+	cfg := writeConfig(t, `coordinator:
   id: hostile
   server: {address: "127.0.0.1:0", read-timeout: 1s, read-header-timeout: 1s}
-  store: {type: redis, key-prefix: %q}
-  redis: {host: %q, port: %s}
   api: {token-secret: hostile-secret, login-throttle: {max-failures-per-user: 0, max-failures-per-address: 0, window: 1m}}
-`, prefix, host, port))
+`+redisStoreYAML(testredis.SharedAddr, prefix))
 	base, _ := start(t, "-config", cfg)
 	api := base + "/coord/v1"
-	admin := "Basic YWRtaW46cGFzc3dvcmQ=" // admin:password
-	if st, body := sendAs(t, admin, "POST", api+"/streams/orders/groups/workers", `{"requestedBy":"t","initialShardCount":4}`); st != http.StatusCreated {
+	if st, body := sendAs(t, adminAuth, "POST", api+"/streams/orders/groups/workers", `{"requestedBy":"t","initialShardCount":4}`); st != http.StatusCreated {
 		t.Fatalf("setup: %d %s", st, body)
 	}
 	tried := map[string]int{}
@@ -96,12 +92,12 @@ func TestHostileInputs(t *testing.T) {
 		`{"requestedBy":"` + strings.Repeat("x", 201) + `"}`, `{"requestedBy":"x","reason":"` + strings.Repeat("x", 1001) + `"}`,
 		`{"requestedBy":"x","initialShardCount":-1}`, `{"requestedBy":"x","initialShardCount":1000000000}`,
 	} {
-		expect("oversized and out-of-range fields", admin, "POST", "/coord/v1/streams/orders/groups/big", body, badRequest)
+		expect("oversized and out-of-range fields", adminAuth, "POST", "/coord/v1/streams/orders/groups/big", body, badRequest)
 	}
-	expect("colliding names", admin, "POST", "/coord/v1/streams/ka:kb/groups/kc", `{"requestedBy":"x"}`, func(st int) bool { return st == 201 })
-	expect("colliding names", admin, "POST", "/coord/v1/streams/ka/groups/kb:kc", `{"requestedBy":"x"}`, badRequest)
-	expect("colliding names", admin, "GET", "/coord/v1/streams/ka/groups/kb:kc", "", badRequest)
-	expect("colliding names", admin, "POST", "/coord/v1/streams/ka:kb:ka/groups/kb", `{"requestedBy":"x"}`, badRequest)
+	expect("colliding names", adminAuth, "POST", "/coord/v1/streams/ka:kb/groups/kc", `{"requestedBy":"x"}`, func(st int) bool { return st == 201 })
+	expect("colliding names", adminAuth, "POST", "/coord/v1/streams/ka/groups/kb:kc", `{"requestedBy":"x"}`, badRequest)
+	expect("colliding names", adminAuth, "GET", "/coord/v1/streams/ka/groups/kb:kc", "", badRequest)
+	expect("colliding names", adminAuth, "POST", "/coord/v1/streams/ka:kb:ka/groups/kb", `{"requestedBy":"x"}`, badRequest)
 	for _, path := range []string{"/console/%ff", "/console/a%80b.js", "/console/%e2%82", "/console/..%2f..%2fetc%2fpasswd"} {
 		expect("bad console paths", "", "GET", path, "", notFound)
 	}

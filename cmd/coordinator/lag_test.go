@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -23,19 +23,9 @@ import (
 func TestLagAndDeadLetterGauges(t *testing.T) {
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
-	host, port, _ := net.SplitHostPort(rdb.Options().Addr)
-	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:
-  id: lag-it
-  server: {address: "127.0.0.1:0"}
-  store: {type: redis, key-prefix: %q}
-  redis: {host: %q, port: %s}
-  streams: {provisioning-enabled: true}
-  monitoring: {offset-cache-ttl: 10ms}
-`, prefix+":coord", host, port)))
+	base := startOnRedis(t, "lag-it", prefix+":coord", "  streams: {provisioning-enabled: true}\n  monitoring: {offset-cache-ttl: 10ms}\n")
 	for _, g := range []string{"billing", "shipping"} {
-		if code, body := send(t, http.MethodPost, base+"/coord/v1/streams/"+prefix+"/groups/"+g, `{"requestedBy":"t","initialShardCount":2}`); code != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", g, code, body)
-		}
+		createGroup(t, base+"/coord/v1", group.Key{StreamPrefix: prefix, ConsumerGroup: g}, 2)
 	}
 	dlq := streams.DeadLetterStream(prefix)
 	t.Cleanup(func() { rdb.Del(t.Context(), dlq) })
@@ -74,18 +64,9 @@ func TestLagAndDeadLetterGauges(t *testing.T) {
 func TestLagRefresherSkipsMissingStreams(t *testing.T) {
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
-	host, port, _ := net.SplitHostPort(rdb.Options().Addr)
-	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:
-  id: lag-missing
-  server: {address: "127.0.0.1:0"}
-  store: {type: redis, key-prefix: %q}
-  redis: {host: %q, port: %s}
-  monitoring: {offset-cache-ttl: 10ms}
-`, prefix+":coord", host, port)))
+	base := startOnRedis(t, "lag-missing", prefix+":coord", "  monitoring: {offset-cache-ttl: 10ms}\n")
 	for _, g := range []string{"a", "b"} {
-		if code, body := send(t, http.MethodPost, base+"/coord/v1/streams/"+prefix+"/groups/"+g, `{"requestedBy":"t","initialShardCount":4}`); code != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", g, code, body)
-		}
+		createGroup(t, base+"/coord/v1", group.Key{StreamPrefix: prefix, ConsumerGroup: g}, 4)
 	}
 	counter := func(kind string) int {
 		_, body := sendAs(t, "", http.MethodGet, base+"/metrics", "")

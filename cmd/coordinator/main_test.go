@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,7 +108,7 @@ func writeConfig(t *testing.T, yaml string) string {
 // principal and returns status and body.
 func send(t *testing.T, method, url, body string) (int, string) {
 	t.Helper()
-	return sendAs(t, "Basic "+base64.StdEncoding.EncodeToString([]byte("admin:password")), method, url, body)
+	return sendAs(t, adminAuth, method, url, body)
 }
 
 // sendAs is send with the Authorization header auth ("" for none).
@@ -202,9 +200,7 @@ func TestRunKeepsGroupsAcrossRestarts(t *testing.T) {
 		redis string                    // the settled health redis state
 	}{
 		{"redis", func(t *testing.T) string {
-			prefix := testredis.Prefix(t, testredis.Shared(t))
-			host, port, _ := net.SplitHostPort(testredis.SharedAddr)
-			return fmt.Sprintf("  store: {type: redis, key-prefix: %q}\n  redis: {host: %q, port: %s}\n", prefix, host, port)
+			return redisStoreYAML(testredis.SharedAddr, testredis.Prefix(t, testredis.Shared(t)))
 		}, "UP"},
 		{"jdbc", func(*testing.T) string {
 			return fmt.Sprintf("  store: {type: jdbc, jdbc: {url: %q}}\n", testDSN)

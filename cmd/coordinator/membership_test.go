@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -23,27 +21,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
 )
-
-// exchange makes one request as the default admin principal and returns
-// the answer's status, headers and body.
-func exchange(t *testing.T, method, url, body string) (int, http.Header, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("admin:password")))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
-}
 
 // records returns the JSON log records at level whose message contains msg.
 func (l *logBuffer) records(level, msg string) []map[string]any {
@@ -161,11 +138,11 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 		t.Errorf("first /readyz %d %s, health %+v; want 503, NOT_SERVING", r.readyz, r.readyzBody, r.report)
 	}
 	grp := base + "/coord/v1/streams/phoenix/groups/g"
-	st, h, body := exchange(t, "POST", grp, createBody)
+	st, body, h := sendVia(t, http.DefaultClient, adminAuth, "POST", grp, createBody)
 	if st != http.StatusServiceUnavailable || errorCode(body) != "COORDINATOR_NOT_SERVING" || h.Get("Retry-After") != "1" || h.Get(httpapi.HeaderOwner) != "" {
 		t.Errorf("create while not serving: %d %v %s; want 503 COORDINATOR_NOT_SERVING, Retry-After 1, no owner", st, h, body)
 	}
-	st, h, body = exchange(t, "POST", grp+"/members/m1/heartbeat", joinHeartbeat)
+	st, body, h = sendVia(t, http.DefaultClient, adminAuth, "POST", grp+"/members/m1/heartbeat", joinHeartbeat)
 	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != "" {
 		t.Errorf("heartbeat while not serving: %d %v %s; want 200 RETRY, no owner", st, h, body)
 	}
@@ -174,7 +151,7 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually.True(t, "ready once registered", func() bool { return getReadiness(t, base).readyz == http.StatusOK })
-	st, h, body = exchange(t, "POST", grp, createBody)
+	st, body, h = sendVia(t, http.DefaultClient, adminAuth, "POST", grp, createBody)
 	if st != http.StatusCreated || h.Get(httpapi.HeaderOwner) != base {
 		t.Fatalf("create once serving: %d %v %s", st, h, body)
 	}

@@ -122,13 +122,7 @@ func throwawayRedis(t *testing.T) (srv *testredis.Server, c *redis.Client, prefi
 // until it is ready; it returns its base URL and its stop function.
 func startOn(t *testing.T, addr, prefix string) (string, func()) {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(addr)
-	cfg := writeConfig(t, fmt.Sprintf(`coordinator:
-  id: owners-it
-  server: {address: "127.0.0.1:0"}
-  store: {type: redis, key-prefix: %q}
-  redis: {host: %q, port: %s}
-`, prefix, host, port))
+	cfg := writeConfig(t, "coordinator:\n  id: owners-it\n  server: {address: \"127.0.0.1:0\"}\n"+redisStoreYAML(addr, prefix))
 	base, stop := start(t, "-config", cfg)
 	eventually.True(t, "the coordinator is ready", func() bool {
 		st, _ := sendAs(t, "", http.MethodGet, base+"/readyz", "")
@@ -146,7 +140,6 @@ func startOn(t *testing.T, addr, prefix string) (string, func()) {
 func TestRequestsForAbsentGroupsWriteNothing(t *testing.T) {
 	srv, c, prefix := throwawayRedis(t)
 	base, _ := startOn(t, srv.Addr, prefix)
-	admin := "Basic YWRtaW46cGFzc3dvcmQ=" // admin:password
 	groupPath := "/coord/v1/streams/%[1]s/groups/workers"
 	monitoringPath := "/coord/v1/monitoring/streams/%[1]s/groups/workers"
 	kinds := []struct {
@@ -155,13 +148,13 @@ func TestRequestsForAbsentGroupsWriteNothing(t *testing.T) {
 		answer                   string
 	}{
 		{"", http.MethodPost, groupPath + "/members/m1/heartbeat", joinHeartbeat, http.StatusOK, `"status":"UNKNOWN_MEMBER_ID"`},
-		{admin, http.MethodPost, groupPath + "/members/m1/heartbeat", joinHeartbeat, http.StatusOK, `"status":"UNKNOWN_MEMBER_ID"`},
+		{adminAuth, http.MethodPost, groupPath + "/members/m1/heartbeat", joinHeartbeat, http.StatusOK, `"status":"UNKNOWN_MEMBER_ID"`},
 		{"", http.MethodGet, groupPath, "", http.StatusUnauthorized, `"UNAUTHORIZED"`},
-		{admin, http.MethodGet, groupPath, "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
-		{admin, http.MethodGet, groupPath + "/producer-routing", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
-		{admin, http.MethodGet, monitoringPath, "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
-		{admin, http.MethodGet, monitoringPath + "/members", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
-		{admin, http.MethodGet, monitoringPath + "/assignments", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
+		{adminAuth, http.MethodGet, groupPath, "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
+		{adminAuth, http.MethodGet, groupPath + "/producer-routing", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
+		{adminAuth, http.MethodGet, monitoringPath, "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
+		{adminAuth, http.MethodGet, monitoringPath + "/members", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
+		{adminAuth, http.MethodGet, monitoringPath + "/assignments", "", http.StatusNotFound, `"GROUP_NOT_FOUND"`},
 	}
 	const requests = 40
 	mon := watch(t, srv.Addr)

@@ -175,7 +175,7 @@ func TestRunRedisAuditSink(t *testing.T) {
 	if st, body := send(t, "POST", grp, `{"requestedBy":"it","initialShardCount":2}`); st != http.StatusCreated {
 		t.Fatalf("recreate: %d %s", st, body)
 	}
-	got := strings.Join(recentMutations(t, basicAuth("admin", "password"), api+"/monitoring/streams/orders/groups/workers"), "; ")
+	got := strings.Join(recentMutations(t, adminAuth, api+"/monitoring/streams/orders/groups/workers"), "; ")
 	if want := "CREATE_GROUP SUCCESS 201 admin; DELETE_GROUP SUCCESS 200 admin"; got != want {
 		t.Errorf("recent mutations: %s, want %s", got, want)
 	}

@@ -69,9 +69,6 @@ func handshake(root string, cfg *tls.Config) (tls.ConnectionState, error) {
 	return conn.ConnectionState(), nil
 }
 
-// adminAuth is the default admin principal's Basic credential.
-var adminAuth = basicAuth("admin", "password")
-
 // With server.tls the API is served over HTTPS only, at the configured
 // min-version and up; the listening log and the advertised URL say https.
 func TestTLSServesHTTPS(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 
@@ -20,15 +19,7 @@ import (
 func TestWorkGroupIsMeasured(t *testing.T) {
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
-	host, port, _ := net.SplitHostPort(rdb.Options().Addr)
-	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:
-  id: work-it
-  server: {address: "127.0.0.1:0"}
-  store: {type: redis, key-prefix: %q}
-  redis: {host: %q, port: %s}
-  streams: {provisioning-enabled: true}
-  monitoring: {offset-cache-ttl: 10ms}
-`, prefix+":coord", host, port)))
+	base := startOnRedis(t, "work-it", prefix+":coord", "  streams: {provisioning-enabled: true}\n  monitoring: {offset-cache-ttl: 10ms}\n")
 	for g, assignor := range map[string]string{"billing": "work", "shipping": "count"} {
 		body := fmt.Sprintf(`{"requestedBy":"t","initialShardCount":4,"assignor":%q}`, assignor)
 		if code, answer := send(t, http.MethodPost, base+"/coord/v1/streams/"+prefix+"/groups/"+g, body); code != http.StatusCreated {
