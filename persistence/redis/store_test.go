@@ -171,18 +171,53 @@ func TestListSkipsStaleIndexEntries(t *testing.T) {
 	}
 }
 
-// commandCounter counts the commands of each name sent, alone or in
-// pipelines.
+// commandCounter counts the commands of each name a client sent since
+// the last reset, alone and in pipelines.
 type commandCounter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu           sync.Mutex
+	alone, piped map[string]int
+}
+
+// countedClient returns a client of its own on the shared Redis (closed at
+// cleanup) and the counter of the commands it sends.
+func countedClient(t *testing.T) (*goredis.Client, *commandCounter) {
+	c := goredis.NewClient(&goredis.Options{Addr: testredis.Shared(t).Options().Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	counter := &commandCounter{alone: map[string]int{}, piped: map[string]int{}}
+	c.AddHook(counter)
+	return c, counter
+}
+
+// reset forgets the commands counted so far.
+func (c *commandCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.alone)
+	clear(c.piped)
+}
+
+// sent returns the commands counted, by name: those sent alone and those
+// sent in pipelines.
+func (c *commandCounter) sent() (alone, piped map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.alone), maps.Clone(c.piped)
+}
+
+// total returns the commands counted by name, alone or in pipelines.
+func (c *commandCounter) total() map[string]int {
+	alone, piped := c.sent()
+	for name, n := range piped {
+		alone[name] += n
+	}
+	return alone
 }
 
 func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		c.mu.Lock()
-		c.n[cmd.Name()]++
+		c.alone[cmd.Name()]++
 		c.mu.Unlock()
 		return next(ctx, cmd)
 	}
@@ -191,7 +226,7 @@ func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) g
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		c.mu.Lock()
 		for _, cmd := range cmds {
-			c.n[cmd.Name()]++
+			c.piped[cmd.Name()]++
 		}
 		c.mu.Unlock()
 		return next(ctx, cmds)
@@ -202,10 +237,7 @@ func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) g
 // since its last listing, through any store on the key prefix: otherwise
 // it sends one GET.
 func TestListRereadsOnlyChangedIndex(t *testing.T) {
-	c := goredis.NewClient(&goredis.Options{Addr: testredis.Shared(t).Options().Addr})
-	t.Cleanup(func() { _ = c.Close() })
-	counter := &commandCounter{n: map[string]int{}}
-	c.AddHook(counter)
+	c, counter := countedClient(t)
 	a := newStore(t, c)
 	b, err := New(Options{Client: c, KeyPrefix: a.prefix})
 	if err != nil {
@@ -215,16 +247,12 @@ func TestListRereadsOnlyChangedIndex(t *testing.T) {
 	ctx := t.Context()
 	list := func(want ...group.Key) map[string]int {
 		t.Helper()
-		counter.mu.Lock()
-		clear(counter.n)
-		counter.mu.Unlock()
+		counter.reset()
 		keys, err := a.List(ctx)
 		if err != nil || !slices.Equal(keys, want) {
 			t.Fatalf("list = %v, %v; want %v", keys, err, want)
 		}
-		counter.mu.Lock()
-		defer counter.mu.Unlock()
-		return maps.Clone(counter.n)
+		return counter.total()
 	}
 	one := group.Key{StreamPrefix: "p1", ConsumerGroup: "g"}
 	two := group.Key{StreamPrefix: "p2", ConsumerGroup: "g"}
@@ -257,10 +285,7 @@ func TestListRereadsOnlyChangedIndex(t *testing.T) {
 // ':', without reading its aggregate; a name with ':' (as stored before
 // names were validated) is read back from the aggregate.
 func TestListReadsAggregatesOfAmbiguousNamesOnly(t *testing.T) {
-	c := goredis.NewClient(&goredis.Options{Addr: testredis.Shared(t).Options().Addr})
-	t.Cleanup(func() { _ = c.Close() })
-	counter := &commandCounter{n: map[string]int{}}
-	c.AddHook(counter)
+	c, counter := countedClient(t)
 	s := newStore(t, c)
 	ctx := t.Context()
 	plain := group.Key{StreamPrefix: "orders", ConsumerGroup: "billing"}
@@ -270,17 +295,13 @@ func TestListReadsAggregatesOfAmbiguousNamesOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	counter.mu.Lock()
-	clear(counter.n)
-	counter.mu.Unlock()
+	counter.reset()
 	keys, err := s.List(ctx)
 	if err != nil || !slices.Equal(keys, []group.Key{legacy, plain}) {
 		t.Fatalf("list = %v, %v; want [%v %v]", keys, err, legacy, plain)
 	}
-	counter.mu.Lock()
-	defer counter.mu.Unlock()
-	if counter.n["exists"] != 2 || counter.n["hget"] != 1 {
-		t.Errorf("list sent %v; want 2 exists and 1 hget (the legacy name's aggregate)", counter.n)
+	if n := counter.total(); n["exists"] != 2 || n["hget"] != 1 {
+		t.Errorf("list sent %v; want 2 exists and 1 hget (the legacy name's aggregate)", n)
 	}
 }
 
