@@ -83,10 +83,14 @@ func (s *sim) beat(ctx context.Context) {
 		s.mu.Unlock()
 		return
 	}
-	coord, root, ok := s.r.cluster.route(s.route.Target(s.r.opts.Routing), s.rng)
+	owner := s.route.Target(s.r.opts.Routing)
+	coord, root, ok := s.r.cluster.route(owner, s.rng)
 	if !ok {
 		s.mu.Unlock()
 		return
+	}
+	if owner != "" {
+		s.r.count("heartbeat to the owner followed")
 	}
 	req := s.m.Request()
 	gen := s.gen

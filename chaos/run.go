@@ -33,7 +33,8 @@ type Result struct {
 	// Coordinators, Members and Shards are the sizes of the run.
 	Coordinators, Members, Shards int
 	// Counts is how many faults of each kind were injected (and how many
-	// local lease lapses, lost answers and duplicates happened).
+	// local lease lapses, lost answers and duplicates happened, and how
+	// many heartbeats went to an owner followed: Options.Routing).
 	Counts map[string]int
 	// Settled says the group settled balanced after the faults stopped,
 	// SettleTime how long that took from the start of the heal phase.
@@ -191,9 +192,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Violations = append(res.Violations, vs...)
 		res.Real = figures
 		r.log.add(r.now(), "", figures)
+		r.mu.Lock() // live operations may still count
 		for k, n := range fl.counters {
 			r.counts[k] += n
 		}
+		r.mu.Unlock()
 	}
 
 	end := r.now()
