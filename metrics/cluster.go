@@ -38,18 +38,7 @@ func newClusterMetrics() *clusterMetrics {
 	return c
 }
 
-func (c *clusterMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, col := range c.collectors() {
-		col.Describe(ch)
-	}
-}
-
-func (c *clusterMetrics) Collect(ch chan<- prometheus.Metric) {
-	for _, col := range c.collectors() {
-		col.Collect(ch)
-	}
-}
-
+// collectors are the collectors of the series, which New registers.
 func (c *clusterMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{c.owned, c.handovers, c.forwarded, c.renewals, c.live}
 }

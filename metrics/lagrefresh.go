@@ -43,18 +43,7 @@ func newLagRefreshMetrics(now func() time.Time) *lagRefreshMetrics {
 	return l
 }
 
-func (l *lagRefreshMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, c := range l.collectors() {
-		c.Describe(ch)
-	}
-}
-
-func (l *lagRefreshMetrics) Collect(ch chan<- prometheus.Metric) {
-	for _, c := range l.collectors() {
-		c.Collect(ch)
-	}
-}
-
+// collectors are the collectors of the series, which New registers.
 func (l *lagRefreshMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{l.commands, l.roundTrips, l.age}
 }

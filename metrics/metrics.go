@@ -228,8 +228,10 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
 	r.MustRegister(m.up, m.rebalanceDuration, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
 		m.refreshFailed, m.storeDuration, m.mutexAcquire, m.mutexTimeouts, m.breakers, m.messageTime,
-		m.batchSize, m.commitDuration, m.groupActors, m.cluster, m.lagRefresh,
+		m.batchSize, m.commitDuration, m.groupActors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.MustRegister(m.cluster.collectors()...)
+	r.MustRegister(m.lagRefresh.collectors()...)
 	// The group collector labels its series with the coordinator itself:
 	// through r, every one of its series (16 per group) would get a new
 	// Desc and a wrapped copy at each scrape.
