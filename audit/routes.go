@@ -6,9 +6,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// DefaultBasePath is the Admin API base path used when Routes.BasePath is blank.
-const DefaultBasePath = contract.BasePath
-
 // mutation is one audited route, relative to the base path. Wildcard
 // segments name the Target field they bind.
 type mutation struct {
@@ -40,7 +37,7 @@ var mutations = []mutation{
 
 // Routes maps the audited routes of docs/protocol.md §9.1 under a base path.
 type Routes struct {
-	// BasePath is coordinator.api.base-path; blank means DefaultBasePath.
+	// BasePath is coordinator.api.base-path; blank means contract.BasePath.
 	BasePath string
 }
 

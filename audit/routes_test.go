@@ -1,6 +1,10 @@
 package audit
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 func TestActionFor(t *testing.T) {
 	for _, tc := range []struct {
@@ -75,7 +79,7 @@ func TestMatch(t *testing.T) {
 func TestMatchAgreesWithActionFor(t *testing.T) {
 	for _, m := range mutations {
 		rt := Routes{}
-		target, ok := rt.Match(m.method, DefaultBasePath+m.template)
+		target, ok := rt.Match(m.method, contract.BasePath+m.template)
 		if !ok {
 			t.Fatalf("template %s does not match itself", m.template)
 		}

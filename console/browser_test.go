@@ -22,6 +22,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
@@ -137,7 +138,7 @@ func startMembers(t *testing.T, srv *httptest.Server, key group.Key, ids ...stri
 			defer tick.Stop()
 			for {
 				if !ms.paused.Load() {
-					_, _ = membersim.Heartbeat(ctx, srv.Client(), srv.URL+httpapi.DefaultBasePath, key, m)
+					_, _ = membersim.Heartbeat(ctx, srv.Client(), srv.URL+contract.BasePath, key, m)
 				}
 				select {
 				case <-ctx.Done():
@@ -507,7 +508,7 @@ func TestConsoleOpenWithSecurity(t *testing.T) {
 	srv := server(t, nil)
 	for path, want := range map[string]int{
 		"/console/": http.StatusOK, "/console/app.js": http.StatusOK,
-		httpapi.DefaultBasePath + "/monitoring/groups": http.StatusUnauthorized,
+		contract.BasePath + "/monitoring/groups": http.StatusUnauthorized,
 	} {
 		resp, err := srv.Client().Get(srv.URL + path)
 		if err != nil {

@@ -87,7 +87,7 @@ func TestAccessByRouteNotPath(t *testing.T) {
 						required, check := security.Role(""), false
 						if routed {
 							required, check = requiredRole(matched, memberAuth)
-						} else if strings.HasPrefix(decoded, DefaultBasePath+"/") {
+						} else if strings.HasPrefix(decoded, contract.BasePath+"/") {
 							required, check = security.RoleWrite, true
 							if method == http.MethodGet {
 								required = security.RoleRead

@@ -150,9 +150,6 @@ type Options struct {
 	PeerTLS *tls.Config
 }
 
-// DefaultBasePath is the base path of the coordinator routes (docs/protocol.md §0).
-const DefaultBasePath = contract.BasePath
-
 // DefaultMaxBodyBytes is the request body limit of docs/protocol.md §3.
 const DefaultMaxBodyBytes = 1 << 20
 

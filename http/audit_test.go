@@ -106,7 +106,7 @@ const (
 	createBody  = `{"initialShardCount":3,"requestedBy":"alice","reason":"ticket-42"}`
 	invalidBody = `{"initialShardCount":0,"requestedBy":"alice","reason":"ticket-42"}`
 	deleteBody  = `{"requestedBy":"alice","reason":"ticket-42","force":true}`
-	groupRoute  = DefaultBasePath + "/streams/{streamPrefix}/groups/{consumerGroup}"
+	groupRoute  = contract.BasePath + "/streams/{streamPrefix}/groups/{consumerGroup}"
 	// querySecret is a token passed in the query string; it must be redacted.
 	querySecret = "qs-secret-8f2e1d"
 )
@@ -190,7 +190,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 			case tc.auth != "":
 				auth = basicOf(tc.auth)
 			}
-			path, route := DefaultBasePath+"/streams/"+tc.stream, DefaultBasePath+"/streams/{streamPrefix}"
+			path, route := contract.BasePath+"/streams/"+tc.stream, contract.BasePath+"/streams/{streamPrefix}"
 			if tc.group != "" {
 				path, route = path+"/groups/"+tc.group, groupRoute
 			}
@@ -291,7 +291,7 @@ func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
 	mem := audit.NewMemorySink(10, 1000)
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
 	body := " {\"requestedBy\" : \"alice\",\n\t\"initialShardCount\": 2 }\r\n"
-	if rec := e.send("POST", DefaultBasePath+"/streams/orders/groups/fp", basicOf("writer"), body); rec.Code != http.StatusCreated {
+	if rec := e.send("POST", contract.BasePath+"/streams/orders/groups/fp", basicOf("writer"), body); rec.Code != http.StatusCreated {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}
 	events, _ := mem.Recent(context.Background(), "orders", "fp", 10)
@@ -323,12 +323,12 @@ func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
 func TestAuditOnlyMutations(t *testing.T) {
 	mem := audit.NewMemorySink(10, 1000)
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
-	grp := DefaultBasePath + "/streams/orders/groups/workers"
+	grp := contract.BasePath + "/streams/orders/groups/workers"
 	e.send("GET", grp, basicOf("reader"), "")
 	e.send("POST", grp+"/members/m1/heartbeat", "", `{}`)
-	e.send("POST", DefaultBasePath+"/auth/login", "", `{"username":"writer","password":"x"}`)
+	e.send("POST", contract.BasePath+"/auth/login", "", `{"username":"writer","password":"x"}`)
 	e.send("PATCH", grp+"/consumer-concurrency", basicOf("writer"), `{}`)
-	e.send("POST", DefaultBasePath+"/streams/orders/groups/workers/nope", basicOf("writer"), `{}`)
+	e.send("POST", contract.BasePath+"/streams/orders/groups/workers/nope", basicOf("writer"), `{}`)
 	for _, g := range []string{"workers", ""} {
 		if events, _ := mem.Recent(context.Background(), "orders", g, 10); len(events) != 0 {
 			t.Errorf("group %q: %d events, want none", g, len(events))
@@ -351,7 +351,7 @@ func TestRecentMutations(t *testing.T) {
 			e.clock.SetStep(time.Millisecond)
 			monitor := func(g string) []audit.Event {
 				t.Helper()
-				rec := e.send("GET", DefaultBasePath+"/monitoring/streams/"+stream+"/groups/"+g, basicOf("monitor"), "")
+				rec := e.send("GET", contract.BasePath+"/monitoring/streams/"+stream+"/groups/"+g, basicOf("monitor"), "")
 				var body struct {
 					RecentMutations []audit.Event `json:"recentMutations"`
 				}
@@ -363,8 +363,8 @@ func TestRecentMutations(t *testing.T) {
 			if got := monitor("workers"); len(got) != 0 {
 				t.Fatalf("before any mutation: %v", got)
 			}
-			e.send("POST", DefaultBasePath+"/streams/"+stream, basicOf("writer"), createBody)
-			e.send("POST", DefaultBasePath+"/streams/"+stream+"/groups/quiet", basicOf("writer"), createBody)
+			e.send("POST", contract.BasePath+"/streams/"+stream, basicOf("writer"), createBody)
+			e.send("POST", contract.BasePath+"/streams/"+stream+"/groups/quiet", basicOf("writer"), createBody)
 			if got := monitor("quiet"); len(got) != 2 || got[0].Action != audit.CreateGroup || got[1].Action != audit.CreateStream {
 				t.Errorf("quiet group: %s, want its CREATE_GROUP then the stream's CREATE_STREAM", asJSON(t, got))
 			}
@@ -373,7 +373,7 @@ func TestRecentMutations(t *testing.T) {
 				if i%2 == 1 {
 					auth = basicOf("reader")
 				}
-				e.send("POST", DefaultBasePath+"/streams/"+stream+"/groups/workers", auth, createBody)
+				e.send("POST", contract.BasePath+"/streams/"+stream+"/groups/workers", auth, createBody)
 			}
 			got := monitor("workers")
 			if len(got) != RecentMutationsLimit {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -26,7 +27,7 @@ func FuzzHeartbeat(f *testing.F) {
 	}
 	coord := &fakeCoord{}
 	api := newTestAPI(coord)
-	path := DefaultBasePath + "/streams/orders/groups/workers/members/m/heartbeat"
+	path := contract.BasePath + "/streams/orders/groups/workers/members/m/heartbeat"
 	f.Fuzz(func(t *testing.T, body []byte) {
 		coord.hb = nil
 		rec := do(api, http.MethodPost, path, string(body))
@@ -77,8 +78,8 @@ func FuzzRequest(f *testing.F) {
 			if rec.Code >= http.StatusInternalServerError && rec.Code != http.StatusServiceUnavailable {
 				t.Fatalf("%s %q (auth %q): %d %s", method, path, auth, rec.Code, rec.Body)
 			}
-			if auth == "" && rec.Code < 300 && strings.HasPrefix(req.URL.Path, DefaultBasePath+"/") &&
-				!strings.HasSuffix(req.URL.Path, "/heartbeat") && req.URL.Path != DefaultBasePath+"/openapi.json" {
+			if auth == "" && rec.Code < 300 && strings.HasPrefix(req.URL.Path, contract.BasePath+"/") &&
+				!strings.HasSuffix(req.URL.Path, "/heartbeat") && req.URL.Path != contract.BasePath+"/openapi.json" {
 				t.Fatalf("%s %q without credentials: %d", method, path, rec.Code)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -17,14 +18,14 @@ func TestGroupCaps(t *testing.T) {
 	}}
 	body := `{"requestedBy":"t"}`
 	perPrefix := newTestAPI(f, func(o *Options) { o.MaxGroupsPerPrefix = 2 })
-	if rec := do(perPrefix, "POST", DefaultBasePath+"/streams/a/groups/g3", body); rec.Code != http.StatusConflict {
+	if rec := do(perPrefix, "POST", contract.BasePath+"/streams/a/groups/g3", body); rec.Code != http.StatusConflict {
 		t.Errorf("third group of a: %d %s", rec.Code, rec.Body)
 	}
-	if rec := do(perPrefix, "POST", DefaultBasePath+"/streams/b/groups/g2", body); rec.Code != http.StatusCreated {
+	if rec := do(perPrefix, "POST", contract.BasePath+"/streams/b/groups/g2", body); rec.Code != http.StatusCreated {
 		t.Errorf("second group of b: %d %s", rec.Code, rec.Body)
 	}
 	total := newTestAPI(f, func(o *Options) { o.MaxGroups = 3 })
-	rec := do(total, "POST", DefaultBasePath+"/streams/c", body)
+	rec := do(total, "POST", contract.BasePath+"/streams/c", body)
 	wantJSON(t, rec, http.StatusConflict, `{"status":"CONFLICT","errorCode":"GROUP_LIMIT_REACHED","message":"The coordinator already has 3 groups (defaults.max-groups)"}`)
 	if f.groupsRead != 0 {
 		t.Errorf("the creates read every group %d times", f.groupsRead)
@@ -38,12 +39,12 @@ func TestCreateRateLimitPerPrincipal(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.CreateLimiter = mustLimiter(t, 2) })
 	body := `{"requestedBy":"t"}`
 	for i, want := range []int{http.StatusCreated, http.StatusCreated, http.StatusTooManyRequests} {
-		rec := e.send("POST", DefaultBasePath+"/streams/p/groups/g"+string(rune('0'+i)), basicOf("root"), body)
+		rec := e.send("POST", contract.BasePath+"/streams/p/groups/g"+string(rune('0'+i)), basicOf("root"), body)
 		if rec.Code != want {
 			t.Fatalf("create %d: %d %s, want %d", i, rec.Code, rec.Body, want)
 		}
 	}
-	if rec := e.send("POST", DefaultBasePath+"/streams/p/groups/g9", e.bearerOf(t, "writer"), body); rec.Code != http.StatusCreated {
+	if rec := e.send("POST", contract.BasePath+"/streams/p/groups/g9", e.bearerOf(t, "writer"), body); rec.Code != http.StatusCreated {
 		t.Errorf("another principal: %d", rec.Code)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // TestGroupNamesCannotShareAKey: stream ka:kb + group kc and stream ka +
@@ -15,7 +17,7 @@ func TestGroupNamesCannotShareAKey(t *testing.T) {
 	f := &fakeCoord{view: sampleView()}
 	api := newTestAPI(f)
 	body := `{"requestedBy":"t","reason":"r","targetShardCount":2}`
-	if rec := do(api, "POST", DefaultBasePath+"/streams/ka:kb/groups/kc", body); rec.Code != http.StatusCreated {
+	if rec := do(api, "POST", contract.BasePath+"/streams/ka:kb/groups/kc", body); rec.Code != http.StatusCreated {
 		t.Fatalf("ka:kb / kc: %d %s", rec.Code, rec.Body)
 	}
 	calls := f.calls
@@ -28,7 +30,7 @@ func TestGroupNamesCannotShareAKey(t *testing.T) {
 		{"GET", "/monitoring/streams/ka/groups/kb:kc/members"},
 		{"POST", "/streams/ka:kb:ka/groups/kb"},
 	} {
-		rec := do(api, rq.method, DefaultBasePath+rq.path, body)
+		rec := do(api, rq.method, contract.BasePath+rq.path, body)
 		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"consumerGroup: must not`) {
 			t.Errorf("%s %s: %d %s, want 400 naming the consumerGroup rule", rq.method, rq.path, rec.Code, rec.Body)
 		}
@@ -37,7 +39,7 @@ func TestGroupNamesCannotShareAKey(t *testing.T) {
 		t.Errorf("the coordinator was asked %d times", f.calls-calls)
 	}
 	for _, path := range []string{"/streams/ka:kb", "/streams/ka:kb/groups/ka:kb"} {
-		if rec := do(api, "POST", DefaultBasePath+path, body); rec.Code != http.StatusCreated {
+		if rec := do(api, "POST", contract.BasePath+path, body); rec.Code != http.StatusCreated {
 			t.Errorf("stream-level group %s: %d %s", path, rec.Code, rec.Body)
 		}
 	}

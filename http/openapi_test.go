@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // loadOpenAPI parses and validates the served document.
@@ -60,7 +61,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // security is on.
 func TestOpenAPIServedOpen(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
-	for _, path := range []string{DefaultBasePath + "/openapi.json", APIDocsPath} {
+	for _, path := range []string{contract.BasePath + "/openapi.json", APIDocsPath} {
 		rec := e.send(http.MethodGet, path, "", "")
 		if rec.Code != http.StatusOK || rec.Body.String() != string(OpenAPIDocument()) {
 			t.Errorf("GET %s: %d %.80s", path, rec.Code, rec.Body)

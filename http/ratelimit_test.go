@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
 
@@ -44,7 +45,7 @@ func wantLimited(t *testing.T, rec *httptest.ResponseRecorder) int {
 
 func TestRateLimitSixtyFirstMutation(t *testing.T) {
 	e := newLimitedEnv(t)
-	grp := DefaultBasePath + "/streams/orders/groups/workers"
+	grp := contract.BasePath + "/streams/orders/groups/workers"
 	writer := basicOf("writer")
 	for i := range 60 {
 		if rec := e.send("POST", grp, writer, createBody); rec.Code != http.StatusCreated {
@@ -65,9 +66,9 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 	t.Run("other principal, group or stream-level key", func(t *testing.T) {
 		for _, tc := range []struct{ auth, path string }{
 			{basicOf("root"), grp},
-			{e.bearerOf(t, "writer") /* same principal, Bearer */, DefaultBasePath + "/streams/orders/groups/other"},
-			{writer, DefaultBasePath + "/streams/billing/groups/workers"},
-			{writer, DefaultBasePath + "/streams/orders"},
+			{e.bearerOf(t, "writer") /* same principal, Bearer */, contract.BasePath + "/streams/orders/groups/other"},
+			{writer, contract.BasePath + "/streams/billing/groups/workers"},
+			{writer, contract.BasePath + "/streams/orders"},
 		} {
 			if rec := e.send("POST", tc.path, tc.auth, createBody); rec.Code != http.StatusCreated {
 				t.Errorf("POST %s: %d %s", tc.path, rec.Code, rec.Body)
@@ -79,7 +80,7 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 		for range 100 {
 			for _, rec := range []*httptest.ResponseRecorder{
 				e.send("GET", grp, writer, ""),
-				e.send("GET", DefaultBasePath+"/monitoring/streams/orders/groups/workers", writer, ""),
+				e.send("GET", contract.BasePath+"/monitoring/streams/orders/groups/workers", writer, ""),
 				e.send("POST", grp+"/members/m1/heartbeat", basicOf("root"), `{"memberId":"m1"}`),
 				e.send("POST", grp+"/members/m1/heartbeat", basicOf("member"), `{"memberId":"m1"}`),
 			} {
@@ -105,7 +106,7 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 // permits too, and are refused before the body is read.
 func TestRateLimitCountsBeforeValidation(t *testing.T) {
 	e := newLimitedEnv(t)
-	grp := DefaultBasePath + "/streams/orders/groups/workers"
+	grp := contract.BasePath + "/streams/orders/groups/workers"
 	for i := range 60 {
 		if rec := e.send("POST", grp, basicOf("writer"), `{"initialShardCount":`); rec.Code != http.StatusBadRequest {
 			t.Fatalf("invalid mutation %d: %d %s", i+1, rec.Code, rec.Body)
@@ -122,7 +123,7 @@ func TestRateLimitCountsBeforeValidation(t *testing.T) {
 // permits, and a limiter without permits refuses every mutation.
 func TestRateLimitAfterAuthentication(t *testing.T) {
 	e := newLimitedEnv(t)
-	grp := DefaultBasePath + "/streams/orders/groups/workers"
+	grp := contract.BasePath + "/streams/orders/groups/workers"
 	for range 100 {
 		checkDecision(t, e.send("POST", grp, basicOf("reader"), createBody), http.StatusForbidden)
 		checkDecision(t, e.send("POST", grp, "", createBody), http.StatusUnauthorized)
@@ -144,7 +145,7 @@ func TestRateLimitAfterAuthentication(t *testing.T) {
 func TestNoLimiterNoLimit(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, nil)
 	for i := range 100 {
-		if rec := e.send("POST", DefaultBasePath+"/streams/orders/groups/workers", basicOf("root"), createBody); rec.Code != http.StatusCreated {
+		if rec := e.send("POST", contract.BasePath+"/streams/orders/groups/workers", basicOf("root"), createBody); rec.Code != http.StatusCreated {
 			t.Fatalf("mutation %d: %d", i+1, rec.Code)
 		}
 	}

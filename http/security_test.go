@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -256,9 +257,9 @@ func samplePath(template string) string {
 // other method WRITE. check is false when credentials are not looked at.
 func requiredRole(rt Route, memberAuth bool) (role security.Role, check bool) {
 	switch {
-	case rt.Template == DefaultBasePath+"/auth/login":
+	case rt.Template == contract.BasePath+"/auth/login":
 		return "", true
-	case rt.Template == DefaultBasePath+security.OpenAPIPath:
+	case rt.Template == contract.BasePath+security.OpenAPIPath:
 		return "", false
 	case strings.HasSuffix(rt.Template, "/heartbeat"):
 		return security.RoleMember, memberAuth
@@ -354,14 +355,14 @@ func TestRoutesAgreeWithAudit(t *testing.T) {
 // before routing (401 before 404/405); outside it nothing is checked.
 func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
-	grp := DefaultBasePath + "/streams/orders/groups/workers"
+	grp := contract.BasePath + "/streams/orders/groups/workers"
 	tests := []struct {
 		method, path, auth string
 		want               int
 	}{
-		{"GET", DefaultBasePath + "/nope", "", http.StatusUnauthorized},
-		{"GET", DefaultBasePath + "/nope", basicOf("member"), http.StatusForbidden},
-		{"GET", DefaultBasePath + "/nope", basicOf("reader"), http.StatusNotFound},
+		{"GET", contract.BasePath + "/nope", "", http.StatusUnauthorized},
+		{"GET", contract.BasePath + "/nope", basicOf("member"), http.StatusForbidden},
+		{"GET", contract.BasePath + "/nope", basicOf("reader"), http.StatusNotFound},
 		{"PATCH", grp + "/consumer-concurrency", "", http.StatusUnauthorized},
 		{"PATCH", grp + "/consumer-concurrency", basicOf("reader"), http.StatusForbidden},
 		{"PATCH", grp + "/consumer-concurrency", basicOf("writer"), http.StatusNotFound},
@@ -369,7 +370,7 @@ func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 		{"PUT", grp, basicOf("writer"), http.StatusMethodNotAllowed},
 		{"OPTIONS", grp, "", http.StatusUnauthorized},
 		{"OPTIONS", grp, basicOf("reader"), http.StatusMethodNotAllowed},
-		{"GET", DefaultBasePath + "/monitoring/nope", basicOf("writer"), http.StatusNotFound},
+		{"GET", contract.BasePath + "/monitoring/nope", basicOf("writer"), http.StatusNotFound},
 		{"GET", "/coord/v10/monitoring/groups", "", http.StatusNotFound},
 		{"GET", "/healthz", "", http.StatusOK},
 		{"GET", "/actuator/health", "", http.StatusOK},
@@ -388,7 +389,7 @@ func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 
 func TestForbiddenBody(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
-	rec := e.send("POST", DefaultBasePath+"/streams/orders", basicOf("reader"), `{"requestedBy":"x"}`)
+	rec := e.send("POST", contract.BasePath+"/streams/orders", basicOf("reader"), `{"requestedBy":"x"}`)
 	wantJSON(t, rec, http.StatusForbidden, `{"status":"FORBIDDEN","errorCode":"FORBIDDEN","message":"Role WRITE is required"}`)
 	if e.coord.calls != 0 {
 		t.Errorf("the coordinator was called %d times", e.coord.calls)
@@ -406,7 +407,7 @@ type tokenBody struct {
 
 func TestLogin(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
-	login := DefaultBasePath + "/auth/login"
+	login := contract.BasePath + "/auth/login"
 	reader := userNamed("reader")
 	wantToken := func(t *testing.T, rec *httptest.ResponseRecorder, roles string) string {
 		t.Helper()
@@ -423,7 +424,7 @@ func TestLogin(t *testing.T) {
 	t.Run("password in body", func(t *testing.T) {
 		rec := e.send("POST", login, "", `{"username":"reader","password":"`+reader.password+`"}`)
 		tok := wantToken(t, rec, "READ")
-		if rec := e.send("GET", DefaultBasePath+"/monitoring/groups", tok, ""); rec.Code != http.StatusOK {
+		if rec := e.send("GET", contract.BasePath+"/monitoring/groups", tok, ""); rec.Code != http.StatusOK {
 			t.Errorf("read with the token: %d %s", rec.Code, rec.Body)
 		}
 	})
@@ -460,7 +461,7 @@ func TestLogin(t *testing.T) {
 
 func TestSession(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
-	session := DefaultBasePath + "/monitoring/session"
+	session := contract.BasePath + "/monitoring/session"
 	wantJSON(t, e.send("GET", session, basicOf("reader"), ""), http.StatusOK, `{"authenticated":true,"username":"reader","roles":["READ"]}`)
 	wantJSON(t, e.send("GET", session, e.bearerOf(t, "monitor"), ""), http.StatusOK, `{"authenticated":true,"username":"monitor","roles":["MONITOR"]}`)
 
@@ -479,7 +480,7 @@ func TestSession(t *testing.T) {
 func TestOpenAPIHasNoSecurityRoutes(t *testing.T) {
 	api := newTestAPI(&fakeCoord{})
 	for _, path := range []string{"/auth/login", "/monitoring/session"} {
-		if rec := do(api, "GET", DefaultBasePath+path, ""); rec.Code != http.StatusNotFound {
+		if rec := do(api, "GET", contract.BasePath+path, ""); rec.Code != http.StatusNotFound {
 			t.Errorf("%s: %d", path, rec.Code)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
 
@@ -21,7 +22,7 @@ func TestFailedLoginsThrottledAndAudited(t *testing.T) {
 		s.FailedAuthPerAddress = mustLimiter(t, 5)
 		s.Audit = sink
 	})
-	login := DefaultBasePath + "/auth/login"
+	login := contract.BasePath + "/auth/login"
 	reader := userNamed("reader")
 	body := func(pw string) string { return `{"username":"reader","password":"` + pw + `"}` }
 	for i := range 3 {
@@ -34,18 +35,18 @@ func TestFailedLoginsThrottledAndAudited(t *testing.T) {
 		t.Fatalf("right password after 3 failures: %d Retry-After %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
 	}
 	// Basic on another route counts against the same user.
-	if rec := e.send("GET", DefaultBasePath+"/monitoring/groups", basicOf("reader"), ""); rec.Code != http.StatusTooManyRequests {
+	if rec := e.send("GET", contract.BasePath+"/monitoring/groups", basicOf("reader"), ""); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("Basic while throttled: %d", rec.Code)
 	}
 	// Another user from the same address: two more failures use up the address.
 	for range 2 {
-		e.send("GET", DefaultBasePath+"/monitoring/groups", basic("writer", "nope"), "")
+		e.send("GET", contract.BasePath+"/monitoring/groups", basic("writer", "nope"), "")
 	}
-	if rec := e.send("GET", DefaultBasePath+"/monitoring/groups", basicOf("monitor"), ""); rec.Code != http.StatusTooManyRequests {
+	if rec := e.send("GET", contract.BasePath+"/monitoring/groups", basicOf("monitor"), ""); rec.Code != http.StatusTooManyRequests {
 		t.Fatalf("address throttled: %d", rec.Code)
 	}
 	// Another address is not.
-	req := e.request("GET", DefaultBasePath+"/monitoring/groups", basicOf("monitor"))
+	req := e.request("GET", contract.BasePath+"/monitoring/groups", basicOf("monitor"))
 	req.RemoteAddr = "198.51.100.7:4242"
 	if rec := e.serve(req); rec.Code != http.StatusOK {
 		t.Fatalf("other address: %d %s", rec.Code, rec.Body)

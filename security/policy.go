@@ -22,15 +22,12 @@ const HeartbeatTemplate = contract.HeartbeatTemplate
 // without the actor, so rule 2 applies to it as to a heartbeat.
 const BenchNoopTemplate = contract.BenchNoopTemplate
 
-// DefaultBasePath is the Admin API base path used when Policy.BasePath is blank.
-const DefaultBasePath = contract.BasePath
-
 // Policy is the route → required-role table of docs/protocol.md §1. It decides on the
 // matched route (its method and template, which the code fixes), never on
 // the request's path: nothing a caller puts in a stream, group or member
 // name can change the rule that applies.
 type Policy struct {
-	// BasePath is coordinator.api.base-path; blank means DefaultBasePath.
+	// BasePath is coordinator.api.base-path; blank means contract.BasePath.
 	// A trailing slash is ignored.
 	BasePath string
 	// AuthenticateMemberAPI is coordinator.api.authenticate-member-api:
