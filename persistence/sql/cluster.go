@@ -66,55 +66,6 @@ func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, er
 	return out, err
 }
 
-// Acquire takes key unless a live other coordinator owns it, in one
-// transaction that locks the ownership row.
-func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
-	var out persistence.Owner
-	err := s.with(ctx, func(c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			var url string
-			if err := tx.QueryRow(ctx, s.q.liveCoordinator, self.ID, self.Token).Scan(&url); err != nil {
-				if errors.Is(err, pgx.ErrNoRows) {
-					return persistence.ErrNotRegistered
-				}
-				return err
-			}
-			if _, err := tx.Exec(ctx, s.q.ownerInsert, key.StreamPrefix, key.ConsumerGroup); err != nil {
-				return err
-			}
-			var cur persistence.Owner
-			if err := tx.QueryRow(ctx, s.q.ownerLock, key.StreamPrefix, key.ConsumerGroup).Scan(&cur.Coordinator, &cur.Token, &cur.Epoch); err != nil {
-				return err
-			}
-			if cur.Coordinator == self.ID && cur.Token == self.Token {
-				out = cur
-				return nil
-			}
-			if cur.Coordinator != "" {
-				err := tx.QueryRow(ctx, s.q.liveCoordinator, cur.Coordinator, cur.Token).Scan(&url)
-				if err == nil {
-					return &persistence.OwnedError{Owner: persistence.Coordinator{ID: cur.Coordinator, URL: url}}
-				}
-				if !errors.Is(err, pgx.ErrNoRows) {
-					return err
-				}
-			}
-			out = persistence.Owner{Coordinator: self.ID, Token: self.Token}
-			return tx.QueryRow(ctx, s.q.ownerTake, key.StreamPrefix, key.ConsumerGroup, self.ID, self.Token).Scan(&out.Epoch)
-		})
-	}, func(err error) error {
-		if _, owned := errors.AsType[*persistence.OwnedError](err); owned || errors.Is(err, persistence.ErrNotRegistered) {
-			return err
-		}
-		return fmt.Errorf("sql store: acquire %s: %w: %w", key, persistence.ErrUnavailable, err)
-	})
-	if err != nil {
-		return persistence.Owner{}, err
-	}
-	s.fences.Hold(key, out)
-	return out, nil
-}
-
 // PruneOwners locks the ownership rows of groups that are not stored,
 // then deletes those whose group is still absent and whose holder is not
 // live, in one transaction. Under READ COMMITTED the delete reads the

@@ -23,6 +23,19 @@
 // one statement (one snapshot). JSONB normalises the stored JSON (key
 // order, spacing), so documents come back equal as JSON, not as bytes.
 //
+// # Acquires and releases in batches
+//
+// Acquire and Release (the ownership records of persistence.Cluster) are
+// batched (batch.go): the calls made while a batch is in flight go out
+// together as the next ones, per calling coordinator and at most maxBatch
+// keys, so that a coordinator taking over or handing over thousands of
+// groups does so in a few database round trips. A lone call goes out at
+// once. A batch of releases is one statement; a batch of acquires is one
+// round trip of three statements in one implicit transaction (insert the
+// missing rows, lock the rows in key order, take those whose holder is not
+// live): each key gets what a lone Acquire gives it (its ownership,
+// *OwnedError, ErrNotRegistered). A failed batch fails each of its calls.
+//
 // Reads that fail are ErrUnavailable; so are writes that PostgreSQL
 // rejected (the statement rolled back) or that never reached it. Other
 // write failures (connection lost mid-statement, timeout) are "outcome

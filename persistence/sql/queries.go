@@ -10,7 +10,9 @@ import (
 type queries struct {
 	createTables, load, revision, exists, versions, create, commit, delete, list, count string
 	// The registry and ownership statements (cluster.go).
-	register, renew, deregister, coordinators, ownerLock, ownerInsert, ownerTake, ownerRelease, owners, liveCoordinator, fence string
+	register, renew, deregister, coordinators, ownerRelease, owners, fence string
+	// The three statements of a batch of acquires (acquire.go).
+	ownerInsert, ownerLock, ownerTake string
 	// The two steps of PruneOwners (cluster.go).
 	orphansLock, orphansDelete string
 }
@@ -50,6 +52,8 @@ func countUp(counts string, delta int) string {
 
 func newQueries(meta, members, coords, owners, counts string) queries {
 	pk := `stream_prefix = $1 AND consumer_group = $2`
+	liveSelf := fmt.Sprintf(`EXISTS (SELECT 1 FROM %s WHERE id = $3 AND token = $4 AND lease_end > clock_timestamp())`, coords)
+	ownerOfU := `o.stream_prefix = u.sp AND o.consumer_group = u.cg`
 	leaseEnd := func(param string) string {
 		return `clock_timestamp() + ` + param + `::bigint * interval '1 millisecond'`
 	}
@@ -140,12 +144,35 @@ RETURNING 1`, coords, leaseEnd("$4")),
 		// $1 id, $2 token, $3 lease in ms.
 		renew: fmt.Sprintf(`UPDATE %s SET lease_end = %s
 WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp() RETURNING 1`, coords, leaseEnd("$3")),
-		deregister:      fmt.Sprintf(`DELETE FROM %s WHERE id = $1 AND token = $2`, coords),
-		coordinators:    fmt.Sprintf(`SELECT id, token, url, lease_end FROM %s WHERE lease_end > clock_timestamp() ORDER BY id COLLATE "C"`, coords),
-		liveCoordinator: fmt.Sprintf(`SELECT url FROM %s WHERE id = $1 AND token = $2 AND lease_end > clock_timestamp()`, coords),
-		ownerInsert:     fmt.Sprintf(`INSERT INTO %s (stream_prefix, consumer_group, coordinator_id, token, epoch) VALUES ($1, $2, '', '', 0) ON CONFLICT DO NOTHING`, owners),
-		ownerLock:       fmt.Sprintf(`SELECT coordinator_id, token, epoch FROM %s WHERE %s FOR UPDATE`, owners, pk),
-		ownerTake:       fmt.Sprintf(`UPDATE %s SET coordinator_id = $3, token = $4, epoch = epoch + 1 WHERE %s RETURNING epoch`, owners, pk),
+		deregister:   fmt.Sprintf(`DELETE FROM %s WHERE id = $1 AND token = $2`, coords),
+		coordinators: fmt.Sprintf(`SELECT id, token, url, lease_end FROM %s WHERE lease_end > clock_timestamp() ORDER BY id COLLATE "C"`, coords),
+		// $1, $2 the keys' prefixes and groups, $3 id, $4 token, in
+		// ownerInsert, ownerLock and ownerTake. Each statement reads the
+		// registry anew (READ COMMITTED), and inserts or locks rows only
+		// while $3 with $4 is live. Rows are inserted and locked in key
+		// order, so that two batches wait on each other without deadlock.
+		ownerInsert: fmt.Sprintf(`INSERT INTO %[1]s (stream_prefix, consumer_group, coordinator_id, token, epoch)
+SELECT sp, cg, '', '', 0 FROM unnest($1::text[], $2::text[]) AS u(sp, cg)
+WHERE %[2]s ORDER BY sp COLLATE "C", cg COLLATE "C" ON CONFLICT DO NOTHING`, owners, liveSelf),
+		ownerLock: fmt.Sprintf(`SELECT 1 FROM %[1]s o JOIN unnest($1::text[], $2::text[]) AS u(sp, cg) ON %[2]s
+WHERE %[3]s ORDER BY o.stream_prefix COLLATE "C", o.consumer_group COLLATE "C" FOR UPDATE OF o`, owners, ownerOfU, liveSelf),
+		// The rows are locked: the statement sees their latest versions,
+		// and the holders' registry entries as of after the lock. Returns
+		// each key's row after the take (NULLs when $3 is not live), with
+		// the holder's URL.
+		ownerTake: fmt.Sprintf(`WITH me AS (SELECT %[3]s AS live
+), u AS (SELECT DISTINCT sp, cg FROM unnest($1::text[], $2::text[]) AS u(sp, cg)
+), took AS (
+  UPDATE %[1]s o SET coordinator_id = $3, token = $4, epoch = o.epoch + 1 FROM u, me
+  WHERE me.live AND %[2]s AND NOT (o.coordinator_id = $3 AND o.token = $4)
+    AND (o.coordinator_id = '' OR NOT EXISTS (SELECT 1 FROM %[4]s c WHERE c.id = o.coordinator_id AND c.token = o.token AND c.lease_end > clock_timestamp()))
+  RETURNING o.stream_prefix, o.consumer_group, o.epoch
+)
+SELECT u.sp, u.cg, CASE WHEN t.epoch IS NULL THEN o.coordinator_id ELSE $3 END, CASE WHEN t.epoch IS NULL THEN o.token ELSE $4 END,
+  COALESCE(t.epoch, o.epoch), COALESCE(c.url, '')
+FROM u CROSS JOIN me LEFT JOIN %[1]s o ON me.live AND %[2]s
+LEFT JOIN took t ON t.stream_prefix = u.sp AND t.consumer_group = u.cg
+LEFT JOIN %[4]s c ON t.epoch IS NULL AND c.id = o.coordinator_id AND c.token = o.token`, owners, ownerOfU, liveSelf, coords),
 		// $1, $2 the keys' prefixes and groups, $3 id, $4 token. The two
 		// parts see one snapshot: one of them matches each key.
 		ownerRelease: fmt.Sprintf(`WITH u AS (SELECT DISTINCT sp, cg FROM unnest($1::text[], $2::text[]) AS u(sp, cg)

@@ -61,3 +61,25 @@ func TestConcurrentReleases(t *testing.T) {
 		t.Errorf("release with an ended context: %v", err)
 	}
 }
+
+// Acquires made at once, as a coordinator taking groups over makes them,
+// share transactions instead of taking one each.
+func TestConcurrentAcquiresShareTransactions(t *testing.T) {
+	s := newStore(t)
+	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
+	if err := s.Register(t.Context(), self, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]group.Key, 200)
+	for i := range keys {
+		keys[i] = storetest.Key(t)
+	}
+	before := s.pool.Stat().AcquireCount()
+	_, errs := storetest.AcquireAtOnce(t, s, keys, self)
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.pool.Stat().AcquireCount() - before; n >= int64(len(keys)) {
+		t.Errorf("%d acquires at once used %d connections, want fewer", len(keys), n)
+	}
+}

@@ -78,8 +78,10 @@ type Store struct {
 	prefix string // Options.TablePrefix
 	// fences are the ownerships this store acquired (persistence.Cluster).
 	fences persistence.Fences
-	// releases batches concurrent Release calls (release.go).
-	releases releases
+	// acquires and releases batch concurrent Acquire and Release calls
+	// (batch.go).
+	acquires batcher[persistence.Owner]
+	releases batcher[struct{}]
 }
 
 var (
@@ -111,6 +113,7 @@ func New(ctx context.Context, o Options) (*Store, error) {
 		members: o.TablePrefix + MembersTable,
 		prefix:  o.TablePrefix,
 	}
+	s.acquires.send, s.releases.send = s.acquireBatch, s.releaseBatch
 	s.q = newQueries(s.meta, s.members, o.TablePrefix+CoordinatorsTable, o.TablePrefix+OwnersTable, o.TablePrefix+CountsTable)
 	err = s.with(ctx, func(*pgx.Conn) error { return nil }, func(err error) error { return err })
 	if err != nil && !errors.Is(err, errNoConn) {

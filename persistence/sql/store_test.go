@@ -24,7 +24,7 @@ import (
 const dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // newStore returns a store on tables of its own, dropped at cleanup.
-func newStore(t *testing.T) *Store {
+func newStore(t testing.TB) *Store {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n, err := rand.Int(rand.Reader, big.NewInt(1<<62))
@@ -56,7 +56,7 @@ func newStore(t *testing.T) *Store {
 
 // newStoreAt opens a store on the tables of prefix at dsn (New does not fail
 // on a database that is down).
-func newStoreAt(t *testing.T, dsn, prefix string) *Store {
+func newStoreAt(t testing.TB, dsn, prefix string) *Store {
 	s, err := New(t.Context(), Options{DSN: dsn, TablePrefix: prefix})
 	if err != nil {
 		t.Fatal(err)
