@@ -144,29 +144,21 @@ func decode(t *testing.T, name, doc string, m *manifests) {
 	var into any
 	switch head.APIVersion + "/" + head.Kind {
 	case "apps/v1/Deployment":
-		m.deployment = &appsv1.Deployment{}
-		into = m.deployment
+		into = fresh(&m.deployment)
 	case "v1/Service":
-		m.service = &corev1.Service{}
-		into = m.service
+		into = fresh(&m.service)
 	case "v1/ConfigMap":
-		m.configMap = &corev1.ConfigMap{}
-		into = m.configMap
+		into = fresh(&m.configMap)
 	case "v1/Secret":
-		m.secret = &corev1.Secret{}
-		into = m.secret
+		into = fresh(&m.secret)
 	case "policy/v1/PodDisruptionBudget":
-		m.pdb = &policyv1.PodDisruptionBudget{}
-		into = m.pdb
+		into = fresh(&m.pdb)
 	case "autoscaling/v2/HorizontalPodAutoscaler":
-		m.hpa = &autoscalingv2.HorizontalPodAutoscaler{}
-		into = m.hpa
+		into = fresh(&m.hpa)
 	case "networking.k8s.io/v1/NetworkPolicy":
-		m.networkPolicy = &networkingv1.NetworkPolicy{}
-		into = m.networkPolicy
+		into = fresh(&m.networkPolicy)
 	case "networking.k8s.io/v1/Ingress":
-		m.ingress = &networkingv1.Ingress{}
-		into = m.ingress
+		into = fresh(&m.ingress)
 	case "monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule":
 		obj := map[string]any{}
 		m.monitoring[head.Kind] = obj
@@ -179,6 +171,12 @@ func decode(t *testing.T, name, doc string, m *manifests) {
 	if err := dec.Decode(into); err != nil {
 		t.Fatalf("%s: %s does not decode strictly: %v\n%s", name, head.Kind, err, doc)
 	}
+}
+
+// fresh sets *field to a new zero T and returns it to decode into.
+func fresh[T any](field **T) any {
+	*field = new(T)
+	return *field
 }
 
 // The value sets: the defaults, a highly available install with its own
