@@ -51,6 +51,14 @@ func activeState(t *testing.T, c *grouptest.Context, id string) group.MigrationS
 	return m.State
 }
 
+// expectMigration fails the test unless migration id is in state want.
+func expectMigration(t *testing.T, c *grouptest.Context, id string, want group.MigrationState) {
+	t.Helper()
+	if st := activeState(t, c, id); st != want {
+		t.Fatalf("migration %s is %s, want %s", id, st, want)
+	}
+}
+
 func TestScale_PrepareThenActivate(t *testing.T) {
 	c := stableAB(t)
 	v := versionsOf(c.Group)
@@ -160,9 +168,7 @@ func TestScale_OutAdvancesInTwoPasses(t *testing.T) {
 	if !sawDraining {
 		t.Fatalf("never observed DRAINING")
 	}
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDeprecated)
 	if c.Group.ActiveReshardingID != nil || c.Group.View().ActiveMigration != nil {
 		t.Fatalf("active migration not cleared")
 	}
@@ -185,9 +191,7 @@ func TestScale_OutWithoutLiveMembersStaysActive(t *testing.T) {
 		c.Advance(time.Minute)
 		c.Tick()
 	}
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationActive {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationActive)
 	c.Check()
 }
 
@@ -206,24 +210,18 @@ func TestScale_InWaitsForReleaseAndConfirmDrain(t *testing.T) {
 	c.Leave("B", grouptest.Draining(2, 3)...)
 	cls[1].gone = true
 	rounds(t, c, 3, cls[0])
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("migration %s, want DRAINING", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	id, removed, ok := c.Group.PendingDrain()
 	if !ok || id != m.ReshardingID || !contract.ShardSet(removed).Equal(shards(2, 3)) {
 		t.Fatalf("pending drain %s %v %v", id, removed, ok)
 	}
 	// Redis says drained, but B still holds 2,3.
 	c.ConfirmDrain(m.ReshardingID)
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("completed while B holds removed shards")
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	// B finishes: still waiting for a confirmation.
 	c.Leave("B", grouptest.Revoked(2, 3)...)
 	rounds(t, c, 2, cls[0])
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("completed without a confirmation")
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	v := versionsOf(c.Group)
 	c.ConfirmDrain("reshard-other") // another id: ignored
 	c.ConfirmDrain(m.ReshardingID)
@@ -243,9 +241,7 @@ func TestScale_InWithoutDrainCheck(t *testing.T) {
 	cls := clientsAB(c)
 	m := c.Scale(2)
 	rounds(t, c, 6, cls...)
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDeprecated)
 	for _, cl := range cls {
 		if len(cl.owned()) != 1 {
 			t.Fatalf("%s reads %v", cl.id, cl.owned())
@@ -263,19 +259,13 @@ func TestScale_InWithoutLiveMembers(t *testing.T) {
 	m := c.Scale(2)
 	v := versionsOf(c.Group)
 	c.Tick()
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("migration %s, want DRAINING", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 1})
 	c.Advance(time.Minute)
 	c.Tick()
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("migration %s before confirmation", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	c.ConfirmDrain(m.ReshardingID)
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s after confirmation", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDeprecated)
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 2})
 	c.Check()
 }
@@ -286,9 +276,7 @@ func TestScale_InWithoutLiveMembersNoDrainCheck(t *testing.T) {
 	c.Advance(c.Settings.MemberLeaseTTL + time.Millisecond)
 	m := c.Scale(2)
 	c.Tick()
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDeprecated)
 	c.Check()
 }
 
@@ -312,9 +300,7 @@ func TestScale_ToZero(t *testing.T) {
 		}
 		expectState(t, c, cl.id, group.MemberActive, member(t, c, cl.id).MemberEpoch)
 	}
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDeprecated)
 	if c.Group.State != group.GroupStable {
 		t.Fatalf("state %s", c.Group.State)
 	}
@@ -326,9 +312,7 @@ func TestRollback(t *testing.T) {
 	cls := clientsAB(c)
 	m := c.Scale(8)
 	rounds(t, c, 1, cls...)
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationActive {
-		t.Fatalf("migration %s, want ACTIVE", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationActive)
 	v := versionsOf(c.Group)
 	rb, err := c.Rollback(m.ReshardingID)
 	if err != nil || rb.State != group.MigrationRolledBack || rb.ReshardingID != m.ReshardingID {
@@ -355,9 +339,7 @@ func TestRollback(t *testing.T) {
 	// A completed migration cannot be rolled back.
 	m2 := c.Scale(6)
 	rounds(t, c, 6, cls...)
-	if st := activeState(t, c, m2.ReshardingID); st != group.MigrationDeprecated {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m2.ReshardingID, group.MigrationDeprecated)
 	_, err = c.Rollback(m2.ReshardingID)
 	expectCode(t, err, contract.CodeRollbackNotAllowed)
 	c.Check()
@@ -370,9 +352,7 @@ func TestRollback_DrainingNotAllowed(t *testing.T) {
 	cls := clientsAB(c)
 	m := c.Scale(2)
 	rounds(t, c, 4, cls...)
-	if st := activeState(t, c, m.ReshardingID); st != group.MigrationDraining {
-		t.Fatalf("migration %s", st)
-	}
+	expectMigration(t, c, m.ReshardingID, group.MigrationDraining)
 	_, err := c.Rollback(m.ReshardingID)
 	expectCode(t, err, contract.CodeRollbackNotAllowed)
 }
