@@ -15,7 +15,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/console"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Coordinator is what the HTTP layer needs from the actor system. Every
@@ -87,6 +86,43 @@ type Route struct {
 	// Action is the audit action of an Admin API mutation (docs/protocol.md §9.1), e.g.
 	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats.
 	Action string
+	// Kind tells the middlewares that treat some routes apart which route
+	// this is; New sets it from the template.
+	Kind RouteKind
+}
+
+// RouteKind classifies a route by its contract template.
+type RouteKind uint8
+
+const (
+	// RouteUnscoped names no group: login, the monitoring lists, the
+	// cluster view, Grafana's rows.
+	RouteUnscoped RouteKind = iota
+	// RouteGroup names a stream prefix (and mostly a group): it is served
+	// by the group's owner.
+	RouteGroup
+	// RouteHeartbeat is the member heartbeat (contract.HeartbeatTemplate)
+	// or the load harness's no-op copy of it (contract.BenchNoopTemplate).
+	RouteHeartbeat
+	// RouteProducerRouting is the producer routing read (contract.GroupRouting).
+	RouteProducerRouting
+)
+
+// Scoped reports whether a route of kind k names a stream prefix.
+func (k RouteKind) Scoped() bool { return k != RouteUnscoped }
+
+// routeKind classifies a template relative to the base path.
+func routeKind(template string) RouteKind {
+	switch template {
+	case contract.HeartbeatTemplate, contract.BenchNoopTemplate:
+		return RouteHeartbeat
+	case contract.GroupRouting:
+		return RouteProducerRouting
+	}
+	if strings.Contains(template, "{streamPrefix}") {
+		return RouteGroup
+	}
+	return RouteUnscoped
 }
 
 // Middleware wraps the handle of one route. It is called once per route
@@ -221,6 +257,7 @@ func New(o Options) *API {
 	}
 	for _, rt := range a.routes() {
 		h := rt.handle
+		rt.Kind = routeKind(rt.Template)
 		rt.Template = base + rt.Template
 		if rt.Mutation {
 			h = a.drainGate(h)
@@ -288,27 +325,26 @@ type route struct {
 // routes lists the coordinator routes (docs/protocol.md §2), templates relative to the base path.
 func (a *API) routes() []route {
 	const (
-		stream     = contract.StreamTemplate
-		grp        = contract.GroupTemplate
-		monitoring = contract.MonitoringPrefix
-		monGroup   = contract.MonitoringGroup
+		stream   = contract.StreamTemplate
+		grp      = contract.GroupTemplate
+		monGroup = contract.MonitoringGroup
 	)
 	return slices.Concat([]route{
-		{Route{http.MethodPost, stream, true, "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
-		{Route{http.MethodPost, grp, true, "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
-		{Route{http.MethodGet, grp, false, ""}, read(a, a.coord.Group, asIs[group.GroupView])},
-		{Route{http.MethodDelete, grp, true, "DELETE_GROUP"}, a.deleteGroup},
-		{Route{http.MethodGet, grp + "/producer-routing", false, ""}, read(a, a.coord.Routing, routingBody)},
-		{Route{http.MethodPost, security.HeartbeatTemplate, true, ""}, a.heartbeat},
-		{Route{http.MethodGet, monitoring + "/health", false, ""}, a.healthReport},
-		{Route{http.MethodGet, monitoring + "/compatibility", false, ""}, compatibility},
-		{Route{http.MethodGet, monitoring + "/groups", false, ""}, a.listGroups},
-		{Route{http.MethodGet, monGroup, false, ""}, read(a, a.groupWithMutations, asIs[monitoringGroup])},
-		{Route{http.MethodGet, monGroup + "/members", false, ""}, read(a, a.coord.Members, membersBody)},
-		{Route{http.MethodGet, monGroup + "/assignments", false, ""}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
-		{Route{http.MethodGet, monGroup + "/consumption", false, ""}, read(a, a.coord.Members, consumptionBody)},
-		{Route{http.MethodGet, security.OpenAPIPath, false, ""}, openAPI},
-	}, a.reshardingRoutes(stream, grp, monGroup), a.positionRoutes(grp, monGroup), a.liveOpsRoutes(grp, monGroup), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
+		{Route{Method: http.MethodPost, Template: stream, Mutation: true, Action: "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
+		{Route{Method: http.MethodPost, Template: grp, Mutation: true, Action: "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
+		{Route{Method: http.MethodGet, Template: grp}, read(a, a.coord.Group, asIs[group.GroupView])},
+		{Route{Method: http.MethodDelete, Template: grp, Mutation: true, Action: "DELETE_GROUP"}, a.deleteGroup},
+		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.coord.Routing, routingBody)},
+		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate, Mutation: true}, a.heartbeat},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringHealth}, a.healthReport},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringCompat}, compatibility},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringGroups}, a.listGroups},
+		{Route{Method: http.MethodGet, Template: monGroup}, read(a, a.groupWithMutations, asIs[monitoringGroup])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringMembers}, read(a, a.coord.Members, membersBody)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.coord.Members, consumptionBody)},
+		{Route{Method: http.MethodGet, Template: contract.OpenAPITemplate}, openAPI},
+	}, a.reshardingRoutes(), a.positionRoutes(), a.liveOpsRoutes(), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
 }
 
 // clusterRoutes serves the cluster view when the API has a Cluster.
@@ -316,7 +352,7 @@ func (a *API) clusterRoutes() []route {
 	if a.cluster == nil {
 		return nil
 	}
-	return []route{{Route{http.MethodGet, contract.ClusterTemplate, false, ""}, a.clusterView}}
+	return []route{{Route{Method: http.MethodGet, Template: contract.ClusterTemplate}, a.clusterView}}
 }
 
 // routerPath turns "/a/{b}/c" into httprouter's "/a/:b/c".

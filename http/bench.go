@@ -4,25 +4,22 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/redis-stream-coordinator/coordinator/security"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
-
-// BenchNoopTemplate is the no-op heartbeat route of the load harness
-// (cmd/coord-bench), relative to the base path. Access control
-// (docs/protocol.md §1 rule 2), drain and every middleware treat it exactly
-// as a heartbeat.
-const BenchNoopTemplate = security.BenchNoopTemplate
 
 // benchNoopBody is the fixed answer of the no-op route.
 var benchNoopBody = []byte(`{"status":"OK"}`)
 
-// benchRoutes returns the routes of Options.BenchEndpoints (none when off).
+// benchRoutes returns the routes of Options.BenchEndpoints (none when off):
+// the no-op heartbeat route of the load harness (cmd/coord-bench,
+// contract.BenchNoopTemplate), which access control (docs/protocol.md §1
+// rule 2), drain and every middleware treat exactly as a heartbeat
+// (RouteHeartbeat).
 func (a *API) benchRoutes() []route {
 	if !a.benchEndpoints {
 		return nil
 	}
-	return []route{{Route{http.MethodPost, BenchNoopTemplate, true, ""}, a.benchNoop}}
+	return []route{{Route{Method: http.MethodPost, Template: contract.BenchNoopTemplate, Mutation: true}, a.benchNoop}}
 }
 
 // benchNoop is the denominator of the heartbeat benchmarks: the heartbeat

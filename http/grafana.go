@@ -44,14 +44,14 @@ type GrafanaDataPlane interface {
 func (a *API) grafanaRoutes() []route {
 	const grafana = "/monitoring/grafana"
 	return []route{
-		{Route{http.MethodGet, grafana + "/groups", false, ""}, rows(a, a.groupRows)},
-		{Route{http.MethodGet, grafana + "/options/streams", false, ""}, rows(a, a.streamOptions)},
-		{Route{http.MethodGet, grafana + "/options/consumer-groups", false, ""}, rows(a, a.consumerGroupOptions)},
-		{Route{http.MethodGet, grafana + "/options/shards", false, ""}, rows(a, a.shardOptions)},
-		{Route{http.MethodGet, grafana + "/members", false, ""}, rows(a, a.memberRows)},
-		{Route{http.MethodGet, grafana + "/shards", false, ""}, rows(a, a.shardRows)},
-		{Route{http.MethodGet, grafana + "/assignments", false, ""}, rows(a, a.assignmentRows)},
-		{Route{http.MethodGet, grafana + "/messages", false, ""}, rows(a, a.messageRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/groups"}, rows(a, a.groupRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/options/streams"}, rows(a, a.streamOptions)},
+		{Route{Method: http.MethodGet, Template: grafana + "/options/consumer-groups"}, rows(a, a.consumerGroupOptions)},
+		{Route{Method: http.MethodGet, Template: grafana + "/options/shards"}, rows(a, a.shardOptions)},
+		{Route{Method: http.MethodGet, Template: grafana + "/members"}, rows(a, a.memberRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/shards"}, rows(a, a.shardRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/assignments"}, rows(a, a.assignmentRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/messages"}, rows(a, a.messageRows)},
 	}
 }
 

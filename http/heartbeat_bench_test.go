@@ -128,7 +128,7 @@ func BenchmarkHeartbeatVsNoop(b *testing.B) {
 	f := newBenchFleet(b, benchMembers)
 	routes := []struct{ name, path string }{
 		{"heartbeat", heartbeatRoute},
-		{"noop", "/coord/v1" + strings.NewReplacer("{streamPrefix}", "orders", "{consumerGroup}", "orders-consumer", "{memberId}", "%s").Replace(httpapi.BenchNoopTemplate)},
+		{"noop", "/coord/v1" + strings.NewReplacer("{streamPrefix}", "orders", "{consumerGroup}", "orders-consumer", "{memberId}", "%s").Replace(contract.BenchNoopTemplate)},
 	}
 	for _, rt := range routes {
 		f.bench(b, rt.name, f.api, f.paths(rt.path))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -27,13 +28,13 @@ type LiveOps interface {
 
 // liveOpsRoutes lists the pause, resume and live-reset routes, templates
 // relative to the base path.
-func (a *API) liveOpsRoutes(grp, monGroup string) []route {
+func (a *API) liveOpsRoutes() []route {
 	return []route{
-		{Route{http.MethodPost, grp + "/shards/pause", true, "PAUSE_SHARDS"}, a.pauseShards(false)},
-		{Route{http.MethodPost, grp + "/shards/resume", true, "RESUME_SHARDS"}, a.pauseShards(true)},
-		{Route{http.MethodGet, monGroup + "/paused-shards", false, ""}, read(a, a.pausedShards, asIs[group.PausedView])},
-		{Route{http.MethodGet, monGroup + "/offsets/resets", false, ""}, read(a, a.liveResets, asIs[liveResets])},
-		{Route{http.MethodGet, monGroup + "/offsets/resets/{resetId}", false, ""}, a.liveReset},
+		{Route{Method: http.MethodPost, Template: contract.GroupPause, Mutation: true, Action: "PAUSE_SHARDS"}, a.pauseShards(false)},
+		{Route{Method: http.MethodPost, Template: contract.GroupResume, Mutation: true, Action: "RESUME_SHARDS"}, a.pauseShards(true)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringPaused}, read(a, a.pausedShards, asIs[group.PausedView])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringResets}, read(a, a.liveResets, asIs[liveResets])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringReset}, a.liveReset},
 	}
 }
 

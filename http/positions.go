@@ -44,12 +44,12 @@ const (
 
 // positionRoutes lists the offset-reset and dead-letter routes, templates
 // relative to the base path.
-func (a *API) positionRoutes(grp, monGroup string) []route {
+func (a *API) positionRoutes() []route {
 	return []route{
-		{Route{http.MethodPost, grp + "/offsets/reset", true, "RESET_OFFSETS"}, a.resetOffsets},
-		{Route{http.MethodGet, monGroup + "/dead-letters", false, ""}, a.deadLetters},
-		{Route{http.MethodPost, grp + "/dead-letters/redrive", true, "REDRIVE_DEAD_LETTERS"}, a.redriveDeadLetters},
-		{Route{http.MethodPost, grp + "/dead-letters/delete", true, "DELETE_DEAD_LETTERS"}, a.deleteDeadLetters},
+		{Route{Method: http.MethodPost, Template: contract.GroupOffsetsReset, Mutation: true, Action: "RESET_OFFSETS"}, a.resetOffsets},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringDeadLetter}, a.deadLetters},
+		{Route{Method: http.MethodPost, Template: contract.GroupRedrive, Mutation: true, Action: "REDRIVE_DEAD_LETTERS"}, a.redriveDeadLetters},
+		{Route{Method: http.MethodPost, Template: contract.GroupDeleteDead, Mutation: true, Action: "DELETE_DEAD_LETTERS"}, a.deleteDeadLetters},
 	}
 }
 

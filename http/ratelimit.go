@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -52,9 +51,9 @@ func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
 	}
 }
 
-// limits reports whether rt is rate limited: a mutating method on a
-// template under <base>/streams/ that is not a heartbeat.
+// limits reports whether rt is rate limited: a mutating method on a route
+// that names a stream prefix (all under <base>/streams/) and is not a
+// heartbeat.
 func (g *guard) limits(rt Route) bool {
-	return security.IsMutatingMethod(rt.Method) &&
-		strings.HasPrefix(rt.Template, g.base+"/streams/") && !g.policy.IsHeartbeat(rt.Template)
+	return security.IsMutatingMethod(rt.Method) && rt.Kind == RouteGroup
 }

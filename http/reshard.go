@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
@@ -32,15 +33,15 @@ type Resharding interface {
 
 // reshardingRoutes lists the scale, migration and data-plane monitoring
 // routes (#3, #8–#10, #20–#22), templates relative to the base path.
-func (a *API) reshardingRoutes(stream, grp, monGroup string) []route {
+func (a *API) reshardingRoutes() []route {
 	return []route{
-		{Route{http.MethodPost, stream + "/scale", true, "SCALE_STREAM"}, a.scaleStream},
-		{Route{http.MethodPost, grp + "/scale", true, "SCALE_GROUP"}, a.scaleGroup},
-		{Route{http.MethodGet, grp + "/migrations/{reshardingId}", false, ""}, a.getMigration},
-		{Route{http.MethodPost, grp + "/migrations/{reshardingId}/rollback", true, "ROLLBACK_MIGRATION"}, a.rollback},
-		{Route{http.MethodGet, monGroup + "/migrations", false, ""}, read(a, a.coord.Migrations, migrationsBody)},
-		{Route{http.MethodGet, monGroup + "/offsets", false, ""}, read(a, a.offsets, asIs[monitoring.Offsets])},
-		{Route{http.MethodGet, monGroup + "/shards/{shardIndex}/messages", false, ""}, a.shardMessages},
+		{Route{Method: http.MethodPost, Template: contract.StreamScale, Mutation: true, Action: "SCALE_STREAM"}, a.scaleStream},
+		{Route{Method: http.MethodPost, Template: contract.GroupScale, Mutation: true, Action: "SCALE_GROUP"}, a.scaleGroup},
+		{Route{Method: http.MethodGet, Template: contract.GroupMigration}, a.getMigration},
+		{Route{Method: http.MethodPost, Template: contract.GroupRollback, Mutation: true, Action: "ROLLBACK_MIGRATION"}, a.rollback},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringMigrations}, read(a, a.coord.Migrations, migrationsBody)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringOffsets}, read(a, a.offsets, asIs[monitoring.Offsets])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringMessages}, a.shardMessages},
 	}
 }
 

@@ -69,7 +69,6 @@ type guard struct {
 	Security
 	policy        security.Policy
 	auditRoutes   audit.Routes
-	base          string
 	coordinatorID string
 	log           *slog.Logger
 }
@@ -91,7 +90,6 @@ func (a *API) secure(o Options, base string) []Middleware {
 		Security:      *s,
 		policy:        security.Policy{BasePath: base, AuthenticateMemberAPI: s.AuthenticateMemberAPI},
 		auditRoutes:   audit.Routes{BasePath: base},
-		base:          base,
 		coordinatorID: o.CoordinatorID,
 		log:           o.Logger,
 	}
@@ -115,8 +113,8 @@ func (a *API) securityRoutes() []route {
 		return nil
 	}
 	return []route{
-		{Route{http.MethodPost, security.LoginPath, false, string(audit.Login)}, a.login},
-		{Route{http.MethodGet, "/monitoring/session", false, ""}, a.session},
+		{Route{Method: http.MethodPost, Template: contract.LoginTemplate, Action: string(audit.Login)}, a.login},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringSession}, a.session},
 	}
 }
 

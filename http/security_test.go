@@ -259,7 +259,7 @@ func requiredRole(rt Route, memberAuth bool) (role security.Role, check bool) {
 	switch {
 	case rt.Template == contract.BasePath+"/auth/login":
 		return "", true
-	case rt.Template == contract.BasePath+security.OpenAPIPath:
+	case rt.Template == contract.BasePath+contract.OpenAPITemplate:
 		return "", false
 	case strings.HasSuffix(rt.Template, "/heartbeat"):
 		return security.RoleMember, memberAuth

@@ -6,22 +6,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// OpenAPIPath is the path of the OpenAPI document below the base path; it
-// is open like login.
-const OpenAPIPath = contract.OpenAPITemplate
-
-// LoginPath is the login route below the base path.
-const LoginPath = contract.LoginTemplate
-
-// HeartbeatTemplate is the member heartbeat route below the base path, one
-// of the two routes rule 2 applies to.
-const HeartbeatTemplate = contract.HeartbeatTemplate
-
-// BenchNoopTemplate is the load harness's no-op heartbeat route
-// (debug.bench-endpoints) below the base path: the heartbeat route's stack
-// without the actor, so rule 2 applies to it as to a heartbeat.
-const BenchNoopTemplate = contract.BenchNoopTemplate
-
 // Policy is the route → required-role table of docs/protocol.md §1. It decides on the
 // matched route (its method and template, which the code fixes), never on
 // the request's path: nothing a caller puts in a stream, group or member
@@ -42,7 +26,8 @@ type Policy struct {
 // templates at or below the base path:
 //
 //  1. <base>/auth/login and <base>/openapi.json (the API description) → open;
-//  2. <base> + HeartbeatTemplate (or BenchNoopTemplate) → MEMBER when
+//  2. <base> + contract.HeartbeatTemplate (or contract.BenchNoopTemplate,
+//     the load harness's no-op copy, debug.bench-endpoints) → MEMBER when
 //     AuthenticateMemberAPI, otherwise open;
 //  3. <base>/monitoring and below → READ;
 //  4. anything else → WRITE for POST, PATCH, PUT and DELETE, else READ.
@@ -55,14 +40,14 @@ func (p Policy) RequiredRole(method, template string) (role Role, needsAuth bool
 		return "", false
 	}
 	switch {
-	case template == base+LoginPath, template == base+OpenAPIPath:
+	case template == base+contract.LoginTemplate, template == base+contract.OpenAPITemplate:
 		return "", false
 	case p.IsHeartbeat(template):
 		if p.AuthenticateMemberAPI {
 			return RoleMember, true
 		}
 		return "", false
-	case underPath(template, base+"/monitoring"):
+	case underPath(template, base+contract.MonitoringPrefix):
 		return RoleRead, true
 	}
 	return readOrWrite(method), true
@@ -84,7 +69,7 @@ func (p Policy) Unrouted(method, path string) (role Role, needsAuth bool) {
 // heartbeat route or the load harness's no-op copy of it.
 func (p Policy) IsHeartbeat(template string) bool {
 	base := p.basePath()
-	return template == base+HeartbeatTemplate || template == base+BenchNoopTemplate
+	return template == base+contract.HeartbeatTemplate || template == base+contract.BenchNoopTemplate
 }
 
 func readOrWrite(method string) Role {

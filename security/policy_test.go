@@ -1,6 +1,10 @@
 package security
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 var allMethods = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
 
@@ -30,21 +34,21 @@ func readOrWriteAccess(method string) access {
 func protocolTemplates() map[string]string {
 	const group = "/streams/{streamPrefix}/groups/{consumerGroup}"
 	routes := map[string]string{
-		LoginPath:                            "login",
-		OpenAPIPath:                          "login",
-		"/streams/{streamPrefix}":            "streams",
-		"/streams/{streamPrefix}/scale":      "streams",
-		group:                                "streams",
-		group + "/producer-routing":          "streams",
-		group + "/scale":                     "streams",
-		group + "/migrations/{reshardingId}": "streams",
+		contract.LoginTemplate:                        "login",
+		contract.OpenAPITemplate:                      "login",
+		"/streams/{streamPrefix}":                     "streams",
+		"/streams/{streamPrefix}/scale":               "streams",
+		group:                                         "streams",
+		group + "/producer-routing":                   "streams",
+		group + "/scale":                              "streams",
+		group + "/migrations/{reshardingId}":          "streams",
 		group + "/migrations/{reshardingId}/rollback": "streams",
-		HeartbeatTemplate:                  "heartbeat",
-		"/monitoring/session":              "monitoring",
-		"/monitoring/health":               "monitoring",
-		"/monitoring/groups":               "monitoring",
-		"/monitoring" + group + "/members": "monitoring",
-		"/monitoring/grafana/members":      "monitoring",
+		contract.HeartbeatTemplate:                    "heartbeat",
+		"/monitoring/session":                         "monitoring",
+		"/monitoring/health":                          "monitoring",
+		"/monitoring/groups":                          "monitoring",
+		"/monitoring" + group + "/members":            "monitoring",
+		"/monitoring/grafana/members":                 "monitoring",
 	}
 	return routes
 }
@@ -80,7 +84,7 @@ func TestRequiredRoleTemplates(t *testing.T) {
 					}
 				}
 			}
-			if !pol.IsHeartbeat(policyBase+HeartbeatTemplate) || pol.IsHeartbeat(policyBase+"/streams/members/groups/heartbeat") {
+			if !pol.IsHeartbeat(policyBase+contract.HeartbeatTemplate) || pol.IsHeartbeat(policyBase+"/streams/members/groups/heartbeat") {
 				t.Errorf("base %q: IsHeartbeat is wrong", base)
 			}
 		}
