@@ -83,8 +83,9 @@ lint:
 # (client.Consumer against a plain go-redis loop: goals P12a-b), work (count
 # vs work assignor under skewed traffic, about 3 minutes: goals P10a-d),
 # cluster (30 groups on three coordinators, a rolling restart and a SIGKILL),
-# fleet (10,000 groups of 16 shards created with max-groups set, then idle on
-# three coordinators, about 2 minutes: goals P11c-e), churn with both release
+# fleet (10,000 groups of 16 shards created with max-groups set, idle on three
+# coordinators, then 10 members per group and the SIGTERM of one coordinator,
+# 10 minutes on a busy machine: goals P11a-e), churn with both release
 # policies, assignor (the assignor benchmarks) and heap. It prints goals and
 # writes bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group
 # run is -scenarios groups, the scrape run -scenarios scrape (not in the

@@ -132,20 +132,9 @@ func (r *Runner) kill(ctx context.Context, s *session, fig *ClusterFigures) erro
 	if err != nil {
 		return err
 	}
-	victim := 1
-	for i := 1; i <= len(s.peers); i++ {
-		if countOwned(owners, s.peers[i-1].cfg.ID) > countOwned(owners, s.peers[victim-1].cfg.ID) {
-			victim = i
-		}
-	}
+	victim, watched := s.busiestPeer(owners)
 	srv, _ := s.coordinator(victim)
 	fig.Killed = srv.ID
-	var watched []*Fleet
-	for _, f := range s.fleets {
-		if owners[f.key] == fig.Killed {
-			watched = append(watched, f)
-		}
-	}
 	fig.KilledGroups = len(watched)
 	return r.phase(s.underLoad(ctx, "cluster/kill", &fig.Kill, func() (time.Duration, error) {
 		time.Sleep(r.opts.Interval) // the loop runs at full speed first
@@ -329,6 +318,24 @@ func (s *session) groupOwners(ctx context.Context) (map[group.Key]string, error)
 		out[group.Key{StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup}] = g.Owner
 	}
 	return out, nil
+}
+
+// busiestPeer returns the peer (coordinator index ≥ 1) owning the most
+// groups by owners, and the fleets of its groups.
+func (s *session) busiestPeer(owners map[group.Key]string) (int, []*Fleet) {
+	victim := 1
+	for i := 2; i <= len(s.peers); i++ {
+		if countOwned(owners, s.peers[i-1].cfg.ID) > countOwned(owners, s.peers[victim-1].cfg.ID) {
+			victim = i
+		}
+	}
+	var fleets []*Fleet
+	for _, f := range s.fleets {
+		if owners[f.key] == s.peers[victim-1].cfg.ID {
+			fleets = append(fleets, f)
+		}
+	}
+	return victim, fleets
 }
 
 // countOwned counts the groups id owns.

@@ -32,8 +32,12 @@
 //   - fleet: 10,000 groups of 16 shards, each on a stream prefix of its
 //     own, created with defaults.max-groups set (P11e), then idle on three
 //     coordinators: Redis CPU and round trips per 100 shards per lag
-//     refresh (P11d) and each coordinator's peak RSS (P11c); P11a and
-//     P11b need members and are NOT RUN.
+//     refresh (P11d); then 10 members per group (100,000), each
+//     heartbeating every 10 s to its group's owner, driven open loop by a
+//     pool of goroutines: the time until every group is settled (P11a),
+//     each coordinator's peak RSS with them (P11c), and the SIGTERM of the
+//     peer owning the most groups: the longest wait of a member for an OK,
+//     FENCED answers and shard moves (P11b).
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
 // PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see

@@ -145,3 +145,42 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		return false
 	}
 }
+
+// openLoopPool is openLoop for many members on few goroutines: rate
+// requests per second while running reports true, member k%n sending the
+// k-th at start+k/rate (each member every n/rate seconds, the phases
+// spread evenly), from workers goroutines. Each member sends one request
+// at a time: a request due while the member's previous one is still in
+// flight goes as soon as that one is done. The latency is measured from
+// the scheduled time, so a request waiting for a worker or for its
+// member counts the wait (no coordinated omission). Requests are recorded
+// in rec, which others may read meanwhile. It returns once running
+// reported false and the requests in flight are done.
+func openLoopPool(ctx context.Context, n int, rate float64, workers int, running func() bool, fire fireFunc, rec *Recorder) {
+	type due struct {
+		i  int
+		at time.Time
+	}
+	jobs := make(chan due, workers)
+	busy := make([]sync.Mutex, n)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				busy[j.i].Lock()
+				fire(ctx, j.i, j.at, rec)
+				busy[j.i].Unlock()
+			}
+		})
+	}
+	start := time.Now()
+	for k := 0; running(); k++ {
+		at := start.Add(time.Duration(float64(k) / rate * float64(time.Second)))
+		if !sleepUntil(ctx, at) {
+			break
+		}
+		jobs <- due{k % n, at}
+	}
+	close(jobs)
+	wg.Wait()
+}

@@ -48,8 +48,9 @@ const (
 	// side under skewed traffic with a backlog (goals P10a–d, bench/work.go).
 	ScenarioWork = "work"
 	// ScenarioFleet creates FleetGroups groups of FleetShards shards with
-	// defaults.max-groups set and leaves them idle on three coordinators
-	// (goals P11c–e; P11a and P11b need members it does not run yet).
+	// defaults.max-groups set, leaves them idle on three coordinators,
+	// then runs FleetMembers owner-directed members in each and SIGTERMs
+	// one coordinator (goals P11a–e, bench/fleetscale.go).
 	ScenarioFleet = "fleet"
 )
 
@@ -82,8 +83,9 @@ type Options struct {
 	// redis or jdbc. The store scenario runs all three.
 	Store string
 
-	// FleetGroups and FleetShards (per group) size the fleet scenario.
-	FleetGroups, FleetShards int
+	// FleetGroups, FleetShards and FleetMembers (per group) size the
+	// fleet scenario.
+	FleetGroups, FleetShards, FleetMembers int
 	// Groups, Members (per group) and Shards (per group) of ceiling,
 	// steady, baseline and store.
 	Groups, Members, Shards int
@@ -243,7 +245,7 @@ func (o *Options) validate() error {
 	for _, z := range o.ManyReferences {
 		check(z.Groups >= 1 && z.Members >= 1 && z.Shards >= 1, "reference size %s must be positive", z)
 	}
-	check(!o.runs(ScenarioFleet) || (o.FleetGroups >= 1 && o.FleetShards >= 1), "fleet needs positive groups and shards")
+	check(!o.runs(ScenarioFleet) || (o.FleetGroups >= 1 && o.FleetShards >= 1 && o.FleetMembers >= 1), "fleet needs positive groups, shards and members")
 	check(!o.runs(ScenarioDataPlane) || (o.DataPlaneEntries >= 1 && o.DataPlaneRounds >= 1), "dataplane needs positive entries and rounds")
 	check(o.OpenRate >= 0 && o.OpenFraction > 0, "open rate must not be negative, open fraction must be positive")
 	for _, rel := range o.Releases {

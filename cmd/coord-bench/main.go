@@ -66,6 +66,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&o.DataPlaneRounds, "dataplane-rounds", 2, "runs of each loop of the dataplane scenario (client.Consumer and a plain go-redis loop, alternating)")
 	fs.IntVar(&o.FleetGroups, "fleet-groups", 10000, "groups of the fleet scenario, each on a stream prefix of its own (defaults.max-groups is set to this)")
 	fs.IntVar(&o.FleetShards, "fleet-shards", 16, "shards per group of the fleet scenario")
+	fs.IntVar(&o.FleetMembers, "fleet-members", 10, "members per group of the fleet scenario, each heartbeating every 10 s")
 	fs.IntVar(&o.ChurnMembers, "churn-members", 1000, "members of the churn group")
 	fs.IntVar(&o.ChurnShards, "churn-shards", 10000, "shards of the churn group")
 	releases := fs.String("release", bench.ReleasePrompt+","+bench.ReleaseInterval,
