@@ -37,23 +37,14 @@ const (
 func liveOpFaults(o Options) []Fault {
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x6c6976656f7073))
 	var out []Fault
-	arrivals := func(gap time.Duration, each func(at time.Duration)) {
-		for at := quiet; ; {
-			at += time.Duration(rng.ExpFloat64() * float64(gap))
-			if at >= o.Duration {
-				return
-			}
-			each(at)
-		}
-	}
 	lowest := max(1, o.Shards/2)
-	arrivals(pauseGap, func(at time.Duration) {
+	arrivals(rng, o.Duration, pauseGap, func(at time.Duration) {
 		shard := rng.IntN(lowest)
 		back := min(at+time.Duration(500+rng.IntN(4500))*time.Millisecond, o.Duration)
 		out = append(out, Fault{at, ShardPause, shard}, Fault{back, ShardResume, shard})
 	})
 	if o.RealMembers > 0 {
-		arrivals(resetGap, func(at time.Duration) { out = append(out, Fault{at, LiveReset, rng.IntN(realShards)}) })
+		arrivals(rng, o.Duration, resetGap, func(at time.Duration) { out = append(out, Fault{at, LiveReset, rng.IntN(realShards)}) })
 	}
 	return out
 }

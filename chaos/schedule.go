@@ -55,6 +55,18 @@ const (
 	quiet = 2 * time.Second
 )
 
+// arrivals calls each at the times, drawn from rng, of a Poisson process
+// with mean gap between quiet and end.
+func arrivals(rng *rand.Rand, end, gap time.Duration, each func(at time.Duration)) {
+	for at := quiet; ; {
+		at += time.Duration(rng.ExpFloat64() * float64(gap))
+		if at >= end {
+			return
+		}
+		each(at)
+	}
+}
+
 // Schedule returns the faults of o.Seed over [0, o.Duration), in time
 // order. It depends only on the seed and the sizes: at most
 // Coordinators−1 coordinators are down or cut off at once, no other
@@ -77,15 +89,6 @@ func Schedule(o Options) []Fault {
 		return true
 	}
 	uniform := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
-	arrivals := func(gap time.Duration, each func(at time.Duration)) {
-		for at := quiet; ; {
-			at += time.Duration(rng.ExpFloat64() * float64(gap))
-			if at >= o.Duration {
-				return
-			}
-			each(at)
-		}
-	}
 	end := func(at, d time.Duration) time.Duration { return min(at+d, o.Duration) }
 
 	if o.Coordinators > 1 {
@@ -93,7 +96,7 @@ func Schedule(o Options) []Fault {
 		// coordinator faults out.
 		var windows [][2]time.Duration
 		window := time.Duration(o.Coordinators) * rollingStep
-		arrivals(rollingGap, func(at time.Duration) {
+		arrivals(rng, o.Duration, rollingGap, func(at time.Duration) {
 			if at+window > o.Duration || (len(windows) > 0 && at < windows[len(windows)-1][1]) {
 				return
 			}
@@ -101,7 +104,7 @@ func Schedule(o Options) []Fault {
 			out = append(out, Fault{at, RollingRestart, 0})
 		})
 		coordinatorFault := func(gap time.Duration, kind, endKind string, lo, hi time.Duration) {
-			arrivals(gap, func(at time.Duration) {
+			arrivals(rng, o.Duration, gap, func(at time.Duration) {
 				i := rng.IntN(o.Coordinators)
 				back := end(at, uniform(lo, hi))
 				overlaps := func(w [2]time.Duration) bool { return at < w[1] && w[0] < back }
@@ -124,7 +127,7 @@ func Schedule(o Options) []Fault {
 	}
 	if o.Store == "redis" {
 		var busy time.Duration
-		arrivals(redisGap, func(at time.Duration) {
+		arrivals(rng, o.Duration, redisGap, func(at time.Duration) {
 			if busy > at {
 				return
 			}
@@ -134,7 +137,7 @@ func Schedule(o Options) []Fault {
 		})
 	}
 	member := func(gap time.Duration, kind, endKind string, lo, hi time.Duration) {
-		arrivals(gap*10/time.Duration(o.Members), func(at time.Duration) {
+		arrivals(rng, o.Duration, gap*10/time.Duration(o.Members), func(at time.Duration) {
 			i := rng.IntN(o.Members)
 			back := end(at, uniform(lo, hi))
 			if !free(i, at, back) {
@@ -148,7 +151,7 @@ func Schedule(o Options) []Fault {
 	// Shorter and longer than a lease: the member is expired or it is not.
 	member(partitionGap, MemberPartition, MemberHeal, 500*time.Millisecond, 2*o.LeaseTTL)
 	last := o.Shards
-	arrivals(scaleGap, func(at time.Duration) {
+	arrivals(rng, o.Duration, scaleGap, func(at time.Duration) {
 		lo, hi := max(1, o.Shards/2), o.Shards*3/2
 		n := lo + rng.IntN(hi-lo+1)
 		if n == last {
