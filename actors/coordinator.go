@@ -79,21 +79,23 @@ func New(o Options) (*Coordinator, error) {
 }
 
 // Heartbeat runs a member heartbeat, at the time it was called (its
-// arrival). It is answered once the change it made is stored; a store that
-// is briefly unavailable yields status RETRY, and so does a group with
-// MaxQueuedHeartbeats heartbeats already queued (at once, without queueing
-// this one: load shedding).
+// arrival). It is answered once the change it made is stored. It fails
+// with contract.ErrNotStored when the store failed in a way that may pass,
+// and with contract.ErrShed, reported to Observer.HeartbeatShed, when its
+// group has MaxQueuedHeartbeats heartbeats already queued (at once,
+// without queueing this one: load shedding) or did not answer within
+// StoreTimeout; the HTTP layer answers both with status RETRY.
 func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	if ch, ok := c.registry.Load(key); ok && ch.(*child).depth.heartbeats.Load() >= int64(c.opts.MaxQueuedHeartbeats) {
 		c.opts.Observer.HeartbeatShed(key)
-		return group.RetryResponse(c.opts.Settings, req), nil
+		return contract.HeartbeatResponse{}, contract.ErrShed
 	}
 	r := newReplyTo[contract.HeartbeatResponse]()
 	msg := &heartbeatMsg{routed: routed{Key: key}, Request: req, Reply: r, Arrived: c.opts.Clock()}
 	resp, err := ask(ctx, c, msg, r, c.opts.StoreTimeout)
 	if errors.Is(err, errNoAnswer) {
 		c.opts.Observer.HeartbeatShed(key)
-		return group.RetryResponse(c.opts.Settings, req), nil
+		return contract.HeartbeatResponse{}, fmt.Errorf("%w: %w", contract.ErrShed, err)
 	}
 	return resp, err
 }
@@ -333,10 +335,11 @@ var errNoAnswer = errors.New("no answer in time")
 // A heartbeat waits at most StoreTimeout: an actor held up by store calls
 // of earlier requests (with a frozen store each takes the whole timeout,
 // and a failed write is followed by a reload) would otherwise keep it for
-// several. Its member is then answered RETRY, which is what a lost answer
-// costs (docs/protocol.md, improvement 8: the retry with the previous
-// epoch is accepted), and the actor's later answer is dropped. Every other
-// request waits at most RequestTimeout.
+// several. Heartbeat then fails with contract.ErrShed (its member is
+// answered RETRY), which is what a lost answer costs (docs/protocol.md,
+// improvement 8: the retry with the previous epoch is accepted), and the
+// actor's later answer is dropped. Every other request waits at most
+// RequestTimeout.
 func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], wait time.Duration) (T, error) {
 	var zero T
 	if err := c.send(msg); err != nil {

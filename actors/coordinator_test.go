@@ -85,8 +85,9 @@ func TestConflictReloadsAndReruns(t *testing.T) {
 	}
 }
 
-// A store that always conflicts: after CommitAttempts tries heartbeats get
-// status RETRY and admin commands STATE_VERSION_CONFLICT; nothing is
+// A store that always conflicts: after CommitAttempts tries heartbeats
+// fail with ErrNotStored (status RETRY) and admin commands with
+// STATE_VERSION_CONFLICT; nothing is
 // acknowledged or kept.
 func TestConflictsExhausted(t *testing.T) {
 	store := newTestStore()
@@ -98,7 +99,7 @@ func TestConflictsExhausted(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusRetry)
+	heartbeatFails(t, c, orders, join("m-1"), contract.ErrNotStored)
 	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
 	if !errors.Is(err, contract.ErrStateConflict) {
 		t.Errorf("delete: %v, want ErrStateConflict", err)
@@ -112,8 +113,8 @@ func TestConflictsExhausted(t *testing.T) {
 	}
 }
 
-// An unavailable store: heartbeats get status RETRY, admin commands the
-// error, the uncommitted change is dropped; once the store is back the
+// An unavailable store: heartbeats fail with ErrNotStored (status RETRY),
+// admin commands with the store's error, the uncommitted change is dropped; once the store is back the
 // group works from its committed state.
 func TestUnavailableStore(t *testing.T) {
 	var down atomic.Bool
@@ -134,11 +135,8 @@ func TestUnavailableStore(t *testing.T) {
 	createGroup(t, c, orders)
 
 	down.Store(true)
-	resp := heartbeat(t, c, orders, join("m-1"))
-	wantStatus(t, resp, contract.StatusRetry)
-	if resp.MemberID != "m-1" || resp.GroupEpoch != 0 {
-		t.Errorf("retry response %+v", resp)
-	}
+	heartbeatFails(t, c, orders, join("m-1"), persistence.ErrUnavailable)
+	heartbeatFails(t, c, orders, join("m-1"), contract.ErrNotStored)
 	if members, err := c.Members(testCtx(t), orders); err != nil || len(members) != 0 {
 		t.Errorf("members while down: %v, %v; want none", members, err)
 	}
@@ -155,7 +153,7 @@ func TestUnavailableStore(t *testing.T) {
 }
 
 // A commit whose outcome is unknown (it did write, then failed): the
-// heartbeat gets status RETRY and the actor resyncs, so its state holds the
+// heartbeat fails with ErrNotStored (status RETRY) and the actor resyncs, so its state holds the
 // write and the next commit does not conflict.
 func TestUnknownCommitOutcome(t *testing.T) {
 	store := newTestStore()
@@ -170,7 +168,7 @@ func TestUnknownCommitOutcome(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 
-	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusRetry)
+	heartbeatFails(t, c, orders, join("m-1"), contract.ErrNotStored)
 	members, err := c.Members(testCtx(t), orders)
 	if err != nil || len(members) != 1 || members[0].MemberID != "m-1" {
 		t.Fatalf("members after unknown outcome: %v, %v; want the written m-1", members, err)

@@ -39,10 +39,10 @@
 //     the commit holding its change returns.
 //   - Commit outcomes follow persistence.Classify: a revision conflict
 //     reloads the group and re-runs the whole batch (bounded attempts); an
-//     unavailable store or mutex timeout discards the batch and answers
-//     heartbeats with status RETRY; an unknown outcome answers the same
-//     way and reloads the group before its next request; a corrupt group
-//     fails closed.
+//     unavailable store or mutex timeout discards the batch and fails its
+//     heartbeats with contract.ErrNotStored (the HTTP layer answers status
+//     RETRY); an unknown outcome fails them the same way and reloads the
+//     group before its next request; a corrupt group fails closed.
 //   - A panic while handling a message answers that message and every parked
 //     request with contract.ErrInternal, then lets the supervisor restart
 //     the actor, which reloads its state from the store.

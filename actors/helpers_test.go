@@ -236,6 +236,15 @@ func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *contract.Heartb
 	return resp
 }
 
+// heartbeatFails sends req and fails the test unless it fails with want
+// (errors.Is).
+func heartbeatFails(t *testing.T, c *Coordinator, key group.Key, req *contract.HeartbeatRequest, want error) {
+	t.Helper()
+	if resp, err := c.Heartbeat(testCtx(t), key, req); !errors.Is(err, want) {
+		t.Fatalf("heartbeat %s of %s: %+v, %v; want %v", req.MemberID, key, resp, err, want)
+	}
+}
+
 func wantStatus(t *testing.T, resp contract.HeartbeatResponse, want contract.HeartbeatStatus) {
 	t.Helper()
 	if resp.Status != want {

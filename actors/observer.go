@@ -30,7 +30,7 @@ type Observer interface {
 	// ActorsLive reports the number of group actors after one started or
 	// stopped.
 	ActorsLive(n int)
-	// HeartbeatShed reports a heartbeat answered RETRY at the edge: at
+	// HeartbeatShed reports a heartbeat shed (contract.ErrShed): at
 	// once because MaxQueuedHeartbeats heartbeats were already queued for
 	// its group, or because its actor did not answer within StoreTimeout.
 	// It is called on the caller's goroutine.

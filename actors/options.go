@@ -72,9 +72,9 @@ type Options struct {
 	// MaxQueuedHeartbeats bounds the heartbeats in one group actor's
 	// mailbox, waiting or being handled (a heartbeat parked in a batch for
 	// its commit no longer counts): a heartbeat that finds this many is
-	// answered at once with status RETRY (group.RetryResponse, as for a
-	// briefly unavailable store) without entering the mailbox, and reported
-	// to Observer.HeartbeatShed. The member keeps its lease and heartbeats
+	// failed at once with contract.ErrShed (answered with status RETRY by
+	// the HTTP layer, as a briefly unavailable store is) without entering
+	// the mailbox, and reported to Observer.HeartbeatShed. The member keeps its lease and heartbeats
 	// again one interval later, so overload does not build queues that
 	// take longer than a lease to answer. Concurrent callers may overshoot
 	// the bound by at most their number. 0 → DefaultMaxQueuedHeartbeats.
@@ -84,7 +84,7 @@ type Options struct {
 	CommitAttempts int
 	// StoreTimeout bounds each store call, each Redis call of Provisioner
 	// and Drains, and how long a heartbeat waits for its actor (then it is
-	// answered RETRY, see ask).
+	// fails with contract.ErrShed, see ask).
 	StoreTimeout time.Duration
 	// RequestTimeout bounds how long a caller waits for a group actor's
 	// answer (the caller's own context may end sooner). It is a safety net:

@@ -1,8 +1,8 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
-	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,9 +20,9 @@ type shedCounter struct {
 
 func (s *shedCounter) HeartbeatShed(group.Key) { s.shed.Add(1) }
 
-// A group with MaxQueuedHeartbeats heartbeats queued answers the next one
-// at once with RETRY (it never enters the mailbox, the member keeps its
-// lease) and counts it; the queued ones are answered normally once the
+// A group with MaxQueuedHeartbeats heartbeats queued fails the next one
+// at once with ErrShed (status RETRY: it never enters the mailbox, the
+// member keeps its lease) and counts it; the queued ones are answered normally once the
 // actor moves on, and the group takes heartbeats again. The actor is held
 // in the commit of a first heartbeat, which is then parked in its batch
 // and no longer counts.
@@ -44,10 +44,7 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 	eventually.True(t, "queued heartbeats", func() bool { return queuedHeartbeats(c, orders) == bound })
 
 	req := join("m-shed")
-	resp := heartbeat(t, c, orders, req)
-	if want := group.RetryResponse(group.DefaultSettings(), req); !reflect.DeepEqual(resp, want) {
-		t.Errorf("heartbeat over the bound: %+v, want the RETRY answer %+v", resp, want)
-	}
+	heartbeatFails(t, c, orders, req, contract.ErrShed)
 	if n := obs.shed.Load(); n != 1 {
 		t.Errorf("%d heartbeats shed, want 1", n)
 	}
@@ -120,8 +117,8 @@ func queuedHeartbeats(c *Coordinator, key group.Key) int64 {
 
 // A heartbeat waits for its group actor at most StoreTimeout: behind an
 // actor held up (here in a commit that ignores its deadline; with a frozen
-// store, by store calls that each take the whole timeout) it is answered
-// RETRY and counted as shed while the actor is still busy, and the
+// store, by store calls that each take the whole timeout) it fails with
+// ErrShed (status RETRY) and is counted as shed while the actor is still busy, and the
 // actor's late answer is dropped.
 func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 	g := newGate()
@@ -136,11 +133,9 @@ func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 	<-g.entered
 	goHeartbeat(c, store, orders, "m-queued", out)
 	for range 2 {
-		r := <-out
-		if r.err != nil {
-			t.Fatalf("%s: %v", r.id, r.err)
+		if r := <-out; !errors.Is(r.err, contract.ErrShed) {
+			t.Fatalf("%s: %+v, %v; want ErrShed", r.id, r.resp, r.err)
 		}
-		wantStatus(t, r.resp, contract.StatusRetry)
 	}
 	select {
 	case <-g.release:

@@ -23,4 +23,16 @@ var (
 	// scale stays PREPARING). The HTTP layer maps it to 503
 	// REDIS_STREAM_PROVISIONING_FAILED.
 	ErrProvisioning = errors.New("redis stream provisioning failed")
+	// ErrShed: a heartbeat was shed, not served: its group already had as
+	// many heartbeats queued as it may, or did not answer it within the
+	// store timeout. Nothing changed; the member sends it again as it is.
+	// The HTTP layer answers it with status RETRY.
+	ErrShed = errors.New("heartbeat shed")
+	// ErrNotStored: what a heartbeat changed could not be stored, or its
+	// write was not confirmed, for a reason that may pass (the store busy,
+	// down or slow: persistence.Outcome.Retryable, but never a refusal
+	// naming another owner). It wraps that reason. Nothing is acknowledged;
+	// the member sends the heartbeat again as it is. The HTTP layer answers
+	// it with status RETRY.
+	ErrNotStored = errors.New("heartbeat not stored")
 )

@@ -371,10 +371,12 @@ func rejectedResponse(s Settings, req *contract.HeartbeatRequest, status contrac
 	}
 }
 
-// RetryResponse is the answer to a heartbeat that could not be processed
-// because the store is briefly unavailable (improvement 5): HTTP 200, status
-// RETRY, the request's epoch echoed, zero group epochs and an empty
-// assignment. Clients keep their lease and heartbeat again.
+// RetryResponse is the answer to a heartbeat that was not served but may
+// succeed as it is (a store briefly unavailable, improvement 5; load
+// shedding; a group moving between coordinators): HTTP 200, status RETRY,
+// the request's epoch echoed, zero group epochs and an empty assignment.
+// Clients keep their lease and heartbeat again. The HTTP layer's table of
+// outcomes decides when it is answered.
 func RetryResponse(s Settings, req *contract.HeartbeatRequest) contract.HeartbeatResponse {
 	return rejectedResponse(s, req, contract.StatusRetry)
 }

@@ -8,9 +8,13 @@
 // (*group.Error), cluster refusals, actor runtime errors (contract.Err*) and
 // store outcomes (persistence.Classify) become `{"status","errorCode","message"}`
 // answers, with Retry-After and X-Coordinator-Owner, by the one table
-// outcomes (respond.go) and nowhere else; a heartbeat's RETRY is answered by
-// API.retry alone. It talks to the actor system only through the small
-// Coordinator interface.
+// outcomes (respond.go) and nowhere else. A heartbeat that was not served
+// is answered by API.failHeartbeat alone: 200 with status RETRY when its
+// outcome's row says it may succeed as it is (a cluster refusal, an owner
+// that did not answer, a heartbeat shed or not stored by the runtime:
+// contract.ErrShed, contract.ErrNotStored), else its error answer; it is
+// the one place an outcome becomes RETRY. It talks to the actor system
+// only through the small Coordinator interface.
 //
 // With a cluster, the edge of a group's routes (forward.go) proves a
 // request's forwarded mark (forwardauth.go), takes the routing decision

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/workers"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Headers of the coordinator cluster (docs/cluster.md).
@@ -112,7 +114,7 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config, 
 		TLSClientConfig:     peerTLS,
 		Protocols:           protocols,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + contract.HeartbeatTemplate}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + security.HeartbeatTemplate}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -171,10 +173,10 @@ type proxyTarget struct {
 // registers the heartbeat route's chain (next) for the items of batches;
 // a heartbeat (or the load harness's no-op one) is forwarded in a batch.
 func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
-	if !rt.Kind.Scoped() {
+	if !strings.Contains(rt.Template, "{streamPrefix}") {
 		return next
 	}
-	heartbeat := rt.Kind == RouteHeartbeat
+	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
 	if rt.Template == f.heartbeatTemplate {
 		f.heartbeats.Handle(rt.Method, routerPath(rt.Template), next)
 	}
@@ -215,7 +217,7 @@ func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.
 			f.api.fail(w, r, err)
 			return
 		}
-		f.api.retry(w, req, to.Reason)
+		f.api.failHeartbeat(w, r, req, to.Reason)
 	case cluster.Forward:
 		if heartbeat {
 			f.heartbeat(w, r, to.Owner)
@@ -257,7 +259,7 @@ func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner pers
 			f.api.fail(w, r, errOwnerUnreachable)
 			return
 		}
-		f.api.retry(w, req, errOwnerUnreachable)
+		f.api.failHeartbeat(w, r, req, errOwnerUnreachable)
 	default:
 		for k, v := range a.Header {
 			w.Header()[k] = v

@@ -1,20 +1,19 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // heartbeat serves #11, the hot path. Only docs/protocol.md §3 validation failures (and
 // malformed or oversized bodies) answer 4xx; every protocol outcome is a
-// heartbeat status in a 200 answer. Runtime failures (terminating, state
-// conflicts, mutex timeouts) map like any other error.
+// heartbeat status in a 200 answer, and so is a failure that may pass
+// (status RETRY, failHeartbeat). Other runtime failures (terminating, a
+// corrupt group) map like any other error.
 func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	key, req, err := a.heartbeatRequest(w, r, ps)
 	if err != nil {
@@ -22,12 +21,8 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		return
 	}
 	resp, err := a.coord.Heartbeat(r.Context(), key, req)
-	if errors.Is(err, persistence.ErrNotOwner) {
-		a.retry(w, req, err) // the group is not this coordinator's (any more)
-		return
-	}
 	if err != nil {
-		a.fail(w, r, err)
+		a.failHeartbeat(w, r, req, err)
 		return
 	}
 	writeHeartbeat(w, &resp)

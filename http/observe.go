@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -39,8 +41,10 @@ type RequestObserver interface {
 	// ObserveRequests.
 	RequestServed(r ServedRequest)
 	// HeartbeatHandled reports the status of every heartbeat the
-	// coordinator answered (not those refused with a 4xx before reaching
-	// it, nor runtime failures).
+	// coordinator answered, with RETRY those it shed or did not store
+	// (contract.ErrShed, contract.ErrNotStored); not those refused with a
+	// 4xx before reaching it, nor cluster refusals and other runtime
+	// failures.
 	HeartbeatHandled(key group.Key, status contract.HeartbeatStatus)
 	// RoutingServed reports every producer routing read: err is nil on
 	// success; stale is set when the request's knownMetadataVersion was
@@ -60,7 +64,7 @@ type RequestObserver interface {
 // coordinator returned by ObserveCoordinator.
 func ObserveRequests(o RequestObserver) Middleware {
 	return func(rt Route, next httprouter.Handle) httprouter.Handle {
-		routing := rt.Kind == RouteProducerRouting
+		routing := strings.HasSuffix(rt.Template, "/producer-routing")
 		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			start := time.Now()
 			rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -97,8 +101,11 @@ type observedCoordinator struct {
 
 func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	resp, err := c.Coordinator.Heartbeat(ctx, key, req)
-	if err == nil {
+	switch {
+	case err == nil:
 		c.o.HeartbeatHandled(key, resp.Status)
+	case errors.Is(err, contract.ErrShed), errors.Is(err, contract.ErrNotStored):
+		c.o.HeartbeatHandled(key, contract.StatusRetry)
 	}
 	return resp, err
 }

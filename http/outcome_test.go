@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +106,8 @@ var (
 		"ErrOutcomeUnknown": contract.ErrOutcomeUnknown,
 		"ErrInternal":       contract.ErrInternal,
 		"ErrProvisioning":   contract.ErrProvisioning,
+		"ErrShed":           contract.ErrShed,
+		"ErrNotStored":      contract.ErrNotStored,
 	}
 	storeErrors = map[string]error{
 		"ErrNotOwner":      persistence.ErrNotOwner,
@@ -146,6 +150,16 @@ var codesElsewhere = map[contract.Code]string{
 	contract.CodeNotACoordinator:   "a batch whose mark does not hold (forward_batch.go)",
 }
 
+// heartbeatRetries are the rows whose outcome a heartbeat is answered
+// RETRY for (the member keeps its lease and sends it again, never FENCED):
+// the cluster refusals, an owner that did not answer, a heartbeat shed or
+// not stored, and a deposed owner. Every other row's heartbeat gets the
+// row's error answer.
+var heartbeatRetries = map[any]bool{
+	errLeaving: true, cluster.ErrNotServing: true, notOwnerKey: true, errOwnerUnreachable: true,
+	contract.ErrShed: true, contract.ErrNotStored: true, persistence.Deposed: true,
+}
+
 // representative returns an error of a row's key class.
 func representative(t *testing.T, key any) error {
 	t.Helper()
@@ -176,7 +190,10 @@ func representative(t *testing.T, key any) error {
 // without a row (or, for codes and store outcomes answered elsewhere, an
 // entry saying so) fails. Each row is reached by an error of its class (no
 // row hides another), and fail answers it with the row's status, code,
-// Retry-After and X-Coordinator-Owner.
+// Retry-After and X-Coordinator-Owner. failHeartbeat answers a heartbeat
+// ending so the same way, except that a row with Retry-After gets 200 with
+// status RETRY (group.RetryResponse, without Retry-After) and the row's
+// X-Coordinator-Owner: the one place an outcome becomes RETRY.
 func TestEveryOutcomeHasARow(t *testing.T) {
 	names := func(dir string, kind token.Token, keep func(string, *ast.ValueSpec) bool) []string {
 		n, _ := declared(t, dir, kind, keep)
@@ -226,15 +243,40 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 			t.Errorf("row %d (%v): an error of its class is answered %+v", i, row.key, got)
 			continue
 		}
-		w := httptest.NewRecorder()
-		w.Header().Set(HeaderOwner, "http://routed:8080")
-		api.fail(w, httptest.NewRequest(http.MethodGet, "/coord/v1/streams/s/groups/g", nil), err)
 		wantOwner := map[ownerHint]string{ownerAsRouted: "http://routed:8080", ownerNamed: "http://c2:8080", ownerNone: ""}[row.owner]
+		w := routed()
+		api.fail(w, httptest.NewRequest(http.MethodGet, "/coord/v1/streams/s/groups/g", nil), err)
 		if w.Code != row.status || !strings.Contains(w.Body.String(), `"errorCode":"`+string(row.code)+`"`) ||
 			(w.Header().Get("Retry-After") == "1") != row.retryAfter || w.Header().Get(HeaderOwner) != wantOwner {
 			t.Errorf("row %d (%v): answered %d %v %s", i, row.key, w.Code, w.Header(), w.Body)
 		}
+
+		if row.retryAfter != heartbeatRetries[row.key] {
+			t.Errorf("row %d (%v): retryAfter %v, but heartbeats ending so are answered RETRY: %v", i, row.key, row.retryAfter, heartbeatRetries[row.key])
+		}
+		hb := &contract.HeartbeatRequest{RequestID: "r1", MemberID: "m1", MemberEpoch: 3}
+		w = routed()
+		api.failHeartbeat(w, httptest.NewRequest(http.MethodPost, "/coord/v1/streams/s/groups/g/members/m1/heartbeat", nil), hb, err)
+		var resp contract.HeartbeatResponse
+		switch {
+		case w.Header().Get(HeaderOwner) != wantOwner:
+			t.Errorf("heartbeat, row %d (%v): X-Coordinator-Owner %q, want %q", i, row.key, w.Header().Get(HeaderOwner), wantOwner)
+		case !row.retryAfter && (w.Code != row.status || !strings.Contains(w.Body.String(), `"errorCode":"`+string(row.code)+`"`)):
+			t.Errorf("heartbeat, row %d (%v): answered %d %s, want the error answer", i, row.key, w.Code, w.Body)
+		case !row.retryAfter:
+		case w.Code != http.StatusOK || w.Header().Get("Retry-After") != "" || json.Unmarshal(w.Body.Bytes(), &resp) != nil ||
+			!reflect.DeepEqual(resp, group.RetryResponse(api.settings, hb)):
+			t.Errorf("heartbeat, row %d (%v): answered %d %v %s, want 200 RETRY", i, row.key, w.Code, w.Header(), w.Body)
+		}
 	}
+}
+
+// routed returns a recorder whose answer names the owner the edge routed
+// the request to.
+func routed() *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	w.Header().Set(HeaderOwner, "http://routed:8080")
+	return w
 }
 
 // mapsConcat merges maps.

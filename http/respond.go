@@ -59,8 +59,11 @@ type answer struct {
 	status  int
 	code    contract.Code
 	message string
-	// retryAfter: the answer carries Retry-After: 1 (the request may
-	// succeed as it is once the group's owner is settled).
+	// retryAfter: the request may succeed as it is once the group's owner
+	// is settled or the coordinator can take it again. The error answer
+	// carries Retry-After: 1; a heartbeat is answered 200 with status
+	// RETRY instead (failHeartbeat), without Retry-After: the member keeps
+	// its lease and sends it again one heartbeat interval later.
 	retryAfter bool
 	// owner is what the answer says in X-Coordinator-Owner.
 	owner ownerHint
@@ -87,10 +90,14 @@ var notOwnerKey = new(cluster.NotOwnerError)
 // A row's key is a domain error code (a *group.Error with that code), a
 // store outcome (persistence.Classify), notOwnerKey, or an error class
 // (errors.Is). Cluster refusals come before the store outcomes (they
-// match persistence.ErrNotOwner, the Deposed outcome, too), and the store
-// outcomes before the runtime's errors. An error no row matches is
-// answered as persistence.Unknown. TestEveryOutcomeHasARow walks every
-// outcome the coordinator has.
+// match persistence.ErrNotOwner, the Deposed outcome, too), the heartbeats
+// not served before the store outcomes and the runtime's errors (a shed
+// heartbeat's error may be context.DeadlineExceeded too, a not stored
+// one's has its store outcome), and the store outcomes before the
+// runtime's errors. An error no row matches is
+// answered as persistence.Unknown. The rows with retryAfter are the
+// outcomes a heartbeat is answered RETRY for (failHeartbeat).
+// TestEveryOutcomeHasARow walks every outcome the coordinator has.
 var outcomes = []struct {
 	key any
 	answer
@@ -119,6 +126,11 @@ var outcomes = []struct {
 	{cluster.ErrNotServing, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorNotServing, "This coordinator is not serving yet (it is registering in the cluster, or its registry lease lapsed); retry the request", true, ownerNone}},
 	{notOwnerKey, answer{http.StatusServiceUnavailable, contract.CodeGroupOwnedElsewhere, "Another coordinator owns this group now; retry the request (X-Coordinator-Owner names it)", true, ownerNamed}},
 	{errOwnerUnreachable, answer{http.StatusServiceUnavailable, contract.CodeCoordinatorUnreachable, "The coordinator that owns this group did not answer; retry the request", true, ownerAsRouted}},
+
+	// Heartbeats this coordinator could not serve now (only heartbeats end
+	// so): shed under load, or not stored by a store that may recover.
+	{contract.ErrShed, answer{http.StatusServiceUnavailable, contract.CodeRequestTimeout, "Coordinator is overloaded and did not take the request; retry the request", true, ownerAsRouted}},
+	{contract.ErrNotStored, answer{http.StatusServiceUnavailable, contract.CodeStoreUnavailable, "Metadata store did not store the change; retry the request", true, ownerAsRouted}},
 
 	// Store outcomes that end a request on their own.
 	{persistence.Deposed, answer{http.StatusServiceUnavailable, contract.CodeGroupOwnedElsewhere, "Another coordinator took this group over; nothing was written, retry the request", true, ownerAsRouted}},
@@ -182,11 +194,15 @@ func classify(err error) (status int, code, message string) {
 	return o.status, string(o.code), o.message
 }
 
-// fail answers err as its row of outcomes says. Server-side failures
-// are logged with the full error, except the refusals a retry resolves
-// (Retry-After) and the expected ones while shutting down.
+// fail answers err as its row of outcomes says.
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	o := a.answerHeaders(w, err)
+	a.failAs(w, r, err, a.answerHeaders(w, err))
+}
+
+// failAs writes err's error answer o. Server-side failures are logged with
+// the full error, except the refusals a retry resolves (Retry-After) and
+// the expected ones while shutting down.
+func (a *API) failAs(w http.ResponseWriter, r *http.Request, err error, o answer) {
 	if o.retryAfter {
 		w.Header().Set("Retry-After", "1")
 	}
@@ -196,14 +212,19 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, o.status, string(o.code), o.message)
 }
 
-// retry answers a heartbeat that was not served because of err (a
-// refusal naming the owner, or none, or an owner that did not answer):
-// 200 with status RETRY (group.RetryResponse), and X-Coordinator-Owner as
-// err's row of outcomes says. It is the one place the HTTP layer answers
-// RETRY: the member keeps its lease and sends the heartbeat again (never
-// FENCED).
-func (a *API) retry(w http.ResponseWriter, req *contract.HeartbeatRequest, err error) {
-	a.answerHeaders(w, err)
+// failHeartbeat answers req, a valid heartbeat that was not served
+// because of err, as err's row of outcomes says: one that may succeed as
+// it is (retryAfter: a cluster refusal, an owner that did not answer, a
+// heartbeat shed or not stored) gets 200 with status RETRY
+// (group.RetryResponse) and X-Coordinator-Owner as the row says; any
+// other as fail. It is the one place an outcome becomes RETRY: the member
+// keeps its lease and sends the heartbeat again (never FENCED).
+func (a *API) failHeartbeat(w http.ResponseWriter, r *http.Request, req *contract.HeartbeatRequest, err error) {
+	o := a.answerHeaders(w, err)
+	if !o.retryAfter {
+		a.failAs(w, r, err, o)
+		return
+	}
 	resp := group.RetryResponse(a.settings, req)
 	writeHeartbeat(w, &resp)
 }

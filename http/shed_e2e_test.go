@@ -16,11 +16,12 @@ import (
 )
 
 // Over HTTP, a heartbeat that finds its group's queue full is answered
-// 200 with status RETRY at once and counted in heartbeat_shed_total; the
-// queued one is answered normally once the actor moves on. The group is
-// created through another coordinator on the same store, so that the
-// first heartbeat here starts its actor, which is held in its load while
-// that heartbeat waits in the mailbox.
+// 200 with status RETRY at once and counted in heartbeat_shed_total and
+// heartbeat_total{status="RETRY"}; the queued one is answered normally
+// once the actor moves on. The group is created through another
+// coordinator on the same store, so that the first heartbeat here starts
+// its actor, which is held in its load while that heartbeat waits in the
+// mailbox.
 func TestHeartbeatShedOverHTTP(t *testing.T) {
 	backend := coordtest.Memory()
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "workers"}
@@ -49,8 +50,11 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	if hb.Status != contract.StatusRetry || hb.MemberID != "m-shed" || hb.HeartbeatIntervalMs != c.Settings.HeartbeatInterval.Milliseconds() {
 		t.Errorf("heartbeat over the bound: %+v, want RETRY", hb)
 	}
-	if n := shedTotal(t, reg); n != 1 {
+	if n := counted(t, reg, "heartbeat_shed_total", nil); n != 1 {
 		t.Errorf("heartbeat_shed_total = %v, want 1", n)
+	}
+	if n := counted(t, reg, "heartbeat_total", map[string]string{"status": string(contract.StatusRetry)}); n != 1 {
+		t.Errorf(`heartbeat_total{status="RETRY"} = %v, want 1 (the shed heartbeat)`, n)
 	}
 	release()
 	if err := <-queued; err != nil {
@@ -61,21 +65,30 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	}
 }
 
-// shedTotal returns the value of the one heartbeat_shed_total series, 0
-// when there is none.
-func shedTotal(t *testing.T, reg *prometheus.Registry) float64 {
+// counted returns the sum of the series of the counter name (without the
+// namespace) that carry every label of labels; 0 when there is none.
+func counted(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sum float64
 	for _, f := range families {
-		if f.GetName() == metrics.Namespace+"_heartbeat_shed_total" {
-			if len(f.Metric) != 1 {
-				t.Fatalf("%d heartbeat_shed_total series, want 1", len(f.Metric))
+		if f.GetName() != metrics.Namespace+"_"+name {
+			continue
+		}
+		for _, m := range f.Metric {
+			missing := len(labels)
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					missing--
+				}
 			}
-			return f.Metric[0].GetCounter().GetValue()
+			if missing == 0 {
+				sum += m.GetCounter().GetValue()
+			}
 		}
 	}
-	return 0
+	return sum
 }

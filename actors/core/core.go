@@ -23,7 +23,8 @@ type Config struct {
 	// conflicts.
 	CommitAttempts int
 	// NotOwner matches the refusals naming another owner (or this process
-	// no longer serving): heartbeats get them as errors, never RETRY.
+	// no longer serving): heartbeats get them as they are, never marked
+	// contract.ErrNotStored.
 	NotOwner error
 }
 
@@ -539,18 +540,16 @@ func (c *Core[R]) apply() {
 }
 
 // answer is what a heartbeat of the batch gets after a flush ending with
-// err: its computed response; or status RETRY when the failure is
-// retryable (persistence.Classify: the member keeps its lease and
-// heartbeats again); or the error: a corrupt group or a panic (HTTP 500),
+// err: its computed response; or err marked contract.ErrNotStored when the
+// failure may pass (persistence.Classify: the member keeps its lease and
+// sends the heartbeat again); or err as it is: a corrupt group or a panic,
 // or a refusal naming another owner (Config.NotOwner).
 func (c *Core[R]) answer(e entry[R], err error) Answer[R] {
 	switch {
 	case err == nil:
 		return Answer[R]{To: e.to, Resp: e.resp}
-	case c.cfg.NotOwner != nil && errors.Is(err, c.cfg.NotOwner):
-		return Answer[R]{To: e.to, Err: err}
-	case persistence.Classify(err).Retryable():
-		return Answer[R]{To: e.to, Resp: group.RetryResponse(c.cfg.Settings, e.hb)}
+	case persistence.Classify(err).Retryable() && (c.cfg.NotOwner == nil || !errors.Is(err, c.cfg.NotOwner)):
+		err = fmt.Errorf("%w: %w", contract.ErrNotStored, err)
 	}
 	return Answer[R]{To: e.to, Err: err}
 }

@@ -224,8 +224,8 @@ func TestCoreGivesUpAfterCommitAttempts(t *testing.T) {
 	if rd.Load || rd.Flushed == nil || !errors.Is(rd.Flushed.Err, contract.ErrStateConflict) {
 		t.Fatalf("third conflict: %+v, want the flush to fail with ErrStateConflict", rd)
 	}
-	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != contract.StatusRetry {
-		t.Fatalf("answer %+v, want RETRY", a)
+	if a := answer(t, rd, "m-1"); !errors.Is(a.Err, contract.ErrNotStored) {
+		t.Fatalf("answer %+v, want ErrNotStored", a)
 	}
 }
 
@@ -235,9 +235,11 @@ func TestCoreFailureOutcomes(t *testing.T) {
 		err        error
 		failClosed bool
 		deposed    bool
-		answerErr  bool
+		// asIs: the heartbeat gets the error as it is, not marked
+		// contract.ErrNotStored.
+		asIs bool
 	}{
-		{"unavailable: revert, RETRY", persistence.ErrUnavailable, false, false, false},
+		{"unavailable: revert, not stored", persistence.ErrUnavailable, false, false, false},
 		{"unknown outcome: reload before the next request", errors.New("connection reset"), true, false, false},
 		{"corrupt: fails closed, answered with the error", persistence.ErrCorrupt, true, false, true},
 		{"deposed: the process lost the group", persistence.ErrNotOwner, false, true, false},
@@ -257,8 +259,7 @@ func TestCoreFailureOutcomes(t *testing.T) {
 			if (c.Failed() != nil) != tc.failClosed || rd.Deposed != tc.deposed {
 				t.Fatalf("failed %v, deposed %v", c.Failed(), rd.Deposed)
 			}
-			a := answer(t, rd, "m-1")
-			if tc.answerErr != (a.Err != nil) || !tc.answerErr && a.Resp.Status != contract.StatusRetry {
+			if a := answer(t, rd, "m-1"); !errors.Is(a.Err, tc.err) || errors.Is(a.Err, contract.ErrNotStored) == tc.asIs {
 				t.Fatalf("answer %+v", a)
 			}
 			if c.Committed().Members["m-1"] != nil || c.Pending() != 0 {
@@ -301,7 +302,7 @@ func TestCoreLoadsAFailedGroupBeforeItWrites(t *testing.T) {
 	}
 	c.Advance(core.Loaded{Err: persistence.ErrUnavailable})
 	rd = c.Ready()
-	if a := answer(t, rd, "m-2"); a.Resp.Status != contract.StatusRetry || c.Failed() == nil {
+	if a := answer(t, rd, "m-2"); !errors.Is(a.Err, contract.ErrNotStored) || c.Failed() == nil {
 		t.Fatalf("load failed: answer %+v, failed %v", a, c.Failed())
 	}
 }
@@ -355,7 +356,7 @@ func TestCoreFlushScheduling(t *testing.T) {
 	// renewal (under the state mutex), and a lock failure fails the batch.
 	c.Step(core.Flush{Now: t0, Err: fmt.Errorf("lock: %w", persistence.ErrLockTimeout)})
 	rd := c.Ready()
-	if a := answer(t, rd, "m-1"); a.Resp.Status != contract.StatusRetry || rd.Write != nil {
+	if a := answer(t, rd, "m-1"); !errors.Is(a.Err, contract.ErrNotStored) || rd.Write != nil {
 		t.Fatalf("lock failure: %+v", rd)
 	}
 }
@@ -396,8 +397,8 @@ func TestCoreRefusedHeartbeat(t *testing.T) {
 		t.Fatalf("refused by ownership: %+v", a)
 	}
 	c.Step(core.Heartbeat[string]{Req: join("m-1"), To: "m-1", Refused: persistence.ErrUnavailable})
-	if a := answer(t, c.Ready(), "m-1"); a.Err != nil || a.Resp.Status != contract.StatusRetry {
-		t.Fatalf("refused by a store down: %+v, want RETRY", a)
+	if a := answer(t, c.Ready(), "m-1"); !errors.Is(a.Err, contract.ErrNotStored) || !errors.Is(a.Err, persistence.ErrUnavailable) {
+		t.Fatalf("refused by a store down: %+v, want ErrNotStored", a)
 	}
 }
 

@@ -36,7 +36,8 @@
 // Its rules are the runtime's: nobody is answered before the commit holding
 // their change returned; a revision conflict reloads and re-runs the whole
 // batch (or the admin command), at most CommitAttempts times; any other failure reverts working to
-// committed and answers heartbeats RETRY (persistence.Classify decides);
+// committed and fails heartbeats with contract.ErrNotStored when it may
+// pass (persistence.Classify decides; the HTTP layer answers them RETRY);
 // a write of unknown outcome, a corrupt group or a failed load fail the
 // group closed until a load succeeds; a fence refusal (persistence.Deposed)
 // tells the actor it lost the group; a batch that wrote nothing is answered
