@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/workers"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Headers of the coordinator cluster (docs/cluster.md).
@@ -114,7 +112,7 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config, 
 		TLSClientConfig:     peerTLS,
 		Protocols:           protocols,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + security.HeartbeatTemplate}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + contract.HeartbeatTemplate}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -173,10 +171,10 @@ type proxyTarget struct {
 // registers the heartbeat route's chain (next) for the items of batches;
 // a heartbeat (or the load harness's no-op one) is forwarded in a batch.
 func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
-	if !strings.Contains(rt.Template, "{streamPrefix}") {
+	if !rt.Kind.Scoped() {
 		return next
 	}
-	heartbeat := strings.HasSuffix(rt.Template, "/heartbeat")
+	heartbeat := rt.Kind == RouteHeartbeat
 	if rt.Template == f.heartbeatTemplate {
 		f.heartbeats.Handle(rt.Method, routerPath(rt.Template), next)
 	}

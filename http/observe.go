@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -64,7 +63,7 @@ type RequestObserver interface {
 // coordinator returned by ObserveCoordinator.
 func ObserveRequests(o RequestObserver) Middleware {
 	return func(rt Route, next httprouter.Handle) httprouter.Handle {
-		routing := strings.HasSuffix(rt.Template, "/producer-routing")
+		routing := rt.Kind == RouteProducerRouting
 		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			start := time.Now()
 			rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
