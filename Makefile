@@ -78,7 +78,7 @@ lint:
 # bench runs the default load suite of cmd/coord-bench (bench.DefaultScenarios,
 # in this order; about 9 minutes on 2 cores): ceiling, steady (closed, open
 # at half the ceiling and at the members' own rate) and baseline on Redis
-# with 10,000 members, multi (three coordinators on that group for 75 s),
+# with 10,000 members, multi (one, then three coordinators on that group, 75 s each),
 # store, peer (the hand-rolled Redis lease baseline), dataplane
 # (client.Consumer against a plain go-redis loop: goals P12a-b), work (count
 # vs work assignor under skewed traffic, about 3 minutes: goals P10a-d),

@@ -349,15 +349,22 @@ func (r *Runner) heapProfile(ctx context.Context, s *session, step string) {
 	r.logf("heap profile (%s) in %s", step, path)
 }
 
-// multi starts Coordinators−1 more coordinators on the session's store and
-// key prefix, each with an id of its own (one cluster: the group has one
-// owner), sends every heartbeat to a coordinator drawn at random, and
-// measures the closed loop for MultiDuration (goal P8a against steady's
-// figures). The members then follow the group's owner: one pass lets each
-// learn it (multi-owner/settle), and the closed loop is measured again
-// for MultiDuration (multi-owner/closed, goal P8e). A settle that fails
-// is recorded (goal P8a-settle) and ends the scenario, not the run.
+// multi first measures the closed loop on the session's one coordinator
+// for MultiDuration (multi-ref/closed: the reference of P8a and P8e, a
+// phase as long as theirs, so that periodic work such as the lag
+// refresher's pass weighs the same in both). It then starts
+// Coordinators−1 more coordinators on the session's store and key prefix,
+// each with an id of its own (one cluster: the group has one owner),
+// sends every heartbeat to a coordinator drawn at random, and measures the
+// closed loop for MultiDuration (multi/closed, goal P8a). The members then
+// follow the group's owner: one pass lets each learn it
+// (multi-owner/settle), and the closed loop is measured again for
+// MultiDuration (multi-owner/closed, goal P8e). A settle that fails is
+// recorded (goal P8a-settle) and ends the scenario, not the run.
 func (r *Runner) multi(ctx context.Context, s *session) error {
+	if err := r.phase(r.closedFor(ctx, s, "multi-ref/closed", s.fire, r.opts.MultiDuration)); err != nil {
+		return err
+	}
 	defer s.stopPeers()
 	if err := s.startPeers(ctx, r.opts.Coordinators-1, false); err != nil {
 		return err
