@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -141,6 +142,7 @@ func compareKeys(a, b group.Key) int {
 func (m *Metrics) export(gs *groupState) {
 	gs.exported = true
 	m.exported[gs.key.StreamPrefix]++
+	m.keep(gs.key)
 	m.zeroSeries(gs.key)
 }
 
@@ -159,17 +161,88 @@ func (m *Metrics) unexport(key group.Key) {
 	}
 }
 
-// dropSeries deletes the series labelled with key, and those of its
-// stream (group "none") once no exported group has that stream. m.mu must
-// be held, so that no event recreates them with labels decided before.
+// dropSeries marks the series labelled with key for deletion, and those
+// of its stream (group "none") once no exported group has that stream.
+// m.mu must be held, so that no event recreates them with labels decided
+// before. The deletion happens in sweep: deleting at once meant one scan
+// of every vector per group (DeletePartialMatch), quadratic when a
+// coordinator hands thousands of groups over.
 func (m *Metrics) dropSeries(key group.Key) {
-	labels := prometheus.Labels{"stream": key.StreamPrefix, "group": key.ConsumerGroup}
-	stream := prometheus.Labels{"stream": key.StreamPrefix, "group": LabelNone}
+	m.dropped[key] = struct{}{}
+	if m.exported[key.StreamPrefix] == 0 {
+		m.dropped[group.Key{StreamPrefix: key.StreamPrefix, ConsumerGroup: LabelNone}] = struct{}{}
+	}
+	if len(m.dropped) >= maxDropped {
+		m.sweep()
+	}
+}
+
+// maxDropped bounds the keys waiting for a sweep between two scrapes.
+const maxDropped = 1024
+
+// keep takes key (and its stream) off the keys to drop: its series are
+// exported again, and keep the values they had.
+func (m *Metrics) keep(key group.Key) {
+	delete(m.dropped, key)
+	delete(m.dropped, group.Key{StreamPrefix: key.StreamPrefix, ConsumerGroup: LabelNone})
+}
+
+// sweep deletes the series of the dropped keys, one pass over each of the
+// groupVecs. m.mu must be held.
+func (m *Metrics) sweep() {
+	if len(m.dropped) == 0 {
+		return
+	}
 	for _, v := range m.groupVecs {
-		v.DeletePartialMatch(labels)
-		if m.exported[key.StreamPrefix] == 0 {
-			v.DeletePartialMatch(stream)
+		for _, labels := range m.doomed(v) {
+			v.Delete(labels)
 		}
+	}
+	clear(m.dropped)
+}
+
+// doomed returns the variable labels of v's series whose stream and group
+// are a dropped key.
+func (m *Metrics) doomed(v *prometheus.CounterVec) []prometheus.Labels {
+	ch := make(chan prometheus.Metric, 64)
+	go func() {
+		v.Collect(ch)
+		close(ch)
+	}()
+	var out []prometheus.Labels
+	for metric := range ch {
+		var pb dto.Metric
+		if metric.Write(&pb) != nil {
+			continue
+		}
+		labels := prometheus.Labels{}
+		for _, lp := range pb.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		if _, ok := m.dropped[group.Key{StreamPrefix: labels["stream"], ConsumerGroup: labels["group"]}]; ok {
+			delete(labels, "coordinator") // a constant label, not one of v's
+			out = append(out, labels)
+		}
+	}
+	return out
+}
+
+// groupCounters collects the groupVecs, after deleting the series dropped
+// since the last scrape.
+type groupCounters struct{ m *Metrics }
+
+func (c groupCounters) Describe(ch chan<- *prometheus.Desc) {
+	for _, v := range c.m.groupVecs {
+		v.Describe(ch)
+	}
+}
+
+func (c groupCounters) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	c.m.sweep()
+	c.m.mu.Unlock()
+	for _, v := range c.m.groupVecs {
+		v.Collect(ch)
 	}
 }
 

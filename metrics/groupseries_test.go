@@ -140,3 +140,75 @@ func TestGroupSeriesBounds(t *testing.T) {
 		t.Errorf("the cap is not clipped to MaxGroupSeries: %v aggregated", s[`groups_aggregated{}`])
 	}
 }
+
+// Forgetting groups (deleted, or handed over to another coordinator)
+// removes their series at the next scrape, or once many wait (more than
+// the 1,024 batched between scrapes here), and the groups exported in
+// their place get series.
+func TestForgottenGroupsSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID, metrics.WithGroupSeries(1500))
+	keys := fleetOf(m, 3000)
+	for _, key := range keys[:2000] {
+		m.GroupCommitted(key, group.New(), nil) // the first 2,000 go: 1,000 more are exported
+	}
+	s := scrape(t, reg)
+	for _, key := range keys[:2000] {
+		if labelled(s, "stream", key.StreamPrefix) {
+			t.Fatalf("forgotten group %s still has series", key)
+		}
+	}
+	for _, key := range keys[2000:] {
+		if _, ok := s[`member_expired_total{group="x",stream="`+key.StreamPrefix+`"}`]; !ok {
+			t.Fatalf("group %s exported in a forgotten one's place has no series", key)
+		}
+	}
+}
+
+// A group pushed beyond the cap and exported again before the next scrape
+// keeps the counts its series had.
+func TestReexportedGroupKeepsItsCounts(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, coordinatorID, metrics.WithGroupSeries(2))
+	a, b, first := group.Key{StreamPrefix: "a", ConsumerGroup: "x"}, group.Key{StreamPrefix: "b", ConsumerGroup: "x"}, group.Key{StreamPrefix: "0", ConsumerGroup: "x"}
+	for _, key := range []group.Key{a, b} {
+		commit(m, groupWithMember(key))
+		m.HeartbeatHandled(key, contract.StatusOK)
+	}
+	commit(m, groupWithMember(first))         // pushes b beyond the cap
+	m.GroupCommitted(first, group.New(), nil) // and b is exported again
+	if s := scrape(t, reg); s[`heartbeat_total{group="x",status="OK",stream="b"}`] != 1 {
+		t.Errorf("b's heartbeat count %v after being exported again, want 1", s[`heartbeat_total{group="x",status="OK",stream="b"}`])
+	}
+}
+
+// fleetOf makes n groups known to m (stream prefixes s00000…), one
+// heartbeat each, and returns their keys in order.
+func fleetOf(m *metrics.Metrics, n int) []group.Key {
+	keys := make([]group.Key, n)
+	for i := range keys {
+		keys[i] = group.Key{StreamPrefix: fmt.Sprintf("s%05d", i), ConsumerGroup: "x"}
+		commit(m, groupWithMember(keys[i]))
+		m.HeartbeatHandled(keys[i], contract.StatusOK)
+	}
+	return keys
+}
+
+// BenchmarkForgetGroups: a coordinator with 3,000 groups (1,000 exported)
+// hands them all over, in key order (each exported one gone lets the next
+// be exported), then is scraped.
+func BenchmarkForgetGroups(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		reg := prometheus.NewRegistry()
+		m := metrics.New(reg, coordinatorID)
+		keys := fleetOf(m, 3000)
+		b.StartTimer()
+		for _, key := range keys {
+			m.GroupCommitted(key, group.New(), nil)
+		}
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -140,6 +140,10 @@ type Metrics struct {
 	// prefixes counts the known groups of each stream prefix, exported
 	// the exported ones.
 	prefixes, exported map[string]int
+	// dropped holds the keys whose groupVecs series are to be deleted
+	// (dropSeries): a group's key, or {stream, LabelNone} for a stream's
+	// own series. sweep deletes them in one pass over each vector.
+	dropped map[group.Key]struct{}
 }
 
 // latencyBuckets span 0.5 ms to about 16 s.
@@ -156,6 +160,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		groups:      map[group.Key]*groupState{},
 		prefixes:    map[string]int{},
 		exported:    map[string]int{},
+		dropped:     map[group.Key]struct{}{},
 		groupSeries: DefaultGroupSeries,
 	}
 	for _, o := range opts {
@@ -221,9 +226,7 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 
 	m.groupVecs = []*prometheus.CounterVec{m.heartbeats, m.heartbeatsShed, m.memberExpired, m.memberFenced, m.rebalances, m.violationsTotal,
 		m.actorRestarts, m.scaleRequests, m.scaleFailed, m.routingRequests, m.routingStale, m.apiRequests}
-	for _, v := range m.groupVecs {
-		reg.MustRegister(v)
-	}
+	reg.MustRegister(groupCounters{m})
 
 	r := prometheus.WrapRegistererWith(prometheus.Labels{"coordinator": coordinatorID}, reg)
 	r.MustRegister(m.up, m.rebalanceDuration, m.apiDuration, m.ticks, m.tickDuration, m.stateConflicts, m.adminMutations, m.adminFailures,
