@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -42,7 +43,7 @@ func TestDeleteGoesThroughTheCore(t *testing.T) {
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
 
-	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test"}); err != nil {
+	if _, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "test", Reason: "test"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	if got := obs.conflictList(); !slices.Equal(got, []string{"delete#1"}) {

@@ -33,7 +33,7 @@ func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Co
 	})
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
 	shards := 10 * members
-	if _, err := c.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {
+	if _, err := c.CreateGroup(ctx, key, contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
 	ms, err := membersim.SettleAll(members, 20, func(req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {

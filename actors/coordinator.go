@@ -102,7 +102,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contrac
 
 // CreateGroup creates a group (endpoint #4), or with streamLevel the group
 // G = P of a new stream prefix (endpoint #2, key.ConsumerGroup is ignored).
-func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error) {
+func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error) {
 	if streamLevel {
 		key.ConsumerGroup = key.StreamPrefix
 	}
@@ -111,7 +111,7 @@ func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req group.
 }
 
 // DeleteGroup deletes a group's metadata and returns its pre-delete view.
-func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
+func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error) {
 	r := newReplyTo[group.GroupView]()
 	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }

@@ -100,7 +100,7 @@ func TestConflictsExhausted(t *testing.T) {
 	createGroup(t, c, orders)
 
 	heartbeatFails(t, c, orders, join("m-1"), contract.ErrNotStored)
-	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
+	_, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
 	if !errors.Is(err, contract.ErrStateConflict) {
 		t.Errorf("delete: %v, want ErrStateConflict", err)
 	}
@@ -140,7 +140,7 @@ func TestUnavailableStore(t *testing.T) {
 	if members, err := c.Members(testCtx(t), orders); err != nil || len(members) != 0 {
 		t.Errorf("members while down: %v, %v; want none", members, err)
 	}
-	_, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
+	_, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "test", Reason: "test", Force: true})
 	if !errors.Is(err, persistence.ErrUnavailable) {
 		t.Errorf("delete while down: %v, want ErrUnavailable", err)
 	}
@@ -198,10 +198,10 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	if _, err := c.Group(testCtx(t), orders); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("read: %v, want ErrCorrupt", err)
 	}
-	if _, err := c.CreateGroup(testCtx(t), orders, group.CreateRequest{RequestedBy: "test"}, false); !errors.Is(err, persistence.ErrCorrupt) {
+	if _, err := c.CreateGroup(testCtx(t), orders, contract.CreateRequest{RequestedBy: "test"}, false); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("create: %v, want ErrCorrupt", err)
 	}
-	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "t", Force: true}); !errors.Is(err, persistence.ErrCorrupt) {
+	if _, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "t", Reason: "t", Force: true}); !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("delete: %v, want ErrCorrupt", err)
 	}
 	c.TickNow()
@@ -215,7 +215,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 
 	// Repair the data behind the coordinator's back: the next request loads it.
 	g := group.New()
-	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), orders, group.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
+	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), orders, contract.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Store.Delete(ctx, orders, 1); err != nil {
@@ -405,7 +405,7 @@ func (f lockerFunc) Lock(ctx context.Context, key group.Key) (func(), error) { r
 func TestAdminAndReads(t *testing.T) {
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
 	ctx := testCtx(t)
-	create := group.CreateRequest{RequestedBy: "test"}
+	create := contract.CreateRequest{RequestedBy: "test"}
 
 	view, err := c.CreateGroup(ctx, group.Key{StreamPrefix: "payments", ConsumerGroup: "ignored"}, create, true)
 	if err != nil || view.StreamPrefix != "payments" || view.ConsumerGroup != "payments" {
@@ -449,7 +449,7 @@ func TestAdminAndReads(t *testing.T) {
 	if a, err := c.Assignments(ctx, orders); err != nil || len(a.TargetAssignment["m-1"]) != 4 {
 		t.Errorf("assignments %+v, %v", a, err)
 	}
-	del := group.DeleteRequest{RequestedBy: "test", Reason: "test"}
+	del := contract.DeleteRequest{RequestedBy: "test", Reason: "test"}
 	_, err = c.DeleteGroup(ctx, orders, del)
 	wantCode(t, err, contract.CodeGroupHasActiveMembers)
 	del.Force = true
@@ -501,7 +501,7 @@ func TestPlacedKeysAreTheGroupsPlacedHere(t *testing.T) {
 	keys := []group.Key{{StreamPrefix: "here", ConsumerGroup: "a"}, {StreamPrefix: "here", ConsumerGroup: "b"}, {StreamPrefix: "there", ConsumerGroup: "a"}}
 	for _, k := range keys {
 		g := group.New()
-		if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), k, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
+		if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), k, contract.CreateRequest{RequestedBy: "t"}).Err; err != nil {
 			t.Fatal(err)
 		}
 		if _, err := store.Store.Create(ctx, k, persistence.Encode(g)); err != nil {

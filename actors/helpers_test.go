@@ -214,7 +214,7 @@ var (
 
 func createGroup(t *testing.T, c *Coordinator, key group.Key) {
 	t.Helper()
-	if _, err := c.CreateGroup(testCtx(t), key, group.CreateRequest{RequestedBy: "test"}, false); err != nil {
+	if _, err := c.CreateGroup(testCtx(t), key, contract.CreateRequest{RequestedBy: "test"}, false); err != nil {
 		t.Fatalf("create %s: %v", key, err)
 	}
 }

@@ -60,7 +60,7 @@ type heartbeatMsg struct {
 // createMsg creates the group (docs/protocol.md §2.2). StreamLevel marks endpoint #2.
 type createMsg struct {
 	routed
-	Request     group.CreateRequest
+	Request     contract.CreateRequest
 	StreamLevel bool
 	Reply       replyTo[group.GroupView]
 }
@@ -68,7 +68,7 @@ type createMsg struct {
 // deleteMsg deletes the group's metadata (docs/protocol.md §2.3); answers the pre-delete view.
 type deleteMsg struct {
 	routed
-	Request group.DeleteRequest
+	Request contract.DeleteRequest
 	Reply   replyTo[group.GroupView]
 }
 
@@ -97,7 +97,7 @@ func (*tickMsg) NotInfluenceReceiveTimeout() {}
 // Answered once the migration is ACTIVE, or with the noop migration.
 type scaleMsg struct {
 	routed
-	Request     group.ScaleRequest
+	Request     contract.ScaleRequest
 	NewID       string
 	StreamLevel bool
 	Reply       replyTo[group.Migration]
@@ -108,7 +108,7 @@ type scaleMsg struct {
 // resume or noop, else the error the scale would answer.
 type checkScaleMsg struct {
 	routed
-	Request group.ScaleRequest
+	Request contract.ScaleRequest
 	Reply   replyTo[struct{}]
 }
 
@@ -116,7 +116,7 @@ type checkScaleMsg struct {
 type rollbackMsg struct {
 	routed
 	ID      string
-	Request group.RollbackRequest
+	Request contract.RollbackRequest
 	Reply   replyTo[group.Migration]
 }
 

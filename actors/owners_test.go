@@ -65,7 +65,7 @@ func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 	wantStatus(t, resp, contract.StatusUnsupportedProtocol)
 	_, err = c.Group(ctx, orders)
 	wantCode(t, err, contract.CodeGroupNotFound)
-	_, err = c.DeleteGroup(ctx, orders, group.DeleteRequest{RequestedBy: "t", Reason: "t"})
+	_, err = c.DeleteGroup(ctx, orders, contract.DeleteRequest{RequestedBy: "t", Reason: "t"})
 	wantCode(t, err, contract.CodeGroupNotFound)
 
 	if reads, writes := store.readsAndWrites(); reads != 4 || writes != 0 {
@@ -91,7 +91,7 @@ func TestCreateAfterAbsentAndAfterDelete(t *testing.T) {
 		if o := record(t, mem, orders); o.Epoch == 0 {
 			t.Fatal("no ownership record of the created group")
 		}
-		if _, err := c.DeleteGroup(ctx, orders, group.DeleteRequest{RequestedBy: "t", Reason: "t", Force: true}); err != nil {
+		if _, err := c.DeleteGroup(ctx, orders, contract.DeleteRequest{RequestedBy: "t", Reason: "t", Force: true}); err != nil {
 			t.Fatal(err)
 		}
 		if o := record(t, mem, orders); o != (persistence.Owner{}) {
@@ -109,7 +109,7 @@ func TestCreateAfterAbsentAndAfterDelete(t *testing.T) {
 func TestARefusedCreateLeavesNoRecord(t *testing.T) {
 	mem, live := memory.New(), new(actorsLive)
 	c := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
-	_, err := c.CreateGroup(testCtx(t), orders, group.CreateRequest{}, false)
+	_, err := c.CreateGroup(testCtx(t), orders, contract.CreateRequest{}, false)
 	if _, ok := err.(*group.Error); !ok {
 		t.Fatalf("create without requestedBy: %v, want a domain error", err)
 	}
@@ -136,7 +136,7 @@ func TestTheFirstSweepPrunesOrphanRecords(t *testing.T) {
 		}
 	}
 	g := group.New()
-	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), billing, group.CreateRequest{RequestedBy: "t"}).Err; err != nil {
+	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), billing, contract.CreateRequest{RequestedBy: "t"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Create(ctx, billing, persistence.Encode(g)); err != nil {

@@ -29,7 +29,7 @@ func TestUnknownGroupsDoNotKeepActors(t *testing.T) {
 
 	// A deleted group's actor goes too; the group can be created again.
 	createGroup(t, c, orders)
-	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "r"}); err != nil {
+	if _, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "t", Reason: "r"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	eventually.True(t, "the deleted group's actor passivated", func() bool { return registered(c) == 0 })
@@ -50,7 +50,7 @@ func TestPassivationRacesAnswerEveryRequest(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				if i == 8 {
-					if _, err := c.CreateGroup(testCtx(t), key, group.CreateRequest{RequestedBy: "t"}, false); err != nil {
+					if _, err := c.CreateGroup(testCtx(t), key, contract.CreateRequest{RequestedBy: "t"}, false); err != nil {
 						errs <- fmt.Errorf("create: %w", err)
 					}
 					return

@@ -90,7 +90,7 @@ func (a *groupActor) provisionCreated(op string) error {
 		return nil
 	}
 	s := a.c.opts.Settings
-	undo := group.DeleteRequest{RequestedBy: "coordinator", Reason: "provisioning the created group failed", Force: true}
+	undo := contract.DeleteRequest{RequestedBy: "coordinator", Reason: "provisioning the created group failed", Force: true}
 	if _, derr := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
 		return w.Delete(now, s, undo)
 	}); derr != nil {

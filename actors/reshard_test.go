@@ -79,8 +79,8 @@ func startResharding(t *testing.T, store *testStore, f *fakeDataPlane, clock *fa
 	return start(t, Options{Store: store, Settings: s, Clock: clock.Now, GroupCommit: true, Provisioner: f, Drains: f})
 }
 
-func scaleTo(n int) group.ScaleRequest {
-	return group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}
+func scaleTo(n int) contract.ScaleRequest {
+	return contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}
 }
 
 func TestScaleStoresPreparingBeforeProvisioning(t *testing.T) {
@@ -134,7 +134,7 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 	if v, _ := c.Group(ctx, keys[1]); v.ActiveMigration != nil || v.ShardCount != 4 {
 		t.Fatalf("a changed by a refused stream scale: %+v", v)
 	}
-	if _, err := c.Rollback(ctx, keys[2], mustActive(t, c, keys[2]), group.RollbackRequest{RequestedBy: "t", Reason: "r"}); err != nil {
+	if _, err := c.Rollback(ctx, keys[2], mustActive(t, c, keys[2]), contract.RollbackRequest{RequestedBy: "t", Reason: "r"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -145,7 +145,7 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 	wantStatus(t, heartbeat(t, c, keys[0], hb), contract.StatusSyncMetadata)
 	_, err = c.ScaleStream(ctx, "orders", scaleTo(6))
 	wantCode(t, err, contract.CodeMetadataSyncInProgress)
-	_, err = c.DeleteGroup(ctx, keys[0], group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
+	_, err = c.DeleteGroup(ctx, keys[0], contract.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestCreateProvisionsAfterInsert(t *testing.T) {
 	store, f := newTestStore(), &fakeDataPlane{}
 	c := startResharding(t, store, f, newFakeClock())
 	ctx := testCtx(t)
-	create := group.CreateRequest{RequestedBy: "test"}
+	create := contract.CreateRequest{RequestedBy: "test"}
 
 	f.set(func(f *fakeDataPlane) { f.existing = []string{"orders:1", "orders:3"} })
 	_, err := c.CreateGroup(ctx, orders, create, false)

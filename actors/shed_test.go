@@ -81,7 +81,7 @@ func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 	creates := make(chan error, 2)
 	for range 2 { // wait in the mailbox
 		go func() {
-			_, err := c.CreateGroup(testCtx(t), orders, group.CreateRequest{RequestedBy: "t"}, false)
+			_, err := c.CreateGroup(testCtx(t), orders, contract.CreateRequest{RequestedBy: "t"}, false)
 			creates <- err
 		}()
 	}

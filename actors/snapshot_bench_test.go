@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkGroupRead(b *testing.B) {
 	b.Cleanup(func() { _ = c.Shutdown(b.Context()) })
 	ctx := b.Context()
 	shards := 64
-	if _, err := c.CreateGroup(ctx, orders, group.CreateRequest{RequestedBy: "bench", InitialShardCount: &shards}, false); err != nil {
+	if _, err := c.CreateGroup(ctx, orders, contract.CreateRequest{RequestedBy: "bench", InitialShardCount: &shards}, false); err != nil {
 		b.Fatal(err)
 	}
 	for i := range 1000 {

@@ -75,7 +75,7 @@ func TestReadsSeeOwnWrites(t *testing.T) {
 	if publishedSnapshot(t, c, orders) != published {
 		t.Error("a read of an unchanged group built a new snapshot")
 	}
-	if _, err := c.DeleteGroup(testCtx(t), orders, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true}); err != nil {
+	if _, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := c.Group(testCtx(t), orders)

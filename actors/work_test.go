@@ -3,6 +3,7 @@ package actors
 import (
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
@@ -28,7 +29,7 @@ func skewedMeasure(shards int) group.Measure {
 func TestRebalanceReachesWorkGroups(t *testing.T) {
 	c := start(t, Options{Store: newTestStore(), GroupCommit: true})
 	work := group.AssignorWork
-	if _, err := c.CreateGroup(testCtx(t), billing, group.CreateRequest{RequestedBy: "test", Assignor: &work}, false); err != nil {
+	if _, err := c.CreateGroup(testCtx(t), billing, contract.CreateRequest{RequestedBy: "test", Assignor: &work}, false); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	createGroup(t, c, orders)

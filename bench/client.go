@@ -46,12 +46,12 @@ func groupPath(key group.Key) string { return contract.GroupPath(key.StreamPrefi
 
 // CreateGroup creates key with shards shards (endpoint #4).
 func (a *API) CreateGroup(ctx context.Context, key group.Key, shards int) error {
-	return a.admin(ctx, http.MethodPost, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "coord-bench"}, http.StatusCreated)
+	return a.admin(ctx, http.MethodPost, key, contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "coord-bench"}, http.StatusCreated)
 }
 
 // DeleteGroup deletes key with its members (endpoint #6, forced).
 func (a *API) DeleteGroup(ctx context.Context, key group.Key) error {
-	return a.admin(ctx, http.MethodDelete, key, group.DeleteRequest{RequestedBy: "coord-bench", Reason: "bench probe", Force: true}, http.StatusOK)
+	return a.admin(ctx, http.MethodDelete, key, contract.DeleteRequest{RequestedBy: "coord-bench", Reason: "bench probe", Force: true}, http.StatusOK)
 }
 
 // admin sends body to key's group resource with method as the admin user

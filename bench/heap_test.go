@@ -29,7 +29,7 @@ func buildGroups(tb testing.TB, groups, members, shards int) []*group.Group {
 	for gi := range out {
 		g := group.New()
 		key := group.Key{StreamPrefix: "bench", ConsumerGroup: fmt.Sprintf("g%d", gi)}
-		if err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
+		if err := g.Create(now, s, key, contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
 			tb.Fatal(err)
 		}
 		for _, id := range ids {

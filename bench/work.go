@@ -18,6 +18,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -156,7 +157,7 @@ func (r *Runner) runWork(ctx context.Context) error {
 			name += "-mixed"
 		}
 		g := &workGroup{run: run, name: name, key: group.Key{StreamPrefix: prefix + "-" + name, ConsumerGroup: name}, owners: map[int]string{}}
-		if err := s.api.admin(ctx, http.MethodPost, g.key, group.CreateRequest{InitialShardCount: ptr(workShards), RequestedBy: "coord-bench", Assignor: &run.Assignor}, http.StatusCreated); err != nil {
+		if err := s.api.admin(ctx, http.MethodPost, g.key, contract.CreateRequest{InitialShardCount: ptr(workShards), RequestedBy: "coord-bench", Assignor: &run.Assignor}, http.StatusCreated); err != nil {
 			return err
 		}
 		for i := range workShards {

@@ -356,7 +356,7 @@ func (r *run) scale(ctx context.Context, target int) {
 		return
 	}
 	op := adminOp{at: r.now(), target: target}
-	body, _ := json.Marshal(group.ScaleRequest{TargetShardCount: &target, RequestedBy: "coord-chaos"})
+	body, _ := json.Marshal(contract.ScaleRequest{TargetShardCount: &target, RequestedBy: "coord-chaos"})
 	var m group.Migration
 	code, err := r.call(ctx, http.MethodPost, base+groupPath(r.key)+"/scale", body, &m)
 	op.code, op.id = code, m.ReshardingID

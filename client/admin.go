@@ -47,7 +47,7 @@ func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
 
 // CreateGroupWith creates group g of stream prefix p with the request's
 // shard count, operator and reason (endpoint #4).
-func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req group.CreateRequest) (group.GroupView, error) {
+func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req contract.CreateRequest) (group.GroupView, error) {
 	var out group.GroupView
 	err := c.do(ctx, http.MethodPost, groupPath(p, g), req, &out)
 	return out, err
@@ -55,7 +55,7 @@ func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req grou
 
 // DeleteGroup deletes group g's metadata (endpoint #6; its streams stay) and
 // returns the group as it was.
-func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req group.DeleteRequest) (group.GroupView, error) {
+func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req contract.DeleteRequest) (group.GroupView, error) {
 	var out group.GroupView
 	err := c.do(ctx, http.MethodDelete, groupPath(p, g), req, &out)
 	return out, err
@@ -64,7 +64,7 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req group.De
 // ScaleGroup starts a migration of group g alone to req.TargetShardCount
 // (endpoint #8). Producers route by the shard count of the stream, so a
 // group scaled alone may read shards no producer writes: see ScaleStream.
-func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req group.ScaleRequest) (group.Migration, error) {
+func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req contract.ScaleRequest) (group.Migration, error) {
 	var out group.Migration
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/scale", req, &out)
 	return out, err
@@ -82,14 +82,14 @@ type StreamScale struct {
 
 // ScaleStreamWith starts a migration of every group of stream prefix p to
 // req.TargetShardCount (endpoint #3).
-func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req group.ScaleRequest) (StreamScale, error) {
+func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req contract.ScaleRequest) (StreamScale, error) {
 	var out StreamScale
 	err := c.do(ctx, http.MethodPost, contract.Expand(contract.StreamScale, p), req, &out)
 	return out, err
 }
 
 // Rollback rolls back migration id of group g (endpoint #10).
-func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req group.RollbackRequest) (group.Migration, error) {
+func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req contract.RollbackRequest) (group.Migration, error) {
 	var out group.Migration
 	err := c.do(ctx, http.MethodPost, contract.Expand(contract.GroupRollback, p, g, id), req, &out)
 	return out, err

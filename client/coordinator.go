@@ -98,7 +98,7 @@ func IsErrorCode(err error, code ErrorCode) bool {
 // operator in the audit trail.
 func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (group.GroupView, error) {
 	reason := "created by the Go client"
-	body := group.CreateRequest{RequestedBy: requestedBy, Reason: &reason}
+	body := contract.CreateRequest{RequestedBy: requestedBy, Reason: &reason}
 	if shards > 0 {
 		body.InitialShardCount = &shards
 	}
@@ -116,15 +116,15 @@ func (c *Coordinator) Group(ctx context.Context, p, g string) (group.GroupView, 
 // target (POST /streams/{P}/scale).
 func (c *Coordinator) ScaleStream(ctx context.Context, p string, target int, requestedBy string) error {
 	reason := "scaled by the Go client"
-	_, err := c.ScaleStreamWith(ctx, p, group.ScaleRequest{TargetShardCount: &target, RequestedBy: requestedBy, Reason: &reason})
+	_, err := c.ScaleStreamWith(ctx, p, contract.ScaleRequest{TargetShardCount: &target, RequestedBy: requestedBy, Reason: &reason})
 	return err
 }
 
 // ProducerRouting reads the producer routing metadata of group g of
 // stream prefix p and checks that it names p, g and exactly the shards
 // 0…shardCount−1.
-func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (group.RoutingView, error) {
-	var r group.RoutingView
+func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (contract.RoutingView, error) {
+	var r contract.RoutingView
 	if err := c.do(ctx, http.MethodGet, groupPath(p, g)+"/producer-routing", nil, &r); err != nil {
 		return r, err
 	}

@@ -50,8 +50,9 @@
 //
 // Every call takes a context. Statuses (StatusOK, …) and error codes
 // (CodeGroupNotFound, …) are exported constants. The bodies it sends and
-// reads are the wire types of package group (contract.HeartbeatRequest,
-// group.GroupView, group.RoutingView, contract.ErrorBody, …), the one
+// reads are the wire types of packages contract and group
+// (contract.HeartbeatRequest, contract.RoutingView, contract.ErrorBody,
+// group.GroupView, …), the one
 // declaration the coordinator encodes and decodes too, so the two cannot
 // drift apart; group is the pure domain (no I/O, no clock, standard
 // library only), so it adds no dependency to the client.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -64,7 +64,7 @@ type Producer struct {
 	cfg ProducerConfig
 
 	mu        sync.Mutex
-	routing   group.RoutingView
+	routing   contract.RoutingView
 	fetchedAt time.Time
 }
 
@@ -88,12 +88,12 @@ func NewProducer(cfg ProducerConfig) (*Producer, error) {
 
 // Routing returns the cached routing, reading it when it is older than
 // RefreshInterval.
-func (p *Producer) Routing(ctx context.Context) (group.RoutingView, error) {
+func (p *Producer) Routing(ctx context.Context) (contract.RoutingView, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fetchedAt.IsZero() || time.Since(p.fetchedAt) >= p.cfg.RefreshInterval {
 		if err := p.refreshLocked(ctx); err != nil && p.fetchedAt.IsZero() {
-			return group.RoutingView{}, err
+			return contract.RoutingView{}, err
 		}
 	}
 	return p.routing, nil

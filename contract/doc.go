@@ -1,6 +1,9 @@
 // Package contract is the coordinator's wire (docs/protocol.md): the member
 // protocol's messages (HeartbeatRequest, HeartbeatResponse and their
-// statuses) and value types (ShardSet, Instant), the one list of error
+// statuses) and value types (ShardSet, Instant), the admin routes'
+// request bodies (CreateRequest, DeleteRequest, ScaleRequest,
+// RollbackRequest) and the producer-routing answer (RoutingView), the one
+// list of error
 // codes (Code) and the error body, the route templates and the URL
 // builders clients use, the default base path, and the errors the runtime
 // answers with besides domain and store errors (mapped to statuses only by

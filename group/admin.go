@@ -10,7 +10,7 @@ import (
 // metadata version 1, the requested (or default) shard count, reconciled to
 // assignmentEpoch 1, answering the created group's view. g must be a New()
 // group; the caller has checked that the group does not exist in the store.
-func (g *Group) Create(now contract.Instant, s Settings, key Key, req CreateRequest) Result[GroupView] {
+func (g *Group) Create(now contract.Instant, s Settings, key Key, req contract.CreateRequest) Result[GroupView] {
 	if err := ValidateCreate(&req, s); err != nil {
 		return Result[GroupView]{Err: err}
 	}
@@ -42,7 +42,7 @@ func (g *Group) Create(now contract.Instant, s Settings, key Key, req CreateRequ
 // STARTING members is deleted only with force. Expired leases are expired
 // first so dead members do not block the delete. It answers the group's
 // view from before the delete.
-func (g *Group) Delete(now contract.Instant, s Settings, req DeleteRequest) Result[GroupView] {
+func (g *Group) Delete(now contract.Instant, s Settings, req contract.DeleteRequest) Result[GroupView] {
 	if err := ValidateDelete(&req); err != nil {
 		return Result[GroupView]{Err: err}
 	}
@@ -67,7 +67,7 @@ const NoopMigrationID = "noop"
 // id newID. The caller commits the records, provisions shards
 // 0..target-1 when the returned migration is PREPARING, then calls
 // ActivateScale.
-func (g *Group) StartScale(now contract.Instant, s Settings, req ScaleRequest, newID string) Result[Migration] {
+func (g *Group) StartScale(now contract.Instant, s Settings, req contract.ScaleRequest, newID string) Result[Migration] {
 	if err := ValidateScale(&req, s); err != nil {
 		return Result[Migration]{Err: err}
 	}
@@ -122,7 +122,7 @@ func (g *Group) ActivateScale(now contract.Instant, s Settings, id string) Resul
 // Rollback runs docs/protocol.md §6.5: an ACTIVE migration is marked ROLLED_BACK and the
 // shard count returns to its source; a rolled-back one is returned as is;
 // anything else is 422.
-func (g *Group) Rollback(now contract.Instant, s Settings, id string, req RollbackRequest) Result[Migration] {
+func (g *Group) Rollback(now contract.Instant, s Settings, id string, req contract.RollbackRequest) Result[Migration] {
 	if err := ValidateRollback(&req); err != nil {
 		return Result[Migration]{Err: err}
 	}

@@ -47,16 +47,16 @@ func TestEveryInputBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	reason := long
-	if err := ValidateCreate(&CreateRequest{RequestedBy: long}, s); err == nil || !strings.Contains(err.Error(), "requestedBy: must be at most 200 bytes") {
+	if err := ValidateCreate(&contract.CreateRequest{RequestedBy: long}, s); err == nil || !strings.Contains(err.Error(), "requestedBy: must be at most 200 bytes") {
 		t.Errorf("create requestedBy: %v", err)
 	}
-	if err := ValidateScale(&ScaleRequest{TargetShardCount: new(int), RequestedBy: "x", Reason: &reason}, s); err == nil || !strings.Contains(err.Error(), "reason: must be at most 1000 bytes") {
+	if err := ValidateScale(&contract.ScaleRequest{TargetShardCount: new(int), RequestedBy: "x", Reason: &reason}, s); err == nil || !strings.Contains(err.Error(), "reason: must be at most 1000 bytes") {
 		t.Errorf("scale reason: %v", err)
 	}
-	if err := ValidateDelete(&DeleteRequest{RequestedBy: "x", Reason: long}); err == nil || !strings.Contains(err.Error(), "reason") {
+	if err := ValidateDelete(&contract.DeleteRequest{RequestedBy: "x", Reason: long}); err == nil || !strings.Contains(err.Error(), "reason") {
 		t.Errorf("delete reason: %v", err)
 	}
-	if err := ValidateRollback(&RollbackRequest{RequestedBy: long, Reason: "r"}); err == nil || !strings.Contains(err.Error(), "requestedBy") {
+	if err := ValidateRollback(&contract.RollbackRequest{RequestedBy: long, Reason: "r"}); err == nil || !strings.Contains(err.Error(), "requestedBy") {
 		t.Errorf("rollback requestedBy: %v", err)
 	}
 }

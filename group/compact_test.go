@@ -35,7 +35,7 @@ func TestShardIndexOnlyWhereHandlersRun(t *testing.T) {
 	s := DefaultSettings()
 	g := New()
 	n := 4
-	if err := g.Create(1000, s, Key{"p", "g"}, CreateRequest{InitialShardCount: &n, RequestedBy: "t"}).Err; err != nil {
+	if err := g.Create(1000, s, Key{"p", "g"}, contract.CreateRequest{InitialShardCount: &n, RequestedBy: "t"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	set := contract.NewShardSet(0, 1, 2, 3)

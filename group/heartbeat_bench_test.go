@@ -20,7 +20,7 @@ func settledGroup(b *testing.B, s group.Settings, members, shards int) (*group.G
 	g := group.New()
 	now := grouptest.Start
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
-	if err := g.Create(now, s, key, group.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
+	if err := g.Create(now, s, key, contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}).Err; err != nil {
 		b.Fatal(err)
 	}
 	ids := make([]string, members)

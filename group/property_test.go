@@ -242,7 +242,7 @@ func (w *world) startScale(n int) {
 	w.t.Helper()
 	w.seq++
 	id := fmt.Sprintf("reshard-%d", w.seq)
-	req := group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}
+	req := contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}
 	cl := w.clone()
 	res := w.c.Group.StartScale(w.c.Now, w.c.Settings, req, id)
 	m, err := res.Answer, res.Err
@@ -274,7 +274,7 @@ func (w *world) rollback() {
 		return
 	}
 	id := *w.c.Group.ActiveReshardingID
-	req := group.RollbackRequest{RequestedBy: "test", Reason: "test"}
+	req := contract.RollbackRequest{RequestedBy: "test", Reason: "test"}
 	cl := w.clone()
 	res := w.c.Group.Rollback(w.c.Now, w.c.Settings, id, req)
 	w.c.Records = append(w.c.Records, res.Records...)

@@ -78,7 +78,7 @@ func TestStatsTrackTheRecords(t *testing.T) {
 		tr := newTracked(t)
 		now := contract.InstantOf(time.Date(2026, 5, 21, 0, 0, 0, 0, time.UTC))
 		n := 4 + rng.IntN(8)
-		res := work.Create(now, s, key, group.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
+		res := work.Create(now, s, key, contract.CreateRequest{RequestedBy: "t", InitialShardCount: &n})
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -108,7 +108,7 @@ func TestStatsTrackTheRecords(t *testing.T) {
 				tr.apply(name+" tick", work.Tick(now, s).Records)
 			case op < 19:
 				target := 1 + rng.IntN(16)
-				res := work.StartScale(now, s, group.ScaleRequest{TargetShardCount: &target, RequestedBy: "t"}, fmt.Sprintf("mig-%d", step))
+				res := work.StartScale(now, s, contract.ScaleRequest{TargetShardCount: &target, RequestedBy: "t"}, fmt.Sprintf("mig-%d", step))
 				if res.Err != nil {
 					continue
 				}
@@ -120,13 +120,13 @@ func TestStatsTrackTheRecords(t *testing.T) {
 				}
 			default:
 				if id := work.ActiveReshardingID; id != nil {
-					if res := work.Rollback(now, s, *id, group.RollbackRequest{RequestedBy: "t", Reason: "r"}); res.Err == nil {
+					if res := work.Rollback(now, s, *id, contract.RollbackRequest{RequestedBy: "t", Reason: "r"}); res.Err == nil {
 						tr.apply(name+" rollback", res.Records)
 					}
 				}
 			}
 		}
-		res = work.Delete(now, s, group.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
+		res = work.Delete(now, s, contract.DeleteRequest{RequestedBy: "t", Reason: "r", Force: true})
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}

@@ -183,7 +183,7 @@ func ValidateHeartbeat(req *contract.HeartbeatRequest, s Settings) error {
 }
 
 // ValidateCreate checks a create body (docs/protocol.md §2.2).
-func ValidateCreate(req *CreateRequest, s Settings) error {
+func ValidateCreate(req *contract.CreateRequest, s Settings) error {
 	var v violations
 	if n := req.InitialShardCount; n != nil && v.atLeast("initialShardCount", *n, 1) {
 		v.atMost("initialShardCount", *n, s.MaxShardCount)
@@ -213,7 +213,9 @@ func ValidateWho(requestedBy, reason string) error {
 }
 
 // ValidateDelete checks a delete body (docs/protocol.md §2.3).
-func ValidateDelete(req *DeleteRequest) error { return validateWhoAndWhy(req.RequestedBy, req.Reason) }
+func ValidateDelete(req *contract.DeleteRequest) error {
+	return validateWhoAndWhy(req.RequestedBy, req.Reason)
+}
 
 // validateWhoAndWhy checks the requestedBy and reason every destructive
 // request carries: neither may be blank.
@@ -225,7 +227,7 @@ func validateWhoAndWhy(requestedBy, reason string) error {
 }
 
 // ValidateScale checks a scale body (docs/protocol.md §2.5, §6.2 step 1).
-func ValidateScale(req *ScaleRequest, s Settings) error {
+func ValidateScale(req *contract.ScaleRequest, s Settings) error {
 	var v violations
 	switch n := req.TargetShardCount; {
 	case n == nil:
@@ -241,6 +243,6 @@ func ValidateScale(req *ScaleRequest, s Settings) error {
 }
 
 // ValidateRollback checks a rollback body (docs/protocol.md §2.5).
-func ValidateRollback(req *RollbackRequest) error {
+func ValidateRollback(req *contract.RollbackRequest) error {
 	return validateWhoAndWhy(req.RequestedBy, req.Reason)
 }

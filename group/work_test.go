@@ -19,7 +19,7 @@ func newWorkContext(t grouptest.TB, shards int) *grouptest.Context {
 	c := &grouptest.Context{T: t, Now: grouptest.Start, Settings: group.DefaultSettings(), Group: group.New()}
 	work := group.AssignorWork
 	res := c.Group.Create(c.Now, c.Settings, group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"},
-		group.CreateRequest{InitialShardCount: &shards, RequestedBy: "test", Assignor: &work})
+		contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "test", Assignor: &work})
 	if res.Err != nil {
 		t.Fatalf("create: %v", res.Err)
 	}
@@ -65,11 +65,11 @@ func TestCreateAssignor(t *testing.T) {
 	s := group.DefaultSettings()
 	s.DefaultAssignor = group.AssignorWork
 	g := group.New()
-	if res := g.Create(grouptest.Start, s, group.Key{StreamPrefix: "p", ConsumerGroup: "g"}, group.CreateRequest{RequestedBy: "test"}); res.Err != nil || g.Assignor != group.AssignorWork {
+	if res := g.Create(grouptest.Start, s, group.Key{StreamPrefix: "p", ConsumerGroup: "g"}, contract.CreateRequest{RequestedBy: "test"}); res.Err != nil || g.Assignor != group.AssignorWork {
 		t.Fatalf("settings default: %v, assignor %q", res.Err, g.Assignor)
 	}
 	for _, bad := range []string{"", "weighted", "COUNT"} {
-		req := group.CreateRequest{RequestedBy: "test", Assignor: &bad}
+		req := contract.CreateRequest{RequestedBy: "test", Assignor: &bad}
 		if err := group.ValidateCreate(&req, s); err == nil {
 			t.Fatalf("assignor %q accepted", bad)
 		}

@@ -75,9 +75,9 @@ func mutate[Req any](a *API, w http.ResponseWriter, r *http.Request, ps httprout
 // create builds the handle of a create endpoint (#2 with streamLevel, #4):
 // validate path and body, create, answer 201 with render's body.
 func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprouter.Handle {
-	validate := func(req *group.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
+	validate := func(req *contract.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req group.CreateRequest) (any, error) {
+		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req contract.CreateRequest) (any, error) {
 			if err := a.roomForGroup(ctx, key); err != nil {
 				return nil, err
 			}
@@ -89,7 +89,7 @@ func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprou
 
 // deleteGroup serves #6; the body is required.
 func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	mutate(a, w, r, ps, http.StatusOK, group.ValidateDelete, func(ctx context.Context, key group.Key, req group.DeleteRequest) (any, error) {
+	mutate(a, w, r, ps, http.StatusOK, group.ValidateDelete, func(ctx context.Context, key group.Key, req contract.DeleteRequest) (any, error) {
 		return a.coord.DeleteGroup(ctx, key, req)
 	})
 }
@@ -117,12 +117,12 @@ func asIs[T any](_ group.Key, v T) any { return v }
 // routingBody lists shards 0..shardCount-1 with their keys and Redis
 // Cluster slots.
 func routingBody(_ group.Key, rt group.Routing) any {
-	shards := make([]group.RoutingShard, rt.ShardCount)
+	shards := make([]contract.RoutingShard, rt.ShardCount)
 	for i := range shards {
 		k := streams.StreamKey(rt.StreamPrefix, i)
-		shards[i] = group.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
+		shards[i] = contract.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
 	}
-	return group.RoutingView{
+	return contract.RoutingView{
 		StreamPrefix:     rt.StreamPrefix,
 		ConsumerGroup:    rt.ConsumerGroup,
 		MetadataVersion:  rt.MetadataVersion,

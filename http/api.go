@@ -25,9 +25,9 @@ type Coordinator interface {
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
 	Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error)
 	// CreateGroup creates a group (docs/protocol.md §2.2); streamLevel marks endpoint #2.
-	CreateGroup(ctx context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error)
+	CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error)
 	// DeleteGroup deletes a group's metadata and returns its pre-delete view (docs/protocol.md §2.3).
-	DeleteGroup(ctx context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error)
+	DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error)
 	// Group returns the GroupResponse (docs/protocol.md §2.2).
 	Group(ctx context.Context, key group.Key) (group.GroupView, error)
 	// Members returns every member record sorted by member id (docs/protocol.md §2.6).

@@ -37,9 +37,9 @@ type fakeCoord struct {
 	calls       int
 	groupsRead  int // calls of Groups
 	key         group.Key
-	create      group.CreateRequest
+	create      contract.CreateRequest
 	streamLevel bool
-	del         group.DeleteRequest
+	del         contract.DeleteRequest
 	hb          *contract.HeartbeatRequest
 }
 
@@ -54,12 +54,12 @@ func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *contract.He
 	return f.hbResp, f.note(key)
 }
 
-func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req group.CreateRequest, streamLevel bool) (group.GroupView, error) {
+func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error) {
 	f.create, f.streamLevel = req, streamLevel
 	return f.view, f.note(key)
 }
 
-func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req group.DeleteRequest) (group.GroupView, error) {
+func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error) {
 	f.del = req
 	return f.view, f.note(key)
 }
@@ -273,7 +273,7 @@ func TestDeleteGroup(t *testing.T) {
 		t.Fatalf("coordinator called for invalid deletes")
 	}
 	wantJSON(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone","force":true}`), 200, sampleViewJSON)
-	if f.del != (group.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
+	if f.del != (contract.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
 		t.Errorf("delete request = %+v", f.del)
 	}
 	f.err = group.Errorf(contract.CodeGroupHasActiveMembers, "Group has active members")

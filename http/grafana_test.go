@@ -131,7 +131,7 @@ func grafanaGroups(t *testing.T) map[group.Key]*group.Group {
 		shards int
 	}{{group.Key{StreamPrefix: "orders", ConsumerGroup: "audit"}, 2}, {group.Key{StreamPrefix: "payments", ConsumerGroup: "orders-consumer"}, 1}} {
 		g := group.New()
-		if err := g.Create(grouptest.Start, group.DefaultSettings(), k.key, group.CreateRequest{InitialShardCount: &k.shards, RequestedBy: "test"}).Err; err != nil {
+		if err := g.Create(grouptest.Start, group.DefaultSettings(), k.key, contract.CreateRequest{InitialShardCount: &k.shards, RequestedBy: "test"}).Err; err != nil {
 			t.Fatal(err)
 		}
 		out[k.key] = g

@@ -61,7 +61,7 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 		BenchEndpoints: true,
 	}
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
-	if _, err := coord.CreateGroup(ctx, key, group.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
+	if _, err := coord.CreateGroup(ctx, key, contract.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
 	ms, err := membersim.SettleAll(members, 20, func(req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {

@@ -116,13 +116,13 @@ func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (group.
 	return routing, err
 }
 
-func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error) {
+func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error) {
 	m, err := c.Coordinator.ScaleGroup(ctx, key, req)
 	c.o.ScaleServed(key, err == nil && m.ReshardingID == group.NoopMigrationID, err)
 	return m, err
 }
 
-func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error) {
+func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
 	s, err := c.Coordinator.ScaleStream(ctx, prefix, req)
 	if err != nil {
 		c.o.ScaleServed(group.Key{StreamPrefix: prefix}, false, err)

@@ -17,12 +17,12 @@ import (
 type Resharding interface {
 	// ScaleGroup scales one group (docs/protocol.md §6.2); the request has passed
 	// group.ValidateScale.
-	ScaleGroup(ctx context.Context, key group.Key, req group.ScaleRequest) (group.Migration, error)
+	ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error)
 	// ScaleStream scales every group of a stream prefix (docs/protocol.md §6.3).
-	ScaleStream(ctx context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error)
+	ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error)
 	// Rollback rolls a migration back (docs/protocol.md §6.5); the request has passed
 	// group.ValidateRollback.
-	Rollback(ctx context.Context, key group.Key, id string, req group.RollbackRequest) (group.Migration, error)
+	Rollback(ctx context.Context, key group.Key, id string, req contract.RollbackRequest) (group.Migration, error)
 	// Migration returns one migration of a group.
 	Migration(ctx context.Context, key group.Key, id string) (group.Migration, error)
 	// Migrations returns a group's migration history.
@@ -46,11 +46,13 @@ func (a *API) reshardingRoutes() []route {
 }
 
 // validScale validates a scale request body.
-func (a *API) validScale(req *group.ScaleRequest) error { return group.ValidateScale(req, a.settings) }
+func (a *API) validScale(req *contract.ScaleRequest) error {
+	return group.ValidateScale(req, a.settings)
+}
 
 // scaleGroup serves #8: 202 with the Migration.
 func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req group.ScaleRequest) (any, error) {
+	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
 		return a.coord.ScaleGroup(ctx, key, req)
 	})
 }
@@ -65,7 +67,7 @@ type streamScaled struct {
 
 // scaleStream serves #3.
 func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req group.ScaleRequest) (any, error) {
+	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
 		s, err := a.coord.ScaleStream(ctx, key.StreamPrefix, req)
 		return streamScaled{
 			StreamPrefix:           s.StreamPrefix,
@@ -92,7 +94,7 @@ func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // rollback serves #10: 202 with the Migration.
 func (a *API) rollback(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	mutate(a, w, r, ps, http.StatusAccepted, group.ValidateRollback, func(ctx context.Context, key group.Key, req group.RollbackRequest) (any, error) {
+	mutate(a, w, r, ps, http.StatusAccepted, group.ValidateRollback, func(ctx context.Context, key group.Key, req contract.RollbackRequest) (any, error) {
 		return a.coord.Rollback(ctx, key, ps.ByName("reshardingId"), req)
 	})
 }

@@ -20,16 +20,16 @@ func sampleMigration() group.Migration {
 const sampleMigrationJSON = `{"reshardingId":"reshard-1","fromShardCount":4,"toShardCount":8,"state":"ACTIVE",
  "createdAt":"2026-05-21T00:00:00.000Z","updatedAt":"2026-05-21T00:00:01.000Z"}`
 
-func (f *fakeCoord) ScaleGroup(_ context.Context, key group.Key, _ group.ScaleRequest) (group.Migration, error) {
+func (f *fakeCoord) ScaleGroup(_ context.Context, key group.Key, _ contract.ScaleRequest) (group.Migration, error) {
 	return sampleMigration(), f.note(key)
 }
 
-func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req group.ScaleRequest) (group.StreamScale, error) {
+func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
 	return group.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
 		AffectedConsumerGroups: []string{"a"}, Migrations: []group.Migration{sampleMigration()}}, f.note(group.Key{StreamPrefix: prefix})
 }
 
-func (f *fakeCoord) Rollback(_ context.Context, key group.Key, id string, _ group.RollbackRequest) (group.Migration, error) {
+func (f *fakeCoord) Rollback(_ context.Context, key group.Key, id string, _ contract.RollbackRequest) (group.Migration, error) {
 	m := sampleMigration()
 	m.ReshardingID, m.State = id, group.MigrationRolledBack
 	return m, f.note(key)

@@ -28,7 +28,7 @@ func newGroup(t *testing.T, key group.Key, shardCount int) *group.Group {
 	t.Helper()
 	g := group.New()
 	if res := g.Create(contract.InstantOf(twoHoursLater()), group.DefaultSettings(), key,
-		group.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"}); res.Err != nil {
+		contract.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"}); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	return g

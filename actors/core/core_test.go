@@ -41,7 +41,7 @@ func created(t *testing.T) *group.Group {
 	g := group.New()
 	four := 4
 	if err := g.Create(contract.InstantOf(t0), group.DefaultSettings(), key,
-		group.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}).Err; err != nil {
+		contract.CreateRequest{InitialShardCount: &four, RequestedBy: "test"}).Err; err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -457,7 +457,7 @@ func handler[A any](h func(w *group.Group) group.Result[A]) func(*group.Group) (
 // startScale starts a scale to n shards as migration mig-1.
 func startScale(n int) func(*group.Group) ([]group.Record, error) {
 	return handler(func(w *group.Group) group.Result[group.Migration] {
-		return w.StartScale(contract.InstantOf(t0), group.DefaultSettings(), group.ScaleRequest{TargetShardCount: &n, RequestedBy: "t"}, "mig-1")
+		return w.StartScale(contract.InstantOf(t0), group.DefaultSettings(), contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "t"}, "mig-1")
 	})
 }
 
@@ -491,7 +491,7 @@ func TestCoreAdminCommandsCreateAndDeleteThroughTheCore(t *testing.T) {
 	load(t, c, core.Loaded{Group: group.New(), Now: t0}) // not stored
 	four := 4
 	c.Step(core.Admin{Now: t0, Op: "create", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
-		return w.Create(contract.InstantOf(t0), group.DefaultSettings(), key, group.CreateRequest{InitialShardCount: &four, RequestedBy: "t"})
+		return w.Create(contract.InstantOf(t0), group.DefaultSettings(), key, contract.CreateRequest{InitialShardCount: &four, RequestedBy: "t"})
 	})})
 	rd := c.Ready()
 	if rd.Write == nil || rd.Write.Kind != core.Insert || rd.Write.Expected != 0 || !rd.Write.Group.Exists() {
@@ -506,7 +506,7 @@ func TestCoreAdminCommandsCreateAndDeleteThroughTheCore(t *testing.T) {
 		t.Fatalf("after the insert: %+v, rev %d", rd, c.Rev())
 	}
 	c.Step(core.Admin{Now: t0, Op: "delete", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
-		return w.Delete(contract.InstantOf(t0), group.DefaultSettings(), group.DeleteRequest{RequestedBy: "t", Reason: "test"})
+		return w.Delete(contract.InstantOf(t0), group.DefaultSettings(), contract.DeleteRequest{RequestedBy: "t", Reason: "test"})
 	})})
 	rd = c.Ready()
 	if rd.Write == nil || rd.Write.Kind != core.Remove || rd.Write.Expected != 1 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
@@ -147,8 +148,8 @@ func groupsCreate(c *call, shards int) error {
 
 // createRequest is the create body with shards (0: the coordinator's
 // default) and the call's operator and reason.
-func (c *call) createRequest(shards int) group.CreateRequest {
-	req := group.CreateRequest{RequestedBy: c.requestedBy}
+func (c *call) createRequest(shards int) contract.CreateRequest {
+	req := contract.CreateRequest{RequestedBy: c.requestedBy}
 	if c.reason != "" {
 		req.Reason = &c.reason
 	}
@@ -163,7 +164,7 @@ func groupsDelete(c *call, force bool) error {
 	if err != nil {
 		return err
 	}
-	req := group.DeleteRequest{RequestedBy: c.requestedBy, Reason: cmpOr(c.reason, "coordctl groups delete"), Force: force}
+	req := contract.DeleteRequest{RequestedBy: c.requestedBy, Reason: cmpOr(c.reason, "coordctl groups delete"), Force: force}
 	v, err := coord.DeleteGroup(c.ctx, c.args[0], c.args[1], req)
 	if err != nil {
 		return err

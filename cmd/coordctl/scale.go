@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -55,12 +56,12 @@ back (else exit 5).`,
 
 // scaleRequest is the scale body to shards with the call's operator and
 // reason (what when none is given).
-func (c *call) scaleRequest(shards int, what string) (group.ScaleRequest, error) {
+func (c *call) scaleRequest(shards int, what string) (contract.ScaleRequest, error) {
 	if shards < 0 {
-		return group.ScaleRequest{}, usageErrorf("%s: --shards N is required", c.cmd.name)
+		return contract.ScaleRequest{}, usageErrorf("%s: --shards N is required", c.cmd.name)
 	}
 	reason := cmpOr(c.reason, what)
-	return group.ScaleRequest{TargetShardCount: &shards, RequestedBy: c.requestedBy, Reason: &reason}, nil
+	return contract.ScaleRequest{TargetShardCount: &shards, RequestedBy: c.requestedBy, Reason: &reason}, nil
 }
 
 func scaleStream(c *call, shards int) error {
@@ -127,7 +128,7 @@ func rollback(c *call) error {
 		}
 		id = v.ActiveMigration.ReshardingID
 	}
-	m, err := coord.Rollback(c.ctx, p, g, id, group.RollbackRequest{RequestedBy: c.requestedBy, Reason: cmpOr(c.reason, "coordctl rollback")})
+	m, err := coord.Rollback(c.ctx, p, g, id, contract.RollbackRequest{RequestedBy: c.requestedBy, Reason: cmpOr(c.reason, "coordctl rollback")})
 	if err != nil {
 		return err
 	}

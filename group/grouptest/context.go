@@ -33,7 +33,7 @@ func New(t TB, shardCount int) *Context {
 	t.Helper()
 	c := &Context{T: t, Now: Start, Settings: group.DefaultSettings(), Group: group.New()}
 	res := c.Group.Create(c.Now, c.Settings, group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"},
-		group.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"})
+		contract.CreateRequest{InitialShardCount: &shardCount, RequestedBy: "test"})
 	if res.Err != nil {
 		t.Fatalf("create: %v", res.Err)
 	}

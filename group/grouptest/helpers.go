@@ -26,7 +26,7 @@ func (c *Context) Leave(id string, revoking ...contract.RevokeReport) contract.H
 func (c *Context) StartScale(n int) (group.Migration, error) {
 	c.seq++
 	return c.record(c.Group.StartScale(c.Now, c.Settings,
-		group.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}, fmt.Sprintf("reshard-%d", c.seq)))
+		contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "test"}, fmt.Sprintf("reshard-%d", c.seq)))
 }
 
 // ActivateScale runs docs/protocol.md §6.2 step 8 for migration id.
@@ -61,7 +61,7 @@ func (c *Context) Scale(n int) group.Migration {
 
 // Rollback rolls migration id back.
 func (c *Context) Rollback(id string) (group.Migration, error) {
-	return c.record(c.Group.Rollback(c.Now, c.Settings, id, group.RollbackRequest{RequestedBy: "test", Reason: "test"}))
+	return c.record(c.Group.Rollback(c.Now, c.Settings, id, contract.RollbackRequest{RequestedBy: "test", Reason: "test"}))
 }
 
 // ConfirmDrain reports the removed shards of migration id drained.
@@ -71,7 +71,7 @@ func (c *Context) ConfirmDrain(id string) {
 
 // Delete deletes the group.
 func (c *Context) Delete(force bool) error {
-	res := c.Group.Delete(c.Now, c.Settings, group.DeleteRequest{RequestedBy: "test", Reason: "test", Force: force})
+	res := c.Group.Delete(c.Now, c.Settings, contract.DeleteRequest{RequestedBy: "test", Reason: "test", Force: force})
 	c.Records = append(c.Records, res.Records...)
 	return res.Err
 }
