@@ -31,7 +31,7 @@ func TestChaosShort(t *testing.T) {
 	} else {
 		conn.Close(ctx)
 	}
-	bin, err := coordproc.BuildCoordinator(ctx, t.TempDir())
+	bin, err := coordproc.Build(ctx, t.TempDir(), "coordinator")
 	if err != nil {
 		t.Fatal(err)
 	}

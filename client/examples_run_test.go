@@ -22,7 +22,7 @@ func TestExamples(t *testing.T) {
 	}
 	rs := testredis.Start(t)
 	dir := t.TempDir()
-	bin, err := coordproc.BuildCoordinator(context.Background(), dir)
+	bin, err := coordproc.Build(context.Background(), dir, "coordinator")
 	if err != nil {
 		t.Fatal(err)
 	}

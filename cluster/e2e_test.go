@@ -49,7 +49,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	defer cancel()
 	rdb := testredis.Shared(t)
 	kp := testredis.Prefix(t, rdb)
-	bin, err := coordproc.BuildCoordinator(ctx, t.TempDir())
+	bin, err := coordproc.Build(ctx, t.TempDir(), "coordinator")
 	if err != nil {
 		t.Fatal(err)
 	}

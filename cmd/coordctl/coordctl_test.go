@@ -84,7 +84,7 @@ func startCoordinator(t *testing.T, dir, store string) (*coordproc.Server, strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	bin, err := coordproc.BuildCoordinator(ctx, dir)
+	bin, err := coordproc.Build(ctx, dir, "coordinator")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,10 @@ type ServerConfig struct {
 	// Port is the loopback port to listen on (a restart keeps its
 	// address); 0: a free one.
 	Port int
+	// Env is added to the process's environment (after the test's own), for
+	// settings such as COORDINATOR_STREAMS_PROVISIONING_ENABLED=true without
+	// a t.Setenv, which parallel tests cannot use.
+	Env []string
 }
 
 // Server is a running coordinator process.
@@ -74,21 +78,52 @@ type Server struct {
 	start  func() (*exec.Cmd, error) // starts the process again (Restart)
 }
 
-// BuildCoordinator builds ./cmd/coordinator of the module in the working
-// directory into dir and returns the binary's path.
-func BuildCoordinator(ctx context.Context, dir string) (string, error) {
+// BinDirEnv names the environment variable that points Build at prebuilt
+// binaries: make test builds the commands the tests run once into bin/test
+// and sets it, so that each test package does not link them again.
+const BinDirEnv = "COORDPROC_BIN_DIR"
+
+// Build returns the path of the command ./cmd/<name> of the module in the
+// working directory, built without -race: the binary name in the directory
+// $COORDPROC_BIN_DIR when that variable is set and the file exists there
+// (built by make test from the same tree), otherwise one built into dir
+// with go build.
+func Build(ctx context.Context, dir, name string) (string, error) {
+	if pre := os.Getenv(BinDirEnv); pre != "" {
+		bin, err := filepath.Abs(filepath.Join(pre, name))
+		if err != nil {
+			return "", err
+		}
+		if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+			return bin, nil
+		}
+	}
+	return build(ctx, dir, name)
+}
+
+// build builds ./cmd/<name> of the module in the working directory into
+// dir and returns the binary's path.
+func build(ctx context.Context, dir, name string) (string, error) {
 	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	bin := filepath.Join(dir, "coordinator")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/coordinator")
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+name)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/coordinator: %w\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
 	}
 	return bin, nil
+}
+
+// BuildCoordinator builds ./cmd/coordinator of the module in the working
+// directory into dir and returns the binary's path. Unlike Build it ignores
+// $COORDPROC_BIN_DIR: the benchmarks and the fault suite (coord-bench,
+// coord-chaos) always run the tree as it is.
+func BuildCoordinator(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "coordinator")
 }
 
 // StartServer writes the configuration of c into dir and starts bin with
@@ -135,7 +170,7 @@ func startServer(ctx context.Context, bin, dir, name string, c ServerConfig) (*S
 		}
 		defer logFile.Close() // the child holds its own descriptor
 		cmd := exec.Command(bin, "-config", cfgPath)
-		cmd.Env = append(os.Environ(), "COORDINATOR_ID="+id, "COORDINATOR_CLUSTER_ADVERTISE_URL="+root)
+		cmd.Env = append(append(os.Environ(), c.Env...), "COORDINATOR_ID="+id, "COORDINATOR_CLUSTER_ADVERTISE_URL="+root)
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		return cmd, cmd.Start()
 	}
