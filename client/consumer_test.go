@@ -24,6 +24,7 @@ func TestConsumerReclaimsAndDeadLetters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a throwaway Redis and a coordinator of its own
 	coord, rdb := provisionedGroup(t, "jobs", "cons")
 	ctx := context.Background()
 	p, _ := NewProducer(ProducerConfig{Coordinator: coord, Redis: rdb, StreamPrefix: "jobs", Group: "g", NoMkStream: true})
@@ -171,6 +172,7 @@ func TestConsumerCountsHandlerRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a coordinator of its own, a key prefix of its own on the shared Redis
 	coord, rdb, prefix := sharedGroup(t, 1, "g")
 	ctx := context.Background()
 	const n = 10
@@ -372,6 +374,7 @@ func TestConsumerStartAt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a coordinator of its own, a key prefix of its own on the shared Redis
 	starts := map[string]string{"earliest": "", "latest": StartLatest, "id": ""}
 	coord, rdb, prefix := sharedGroup(t, 1, "earliest", "latest", "id")
 	ctx := context.Background()
@@ -451,6 +454,7 @@ func TestConsumerFirstRunIsQuiet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a coordinator of its own, a key prefix of its own on the shared Redis
 	coord, rdb, prefix := sharedGroup(t, 0)
 	addEntries(t, rdb, prefix+":0", 5)
 	var handled atomic.Int64

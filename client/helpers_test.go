@@ -29,7 +29,7 @@ func coordinatorBin(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath, buildErr = coordproc.BuildCoordinator(context.Background(), dir)
+		binPath, buildErr = coordproc.Build(context.Background(), dir, "coordinator")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -38,12 +38,13 @@ func coordinatorBin(t *testing.T) string {
 }
 
 // startCoordinator starts a real coordinator process with a short
-// interval and lease on the given store.
-func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease time.Duration) *coordproc.Server {
+// interval and lease on the given store, with env added to its
+// environment.
+func startCoordinator(t *testing.T, store, redisAddr, keyPrefix string, lease time.Duration, env ...string) *coordproc.Server {
 	t.Helper()
 	s, err := coordproc.StartServer(context.Background(), coordinatorBin(t), t.TempDir(), "coord", coordproc.ServerConfig{
 		Store: store, KeyPrefix: keyPrefix, RedisAddr: redisAddr,
-		Interval: 200 * time.Millisecond, LeaseTTL: lease, RebalanceTimeout: 10 * time.Second,
+		Interval: 200 * time.Millisecond, LeaseTTL: lease, RebalanceTimeout: 10 * time.Second, Env: env,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,14 +103,18 @@ func redisClient(t *testing.T, addr string) *redis.Client {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// provisioning turns stream provisioning on in a coordinator process
+// (startCoordinator's env): a parallel test cannot t.Setenv it.
+const provisioning = "COORDINATOR_STREAMS_PROVISIONING_ENABLED=true"
+
 // provisionedGroup starts a coordinator with stream provisioning on a
-// throwaway Redis, creates group g of prefix with 4 shards, and returns the
+// throwaway Redis of its own (so its callers may run in parallel), creates
+// group g of prefix with 4 shards, and returns the
 // coordinator client and a Redis client.
 func provisionedGroup(t *testing.T, prefix, keyPrefix string) (*Coordinator, *redis.Client) {
 	t.Helper()
 	rs := testredis.Start(t)
-	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv := startCoordinator(t, "redis", rs.Addr, keyPrefix, 3*time.Second)
+	srv := startCoordinator(t, "redis", rs.Addr, keyPrefix, 3*time.Second, provisioning)
 	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
 	if _, err := coord.CreateGroup(context.Background(), prefix, "g", 4, "test"); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func TestProducerRoutesAndRefreshes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a throwaway Redis and a coordinator of its own
 	coord, rdb := provisionedGroup(t, "orders", "prod")
 	ctx := context.Background()
 	p, err := NewProducer(ProducerConfig{Coordinator: coord, Redis: rdb, StreamPrefix: "orders", Group: "g", NoMkStream: true, MaxLen: 1000, RefreshInterval: time.Hour})

@@ -89,9 +89,9 @@ func TestShutdownUnderLiveLease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a Redis and a coordinator of its own
 	rs := testredis.Start(t)
-	t.Setenv("COORDINATOR_STREAMS_PROVISIONING_ENABLED", "true")
-	srv := startCoordinator(t, "redis", rs.Addr, "shutdown", 3*time.Second)
+	srv := startCoordinator(t, "redis", rs.Addr, "shutdown", 3*time.Second, provisioning)
 	coord := NewCoordinator(srv.Base, WithBasicAuth("admin", "password"))
 	ctx := context.Background()
 	if _, err := coord.CreateGroup(ctx, "sd", "g", 2, "test"); err != nil {

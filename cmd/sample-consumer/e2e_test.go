@@ -24,12 +24,12 @@ import (
 const (
 	e2ePrefix  = "e2e"
 	e2eGroup   = "workers"
-	e2eRecords = 14000
+	e2eRecords = 8000
 	e2eKeys    = 200
 )
 
 // TestDemoEndToEnd runs the demo as OS processes: a coordinator on a
-// throwaway Redis, the sample producer writing 14,000 keyed records and
+// throwaway Redis, the sample producer writing 8,000 keyed records and
 // sample consumers that log every record they handle. During the run one
 // consumer is SIGKILLed, one leaves (SIGTERM), one joins and the stream is
 // scaled from 4 to 8 shards. It checks that every record was handled, that
@@ -38,7 +38,7 @@ const (
 // records of a key were handled in order within each ownership interval.
 func TestDemoEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the demo processes (about 40 s)")
+		t.Skip("runs the demo processes (about 25 s)")
 	}
 	// The limit only turns a hang into a failure: on a loaded machine the
 	// builds alone can take a minute.
@@ -49,7 +49,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
 
-	coordBin, err := coordproc.BuildCoordinator(ctx, dir)
+	coordBin, err := coordproc.Build(ctx, dir, "coordinator")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,9 @@ func TestDemoEndToEnd(t *testing.T) {
 	began := time.Now()
 	start("producer", producerBin, "-count", fmt.Sprint(e2eRecords), "-rate", "1500", "-keys", fmt.Sprint(e2eKeys), "-refresh", "1s")
 	// The faults follow the producer's progress (it writes 1,500 records a
-	// second when the machine keeps up).
+	// second when the machine keeps up). The count is what the faults need:
+	// each comes after 1,000 or more records, and the new shards of the
+	// scale get 2,000 (the producer refreshes its routing every second).
 	written := func() int64 {
 		var n int64
 		for s := range 8 {
@@ -132,7 +134,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		eventually.True(t, fmt.Sprintf("the producer wrote %d records", n), func() bool { return written() >= n })
 	}
 
-	after(4500)
+	after(2500)
 	_ = procs["c1"].Process.Kill()
 	<-exited["c1"]
 	exited["c1"] <- nil
@@ -149,11 +151,11 @@ func TestDemoEndToEnd(t *testing.T) {
 		}
 	}
 
-	after(7500)
+	after(4000)
 	_ = procs["c2"].Process.Signal(syscall.SIGTERM)
-	after(9000)
+	after(5000)
 	consumer("c5")
-	after(12000)
+	after(6000) // the last 2,000 records are written after the scale
 	if err := coord.ScaleStream(ctx, e2ePrefix, 8, "e2e"); err != nil {
 		t.Fatal(err)
 	}
@@ -361,11 +363,9 @@ func uniqueRecords(logs map[string][]event) map[string]bool {
 }
 
 func buildSample(t *testing.T, ctx context.Context, dir, name string) string {
-	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+name)
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	bin, err := coordproc.Build(ctx, dir, name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
