@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
@@ -18,21 +17,12 @@ import (
 // operator's tool makes them (cmd/coordctl). Each returns the coordinator's
 // answer decoded, or an *APIError.
 
-// Login is the answer of POST /auth/login (docs/protocol.md §2.1).
-type Login struct {
-	AccessToken      string    `json:"accessToken"`
-	TokenType        string    `json:"tokenType"`
-	ExpiresAt        time.Time `json:"expiresAt"`
-	ExpiresInSeconds int64     `json:"expiresInSeconds"`
-	Roles            []string  `json:"roles"`
-}
-
 // Login exchanges username and password for a Bearer token. It sends no
 // other credentials, whatever the Coordinator was configured with.
-func (c *Coordinator) Login(ctx context.Context, username, password string) (Login, error) {
-	var out Login
+func (c *Coordinator) Login(ctx context.Context, username, password string) (contract.Login, error) {
+	var out contract.Login
 	anonymous := &Coordinator{base: c.base, hc: c.hc}
-	err := anonymous.do(ctx, http.MethodPost, "/auth/login", map[string]string{"username": username, "password": password}, &out)
+	err := anonymous.do(ctx, http.MethodPost, contract.LoginTemplate, contract.LoginRequest{Username: username, Password: password}, &out)
 	return out, err
 }
 

@@ -345,8 +345,8 @@ func (a *authState) authorize(ctx context.Context, c *Coordinator, req *http.Req
 // login posts the credentials to /auth/login and keeps the token, to be
 // renewed after 80 % of its lifetime.
 func (a *authState) login(ctx context.Context, c *Coordinator) error {
-	body, _ := json.Marshal(map[string]string{"username": a.user, "password": a.pass})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/auth/login", bytes.NewReader(body))
+	body, _ := json.Marshal(contract.LoginRequest{Username: a.user, Password: a.pass})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+contract.LoginTemplate, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -359,10 +359,11 @@ func (a *authState) login(ctx context.Context, c *Coordinator) error {
 	if res.StatusCode != http.StatusOK {
 		return fmt.Errorf("login: %w", &APIError{StatusCode: res.StatusCode})
 	}
+	// The answer is contract.Login; Token is also read, for a server that
+	// names the token so.
 	var lr struct {
-		AccessToken      string `json:"accessToken"`
-		Token            string `json:"token"`
-		ExpiresInSeconds int64  `json:"expiresInSeconds"`
+		contract.Login
+		Token string `json:"token"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&lr); err != nil {
 		return fmt.Errorf("login: %w", err)

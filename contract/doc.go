@@ -2,8 +2,8 @@
 // protocol's messages (HeartbeatRequest, HeartbeatResponse and their
 // statuses) and value types (ShardSet, Instant), the admin routes'
 // request bodies (CreateRequest, DeleteRequest, ScaleRequest,
-// RollbackRequest) and the producer-routing answer (RoutingView), the one
-// list of error
+// RollbackRequest) and the producer-routing answer (RoutingView), the
+// login request and answer (LoginRequest, Login), the one list of error
 // codes (Code) and the error body, the route templates and the URL
 // builders clients use, the default base path, and the errors the runtime
 // answers with besides domain and store errors (mapped to statuses only by

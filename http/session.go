@@ -7,14 +7,9 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/redis-stream-coordinator/coordinator/audit"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
-
-// loginRequest is the optional body of POST /auth/login (docs/protocol.md §2.1).
-type loginRequest struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-}
 
 // login serves #1: with a non-blank body username it checks the body's
 // password, otherwise it authenticates the Authorization header (Basic, or
@@ -26,7 +21,7 @@ type loginRequest struct {
 // fingerprints the body, which holds a password.
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	ev := audit.FromContext(r.Context())
-	var req loginRequest
+	var req contract.LoginRequest
 	err := a.readBody(w, r.WithContext(audit.WithEvent(r.Context(), nil)), func(body []byte) error {
 		if absent(body) {
 			return nil
@@ -50,7 +45,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 	if throttle.refused(w) {
 		return
 	}
-	var tok security.Token
+	var tok contract.Login
 	if strings.TrimSpace(req.Username) != "" {
 		tok, err = users.Login(req.Username, req.Password)
 	} else {

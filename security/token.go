@@ -7,19 +7,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-)
 
-// Token is an issued Bearer token, shaped as the login response of docs/protocol.md §2.1.
-type Token struct {
-	AccessToken string `json:"accessToken"`
-	// TokenType is always "Bearer".
-	TokenType string `json:"tokenType"`
-	// ExpiresAt is the token's exp claim (whole seconds, UTC).
-	ExpiresAt        time.Time `json:"expiresAt"`
-	ExpiresInSeconds int64     `json:"expiresInSeconds"`
-	// Roles are the role names carried by the token, sorted.
-	Roles []string `json:"roles"`
-}
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // tokenClaims are the JWT claims issued: sub, iat, exp, the sorted role
 // names and the user's token version (ver, omitted when 0).
@@ -32,7 +22,7 @@ type tokenClaims struct {
 // Refresh issues a new token for an authenticated principal (login with an
 // Authorization header instead of a body). The token carries p's roles and
 // its user's current token version and expires TokenTTL from now.
-func (u *Users) Refresh(p Principal) Token {
+func (u *Users) Refresh(p Principal) contract.Login {
 	now := u.now()
 	exp := now.Add(u.ttl).Truncate(time.Second).UTC()
 	roles := p.RoleNames()
@@ -50,7 +40,7 @@ func (u *Users) Refresh(p Principal) Token {
 		// HS256 with a []byte key and marshalable claims cannot fail.
 		panic(fmt.Sprintf("security: signing token: %v", err))
 	}
-	return Token{
+	return contract.Login{
 		AccessToken:      signed,
 		TokenType:        "Bearer",
 		ExpiresAt:        exp,

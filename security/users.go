@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // ErrUnauthenticated is returned (possibly wrapped with a reason that never
@@ -239,10 +241,10 @@ func parseBasic(credentials string) (name, password string, ok bool) {
 
 // Login checks a username and password and issues a token carrying the
 // user's configured roles.
-func (u *Users) Login(username, password string) (Token, error) {
+func (u *Users) Login(username, password string) (contract.Login, error) {
 	p, err := u.checkPassword(username, password)
 	if err != nil {
-		return Token{}, err
+		return contract.Login{}, err
 	}
 	return u.Refresh(p), nil
 }

@@ -1,0 +1,24 @@
+package contract
+
+import "time"
+
+// LoginRequest is the optional body of POST /auth/login (docs/protocol.md
+// §2.1): a non-blank Username is checked with Password; without it the
+// Authorization header is (Basic, or Bearer to refresh a token).
+type LoginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// Login is the answer of POST /auth/login (docs/protocol.md §2.1): an
+// issued Bearer token.
+type Login struct {
+	AccessToken string `json:"accessToken"`
+	// TokenType is always "Bearer".
+	TokenType string `json:"tokenType"`
+	// ExpiresAt is the token's exp claim (whole seconds, UTC).
+	ExpiresAt        time.Time `json:"expiresAt"`
+	ExpiresInSeconds int64     `json:"expiresInSeconds"`
+	// Roles are the role names carried by the token, sorted.
+	Roles []string `json:"roles"`
+}
