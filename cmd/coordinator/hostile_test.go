@@ -20,6 +20,7 @@ import (
 // unauthorised successes, 0 answers 5xx and a live coordinator at the end,
 // and logs the inputs tried per class.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel() // a key prefix and a coordinator of its own
 	c := testredis.Shared(t)
 	prefix := testredis.Prefix(t, c)
 	cfg := writeConfig(t, `coordinator:

@@ -21,6 +21,7 @@ import (
 // of the prefix share its dead-letter stream: each counts the entries it
 // dead-lettered and those naming no group, also after one is removed.
 func TestLagAndDeadLetterGauges(t *testing.T) {
+	t.Parallel() // a key prefix and a coordinator of its own
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
 	base := startOnRedis(t, "lag-it", prefix+":coord", "  streams: {provisioning-enabled: true}\n  monitoring: {offset-cache-ttl: 10ms}\n")
@@ -62,6 +63,7 @@ func TestLagAndDeadLetterGauges(t *testing.T) {
 // once it appears: idle groups without streams cost no shard reads between
 // checks. Its commands and the age of its last round are exported.
 func TestLagRefresherSkipsMissingStreams(t *testing.T) {
+	t.Parallel() // a key prefix and a coordinator of its own; most of it waits for the refresher's 1 s rounds
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
 	base := startOnRedis(t, "lag-missing", prefix+":coord", "  monitoring: {offset-cache-ttl: 10ms}\n")

@@ -185,6 +185,7 @@ func TestNotReadyWithTheStoreDownAtStart(t *testing.T) {
 // /readyz turns 503 and the health report shows the partial outage,
 // naming the node; with the master back it is ready again.
 func TestReadinessFollowsEveryRedisClusterMaster(t *testing.T) {
+	t.Parallel() // a Redis Cluster and a coordinator of its own
 	rc := testredis.StartCluster(t, 3)
 	const prefix = "readiness"
 	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf(`coordinator:

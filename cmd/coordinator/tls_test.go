@@ -156,6 +156,7 @@ func TestTLSClientCertificates(t *testing.T) {
 // New certificate files are served without a restart; files that do not
 // load keep the certificate in use, and say so in the log.
 func TestTLSReloadsCertificate(t *testing.T) {
+	t.Parallel() // certificates and a coordinator of its own
 	ca := testcerts.NewCA(t, "server CA")
 	certFile, keyFile := writePair(t, t.TempDir(), "server", ca.Issue(t, "first"))
 	root, logs := startTLS(t, fmt.Sprintf("    tls: {cert-file: %q, key-file: %q}\n", certFile, keyFile))
