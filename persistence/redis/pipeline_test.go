@@ -149,6 +149,7 @@ func TestPipelinerCanceledCallReturns(t *testing.T) {
 // ErrUnavailable, the dial error kept in the chain), scripts fall back
 // after a SCRIPT FLUSH, and a closed store answers ErrUnavailable.
 func TestPipelinerDeadRedis(t *testing.T) {
+	t.Parallel() // a throwaway Redis of its own
 	srv := testredis.Start(t)
 	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })

@@ -43,6 +43,7 @@ func TestContract(t *testing.T) {
 }
 
 func TestContractCluster(t *testing.T) {
+	t.Parallel() // a Redis Cluster of its own
 	c := testredis.StartCluster(t, 3).Client(t)
 	storetest.Run(t, func(t *testing.T) persistence.Store { return newStore(t, c) },
 		storetest.Options{Corrupt: corruptRevision})
@@ -329,6 +330,7 @@ func TestCommitRetryIsIdempotent(t *testing.T) {
 }
 
 func TestUnavailable(t *testing.T) {
+	t.Parallel() // a throwaway Redis of its own
 	srv := testredis.Start(t)
 	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
@@ -360,6 +362,7 @@ func TestClusterContract(t *testing.T) {
 }
 
 func TestClusterContractOnRedisCluster(t *testing.T) {
+	t.Parallel() // a Redis Cluster of its own
 	storetest.RunCluster(t, handlesOn(testredis.StartCluster(t, 3).Client(t)), storetest.ClusterOptions{Released: released})
 }
 
