@@ -28,7 +28,7 @@ type Positions interface {
 	// SetID sets the group's last-delivered id on shard s.ShardIndex to
 	// s.SetID (s as planned: Before and SetID) and returns its position
 	// after.
-	SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error)
+	SetID(ctx context.Context, key group.Key, s group.ShardReset) (*contract.GroupPosition, error)
 }
 
 // ErrNoPositions answers a live reset on a coordinator without Redis.
@@ -221,7 +221,7 @@ func (a *groupActor) planReset(op string, r group.LiveReset) error {
 // restart midway is harmless: the id is absolute) and stores the reset
 // DONE with the positions after.
 func (a *groupActor) applyReset(op string, r group.LiveReset) error {
-	after := make([]*group.ShardPosition, len(r.Shards))
+	after := make([]*contract.GroupPosition, len(r.Shards))
 	for i, s := range r.Shards {
 		ctx, cancel := a.storeCtx()
 		p, err := a.c.opts.Positions.SetID(ctx, a.key, s)

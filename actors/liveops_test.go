@@ -21,10 +21,10 @@ type fakePositions struct {
 
 func (p *fakePositions) PlanReset(_ context.Context, _ group.Key, shard int, _ group.ResetTarget) (group.ShardReset, error) {
 	before := "7-0"
-	return group.ShardReset{ShardIndex: shard, SetID: "0", Before: &group.ShardPosition{LastDeliveredID: &before}}, nil
+	return group.ShardReset{ShardIndex: shard, SetID: "0", Before: &contract.GroupPosition{LastDeliveredID: &before}}, nil
 }
 
-func (p *fakePositions) SetID(_ context.Context, _ group.Key, s group.ShardReset) (*group.ShardPosition, error) {
+func (p *fakePositions) SetID(_ context.Context, _ group.Key, s group.ShardReset) (*contract.GroupPosition, error) {
 	shard, id := s.ShardIndex, s.SetID
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -35,7 +35,7 @@ func (p *fakePositions) SetID(_ context.Context, _ group.Key, s group.ShardReset
 		p.set = map[int]string{}
 	}
 	p.set[shard] = id
-	return &group.ShardPosition{LastDeliveredID: &id}, nil
+	return &contract.GroupPosition{LastDeliveredID: &id}, nil
 }
 
 func (p *fakePositions) setTo(shard int) (string, bool) {

@@ -102,46 +102,13 @@ func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offs
 	return out, err
 }
 
-// OffsetReset is the body of POST …/offsets/reset: where To moves the
-// group on Shards (empty: every shard). EntryID goes with To =
-// streams.AfterID, TimestampMs with streams.Timestamp, By with streams.By.
-// Force sets the positions at once, racing members reading the shards
-// (without it the reset is live: LiveReset); DryRun changes nothing
-// (PreviewReset).
-type OffsetReset struct {
-	To          streams.PositionKind `json:"to"`
-	EntryID     string               `json:"entryId,omitempty"`
-	TimestampMs int64                `json:"timestampMs,omitempty"`
-	Shards      []int                `json:"shards"`
-	By          int64                `json:"by,omitempty"`
-	Force       bool                 `json:"force"`
-	DryRun      bool                 `json:"dryRun,omitempty"`
-	RequestedBy string               `json:"requestedBy"`
-	Reason      string               `json:"reason"`
-}
-
-// OffsetResetResult is the answer of an offset reset: each shard's
-// position before and after, and the members that held it.
-type OffsetResetResult struct {
-	StreamPrefix  string `json:"streamPrefix"`
-	ConsumerGroup string `json:"consumerGroup"`
-	To            string `json:"to"`
-	Forced        bool   `json:"forced"`
-	Shards        []struct {
-		ShardIndex int                   `json:"shardIndex"`
-		StreamKey  string                `json:"streamKey"`
-		HeldBy     []string              `json:"heldBy"`
-		Before     streams.GroupPosition `json:"before"`
-		After      streams.GroupPosition `json:"after"`
-	} `json:"shards"`
-}
-
 // ResetOffsets moves group g's position on its shards at once (XGROUP
-// SETID; it sets Force: the racing variant, LiveReset is the live one). A
+// SETID; it sets Force: the racing variant, LiveReset is the live one).
+// req.To is one of the streams.PositionKind names (streams.Earliest, …). A
 // coordinator without Redis answers CodeRedisNotConfigured.
-func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req OffsetReset) (OffsetResetResult, error) {
+func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req contract.OffsetReset) (contract.OffsetResetResult, error) {
 	req.Force, req.DryRun = true, false
-	var out OffsetResetResult
+	var out contract.OffsetResetResult
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
 	return out, err
 }
@@ -180,42 +147,19 @@ func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetter
 	return out, err
 }
 
-// DeadLetterAction is the body of a dead-letter redrive or delete: the ids
-// in Stream (blank: P-dead-letter).
-type DeadLetterAction struct {
-	IDs         []string `json:"ids"`
-	Stream      string   `json:"stream"`
-	RequestedBy string   `json:"requestedBy"`
-	Reason      string   `json:"reason"`
-}
-
-// DeadLetterResults is the answer of a redrive or delete: one result per
-// id, in the request's order; Status FAILED carries ErrorCode and Message.
-type DeadLetterResults struct {
-	Stream  string `json:"stream"`
-	Results []struct {
-		ID        string `json:"id"`
-		Status    string `json:"status"`
-		Stream    string `json:"stream,omitempty"`
-		NewID     string `json:"newId,omitempty"`
-		ErrorCode string `json:"errorCode,omitempty"`
-		Message   string `json:"message,omitempty"`
-	} `json:"results"`
-}
-
 // RedriveDeadLetters appends group g's dead letters with the given ids to
 // the shards they came from and removes them from the dead-letter stream.
-func (c *Coordinator) RedriveDeadLetters(ctx context.Context, p, g string, req DeadLetterAction) (DeadLetterResults, error) {
+func (c *Coordinator) RedriveDeadLetters(ctx context.Context, p, g string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
 	return c.deadLetterAction(ctx, p, g, "redrive", req)
 }
 
 // DeleteDeadLetters removes group g's dead letters with the given ids.
-func (c *Coordinator) DeleteDeadLetters(ctx context.Context, p, g string, req DeadLetterAction) (DeadLetterResults, error) {
+func (c *Coordinator) DeleteDeadLetters(ctx context.Context, p, g string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
 	return c.deadLetterAction(ctx, p, g, "delete", req)
 }
 
-func (c *Coordinator) deadLetterAction(ctx context.Context, p, g, action string, req DeadLetterAction) (DeadLetterResults, error) {
-	var out DeadLetterResults
+func (c *Coordinator) deadLetterAction(ctx context.Context, p, g, action string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
+	var out contract.DeadLetterResults
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/dead-letters/"+action, req, &out)
 	return out, err
 }

@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // The live group operations of docs/operations.md: pausing and resuming
@@ -40,38 +40,17 @@ func (c *Coordinator) PausedShards(ctx context.Context, p, g string) (group.Paus
 // DryRun): the group pauses the shards, sets them once no member holds
 // them and grants them again. It returns the operation as stored; follow
 // it with Reset or WaitReset.
-func (c *Coordinator) LiveReset(ctx context.Context, p, g string, req OffsetReset) (group.LiveReset, error) {
+func (c *Coordinator) LiveReset(ctx context.Context, p, g string, req contract.OffsetReset) (group.LiveReset, error) {
 	req.Force, req.DryRun = false, false
 	var out group.LiveReset
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
 	return out, err
 }
 
-// ResetPreview is the answer of a dry run: per shard, the position before
-// and after, the entries delivered again or skipped, and the members that
-// would pause.
-type ResetPreview struct {
-	StreamPrefix  string `json:"streamPrefix"`
-	ConsumerGroup string `json:"consumerGroup"`
-	To            string `json:"to"`
-	Shards        []struct {
-		ShardIndex int                   `json:"shardIndex"`
-		StreamKey  string                `json:"streamKey"`
-		WouldPause []string              `json:"wouldPause"`
-		Before     streams.GroupPosition `json:"before"`
-		After      struct {
-			LastDeliveredID string `json:"lastDeliveredId"`
-		} `json:"after"`
-		Redelivered int64 `json:"redelivered"`
-		Skipped     int64 `json:"skipped"`
-		CountCapped bool  `json:"countCapped"`
-	} `json:"shards"`
-}
-
 // PreviewReset answers what req would do to group g, changing nothing.
-func (c *Coordinator) PreviewReset(ctx context.Context, p, g string, req OffsetReset) (ResetPreview, error) {
+func (c *Coordinator) PreviewReset(ctx context.Context, p, g string, req contract.OffsetReset) (contract.ResetPreview, error) {
 	req.DryRun = true
-	var out ResetPreview
+	var out contract.ResetPreview
 	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
 	return out, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/streams"
@@ -144,7 +145,7 @@ func TestLiveResetWhileConsuming(t *testing.T) {
 		}
 	}()
 	for _, to := range []streams.PositionKind{streams.Earliest, streams.Latest} {
-		r, err := coord.LiveReset(ctx, prefix, "g", OffsetReset{To: to, RequestedBy: "test", Reason: "replay"})
+		r, err := coord.LiveReset(ctx, prefix, "g", contract.OffsetReset{To: string(to), RequestedBy: "test", Reason: "replay"})
 		if err != nil {
 			t.Fatal(err)
 		}

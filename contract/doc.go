@@ -3,7 +3,10 @@
 // statuses) and value types (ShardSet, Instant), the admin routes'
 // request bodies (CreateRequest, DeleteRequest, ScaleRequest,
 // RollbackRequest) and the producer-routing answer (RoutingView), the
-// login request and answer (LoginRequest, Login), the one list of error
+// login request and answer (LoginRequest, Login), the offset reset's and
+// the dead-letter actions' bodies and answers (OffsetReset,
+// OffsetResetResult, ResetPreview, GroupPosition, DeadLetterAction,
+// DeadLetterResults), the one list of error
 // codes (Code) and the error body, the route templates and the URL
 // builders clients use, the default base path, and the errors the runtime
 // answers with besides domain and store errors (mapped to statuses only by

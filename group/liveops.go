@@ -62,25 +62,16 @@ type ResetTarget struct {
 	By          int64  `json:"by,omitempty"`
 }
 
-// ShardPosition is a consumer group's position on one shard stream (XINFO
-// GROUPS); a nil field is unknown (no stream or group, or a lag Redis
-// cannot compute).
-type ShardPosition struct {
-	LastDeliveredID *string `json:"lastDeliveredId"`
-	Lag             *int64  `json:"lag"`
-	Pending         *int64  `json:"pending"`
-}
-
 // ShardReset is one shard of a live reset: the members that held it when
 // the reset started (they pause), the last-delivered id chosen at APPLYING
 // (SetID) and the positions before (read at APPLYING, once nobody reads the
 // shard) and after (read once it is set).
 type ShardReset struct {
-	ShardIndex int            `json:"shardIndex"`
-	PausedFrom []string       `json:"pausedFrom"`
-	SetID      string         `json:"setId,omitempty"`
-	Before     *ShardPosition `json:"before,omitempty"`
-	After      *ShardPosition `json:"after,omitempty"`
+	ShardIndex int                     `json:"shardIndex"`
+	PausedFrom []string                `json:"pausedFrom"`
+	SetID      string                  `json:"setId,omitempty"`
+	Before     *contract.GroupPosition `json:"before,omitempty"`
+	After      *contract.GroupPosition `json:"after,omitempty"`
 }
 
 // LiveReset is one live offset reset of a group.
@@ -372,7 +363,7 @@ func (g *Group) BeginApply(now contract.Instant, s Settings, id string, plans []
 
 // FinishReset ends APPLYING reset id as DONE with after, each shard's
 // position once set (in the reset's order), and grants its shards again.
-func (g *Group) FinishReset(now contract.Instant, s Settings, id string, after []*ShardPosition) Result[LiveReset] {
+func (g *Group) FinishReset(now contract.Instant, s Settings, id string, after []*contract.GroupPosition) Result[LiveReset] {
 	r, err := g.activeResetIn(id, ResetApplying)
 	if err != nil {
 		return Result[LiveReset]{Err: err}

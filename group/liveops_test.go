@@ -137,7 +137,7 @@ func TestLiveResetStates(t *testing.T) {
 	}
 	id, before := "0", "5-1"
 	r = keep(t, c, c.Group.BeginApply(c.Now, c.Settings, "reset-1",
-		[]group.ShardReset{{SetID: id, Before: &group.ShardPosition{LastDeliveredID: &before}}}))
+		[]group.ShardReset{{SetID: id, Before: &contract.GroupPosition{LastDeliveredID: &before}}}))
 	if r.State != group.ResetApplying || r.ApplyingAt != c.Now || r.Shards[0].SetID != "0" {
 		t.Fatalf("applying %+v", r)
 	}
@@ -149,7 +149,7 @@ func TestLiveResetStates(t *testing.T) {
 	}
 	c.Check()
 	c.Advance(100)
-	r = keep(t, c, c.Group.FinishReset(c.Now, c.Settings, "reset-1", []*group.ShardPosition{{LastDeliveredID: &id}}))
+	r = keep(t, c, c.Group.FinishReset(c.Now, c.Settings, "reset-1", []*contract.GroupPosition{{LastDeliveredID: &id}}))
 	if r.State != group.ResetDone || *r.Shards[0].After.LastDeliveredID != "0" || c.Group.ActiveReset() != nil {
 		t.Fatalf("done %+v", r)
 	}

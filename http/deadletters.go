@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -78,15 +79,7 @@ func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.Dea
 	return page, nil
 }
 
-// deadLetterRequest is the body of the redrive and delete routes.
-type deadLetterRequest struct {
-	IDs         []string `json:"ids"`
-	Stream      string   `json:"stream"`
-	RequestedBy string   `json:"requestedBy"`
-	Reason      string   `json:"reason"`
-}
-
-func validateDeadLetterRequest(r *deadLetterRequest) error {
+func validateDeadLetterRequest(r *contract.DeadLetterAction) error {
 	if err := group.ValidateWho(r.RequestedBy, r.Reason); err != nil {
 		return err
 	}
@@ -104,39 +97,22 @@ func validateDeadLetterRequest(r *deadLetterRequest) error {
 	return nil
 }
 
-// deadLetterResult is the outcome for one id: REDRIVEN (with the stream and
-// new id), DELETED, or FAILED (with the error code and message).
-type deadLetterResult struct {
-	ID        string  `json:"id"`
-	Status    string  `json:"status"`
-	Stream    *string `json:"stream,omitempty"`
-	NewID     *string `json:"newId,omitempty"`
-	ErrorCode *string `json:"errorCode,omitempty"`
-	Message   *string `json:"message,omitempty"`
-}
-
-// deadLetterResults is the 200 body of the redrive and delete routes.
-type deadLetterResults struct {
-	Stream  string             `json:"stream"`
-	Results []deadLetterResult `json:"results"`
-}
-
 // redriveDeadLetters serves POST …/dead-letters/redrive: each listed entry
 // is added back to the shard it came from and removed from the dead-letter
 // stream (streams.Operator.Redrive). Every id gets a result; a failed one
 // does not stop the others.
 func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error) {
+	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
 		out, err := ops.Redrive(ctx, dlq, g.StreamPrefix, g.ConsumerGroup, g.ShardCount, id)
-		return deadLetterResult{Stream: &out.Stream, NewID: &out.NewID}, err
+		return contract.DeadLetterResult{Stream: out.Stream, NewID: out.NewID}, err
 	})
 }
 
 // deleteDeadLetters serves POST …/dead-letters/delete: each listed entry
 // is removed from the dead-letter stream.
 func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error) {
-		return deadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, g.ConsumerGroup, id)
+	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
+		return contract.DeadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, g.ConsumerGroup, id)
 	})
 }
 
@@ -144,8 +120,8 @@ func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httpr
 // results: an id that is malformed, absent or cannot be redriven is FAILED
 // with its error code; a Redis failure ends the request with 503.
 func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprouter.Params, done string,
-	do func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (deadLetterResult, error)) {
-	mutate(a, w, r, ps, http.StatusOK, validateDeadLetterRequest, func(ctx context.Context, key group.Key, req deadLetterRequest) (any, error) {
+	do func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error)) {
+	mutate(a, w, r, ps, http.StatusOK, validateDeadLetterRequest, func(ctx context.Context, key group.Key, req contract.DeadLetterAction) (any, error) {
 		dlq, err := deadLetterStream(key.StreamPrefix, req.Stream)
 		if err != nil {
 			return nil, err
@@ -158,7 +134,7 @@ func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprout
 		if err != nil {
 			return nil, err
 		}
-		out := deadLetterResults{Stream: dlq, Results: make([]deadLetterResult, 0, len(req.IDs))}
+		out := contract.DeadLetterResults{Stream: dlq, Results: make([]contract.DeadLetterResult, 0, len(req.IDs))}
 		for _, id := range req.IDs {
 			res, err := do(ctx, ops, g, dlq, id)
 			res.ID, res.Status = id, done
@@ -168,7 +144,7 @@ func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprout
 					return nil, err
 				}
 				_, code, message := classify(err)
-				res = deadLetterResult{ID: id, Status: "FAILED", ErrorCode: &code, Message: &message}
+				res = contract.DeadLetterResult{ID: id, Status: "FAILED", ErrorCode: code, Message: message}
 			}
 			out.Results = append(out.Results, res)
 		}

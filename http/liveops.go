@@ -83,61 +83,33 @@ func (a *API) liveReset(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 
 // startLiveReset runs a reset without force: the group pauses the shards,
 // sets them once no member holds them, and grants them again.
-func (a *API) startLiveReset(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
 	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
 	return a.coord.StartReset(ctx, key, group.ResetRequest{
-		Target:      group.ResetTarget{To: string(req.position().Kind), EntryID: req.EntryID, TimestampMs: req.TimestampMs, By: req.By},
+		Target:      group.ResetTarget{To: string(resetPosition(&req).Kind), EntryID: req.EntryID, TimestampMs: req.TimestampMs, By: req.By},
 		Shards:      req.Shards,
 		RequestedBy: req.RequestedBy,
 		Reason:      req.Reason,
 	})
 }
 
-// shardPreview is one shard of a dry run: the position before, the one
-// after, the entries delivered again or skipped, and the members that
-// would pause (they hold the shard now).
-type shardPreview struct {
-	ShardIndex  int                   `json:"shardIndex"`
-	StreamKey   string                `json:"streamKey"`
-	WouldPause  []string              `json:"wouldPause"`
-	Before      streams.GroupPosition `json:"before"`
-	After       afterPreview          `json:"after"`
-	Redelivered int64                 `json:"redelivered"`
-	Skipped     int64                 `json:"skipped"`
-	CountCapped bool                  `json:"countCapped"`
-}
-
-// afterPreview is the position a reset would set.
-type afterPreview struct {
-	LastDeliveredID string `json:"lastDeliveredId"`
-}
-
-// resetPreview is the 200 body of a dry run.
-type resetPreview struct {
-	StreamPrefix  string         `json:"streamPrefix"`
-	ConsumerGroup string         `json:"consumerGroup"`
-	To            string         `json:"to"`
-	DryRun        bool           `json:"dryRun"`
-	Shards        []shardPreview `json:"shards"`
-}
-
 // previewReset answers what a reset would do, changing nothing.
-func (a *API) previewReset(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+func (a *API) previewReset(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
 	ops, shards, holders, err := a.resetScope(ctx, key, req)
 	if err != nil {
 		return nil, err
 	}
-	out := resetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), DryRun: true}
+	out := contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), DryRun: true}
 	for _, i := range shards {
 		k := streams.StreamKey(key.StreamPrefix, i)
-		plan, err := ops.PlanReset(ctx, k, key.ConsumerGroup, req.position())
+		plan, err := ops.PlanReset(ctx, k, key.ConsumerGroup, resetPosition(&req))
 		if err != nil {
 			return nil, operatorError(err)
 		}
-		out.Shards = append(out.Shards, shardPreview{ShardIndex: i, StreamKey: k, WouldPause: nonNil(holders[i]), Before: plan.Before,
-			After: afterPreview{plan.SetID}, Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped})
+		out.Shards = append(out.Shards, contract.ResetPreviewShard{ShardIndex: i, StreamKey: k, WouldPause: nonNil(holders[i]), Before: plan.Before,
+			After: contract.PreviewedAfter{LastDeliveredID: plan.SetID}, Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped})
 	}
 	return out, nil
 }
@@ -145,7 +117,7 @@ func (a *API) previewReset(ctx context.Context, key group.Key, req resetRequest)
 // resetScope reads what a forced reset or a dry run works on: the stream
 // operator, the requested shards (resetShards) and who holds each now
 // (shardHolders).
-func (a *API) resetScope(ctx context.Context, key group.Key, req resetRequest) (StreamOperator, []int, map[int][]string, error) {
+func (a *API) resetScope(ctx context.Context, key group.Key, req contract.OffsetReset) (StreamOperator, []int, map[int][]string, error) {
 	ops, err := a.streamOperator()
 	if err != nil {
 		return nil, nil, nil, err

@@ -30,7 +30,7 @@ func (p *testPositions) failWith(err error) {
 	p.failing = err
 }
 
-func (p *testPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error) {
+func (p *testPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*contract.GroupPosition, error) {
 	p.mu.Lock()
 	err := p.failing
 	p.mu.Unlock()

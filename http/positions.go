@@ -23,7 +23,7 @@ import (
 // entries another group dead-lettered are left out of its pages and
 // refused to its redrives and deletes.
 type StreamOperator interface {
-	GroupPosition(ctx context.Context, key, group string) (streams.GroupPosition, error)
+	GroupPosition(ctx context.Context, key, group string) (contract.GroupPosition, error)
 	SetPosition(ctx context.Context, key, group string, p streams.Position) error
 	PlanReset(ctx context.Context, key, group string, p streams.Position) (streams.ResetPlan, error)
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
@@ -76,59 +76,23 @@ func operatorError(err error) error {
 	return fmt.Errorf("%w: %w", errDataPlane, err)
 }
 
-// resetRequest is the body of POST …/offsets/reset.
-type resetRequest struct {
-	// To is EARLIEST, LATEST, ID (EntryID) or TIMESTAMP (TimestampMs).
-	To          streams.PositionKind `json:"to"`
-	EntryID     string               `json:"entryId"`
-	TimestampMs int64                `json:"timestampMs"`
-	// Shards are the shard indexes to reset; empty means every shard.
-	Shards []int `json:"shards"`
-	// By is the number of entries of To = BY: forward, or back when negative.
-	By int64 `json:"by"`
-	// Force sets the positions at once, racing members that read the
-	// shards; without it the reset is live (liveops.go). DryRun answers
-	// what the reset would do and changes nothing.
-	Force       bool   `json:"force"`
-	DryRun      bool   `json:"dryRun"`
-	RequestedBy string `json:"requestedBy"`
-	Reason      string `json:"reason"`
+// resetPosition is the reset target of a contract.OffsetReset body: To
+// is parsed case-insensitively into a streams.PositionKind.
+func resetPosition(r *contract.OffsetReset) streams.Position {
+	return streams.Position{Kind: streams.PositionKind(strings.ToUpper(r.To)), ID: r.EntryID, TimestampMs: r.TimestampMs, By: r.By}
 }
 
-func (r *resetRequest) position() streams.Position {
-	return streams.Position{Kind: streams.PositionKind(strings.ToUpper(string(r.To))), ID: r.EntryID, TimestampMs: r.TimestampMs, By: r.By}
-}
-
-func validateReset(r *resetRequest) error {
+func validateReset(r *contract.OffsetReset) error {
 	if err := group.ValidateWho(r.RequestedBy, r.Reason); err != nil {
 		return err
 	}
 	if len(r.EntryID) > maxEntryIDBytes {
 		return invalid("entryId: at most %d bytes", maxEntryIDBytes)
 	}
-	if err := r.position().Validate(); err != nil {
+	if err := resetPosition(r).Validate(); err != nil {
 		return invalid("%v", err)
 	}
 	return nil
-}
-
-// shardReset is one shard of the reset answer: the group's position before
-// and after.
-type shardReset struct {
-	ShardIndex int                   `json:"shardIndex"`
-	StreamKey  string                `json:"streamKey"`
-	HeldBy     []string              `json:"heldBy"`
-	Before     streams.GroupPosition `json:"before"`
-	After      streams.GroupPosition `json:"after"`
-}
-
-// resetResponse is the 200 body of POST …/offsets/reset.
-type resetResponse struct {
-	StreamPrefix  string       `json:"streamPrefix"`
-	ConsumerGroup string       `json:"consumerGroup"`
-	To            string       `json:"to"`
-	Forced        bool         `json:"forced"`
-	Shards        []shardReset `json:"shards"`
 }
 
 // resetOffsets moves the group's consumer group position on the requested
@@ -139,7 +103,7 @@ type resetResponse struct {
 // holders are named in the answer). With dryRun nothing changes: the answer
 // says what the reset would do.
 func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	mutate(a, w, r, ps, http.StatusOK, validateReset, func(ctx context.Context, key group.Key, req resetRequest) (any, error) {
+	mutate(a, w, r, ps, http.StatusOK, validateReset, func(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
 		switch {
 		case req.DryRun:
 			return a.previewReset(ctx, key, req)
@@ -150,13 +114,13 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		if err != nil {
 			return nil, err
 		}
-		out := resetResponse{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(req.position().Kind), Forced: true}
+		out := contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), Forced: true}
 		for _, i := range shards {
-			s := shardReset{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
+			s := contract.OffsetResetShard{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
 			if s.Before, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
 				return nil, operatorError(err)
 			}
-			if err := ops.SetPosition(ctx, s.StreamKey, key.ConsumerGroup, req.position()); err != nil {
+			if err := ops.SetPosition(ctx, s.StreamKey, key.ConsumerGroup, resetPosition(&req)); err != nil {
 				return nil, operatorError(err)
 			}
 			if s.After, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -27,7 +28,7 @@ func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int,
 	if err != nil {
 		return group.ShardReset{}, err
 	}
-	before := group.ShardPosition(plan.Before)
+	before := plan.Before
 	return group.ShardReset{ShardIndex: shard, SetID: plan.SetID, Before: &before}, nil
 }
 
@@ -38,7 +39,7 @@ func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int,
 // s.SetID deliver again, not claimed a second time, while older ones never
 // acknowledged stay pending and are claimed as after any change of reader)
 // and reads the position after.
-func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*group.ShardPosition, error) {
+func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*contract.GroupPosition, error) {
 	k := StreamKey(key.StreamPrefix, s.ShardIndex)
 	if err := p.op.SetID(ctx, k, key.ConsumerGroup, s.SetID); err != nil {
 		return nil, err
@@ -54,8 +55,7 @@ func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardR
 	if err != nil {
 		return nil, err
 	}
-	out := group.ShardPosition(pos)
-	return &out, nil
+	return &pos, nil
 }
 
 // movesBack reports whether s sets an id below its position before.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Operator changes the data plane on an operator's behalf: consumer group
@@ -89,27 +91,20 @@ func (p Position) Validate() error {
 	return err
 }
 
-// GroupPosition is where a consumer group stands on one shard, from XINFO
-// GROUPS; the pointers are nil when the stream or the group does not exist
-// (Lag also when Redis cannot compute it).
-type GroupPosition struct {
-	LastDeliveredID *string `json:"lastDeliveredId"`
-	Lag             *int64  `json:"lag"`
-	Pending         *int64  `json:"pending"`
-}
-
-// GroupPosition reads group's position on the stream key.
-func (o *Operator) GroupPosition(ctx context.Context, key, group string) (GroupPosition, error) {
+// GroupPosition reads group's position on the stream key (nil fields
+// when the stream or the group does not exist, Lag also when Redis cannot
+// compute it).
+func (o *Operator) GroupPosition(ctx context.Context, key, group string) (contract.GroupPosition, error) {
 	groups, err := o.client.XInfoGroups(ctx, key).Result()
 	if err != nil {
-		return GroupPosition{}, replyOrNil(err)
+		return contract.GroupPosition{}, replyOrNil(err)
 	}
 	for _, g := range groups {
 		if g.Name == group {
-			return GroupPosition{LastDeliveredID: nonEmpty(g.LastDeliveredID), Lag: knownLag(g), Pending: &g.Pending}, nil
+			return contract.GroupPosition{LastDeliveredID: nonEmpty(g.LastDeliveredID), Lag: knownLag(g), Pending: &g.Pending}, nil
 		}
 	}
-	return GroupPosition{}, nil
+	return contract.GroupPosition{}, nil
 }
 
 // SetPosition moves group's last-delivered id on the stream key to p

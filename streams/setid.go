@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // MaxPlanCount bounds the entries PlanReset counts between two positions;
@@ -21,11 +23,11 @@ const planPage = 1000
 // delivered again (between SetID and the position before) or skipped
 // (between the position before and SetID).
 type ResetPlan struct {
-	Before      GroupPosition `json:"before"`
-	SetID       string        `json:"setId"`
-	Redelivered int64         `json:"redelivered"`
-	Skipped     int64         `json:"skipped"`
-	CountCapped bool          `json:"countCapped"`
+	Before      contract.GroupPosition `json:"before"`
+	SetID       string                 `json:"setId"`
+	Redelivered int64                  `json:"redelivered"`
+	Skipped     int64                  `json:"skipped"`
+	CountCapped bool                   `json:"countCapped"`
 }
 
 // PlanReset reads group's position on the stream key and resolves p

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
@@ -195,7 +196,7 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	if out := c.ok("reset-offsets", prefix, "shipping", "--to", "earliest", "--shards", "0"); !strings.Contains(out, "LAG-AFTER") {
 		t.Errorf("reset-offsets table:\n%s", out)
 	}
-	var reset client.OffsetResetResult
+	var reset contract.OffsetResetResult
 	c.json(&reset, "reset-offsets", prefix, "shipping", "--to", "by:2", "--shards", "0", "--force")
 	if entries := rdb.XRange(ctx, prefix+":0", "-", "+").Val(); len(reset.Shards) != 1 || !reset.Forced || len(entries) != 3 ||
 		reset.Shards[0].After.LastDeliveredID == nil || *reset.Shards[0].After.LastDeliveredID != entries[1].ID {

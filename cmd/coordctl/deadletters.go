@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 func init() {
@@ -52,7 +53,7 @@ func deadLetters(c *call, q client.DeadLetterQuery) error {
 		if len(ids) == 0 {
 			return usageErrorf("dead-letters %s: want at least one id", action)
 		}
-		return deadLetterAction(c, p, g, action, client.DeadLetterAction{IDs: ids, Stream: q.Stream, RequestedBy: c.requestedBy, Reason: c.reason})
+		return deadLetterAction(c, p, g, action, contract.DeadLetterAction{IDs: ids, Stream: q.Stream, RequestedBy: c.requestedBy, Reason: c.reason})
 	}
 	return usageErrorf("dead-letters %s: want list, redrive or delete", action)
 }
@@ -75,7 +76,7 @@ func deadLetterList(c *call, p, g string, q client.DeadLetterQuery) error {
 	})
 }
 
-func deadLetterAction(c *call, p, g, action string, req client.DeadLetterAction) error {
+func deadLetterAction(c *call, p, g, action string, req contract.DeadLetterAction) error {
 	coord, err := c.client()
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -73,7 +73,7 @@ func pauseShards(c *call, shardFlag string, resume bool) error {
 
 // liveResetOffsets runs reset-offsets without --force: a dry run, or a
 // live reset followed until it is DONE or FAILED.
-func liveResetOffsets(c *call, req client.OffsetReset, dryRun bool) error {
+func liveResetOffsets(c *call, req contract.OffsetReset, dryRun bool) error {
 	coord, err := c.client()
 	if err != nil {
 		return err
@@ -132,10 +132,10 @@ func printReset(c *call, r group.LiveReset) error {
 		for _, s := range r.Shards {
 			before, after := s.Before, s.After
 			if before == nil {
-				before = &group.ShardPosition{}
+				before = &contract.GroupPosition{}
 			}
 			if after == nil {
-				after = &group.ShardPosition{}
+				after = &contract.GroupPosition{}
 			}
 			t.row(r.ResetID, r.State, s.ShardIndex, cmpOr(strings.Join(s.PausedFrom, ","), "-"), optional(before.LastDeliveredID),
 				optional(before.Lag), optional(after.LastDeliveredID), optional(after.Lag), optional(after.Pending))

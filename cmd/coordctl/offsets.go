@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -38,32 +38,32 @@ A coordinator without Redis answers REDIS_NOT_CONFIGURED (exit 7).`,
 }
 
 // resetTarget turns --to into the reset body's target fields.
-func resetTarget(to string) (client.OffsetReset, error) {
+func resetTarget(to string) (contract.OffsetReset, error) {
 	switch strings.ToLower(to) {
 	case "earliest":
-		return client.OffsetReset{To: streams.Earliest}, nil
+		return contract.OffsetReset{To: string(streams.Earliest)}, nil
 	case "latest":
-		return client.OffsetReset{To: streams.Latest}, nil
+		return contract.OffsetReset{To: string(streams.Latest)}, nil
 	case "":
-		return client.OffsetReset{}, usageErrorf("reset-offsets: --to is required")
+		return contract.OffsetReset{}, usageErrorf("reset-offsets: --to is required")
 	}
 	if n, ok := strings.CutPrefix(strings.ToLower(to), "by:"); ok {
 		by, err := strconv.ParseInt(n, 10, 64)
 		if err != nil || by == 0 {
-			return client.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want by:N with N a non-zero number of entries", to)
+			return contract.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want by:N with N a non-zero number of entries", to)
 		}
-		return client.OffsetReset{To: streams.By, By: by}, nil
+		return contract.OffsetReset{To: string(streams.By), By: by}, nil
 	}
 	if strings.Contains(to, "-") && !strings.Contains(to, "T") {
-		return client.OffsetReset{To: streams.AfterID, EntryID: to}, nil
+		return contract.OffsetReset{To: string(streams.AfterID), EntryID: to}, nil
 	}
 	if ms, err := strconv.ParseInt(to, 10, 64); err == nil {
-		return client.OffsetReset{To: streams.Timestamp, TimestampMs: ms}, nil
+		return contract.OffsetReset{To: string(streams.Timestamp), TimestampMs: ms}, nil
 	}
 	if at, err := time.Parse(time.RFC3339, to); err == nil {
-		return client.OffsetReset{To: streams.Timestamp, TimestampMs: at.UnixMilli()}, nil
+		return contract.OffsetReset{To: string(streams.Timestamp), TimestampMs: at.UnixMilli()}, nil
 	}
-	return client.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want earliest, latest, an entry id, Unix milliseconds or an RFC 3339 time", to)
+	return contract.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want earliest, latest, an entry id, Unix milliseconds or an RFC 3339 time", to)
 }
 
 // shardList parses "0,1,3".
