@@ -23,14 +23,17 @@ services:
 # (plain go build, like coordproc.Build: the tests need no -race binaries)
 # and points the tests at them with COORDPROC_BIN_DIR, so that each test
 # package does not build and link them again; without the variable
-# (a plain go test) coordproc.Build builds them itself. It also renders the
-# Helm chart (deploy/helm/charttest, a module of its own so that Helm and
-# the Kubernetes API types stay out of the main one), then fuzzes.
+# (a plain go test) coordproc.Build builds them itself. -vet=off: go test's
+# vet subset re-checks each package that make lint's full go vet ./...
+# checks (.ci/run runs both), a compile-sized step per package on 2 cores.
+# It also renders the Helm chart (deploy/helm/charttest, a module of its own
+# so that Helm and the Kubernetes API types stay out of the main one), then
+# fuzzes.
 TEST_BIN := bin/test
 TEST_CMDS := ./cmd/coordinator ./cmd/sample-producer ./cmd/sample-consumer
 test: services
 	$(GO) build -o $(TEST_BIN)/ $(TEST_CMDS)
-	COORDPROC_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(GO) test -race -count=1 ./...
+	COORDPROC_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(GO) test -race -vet=off -count=1 ./...
 	cd deploy/helm/charttest && $(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz
 
