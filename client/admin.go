@@ -60,20 +60,11 @@ func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req contract.
 	return out, err
 }
 
-// StreamScale is the answer of POST /streams/{P}/scale (docs/protocol.md
-// §2.5 #3): the migration of each group of the prefix, in the order of
-// AffectedConsumerGroups.
-type StreamScale struct {
-	StreamPrefix           string            `json:"streamPrefix"`
-	TargetShardCount       int               `json:"targetShardCount"`
-	AffectedConsumerGroups []string          `json:"affectedConsumerGroups"`
-	Migrations             []group.Migration `json:"migrations"`
-}
-
 // ScaleStreamWith starts a migration of every group of stream prefix p to
-// req.TargetShardCount (endpoint #3).
-func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req contract.ScaleRequest) (StreamScale, error) {
-	var out StreamScale
+// req.TargetShardCount (endpoint #3). The answer lists the migration of
+// each group of the prefix, in the order of AffectedConsumerGroups.
+func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req contract.ScaleRequest) (group.StreamScale, error) {
+	var out group.StreamScale
 	err := c.do(ctx, http.MethodPost, contract.Expand(contract.StreamScale, p), req, &out)
 	return out, err
 }

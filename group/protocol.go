@@ -57,12 +57,14 @@ type Migrations struct {
 	ActiveReshardingID *string
 }
 
-// StreamScale is the outcome of a stream scale (docs/protocol.md §2.5 #3).
+// StreamScale is the outcome of a stream scale and the 202 body of
+// POST /streams/{P}/scale (docs/protocol.md §2.5 #3), which the server
+// encodes and the client decodes.
 type StreamScale struct {
-	StreamPrefix     string
-	TargetShardCount int
+	StreamPrefix     string `json:"streamPrefix"`
+	TargetShardCount int    `json:"targetShardCount"`
 	// AffectedConsumerGroups lists the groups of the prefix, sorted; each
 	// has the migration of the same index in Migrations.
-	AffectedConsumerGroups []string
-	Migrations             []Migration
+	AffectedConsumerGroups []string    `json:"affectedConsumerGroups"`
+	Migrations             []Migration `json:"migrations"`
 }

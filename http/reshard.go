@@ -57,24 +57,12 @@ func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.P
 	})
 }
 
-// streamScaled is the 202 body of #3 (docs/protocol.md §2.5).
-type streamScaled struct {
-	StreamPrefix           string            `json:"streamPrefix"`
-	TargetShardCount       int               `json:"targetShardCount"`
-	AffectedConsumerGroups []string          `json:"affectedConsumerGroups"`
-	Migrations             []group.Migration `json:"migrations"`
-}
-
 // scaleStream serves #3.
 func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
 		s, err := a.coord.ScaleStream(ctx, key.StreamPrefix, req)
-		return streamScaled{
-			StreamPrefix:           s.StreamPrefix,
-			TargetShardCount:       s.TargetShardCount,
-			AffectedConsumerGroups: nonNil(s.AffectedConsumerGroups),
-			Migrations:             nonNil(s.Migrations),
-		}, err
+		s.AffectedConsumerGroups, s.Migrations = nonNil(s.AffectedConsumerGroups), nonNil(s.Migrations)
+		return s, err
 	})
 }
 

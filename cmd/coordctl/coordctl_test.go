@@ -247,7 +247,7 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 
 	// scale-stream moves every group of the prefix; scale one group;
 	// rollback its active migration.
-	var streamScale client.StreamScale
+	var streamScale group.StreamScale
 	c.json(&streamScale, "scale-stream", prefix, "--shards", "4")
 	if streamScale.TargetShardCount != 4 || len(streamScale.Migrations) != 3 || strings.Join(streamScale.AffectedConsumerGroups, ",") != "audit,billing,shipping" {
 		t.Errorf("scale-stream: %+v", streamScale)
