@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 )
 
 // TestStartLogNamesTheConsole: the start log names the console's URL on
@@ -13,10 +14,12 @@ import (
 func TestStartLogNamesTheConsole(t *testing.T) {
 	cfg := writeConfig(t, "coordinator:\n  id: it\n  server: {address: \"127.0.0.1:0\"}\n")
 	base, _, logs := startLogged(t, "-config", cfg)
-	rec, ok := logs.find("web console")
-	if !ok {
-		t.Fatalf("no web console record:\n%s", logs.buf.String())
-	}
+	var rec map[string]any
+	// The record follows "coordinator listening", which start waits for.
+	eventually.True(t, "the web console record", func() (ok bool) {
+		rec, ok = logs.find("web console")
+		return ok
+	})
 	login, _ := rec["login"].(string)
 	if rec["url"] != base+"/console" || !strings.Contains(login, "user admin") || !strings.Contains(login, "COORDINATOR_ADMIN_PASSWORD") || !strings.Contains(login, `"password"`) {
 		t.Errorf("web console record %v; want url %s/console and a login hint for admin", rec, base)

@@ -40,6 +40,13 @@ func (l *logBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String returns the log so far.
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // find returns the first JSON log record whose msg is msg.
 func (l *logBuffer) find(msg string) (map[string]any, bool) {
 	l.mu.Lock()
@@ -89,7 +96,7 @@ func startLogged(t *testing.T, args ...string) (string, func(), *logBuffer) {
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("run ended before listening: %v\n%s", err, logs.buf.String())
+			t.Fatalf("run ended before listening: %v\n%s", err, logs.String())
 		case <-logs.changed:
 		}
 	}

@@ -114,7 +114,7 @@ func TestRunConfiguredUsersLogSinkAndRateLimit(t *testing.T) {
 		t.Error("dev secret warning with a configured secret")
 	}
 	audits := 0
-	for _, line := range strings.Split(logs.buf.String(), "\n") {
+	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, `"logger":"redis-stream-coordinator.audit"`) {
 			audits++
 		}
@@ -123,7 +123,7 @@ func TestRunConfiguredUsersLogSinkAndRateLimit(t *testing.T) {
 		t.Errorf("%d audit log lines, want 5", audits)
 	}
 	for _, s := range []string{opsPassword, grafanaPassword, secret, string(hash), strings.TrimPrefix(ops, "Bearer ")} {
-		if strings.Contains(logs.buf.String(), s) {
+		if strings.Contains(logs.String(), s) {
 			t.Errorf("secret %q in the process log", s)
 		}
 	}
@@ -137,7 +137,7 @@ func TestRunWarnsAboutTheDevelopmentSecret(t *testing.T) {
 	if !ok || rec["level"] != "WARN" {
 		t.Errorf("dev secret warning: %v", rec)
 	}
-	if strings.Contains(logs.buf.String(), "redis-stream-coordinator-token") {
+	if strings.Contains(logs.String(), "redis-stream-coordinator-token") {
 		t.Error("the derived secret is logged")
 	}
 }
@@ -168,7 +168,7 @@ func TestRunRedisAuditSink(t *testing.T) {
 	if err != nil || len(raw) != 2 || !strings.Contains(raw[0], `"status":409`) || !strings.Contains(raw[1], `"action":"DELETE_GROUP"`) {
 		t.Fatalf("audit list (capped at 2): %v %v", raw, err)
 	}
-	if strings.Contains(logs.buf.String(), `"logger":"redis-stream-coordinator.audit"`) {
+	if strings.Contains(logs.String(), `"logger":"redis-stream-coordinator.audit"`) {
 		t.Error("audit lines logged with the redis sink")
 	}
 	// The group is gone, so #16 answers 404; recreate it to read the history.
