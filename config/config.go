@@ -70,6 +70,10 @@ type Server struct {
 	WriteTimeout      Duration `yaml:"write-timeout"`
 	IdleTimeout       Duration `yaml:"idle-timeout"`
 	MaxHeaderBytes    int      `yaml:"max-header-bytes"`
+	// MaxConnectionsPerAddress caps the connections one client IP address
+	// may hold open on the API listener; one beyond it is closed as soon
+	// as it is accepted (package netlimit). 0 is no cap.
+	MaxConnectionsPerAddress int `yaml:"max-connections-per-address"`
 	// TLS serves the API over HTTPS when its CertFile and KeyFile are set.
 	TLS ServerTLS `yaml:"tls"`
 }
@@ -129,11 +133,26 @@ type API struct {
 	TokenMaxLifetime Duration `yaml:"token-max-lifetime"`
 	// TokenLeeway is the clock skew allowed on a token's exp and iat.
 	TokenLeeway Duration `yaml:"token-leeway"`
+	// SessionMaxLifetime bounds a session: tokens refreshed from tokens
+	// expire at most this long after the password was last checked; 0
+	// means 30 days. It must not be shorter than TokenTTL.
+	SessionMaxLifetime Duration `yaml:"session-max-lifetime"`
 	// LoginThrottle limits failed authentications.
 	LoginThrottle         LoginThrottle `yaml:"login-throttle"`
 	AuthenticateMemberAPI bool          `yaml:"authenticate-member-api"`
-	Users                 []User        `yaml:"users"`
-	RateLimit             RateLimit     `yaml:"rate-limit"`
+	// AllowAnonymousMembers lets a coordinator on a non-loopback address
+	// serve heartbeats without authentication (AuthenticateMemberAPI
+	// false); Validate refuses that otherwise.
+	AllowAnonymousMembers bool      `yaml:"allow-anonymous-members"`
+	Users                 []User    `yaml:"users"`
+	RateLimit             RateLimit `yaml:"rate-limit"`
+	// TrustedProxies are CIDR ranges (or single addresses) of reverse
+	// proxies whose X-Forwarded-For names the client address that the
+	// login throttle counts against.
+	TrustedProxies []string `yaml:"trusted-proxies"`
+	// BasicChallenge adds WWW-Authenticate: Basic to 401 answers; off,
+	// browsers never cache Basic credentials for the API.
+	BasicChallenge bool `yaml:"basic-challenge"`
 	// AllowInsecureDefaults lets the coordinator listen on a non-loopback
 	// address with the default admin password (DefaultAdminPassword, when
 	// Users is empty) or a blank TokenSecret; Validate refuses those
@@ -153,6 +172,23 @@ type User struct {
 	// TokenVersion is carried by the user's tokens; raising it revokes
 	// every token the user holds.
 	TokenVersion int `yaml:"token-version"`
+	// Grants are scoped permissions (docs/security.md, "Grants"); a user
+	// needs roles, grants or both.
+	Grants []Grant `yaml:"grants"`
+}
+
+// Grant allows Operations on the groups whose stream prefix matches Stream
+// and whose name matches Group. Each is a literal name ("*": every name)
+// or, with StreamPattern / GroupPattern "prefixed", a prefix. With the
+// heartbeat operation, MemberIDPrefix (when set) binds the member ids the
+// user may heartbeat as.
+type Grant struct {
+	Stream         string   `yaml:"stream"`
+	StreamPattern  string   `yaml:"stream-pattern"`
+	Group          string   `yaml:"group"`
+	GroupPattern   string   `yaml:"group-pattern"`
+	Operations     []string `yaml:"operations"`
+	MemberIDPrefix string   `yaml:"member-id-prefix"`
 }
 
 // LoginThrottle refuses authentication (429 with Retry-After) to a user
@@ -396,7 +432,8 @@ func defaults() *Config {
 			Address:           DefaultAddress,
 			ReadHeaderTimeout: Duration(5 * time.Second), ReadTimeout: Duration(30 * time.Second),
 			WriteTimeout: Duration(60 * time.Second), IdleTimeout: Duration(120 * time.Second), MaxHeaderBytes: 64 << 10,
-			TLS: ServerTLS{MinVersion: TLSVersion12, ClientAuth: ClientAuthNone},
+			MaxConnectionsPerAddress: 1024,
+			TLS:                      ServerTLS{MinVersion: TLSVersion12, ClientAuth: ClientAuthNone},
 		},
 		API: API{
 			BasePath:      contract.BasePath,

@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 		v.nonNegative(root+"server."+key, d)
 	}
 	v.check(c.Server.MaxHeaderBytes >= 4096, root+"server.max-header-bytes", "must be at least 4096, got %d", c.Server.MaxHeaderBytes)
+	v.check(c.Server.MaxConnectionsPerAddress >= 0, root+"server.max-connections-per-address", "must not be negative (0 is no cap), got %d", c.Server.MaxConnectionsPerAddress)
 	c.Server.TLS.check(&v, root+"server.tls.")
 	v.check(strings.HasPrefix(c.API.BasePath, "/"), root+"api.base-path", "must start with /, got %q", c.API.BasePath)
 	v.check(strings.Trim(c.API.BasePath, "/") != "", root+"api.base-path", "must not be the root path")
@@ -56,6 +57,17 @@ func (c *Config) Validate() error {
 		for j, r := range u.Roles {
 			v.check(roles[r], index(p+".roles", j), "unknown role %q: want READ, WRITE, MEMBER, ADMIN or MONITOR", r)
 		}
+		v.check(len(u.Roles) > 0 || len(u.Grants) > 0, p, "needs roles or grants")
+		for j, g := range u.Grants {
+			if _, err := g.Parse(); err != nil {
+				v.add(index(p+".grants", j), "%v", err)
+			}
+		}
+	}
+	v.check(c.API.SessionMaxLifetime == 0 || c.API.SessionMaxLifetime >= c.API.TokenTTL, root+"api.session-max-lifetime",
+		"must be 0 (30 days) or at least token-ttl")
+	if _, err := c.API.TrustedProxyPrefixes(); err != nil {
+		v.add(root+"api.trusted-proxies", "%v", err)
 	}
 	v.positive(root+"api.rate-limit.window", c.API.RateLimit.Window)
 	c.checkExposure(&v)
@@ -151,6 +163,11 @@ func (c *Config) checkExposure(v *validator) {
 	if strings.TrimSpace(c.API.TokenSecret) == "" {
 		v.add("coordinator.api.token-secret", "is empty (derived from the admin credentials) while server.address %q is not loopback: %s (e.g. $COORDINATOR_TOKEN_SECRET)",
 			c.Server.Address, fix)
+	}
+	if !c.API.AuthenticateMemberAPI && !c.API.AllowAnonymousMembers {
+		v.add("coordinator.api.authenticate-member-api", "is false (anyone who reaches the port can join, evict and impersonate members) while server.address %q is not loopback: "+
+			"set it to true and give members credentials with the heartbeat operation (docs/security.md), listen on a loopback server.address, "+
+			"or set coordinator.api.allow-anonymous-members: true", c.Server.Address)
 	}
 }
 

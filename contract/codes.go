@@ -28,11 +28,14 @@ const (
 	CodeDeadLetterNotRedrivable  Code = "DEAD_LETTER_NOT_REDRIVABLE"
 	CodeDeadLetterOfAnotherGroup Code = "DEAD_LETTER_OF_ANOTHER_GROUP"
 	CodePayloadTooLarge          Code = "PAYLOAD_TOO_LARGE"
-	CodeNotFound                 Code = "NOT_FOUND"
-	CodeMethodNotAllowed         Code = "METHOD_NOT_ALLOWED"
-	CodeUnauthorized             Code = "UNAUTHORIZED"
-	CodeForbidden                Code = "FORBIDDEN"
-	CodeRateLimitExceeded        Code = "RATE_LIMIT_EXCEEDED"
+	// CodeUnsupportedMediaType (415) refuses a state-changing request whose
+	// body is not declared application/json (docs/security.md, CSRF).
+	CodeUnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
+	CodeNotFound             Code = "NOT_FOUND"
+	CodeMethodNotAllowed     Code = "METHOD_NOT_ALLOWED"
+	CodeUnauthorized         Code = "UNAUTHORIZED"
+	CodeForbidden            Code = "FORBIDDEN"
+	CodeRateLimitExceeded    Code = "RATE_LIMIT_EXCEEDED"
 	// CodeNotACoordinator (403) refuses a batch of forwarded heartbeats
 	// from a caller that is not a live coordinator of the cluster (only the
 	// coordinators' internal route answers it).
@@ -88,6 +91,7 @@ var statusNames = map[int]string{
 	405: "METHOD_NOT_ALLOWED",
 	409: "CONFLICT",
 	413: "PAYLOAD_TOO_LARGE",
+	415: "UNSUPPORTED_MEDIA_TYPE",
 	422: "UNPROCESSABLE_ENTITY",
 	429: "TOO_MANY_REQUESTS",
 	500: "INTERNAL_SERVER_ERROR",

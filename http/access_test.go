@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // hostileNames are path parameter values that look like the words and
@@ -47,8 +46,8 @@ func hostilePaths(template string) []string {
 // method, every hostile name in every parameter and every credential kind,
 // with and without authenticate-member-api, to a coordinator for which no
 // group exists. The expected decision follows from the route the request
-// matched alone (requiredRole; unrouted requests under the base path need
-// READ or WRITE by method), and a refused request never reaches the
+// matched alone (requiredOp; unrouted requests under the base path need
+// any valid credential), and a refused request never reaches the
 // coordinator, so it cannot tell whether a group exists.
 func TestAccessByRouteNotPath(t *testing.T) {
 	notFound := group.Errorf(contract.CodeGroupNotFound, "Consumer group not found")
@@ -79,19 +78,16 @@ func TestAccessByRouteNotPath(t *testing.T) {
 					for _, c := range creds {
 						tried++
 						calls := e.coord.calls
-						rec := e.send(method, path, c.header, `{"requestedBy":"matrix"}`)
+						rec := e.send(method, path, c.header, `{"requestedBy":"matrix"}`, "Content-Type", "application/json")
 						matched, routed := routes[rec.Header().Get(matchedRouteHeader)]
 						if routed && method == rt.Method && !strings.Contains(decoded, "/../") && decoded == path && matched != rt {
 							t.Errorf("%s %s matched %s %s", method, path, matched.Method, matched.Template)
 						}
-						required, check := security.Role(""), false
+						required, check := contract.OpOpen, false
 						if routed {
-							required, check = requiredRole(matched, memberAuth)
+							required, check = requiredOp(matched, memberAuth)
 						} else if strings.HasPrefix(decoded, contract.BasePath+"/") {
-							required, check = security.RoleWrite, true
-							if method == http.MethodGet {
-								required = security.RoleRead
-							}
+							check = true // any valid credential, then 404/405
 						}
 						want := decision(required, check, c)
 						if got := outcome(rec.Code); got != outcome(want) {

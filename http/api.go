@@ -80,15 +80,19 @@ type Route struct {
 	// Template is the full path template including the base path, with
 	// parameters in braces: contract.BasePath + contract.GroupTemplate.
 	Template string
-	// Mutation is true for the routes that change coordinator state:
-	// create, delete and heartbeat (docs/protocol.md §2: "only 2,3,4,6,8,10,11 mutate").
+	// Mutation is true for the routes that change coordinator state
+	// (contract.Route.Mutates).
 	Mutation bool
 	// Action is the audit action of an Admin API mutation (docs/protocol.md §9.1), e.g.
-	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats.
+	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats
+	// (contract.Route.Action).
 	Action string
 	// Kind tells the middlewares that treat some routes apart which route
 	// this is; New sets it from the template.
 	Kind RouteKind
+	// Operation and Scope are what access control checks (contract.Route).
+	Operation contract.Operation
+	Scope     contract.Scope
 }
 
 // RouteKind classifies a route by its contract template.
@@ -257,6 +261,11 @@ func New(o Options) *API {
 	}
 	for _, rt := range a.routes() {
 		h := rt.handle
+		spec, ok := contract.LookupRoute(rt.Method, rt.Template)
+		if !ok {
+			panic("httpapi: route " + rt.Method + " " + rt.Template + " is not in contract.Routes")
+		}
+		rt.Mutation, rt.Action, rt.Operation, rt.Scope = spec.Mutates, spec.Action, spec.Operation, spec.Scope
 		rt.Kind = routeKind(rt.Template)
 		rt.Template = base + rt.Template
 		if rt.Mutation {
@@ -330,12 +339,12 @@ func (a *API) routes() []route {
 		monGroup = contract.MonitoringGroup
 	)
 	return slices.Concat([]route{
-		{Route{Method: http.MethodPost, Template: stream, Mutation: true, Action: "CREATE_STREAM"}, a.create(true, streamCreatedBody)},
-		{Route{Method: http.MethodPost, Template: grp, Mutation: true, Action: "CREATE_GROUP"}, a.create(false, groupCreatedBody)},
+		{Route{Method: http.MethodPost, Template: stream}, a.create(true, streamCreatedBody)},
+		{Route{Method: http.MethodPost, Template: grp}, a.create(false, groupCreatedBody)},
 		{Route{Method: http.MethodGet, Template: grp}, read(a, a.coord.Group, asIs[group.GroupView])},
-		{Route{Method: http.MethodDelete, Template: grp, Mutation: true, Action: "DELETE_GROUP"}, a.deleteGroup},
+		{Route{Method: http.MethodDelete, Template: grp}, a.deleteGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.coord.Routing, routingBody)},
-		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate, Mutation: true}, a.heartbeat},
+		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate}, a.heartbeat},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringHealth}, a.healthReport},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringCompat}, compatibility},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringGroups}, a.listGroups},

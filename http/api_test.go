@@ -640,7 +640,8 @@ func TestMiddlewareSeesRoutes(t *testing.T) {
 		o.Middleware = []Middleware{tag("outer"), deny, tag("inner")}
 	})
 	errorOf(t, do(api, "DELETE", "/api/v2/streams/orders/groups/g", `{"requestedBy":"ops","reason":"r"}`), 401, "UNAUTHORIZED")
-	want := Route{Method: "DELETE", Template: "/api/v2/streams/{streamPrefix}/groups/{consumerGroup}", Mutation: true, Action: "DELETE_GROUP", Kind: RouteGroup}
+	want := Route{Method: "DELETE", Template: "/api/v2/streams/{streamPrefix}/groups/{consumerGroup}", Mutation: true, Action: "DELETE_GROUP", Kind: RouteGroup,
+		Operation: contract.OpDelete, Scope: contract.ScopeGroup}
 	if got := seen["DELETE /api/v2/streams/{streamPrefix}/groups/{consumerGroup}"]; got != want {
 		t.Errorf("route = %+v, want %+v", got, want)
 	}

@@ -19,7 +19,7 @@ func (a *API) benchRoutes() []route {
 	if !a.benchEndpoints {
 		return nil
 	}
-	return []route{{Route{Method: http.MethodPost, Template: contract.BenchNoopTemplate, Mutation: true}, a.benchNoop}}
+	return []route{{Route{Method: http.MethodPost, Template: contract.BenchNoopTemplate}, a.benchNoop}}
 }
 
 // benchNoop is the denominator of the heartbeat benchmarks: the heartbeat

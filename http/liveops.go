@@ -30,8 +30,8 @@ type LiveOps interface {
 // relative to the base path.
 func (a *API) liveOpsRoutes() []route {
 	return []route{
-		{Route{Method: http.MethodPost, Template: contract.GroupPause, Mutation: true, Action: "PAUSE_SHARDS"}, a.pauseShards(false)},
-		{Route{Method: http.MethodPost, Template: contract.GroupResume, Mutation: true, Action: "RESUME_SHARDS"}, a.pauseShards(true)},
+		{Route{Method: http.MethodPost, Template: contract.GroupPause}, a.pauseShards(false)},
+		{Route{Method: http.MethodPost, Template: contract.GroupResume}, a.pauseShards(true)},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringPaused}, read(a, a.pausedShards, asIs[group.PausedView])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringResets}, read(a, a.liveResets, asIs[liveResets])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringReset}, a.liveReset},

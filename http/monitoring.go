@@ -39,12 +39,24 @@ type groupsResponse struct {
 
 // listGroups serves #15.
 func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	groups, err := a.coord.Groups(r.Context())
+	groups, err := a.groups(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, groupsResponse{Groups: nonNil(groups)})
+}
+
+// groups returns the views of the groups the caller of ctx may see
+// (visible): every group without access control.
+func (a *API) groups(ctx context.Context) ([]group.GroupView, error) {
+	views, err := a.coord.Groups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(views, func(v group.GroupView) bool {
+		return !visible(ctx, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup})
+	}), nil
 }
 
 // monitoringGroup is the body of #16: the GroupResponse plus what operators

@@ -142,12 +142,13 @@ var outcomesElsewhere = map[persistence.Outcome]string{
 // codesElsewhere are the error codes the outcomes do not produce, and
 // who answers them.
 var codesElsewhere = map[contract.Code]string{
-	contract.CodeNotFound:          "the router: no route",
-	contract.CodeMethodNotAllowed:  "the router: no such method",
-	contract.CodeUnauthorized:      "authentication (security.go)",
-	contract.CodeForbidden:         "authorization (security.go)",
-	contract.CodeRateLimitExceeded: "the rate limits (ratelimit.go)",
-	contract.CodeNotACoordinator:   "a batch whose mark does not hold (forward_batch.go)",
+	contract.CodeNotFound:             "the router: no route",
+	contract.CodeMethodNotAllowed:     "the router: no such method",
+	contract.CodeUnauthorized:         "authentication (security.go)",
+	contract.CodeForbidden:            "authorization (security.go)",
+	contract.CodeRateLimitExceeded:    "the rate limits (ratelimit.go)",
+	contract.CodeNotACoordinator:      "a batch whose mark does not hold (forward_batch.go)",
+	contract.CodeUnsupportedMediaType: "a state-changing body not declared JSON (csrf.go)",
 }
 
 // heartbeatRetries are the rows whose outcome a heartbeat is answered

@@ -46,10 +46,10 @@ const (
 // relative to the base path.
 func (a *API) positionRoutes() []route {
 	return []route{
-		{Route{Method: http.MethodPost, Template: contract.GroupOffsetsReset, Mutation: true, Action: "RESET_OFFSETS"}, a.resetOffsets},
+		{Route{Method: http.MethodPost, Template: contract.GroupOffsetsReset}, a.resetOffsets},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringDeadLetter}, a.deadLetters},
-		{Route{Method: http.MethodPost, Template: contract.GroupRedrive, Mutation: true, Action: "REDRIVE_DEAD_LETTERS"}, a.redriveDeadLetters},
-		{Route{Method: http.MethodPost, Template: contract.GroupDeleteDead, Mutation: true, Action: "DELETE_DEAD_LETTERS"}, a.deleteDeadLetters},
+		{Route{Method: http.MethodPost, Template: contract.GroupRedrive}, a.redriveDeadLetters},
+		{Route{Method: http.MethodPost, Template: contract.GroupDeleteDead}, a.deleteDeadLetters},
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
-	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // codeRateLimited is the errorCode of a 429 (docs/protocol.md §9.2).
@@ -55,5 +54,5 @@ func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
 // that names a stream prefix (all under <base>/streams/) and is not a
 // heartbeat.
 func (g *guard) limits(rt Route) bool {
-	return security.IsMutatingMethod(rt.Method) && rt.Kind == RouteGroup
+	return rt.Mutation && rt.Kind == RouteGroup
 }

@@ -35,10 +35,10 @@ type Resharding interface {
 // routes (#3, #8–#10, #20–#22), templates relative to the base path.
 func (a *API) reshardingRoutes() []route {
 	return []route{
-		{Route{Method: http.MethodPost, Template: contract.StreamScale, Mutation: true, Action: "SCALE_STREAM"}, a.scaleStream},
-		{Route{Method: http.MethodPost, Template: contract.GroupScale, Mutation: true, Action: "SCALE_GROUP"}, a.scaleGroup},
+		{Route{Method: http.MethodPost, Template: contract.StreamScale}, a.scaleStream},
+		{Route{Method: http.MethodPost, Template: contract.GroupScale}, a.scaleGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupMigration}, a.getMigration},
-		{Route{Method: http.MethodPost, Template: contract.GroupRollback, Mutation: true, Action: "ROLLBACK_MIGRATION"}, a.rollback},
+		{Route{Method: http.MethodPost, Template: contract.GroupRollback}, a.rollback},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMigrations}, read(a, a.coord.Migrations, migrationsBody)},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringOffsets}, read(a, a.offsets, asIs[monitoring.Offsets])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMessages}, a.shardMessages},

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,14 +58,14 @@ func userNamed(name string) testUser {
 	panic("no test user " + name)
 }
 
-// grants is the grant table of docs/protocol.md §1, written out independently of
-// security.Role.Grants.
-var grants = map[security.Role][]security.Role{
-	security.RoleAdmin:   {security.RoleAdmin, security.RoleWrite, security.RoleRead, security.RoleMember, security.RoleMonitor},
-	security.RoleWrite:   {security.RoleWrite, security.RoleRead},
-	security.RoleRead:    {security.RoleRead},
-	security.RoleMonitor: {security.RoleRead, security.RoleMonitor},
-	security.RoleMember:  {security.RoleMember},
+// roleOps is docs/security.md's upgrade table (each global role's
+// operations on every resource), written out independently of security.
+var roleOps = map[security.Role][]contract.Operation{
+	security.RoleAdmin:   {contract.OpHeartbeat, contract.OpDescribe, contract.OpReadMessages, contract.OpAlter, contract.OpCreate, contract.OpDelete},
+	security.RoleWrite:   {contract.OpDescribe, contract.OpReadMessages, contract.OpAlter, contract.OpCreate, contract.OpDelete},
+	security.RoleRead:    {contract.OpDescribe, contract.OpReadMessages},
+	security.RoleMonitor: {contract.OpDescribe, contract.OpReadMessages},
+	security.RoleMember:  {contract.OpHeartbeat},
 }
 
 var bcryptOnce = sync.OnceValues(func() ([]byte, error) {
@@ -150,6 +151,9 @@ func (e *secureEnv) send(method, path, auth, body string, headers ...string) *ht
 	req := httptest.NewRequest(method, path, rd)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -250,57 +254,58 @@ func samplePath(template string) string {
 	})
 }
 
-// requiredRole is docs/protocol.md §2's Role column in rule form: login needs any valid
-// credentials (it refreshes them when the body names no user), the OpenAPI
-// document none, heartbeats
-// MEMBER only with authenticate-member-api, every other GET READ and every
-// other method WRITE. check is false when credentials are not looked at.
-func requiredRole(rt Route, memberAuth bool) (role security.Role, check bool) {
+// requiredOp is contract.Routes' operation column in rule form, written
+// independently of it: login and the session need any valid credential
+// (login refreshes it when the body names no user), the OpenAPI document
+// none, heartbeats HEARTBEAT only with authenticate-member-api, message
+// and dead-letter reads READ_MESSAGES, other GETs DESCRIBE, creates
+// CREATE, deletes DELETE and every other mutation ALTER. check is false
+// when credentials are not looked at.
+func requiredOp(rt Route, memberAuth bool) (op contract.Operation, check bool) {
+	base := contract.BasePath
 	switch {
-	case rt.Template == contract.BasePath+"/auth/login":
+	case rt.Template == base+"/auth/login", rt.Template == base+"/monitoring/session":
 		return "", true
-	case rt.Template == contract.BasePath+contract.OpenAPITemplate:
+	case rt.Template == base+contract.OpenAPITemplate:
 		return "", false
 	case strings.HasSuffix(rt.Template, "/heartbeat"):
-		return security.RoleMember, memberAuth
+		return contract.OpHeartbeat, memberAuth
+	case strings.HasSuffix(rt.Template, "/messages"), strings.HasSuffix(rt.Template, "/dead-letters"):
+		return contract.OpReadMessages, true
 	case rt.Method == http.MethodGet:
-		return security.RoleRead, true
+		return contract.OpDescribe, true
+	case rt.Method == http.MethodDelete:
+		return contract.OpDelete, true
+	case rt.Template == base+"/streams/{streamPrefix}", rt.Template == base+"/streams/{streamPrefix}/groups/{consumerGroup}":
+		return contract.OpCreate, true
 	}
-	return security.RoleWrite, true
+	return contract.OpAlter, true
 }
 
-// decision is the docs/protocol.md §1 outcome a credential must get.
-func decision(required security.Role, check bool, c credential) int {
+// decision is the outcome a credential must get on a route needing op.
+func decision(op contract.Operation, check bool, c credential) int {
 	switch {
 	case !check:
 		return http.StatusOK
 	case c.role == "":
 		return http.StatusUnauthorized
-	case required != "" && !containsRole(grants[c.role], required):
+	case op != "" && !slices.Contains(roleOps[c.role], op):
 		return http.StatusForbidden
 	}
 	return http.StatusOK
 }
 
-func containsRole(roles []security.Role, r security.Role) bool {
-	for _, x := range roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
-}
-
 // checkDecision asserts the auth decision of a response: exactly 401 (with
-// the challenge and the JSON body), exactly 403, or neither when want is 200.
+// the JSON body and no Basic challenge, api.basic-challenge being off),
+// exactly 403, or neither when want is 200.
 func checkDecision(t *testing.T, rec *httptest.ResponseRecorder, want int) {
 	t.Helper()
 	switch want {
 	case http.StatusUnauthorized:
 		wantJSON(t, rec, http.StatusUnauthorized, `{"status":"UNAUTHORIZED","errorCode":"UNAUTHORIZED",
 			"message":"Authentication required: valid Basic credentials or Bearer token"}`)
-		if got := rec.Header().Get("WWW-Authenticate"); got != `Basic realm="redis-stream-coordinator"` {
-			t.Errorf("WWW-Authenticate = %q", got)
+		if got := rec.Header().Get("WWW-Authenticate"); got != "" {
+			t.Errorf("WWW-Authenticate = %q, want none", got)
 		}
 	case http.StatusForbidden:
 		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), `"errorCode":"FORBIDDEN"`) {
@@ -328,10 +333,10 @@ func TestAccessMatrix(t *testing.T) {
 		creds := e.credentials(t)
 		for _, rt := range e.routes {
 			path := samplePath(rt.Template)
-			required, check := requiredRole(rt, memberAuth)
+			required, check := requiredOp(rt, memberAuth)
 			for _, c := range creds {
 				t.Run(strings.Join([]string{mode, rt.Method, rt.Template, c.name}, " "), func(t *testing.T) {
-					rec := e.send(rt.Method, path, c.header, `{"requestedBy":"matrix"}`)
+					rec := e.send(rt.Method, path, c.header, `{"requestedBy":"matrix"}`, "Content-Type", "application/json")
 					checkDecision(t, rec, decision(required, check, c))
 				})
 			}
@@ -352,7 +357,8 @@ func TestRoutesAgreeWithAudit(t *testing.T) {
 }
 
 // TestUnroutedRequestsAreCheckedFirst: under the base path the policy runs
-// before routing (401 before 404/405); outside it nothing is checked.
+// before routing (401 before 404/405; any valid credential then gets the
+// 404/405, whatever names the path holds); outside it nothing is checked.
 func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
 	grp := contract.BasePath + "/streams/orders/groups/workers"
@@ -361,12 +367,13 @@ func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 		want               int
 	}{
 		{"GET", contract.BasePath + "/nope", "", http.StatusUnauthorized},
-		{"GET", contract.BasePath + "/nope", basicOf("member"), http.StatusForbidden},
+		{"GET", contract.BasePath + "/nope", basic("member", "wrong"), http.StatusUnauthorized},
+		{"GET", contract.BasePath + "/nope", basicOf("member"), http.StatusNotFound},
 		{"GET", contract.BasePath + "/nope", basicOf("reader"), http.StatusNotFound},
 		{"PATCH", grp + "/consumer-concurrency", "", http.StatusUnauthorized},
-		{"PATCH", grp + "/consumer-concurrency", basicOf("reader"), http.StatusForbidden},
+		{"PATCH", grp + "/consumer-concurrency", basicOf("reader"), http.StatusNotFound},
 		{"PATCH", grp + "/consumer-concurrency", basicOf("writer"), http.StatusNotFound},
-		{"PUT", grp, basicOf("reader"), http.StatusForbidden},
+		{"PUT", grp, basicOf("member"), http.StatusMethodNotAllowed},
 		{"PUT", grp, basicOf("writer"), http.StatusMethodNotAllowed},
 		{"OPTIONS", grp, "", http.StatusUnauthorized},
 		{"OPTIONS", grp, basicOf("reader"), http.StatusMethodNotAllowed},
@@ -390,7 +397,7 @@ func TestUnroutedRequestsAreCheckedFirst(t *testing.T) {
 func TestForbiddenBody(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
 	rec := e.send("POST", contract.BasePath+"/streams/orders", basicOf("reader"), `{"requestedBy":"x"}`)
-	wantJSON(t, rec, http.StatusForbidden, `{"status":"FORBIDDEN","errorCode":"FORBIDDEN","message":"Role WRITE is required"}`)
+	wantJSON(t, rec, http.StatusForbidden, `{"status":"FORBIDDEN","errorCode":"FORBIDDEN","message":"Operation CREATE on every group of stream prefix orders is not granted"}`)
 	if e.coord.calls != 0 {
 		t.Errorf("the coordinator was called %d times", e.coord.calls)
 	}

@@ -13,11 +13,13 @@ import (
 
 // login serves #1: with a non-blank body username it checks the body's
 // password, otherwise it authenticates the Authorization header (Basic, or
-// Bearer to refresh a token, which needs its user to be live). It answers
-// 200 with the token, 401 (with the Basic challenge) when the credentials
-// fail, 429 while the user name or the client address is throttled (see
-// Security), 400 for a malformed body. A missing, blank or null body is
-// allowed. The audit event (action LOGIN) names the user tried and never
+// Bearer to refresh a token, which needs its user to be live; a refreshed
+// token keeps the session's start, security.Principal.AuthTime). It
+// answers 200 with the token, 401 when the credentials fail, 429 while
+// guesses from the user name and client address are throttled and the
+// credential is not one known to be right (see throttle.go), 400 for a
+// malformed body. A missing, blank or null body is allowed. The audit
+// event (action LOGIN) names the user only once authenticated, and never
 // fingerprints the body, which holds a password.
 func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	ev := audit.FromContext(r.Context())
@@ -32,35 +34,18 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 		a.fail(w, r, err)
 		return
 	}
-	g, users := a.guard, a.guard.Users
+	g := a.guard
 	header := r.Header.Get("Authorization")
-	username := security.BasicUsername(header)
 	if strings.TrimSpace(req.Username) != "" {
-		username = req.Username
+		header = security.BasicAuthorization(req.Username, req.Password)
 	}
-	if ev != nil && username != "" {
-		ev.RequestSummary["username"] = username
-	}
-	throttle := g.throttle(r, username)
-	if throttle.refused(w) {
+	p, ok := g.authenticate(w, r, header, func() (security.Principal, error) { return g.Users.Authenticate(header) })
+	if !ok {
 		return
 	}
-	var tok contract.Login
-	if strings.TrimSpace(req.Username) != "" {
-		tok, err = users.Login(req.Username, req.Password)
-	} else {
-		var p security.Principal
-		if p, err = users.Authenticate(header); err == nil {
-			tok, username = users.Refresh(p), p.Username
-		}
-	}
-	if err != nil {
-		throttle.failed()
-		unauthorized(w)
-		return
-	}
+	tok := g.Users.Refresh(p)
 	if ev != nil {
-		ev.SetPrincipal(username, tok.Roles)
+		ev.SetPrincipal(p.Username, tok.Roles)
 	}
 	writeJSON(w, http.StatusOK, tok)
 }
@@ -72,8 +57,8 @@ type sessionResponse struct {
 	Roles         []string `json:"roles"`
 }
 
-// session serves #12: the authenticated caller (the route needs READ, so
-// there always is one) and its roles, sorted.
+// session serves #12: the authenticated caller (the route needs
+// contract.OpAuthenticated, so there always is one) and its roles, sorted.
 func (a *API) session(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	p := principal(r.Context())
 	writeJSON(w, http.StatusOK, sessionResponse{Authenticated: true, Username: p.Username, Roles: p.RoleNames()})

@@ -3,6 +3,9 @@ package security
 import (
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // Role is an Admin API role name as it appears in configuration and tokens.
@@ -34,33 +37,36 @@ func parseConfiguredRole(name string) (Role, bool) {
 	return ParseRole(strings.ToUpper(strings.TrimSpace(name)))
 }
 
-// Grants reports whether holding r satisfies a requirement of required.
-func (r Role) Grants(required Role) bool {
-	switch r {
-	case RoleAdmin:
-		return true
-	case RoleWrite:
-		return required == RoleWrite || required == RoleRead
-	case RoleRead, RoleMonitor:
-		return required == RoleRead
-	case RoleMember:
-		return required == RoleMember
-	}
-	return false
-}
-
 // Principal is an authenticated caller.
 type Principal struct {
 	// Username is the configured user name (or a token's subject).
 	Username string
 	// Roles are the roles as configured or carried by the token, sorted by
-	// name and free of duplicates. They are not expanded by the grants.
+	// name and free of duplicates. Each stands for a grant on every
+	// resource (roleGrants).
 	Roles []Role
+	// Grants are the user's configured grants (api.users[].grants), read
+	// from the configuration on every request, never from a token.
+	Grants []Grant
+	// AuthTime is when the principal last proved its password: tokens
+	// carry it across refreshes, and a session ends
+	// Options.SessionMaxLifetime after it.
+	AuthTime time.Time
 }
 
-// Has reports whether any of the principal's roles grants required.
-func (p Principal) Has(required Role) bool {
-	return slices.ContainsFunc(p.Roles, func(r Role) bool { return r.Grants(required) })
+// Allows reports whether the principal may perform op on res at scope
+// (contract.Route): some role's grant or configured grant covers it.
+// OpOpen and OpAuthenticated are allowed to every principal.
+func (p Principal) Allows(op contract.Operation, scope contract.Scope, res Resource) bool {
+	if op == contract.OpOpen || op == contract.OpAuthenticated {
+		return true
+	}
+	for _, r := range p.Roles {
+		if grantOf(r).allows(op, scope, res) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(p.Grants, func(g Grant) bool { return g.allows(op, scope, res) })
 }
 
 // RoleNames returns the principal's role names, sorted.

@@ -12,23 +12,36 @@ import (
 )
 
 // tokenClaims are the JWT claims issued: sub, iat, exp, the sorted role
-// names and the user's token version (ver, omitted when 0).
+// names, the user's token version (ver, omitted when 0) and when the user
+// last proved its password (auth_time, as OpenID Connect names it).
 type tokenClaims struct {
-	Roles   []string `json:"roles"`
-	Version int64    `json:"ver,omitempty"`
+	Roles    []string `json:"roles"`
+	Version  int64    `json:"ver,omitempty"`
+	AuthTime int64    `json:"auth_time,omitempty"`
 	jwt.RegisteredClaims
 }
 
 // Refresh issues a new token for an authenticated principal (login with an
-// Authorization header instead of a body). The token carries p's roles and
-// its user's current token version and expires TokenTTL from now.
+// Authorization header instead of a body). The token carries p's roles,
+// its user's current token version and p's AuthTime (now when zero); it
+// expires TokenTTL from now, but never later than SessionMaxLifetime after
+// AuthTime: refreshing a token cannot extend a session for ever.
 func (u *Users) Refresh(p Principal) contract.Login {
 	now := u.now()
-	exp := now.Add(u.ttl).Truncate(time.Second).UTC()
+	authTime := p.AuthTime
+	if authTime.IsZero() {
+		authTime = now
+	}
+	exp := now.Add(u.ttl)
+	if end := authTime.Add(u.sessionMax); end.Before(exp) {
+		exp = end
+	}
+	exp = exp.Truncate(time.Second).UTC()
 	roles := p.RoleNames()
 	claims := tokenClaims{
-		Roles:   roles,
-		Version: u.accounts[p.Username].tokenVersion,
+		Roles:    roles,
+		Version:  u.accounts[p.Username].tokenVersion,
+		AuthTime: authTime.Unix(),
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   p.Username,
 			IssuedAt:  jwt.NewNumericDate(now),
@@ -44,7 +57,7 @@ func (u *Users) Refresh(p Principal) contract.Login {
 		AccessToken:      signed,
 		TokenType:        "Bearer",
 		ExpiresAt:        exp,
-		ExpiresInSeconds: int64(u.ttl / time.Second),
+		ExpiresInSeconds: int64(exp.Sub(now.Truncate(time.Second)) / time.Second),
 		Roles:            roles,
 	}
 }
@@ -64,8 +77,11 @@ var errInvalidToken = fmt.Errorf("%w: invalid or expired token", ErrUnauthentica
 //   - a blank subject, a subject that is no configured user (any more), a
 //     disabled user, or a ver claim (absent = 0) other than the user's
 //     configured token version: raising it revokes every earlier token;
-//   - no role left: the principal's roles are those the token carries
-//     (known by exact name) that the user still has.
+//   - a session older than Options.SessionMaxLifetime: auth_time (iat
+//     when absent) that long ago;
+//   - no permission left: the principal's roles are those the token
+//     carries (known by exact name) that the user still has; its grants
+//     are the user's configured ones.
 func (u *Users) verifyToken(raw string) (Principal, error) {
 	if raw == "" {
 		return Principal{}, errInvalidToken
@@ -102,10 +118,17 @@ func (u *Users) verifyToken(raw string) (Principal, error) {
 			roles = append(roles, r)
 		}
 	}
-	if len(roles) == 0 {
+	if len(roles) == 0 && len(acc.grants) == 0 {
 		return Principal{}, errInvalidToken
 	}
-	return Principal{Username: sub, Roles: normalizeRoles(roles)}, nil
+	authTime := iat.Time // a token without auth_time started its session when issued
+	if at, ok := claims["auth_time"].(float64); ok && at > 0 && at == float64(int64(at)) && at < float64(iat.Unix()) {
+		authTime = time.Unix(int64(at), 0)
+	}
+	if u.now().After(authTime.Add(u.sessionMax).Add(u.leeway)) {
+		return Principal{}, errInvalidToken
+	}
+	return acc.principal(sub, normalizeRoles(roles), authTime), nil
 }
 
 // claimVersion is the ver claim: 0 when absent, -1 (matching no user) when

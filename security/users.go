@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -23,6 +24,10 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 
 // DefaultTokenTTL is the token lifetime used when Options.TokenTTL is zero.
 const DefaultTokenTTL = 7 * 24 * time.Hour
+
+// DefaultSessionMaxLifetime is the session lifetime used when
+// Options.SessionMaxLifetime is zero.
+const DefaultSessionMaxLifetime = 30 * 24 * time.Hour
 
 // DefaultTokenLeeway is the clock skew allowed on exp and iat when
 // Options.TokenLeeway is zero.
@@ -42,6 +47,8 @@ type User struct {
 	// only while it equals the configured value, so raising it revokes
 	// every token issued before.
 	TokenVersion int64
+	// Grants are scoped permissions besides the roles (docs/security.md).
+	Grants []Grant
 }
 
 // Options mirrors coordinator.api's security settings.
@@ -60,6 +67,10 @@ type Options struct {
 	// TokenLeeway is the clock skew allowed on exp and iat; zero means
 	// DefaultTokenLeeway, negative none.
 	TokenLeeway time.Duration
+	// SessionMaxLifetime bounds how long tokens refreshed from tokens stay
+	// valid after the password was last checked; zero means
+	// DefaultSessionMaxLifetime. It must not be shorter than TokenTTL.
+	SessionMaxLifetime time.Duration
 	// Now is the clock used to issue and verify tokens; nil means time.Now.
 	Now func() time.Time
 }
@@ -82,12 +93,22 @@ type Users struct {
 	// maxLifetime and leeway are Options.TokenMaxLifetime and TokenLeeway.
 	maxLifetime time.Duration
 	leeway      time.Duration
-	now         func() time.Time
+	// sessionMax is Options.SessionMaxLifetime.
+	sessionMax time.Duration
+	// unknownUser is checked for a user name that is no account, at the
+	// cost of the most expensive configured credential.
+	unknownUser credential
+	// verified maps the name of a bcrypt user to the SHA-256 of the
+	// password that last passed bcrypt ([sha256.Size]byte), for
+	// AuthenticateKnown.
+	verified sync.Map
+	now      func() time.Time
 }
 
 type account struct {
 	cred         credential
 	roles        []Role
+	grants       []Grant
 	disabled     bool
 	tokenVersion int64
 }
@@ -117,6 +138,10 @@ func NewUsers(opts Options) (*Users, error) {
 		return nil, fmt.Errorf("token max lifetime %s must not be shorter than the token TTL %s", u.maxLifetime, u.ttl)
 	}
 	u.leeway = max(0, cmp.Or(opts.TokenLeeway, DefaultTokenLeeway))
+	u.sessionMax = cmp.Or(opts.SessionMaxLifetime, DefaultSessionMaxLifetime)
+	if u.sessionMax < u.ttl {
+		return nil, fmt.Errorf("session max lifetime %s must not be shorter than the token TTL %s", u.sessionMax, u.ttl)
+	}
 	if u.now == nil {
 		u.now = time.Now
 	}
@@ -127,13 +152,16 @@ func NewUsers(opts Options) (*Users, error) {
 		u.devSecret = true
 	}
 	if len(opts.Users) == 0 {
-		return u, u.addDefaultAdmin(opts)
+		if err := u.addDefaultAdmin(opts); err != nil {
+			return nil, err
+		}
 	}
 	for _, cfg := range opts.Users {
 		if err := u.addConfigured(cfg, opts); err != nil {
 			return nil, err
 		}
 	}
+	u.unknownUser = unknownUserLike(u.accounts)
 	return u, nil
 }
 
@@ -164,8 +192,13 @@ func (u *Users) addConfigured(cfg User, opts Options) error {
 		}
 		roles = append(roles, r)
 	}
-	if len(roles) == 0 {
-		return fmt.Errorf("user %q has no roles", cfg.Username)
+	if len(roles) == 0 && len(cfg.Grants) == 0 {
+		return fmt.Errorf("user %q has neither roles nor grants", cfg.Username)
+	}
+	for i, g := range cfg.Grants {
+		if len(g.Operations) == 0 {
+			return fmt.Errorf("user %q: grant %d names no operation", cfg.Username, i)
+		}
 	}
 	if cfg.Password == "" {
 		u.ignored = append(u.ignored, IgnoredUser{Username: cfg.Username, Reason: "blank password"})
@@ -179,7 +212,8 @@ func (u *Users) addConfigured(cfg User, opts Options) error {
 		u.ignored = append(u.ignored, IgnoredUser{Username: cfg.Username, Reason: "uses the admin-username/admin-password pair"})
 		return nil
 	}
-	u.accounts[cfg.Username] = account{cred: cred, roles: normalizeRoles(roles), disabled: cfg.Disabled, tokenVersion: cfg.TokenVersion}
+	u.accounts[cfg.Username] = account{cred: cred, roles: normalizeRoles(roles), grants: slices.Clone(cfg.Grants),
+		disabled: cfg.Disabled, tokenVersion: cfg.TokenVersion}
 	return nil
 }
 
@@ -250,17 +284,28 @@ func (u *Users) Login(username, password string) (contract.Login, error) {
 }
 
 // checkPassword verifies a user's password in constant time (relative to the
-// stored credential); unknown users cost as much as a plain-text check.
+// stored credential); an unknown or disabled user costs as much as the most
+// expensive configured credential, so timing does not tell which users
+// exist.
 func (u *Users) checkPassword(username, password string) (Principal, error) {
 	acc, ok := u.accounts[username]
 	if !ok || acc.disabled {
-		unknownUser.matches(password)
+		u.unknownUser.matches(password)
 		return Principal{}, fmt.Errorf("%w: invalid username or password", ErrUnauthenticated)
 	}
 	if !acc.cred.matches(password) {
 		return Principal{}, fmt.Errorf("%w: invalid username or password", ErrUnauthenticated)
 	}
-	return Principal{Username: username, Roles: slices.Clone(acc.roles)}, nil
+	if acc.cred.bcryptHash != nil {
+		u.verified.Store(username, sha256.Sum256([]byte(password)))
+	}
+	return acc.principal(username, acc.roles, u.now()), nil
+}
+
+// principal is the account's principal holding roles, authenticated by
+// password at authTime.
+func (acc account) principal(username string, roles []Role, authTime time.Time) Principal {
+	return Principal{Username: username, Roles: slices.Clone(roles), Grants: acc.grants, AuthTime: authTime}
 }
 
 // credential is a stored password: a bcrypt hash, or the SHA-256 of a plain
@@ -270,8 +315,28 @@ type credential struct {
 	plain      [sha256.Size]byte
 }
 
-// unknownUser is compared against when the user name is unknown.
-var unknownUser = credential{plain: sha256.Sum256([]byte("redis-stream-coordinator:no-such-user"))}
+// unknownUserLike returns the credential compared against when a user
+// name is unknown: a bcrypt hash of the highest cost among the accounts'
+// when any has one (so an unknown name costs what the slowest known one
+// does), else a plain-text credential.
+func unknownUserLike(accounts map[string]account) credential {
+	cost := 0
+	for _, acc := range accounts {
+		if c, err := bcrypt.Cost(acc.cred.bcryptHash); err == nil && c > cost {
+			cost = c
+		}
+	}
+	if cost == 0 {
+		return credential{plain: sha256.Sum256([]byte("redis-stream-coordinator:no-such-user"))}
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte("redis-stream-coordinator:no-such-user"), cost)
+	if err != nil {
+		// Only a cost outside bcrypt's range fails, and cost came from a
+		// hash bcrypt accepted.
+		panic(fmt.Sprintf("security: hashing the unknown-user credential: %v", err))
+	}
+	return credential{bcryptHash: hash}
+}
 
 func newCredential(password string) (credential, error) {
 	for _, prefix := range []string{"$2a$", "$2b$", "$2y$"} {
@@ -291,4 +356,46 @@ func (c credential) matches(password string) bool {
 	}
 	sum := sha256.Sum256([]byte(password))
 	return subtle.ConstantTimeCompare(sum[:], c.plain[:]) == 1
+}
+
+// BasicAuthorization returns the Authorization header value of Basic
+// credentials username:password.
+func BasicAuthorization(username, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(username+":"+password))
+}
+
+// AuthenticateKnown is Authenticate for a caller whose guesses are
+// throttled: it accepts only credentials that are cheap to check (a
+// Bearer token, a plain-text password, or a bcrypt user's password that
+// already passed bcrypt once since start), so that a throttled caller with
+// the right credential still gets in while wrong guesses cost no bcrypt
+// check. ok is false for anything else, right or wrong.
+func (u *Users) AuthenticateKnown(authorization string) (p Principal, ok bool) {
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	rest = strings.TrimSpace(rest)
+	switch {
+	case strings.EqualFold(scheme, "Bearer"):
+		p, err := u.verifyToken(rest)
+		return p, err == nil
+	case strings.EqualFold(scheme, "Basic"):
+		name, password, ok := parseBasic(rest)
+		acc, known := u.accounts[name]
+		if !ok || !known || acc.disabled {
+			return Principal{}, false
+		}
+		sum := sha256.Sum256([]byte(password))
+		want := acc.cred.plain
+		if acc.cred.bcryptHash != nil {
+			v, seen := u.verified.Load(name)
+			if !seen {
+				return Principal{}, false
+			}
+			want = v.([sha256.Size]byte)
+		}
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			return Principal{}, false
+		}
+		return acc.principal(name, acc.roles, u.now()), true
+	}
+	return Principal{}, false
 }

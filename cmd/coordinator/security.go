@@ -40,6 +40,17 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 			Username: u.Username, Password: u.Password, Roles: u.Roles,
 			Disabled: u.Disabled, TokenVersion: int64(u.TokenVersion),
 		}
+		for j, g := range u.Grants {
+			grant, err := g.Parse()
+			if err != nil {
+				return nil, fmt.Errorf("coordinator.api.users[%d].grants[%d]: %w", i, j, err)
+			}
+			users[i].Grants = append(users[i].Grants, grant)
+		}
+	}
+	proxies, err := api.TrustedProxyPrefixes()
+	if err != nil {
+		return nil, fmt.Errorf("coordinator.api.trusted-proxies: %w", err)
 	}
 	accounts, err := security.NewUsers(security.Options{
 		AdminUsername: api.AdminUsername,
@@ -48,8 +59,9 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		TokenSecret:   api.TokenSecret,
 		TokenTTL:      api.TokenTTL.Duration(),
 		// A zero leeway in the file means none (the default is 30s).
-		TokenLeeway:      cmp.Or(api.TokenLeeway.Duration(), -1),
-		TokenMaxLifetime: api.TokenMaxLifetime.Duration(),
+		TokenLeeway:        cmp.Or(api.TokenLeeway.Duration(), -1),
+		TokenMaxLifetime:   api.TokenMaxLifetime.Duration(),
+		SessionMaxLifetime: api.SessionMaxLifetime.Duration(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator.api: %w", err)
@@ -61,7 +73,8 @@ func newSecurity(cfg *config.Config, client goredis.UniversalClient, logger *slo
 		logger.Warn("configured API user ignored", "username", u.Username, "reason", u.Reason)
 	}
 
-	sec := &httpapi.Security{Users: accounts, AuthenticateMemberAPI: api.AuthenticateMemberAPI}
+	sec := &httpapi.Security{Users: accounts, AuthenticateMemberAPI: api.AuthenticateMemberAPI,
+		TrustedProxies: proxies, BasicChallenge: api.BasicChallenge}
 	switch cfg.Audit.Sink {
 	case config.AuditRedis:
 		sink := audit.NewRedisSink(client, cfg.Store.KeyPrefix, cfg.Audit.RedisMaxEntries)

@@ -1,0 +1,164 @@
+package contract
+
+// Operation is what a route does to the resource it names, the unit of
+// authorisation (docs/security.md, "Grants"). A principal's grants name
+// operations on stream-prefix and group patterns; a route needs its
+// operation on the route's resource.
+type Operation string
+
+// The operations. OpOpen routes need no credential at all.
+const (
+	OpOpen Operation = ""
+	// OpHeartbeat: send member heartbeats (and the bench harness's no-op
+	// copy); a grant may bind it to a member-id prefix.
+	OpHeartbeat Operation = "HEARTBEAT"
+	// OpDescribe: read coordination state (groups, members, assignments,
+	// lag, migrations, offsets, producer routing, health, the cluster).
+	OpDescribe Operation = "DESCRIBE"
+	// OpReadMessages: read message payloads and dead-letter contents; not
+	// implied by OpDescribe.
+	OpReadMessages Operation = "READ_MESSAGES"
+	// OpAlter: change a group's consumption: offset resets, pause and
+	// resume, scaling, rollback, dead-letter redrive and delete.
+	OpAlter Operation = "ALTER"
+	// OpCreate and OpDelete: create and delete groups (and streams).
+	OpCreate Operation = "CREATE"
+	OpDelete Operation = "DELETE"
+	// OpAuthenticated: any authenticated principal (the session route, and
+	// requests that match no route); no grant names it.
+	OpAuthenticated Operation = "AUTHENTICATED"
+)
+
+// Operations lists every operation a grant may name, in the order
+// docs/security.md gives them.
+var Operations = []Operation{OpHeartbeat, OpDescribe, OpReadMessages, OpAlter, OpCreate, OpDelete}
+
+// Scope tells which resource a route's operation applies to.
+type Scope uint8
+
+const (
+	// ScopeNone: the route names no stream (login, the API description).
+	ScopeNone Scope = iota
+	// ScopeAny: the route names no stream but answers about whatever the
+	// caller may see (lists, health, the cluster, Grafana's rows): it needs
+	// the operation on at least one resource, and its answer holds only
+	// the groups the caller holds the operation on. A Grafana route that
+	// selects one group by its streamPrefix and consumerGroup query
+	// parameters needs the operation on that group.
+	ScopeAny
+	// ScopeStream: the route names a stream prefix and no group; only a
+	// grant whose group pattern matches every group of the prefix ("*")
+	// covers it.
+	ScopeStream
+	// ScopeGroup: the route names a stream prefix and a group.
+	ScopeGroup
+)
+
+// Feature names the option a route exists under; FeatureAlways routes
+// always exist.
+type Feature uint8
+
+const (
+	FeatureAlways Feature = iota
+	// FeatureSecurity: login and session exist only with access control.
+	FeatureSecurity
+	// FeatureCluster: the cluster view exists only with cluster membership.
+	FeatureCluster
+	// FeatureBench: the load harness's no-op route (debug.bench-endpoints).
+	FeatureBench
+)
+
+// Route is one route of the Admin, Monitoring and member APIs: everything
+// the server's router, access control, audit and drain read of it, and
+// what clients need to call it. Template is relative to the base path.
+type Route struct {
+	Method   string
+	Template string
+	// Operation is what the caller needs on the resource (Scope).
+	Operation Operation
+	Scope     Scope
+	// Action is the audit action (docs/protocol.md §9.1); "" for routes
+	// that are not audited.
+	Action string
+	// Mutates marks the routes that change coordinator state: drained at
+	// shutdown (503 COORDINATOR_TERMINATING) and, under security, needing
+	// a JSON body from a same-origin caller.
+	Mutates bool
+	// Feature is the option the route exists under.
+	Feature Feature
+}
+
+// Grafana's row routes (docs/protocol.md §10.3), relative to the base path.
+const (
+	GrafanaGroups         = GrafanaPrefix + "/groups"
+	GrafanaStreamOptions  = GrafanaPrefix + "/options/streams"
+	GrafanaGroupOptions   = GrafanaPrefix + "/options/consumer-groups"
+	GrafanaShardOptions   = GrafanaPrefix + "/options/shards"
+	GrafanaMembers        = GrafanaPrefix + "/members"
+	GrafanaShards         = GrafanaPrefix + "/shards"
+	GrafanaAssignments    = GrafanaPrefix + "/assignments"
+	GrafanaMessages       = GrafanaPrefix + "/messages"
+	methodGet, methodPost = "GET", "POST"
+)
+
+// Routes is the route table: every route the coordinator serves under its
+// base path. The server registers exactly these (a test in http walks the
+// router against it).
+var Routes = []Route{
+	{Method: methodPost, Template: LoginTemplate, Operation: OpOpen, Scope: ScopeNone, Action: "LOGIN", Feature: FeatureSecurity},
+	{Method: methodGet, Template: OpenAPITemplate, Operation: OpOpen, Scope: ScopeNone},
+	{Method: methodGet, Template: MonitoringSession, Operation: OpAuthenticated, Scope: ScopeNone, Feature: FeatureSecurity},
+
+	{Method: methodPost, Template: StreamTemplate, Operation: OpCreate, Scope: ScopeStream, Action: "CREATE_STREAM", Mutates: true},
+	{Method: methodPost, Template: StreamScale, Operation: OpAlter, Scope: ScopeStream, Action: "SCALE_STREAM", Mutates: true},
+	{Method: methodPost, Template: GroupTemplate, Operation: OpCreate, Scope: ScopeGroup, Action: "CREATE_GROUP", Mutates: true},
+	{Method: methodGet, Template: GroupTemplate, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: "DELETE_GROUP", Mutates: true},
+	{Method: methodGet, Template: GroupRouting, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: "SCALE_GROUP", Mutates: true},
+	{Method: methodGet, Template: GroupMigration, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: "ROLLBACK_MIGRATION", Mutates: true},
+	{Method: methodPost, Template: GroupOffsetsReset, Operation: OpAlter, Scope: ScopeGroup, Action: "RESET_OFFSETS", Mutates: true},
+	{Method: methodPost, Template: GroupRedrive, Operation: OpAlter, Scope: ScopeGroup, Action: "REDRIVE_DEAD_LETTERS", Mutates: true},
+	{Method: methodPost, Template: GroupDeleteDead, Operation: OpAlter, Scope: ScopeGroup, Action: "DELETE_DEAD_LETTERS", Mutates: true},
+	{Method: methodPost, Template: GroupPause, Operation: OpAlter, Scope: ScopeGroup, Action: "PAUSE_SHARDS", Mutates: true},
+	{Method: methodPost, Template: GroupResume, Operation: OpAlter, Scope: ScopeGroup, Action: "RESUME_SHARDS", Mutates: true},
+	{Method: methodPost, Template: HeartbeatTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true},
+	{Method: methodPost, Template: BenchNoopTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true, Feature: FeatureBench},
+
+	{Method: methodGet, Template: ClusterTemplate, Operation: OpDescribe, Scope: ScopeAny, Feature: FeatureCluster},
+	{Method: methodGet, Template: MonitoringHealth, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: MonitoringCompat, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: MonitoringGroups, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: MonitoringGroup, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringMembers, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringAssigned, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringConsumed, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringMigrations, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringOffsets, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringPaused, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringResets, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringReset, Operation: OpDescribe, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringMessages, Operation: OpReadMessages, Scope: ScopeGroup},
+	{Method: methodGet, Template: MonitoringDeadLetter, Operation: OpReadMessages, Scope: ScopeGroup},
+
+	{Method: methodGet, Template: GrafanaGroups, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaStreamOptions, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaGroupOptions, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaShardOptions, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaMembers, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaShards, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaAssignments, Operation: OpDescribe, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaMessages, Operation: OpReadMessages, Scope: ScopeAny},
+}
+
+// LookupRoute returns the route of method and template (relative to the
+// base path).
+func LookupRoute(method, template string) (Route, bool) {
+	for _, r := range Routes {
+		if r.Method == method && r.Template == template {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
