@@ -54,9 +54,13 @@ func (a *API) groups(ctx context.Context) ([]group.GroupView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(views, func(v group.GroupView) bool {
-		return !visible(ctx, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup})
-	}), nil
+	out := make([]group.GroupView, 0, len(views))
+	for _, v := range views {
+		if visible(ctx, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup}) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // monitoringGroup is the body of #16: the GroupResponse plus what operators
