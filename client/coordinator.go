@@ -44,12 +44,25 @@ func WithBasicAuth(username, password string) CoordinatorOption {
 
 // WithBearerLogin logs in with username and password (POST /auth/login)
 // and sends the Bearer token it answers. The token is renewed before it
-// expires (once 80 % of its lifetime has passed) and after a 401.
+// expires (once 80 % of its lifetime has passed) and after a 401 answer to
+// a request that carried it (the token was revoked, e.g. by a new token
+// secret): the request is then sent once more with a new token. A login
+// the coordinator refuses is a *LoginError and is not retried at once; a
+// Member retries its heartbeat with backoff, so a member whose password
+// was wrong or throttled joins once the coordinator accepts it. This is
+// how a member authenticates when api.authenticate-member-api is on: a
+// user with the MEMBER role (docs/client.md, "How a member gets a
+// credential").
 func WithBearerLogin(username, password string) CoordinatorOption {
 	return func(c *Coordinator) { c.auth = &authState{mode: authBearer, user: username, pass: password} }
 }
 
-// WithBearerToken sends a fixed Bearer token (no login, no renewal).
+// WithBearerToken sends a fixed Bearer token (no login, no renewal), e.g.
+// one issued to the member's user by POST /auth/login and handed to the
+// process from a secret store. Once the coordinator refuses it (expired,
+// revoked) every request is answered 401: a Member's heartbeats fail, its
+// local lease lapses and it stops reading every shard until a process
+// with a valid token takes over.
 func WithBearerToken(token string) CoordinatorOption {
 	return func(c *Coordinator) { c.auth = &authState{mode: authToken, token: token} }
 }
@@ -222,12 +235,29 @@ func (c *Coordinator) doAt(ctx context.Context, base, method, path string, in, o
 	}
 }
 
-// unauthorizedBearer reports a 401 answer to a client that logs in for a
-// Bearer token: the token may have expired, a new login may pass.
+// unauthorizedBearer reports a 401 answer to a request that carried the
+// token of a client that logs in for one: the token may have expired or
+// been revoked (a new token secret, a raised token-version), a new login
+// may pass. A refused login is not one: its password would only be tried
+// again.
 func (c *Coordinator) unauthorizedBearer(err error) bool {
 	var ae *APIError
-	return errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && c.auth != nil && c.auth.mode == authBearer
+	var le *LoginError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized && !errors.As(err, &le) &&
+		c.auth != nil && c.auth.mode == authBearer
 }
+
+// LoginError is a failed automatic login (WithBearerLogin): Err is the
+// *APIError of the coordinator's answer (401 for a wrong username or
+// password, 429 while failed logins are throttled) or the transport's
+// error. The request that needed the token was not sent.
+type LoginError struct {
+	Err error
+}
+
+func (e *LoginError) Error() string { return "login: " + e.Err.Error() }
+
+func (e *LoginError) Unwrap() error { return e.Err }
 
 // refusedBeforeRunning reports an answer that says the request did not run
 // because its group has no serving owner here for a moment.
@@ -354,11 +384,15 @@ func (a *authState) login(ctx context.Context, c *Coordinator) error {
 	req.Header.Set("Content-Type", "application/json")
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("login: %w", err)
+		return &LoginError{Err: err}
 	}
 	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil {
+		return &LoginError{Err: err}
+	}
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("login: %w", &APIError{StatusCode: res.StatusCode})
+		return &LoginError{Err: apiError(res, raw)}
 	}
 	// The answer is contract.Login; Token is also read, for a server that
 	// names the token so.
@@ -366,12 +400,12 @@ func (a *authState) login(ctx context.Context, c *Coordinator) error {
 		contract.Login
 		Token string `json:"token"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&lr); err != nil {
-		return fmt.Errorf("login: %w", err)
+	if err := json.Unmarshal(raw, &lr); err != nil {
+		return &LoginError{Err: err}
 	}
 	tok := cmp.Or(lr.AccessToken, lr.Token)
 	if tok == "" {
-		return errors.New("login: no token in the answer")
+		return &LoginError{Err: errors.New("no token in the answer")}
 	}
 	life := time.Duration(lr.ExpiresInSeconds) * time.Second
 	if life <= 0 {
