@@ -115,28 +115,36 @@ chaos: services
 	$(GO) run ./cmd/coord-chaos -store jdbc -seeds $(CHAOS_SEEDS) -parallel $(CHAOS_PARALLEL) -duration 60s && exit $$r
 
 # demo runs the Go client's demo as local processes on the local Redis: a
-# coordinator (Redis store, stream provisioning on, port DEMO_PORT), the
-# group demo/demo-workers created through the REST API, the sample producer
-# and two sample consumers. Ctrl-C stops them all: the producer and the
-# consumers first (the consumers leave the group), then the coordinator,
-# which runs in its own session so that Ctrl-C reaches it last.
-# See docs/client.md.
+# coordinator with the monitoring stack's configuration
+# (deploy/coordinator/coordinator.yaml: Redis store, members authenticated,
+# the users admin, grafana and member) on port DEMO_PORT with stream
+# provisioning on, the group demo/demo-workers created through the REST API
+# as admin, the sample producer (as admin) and two sample consumers, which
+# log in as the MEMBER user DEMO_MEMBER_USER / DEMO_MEMBER_PASSWORD
+# (COORDINATOR_USER, COORDINATOR_PASSWORD). Ctrl-C stops them all: the
+# producer and the consumers first (the consumers leave the group), then
+# the coordinator, which runs in its own session so that Ctrl-C reaches it
+# last. See docs/client.md.
 DEMO_PORT ?= 8080
 DEMO_URL = http://127.0.0.1:$(DEMO_PORT)
+DEMO_MEMBER_USER ?= member
+DEMO_MEMBER_PASSWORD ?= member-password
 .PHONY: demo
 demo:
 	@bash .ci/services redis
 	@$(GO) build -o bin/demo/ ./cmd/coordinator ./cmd/sample-producer ./cmd/sample-consumer
-	@export COORDINATOR_STORE_TYPE=redis COORDINATOR_STREAMS_PROVISIONING_ENABLED=true \
+	@export REDIS_HOST=127.0.0.1 REDIS_PORT=6379 COORDINATOR_STREAMS_PROVISIONING_ENABLED=true \
 	  COORDINATOR_SERVER_ADDRESS=127.0.0.1:$(DEMO_PORT) COORDINATOR_STORE_KEY_PREFIX=demo:coord \
+	  COORDINATOR_MEMBER_USER='$(DEMO_MEMBER_USER)' COORDINATOR_MEMBER_PASSWORD='$(DEMO_MEMBER_PASSWORD)' \
 	  COORDINATOR_URL=$(DEMO_URL)/coord/v1 STREAM_PREFIX=demo CONSUMER_GROUP=demo-workers; \
-	setsid bin/demo/coordinator -log-format text -log-level warn & coord=$$!; \
+	setsid bin/demo/coordinator -config deploy/coordinator/coordinator.yaml -log-format text -log-level warn & coord=$$!; \
 	trap 'kill $$clients 2>/dev/null; wait $$clients; kill $$coord 2>/dev/null; wait $$coord' EXIT; \
 	trap 'exit 130' INT TERM; \
 	for i in $$(seq 150); do curl -sf $(DEMO_URL)/readyz >/dev/null && break; sleep 0.2; done; \
 	curl -s -u admin:password -X POST $(DEMO_URL)/coord/v1/streams/demo/groups/demo-workers \
 	  -H 'Content-Type: application/json' -d '{"initialShardCount":4,"requestedBy":"make-demo"}'; echo; \
+	export COORDINATOR_USER="$$COORDINATOR_MEMBER_USER" COORDINATOR_PASSWORD="$$COORDINATOR_MEMBER_PASSWORD"; \
 	bin/demo/sample-consumer -member consumer-1 & clients=$$!; \
 	bin/demo/sample-consumer -member consumer-2 & clients="$$clients $$!"; \
-	bin/demo/sample-producer -rate 200 & clients="$$clients $$!"; \
+	COORDINATOR_USER=admin COORDINATOR_PASSWORD=password bin/demo/sample-producer -rate 200 & clients="$$clients $$!"; \
 	wait $$clients

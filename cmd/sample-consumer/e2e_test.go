@@ -29,8 +29,11 @@ const (
 )
 
 // TestDemoEndToEnd runs the demo as OS processes: a coordinator on a
-// throwaway Redis, the sample producer writing 8,000 keyed records and
-// sample consumers that log every record they handle. During the run one
+// throwaway Redis with member authentication on, as the demo's
+// configuration has it (an operator user and a MEMBER user), the sample
+// producer writing 8,000 keyed records as the operator and sample
+// consumers, logged in as the MEMBER user, that log every record they
+// handle. During the run one
 // consumer is SIGKILLed, one leaves (SIGTERM), one joins and the stream is
 // scaled from 4 to 8 shards. It checks that every record was handled, that
 // what the killed consumer left pending was reclaimed by another, that no
@@ -58,17 +61,22 @@ func TestDemoEndToEnd(t *testing.T) {
 	srv, err := coordproc.StartServer(ctx, coordBin, dir, "coord", coordproc.ServerConfig{
 		Store: coordproc.StoreRedis, KeyPrefix: "e2e-coord", RedisAddr: rs.Addr,
 		Interval: 250 * time.Millisecond, LeaseTTL: 3 * time.Second, RebalanceTimeout: 30 * time.Second,
+		Env: []string{
+			"COORDINATOR_API_AUTHENTICATE_MEMBER_API=true",
+			"COORDINATOR_API_USERS=[{username: operator, password: operator-pw, roles: [WRITE]}, {username: worker, password: worker-pw, roles: [MEMBER]}]",
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	coord := client.NewCoordinator(srv.Base, client.WithBasicAuth("admin", "password"))
+	coord := client.NewCoordinator(srv.Base, client.WithBasicAuth("operator", "operator-pw"))
 	if _, err := coord.CreateGroup(ctx, e2ePrefix, e2eGroup, 4, "e2e"); err != nil {
 		t.Fatal(err)
 	}
 
 	common := []string{"-coordinator", srv.Base, "-redis", rs.Addr, "-stream", e2ePrefix, "-group", e2eGroup}
+	member := []string{"-user", "worker", "-password", "worker-pw"}
 	procs := map[string]*exec.Cmd{}
 	exited := map[string]chan error{}
 	start := func(name, bin string, args ...string) {
@@ -102,8 +110,8 @@ func TestDemoEndToEnd(t *testing.T) {
 		if name == "c1" {
 			work = "20ms"
 		}
-		start(name, consumerBin, "-member", name, "-workers", "2", "-work", work, "-lease", "3s",
-			"-claim-min-idle", "1s", "-log", filepath.Join(dir, name+".jsonl"))
+		start(name, consumerBin, append([]string{"-member", name, "-workers", "2", "-work", work, "-lease", "3s",
+			"-claim-min-idle", "1s", "-log", filepath.Join(dir, name+".jsonl")}, member...)...)
 	}
 	for _, c := range []string{"c1", "c2", "c3", "c4"} {
 		consumer(c)
@@ -114,7 +122,8 @@ func TestDemoEndToEnd(t *testing.T) {
 	})
 
 	began := time.Now()
-	start("producer", producerBin, "-count", fmt.Sprint(e2eRecords), "-rate", "1500", "-keys", fmt.Sprint(e2eKeys), "-refresh", "1s")
+	start("producer", producerBin, "-count", fmt.Sprint(e2eRecords), "-rate", "1500", "-keys", fmt.Sprint(e2eKeys), "-refresh", "1s",
+		"-user", "operator", "-password", "operator-pw")
 	// The faults follow the producer's progress (it writes 1,500 records a
 	// second when the machine keeps up). The count is what the faults need:
 	// each comes after 1,000 or more records, and the new shards of the

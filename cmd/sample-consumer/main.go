@@ -8,6 +8,13 @@
 //	go run ./cmd/sample-consumer -stream demo -group demo-workers -member c1
 //
 // Every flag has an environment variable (shown in -help); flags win.
+// When the coordinator authenticates members (api.authenticate-member-api,
+// as in make demo and deploy/), -user and -password (COORDINATOR_USER,
+// COORDINATOR_PASSWORD) name a user with the MEMBER role: the consumer
+// logs in (POST /auth/login) and sends the Bearer token, renewed before it
+// expires and after a 401 (docs/client.md, "How a member gets a
+// credential"). Without them its heartbeats are answered 401 and it reads
+// nothing.
 // -redis names one Redis server, or a Redis Cluster's nodes
 // comma-separated (-redis-cluster: also when it names one node); the
 // client is go-redis's UniversalClient, a cluster client for a cluster.
@@ -36,7 +43,7 @@ import (
 
 func main() {
 	coordURL := flag.String("coordinator", env("COORDINATOR_URL", "http://127.0.0.1:8080"+contract.BasePath), "coordinator base URL ($COORDINATOR_URL)")
-	user := flag.String("user", env("COORDINATOR_USER", ""), "user with the MEMBER role, if heartbeats need credentials ($COORDINATOR_USER)")
+	user := flag.String("user", env("COORDINATOR_USER", ""), "user with the MEMBER role, when the coordinator authenticates members ($COORDINATOR_USER)")
 	password := flag.String("password", env("COORDINATOR_PASSWORD", ""), "its password ($COORDINATOR_PASSWORD)")
 	redisAddrs := flag.String("redis", env("REDIS_ADDR", "127.0.0.1:6379"), "Redis host:port, or a Redis Cluster's nodes comma-separated ($REDIS_ADDR)")
 	redisCluster := flag.Bool("redis-cluster", env("REDIS_CLUSTER", "") == "true", "-redis is a Redis Cluster even when it names one node ($REDIS_CLUSTER=true)")
