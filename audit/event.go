@@ -7,31 +7,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// Action is the audited mutation.
-type Action string
-
-// The audited actions of docs/protocol.md §9.1.
-const (
-	CreateStream      Action = "CREATE_STREAM"
-	ScaleStream       Action = "SCALE_STREAM"
-	CreateGroup       Action = "CREATE_GROUP"
-	DeleteGroup       Action = "DELETE_GROUP"
-	ScaleGroup        Action = "SCALE_GROUP"
-	RollbackMigration Action = "ROLLBACK_MIGRATION"
-	// Login is POST /auth/login, audited for its failures (outcome
-	// UNAUTHORIZED, or FAILED for 429) as much as its successes. Its events
-	// carry no stream prefix and the user name tried in
-	// RequestSummary["username"]; the body is not fingerprinted.
-	Login              Action = "LOGIN"
-	ResetOffsets       Action = "RESET_OFFSETS"
-	RedriveDeadLetters Action = "REDRIVE_DEAD_LETTERS"
-	DeleteDeadLetters  Action = "DELETE_DEAD_LETTERS"
-	// PauseShards and ResumeShards change a group's paused shards
-	// (docs/operations.md).
-	PauseShards  Action = "PAUSE_SHARDS"
-	ResumeShards Action = "RESUME_SHARDS"
-)
-
 // Outcome classifies how a request ended.
 type Outcome string
 
@@ -68,10 +43,10 @@ func OutcomeFor(status int, panicked bool) Outcome {
 type Event struct {
 	// Timestamp is when the request started, UTC with millisecond
 	// precision (RFC 3339 in JSON).
-	Timestamp     time.Time `json:"timestamp"`
-	CoordinatorID string    `json:"coordinatorId"`
-	Action        Action    `json:"action"`
-	Outcome       Outcome   `json:"outcome"`
+	Timestamp     time.Time       `json:"timestamp"`
+	CoordinatorID string          `json:"coordinatorId"`
+	Action        contract.Action `json:"action"`
+	Outcome       Outcome         `json:"outcome"`
 	// Status is the HTTP status answered.
 	Status int `json:"status"`
 	// Principal is the authenticated user name; null when authentication

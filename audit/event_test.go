@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"github.com/redis-stream-coordinator/coordinator/contract"
+
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -47,10 +49,8 @@ func sampleEvent(t *testing.T) *Event {
 	r.RemoteAddr = "10.0.0.9:51234"
 	r.Header.Set("User-Agent", "curl/8")
 	r.Header.Set("X-Correlation-Id", "corr-1")
-	target, ok := Routes{}.Match(r.Method, r.URL.Path)
-	if !ok {
-		t.Fatal("scale route not matched")
-	}
+	target := Target{Action: contract.ActionScaleGroup, Route: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale",
+		StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
 	e := NewEvent(r, "coord-1", target, t0)
 	e.SetPrincipal("admin", []string{"ADMIN", "WRITE"})
 	e.SetBody([]byte(`{"targetShardCount":8,"requestedBy":"ops","reason":"peak"}`))
@@ -88,7 +88,7 @@ func TestEventJSON(t *testing.T) {
 func TestRefusedEventJSON(t *testing.T) {
 	r := httptest.NewRequest("POST", "/coord/v1/streams/orders", strings.NewReader(`{"requestedBy":"x"}`))
 	r.RemoteAddr = "[::1]:4000"
-	target, _ := Routes{}.Match(r.Method, r.URL.Path)
+	target := Target{Action: contract.ActionCreateStream, Route: "/coord/v1/streams/{streamPrefix}", StreamPrefix: "orders"}
 	e := NewEvent(r, "coord-1", target, t0)
 	e.Finish(401, false, "UNAUTHORIZED", t0)
 	got, _ := json.Marshal(e)

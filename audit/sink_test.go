@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"github.com/redis-stream-coordinator/coordinator/contract"
+
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -31,7 +33,7 @@ func redisSink(t *testing.T, maxEntries int) (*RedisSink, redis.UniversalClient)
 func numbered(p, g string, i int) Event {
 	e := Event{
 		Timestamp:      t0.Add(time.Duration(i) * time.Second).Truncate(time.Millisecond),
-		Action:         ScaleGroup,
+		Action:         contract.ActionScaleGroup,
 		StreamPrefix:   p,
 		ConsumerGroup:  optional(g),
 		Status:         202,
@@ -40,7 +42,7 @@ func numbered(p, g string, i int) Event {
 		RequestSummary: map[string]string{"targetShardCount": fmt.Sprint(i)},
 	}
 	if g == "" {
-		e.Action = ScaleStream
+		e.Action = contract.ActionScaleStream
 	}
 	return e
 }
@@ -165,7 +167,7 @@ func TestRedisSink(t *testing.T) {
 	if raw != string(want) {
 		t.Errorf("stored %s, want %s", raw, want)
 	}
-	if err := s.Record(ctx, Event{Action: Login}); err != nil {
+	if err := s.Record(ctx, Event{Action: contract.ActionLogin}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := client.LLen(ctx, s.keyPrefix+":auth:audit").Result(); err != nil || n != 1 {
@@ -257,7 +259,7 @@ func TestEventsCarryNoSecrets(t *testing.T) {
 	r.Header.Set("Authorization", "Basic "+basicCreds)
 	r.Header.Set("Cookie", "session="+token)
 	r.Header.Set("X-Api-Key", password)
-	target, _ := Routes{}.Match(r.Method, r.URL.Path)
+	target := Target{Action: contract.ActionScaleGroup, Route: "/coord/v1/streams/{streamPrefix}/groups/{consumerGroup}/scale", StreamPrefix: "p", ConsumerGroup: "g"}
 	e := NewEvent(r, "coord", target, t0)
 	e.SetPrincipal("admin", []string{"ADMIN"})
 	e.SetBody([]byte(body))

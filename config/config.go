@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -436,13 +437,14 @@ func defaults() *Config {
 			TLS:                      ServerTLS{MinVersion: TLSVersion12, ClientAuth: ClientAuthNone},
 		},
 		API: API{
-			BasePath:      contract.BasePath,
-			AdminUsername: "admin",
-			AdminPassword: DefaultAdminPassword,
-			TokenTTL:      Duration(7 * 24 * time.Hour),
-			TokenLeeway:   Duration(30 * time.Second),
-			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: Duration(time.Minute)},
-			RateLimit:     RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60, MaxGroupCreates: 60},
+			BasePath:           contract.BasePath,
+			AdminUsername:      "admin",
+			AdminPassword:      DefaultAdminPassword,
+			TokenTTL:           Duration(7 * 24 * time.Hour),
+			TokenLeeway:        Duration(30 * time.Second),
+			SessionMaxLifetime: Duration(30 * 24 * time.Hour),
+			LoginThrottle:      LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: Duration(time.Minute)},
+			RateLimit:          RateLimit{Enabled: true, Window: Duration(time.Minute), MaxRequests: 60, MaxGroupCreates: 60},
 		},
 		Store: Store{
 			Type:      StoreMemory,
@@ -552,7 +554,9 @@ func (c *Config) Redacted() *Config {
 	r.Redis.ClusterNodes = append([]string(nil), c.Redis.ClusterNodes...)
 	r.API.Users = nil
 	for _, u := range c.API.Users {
-		r.API.Users = append(r.API.Users, User{Username: u.Username, Password: redact(u.Password), Roles: append([]string(nil), u.Roles...)})
+		u.Password = redact(u.Password)
+		u.Roles, u.Grants = slices.Clone(u.Roles), slices.Clone(u.Grants)
+		r.API.Users = append(r.API.Users, u)
 	}
 	r.Store.JDBC.URL = redactURL(c.Store.JDBC.URL)
 	return &r

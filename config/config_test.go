@@ -58,15 +58,16 @@ func seedDefaults() *Config {
 		ID: "test-host-8080",
 		Server: Server{
 			Address: "127.0.0.1:8080", ReadHeaderTimeout: d("5s"), ReadTimeout: d("30s"), WriteTimeout: d("60s"),
-			IdleTimeout: d("120s"), MaxHeaderBytes: 65536,
+			IdleTimeout: d("120s"), MaxHeaderBytes: 65536, MaxConnectionsPerAddress: 1024,
 			TLS: ServerTLS{MinVersion: "1.2", ClientAuth: "none"},
 		},
 		API: API{
 			BasePath: "/coord/v1", AdminUsername: "admin", AdminPassword: "password",
-			TokenTTL:      d("168h"),
-			TokenLeeway:   d("30s"),
-			LoginThrottle: LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: d("1m")},
-			RateLimit:     RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60, MaxGroupCreates: 60},
+			TokenTTL:           d("168h"),
+			TokenLeeway:        d("30s"),
+			SessionMaxLifetime: d("720h"),
+			LoginThrottle:      LoginThrottle{MaxFailuresPerUser: 5, MaxFailuresPerAddress: 20, Window: d("1m")},
+			RateLimit:          RateLimit{Enabled: true, Window: d("1m"), MaxRequests: 60, MaxGroupCreates: 60},
 		},
 		Store: Store{
 			Type: "memory", KeyPrefix: "redis-stream:coord",

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,7 +109,9 @@ func TestEnvNames(t *testing.T) {
 }
 
 // The default admin password and an empty token secret are refused on a
-// non-loopback address unless api.allow-insecure-defaults is set.
+// non-loopback address unless api.allow-insecure-defaults is set, and
+// anonymous members unless api.allow-anonymous-members is (these cases
+// turn member authentication on; TestAnonymousMembersRefused covers it).
 func TestInsecureDefaultsRefused(t *testing.T) {
 	const (
 		pw     = "coordinator.api.admin-password"
@@ -133,7 +136,12 @@ func TestInsecureDefaultsRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := mustParse(t, "", env(tc.env)).Validate()
+			vars := maps.Clone(tc.env)
+			if vars == nil {
+				vars = map[string]string{}
+			}
+			vars["COORDINATOR_API_AUTHENTICATE_MEMBER_API"] = "true"
+			err := mustParse(t, "", env(vars)).Validate()
 			var got []string
 			for _, e := range unjoin(err) {
 				var ke *KeyError
@@ -149,6 +157,41 @@ func TestInsecureDefaultsRefused(t *testing.T) {
 				t.Errorf("Validate() = %v, want errors for %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAnonymousMembersRefused: off loopback, authenticate-member-api
+// false is refused unless api.allow-anonymous-members is set, whatever
+// allow-insecure-defaults says; the error names both ways out.
+func TestAnonymousMembersRefused(t *testing.T) {
+	const key = "coordinator.api.authenticate-member-api"
+	safe := map[string]string{"COORDINATOR_ADMIN_PASSWORD": "s3cret", "COORDINATOR_TOKEN_SECRET": "k"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		refused bool
+	}{
+		{"loopback", map[string]string{}, false},
+		{"all interfaces", map[string]string{"COORDINATOR_SERVER_ADDRESS": ":8080"}, true},
+		{"insecure defaults allowed", map[string]string{"COORDINATOR_SERVER_ADDRESS": ":8080", "COORDINATOR_API_ALLOW_INSECURE_DEFAULTS": "true"}, true},
+		{"member auth on", map[string]string{"COORDINATOR_SERVER_ADDRESS": ":8080", "COORDINATOR_API_AUTHENTICATE_MEMBER_API": "true"}, false},
+		{"explicitly allowed", map[string]string{"COORDINATOR_SERVER_ADDRESS": ":8080", "COORDINATOR_API_ALLOW_ANONYMOUS_MEMBERS": "true"}, false},
+	} {
+		vars := maps.Clone(tc.env)
+		maps.Copy(vars, safe)
+		err := mustParse(t, "", env(vars)).Validate()
+		named := false
+		for _, e := range unjoin(err) {
+			if ke, ok := errors.AsType[*KeyError](e); ok && ke.Key == key {
+				named = true
+				if !strings.Contains(e.Error(), "allow-anonymous-members: true") || !strings.Contains(e.Error(), "set it to true") {
+					t.Errorf("%s: the error names no way out: %v", tc.name, e)
+				}
+			}
+		}
+		if named != tc.refused {
+			t.Errorf("%s: refused = %v, want %v (%v)", tc.name, named, tc.refused, err)
+		}
 	}
 }
 

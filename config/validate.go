@@ -57,7 +57,6 @@ func (c *Config) Validate() error {
 		for j, r := range u.Roles {
 			v.check(roles[r], index(p+".roles", j), "unknown role %q: want READ, WRITE, MEMBER, ADMIN or MONITOR", r)
 		}
-		v.check(len(u.Roles) > 0 || len(u.Grants) > 0, p, "needs roles or grants")
 		for j, g := range u.Grants {
 			if _, err := g.Parse(); err != nil {
 				v.add(index(p+".grants", j), "%v", err)
@@ -145,15 +144,25 @@ func (c *Config) Validate() error {
 	return errors.Join(v.errs...)
 }
 
-// checkExposure refuses the well-known credentials on a listen address
-// other machines can reach, unless api.allow-insecure-defaults is set: the
-// default admin password (when it is a principal, i.e. api.users is empty)
-// and a blank token secret (derived from the admin credentials, so anyone
-// who knows them can forge tokens). Each error names the key to set.
+// checkExposure refuses, on a listen address other machines can reach,
+// anonymous members (authenticate-member-api false) unless
+// api.allow-anonymous-members is set, and the well-known credentials
+// unless api.allow-insecure-defaults is set: the default admin password
+// (when it is a principal, i.e. api.users is empty) and a blank token
+// secret (derived from the admin credentials, so anyone who knows them can
+// forge tokens). Each error names the key to set.
 func (c *Config) checkExposure(v *validator) {
 	host, _, err := net.SplitHostPort(c.Server.Address)
-	if err != nil || c.API.AllowInsecureDefaults || loopback(host) {
+	if err != nil || loopback(host) {
 		return // an invalid address is reported on its own
+	}
+	if !c.API.AuthenticateMemberAPI && !c.API.AllowAnonymousMembers {
+		v.add("coordinator.api.authenticate-member-api", "is false (anyone who reaches the port can join, evict and impersonate members) while server.address %q is not loopback: "+
+			"set it to true and give members credentials with the heartbeat operation (docs/security.md), listen on a loopback server.address, "+
+			"or set coordinator.api.allow-anonymous-members: true", c.Server.Address)
+	}
+	if c.API.AllowInsecureDefaults {
+		return
 	}
 	const fix = "set it, listen on a loopback server.address, or set coordinator.api.allow-insecure-defaults: true"
 	if len(c.API.Users) == 0 && c.API.AdminPassword == DefaultAdminPassword {
@@ -163,11 +172,6 @@ func (c *Config) checkExposure(v *validator) {
 	if strings.TrimSpace(c.API.TokenSecret) == "" {
 		v.add("coordinator.api.token-secret", "is empty (derived from the admin credentials) while server.address %q is not loopback: %s (e.g. $COORDINATOR_TOKEN_SECRET)",
 			c.Server.Address, fix)
-	}
-	if !c.API.AuthenticateMemberAPI && !c.API.AllowAnonymousMembers {
-		v.add("coordinator.api.authenticate-member-api", "is false (anyone who reaches the port can join, evict and impersonate members) while server.address %q is not loopback: "+
-			"set it to true and give members credentials with the heartbeat operation (docs/security.md), listen on a loopback server.address, "+
-			"or set coordinator.api.allow-anonymous-members: true", c.Server.Address)
 	}
 }
 

@@ -79,7 +79,7 @@ type Route struct {
 	Scope     Scope
 	// Action is the audit action (docs/protocol.md §9.1); "" for routes
 	// that are not audited.
-	Action string
+	Action Action
 	// Mutates marks the routes that change coordinator state: drained at
 	// shutdown (503 COORDINATOR_TERMINATING) and, under security, needing
 	// a JSON body from a same-origin caller.
@@ -87,6 +87,32 @@ type Route struct {
 	// Feature is the option the route exists under.
 	Feature Feature
 }
+
+// Action is an audited mutation (docs/protocol.md §9.1): the action of
+// an audit event and of the routes that are audited.
+type Action string
+
+// The audited actions, one per audited route of Routes.
+const (
+	ActionCreateStream      Action = "CREATE_STREAM"
+	ActionScaleStream       Action = "SCALE_STREAM"
+	ActionCreateGroup       Action = "CREATE_GROUP"
+	ActionDeleteGroup       Action = "DELETE_GROUP"
+	ActionScaleGroup        Action = "SCALE_GROUP"
+	ActionRollbackMigration Action = "ROLLBACK_MIGRATION"
+	// ActionLogin is POST /auth/login, audited for its failures (outcome
+	// UNAUTHORIZED, or FAILED for 429) as much as its successes. Its
+	// events carry no stream prefix, name the user only once
+	// authenticated, and the body is not fingerprinted.
+	ActionLogin              Action = "LOGIN"
+	ActionResetOffsets       Action = "RESET_OFFSETS"
+	ActionRedriveDeadLetters Action = "REDRIVE_DEAD_LETTERS"
+	ActionDeleteDeadLetters  Action = "DELETE_DEAD_LETTERS"
+	// ActionPauseShards and ActionResumeShards change a group's paused
+	// shards (docs/operations.md).
+	ActionPauseShards  Action = "PAUSE_SHARDS"
+	ActionResumeShards Action = "RESUME_SHARDS"
+)
 
 // Grafana's row routes (docs/protocol.md §10.3), relative to the base path.
 const (
@@ -105,24 +131,24 @@ const (
 // base path. The server registers exactly these (a test in http walks the
 // router against it).
 var Routes = []Route{
-	{Method: methodPost, Template: LoginTemplate, Operation: OpOpen, Scope: ScopeNone, Action: "LOGIN", Feature: FeatureSecurity},
+	{Method: methodPost, Template: LoginTemplate, Operation: OpOpen, Scope: ScopeNone, Action: ActionLogin, Feature: FeatureSecurity},
 	{Method: methodGet, Template: OpenAPITemplate, Operation: OpOpen, Scope: ScopeNone},
 	{Method: methodGet, Template: MonitoringSession, Operation: OpAuthenticated, Scope: ScopeNone, Feature: FeatureSecurity},
 
-	{Method: methodPost, Template: StreamTemplate, Operation: OpCreate, Scope: ScopeStream, Action: "CREATE_STREAM", Mutates: true},
-	{Method: methodPost, Template: StreamScale, Operation: OpAlter, Scope: ScopeStream, Action: "SCALE_STREAM", Mutates: true},
-	{Method: methodPost, Template: GroupTemplate, Operation: OpCreate, Scope: ScopeGroup, Action: "CREATE_GROUP", Mutates: true},
+	{Method: methodPost, Template: StreamTemplate, Operation: OpCreate, Scope: ScopeStream, Action: ActionCreateStream, Mutates: true},
+	{Method: methodPost, Template: StreamScale, Operation: OpAlter, Scope: ScopeStream, Action: ActionScaleStream, Mutates: true},
+	{Method: methodPost, Template: GroupTemplate, Operation: OpCreate, Scope: ScopeGroup, Action: ActionCreateGroup, Mutates: true},
 	{Method: methodGet, Template: GroupTemplate, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: "DELETE_GROUP", Mutates: true},
+	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: ActionDeleteGroup, Mutates: true},
 	{Method: methodGet, Template: GroupRouting, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: "SCALE_GROUP", Mutates: true},
+	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: ActionScaleGroup, Mutates: true},
 	{Method: methodGet, Template: GroupMigration, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: "ROLLBACK_MIGRATION", Mutates: true},
-	{Method: methodPost, Template: GroupOffsetsReset, Operation: OpAlter, Scope: ScopeGroup, Action: "RESET_OFFSETS", Mutates: true},
-	{Method: methodPost, Template: GroupRedrive, Operation: OpAlter, Scope: ScopeGroup, Action: "REDRIVE_DEAD_LETTERS", Mutates: true},
-	{Method: methodPost, Template: GroupDeleteDead, Operation: OpAlter, Scope: ScopeGroup, Action: "DELETE_DEAD_LETTERS", Mutates: true},
-	{Method: methodPost, Template: GroupPause, Operation: OpAlter, Scope: ScopeGroup, Action: "PAUSE_SHARDS", Mutates: true},
-	{Method: methodPost, Template: GroupResume, Operation: OpAlter, Scope: ScopeGroup, Action: "RESUME_SHARDS", Mutates: true},
+	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRollbackMigration, Mutates: true},
+	{Method: methodPost, Template: GroupOffsetsReset, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResetOffsets, Mutates: true},
+	{Method: methodPost, Template: GroupRedrive, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRedriveDeadLetters, Mutates: true},
+	{Method: methodPost, Template: GroupDeleteDead, Operation: OpAlter, Scope: ScopeGroup, Action: ActionDeleteDeadLetters, Mutates: true},
+	{Method: methodPost, Template: GroupPause, Operation: OpAlter, Scope: ScopeGroup, Action: ActionPauseShards, Mutates: true},
+	{Method: methodPost, Template: GroupResume, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResumeShards, Mutates: true},
 	{Method: methodPost, Template: HeartbeatTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true},
 	{Method: methodPost, Template: BenchNoopTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true, Feature: FeatureBench},
 

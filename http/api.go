@@ -86,7 +86,7 @@ type Route struct {
 	// Action is the audit action of an Admin API mutation (docs/protocol.md §9.1), e.g.
 	// "CREATE_GROUP", or LOGIN; empty for reads and heartbeats
 	// (contract.Route.Action).
-	Action string
+	Action contract.Action
 	// Kind tells the middlewares that treat some routes apart which route
 	// this is; New sets it from the template.
 	Kind RouteKind

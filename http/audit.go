@@ -17,8 +17,9 @@ import (
 // /monitoring/streams/{P}/groups/{G} shows.
 const RecentMutationsLimit = 20
 
-// audited is the audit middleware (docs/protocol.md §9.1). It wraps the routes audit.Routes
-// knows (the Admin API mutations) when a sink is configured. Each request
+// audited is the audit middleware (docs/protocol.md §9.1). It wraps the
+// routes with an audit action (contract.Route.Action: the Admin API
+// mutations and login) when a sink is configured. Each request
 // yields exactly one event, recorded after the answer whatever it was:
 // the status and the error body's errorCode are captured from the
 // response, the principal is added by authorize, the body fingerprint by
@@ -29,13 +30,12 @@ func (g *guard) audited(rt Route, h httprouter.Handle) httprouter.Handle {
 	if g.Audit == nil {
 		return h
 	}
-	if _, ok := g.auditRoutes.ActionFor(rt.Method, rt.Template); !ok {
+	if rt.Action == "" {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		// Match binds the parameters; it cannot fail, the router matched
-		// this request to a template ActionFor accepted.
-		target, _ := g.auditRoutes.Match(r.Method, r.URL.Path)
+		target := audit.Target{Action: rt.Action, Route: rt.Template, StreamPrefix: ps.ByName("streamPrefix"),
+			ConsumerGroup: ps.ByName("consumerGroup"), ReshardingID: ps.ByName("reshardingId")}
 		ev := audit.NewEvent(r, g.coordinatorID, target, g.Now())
 		rec := &statusRecorder{ResponseWriter: w}
 		panicked := true

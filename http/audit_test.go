@@ -135,39 +135,39 @@ func TestAuditEveryOutcome(t *testing.T) {
 		principal string
 		roles     []string
 		bodyRead  bool
-		action    audit.Action
+		action    contract.Action
 		summary   map[string]string
 	}
 	createSummary := map[string]string{"initialShardCount": "3"}
 	tests := []auditCase{
 		{name: "success", method: "POST", stream: "orders", group: "audit-ok", auth: "bearer:writer", body: createBody,
 			status: http.StatusCreated, outcome: audit.OutcomeSuccess, principal: "writer", roles: []string{"WRITE"},
-			bodyRead: true, action: audit.CreateGroup, summary: createSummary},
+			bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 		{name: "stream-level success", method: "POST", stream: "audit-stream", auth: "root", body: createBody,
 			status: http.StatusCreated, outcome: audit.OutcomeSuccess, principal: "root", roles: []string{"ADMIN"},
-			bodyRead: true, action: audit.CreateStream, summary: createSummary},
+			bodyRead: true, action: contract.ActionCreateStream, summary: createSummary},
 		{name: "400", method: "POST", stream: "orders", group: "audit-400", auth: "writer", body: invalidBody,
 			status: http.StatusBadRequest, outcome: audit.OutcomeFailed, errorCode: "INVALID_REQUEST", principal: "writer",
-			roles: []string{"WRITE"}, bodyRead: true, action: audit.CreateGroup, summary: map[string]string{"initialShardCount": "0"}},
+			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionCreateGroup, summary: map[string]string{"initialShardCount": "0"}},
 		{name: "401", method: "POST", stream: "orders", group: "audit-401", body: createBody,
-			status: http.StatusUnauthorized, outcome: audit.OutcomeUnauthorized, errorCode: "UNAUTHORIZED", action: audit.CreateGroup},
+			status: http.StatusUnauthorized, outcome: audit.OutcomeUnauthorized, errorCode: "UNAUTHORIZED", action: contract.ActionCreateGroup},
 		{name: "403", method: "POST", stream: "orders", group: "audit-403", auth: "bearer:reader", body: createBody,
 			status: http.StatusForbidden, outcome: audit.OutcomeForbidden, errorCode: "FORBIDDEN", principal: "reader",
-			roles: []string{"READ"}, action: audit.CreateGroup},
+			roles: []string{"READ"}, action: contract.ActionCreateGroup},
 		{name: "404", method: "DELETE", stream: "orders", group: "audit-404", auth: "bearer:writer", body: deleteBody,
 			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")},
 			status: http.StatusNotFound, outcome: audit.OutcomeFailed, errorCode: "GROUP_NOT_FOUND", principal: "writer",
-			roles: []string{"WRITE"}, bodyRead: true, action: audit.DeleteGroup, summary: map[string]string{"force": "true"}},
+			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionDeleteGroup, summary: map[string]string{"force": "true"}},
 		{name: "409", method: "POST", stream: "orders", group: "audit-409", auth: "root", body: createBody,
 			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")},
 			status: http.StatusConflict, outcome: audit.OutcomeFailed, errorCode: "GROUP_ALREADY_EXISTS", principal: "root",
-			roles: []string{"ADMIN"}, bodyRead: true, action: audit.CreateGroup, summary: createSummary},
+			roles: []string{"ADMIN"}, bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 		{name: "429", method: "POST", stream: "orders", group: "audit-429", auth: "writer", body: createBody, refuseAll: true,
 			status: http.StatusTooManyRequests, outcome: audit.OutcomeFailed, errorCode: "RATE_LIMIT_EXCEEDED", principal: "writer",
-			roles: []string{"WRITE"}, action: audit.CreateGroup},
+			roles: []string{"WRITE"}, action: contract.ActionCreateGroup},
 		{name: "panic", method: "POST", stream: "orders", group: "audit-panic", auth: "writer", body: createBody, coord: &panickingCoord{},
 			status: http.StatusInternalServerError, outcome: audit.OutcomeError, errorCode: "INTERNAL_ERROR", principal: "writer",
-			roles: []string{"WRITE"}, bodyRead: true, action: audit.CreateGroup, summary: createSummary},
+			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,7 +365,7 @@ func TestRecentMutations(t *testing.T) {
 			}
 			e.send("POST", contract.BasePath+"/streams/"+stream, basicOf("writer"), createBody)
 			e.send("POST", contract.BasePath+"/streams/"+stream+"/groups/quiet", basicOf("writer"), createBody)
-			if got := monitor("quiet"); len(got) != 2 || got[0].Action != audit.CreateGroup || got[1].Action != audit.CreateStream {
+			if got := monitor("quiet"); len(got) != 2 || got[0].Action != contract.ActionCreateGroup || got[1].Action != contract.ActionCreateStream {
 				t.Errorf("quiet group: %s, want its CREATE_GROUP then the stream's CREATE_STREAM", asJSON(t, got))
 			}
 			for i := range RecentMutationsLimit + 5 {

@@ -47,6 +47,52 @@ func TestContractTemplatesAreRoutes(t *testing.T) {
 	}
 }
 
+// TestRouterIsTheRouteTable: the API registers exactly the routes of
+// contract.Routes whose feature is on (the cluster's route is checked by
+// the forwarding tests, which build a cluster), each with the table's operation,
+// scope, audit action and mutation flag, and nothing else.
+func TestRouterIsTheRouteTable(t *testing.T) {
+	users, err := security.NewUsers(security.Options{AdminUsername: "admin", AdminPassword: "pw", TokenSecret: tokenSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		o    Options
+		on   []contract.Feature
+	}{
+		{"open", Options{}, []contract.Feature{contract.FeatureAlways}},
+		{"secured, bench", Options{Security: &Security{Users: users}, BenchEndpoints: true},
+			[]contract.Feature{contract.FeatureAlways, contract.FeatureSecurity, contract.FeatureBench}},
+	} {
+		registered := map[string]Route{}
+		tc.o.Coordinator, tc.o.Logger = &fakeCoord{}, discardLogger()
+		tc.o.Middleware = []Middleware{func(rt Route, h httprouter.Handle) httprouter.Handle {
+			registered[rt.Method+" "+rt.Template] = rt
+			return h
+		}}
+		New(tc.o)
+		want := 0
+		for _, spec := range contract.Routes {
+			if !slices.Contains(tc.on, spec.Feature) {
+				continue
+			}
+			want++
+			rt, ok := registered[spec.Method+" "+contract.BasePath+spec.Template]
+			if !ok {
+				t.Errorf("%s: %s %s is in the table but not registered", tc.name, spec.Method, spec.Template)
+				continue
+			}
+			if rt.Operation != spec.Operation || rt.Scope != spec.Scope || rt.Action != spec.Action || rt.Mutation != spec.Mutates {
+				t.Errorf("%s: %s %s registered as %+v, table says %+v", tc.name, spec.Method, spec.Template, rt, spec)
+			}
+		}
+		if len(registered) != want {
+			t.Errorf("%s: %d routes registered, the table has %d with these features", tc.name, len(registered), want)
+		}
+	}
+}
+
 // contractTemplates type-checks contract/routes.go and returns its string
 // constants that name route templates, by name.
 func contractTemplates(t *testing.T) map[string]string {

@@ -25,7 +25,8 @@ import (
 //     script on another site cannot send JSON without a CORS preflight,
 //     which this API never grants.
 //
-// Both checks run before authentication and before the body is read.
+// Both checks run after authentication (so a caller without a credential
+// gets 401 first) and before the body is read.
 // Clients that are not browsers send neither header and are unaffected
 // except for the Content-Type they must declare.
 func sameOrigin(rt Route, h httprouter.Handle) httprouter.Handle {

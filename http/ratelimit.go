@@ -7,7 +7,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
@@ -18,7 +17,7 @@ const codeRateLimited = string(contract.CodeRateLimitExceeded)
 // rateLimited is the rate-limit middleware (docs/protocol.md §9.2). It wraps the mutating
 // routes under <base>/streams/ except heartbeats when a limiter is
 // configured, and runs after authentication, so the key's principal is
-// the authenticated one (those routes always need WRITE). A refused
+// the authenticated one (those routes always need an operation). A refused
 // request answers 429 with Retry-After before the handler reads the body.
 // An accepted request counts whatever the handler then answers (a 400 for
 // an invalid body included); a refused one does not.
@@ -27,7 +26,7 @@ const codeRateLimited = string(contract.CodeRateLimitExceeded)
 // CreateLimiter, when set, keyed by the principal alone.
 func (g *guard) rateLimited(rt Route, h httprouter.Handle) httprouter.Handle {
 	perGroup := g.Limiter != nil && g.limits(rt)
-	creates := g.CreateLimiter != nil && (rt.Action == string(audit.CreateGroup) || rt.Action == string(audit.CreateStream))
+	creates := g.CreateLimiter != nil && (rt.Action == contract.ActionCreateGroup || rt.Action == contract.ActionCreateStream)
 	if !perGroup && !creates {
 		return h
 	}

@@ -85,7 +85,6 @@ type Security struct {
 type guard struct {
 	Security
 	policy        security.Policy
-	auditRoutes   audit.Routes
 	coordinatorID string
 	log           *slog.Logger
 }
@@ -106,7 +105,6 @@ func (a *API) secure(o Options, base string) []Middleware {
 	g := &guard{
 		Security:      *s,
 		policy:        security.Policy{BasePath: base, AuthenticateMemberAPI: s.AuthenticateMemberAPI},
-		auditRoutes:   audit.Routes{BasePath: base},
 		coordinatorID: o.CoordinatorID,
 		log:           o.Logger,
 	}
@@ -130,7 +128,7 @@ func (a *API) securityRoutes() []route {
 		return nil
 	}
 	return []route{
-		{Route{Method: http.MethodPost, Template: contract.LoginTemplate, Action: string(audit.Login)}, a.login},
+		{Route{Method: http.MethodPost, Template: contract.LoginTemplate}, a.login},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringSession}, a.session},
 	}
 }

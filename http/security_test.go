@@ -18,7 +18,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/security"
@@ -340,18 +339,6 @@ func TestAccessMatrix(t *testing.T) {
 					checkDecision(t, rec, decision(required, check, c))
 				})
 			}
-		}
-	}
-}
-
-// TestRoutesAgreeWithAudit checks every route's Action against the audit
-// package's route table, so audit covers exactly the declared mutations.
-func TestRoutesAgreeWithAudit(t *testing.T) {
-	e := newSecureEnv(t, &fakeCoord{}, nil)
-	for _, rt := range e.routes {
-		action, ok := audit.Routes{}.ActionFor(rt.Method, rt.Template)
-		if string(action) != rt.Action || ok != (rt.Action != "") {
-			t.Errorf("%s %s: Route.Action %q, audit action %q", rt.Method, rt.Template, rt.Action, action)
 		}
 	}
 }

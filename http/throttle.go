@@ -63,8 +63,8 @@ func (t *authThrottle) refuse(w http.ResponseWriter) {
 }
 
 // failed counts one failed authentication against every key, logging a
-// warning (with the client address, never the user name tried) for each
-// key it uses up.
+// warning (the kind of key, never the user name tried) for each key it
+// uses up.
 func (t *authThrottle) failed() {
 	now := t.g.Now()
 	for _, k := range t.keys {

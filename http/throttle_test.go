@@ -78,7 +78,7 @@ func TestFailedLoginsThrottledAndAudited(t *testing.T) {
 	}
 	outcomes := map[audit.Outcome]int{}
 	for _, ev := range events {
-		if ev.Action != audit.Login || ev.RequestBodySHA256 != nil || ev.RequestSummary["username"] != "" {
+		if ev.Action != contract.ActionLogin || ev.RequestBodySHA256 != nil || ev.RequestSummary["username"] != "" {
 			t.Errorf("event %+v", ev)
 		}
 		if (ev.Outcome == audit.OutcomeSuccess) != (ev.Principal != nil && *ev.Principal == "reader") {

@@ -41,7 +41,7 @@ func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 		m.apiRequests.WithLabelValues(append(labels, stream, grp)...).Inc()
 	})
 	m.apiDuration.WithLabelValues(labels...).Observe(r.Duration.Seconds())
-	action := r.Route.Action
+	action := string(r.Route.Action)
 	if action == "" {
 		return
 	}
