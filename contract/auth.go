@@ -22,3 +22,26 @@ type Login struct {
 	// Roles are the role names carried by the token, sorted.
 	Roles []string `json:"roles"`
 }
+
+// Session is the answer of GET /monitoring/session (docs/protocol.md
+// §2.6 #12): who the caller is and what it holds.
+type Session struct {
+	Authenticated bool   `json:"authenticated"`
+	Username      string `json:"username"`
+	// Roles are the caller's global roles, sorted.
+	Roles []string `json:"roles"`
+	// Grants are the caller's scoped grants (docs/security.md), omitted
+	// when it has none.
+	Grants []GrantView `json:"grants,omitempty"`
+}
+
+// GrantView is one grant as GET /monitoring/session shows it, in the
+// configuration's terms.
+type GrantView struct {
+	Stream         string      `json:"stream"`
+	StreamPattern  string      `json:"streamPattern"`
+	Group          string      `json:"group"`
+	GroupPattern   string      `json:"groupPattern"`
+	Operations     []Operation `json:"operations"`
+	MemberIDPrefix string      `json:"memberIdPrefix,omitempty"`
+}

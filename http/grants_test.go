@@ -242,3 +242,12 @@ func TestSameOriginOnStateChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionShowsGrants: the session route shows a scoped caller its
+// grants in the configuration's terms.
+func TestSessionShowsGrants(t *testing.T) {
+	e, tokens := newScopedEnv(t, &fakeCoord{})
+	wantJSON(t, e.send("GET", contract.BasePath+contract.MonitoringSession, tokens["member-a"], ""), http.StatusOK,
+		`{"authenticated":true,"username":"member-a","roles":[],"grants":[{"stream":"team-x-orders","streamPattern":"literal",
+		"group":"ga","groupPattern":"literal","operations":["HEARTBEAT"],"memberIdPrefix":"a-"}]}`)
+}

@@ -50,16 +50,10 @@ func (a *API) login(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 	writeJSON(w, http.StatusOK, tok)
 }
 
-// sessionResponse is the body of #12 (docs/protocol.md §2.6).
-type sessionResponse struct {
-	Authenticated bool     `json:"authenticated"`
-	Username      string   `json:"username"`
-	Roles         []string `json:"roles"`
-}
-
 // session serves #12: the authenticated caller (the route needs
-// contract.OpAuthenticated, so there always is one) and its roles, sorted.
+// contract.OpAuthenticated, so there always is one), its roles, sorted,
+// and its grants.
 func (a *API) session(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	p := principal(r.Context())
-	writeJSON(w, http.StatusOK, sessionResponse{Authenticated: true, Username: p.Username, Roles: p.RoleNames()})
+	writeJSON(w, http.StatusOK, contract.Session{Authenticated: true, Username: p.Username, Roles: p.RoleNames(), Grants: p.GrantViews()})
 }

@@ -37,15 +37,6 @@ func (p Pattern) matchesEvery() bool {
 	return (!p.Prefixed && p.Value == "*") || (p.Prefixed && p.Value == "")
 }
 
-// String writes p as docs/security.md does: "*", "orders" or "team-a-*"
-// (prefixed).
-func (p Pattern) String() string {
-	if p.Prefixed {
-		return p.Value + "* (prefixed)"
-	}
-	return p.Value
-}
-
 // Grant allows operations on the groups whose stream prefix and name match
 // its patterns. A grant with OpHeartbeat and a MemberIDPrefix lets its
 // holder heartbeat only as member ids that start with that prefix.
@@ -116,4 +107,26 @@ var roleGrants = map[Role][]contract.Operation{
 // grantOf returns the grant a global role stands for.
 func grantOf(r Role) Grant {
 	return Grant{Streams: Any, Groups: Any, Operations: roleGrants[r]}
+}
+
+// GrantViews returns the principal's configured grants as GET
+// /monitoring/session shows them; nil when it has none.
+func (p Principal) GrantViews() []contract.GrantView {
+	var out []contract.GrantView
+	for _, g := range p.Grants {
+		out = append(out, contract.GrantView{
+			Stream: g.Streams.Value, StreamPattern: g.Streams.kind(),
+			Group: g.Groups.Value, GroupPattern: g.Groups.kind(),
+			Operations: slices.Clone(g.Operations), MemberIDPrefix: g.MemberIDPrefix,
+		})
+	}
+	return out
+}
+
+// kind is the pattern type's configuration name.
+func (p Pattern) kind() string {
+	if p.Prefixed {
+		return "prefixed"
+	}
+	return "literal"
 }
