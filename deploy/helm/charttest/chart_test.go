@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -196,7 +197,7 @@ config:
 `,
 	"single": `
 replicaCount: 1
-auth: {adminPassword: s3cret-admin, tokenSecret: s3cret-token}
+auth: {adminPassword: s3cret-admin, tokenSecret: s3cret-token, memberPassword: s3cret-member}
 redis: {host: redis.cache, passwordSecret: {name: redis-auth, key: password}}
 `,
 }
@@ -295,8 +296,15 @@ func checkCredentials(t *testing.T, set string, m manifests) {
 			secretName = e.ValueFrom.SecretKeyRef.Name
 		}
 	}
-	if text := m.configMap.Data["coordinator.yaml"]; strings.Contains(text, "password:") || strings.Contains(text, "token:") {
+	text := m.configMap.Data["coordinator.yaml"]
+	if strings.Contains(text, "token:") {
 		t.Errorf("the ConfigMap holds a credential:\n%s", text)
+	}
+	// The users' passwords are placeholders of variables from a Secret.
+	for _, line := range strings.Split(text, "\n") {
+		if _, v, ok := strings.Cut(line, "password:"); ok && !placeholder.MatchString(strings.TrimSpace(v)) {
+			t.Errorf("the ConfigMap holds a credential: %s", strings.TrimSpace(line))
+		}
 	}
 	switch set {
 	case "ha":
@@ -305,20 +313,24 @@ func checkCredentials(t *testing.T, set string, m manifests) {
 		}
 		return
 	case "single":
-		if string(m.secret.Data["admin-password"]) != "s3cret-admin" || string(m.secret.Data["token-secret"]) != "s3cret-token" {
+		if string(m.secret.Data["admin-password"]) != "s3cret-admin" || string(m.secret.Data["token-secret"]) != "s3cret-token" ||
+			string(m.secret.Data["member-password"]) != "s3cret-member" {
 			t.Errorf("given credentials: %v", m.secret.Data)
 		}
 	}
 	if m.secret == nil || m.secret.Name != secretName {
 		t.Fatalf("Secret %v, env from %q", m.secret, secretName)
 	}
-	for _, key := range []string{"admin-password", "token-secret"} {
+	for _, key := range []string{"admin-password", "token-secret", "member-password"} {
 		v := string(m.secret.Data[key])
-		if len(v) < 12 || v == "password" || v == "admin-password" {
+		if len(v) < 12 || v == "password" || v == key {
 			t.Errorf("Secret %s: %q is no generated or given credential", key, v)
 		}
 	}
 }
+
+// placeholder is a ${VARIABLE} placeholder without a default.
+var placeholder = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 
 // checkConfig: the mounted tree, with the container's environment, is a
 // valid coordinator configuration as the coordinator loads it, which also

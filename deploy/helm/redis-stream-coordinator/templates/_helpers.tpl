@@ -24,6 +24,46 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- .Values.auth.existingSecret | default (printf "%s-auth" (include "coordinator.fullname" .)) -}}
 {{- end -}}
 
+{{/* "true" when the coordinators authenticate members:
+config.api.authenticate-member-api, on unless it is false (a ${VARIABLE}
+placeholder counts as on; an absent key too, and the ConfigMap then sets
+it). */}}
+{{- define "coordinator.memberAuth" -}}
+{{- if ne (toString (dig "api" "authenticate-member-api" true (.Values.config | default dict))) "false" -}}true{{- end -}}
+{{- end -}}
+
+{{/* The users the chart adds to config.api.users while members
+authenticate, as JSON {"users": [...]}: auth.adminUsername with the role
+ADMIN when config.api.users is empty (a users list replaces the admin pair,
+which held every role), and auth.memberUsername with the role MEMBER
+unless config.api.users has a user of that name. Their passwords are
+placeholders of variables the Deployment sets from the Secret. */}}
+{{- define "coordinator.chartUsers" -}}
+{{- $users := list -}}
+{{- if include "coordinator.memberAuth" . -}}
+{{- $configured := dig "api" "users" list (.Values.config | default dict) | default list -}}
+{{- $names := list -}}
+{{- range $configured -}}
+{{- $names = append $names (toString (get . "username")) -}}
+{{- end -}}
+{{- if not $configured -}}
+{{- $users = append $users (dict "username" .Values.auth.adminUsername "password" "${COORDINATOR_ADMIN_PASSWORD}" "roles" (list "ADMIN")) -}}
+{{- end -}}
+{{- if not (has .Values.auth.memberUsername $names) -}}
+{{- $users = append $users (dict "username" .Values.auth.memberUsername "password" "${COORDINATOR_MEMBER_PASSWORD}" "roles" (list "MEMBER")) -}}
+{{- end -}}
+{{- end -}}
+{{- dict "users" $users | toJson -}}
+{{- end -}}
+
+{{/* "true" when the chart adds the members' user (auth.memberUsername),
+whose password the Deployment sets as COORDINATOR_MEMBER_PASSWORD. */}}
+{{- define "coordinator.chartMember" -}}
+{{- range (include "coordinator.chartUsers" . | fromJson).users -}}
+{{- if eq (get . "username") $.Values.auth.memberUsername -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The API's scheme, also the name of its port: https with tls.enabled. */}}
 {{- define "coordinator.scheme" -}}
 {{- ternary "https" "http" (.Values.tls.enabled | default false) -}}

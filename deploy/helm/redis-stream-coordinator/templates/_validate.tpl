@@ -51,6 +51,11 @@ overridden by the pod's environment, or would replace what the chart sets
 {{- end -}}
 {{- end -}}
 
+{{- /* Member credentials. */}}
+{{- if and (include "coordinator.memberAuth" .) (eq (toString .Values.auth.memberUsername) (toString .Values.auth.adminUsername)) -}}
+{{- fail (printf "refused: auth.memberUsername %q is auth.adminUsername: the members' user (role MEMBER) and the admin are two users. Give the members a name of their own" (toString .Values.auth.memberUsername)) -}}
+{{- end -}}
+
 {{- /* Secrets that only the configuration can hold are ${VARIABLE}
 placeholders, filled from a Secret through extraEnv. */}}
 {{- range $i, $user := dig "api" "users" (list) $cfg -}}
