@@ -2,7 +2,8 @@
 // cluster in which every consumer group has exactly one owner.
 //
 // A [Node] is this process's membership: it registers in the store's
-// coordinator registry (an id, a token drawn at each start, the URL other
+// coordinator registry (an id, a token drawn at each start: the public
+// key of the run's forwarding key pair, [ForwardKeys]; the URL other
 // coordinators forward to) with a lease on the store's clock, renews it,
 // and keeps the list of live coordinators and of the stored stream
 // prefixes. Groups are placed on the live coordinators by stream prefix

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,9 +94,10 @@ type Node struct {
 	opts Options
 	base time.Time // monotonic origin of validUntil
 
-	// self is this coordinator's entry with its current token; every
-	// request reads it (forwarding), so it is swapped, not locked.
-	self atomic.Pointer[persistence.Coordinator]
+	// self is this coordinator's run: its entry with its current token
+	// and the key pair that token is the public key of; every request
+	// reads it (forwarding), so it is swapped, not locked.
+	self atomic.Pointer[run]
 
 	validUntil atomic.Int64 // ns since base; 0 = not serving
 	live       atomic.Pointer[[]persistence.Coordinator]
@@ -133,6 +133,21 @@ type Node struct {
 	nextList time.Duration
 
 	handovers handoverLog
+	// refusals are the forwards refused per peer id (ForwardRefused).
+	refusals refusalLog
+}
+
+// run is one registration of this node: its registry entry and the key
+// pair whose public key is the entry's token (ForwardKeys).
+type run struct {
+	entry persistence.Coordinator
+	keys  *ForwardKeys
+}
+
+// newRun returns a run of the coordinator id at url with a new key pair.
+func newRun(id, url string) *run {
+	keys := NewForwardKeys()
+	return &run{entry: persistence.Coordinator{ID: id, URL: url, Token: keys.Token()}, keys: keys}
 }
 
 // New returns a node; Start registers it.
@@ -159,7 +174,7 @@ func New(o Options) (*Node, error) {
 		o.Observer = nopObserver{}
 	}
 	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1), created: make(chan struct{}, 1), prefixes: map[string]int{}}
-	n.self.Store(&persistence.Coordinator{ID: o.ID, URL: o.URL, Token: rand.Text()})
+	n.self.Store(newRun(o.ID, o.URL))
 	n.live.Store(&[]persistence.Coordinator{})
 	n.place()
 	return n, nil
@@ -282,9 +297,7 @@ func (n *Node) renew(ctx context.Context) {
 		n.opts.Logger.Warn("cluster: registry lease lost; registering anew", "id", n.opts.ID)
 		n.registered.Store(false)
 		n.validUntil.Store(0)
-		self := *n.self.Load()
-		self.Token = rand.Text()
-		n.self.Store(&self)
+		n.self.Store(newRun(n.opts.ID, n.opts.URL))
 		n.place()
 		n.notify()
 		n.register(ctx)
@@ -393,9 +406,17 @@ func (n *Node) Unreachable(string) {
 	}
 }
 
-// Self returns this node's registry entry (with its current token).
+// Self returns this node's registry entry (with its current token, the
+// public key of its current run).
 func (n *Node) Self() persistence.Coordinator {
-	return *n.self.Load()
+	return n.self.Load().entry
+}
+
+// ForwardKey returns the key of the marks of requests forwarded between
+// this node's current run and peer, a live coordinator as last read (nil
+// when peer's token is not a public key): ForwardKeys.With.
+func (n *Node) ForwardKey(peer persistence.Coordinator) []byte {
+	return n.self.Load().keys.With(peer)
 }
 
 // Serving reports whether the node may answer for the groups it owns:

@@ -66,8 +66,11 @@ func TestPlacementAndAcquire(t *testing.T) {
 	if r := b.Route(onA, cluster.Mark{By: "a"}); r.Decision != cluster.Local {
 		t.Fatalf("b routes a's group forwarded by a: %+v, want local (a disclaims it)", r)
 	}
-	if r := b.Route(onA, cluster.Mark{Again: true}); r.Decision != cluster.Local {
-		t.Fatalf("b routes a's group that may not travel again: %+v, want local", r)
+	if r := b.Route(onA, cluster.Mark{Again: true}); r.Decision != cluster.Refuse || r.Owner.ID != "a" || !errors.Is(r.Reason, persistence.ErrNotOwner) {
+		t.Fatalf("b routes a's group that may not travel again: %+v, want refused naming a (an unproven mark serves no group placed elsewhere)", r)
+	}
+	if r := a.Route(onA, cluster.Mark{Again: true}); r.Decision != cluster.Local || r.Owner.ID != "a" {
+		t.Fatalf("a routes its group that may not travel again: %+v, want local", r)
 	}
 	if r := b.Route(onA, cluster.Mark{By: "c"}); r.Decision != cluster.Refuse || !errors.Is(r.Reason, persistence.ErrNotOwner) {
 		t.Fatalf("b routes a's group forwarded by c: %+v, want refused naming a", r)

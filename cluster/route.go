@@ -46,10 +46,12 @@ type Mark struct {
 	By string
 	// Again: the request carried a mark this coordinator could not prove
 	// and another coordinator already forwarded it after removing such a
-	// mark. It is served where it landed, not forwarded again, so that two
-	// coordinators that cannot check each other's marks (and whose views
-	// of the placement differ) do not send it back and forth; the fencing
-	// (the store's ownership record) still decides whether it is served.
+	// mark (or a client says so: nothing proves it). It is not forwarded
+	// again, so that two coordinators that cannot check each other's marks
+	// (and whose views of the placement differ) do not send it back and
+	// forth: it is served here only when its group is placed here, and
+	// refused naming the owner otherwise. It never makes a coordinator
+	// serve a group placed on another.
 	Again bool
 }
 
@@ -84,7 +86,10 @@ type Situation struct {
 //   - A leaving coordinator forwards every request to the coordinator the
 //     group is placed on now, and refuses (ErrNotServing) when there is
 //     none or the request may not travel again.
-//   - A request that may not travel again (Again) is served here.
+//   - A request that may not travel again (Again) is served here when its
+//     group is placed here, and refused naming the owner otherwise: a
+//     mark nobody proved never makes a coordinator serve a group placed
+//     on another.
 //   - A request without a proven mark whose group is placed elsewhere is
 //     forwarded there.
 //   - A proven forward is served here when the group is placed here or on
@@ -104,7 +109,8 @@ func (s Situation) Route(m Mark) Route {
 			return Route{Decision: Forward, Owner: placed}
 		}
 		return Route{Decision: Refuse, Owner: s.Self, Reason: ErrNotServing}
-	case m.Again:
+	case m.Again && elsewhere:
+		return Route{Decision: Refuse, Owner: placed, Reason: &NotOwnerError{Owner: placed}}
 	case elsewhere && m.By == "":
 		return Route{Decision: Forward, Owner: placed}
 	case elsewhere && placed.ID != m.By:
@@ -112,9 +118,6 @@ func (s Situation) Route(m Mark) Route {
 	}
 	if !s.Serving {
 		return Route{Decision: Refuse, Owner: s.Self, Reason: ErrNotServing}
-	}
-	if m.Again {
-		return Route{Decision: Local, Owner: placed} // served where it landed
 	}
 	return Route{Decision: Local, Owner: s.Self}
 }

@@ -19,10 +19,16 @@ type View struct {
 	Handovers    []Handover        `json:"recentHandovers"`
 }
 
-// CoordinatorView is one live coordinator and how many groups it owns.
+// CoordinatorView is one live coordinator, how many groups it owns, and
+// whether this coordinator refuses to forward requests to it.
 type CoordinatorView struct {
 	persistence.Coordinator
 	GroupsOwned int `json:"groupsOwned"`
+	// ForwardingRefused is why this coordinator does not forward requests
+	// to it (InsecurePeer), if it does not; ForwardsRefused counts the
+	// requests refused so since it advertised its URL.
+	ForwardingRefused string `json:"forwardingRefused,omitempty"`
+	ForwardsRefused   int64  `json:"forwardsRefused,omitempty"`
 }
 
 // GroupView is one group's ownership record and where it is placed.
@@ -88,9 +94,11 @@ func (n *Node) View(ctx context.Context) (View, error) {
 		owned[g.Owner]++
 		v.Groups[i] = g
 	}
+	refused := n.refusals.of(live)
 	for i, c := range live {
 		c.Token = ""
-		v.Coordinators[i] = CoordinatorView{Coordinator: c, GroupsOwned: owned[c.ID]}
+		r := refused[c.ID]
+		v.Coordinators[i] = CoordinatorView{Coordinator: c, GroupsOwned: owned[c.ID], ForwardingRefused: r.cause, ForwardsRefused: r.count}
 	}
 	if v.Handovers == nil {
 		v.Handovers = []Handover{}

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
@@ -56,16 +58,49 @@ type Cluster interface {
 	// Unreachable reports that a coordinator did not answer a forward, so
 	// that the live coordinators are read again at once.
 	Unreachable(id string)
+	// ForwardKey is the key of the marks of requests forwarded between
+	// this coordinator and peer, a live coordinator as last read (nil:
+	// none; cluster.ForwardKeys).
+	ForwardKey(peer persistence.Coordinator) []byte
+	// ForwardRefused reports a request not forwarded to peer, the
+	// coordinator it is placed on, for cause (cluster.InsecurePeer): it is
+	// logged once per peer, counted, and shown by View.
+	ForwardRefused(peer persistence.Coordinator, cause string)
 }
 
-// clusterView serves GET /cluster.
+// clusterView serves GET /cluster. While this coordinator serves TLS
+// every other coordinator that advertises a URL that is not https is
+// shown refused as a forwarding target (forwardingRefused), whether or
+// not a request was refused yet.
 func (a *API) clusterView(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	v, err := a.cluster.View(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	self := a.cluster.Self()
+	if servesTLS(r, self) {
+		for i, c := range v.Coordinators {
+			if c.ID != self.ID && c.ForwardingRefused == "" && !isHTTPS(c.URL) {
+				v.Coordinators[i].ForwardingRefused = cluster.InsecurePeer
+			}
+		}
+	}
 	writeJSON(w, http.StatusOK, v)
+}
+
+// servesTLS reports whether this coordinator (self) serves TLS, as far as
+// r shows: r came over TLS, or self advertises an https URL (the default
+// advertise-url with server.tls). Then no request is forwarded over
+// plain http: the client's credentials would travel in clear.
+func servesTLS(r *http.Request, self persistence.Coordinator) bool {
+	return r.TLS != nil || isHTTPS(self.URL)
+}
+
+// isHTTPS reports whether rawURL's scheme is https.
+func isHTTPS(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && strings.EqualFold(u.Scheme, "https") && u.Host != ""
 }
 
 // forwarder is the edge of a group's routes (those with a {streamPrefix}
@@ -88,7 +123,10 @@ type forwarder struct {
 	// route's handler chain already (a goroutine per item spent 7 % of an
 	// owner's CPU growing stacks).
 	itemWorkers *workers.Pool
-	forwarded   func(reached bool)
+	// batchReads bounds the bytes of the batch bodies being read at once
+	// (serveBatch), batchReadFactor batches of the largest size.
+	batchReads *semaphore.Weighted
+	forwarded  func(reached bool)
 	// heartbeats finds the heartbeat route's handler chain, inside the
 	// edge, for the items of a batch (wrap registers the route whose
 	// template is heartbeatTemplate).
@@ -112,7 +150,8 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config, 
 		TLSClientConfig:     peerTLS,
 		Protocols:           protocols,
 	}
-	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + contract.HeartbeatTemplate}
+	f := &forwarder{api: a, cluster: c, forwarded: forwarded, itemWorkers: workers.New(), heartbeats: a.newRouter(), heartbeatTemplate: base + contract.HeartbeatTemplate,
+		batchReads: semaphore.NewWeighted(batchReadFactor * batchBodyFactor * a.maxBody)}
 	f.batches = &batcher{f: f, client: &http.Client{Transport: transport}, queues: map[string]*ownerQueue{}}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -122,10 +161,11 @@ func newForwarder(a *API, c Cluster, forwarded func(bool), peerTLS *tls.Config, 
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 			pr.Out.Header.Set("X-Forwarded-For", forwardedFor(pr.In))
-			self := c.Self()
-			signForward(pr.Out.Header, pr.Out.Method, pr.Out.URL.RequestURI(), self, to.owner, time.Now(), &to.bodyDigest)
+			if to.key != nil { // none: the owner's token is no public key (an older release); the request goes unmarked
+				signForward(pr.Out.Header, pr.Out.Method, pr.Out.URL.RequestURI(), to.self, to.key, to.owner, time.Now(), to.length, &to.bodyDigest)
+			}
 			if to.unproven {
-				pr.Out.Header.Set(HeaderUnprovenMark, self.ID)
+				pr.Out.Header.Set(HeaderUnprovenMark, to.self)
 			}
 		},
 		Transport:      transport,
@@ -158,11 +198,15 @@ func (copyBuffers) Put(b []byte) {
 type proxyKey struct{}
 
 // proxyTarget is where a proxied request goes: the owner's URL and id,
-// the SHA-256 of the request's body, which the mark signs, and whether the
-// request came with a mark that had no proof (HeaderUnprovenMark).
+// the sender's id (self) and the key the mark is signed with, the length
+// and SHA-256 of the request's body, which the mark signs, and whether
+// the request came with a mark that had no proof (HeaderUnprovenMark).
 type proxyTarget struct {
 	url        *url.URL
 	owner      string
+	self       string
+	key        []byte
+	length     int64
 	bodyDigest [sha256.Size]byte
 	unproven   bool
 }
@@ -217,6 +261,11 @@ func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.
 		}
 		f.api.failHeartbeat(w, r, req, to.Reason)
 	case cluster.Forward:
+		self := f.cluster.Self()
+		if servesTLS(r, self) && !isHTTPS(to.Owner.URL) {
+			f.refuseInsecure(w, r, ps, heartbeat, to.Owner)
+			return
+		}
 		if heartbeat {
 			f.heartbeat(w, r, to.Owner)
 			return
@@ -231,10 +280,39 @@ func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.
 			f.api.fail(w, r, err)
 			return
 		}
-		pt := &proxyTarget{url: target, owner: to.Owner.ID, bodyDigest: sha256.Sum256(body), unproven: from.unproven}
+		pt := &proxyTarget{url: target, owner: to.Owner.ID, self: self.ID, key: f.cluster.ForwardKey(to.Owner),
+			length: int64(len(body)), bodyDigest: sha256.Sum256(body), unproven: from.unproven}
 		f.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), proxyKey{}, pt)))
 	}
 }
+
+// refuseInsecure answers r, which would be forwarded to owner over plain
+// http while this coordinator serves TLS, without forwarding it (the
+// client's credentials would travel in clear): a heartbeat (once its
+// request is valid) RETRY, any other request 503 COORDINATOR_UNREACHABLE
+// with Retry-After, neither naming the owner (a client that follows
+// X-Coordinator-Owner would send its credentials there in clear). The
+// refusal is reported (Cluster.ForwardRefused: logged once per peer,
+// counted, shown by GET /cluster).
+func (f *forwarder) refuseInsecure(w http.ResponseWriter, r *http.Request, ps httprouter.Params, heartbeat bool, owner persistence.Coordinator) {
+	f.cluster.ForwardRefused(owner, cluster.InsecurePeer)
+	if heartbeat {
+		_, req, err := f.api.heartbeatRequest(w, r, ps)
+		if err != nil {
+			f.api.fail(w, r, err)
+			return
+		}
+		f.api.failHeartbeat(w, r, req, errOwnerUnreachable)
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, string(contract.CodeCoordinatorUnreachable), msgInsecurePeer)
+}
+
+// msgInsecurePeer is the message of a request refused by refuseInsecure.
+const msgInsecurePeer = "The coordinator that owns this group advertises a plain http URL and this coordinator serves TLS: " +
+	"the request is not forwarded there, as its credentials would travel in clear (that coordinator's " +
+	"coordinator.cluster.advertise-url must be https); retry the request"
 
 // heartbeat forwards a heartbeat to owner in a batch and writes the
 // owner's answer. A heartbeat whose owner did not answer, or refused the

@@ -44,8 +44,12 @@ const (
 	batchTimeout = 10 * time.Second
 	// batchBodyFactor × the request body limit caps a batch's body: a
 	// batch is closed once its heartbeat bodies reach the limit, so it
-	// holds under two limits of bodies (JSON-escaped) and their headers.
+	// holds under two limits of bodies and their headers.
 	batchBodyFactor = 16
+	// batchReadFactor × the cap of a batch's body bounds the bodies of
+	// the batches being read at once (their signatures held); a batch
+	// waits for room (and gives up when its request ends).
+	batchReadFactor = 4
 )
 
 // codeNotCoordinator refuses a batch from a caller that is not a live
@@ -85,9 +89,12 @@ func (b *batcher) forward(ctx context.Context, owner persistence.Coordinator, it
 	b.mu.Lock()
 	oq := b.queues[owner.URL]
 	if oq == nil {
-		oq = &ownerQueue{owner: owner}
+		oq = &ownerQueue{}
 		b.queues[owner.URL] = oq
 	}
+	// The owner as last routed to: a restarted owner (same URL) has a new
+	// token, and the batch's mark is signed with the key shared with it.
+	oq.owner = owner
 	oq.waiting = append(oq.waiting, q)
 	start := oq.senders < batchSenders
 	if start {
@@ -108,19 +115,20 @@ func (b *batcher) forward(ctx context.Context, owner persistence.Coordinator, it
 // send sends oq's waiting heartbeats in batches until none waits.
 func (b *batcher) send(oq *ownerQueue) {
 	for {
-		batch := b.take(oq)
+		owner, batch := b.take(oq)
 		if batch == nil {
 			return
 		}
-		b.deliver(oq.owner, batch)
+		b.deliver(owner, batch)
 	}
 }
 
 // take removes the next batch from oq: its first waiting heartbeats up to
 // maxBatchItems and a request body limit of encoded items, those whose
-// caller left skipped. With nothing waiting it retires the sender (and the queue
-// with its last sender) and returns nil.
-func (b *batcher) take(oq *ownerQueue) []*queued {
+// caller left skipped, with the owner to send it to. With nothing waiting
+// it retires the sender (and the queue with its last sender) and returns
+// nil.
+func (b *batcher) take(oq *ownerQueue) (persistence.Coordinator, []*queued) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*queued
@@ -137,9 +145,9 @@ func (b *batcher) take(oq *ownerQueue) []*queued {
 		if oq.senders == 0 && len(oq.waiting) == 0 {
 			delete(b.queues, oq.owner.URL)
 		}
-		return nil
+		return oq.owner, nil
 	}
-	return batch
+	return oq.owner, batch
 }
 
 // deliver sends one batch to owner and hands each heartbeat its answer.
@@ -165,6 +173,10 @@ func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchw
 	for i, q := range batch {
 		items[i] = q.item
 	}
+	key := b.f.cluster.ForwardKey(owner)
+	if key == nil {
+		return nil, errNoForwardKey
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	payload := batchwire.Batch(items)
@@ -174,7 +186,7 @@ func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchw
 	}
 	req.Header["Content-Type"] = batchContentType
 	digest := sha256.Sum256(payload)
-	signForward(req.Header, req.Method, req.URL.RequestURI(), b.f.cluster.Self(), owner.ID, time.Now(), &digest)
+	signForward(req.Header, req.Method, req.URL.RequestURI(), b.f.cluster.Self().ID, key, owner.ID, time.Now(), int64(len(payload)), &digest)
 	resp, err := b.client.Do(req)
 	if err != nil {
 		return nil, err
@@ -193,14 +205,26 @@ func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchw
 // batchContentType is the Content-Type of batches and their answers.
 var batchContentType = []string{batchwire.ContentType}
 
+// errNoForwardKey: the owner's registry token is not a public key (a
+// coordinator of a release that drew random tokens), so no mark can be
+// signed for it.
+var errNoForwardKey = errors.New("no forwarding key for the owner (its registry token is not a public key)")
+
 // serveBatch serves a batch of forwarded heartbeats (ForwardBatchPath)
 // whose mark a live coordinator signed: every item concurrently through
 // the heartbeat route's handler chain, as forwarded by that coordinator,
-// with the batch's peer address. A batch without a valid mark is refused
-// 403 NOT_A_COORDINATOR; its body is read only once the mark's sender and
-// time hold.
+// with the batch's peer address. The mark is proven from the headers
+// alone (its signature covers the body's length and SHA-256), before a
+// byte of the body is read: a batch without a valid mark is refused 403
+// NOT_A_COORDINATOR having read nothing of it. The body is then read, at
+// most its signed length and batchBodyFactor × the body limit, while the
+// bodies read at once stay within f.batchReads, and checked against the
+// digest signed (403 when it differs).
 func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	mark, err := readMark(r.Header, f.cluster.Live(), time.Now())
+	mark, err := readMark(r.Header, f.cluster.Live(), f.cluster.ForwardKey, time.Now())
+	if err == nil {
+		err = mark.verify(r.Method, r.RequestURI, f.cluster.Self().ID, r.ContentLength)
+	}
 	if err != nil {
 		f.notCoordinator(w, r, err)
 		return
@@ -209,16 +233,22 @@ func (f *forwarder) serveBatch(w http.ResponseWriter, r *http.Request, _ httprou
 		f.api.fail(w, r, invalid("a batch of forwarded heartbeats must be sent as %s", batchwire.ContentType))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, batchBodyFactor*f.api.maxBody))
-	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+	if r.ContentLength > batchBodyFactor*f.api.maxBody {
 		f.api.fail(w, r, errPayloadTooLarge)
 		return
 	}
+	if err := f.batchReads.Acquire(r.Context(), r.ContentLength); err != nil {
+		f.api.fail(w, r, err)
+		return
+	}
+	body := make([]byte, r.ContentLength)
+	_, err = io.ReadFull(r.Body, body)
+	f.batchReads.Release(r.ContentLength)
 	if err != nil {
 		f.api.fail(w, r, invalid("reading the batch: %v", err))
 		return
 	}
-	if err := mark.verify(r.Method, r.RequestURI, f.cluster.Self().ID, body); err != nil {
+	if err := mark.checkBody(body); err != nil {
 		f.notCoordinator(w, r, err)
 		return
 	}
@@ -260,7 +290,7 @@ func (f *forwarder) serveItem(batch *http.Request, by string, item *batchwire.It
 		return rec.encode()
 	}
 	req.Header = item.Header
-	req.RemoteAddr = batch.RemoteAddr
+	req.RemoteAddr, req.TLS = batch.RemoteAddr, batch.TLS
 	f.serveForwarded(rec, req, by)
 	return rec.encode()
 }

@@ -15,13 +15,35 @@ import (
 )
 
 // fakeCluster is a cluster whose every stream is placed on owner, as
-// coordinator self sees it.
+// coordinator self (whose key pair is keys) sees it.
 type fakeCluster struct {
 	self, owner persistence.Coordinator
+	keys        *coordcluster.ForwardKeys
 	mu          sync.Mutex
 	live        []persistence.Coordinator
 	leaving     bool
 	unreachable chan string // receives Unreachable's ids when non-nil
+	refused     []string    // ForwardRefused's peer ids and causes, "id cause"
+}
+
+// newPeer is a coordinator of the fake clusters: its registry entry (its
+// token the public key of its key pair) and its key pair.
+func newPeer(id, url string) (persistence.Coordinator, *coordcluster.ForwardKeys) {
+	k := coordcluster.NewForwardKeys()
+	return persistence.Coordinator{ID: id, Token: k.Token(), URL: url}, k
+}
+
+func (c *fakeCluster) ForwardKey(peer persistence.Coordinator) []byte { return c.keys.With(peer) }
+func (c *fakeCluster) ForwardRefused(peer persistence.Coordinator, cause string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refused = append(c.refused, peer.ID+" "+cause)
+}
+
+func (c *fakeCluster) refusals() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.refused...)
 }
 
 func (c *fakeCluster) Self() persistence.Coordinator { return c.self }
@@ -40,7 +62,12 @@ func (c *fakeCluster) setLive(live []persistence.Coordinator) {
 	c.live = live
 }
 func (c *fakeCluster) View(context.Context) (coordcluster.View, error) {
-	return coordcluster.View{Self: c.self.ID}, nil
+	v := coordcluster.View{Self: c.self.ID}
+	for _, l := range c.Live() {
+		l.Token = ""
+		v.Coordinators = append(v.Coordinators, coordcluster.CoordinatorView{Coordinator: l})
+	}
+	return v, nil
 }
 func (c *fakeCluster) Leaving() bool { return c.leaving }
 func (c *fakeCluster) Unreachable(id string) {
@@ -58,18 +85,17 @@ type pair struct {
 
 func newPair(tb testing.TB, build func(httpapi.Cluster) http.Handler) *pair {
 	tb.Helper()
-	a := persistence.Coordinator{ID: "coord-a", Token: "token-a"}
-	b := persistence.Coordinator{ID: "coord-b", Token: "token-b"}
-	ownerCluster := &fakeCluster{self: a, owner: a}
+	a, ka := newPeer("coord-a", "")
+	b, kb := newPeer("coord-b", "http://coord-b.invalid")
+	ownerCluster := &fakeCluster{self: a, owner: a, keys: ka}
 	p := &pair{owner: build(ownerCluster)}
 	srv := httptest.NewServer(p.owner)
 	tb.Cleanup(srv.Close)
 	a.URL, p.ownerURL = srv.URL, srv.URL
 	ownerCluster.self, ownerCluster.owner = a, a
-	b.URL = "http://coord-b.invalid"
 	live := []persistence.Coordinator{a, b}
 	ownerCluster.live = live
-	p.forwarder = build(&fakeCluster{self: b, owner: a, live: live})
+	p.forwarder = build(&fakeCluster{self: b, owner: a, keys: kb, live: live})
 	return p
 }
 

@@ -38,19 +38,25 @@ type forwardEnv struct {
 	reached, failed  atomic.Int64 // forwards counted by coord-b
 }
 
+// bKey is the key coord-b signs its marks to coord-a with.
+func (e *forwardEnv) bKey() []byte { return e.fwdCluster.ForwardKey(e.ownerCluster.Self()) }
+
+// aKey is the key coord-a signs its marks to coord-b with.
+func (e *forwardEnv) aKey() []byte { return e.ownerCluster.ForwardKey(e.fwdCluster.Self()) }
+
 // newForwardEnv starts both; sec, when non-nil, secures coord-a only.
 func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
 	t.Helper()
 	e := &forwardEnv{}
-	a := persistence.Coordinator{ID: "coord-a", Token: "token-a"}
-	b := persistence.Coordinator{ID: "coord-b", Token: "token-b", URL: "http://coord-b.invalid"}
-	e.ownerCluster = &fakeCluster{}
+	a, ka := newPeer("coord-a", "")
+	b, kb := newPeer("coord-b", "http://coord-b.invalid")
+	e.ownerCluster = &fakeCluster{keys: ka}
 	e.owner = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.ownerCluster, Security: sec}))
 	t.Cleanup(e.owner.Close)
 	a.URL = e.owner.URL
 	e.ownerCluster.self, e.ownerCluster.owner = a, a
 	e.ownerCluster.setLive([]persistence.Coordinator{a, b})
-	e.fwdCluster = &fakeCluster{self: b, owner: a, live: []persistence.Coordinator{a, b}, unreachable: make(chan string, 100)}
+	e.fwdCluster = &fakeCluster{self: b, owner: a, keys: kb, live: []persistence.Coordinator{a, b}, unreachable: make(chan string, 100)}
 	e.forwarder = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.fwdCluster, Forwarded: func(reached bool) {
 		if reached {
 			e.reached.Add(1)
@@ -198,9 +204,10 @@ func TestForwardToOwnerGone(t *testing.T) {
 }
 
 // The owner serves batches of forwarded heartbeats only from a live
-// coordinator, proven by the batch's mark (an HMAC over the whole batch
-// keyed by the sender's registry token), and only heartbeat paths in
-// them; a heartbeat whose batch is refused is answered RETRY.
+// coordinator, proven by the batch's mark (an HMAC over the batch's
+// length and digest keyed by the key the two coordinators share), and
+// only heartbeat paths in them; a heartbeat whose batch is refused is
+// answered RETRY.
 func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	e := newForwardEnv(t, nil)
 	createOn(t, e.owner, "orders", 4)
@@ -209,10 +216,10 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	item := func(path, body string) []byte {
 		return batchwire.AppendItem(nil, "/coord/v1"+path, http.Header{"Content-Type": {"application/json"}}, []byte(body))
 	}
-	b := e.fwdCluster.Self()
 	signed := func(req *http.Request, payload []byte) {
-		httpapi.SignForwarded(req, b, "coord-a", time.Now(), payload)
+		httpapi.SignForwarded(req, "coord-b", e.bKey(), "coord-a", time.Now(), payload)
 	}
+	c, kc := newPeer("coord-c", "http://coord-c.invalid")
 	post := func(contentType string, payload []byte, mark func(*http.Request, []byte)) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, e.owner.URL+httpapi.ForwardBatchPath, bytes.NewReader(payload))
 		req.Header.Set("Content-Type", contentType)
@@ -233,15 +240,23 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 			req.Header.Set("X-Coordinator-Token", "token-b")
 		},
 		"by no live coordinator": func(req *http.Request, p []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-c", Token: "token-c"}, "coord-a", time.Now(), p)
+			httpapi.SignForwarded(req, "coord-c", kc.With(e.ownerCluster.Self()), "coord-a", time.Now(), p)
 		},
 		"with another key": func(req *http.Request, p []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-b", Token: "token-a"}, "coord-a", time.Now(), p)
+			httpapi.SignForwarded(req, "coord-b", kc.With(e.ownerCluster.Self()), "coord-a", time.Now(), p)
 		},
-		"for another coordinator": func(req *http.Request, p []byte) { httpapi.SignForwarded(req, b, "coord-c", time.Now(), p) },
-		"over another batch":      func(req *http.Request, _ []byte) { signed(req, batch(item(path, body), item(path, body))) },
+		"keyed by the stored token": func(req *http.Request, p []byte) {
+			httpapi.SignForwarded(req, "coord-b", []byte(e.fwdCluster.Self().Token), "coord-a", time.Now(), p)
+		},
+		"for another coordinator": func(req *http.Request, p []byte) {
+			httpapi.SignForwarded(req, "coord-b", e.fwdCluster.ForwardKey(c), "coord-c", time.Now(), p)
+		},
+		"over another batch": func(req *http.Request, _ []byte) { signed(req, batch(item(path, body), item(path, body))) },
+		"over another batch of the same length": func(req *http.Request, p []byte) {
+			signed(req, bytes.Repeat([]byte{'x'}, len(p)))
+		},
 		"outside the window": func(req *http.Request, p []byte) {
-			httpapi.SignForwarded(req, b, "coord-a", time.Now().Add(-httpapi.ForwardWindow-time.Minute), p)
+			httpapi.SignForwarded(req, "coord-b", e.bKey(), "coord-a", time.Now().Add(-httpapi.ForwardWindow-time.Minute), p)
 		},
 	} {
 		if st, answer := post(batchwire.ContentType, batch(item(path, body)), mark); st != http.StatusForbidden || !strings.Contains(answer, "NOT_A_COORDINATOR") {

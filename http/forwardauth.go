@@ -19,90 +19,108 @@ import (
 )
 
 // A forwarded request's mark (docs/cluster.md, Trust model) is the
-// sender's id (HeaderForwardedBy), when it signed (HeaderForwardedAt) and
-// a signature (HeaderForwardSignature): an HMAC-SHA256 keyed by the
-// sender's registry token over the request's method and URI, the
-// receiving coordinator's id, that time, the sender's id and the SHA-256
-// of the body. Both ends know the token: the registry lists it with every
-// live coordinator. The token itself never travels. A receiver honours the
-// mark only when the sender is a live coordinator of its last registry
-// read, the time is within forwardWindow of its own clock and the
-// signature holds; a captured request so cannot be replayed at another
-// coordinator, with another method, URI or body, or after the window.
+// sender's id (HeaderForwardedBy), when it signed (HeaderForwardedAt), the
+// SHA-256 of the body it sends (HeaderForwardBodyDigest) and a signature
+// (HeaderForwardSignature): an HMAC-SHA256 over the request's method and
+// URI, the receiving coordinator's id, the sender's id, that time, the
+// body's length (its Content-Length) and that digest, keyed by the key the
+// two coordinators share (cluster.ForwardKeys: derived from their
+// X25519 key pairs, whose public keys are their registry tokens; no
+// secret is stored or sent). A receiver honours the mark only when the
+// sender is a live coordinator of its last registry read, the time is
+// within forwardWindow of its own clock and the signature holds; a
+// captured request so cannot be replayed at another coordinator, with
+// another method, URI or body, or after the window. The signature covers
+// only what the request line and headers carry, so a receiver checks it
+// before it reads a byte of the body, then checks the body it reads
+// against the digest signed.
 const (
 	// HeaderForwardedAt is when the sender signed the mark, in Unix
 	// seconds.
 	HeaderForwardedAt = "X-Coordinator-Forwarded-At"
+	// HeaderForwardBodyDigest is the SHA-256 of the body the sender sends,
+	// base64url without padding; the signature covers it.
+	HeaderForwardBodyDigest = "X-Coordinator-Forward-Body-Digest"
 	// HeaderForwardSignature is the mark's HMAC-SHA256, base64url without
 	// padding.
 	HeaderForwardSignature = "X-Coordinator-Forward-Signature"
 	// HeaderUnprovenMark names the coordinator that forwards a request
 	// after removing a mark it could not prove (forwardedBy).
-	// It can only keep a request from being forwarded again, so it needs
-	// no proof of its own.
+	// It can only keep a request from being forwarded again (a request
+	// whose group is placed elsewhere is then refused), so it needs no
+	// proof of its own.
 	HeaderUnprovenMark = "X-Coordinator-Unproven-Mark"
 
 	// forwardWindow is how far a mark's time may lie from the receiver's
 	// clock, either way.
 	forwardWindow = 30 * time.Second
 	// forwardMACVersion starts the signed text; a change of what is
-	// signed changes it.
-	forwardMACVersion = "rsc-forward-v1"
+	// signed, or of the key, changes it.
+	forwardMACVersion = "rsc-forward-v2"
 )
 
-// forwardMAC is the signature, keyed by token, of a request (method,
-// requestURI, the SHA-256 of its body) that sender forwards to receiver
-// at Unix second at. The text signed is the fields, each followed by a
-// newline (none of them can hold one: each is sent in a request line or
-// header), then the body's digest.
-func forwardMAC(token, method, requestURI, receiver, sender string, at int64, bodyDigest *[sha256.Size]byte) []byte {
-	text := make([]byte, 0, len(forwardMACVersion)+len(method)+len(requestURI)+len(receiver)+len(sender)+64)
+// forwardMAC is the signature, keyed by key, of a request (method,
+// requestURI, its body's length and SHA-256) that sender forwards to
+// receiver at Unix second at. The text signed is the fields, each followed
+// by a newline (none of them can hold one: each is sent in a request line
+// or header), then the body's digest.
+func forwardMAC(key []byte, method, requestURI, receiver, sender string, at, length int64, bodyDigest []byte) []byte {
+	text := make([]byte, 0, len(forwardMACVersion)+len(method)+len(requestURI)+len(receiver)+len(sender)+96)
 	for _, field := range [...]string{forwardMACVersion, method, requestURI, receiver, sender} {
 		text = append(append(text, field...), '\n')
 	}
 	text = append(strconv.AppendInt(text, at, 10), '\n')
-	text = append(text, bodyDigest[:]...)
-	m := hmac.New(sha256.New, []byte(token))
+	text = append(strconv.AppendInt(text, length, 10), '\n')
+	text = append(text, bodyDigest...)
+	m := hmac.New(sha256.New, key)
 	_, _ = m.Write(text)
 	return m.Sum(nil)
 }
 
 // signForward sets h's mark: a request of method and requestURI whose
-// body has bodyDigest, forwarded by self to coordinator receiver at now.
-func signForward(h http.Header, method, requestURI string, self persistence.Coordinator, receiver string, now time.Time, bodyDigest *[sha256.Size]byte) {
+// body has length bytes and bodyDigest, forwarded by sender to coordinator
+// receiver at now, signed with key (the key the two share: Cluster.ForwardKey).
+func signForward(h http.Header, method, requestURI, sender string, key []byte, receiver string, now time.Time, length int64, bodyDigest *[sha256.Size]byte) {
 	at := now.Unix()
-	h.Set(HeaderForwardedBy, self.ID)
+	h.Set(HeaderForwardedBy, sender)
 	h.Set(HeaderForwardedAt, strconv.FormatInt(at, 10))
-	h.Set(HeaderForwardSignature, base64.RawURLEncoding.EncodeToString(forwardMAC(self.Token, method, requestURI, receiver, self.ID, at, bodyDigest)))
+	h.Set(HeaderForwardBodyDigest, base64.RawURLEncoding.EncodeToString(bodyDigest[:]))
+	h.Set(HeaderForwardSignature, base64.RawURLEncoding.EncodeToString(forwardMAC(key, method, requestURI, receiver, sender, at, length, bodyDigest[:])))
 }
 
 // clearMark removes h's mark.
 func clearMark(h http.Header) {
 	h.Del(HeaderForwardedBy)
 	h.Del(HeaderForwardedAt)
+	h.Del(HeaderForwardBodyDigest)
 	h.Del(HeaderForwardSignature)
 }
 
 // Why a mark is not honoured.
 var (
-	errMarkMalformed = errors.New("forwarded mark without a valid time or signature")
+	errMarkMalformed = errors.New("forwarded mark without a valid time, body digest or signature")
 	errMarkStale     = errors.New("forwarded mark signed outside the accepted window")
 	errMarkSender    = errors.New("forwarded mark names no live coordinator")
 	errMarkSignature = errors.New("forwarded mark's signature does not match the request")
+	errMarkBody      = errors.New("forwarded request's body is not the one its mark signs")
 )
 
-// forwardMark is a request's mark as far as it holds without the body:
-// its sender is live (token is the sender's registry token) and its time
-// is within the window. verify checks the rest.
+// forwardMark is a request's mark as far as it holds without checking
+// the signature: its sender is live (key is the key this coordinator
+// shares with it) and its time is within the window. verify checks the
+// signature, checkBody the body.
 type forwardMark struct {
-	by, token string
+	by        string
+	key       []byte
 	at        int64
+	digest    []byte
 	signature []byte
 }
 
 // readMark reads h's mark and checks it against the live coordinators at
-// now: an error says why it cannot be honoured.
-func readMark(h http.Header, live []persistence.Coordinator, now time.Time) (forwardMark, error) {
+// now, keyOf giving the key shared with one of them (nil: none): an error
+// says why it cannot be honoured.
+func readMark(h http.Header, live []persistence.Coordinator, keyOf func(persistence.Coordinator) []byte, now time.Time) (forwardMark, error) {
 	m := forwardMark{by: h.Get(HeaderForwardedBy)}
 	var err error
 	if m.at, err = strconv.ParseInt(h.Get(HeaderForwardedAt), 10, 64); err != nil {
@@ -111,23 +129,39 @@ func readMark(h http.Header, live []persistence.Coordinator, now time.Time) (for
 	if m.signature, err = base64.RawURLEncoding.DecodeString(h.Get(HeaderForwardSignature)); err != nil || len(m.signature) != sha256.Size {
 		return m, errMarkMalformed
 	}
+	if m.digest, err = base64.RawURLEncoding.DecodeString(h.Get(HeaderForwardBodyDigest)); err != nil || len(m.digest) != sha256.Size {
+		return m, errMarkMalformed
+	}
 	if d := now.Sub(time.Unix(m.at, 0)); d > forwardWindow || d < -forwardWindow {
 		return m, errMarkStale
 	}
 	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == m.by })
-	if m.by == "" || i < 0 || live[i].Token == "" {
+	if m.by == "" || i < 0 {
 		return m, errMarkSender
 	}
-	m.token = live[i].Token
+	if m.key = keyOf(live[i]); m.key == nil {
+		return m, errMarkSender
+	}
 	return m, nil
 }
 
-// verify checks that m signs a request of method and requestURI with body,
-// sent to coordinator receiver.
-func (m forwardMark) verify(method, requestURI, receiver string, body []byte) error {
-	digest := sha256.Sum256(body)
-	if !hmac.Equal(m.signature, forwardMAC(m.token, method, requestURI, receiver, m.by, m.at, &digest)) {
+// verify checks that m signs a request of method and requestURI with a
+// body of length bytes (a request's ContentLength: -1, unknown, matches
+// no signature) and m's digest, sent to coordinator receiver. It reads
+// nothing of the body.
+func (m forwardMark) verify(method, requestURI, receiver string, length int64) error {
+	if length < 0 || !hmac.Equal(m.signature, forwardMAC(m.key, method, requestURI, receiver, m.by, m.at, length, m.digest)) {
 		return errMarkSignature
+	}
+	return nil
+}
+
+// checkBody checks that body is the one m's digest (which verify proved
+// signed) names.
+func (m forwardMark) checkBody(body []byte) error {
+	digest := sha256.Sum256(body)
+	if !hmac.Equal(m.digest, digest[:]) {
+		return errMarkBody
 	}
 	return nil
 }
@@ -146,11 +180,13 @@ type forwarded struct {
 // HeaderUnprovenMark from r's header: nothing past this point reads them.
 // A mark without proof is routed as a client's request; on a request that
 // already carries HeaderUnprovenMark it is also not forwarded again
-// (Mark.Again), so that two coordinators that cannot check each other's
-// marks (a token not read yet, clocks apart) whose views of the placement
-// differ do not send it back and forth. Proving a mark reads the body
-// (replacing it with the bytes read; errPayloadTooLarge above the API's
-// limit).
+// (Mark.Again: served only if its group is placed here), so that two
+// coordinators that cannot check each other's marks (a token not read
+// yet, clocks apart) whose views of the placement differ do not send it
+// back and forth. The signature is checked first, from the headers; only
+// a mark whose signature holds has the body read (replacing it with the
+// bytes read; errPayloadTooLarge above the API's limit) and checked
+// against the digest signed.
 func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (forwarded, error) {
 	_, marked := r.Header[HeaderForwardedBy]
 	_, again := r.Header[HeaderUnprovenMark]
@@ -161,14 +197,17 @@ func (f *forwarder) forwardedBy(w http.ResponseWriter, r *http.Request) (forward
 	if !marked {
 		return forwarded{}, nil
 	}
-	m, err := readMark(r.Header, f.cluster.Live(), time.Now())
+	m, err := readMark(r.Header, f.cluster.Live(), f.cluster.ForwardKey, time.Now())
 	clearMark(r.Header)
+	if err == nil {
+		err = m.verify(r.Method, r.RequestURI, f.cluster.Self().ID, r.ContentLength)
+	}
 	if err == nil {
 		var body []byte
 		if body, err = f.bufferBody(w, r); err != nil {
 			return forwarded{unproven: true}, err
 		}
-		err = m.verify(r.Method, r.RequestURI, f.cluster.Self().ID, body)
+		err = m.checkBody(body)
 	}
 	if err == nil {
 		return forwarded{mark: cluster.Mark{By: m.by}}, nil

@@ -1,52 +1,72 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// A mark signs the request's method, URI and body, the receiver, the
-// sender and the time: changing any of them, or checking it against a
-// registry without the sender or with another token, fails it.
+// keysOf returns the keyOf of readMark for the coordinator whose key
+// pair is k.
+func keysOf(k *cluster.ForwardKeys) func(persistence.Coordinator) []byte { return k.With }
+
+// A mark signs the request's method, URI, body length and body digest,
+// the receiver, the sender and the time, with the key the two
+// coordinators share: changing any of them, or checking it against a
+// registry without the sender or with another run of it, fails it. The
+// signature is checked from the headers; the body is checked against the
+// digest signed.
 func TestForwardMarkBindsTheRequest(t *testing.T) {
-	sender := persistence.Coordinator{ID: "coord-b", Token: "token-b"}
-	live := []persistence.Coordinator{{ID: "coord-a", Token: "token-a"}, sender}
+	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
+	receiver := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
+	sender := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
+	live := []persistence.Coordinator{receiver, sender}
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"memberId":"m1"}`)
+	n := int64(len(body))
 	const uri = "/coord/v1/streams/orders/groups/g?x=1"
 	h := http.Header{}
 	digest := sha256.Sum256(body)
-	signForward(h, http.MethodPost, uri, sender, "coord-a", now, &digest)
+	signForward(h, http.MethodPost, uri, sender.ID, kb.With(receiver), receiver.ID, now, n, &digest)
 
-	m, err := readMark(h, live, now.Add(forwardWindow))
+	m, err := readMark(h, live, keysOf(ka), now.Add(forwardWindow))
 	if err != nil || m.by != "coord-b" {
 		t.Fatalf("readMark at the window's end: %+v, %v", m, err)
 	}
-	if err := m.verify(http.MethodPost, uri, "coord-a", body); err != nil {
+	if err := m.verify(http.MethodPost, uri, "coord-a", n); err != nil {
 		t.Fatalf("verify the signed request: %v", err)
 	}
+	if err := m.checkBody(body); err != nil {
+		t.Fatalf("check the signed body: %v", err)
+	}
 	for name, err := range map[string]error{
-		"method":   m.verify(http.MethodPut, uri, "coord-a", body),
-		"URI":      m.verify(http.MethodPost, uri+"&y=2", "coord-a", body),
-		"receiver": m.verify(http.MethodPost, uri, "coord-c", body),
-		"body":     m.verify(http.MethodPost, uri, "coord-a", append(body, ' ')),
+		"method":         m.verify(http.MethodPut, uri, "coord-a", n),
+		"URI":            m.verify(http.MethodPost, uri+"&y=2", "coord-a", n),
+		"receiver":       m.verify(http.MethodPost, uri, "coord-c", n),
+		"length":         m.verify(http.MethodPost, uri, "coord-a", n+1),
+		"unknown length": m.verify(http.MethodPost, uri, "coord-a", -1),
 	} {
 		if !errors.Is(err, errMarkSignature) {
 			t.Errorf("another %s: %v, want errMarkSignature", name, err)
 		}
 	}
+	if err := m.checkBody([]byte(`{"memberId":"m2"}`)); !errors.Is(err, errMarkBody) {
+		t.Errorf("another body of the same length: %v, want errMarkBody", err)
+	}
 
 	check := func(name string, h http.Header, live []persistence.Coordinator, at time.Time, want error) {
 		t.Helper()
-		m, err := readMark(h, live, at)
+		m, err := readMark(h, live, keysOf(ka), at)
 		if err == nil {
-			err = m.verify(http.MethodPost, uri, "coord-a", body)
+			err = m.verify(http.MethodPost, uri, "coord-a", n)
 		}
 		if !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", name, err, want)
@@ -56,16 +76,24 @@ func TestForwardMarkBindsTheRequest(t *testing.T) {
 	renamed.Set(HeaderForwardedBy, "coord-a") // a's id on b's signature
 	check("another sender", renamed, live, now, errMarkSignature)
 	check("a sender not live", h, live[:1], now, errMarkSender)
-	check("another token", h, []persistence.Coordinator{live[0], {ID: "coord-b", Token: "token-b2"}}, now, errMarkSignature)
+	restarted := persistence.Coordinator{ID: "coord-b", Token: cluster.NewForwardKeys().Token()}
+	check("another run of the sender", h, []persistence.Coordinator{receiver, restarted}, now, errMarkSignature)
+	check("a sender whose token is no key", h, []persistence.Coordinator{receiver, {ID: "coord-b", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}}, now, errMarkSender)
 	check("too late", h, live, now.Add(forwardWindow+time.Second), errMarkStale)
 	check("too early", h, live, now.Add(-forwardWindow-time.Second), errMarkStale)
 	moved := h.Clone()
 	moved.Set(HeaderForwardedAt, fmt.Sprint(now.Unix()+1))
 	check("another time", moved, live, now, errMarkSignature)
-	for _, header := range []string{HeaderForwardedAt, HeaderForwardSignature} {
+	other := sha256.Sum256([]byte(`{"memberId":"m2"}`))
+	redigested := h.Clone()
+	redigested.Set(HeaderForwardBodyDigest, base64.RawURLEncoding.EncodeToString(other[:]))
+	check("another body's digest", redigested, live, now, errMarkSignature)
+	for _, header := range []string{HeaderForwardedAt, HeaderForwardSignature, HeaderForwardBodyDigest} {
 		broken := h.Clone()
 		broken.Set(header, "x")
 		check("malformed "+header, broken, live, now, errMarkMalformed)
+		broken.Del(header)
+		check("without "+header, broken, live, now, errMarkMalformed)
 	}
 	clearMark(h)
 	if len(h) != 0 {
@@ -73,13 +101,50 @@ func TestForwardMarkBindsTheRequest(t *testing.T) {
 	}
 }
 
+// What the store holds (every coordinator's token) signs no mark: the
+// tokens are public keys, and a mark keyed by either token, or by
+// anything else derived from them alone, fails; only the key the two
+// coordinators derive from their private keys signs one, and it is the
+// same at both ends.
+func TestStoredTokensSignNoMark(t *testing.T) {
+	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
+	a := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
+	b := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
+	if !bytes.Equal(ka.With(b), kb.With(a)) || ka.With(b) == nil {
+		t.Fatal("the two ends derive different keys")
+	}
+	live := []persistence.Coordinator{a, b}
+	now := time.Now()
+	body := []byte(`{"memberId":"m1"}`)
+	digest := sha256.Sum256(body)
+	tokens := sha256.Sum256([]byte(a.Token + b.Token))
+	for name, key := range map[string][]byte{
+		"the sender's token":   []byte(b.Token),
+		"the receiver's token": []byte(a.Token),
+		"both tokens":          tokens[:],
+		"a third run's key":    cluster.NewForwardKeys().With(a),
+	} {
+		h := http.Header{}
+		signForward(h, http.MethodPost, ForwardBatchPath, b.ID, key, a.ID, now, int64(len(body)), &digest)
+		m, err := readMark(h, live, keysOf(ka), now)
+		if err == nil {
+			err = m.verify(http.MethodPost, ForwardBatchPath, a.ID, int64(len(body)))
+		}
+		if !errors.Is(err, errMarkSignature) {
+			t.Errorf("mark keyed by %s: %v, want errMarkSignature", name, err)
+		}
+	}
+}
+
 // BenchmarkForwardMark is what proving a forward costs: the sender's
 // signature and the receiver's check of it, over a heartbeat's body
 // (proxied requests are about that size) and over a batch of 256 of them
-// (signed once for the whole batch).
+// (signed once for the whole batch), the pair's key derived once.
 func BenchmarkForwardMark(b *testing.B) {
-	sender := persistence.Coordinator{ID: "coord-b", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}
-	live := []persistence.Coordinator{{ID: "coord-a", Token: "token-a"}, sender}
+	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
+	receiver := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
+	sender := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
+	live := []persistence.Coordinator{receiver, sender}
 	for _, size := range []int{400, 256 * 400} {
 		body := make([]byte, size)
 		b.Run(fmt.Sprintf("body-%dB", size), func(b *testing.B) {
@@ -88,10 +153,13 @@ func BenchmarkForwardMark(b *testing.B) {
 			for b.Loop() {
 				now := time.Now()
 				digest := sha256.Sum256(body)
-				signForward(h, http.MethodPost, ForwardBatchPath, sender, "coord-a", now, &digest)
-				m, err := readMark(h, live, now)
+				signForward(h, http.MethodPost, ForwardBatchPath, sender.ID, kb.With(receiver), receiver.ID, now, int64(len(body)), &digest)
+				m, err := readMark(h, live, ka.With, now)
 				if err == nil {
-					err = m.verify(http.MethodPost, ForwardBatchPath, "coord-a", body)
+					err = m.verify(http.MethodPost, ForwardBatchPath, receiver.ID, int64(len(body)))
+				}
+				if err == nil {
+					err = m.checkBody(body)
 				}
 				if err != nil {
 					b.Fatal(err)

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
@@ -141,7 +143,7 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	c.release(t, key)
 	path, body := coordtest.JoinHeartbeat(t, key, "m9")
 	req := newReq(t, http.MethodPost, c.b.Base+path, body)
-	httpapi.SignForwarded(req, c.a.Node.Self(), "coord-b", time.Now(), []byte(body))
+	httpapi.SignForwarded(req, "coord-a", c.a.Node.ForwardKey(c.b.Node.Self()), "coord-b", time.Now(), []byte(body))
 	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.URL {
 		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
 	}
@@ -151,11 +153,12 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 }
 
 // A mark is honoured only with a proof of this very request, to this
-// coordinator, from a live coordinator, signed within the window: a
-// request whose proof was made for another coordinator, another URI or
-// body, outside the window or with another key is forwarded to the
-// group's owner, as one without a mark; a request with coord-a's proof
-// is served by coord-b, which coord-a forwarded it to.
+// coordinator, from a live coordinator, signed within the window with the
+// key the two share: a request whose proof was made for another
+// coordinator, another URI or body, outside the window or with another
+// key (the sender's stored token among them) is forwarded to the group's
+// owner, as one without a mark; a request with coord-a's proof is served
+// by coord-b, which coord-a forwarded it to.
 func TestForwardMarkProofs(t *testing.T) {
 	e := newForwardEnv(t, nil)
 	createOn(t, e.owner, "orders", 4)
@@ -167,28 +170,34 @@ func TestForwardMarkProofs(t *testing.T) {
 		mark func(req *http.Request, body []byte)
 	}{
 		{"without proof", func(req *http.Request, _ []byte) { req.Header.Set(httpapi.HeaderForwardedBy, a.ID) }},
-		{"for another coordinator", func(req *http.Request, body []byte) { httpapi.SignForwarded(req, a, "coord-c", now, body) }},
+		{"for another coordinator", func(req *http.Request, body []byte) { httpapi.SignForwarded(req, a.ID, e.aKey(), "coord-c", now, body) }},
 		{"over another body", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, b.ID, now, append(body, ' '))
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now, append(body, ' '))
+		}},
+		{"over another body of the same length", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now, bytes.Repeat([]byte{' '}, len(body)))
 		}},
 		{"for another URI", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, b.ID, now, body)
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now, body)
 			req.URL.RawQuery = "x=1"
 		}},
 		{"before the window", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, b.ID, now.Add(-httpapi.ForwardWindow-time.Minute), body)
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now.Add(-httpapi.ForwardWindow-time.Minute), body)
 		}},
 		{"after the window", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, b.ID, now.Add(httpapi.ForwardWindow+time.Minute), body)
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now.Add(httpapi.ForwardWindow+time.Minute), body)
 		}},
 		{"with another key", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: a.ID, Token: "not-" + a.Token}, b.ID, now, body)
+			httpapi.SignForwarded(req, a.ID, coordcluster.NewForwardKeys().With(b), b.ID, now, body)
+		}},
+		{"keyed by the sender's stored token", func(req *http.Request, body []byte) {
+			httpapi.SignForwarded(req, a.ID, []byte(a.Token), b.ID, now, body)
 		}},
 		{"by no live coordinator", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, persistence.Coordinator{ID: "coord-x", Token: a.Token}, b.ID, now, body)
+			httpapi.SignForwarded(req, "coord-x", e.aKey(), b.ID, now, body)
 		}},
 		{"with a malformed signature", func(req *http.Request, body []byte) {
-			httpapi.SignForwarded(req, a, b.ID, now, body)
+			httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, now, body)
 			req.Header.Set(httpapi.HeaderForwardSignature, "not-a-signature")
 		}},
 	} {
@@ -204,18 +213,20 @@ func TestForwardMarkProofs(t *testing.T) {
 	reached := e.reached.Load()
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	req := newReq(t, http.MethodPost, e.forwarder.URL+contract.BasePath+path, body)
-	httpapi.SignForwarded(req, a, b.ID, time.Now(), []byte(body))
+	httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, time.Now(), []byte(body))
 	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != b.URL || e.reached.Load() != reached {
 		t.Errorf("coord-a's proof: %d %s (owner %q), want coord-b's own answer", st, answer, h.Get(httpapi.HeaderOwner))
 	}
 }
 
 // Two coordinators that cannot check each other's marks (each knows an
-// old token of the other) and each see the group placed on the other
+// earlier run of the other) and each see the group placed on the other
 // forward a request once each: the second finds a mark it cannot prove
-// on a request the first already forwarded after removing one, and serves
-// it where it landed. A client's HeaderUnprovenMark only keeps its
-// request where it landed.
+// on a request the first already forwarded after removing one, and
+// refuses it naming the coordinator it sees the group placed on (503
+// GROUP_OWNED_ELSEWHERE with Retry-After), rather than sending it back or
+// serving a group placed elsewhere. A client's HeaderUnprovenMark only
+// gets its request refused so where it landed.
 func TestUnprovenMarksDoNotLoop(t *testing.T) {
 	var reachedA, reachedB atomic.Int64
 	count := func(n *atomic.Int64) func(bool) { return func(bool) { n.Add(1) } }
@@ -224,23 +235,73 @@ func TestUnprovenMarksDoNotLoop(t *testing.T) {
 	t.Cleanup(srvA.Close)
 	srvB := httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: cb, Forwarded: count(&reachedB)}))
 	t.Cleanup(srvB.Close)
-	a := persistence.Coordinator{ID: "coord-a", Token: "token-a", URL: srvA.URL}
-	b := persistence.Coordinator{ID: "coord-b", Token: "token-b", URL: srvB.URL}
-	ca.self, ca.owner = a, b
-	ca.setLive([]persistence.Coordinator{a, {ID: b.ID, Token: "old-token-b", URL: b.URL}})
-	cb.self, cb.owner = b, a
-	cb.setLive([]persistence.Coordinator{{ID: a.ID, Token: "old-token-a", URL: a.URL}, b})
+	a, ka := newPeer("coord-a", srvA.URL)
+	b, kb := newPeer("coord-b", srvB.URL)
+	oldA, _ := newPeer("coord-a", srvA.URL)
+	oldB, _ := newPeer("coord-b", srvB.URL)
+	ca.self, ca.owner, ca.keys = a, b, ka
+	ca.setLive([]persistence.Coordinator{a, oldB})
+	cb.self, cb.owner, cb.keys = b, a, kb
+	cb.setLive([]persistence.Coordinator{oldA, b})
 
+	refusedNamingB := func(st int, h http.Header, answer string) bool {
+		return st == http.StatusServiceUnavailable && strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) &&
+			h.Get(httpapi.HeaderOwner) == b.URL && h.Get("Retry-After") == "1"
+	}
 	st, h, answer := do(t, srvA, http.MethodGet, "/streams/orders/groups/g", "", "")
-	if st != http.StatusNotFound || h.Get(httpapi.HeaderOwner) != b.URL || reachedA.Load() != 1 || reachedB.Load() != 1 {
-		t.Errorf("GET via coord-a: %d %s (owner %q), forwards: coord-a %d, coord-b %d; want coord-a's own 404 after one forward each",
-			st, answer, h.Get(httpapi.HeaderOwner), reachedA.Load(), reachedB.Load())
+	if !refusedNamingB(st, h, answer) || reachedA.Load() != 1 || reachedB.Load() != 1 {
+		t.Errorf("GET via coord-a: %d %v %s, forwards: coord-a %d, coord-b %d; want coord-a's refusal naming coord-b after one forward each",
+			st, h, answer, reachedA.Load(), reachedB.Load())
 	}
 	req := newReq(t, http.MethodGet, srvA.URL+"/coord/v1/streams/orders/groups/g", "")
 	req.Header.Set(httpapi.HeaderForwardedBy, b.ID)
 	req.Header.Set(httpapi.HeaderUnprovenMark, b.ID)
-	if st, _, answer := send(t, http.DefaultClient, req); st != http.StatusNotFound || reachedA.Load() != 1 {
-		t.Errorf("client's unproven mark: %d %s, coord-a forwards %d; want coord-a's own 404 and no forward", st, answer, reachedA.Load())
+	if st, h, answer := send(t, http.DefaultClient, req); !refusedNamingB(st, h, answer) || reachedA.Load() != 1 {
+		t.Errorf("client's unproven mark: %d %v %s, coord-a forwards %d; want coord-a's refusal naming coord-b and no forward", st, h, answer, reachedA.Load())
+	}
+}
+
+// Issue 42 item 8: a client that sends a mark nobody can prove with
+// X-Coordinator-Unproven-Mark (as a coordinator that forwards such a
+// request does) to a coordinator that does not own the group gets its
+// requests refused there, naming the owner, and that coordinator never
+// takes the group, even while its ownership record is free (its owner
+// restarts): heartbeats RETRY, everything else, reads included, 503
+// GROUP_OWNED_ELSEWHERE. The same request without the header is
+// forwarded to the owner.
+func TestUnprovenMarkServesNoGroupPlacedElsewhere(t *testing.T) {
+	c := newTwoNodes(t)
+	key := c.freeGroupOnA(t)
+	unproven := func(req *http.Request) *http.Request {
+		req.Header.Set(httpapi.HeaderForwardedBy, "junk")
+		req.Header.Set(httpapi.HeaderUnprovenMark, "x")
+		return req
+	}
+	groupURL := c.b.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
+	for i := range 3 {
+		path, body := coordtest.JoinHeartbeat(t, key, fmt.Sprintf("m%d", i))
+		st, h, answer := send(t, http.DefaultClient, unproven(newReq(t, http.MethodPost, c.b.Base+path, body)))
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.URL {
+			t.Errorf("heartbeat %d with an unproven mark: %d %s (owner %q), want RETRY naming coord-a", i, st, answer, h.Get(httpapi.HeaderOwner))
+		}
+	}
+	for _, rq := range []struct{ method, url, body string }{
+		{http.MethodGet, groupURL, ""},
+		{http.MethodPost, groupURL + "/scale", `{"targetShardCount":8,"requestedBy":"test","reason":"probe"}`},
+		{http.MethodDelete, groupURL, `{"requestedBy":"test","reason":"probe","force":true}`},
+	} {
+		st, h, answer := send(t, http.DefaultClient, unproven(newReq(t, rq.method, rq.url, rq.body)))
+		if st != http.StatusServiceUnavailable || !strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) || h.Get(httpapi.HeaderOwner) != c.a.URL {
+			t.Errorf("%s %s with an unproven mark: %d %s (owner %q), want 503 GROUP_OWNED_ELSEWHERE naming coord-a", rq.method, rq.url, st, answer, h.Get(httpapi.HeaderOwner))
+		}
+	}
+	if c.bTookOver(t, key) {
+		t.Fatal("coord-b took a group placed on coord-a for an unproven mark")
+	}
+	req := newReq(t, http.MethodGet, groupURL, "")
+	req.Header.Set(httpapi.HeaderForwardedBy, "junk")
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
+		t.Errorf("GET with a junk mark alone: %d %s (owner %q), want coord-a's answer", st, answer, h.Get(httpapi.HeaderOwner))
 	}
 }
 
@@ -258,7 +319,8 @@ func clientFrom(t *testing.T, ip string) *http.Client {
 // Failed authentications that a coordinator forwards count against the
 // client's address as that coordinator saw it, never against the
 // forwarding coordinator's: a client that used up its failures through a
-// non-owner is refused 429 there, and another client through the same
+// non-owner is refused 429 there (its right password still passes), and
+// another client through the same
 // non-owner still authenticates, for proxied requests and batched
 // heartbeats alike. X-Forwarded-For of a request no coordinator proved it
 // forwarded (even with a forged mark) is the client's to choose and is
@@ -306,8 +368,11 @@ func TestForwardedAuthFailuresCountAgainstClient(t *testing.T) {
 				t.Fatalf("%s: wrong password %d through the forwarder: %d", rt.name, n+1, st)
 			}
 		}
-		if st := call(failing, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", password), rt.body, nil); st != http.StatusTooManyRequests {
-			t.Errorf("%s: the failing client's right password: %d, want 429", rt.name, st)
+		if st := call(failing, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", "wrong"), rt.body, nil); st != http.StatusTooManyRequests {
+			t.Errorf("%s: the failing client's 4th wrong password: %d, want 429", rt.name, st)
+		}
+		if st := call(failing, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", password), rt.body, nil); st != rt.ok {
+			t.Errorf("%s: the failing client's right password: %d, want %d (never locked out)", rt.name, st, rt.ok)
 		}
 		if st := call(other, e.forwarder.URL, rt.method, rt.path, basicAuth("alice", password), rt.body, nil); st != rt.ok {
 			t.Errorf("%s: another client through the same forwarder: %d, want %d", rt.name, st, rt.ok)
@@ -325,7 +390,7 @@ func TestForwardedAuthFailuresCountAgainstClient(t *testing.T) {
 			t.Fatalf("wrong password %d with a forged mark: %d", n+1, st)
 		}
 	}
-	if st := call(direct, e.owner.URL, http.MethodGet, "/streams/orders/groups/g", basicAuth("alice", password), "", forged("203.0.113.99")); st != http.StatusTooManyRequests {
-		t.Errorf("right password from the throttled address with another X-Forwarded-For: %d, want 429", st)
+	if st := call(direct, e.owner.URL, http.MethodGet, "/streams/orders/groups/g", basicAuth("alice", "wrong"), "", forged("203.0.113.99")); st != http.StatusTooManyRequests {
+		t.Errorf("a wrong password from the throttled address with another X-Forwarded-For: %d, want 429", st)
 	}
 }

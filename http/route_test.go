@@ -38,8 +38,9 @@ func newCountingPair(t *testing.T, placedOnA func(a persistence.Coordinator) per
 	t.Cleanup(p.a.Close)
 	p.b = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: cb, Middleware: []httpapi.Middleware{counting(&p.chainB)}}))
 	t.Cleanup(p.b.Close)
-	a := persistence.Coordinator{ID: "coord-a", Token: "token-a", URL: p.a.URL}
-	b := persistence.Coordinator{ID: "coord-b", Token: "token-b", URL: p.b.URL}
+	a, ka := newPeer("coord-a", p.a.URL)
+	b, kb := newPeer("coord-b", p.b.URL)
+	ca.keys, cb.keys = ka, kb
 	live := []persistence.Coordinator{a, b}
 	ca.self, ca.owner = a, placedOnA(a)
 	ca.setLive(live)

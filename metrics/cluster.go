@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -22,14 +23,14 @@ func newClusterMetrics() *clusterMetrics {
 	c := &clusterMetrics{
 		owned:     gauge("cluster_groups_owned", "Groups this coordinator owns."),
 		handovers: counterVec("cluster_handover_total", "Groups handed over to the coordinator they are placed on, by cause (placement, shutdown).", "cause"),
-		forwarded: counterVec("cluster_forwarded_request_total", "Requests forwarded to the owning coordinator, by result (ok, unreachable).", "result"),
+		forwarded: counterVec("cluster_forwarded_request_total", "Requests forwarded to the owning coordinator, by result (ok, unreachable; insecure_peer: not forwarded, the owner advertises http while this coordinator serves TLS).", "result"),
 		renewals:  counterVec("cluster_lease_renewal_total", "Coordinator registry lease renewals by result (ok, lost, failed).", "result"),
 		live:      gauge("cluster_coordinators", "Live coordinators in the registry, as this coordinator last read it."),
 	}
 	for _, cause := range []string{"placement", "shutdown"} {
 		c.handovers.WithLabelValues(cause)
 	}
-	for _, r := range []string{"ok", "unreachable"} {
+	for _, r := range []string{"ok", "unreachable", cluster.InsecurePeer} {
 		c.forwarded.WithLabelValues(r)
 	}
 	for _, r := range []string{"ok", "lost", "failed"} {
@@ -65,6 +66,15 @@ func (m *Metrics) Forwarded(reached bool) {
 		result = "unreachable"
 	}
 	m.cluster.forwarded.WithLabelValues(result).Inc()
+}
+
+var _ cluster.ForwardObserver = (*Metrics)(nil)
+
+// ForwardRefused implements cluster.ForwardObserver: one request not
+// forwarded to its group's owner, counted with cause as its result
+// (cluster.InsecurePeer).
+func (m *Metrics) ForwardRefused(cause string) {
+	m.cluster.forwarded.WithLabelValues(cause).Inc()
 }
 
 // Renewed implements cluster.Observer.

@@ -14,7 +14,10 @@ import (
 // Coordinator is one coordinator process as the registry knows it: a
 // stable id (the pod or host name), a token drawn at each start (so two
 // runs of one id are told apart) and the URL other coordinators forward
-// requests to.
+// requests to. The token is public: it is the run's X25519 public key
+// (cluster.ForwardKeys), from which the other coordinators derive the key
+// of the marks they exchange with it; the private key never reaches the
+// store, so reading the registry does not let anyone sign a mark.
 type Coordinator struct {
 	ID    string `json:"id"`
 	Token string `json:"-"`

@@ -7,8 +7,11 @@ import (
 	"net/http"
 )
 
-// ContentType is the media type of batch requests and answers.
-const ContentType = "application/x-coordinator-heartbeat-batch; v=1"
+// ContentType is the media type of batch requests and answers. v=2: the
+// encoding of v=1, sent with the mark that coordinators check before they
+// read the body (its signature covers the body's length and SHA-256,
+// docs/cluster.md, Trust model); an owner refuses a v=1 batch.
+const ContentType = "application/x-coordinator-heartbeat-batch; v=2"
 
 // Item is one forwarded request of a batch. Body aliases the decoded
 // buffer.

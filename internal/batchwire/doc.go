@@ -11,5 +11,7 @@
 // values; a status is a uvarint. Nothing is escaped or copied into an
 // intermediate form, so encoding an item costs about one copy of its bytes.
 // The format is internal to one release of the coordinator: ContentType
-// names its version, and an owner refuses any other.
+// names its version (with the way batches are authenticated: v=2 since
+// the mark signs the body's digest and length from a header), and an
+// owner refuses any other.
 package batchwire
