@@ -18,12 +18,14 @@ import (
 //   - a request whose Sec-Fetch-Site says a browser sent it from another
 //     site (cross-site, same-site), or whose Origin is not the request's
 //     own host (a "null" origin included), is answered 403 FORBIDDEN;
-//   - a request that carries a body, or a Content-Type, must say
-//     Content-Type: application/json (or another +json type), else 415
-//     UNSUPPORTED_MEDIA_TYPE: an HTML form can only send text/plain,
+//   - a request that declares a Content-Type must declare
+//     application/json (or another +json type), else 415
+//     UNSUPPORTED_MEDIA_TYPE: an HTML form always declares text/plain,
 //     multipart/form-data or application/x-www-form-urlencoded, and a
 //     script on another site cannot send JSON without a CORS preflight,
-//     which this API never grants.
+//     which this API never grants. A request that declares none is taken
+//     as JSON, as the clients written before this check send it; a browser
+//     sends one only with an Origin header, which the first check reads.
 //
 // Both checks run after authentication (so a caller without a credential
 // gets 401 first) and before the body is read.
@@ -42,8 +44,7 @@ func sameOrigin(rt Route, h httprouter.Handle) httprouter.Handle {
 			writeError(w, http.StatusForbidden, codeForbidden, "Cross-origin requests are refused")
 			return
 		}
-		ct := r.Header.Get("Content-Type")
-		if (ct != "" || r.ContentLength != 0) && !jsonMediaType(ct) {
+		if ct := r.Header.Get("Content-Type"); ct != "" && !jsonMediaType(ct) {
 			writeError(w, http.StatusUnsupportedMediaType, string(contract.CodeUnsupportedMediaType),
 				"Content-Type must be application/json")
 			return
