@@ -44,11 +44,15 @@ func (a *API) dataPlane() (DataPlane, error) {
 	return a.data, nil
 }
 
-// dataPlaneError classifies a DataPlane error: a malformed cursor is the
-// client's (400), anything else a Redis failure.
+// dataPlaneError classifies a DataPlane error: a malformed cursor, or one
+// whose page cannot be read within the read budget, is the client's
+// (400), anything else a Redis failure.
 func dataPlaneError(err error) error {
-	if errors.Is(err, streams.ErrInvalidCursor) {
+	switch {
+	case errors.Is(err, streams.ErrInvalidCursor):
 		return invalid("cursor: %v", err)
+	case errors.Is(err, streams.ErrOverBudget):
+		return invalid("%v", err)
 	}
 	return fmt.Errorf("%w: %w", errDataPlane, err)
 }
@@ -100,43 +104,46 @@ type messageRecord struct {
 // &cursor=&limit=25 (clamped to 1..1000). A shard index outside
 // [0, shardCount) is 400.
 func (a *API) shardMessages(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	body, err := a.messagesPage(r, ps)
+	body, truncated, err := a.messagesPage(r, ps)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	markTruncated(w, truncated)
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesResponse, error) {
+// messagesPage reads #22's body; truncated says the read budget ended the
+// page early (streams.Page.Truncated).
+func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (_ messagesResponse, truncated bool, _ error) {
 	key, err := pathKey(ps)
 	if err != nil {
-		return messagesResponse{}, err
+		return messagesResponse{}, false, err
 	}
 	index, err := strconv.Atoi(ps.ByName("shardIndex"))
 	if err != nil {
-		return messagesResponse{}, invalid("shardIndex: must be an integer")
+		return messagesResponse{}, false, invalid("shardIndex: must be an integer")
 	}
 	q := r.URL.Query()
 	dir, limit, err := pageQuery(q)
 	if err != nil {
-		return messagesResponse{}, err
+		return messagesResponse{}, false, err
 	}
 	view, err := a.coord.Group(r.Context(), key)
 	if err != nil {
-		return messagesResponse{}, err
+		return messagesResponse{}, false, err
 	}
 	if index < 0 || index >= view.ShardCount {
-		return messagesResponse{}, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
+		return messagesResponse{}, false, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
 	}
 	data, err := a.dataPlane()
 	if err != nil {
-		return messagesResponse{}, err
+		return messagesResponse{}, false, err
 	}
 	shard := streams.Shard{Index: index, Key: streams.StreamKey(key.StreamPrefix, index)}
 	page, err := data.Page(r.Context(), shard, dir, q.Get("cursor"), limit)
 	if err != nil {
-		return messagesResponse{}, dataPlaneError(err)
+		return messagesResponse{}, false, dataPlaneError(err)
 	}
 	out := messagesResponse{
 		StreamPrefix:  key.StreamPrefix,
@@ -161,7 +168,7 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (messagesRespo
 			RecordTime:        contract.Instant(rec.TimestampMs),
 		}
 	}
-	return out, nil
+	return out, page.Truncated, nil
 }
 
 // pageQuery reads the explorers' page parameters: direction

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -17,17 +16,30 @@ import (
 const maxDeadLetterIDs = 1000
 
 // deadLetterStream returns the dead-letter stream a request names (query or
-// body field "stream"): the Go client's default streams.DeadLetterStream
-// when blank, else a key that starts with "<prefix>-", so that the routes
-// cannot reach unrelated keys.
+// body field "stream"): exactly the prefix's own, streams.DeadLetterStream
+// (the Go client's default), whether named or left blank. Any other name
+// is INVALID_REQUEST before anything is read or removed: a key that merely
+// starts with "<prefix>-" can be another prefix's ("orders-eu:0" for the
+// groups of "orders"), see streams.ResolveDeadLetterStream.
 func deadLetterStream(prefix, name string) (string, error) {
-	if name == "" {
-		return streams.DeadLetterStream(prefix), nil
+	dlq, err := streams.ResolveDeadLetterStream(prefix, name)
+	if err != nil {
+		return "", invalid("stream: %v", err)
 	}
-	if !strings.HasPrefix(name, prefix+"-") || len(name) > 512 {
-		return "", invalid("stream: a dead-letter stream of prefix %s must start with %q", prefix, prefix+"-")
+	return dlq, nil
+}
+
+// HeaderReadTruncated is set ("true") on the answer of a page of stream
+// entries (the message explorers, dead letters) that the read budget ended
+// early (streams.MaxReadEntries, streams.MaxReadBytes): it holds fewer
+// entries than its limit, and its next cursor continues after them.
+const HeaderReadTruncated = "X-Coordinator-Read-Truncated"
+
+// markTruncated sets HeaderReadTruncated on w when truncated.
+func markTruncated(w http.ResponseWriter, truncated bool) {
+	if truncated {
+		w.Header().Set(HeaderReadTruncated, "true")
 	}
-	return name, nil
 }
 
 // deadLetters serves GET …/dead-letters?stream=&cursor=&limit=&allGroups=:
@@ -40,6 +52,7 @@ func (a *API) deadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.
 		a.fail(w, r, err)
 		return
 	}
+	markTruncated(w, page.Truncated)
 	writeJSON(w, http.StatusOK, page)
 }
 

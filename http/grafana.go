@@ -51,7 +51,7 @@ func (a *API) grafanaRoutes() []route {
 		{Route{Method: http.MethodGet, Template: grafana + "/members"}, rows(a, a.memberRows)},
 		{Route{Method: http.MethodGet, Template: grafana + "/shards"}, rows(a, a.shardRows)},
 		{Route{Method: http.MethodGet, Template: grafana + "/assignments"}, rows(a, a.assignmentRows)},
-		{Route{Method: http.MethodGet, Template: grafana + "/messages"}, rows(a, a.messageRows)},
+		{Route{Method: http.MethodGet, Template: grafana + "/messages"}, a.messageRowsHandle},
 	}
 }
 
@@ -102,7 +102,7 @@ func namedGroup(q url.Values) (key group.Key, ok bool, err error) {
 func (a *API) selectedGroups(ctx context.Context, sel group.Key) ([]*group.Group, error) {
 	keys := []group.Key{sel}
 	if sel.StreamPrefix == "" || sel.ConsumerGroup == "" {
-		views, err := a.coord.Groups(ctx)
+		views, err := a.groups(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +237,7 @@ type option struct {
 
 // streamOptions serves #24: every stream prefix with a group, sorted.
 func (a *API) streamOptions(r *http.Request) ([]option, error) {
-	views, err := a.coord.Groups(r.Context())
+	views, err := a.groups(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (a *API) streamOptions(r *http.Request) ([]option, error) {
 // prefix's groups only.
 func (a *API) consumerGroupOptions(r *http.Request) ([]option, error) {
 	prefix := strings.TrimSpace(r.URL.Query().Get("streamPrefix"))
-	views, err := a.coord.Groups(r.Context())
+	views, err := a.groups(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -453,36 +453,49 @@ type messageRow struct {
 	RecordTime        contract.Instant `json:"recordTime"`
 }
 
+// messageRowsHandle serves #30 as rows does, setting HeaderReadTruncated
+// when the read budget ended the page early.
+func (a *API) messageRowsHandle(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	out, truncated, err := a.messageRows(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	markTruncated(w, truncated)
+	writeJSON(w, http.StatusOK, nonNil(out))
+}
+
 // messageRows serves #30 for the named group:
 // ?shardIndex=&direction=&cursor=&limit=&recordId=. The shard selector
 // (shardSelector) picks one in-range shard (else 400) or every shard; the
 // page is streams.Observer.Browse's (plain, merged "all:…" and tail
 // cursors). A recordId instead looks the entry up on every shard (selector
-// all, cursor ignored, no next cursor).
-func (a *API) messageRows(r *http.Request) ([]messageRow, error) {
+// all, cursor ignored, no next cursor). truncated says the read budget
+// ended the page early (streams.Page.Truncated).
+func (a *API) messageRows(r *http.Request) (_ []messageRow, truncated bool, _ error) {
 	q := r.URL.Query()
 	key, ok, err := namedGroup(q)
 	if !ok {
-		return nil, err
+		return nil, false, err
 	}
 	dir, limit, err := pageQuery(q)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	index, all, err := shardSelector(q.Get("shardIndex"))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	view, err := a.coord.Group(r.Context(), key)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !all && (index < 0 || index >= view.ShardCount) {
-		return nil, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
+		return nil, false, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
 	}
 	data, err := a.dataPlane()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	shards, selector := streams.ShardsOf(key.StreamPrefix, view.ShardCount), allShards
 	recordID := strings.TrimSpace(q.Get("recordId"))
@@ -491,11 +504,11 @@ func (a *API) messageRows(r *http.Request) ([]messageRow, error) {
 	}
 	page, err := messagePage(r.Context(), data, shards, dir, q.Get("cursor"), limit, recordID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	total, err := data.TotalLength(r.Context(), shards)
 	if err != nil {
-		return nil, dataPlaneError(err)
+		return nil, false, dataPlaneError(err)
 	}
 	out := make([]messageRow, len(page.Records))
 	for i, rec := range page.Records {
@@ -508,7 +521,7 @@ func (a *API) messageRows(r *http.Request) ([]messageRow, error) {
 			RecordTimestampMs: rec.TimestampMs, RecordTime: contract.Instant(rec.TimestampMs),
 		}
 	}
-	return out, nil
+	return out, page.Truncated, nil
 }
 
 // messagePage reads the page of messageRows: the lookup of recordID when it
@@ -523,7 +536,7 @@ func messagePage(ctx context.Context, data DataPlane, shards []streams.Shard, di
 	}
 	records, err := data.Lookup(ctx, shards, recordID)
 	switch {
-	case errors.Is(err, streams.ErrInvalidID):
+	case errors.Is(err, streams.ErrInvalidID), errors.Is(err, streams.ErrOverBudget):
 		return streams.Page{}, invalid("recordId: %v", err)
 	case err != nil:
 		return streams.Page{}, dataPlaneError(err)

@@ -126,8 +126,9 @@ type deadLetterResults struct {
 // Dead letters as the Go client writes them: listed newest first with where
 // they came from, the group that dead-lettered them, their delivery count
 // and last error; another group's entries are left out unless allGroups is
-// set, and refused to this group's redrive and delete. One is redriven to
-// its shard, one deleted, and ids that are gone or malformed fail alone.
+// set, and refused to this group's redrive and delete, as is an entry that
+// names no group (listed, but nobody's to remove). One is redriven to its
+// shard, one deleted, and ids that are gone or malformed fail alone.
 func TestDeadLettersEndToEnd(t *testing.T) {
 	e := newReshardEnv(t)
 	e.create(2)
@@ -179,12 +180,18 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 	if err != nil || len(redriven) != 1 || redriven[0].Values["payload"] != "p1" || redriven[0].Values["key"] != "k1" {
 		t.Errorf("redriven entry on %s: %+v %v", e.streamKey(1), redriven, err)
 	}
-	e.expect("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{second, others[1]}, "requestedBy": "ops"}, http.StatusOK, &res)
-	if len(res.Results) != 2 || res.Results[0].Status != "DELETED" || res.Results[1].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {
+	own := add(streams.DeadLetterFields(e.streamKey(0), "4-1", e.key.ConsumerGroup, 5, "", map[string]any{"payload": "p4"}))
+	e.expect("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{own, second, others[1]}, "requestedBy": "ops"}, http.StatusOK, &res)
+	if len(res.Results) != 3 || res.Results[0].Status != "DELETED" || res.Results[1].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" ||
+		res.Results[2].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {
 		t.Fatalf("delete: %+v", res)
 	}
-	if n := e.rdb.XLen(t.Context(), dlq).Val(); n != 3 {
-		t.Errorf("dead-letter stream length %d after a redrive and a delete, want the other group's 3", n)
+	e.expect("POST", e.groupPath()+"/dead-letters/redrive", map[string]any{"ids": []string{second}, "requestedBy": "ops"}, http.StatusOK, &res)
+	if len(res.Results) != 1 || res.Results[0].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {
+		t.Fatalf("redrive of the entry naming no group: %+v", res)
+	}
+	if n := e.rdb.XLen(t.Context(), dlq).Val(); n != 4 {
+		t.Errorf("dead-letter stream length %d after a redrive and a delete, want the other group's 3 and the one naming no group", n)
 	}
 	e.expectError("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{}, "requestedBy": "ops"}, http.StatusBadRequest, "INVALID_REQUEST")
 	e.expectError("POST", "/streams/"+e.prefix+"/groups/none/dead-letters/delete", map[string]any{"ids": []string{second}, "requestedBy": "ops"}, http.StatusNotFound, "GROUP_NOT_FOUND")

@@ -17,7 +17,8 @@ import (
 // dead-lettered it) and, for each field k of the original entry, "field:k".
 // One dead-letter stream serves every group of a prefix, so "group" tells
 // them apart; an entry without it (written before the field existed, or by
-// another writer) belongs to no group in particular and is shown to all.
+// another writer) belongs to no group in particular: it is shown to all,
+// but no group may redrive or delete it (ErrOtherGroup).
 const (
 	deadLetterStream     = "stream"
 	deadLetterID         = "id"
@@ -44,6 +45,26 @@ func DeadLetterFields(stream, id, group string, deliveries int64, cause string, 
 // DeadLetterStream is the default dead-letter stream of a stream prefix,
 // the Go client's default ("<prefix>-dead-letter").
 func DeadLetterStream(prefix string) string { return prefix + "-dead-letter" }
+
+// ErrNotDeadLetterStream is matched by ResolveDeadLetterStream's errors
+// for a name that is not the prefix's dead-letter stream.
+var ErrNotDeadLetterStream = errors.New("not a dead-letter stream of the prefix")
+
+// ResolveDeadLetterStream returns the dead-letter stream that a request for
+// the groups of prefix names: DeadLetterStream(prefix) when name is blank
+// or that very name, ErrNotDeadLetterStream for any other name. The rule is
+// exact on purpose: a name merely starting with "<prefix>-" can be another
+// prefix's key ("orders-eu:0" is a shard of prefix "orders-eu", and
+// "orders-eu-dead-letter" its dead-letter stream), while
+// "<prefix>-dead-letter" is nobody else's (no other prefix's shard
+// "<Q>:<i>" or dead-letter stream "<Q>-dead-letter" has that name).
+func ResolveDeadLetterStream(prefix, name string) (string, error) {
+	own := DeadLetterStream(prefix)
+	if name != "" && name != own {
+		return "", fmt.Errorf("%w: the dead-letter stream of the groups of %s is %s; other streams are not reachable here", ErrNotDeadLetterStream, prefix, own)
+	}
+	return own, nil
+}
 
 // DeadLetter is one entry of a dead-letter stream.
 type DeadLetter struct {
@@ -75,6 +96,11 @@ type DeadLetterPage struct {
 	Entries []DeadLetter `json:"entries"`
 	// NextCursor continues after this page; nil when nothing remained.
 	NextCursor *string `json:"nextCursor"`
+	// Truncated: the entries a page may examine (deadLetterScanPages pages'
+	// worth, and the read budget MaxReadEntries, MaxReadBytes) ran out
+	// before the page was full; NextCursor continues. Not on the wire (the
+	// HTTP layer says so in a header).
+	Truncated bool `json:"-"`
 }
 
 var (
@@ -101,8 +127,10 @@ const deadLetterScanPages = 10
 // those that name no group are listed; blank lists every entry. prefix
 // names the shards that SourceShard refers to. limit is clamped as the
 // message explorer's. A page examines at most deadLetterScanPages × limit
-// entries: it can hold fewer than limit entries (even none) while
-// NextCursor says more remain.
+// entries, within the read budget (MaxReadEntries, MaxReadBytes; reads of
+// at most limit entries, the first of at most firstReadChunk): it can hold
+// fewer than limit entries (even none) while NextCursor says more remain
+// (Truncated).
 func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (DeadLetterPage, error) {
 	limit = ClampLimit(limit)
 	end := "+"
@@ -120,13 +148,15 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 	page.Length = length
 	// more: entries older than end may remain.
 	more := true
-	for budget := deadLetterScanPages * limit; more && len(page.Entries) < limit && budget > 0; {
-		n := min(limit, budget)
+	b := o.limits.budget()
+	examine := min(deadLetterScanPages*limit, b.maxEntries)
+	for more && len(page.Entries) < limit && b.entries < examine && b.left() {
+		n := min(limit, examine-b.entries, b.allowance(1))
 		msgs, err := o.client.XRevRangeN(ctx, dlq, end, "-", int64(n)).Result()
 		if err != nil {
 			return DeadLetterPage{}, err
 		}
-		budget -= len(msgs)
+		b.spend(msgs)
 		more = len(msgs) == n
 		for i, m := range msgs {
 			end = "(" + m.ID
@@ -147,6 +177,7 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 		if len(older) > 0 {
 			next := strings.TrimPrefix(end, "(")
 			page.NextCursor = &next
+			page.Truncated = len(page.Entries) < limit
 		}
 	}
 	return page, nil
@@ -156,7 +187,7 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 func deadLetterOf(m redis.XMessage, prefix string) DeadLetter {
 	d := DeadLetter{ID: m.ID, Fields: map[string]string{}}
 	for k, v := range m.Values {
-		s := fmt.Sprint(v)
+		s := valueString(v)
 		switch {
 		case k == deadLetterStream:
 			d.SourceStream = s
@@ -191,11 +222,11 @@ type Redriven struct {
 // Redrive adds the dead letter id of dlq back to its source shard (with its
 // original fields, as a new entry) and then deletes it from dlq, for the
 // consumer group group (ErrOtherGroup for an entry another group
-// dead-lettered). The source must be one of the shards 0..shardCount-1 of
-// prefix (an error otherwise, nothing changed). Every group of the prefix
-// reads the new entry. A crash between the two steps leaves the entry in
-// both streams: it is delivered again, which dead letters must tolerate
-// anyway.
+// dead-lettered or one that names no group). The source must be one of the
+// shards 0..shardCount-1 of prefix (an error otherwise, nothing changed).
+// Every group of the prefix reads the new entry. A crash between the two
+// steps leaves the entry in both streams: it is delivered again, which
+// dead letters must tolerate anyway.
 func (o *Operator) Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (Redriven, error) {
 	d, err := o.deadLetter(ctx, dlq, prefix, group, id)
 	if err != nil {
@@ -223,7 +254,7 @@ func (o *Operator) Redrive(ctx context.Context, dlq, prefix, group string, shard
 
 // DeleteDeadLetter removes the dead letter id from dlq for the consumer
 // group group (ErrDeadLetterNotFound when it is not there, ErrOtherGroup
-// when another group dead-lettered it).
+// when another group dead-lettered it or it names no group).
 func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, group, id string) error {
 	if _, err := o.deadLetter(ctx, dlq, "", group, id); err != nil {
 		return err
@@ -238,8 +269,11 @@ func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, group, id string) 
 	return nil
 }
 
-// deadLetter reads one dead letter by id, refusing one that a group other
-// than group dead-lettered.
+// deadLetter reads one dead letter by id for a redrive or delete by group,
+// refusing (ErrOtherGroup) one that another group dead-lettered and one
+// that names no group: the dead-letter stream is shared by every group of
+// the prefix, so an entry without a group may be any group's, and one
+// group's operator must not remove it for the others.
 func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string) (DeadLetter, error) {
 	if _, err := parseID(id); err != nil {
 		return DeadLetter{}, err
@@ -252,7 +286,10 @@ func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string
 		return DeadLetter{}, fmt.Errorf("%w: %s", ErrDeadLetterNotFound, id)
 	}
 	d := deadLetterOf(msgs[0], prefix)
-	if d.Group != "" && d.Group != group {
+	switch {
+	case d.Group == "":
+		return DeadLetter{}, fmt.Errorf("%w: %s names no consumer group, so it is not %s's to redrive or delete", ErrOtherGroup, id, group)
+	case d.Group != group:
 		return DeadLetter{}, fmt.Errorf("%w: %s was dead-lettered by %s", ErrOtherGroup, id, d.Group)
 	}
 	return d, nil

@@ -121,3 +121,50 @@ func TestDeadLetterTally(t *testing.T) {
 	add("billing", 1)
 	check("one removed, one added", 3, tallyBatch+2)
 }
+
+// An entry that names no group is listed to every group but is nobody's to
+// remove: redrive and delete refuse it (ErrOtherGroup) and it stays.
+func TestDeadLetterWithoutGroupIsNotRemovable(t *testing.T) {
+	client := newTestClient(t)
+	ops := NewOperator(client)
+	prefix := testPrefix(t, client)
+	dlq := prefix + ":dead-letter"
+	values := DeadLetterFields(StreamKey(prefix, 0), "1-1", "", 5, "boom", map[string]any{"k": "v"})
+	delete(values, deadLetterGroup)
+	id, err := client.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: values}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := ops.DeadLetters(t.Context(), dlq, prefix, "billing", "", 10)
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].ID != id || page.Entries[0].Group != "" {
+		t.Fatalf("billing's page: %+v, %v; want the entry naming no group", page, err)
+	}
+	if _, err := ops.Redrive(t.Context(), dlq, prefix, "billing", 1, id); !errors.Is(err, ErrOtherGroup) {
+		t.Errorf("redrive of an entry naming no group: %v, want ErrOtherGroup", err)
+	}
+	if err := ops.DeleteDeadLetter(t.Context(), dlq, "billing", id); !errors.Is(err, ErrOtherGroup) {
+		t.Errorf("delete of an entry naming no group: %v, want ErrOtherGroup", err)
+	}
+	if n := client.XLen(t.Context(), dlq).Val(); n != 1 {
+		t.Errorf("%d entries left, want 1", n)
+	}
+	if n := client.XLen(t.Context(), StreamKey(prefix, 0)).Val(); n != 0 {
+		t.Errorf("the refused redrive added %d entries to the shard", n)
+	}
+}
+
+// Only the prefix's own dead-letter stream resolves: never a key of
+// another prefix that merely starts with "<prefix>-".
+func TestResolveDeadLetterStream(t *testing.T) {
+	for _, name := range []string{"", "orders-dead-letter"} {
+		if got, err := ResolveDeadLetterStream("orders", name); err != nil || got != "orders-dead-letter" {
+			t.Errorf("ResolveDeadLetterStream(orders, %q) = %q, %v", name, got, err)
+		}
+	}
+	for _, name := range []string{"orders-eu:0", "orders-eu-dead-letter", "orders-eu", "orders:0", "orders", "orders-dead-letter-2",
+		"orders-dead-letter:0", "shipping-dead-letter", " orders-dead-letter", "ORDERS-dead-letter"} {
+		if got, err := ResolveDeadLetterStream("orders", name); !errors.Is(err, ErrNotDeadLetterStream) {
+			t.Errorf("ResolveDeadLetterStream(orders, %q) = %q, %v; want ErrNotDeadLetterStream", name, got, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,13 +116,19 @@ type Page struct {
 	Records []Record
 	// NextCursor continues after this page; nil when nothing remained.
 	NextCursor *string
+	// Truncated: the read budget (MaxReadEntries, MaxReadBytes) ended the
+	// page early. Records are still the entries that follow the cursor, in
+	// order, but fewer than Limit, and NextCursor continues after them.
+	Truncated bool
 }
 
 // Page reads one page of shard's entries (docs/protocol.md §2.6 /shards/{i}/messages) in
 // direction dir, starting after cursor (an entry id of a previous page;
-// blank = from the newest or oldest entry). It fetches limit+1 entries
-// (limit+2 with a cursor), drops the entry equal to the cursor and keeps
-// limit; NextCursor is the last kept id when more entries remained. A
+// blank = from the newest or oldest entry). It reads limit+1 entries after
+// the cursor (XRANGE/XREVRANGE from the cursor, inclusive, dropping the
+// entry equal to it) and keeps limit; NextCursor is the last kept id when
+// more entries remained. Within the read budget: when it runs out first,
+// the page is Truncated (fewer records, NextCursor after the last). A
 // malformed cursor yields ErrInvalidCursor.
 func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor string, limit int) (Page, error) {
 	dir, limit, cursor = dir.normalized(), ClampLimit(limit), strings.TrimSpace(cursor)
@@ -130,11 +137,11 @@ func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor 
 			return Page{}, fmt.Errorf("%w: %w", ErrInvalidCursor, err)
 		}
 	}
-	reads, err := o.readAfter(ctx, []Shard{shard}, dir, map[int]string{shard.Index: cursor}, limit+1)
+	read, cut, err := o.scan(ctx, []Shard{shard}, dir, map[int]string{shard.Index: cursor}, limit+1, false, o.limits.budget())
 	if err != nil {
 		return Page{}, err
 	}
-	return pageOf(dir, limit, reads[0], func(kept []Record) string { return kept[len(kept)-1].ID }), nil
+	return pageOf(dir, limit, read, cut, func(kept []Record) string { return kept[len(kept)-1].ID }), nil
 }
 
 // Browse reads one page of the Grafana message explorer (docs/protocol.md §2.7) over the
@@ -144,18 +151,27 @@ func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor 
 //     ceil(T/limit) pages (T = TotalLength of shards) counted from the far
 //     end — the newest entries for Forward, the oldest for Backward — listed
 //     in dir order. NextCursor is TailCursorPrefix+(d−1) while the page's
-//     distance d from the last page is positive. The cost grows with n: each
-//     shard reads up to (n+1)·limit entries.
+//     distance d from the last page is positive. The page is read from the
+//     nearer end of the merged shards: from the far end (the opposite of
+//     dir) the entries up to the page's, or from the near end (dir) those
+//     up to it, whichever are fewer; so the last page and the clamped far
+//     pages cost at most about a page. A page more than the read budget
+//     from both ends is refused (ErrInvalidCursor and ErrOverBudget), never
+//     read by skipping.
 //   - a merged cursor "all:<i>=<id>,…", or any cursor when more or fewer
-//     than one shard is selected: every shard reads limit+1 entries after its
-//     own cursor (shards absent from the cursor start at the end dir begins
-//     with; a cursor of another form is ignored), the candidates are merged
-//     by (entry id, shard index) in dir order, and limit are kept.
-//     NextCursor is the old cursor map overlaid with each shard's last id on
-//     the page, when more candidates remained.
+//     than one shard is selected: the first limit+1 entries after the
+//     shards' cursors (shards absent from the cursor start at the end dir
+//     begins with; a cursor of another form is ignored), merged by (entry
+//     id, shard index) in dir order, and limit are kept. NextCursor is the
+//     old cursor map overlaid with each shard's last id on the page, when
+//     more candidates remained. The shards are read in chunks (scan), each
+//     shard only as far as it can still contribute to the page.
 //   - otherwise (one shard, plain cursor): as Page.
 //
-// A malformed cursor yields ErrInvalidCursor.
+// Every scheme stays within the read budget (MaxReadEntries,
+// MaxReadBytes): a plain or merged page that would read more is
+// Truncated, a tail page refused. A malformed cursor yields
+// ErrInvalidCursor.
 func (o *Observer) Browse(ctx context.Context, shards []Shard, dir Direction, cursor string, limit int) (Page, error) {
 	dir, limit, cursor = dir.normalized(), ClampLimit(limit), strings.TrimSpace(cursor)
 	distance, tail, err := parseTailCursor(cursor)
@@ -171,25 +187,36 @@ func (o *Observer) Browse(ctx context.Context, shards []Shard, dir Direction, cu
 }
 
 // Lookup returns the entry with id recordID on each of shards (XRANGE key id
-// id COUNT 1, pipelined), ordered by shard index. A malformed id yields
-// ErrInvalidID.
+// id COUNT 1, in pipelines of observeBatch shards), ordered by shard index.
+// A malformed id yields ErrInvalidID; ErrOverBudget when the entries found
+// exhaust the read budget before every shard was looked at.
 func (o *Observer) Lookup(ctx context.Context, shards []Shard, recordID string) ([]Record, error) {
 	recordID = strings.TrimSpace(recordID)
 	if _, err := parseID(recordID); err != nil {
 		return nil, err
 	}
-	pipe := o.client.Pipeline()
-	cmds := make([]*redis.XMessageSliceCmd, len(shards))
-	for j, shard := range shards {
-		cmds[j] = pipe.XRangeN(ctx, shard.Key, recordID, recordID, 1)
-	}
-	_, _ = pipe.Exec(ctx)
+	b := o.limits.budget()
 	var found []Record
-	for j, cmd := range cmds {
-		if err := cmd.Err(); err != nil {
-			return nil, fmt.Errorf("streams: looking up %s in %s: %w", recordID, shards[j].Key, err)
+	looked := 0
+	for batch := range slices.Chunk(shards, observeBatch) {
+		if !b.left() {
+			return nil, fmt.Errorf("%w: looking up %s: the entries found on the first %d of the %d shards exhaust it (at most %d entries and %d bytes); select one shard",
+				ErrOverBudget, recordID, looked, len(shards), b.maxEntries, b.maxBytes)
 		}
-		found = append(found, recordsOf(shards[j], cmd.Val())...)
+		looked += len(batch)
+		pipe := o.client.Pipeline()
+		cmds := make([]*redis.XMessageSliceCmd, len(batch))
+		for j, shard := range batch {
+			cmds[j] = pipe.XRangeN(ctx, shard.Key, recordID, recordID, 1)
+		}
+		_, _ = pipe.Exec(ctx)
+		for j, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				return nil, fmt.Errorf("streams: looking up %s in %s: %w", recordID, batch[j].Key, err)
+			}
+			b.spend(cmd.Val())
+			found = append(found, recordsOf(batch[j], cmd.Val())...)
+		}
 	}
 	slices.SortStableFunc(found, func(a, b Record) int { return cmp.Compare(a.Shard, b.Shard) })
 	return found, nil
@@ -242,12 +269,11 @@ func (o *Observer) mergedPage(ctx context.Context, shards []Shard, dir Direction
 	if err != nil {
 		return Page{}, err
 	}
-	reads, err := o.readAfter(ctx, shards, dir, cursors, limit+1)
+	merged, cut, err := o.scan(ctx, shards, dir, cursors, limit+1, false, o.limits.budget())
 	if err != nil {
 		return Page{}, err
 	}
-	merged := sortedRecords(slices.Concat(reads...), dir)
-	return pageOf(dir, limit, merged, func(kept []Record) string {
+	return pageOf(dir, limit, merged, cut, func(kept []Record) string {
 		next := maps.Clone(cursors)
 		for _, r := range kept {
 			next[r.Shard] = r.ID
@@ -266,12 +292,31 @@ func (o *Observer) tailPage(ctx context.Context, shards []Shard, dir Direction, 
 	if w.size == 0 {
 		return page, nil
 	}
-	reads, err := o.readAfter(ctx, shards, dir.opposite(), nil, w.skip+w.size)
-	if err != nil {
-		return Page{}, err
+	// The page holds the entries [skip, skip+size) counted from the far
+	// end, that is [total−skip−size, total−skip) counted from the near end:
+	// read the first n of the merge from the nearer end.
+	b := o.limits.budget()
+	fromFar, fromNear := int64(w.skip+w.size), total-int64(w.skip)
+	n := min(fromFar, fromNear)
+	if n > int64(b.maxEntries) {
+		return Page{}, tailOverBudget(distance, n, b)
 	}
-	fromFarEnd := sortedRecords(slices.Concat(reads...), dir.opposite())
-	window := fromFarEnd[min(w.skip, len(fromFarEnd)):min(w.skip+w.size, len(fromFarEnd))]
+	readDir := dir.opposite()
+	if fromNear < fromFar {
+		readDir = dir
+	}
+	read, cut, err := o.scan(ctx, shards, readDir, nil, int(n), true, b)
+	switch {
+	case err != nil:
+		return Page{}, err
+	case cut:
+		return Page{}, tailOverBudget(distance, n, b)
+	}
+	lo, hi := w.skip, w.skip+w.size
+	if readDir == dir {
+		lo, hi = int(n)-w.size, int(n)
+	}
+	window := read[min(lo, len(read)):min(hi, len(read))]
 	page.Records = sortedRecords(window, dir)
 	if w.distance > 0 {
 		next := TailCursorPrefix + strconv.Itoa(w.distance-1)
@@ -280,20 +325,172 @@ func (o *Observer) tailPage(ctx context.Context, shards []Shard, dir Direction, 
 	return page, nil
 }
 
+// tailOverBudget is the error of a tail page that needs the first n
+// entries from the nearer end of the merged shards, more than b allows.
+func tailOverBudget(distance int, n int64, b *readBudget) error {
+	return fmt.Errorf("%w: %w: tail cursor %s%d: its page needs the first %d entries from the nearer end of the selected shards, "+
+		"more than one request reads (at most %d entries and %d bytes); page from an end with a plain or merged cursor, or with a smaller limit",
+		ErrInvalidCursor, ErrOverBudget, TailCursorPrefix, distance, n, b.maxEntries, b.maxBytes)
+}
+
 // pageOf keeps the first limit of candidates; when more remained it sets
-// NextCursor to nextCursor(kept).
-func pageOf(dir Direction, limit int, candidates []Record, nextCursor func(kept []Record) string) Page {
+// NextCursor to nextCursor(kept). cut says the candidates are a prefix
+// that the read budget ended: the page is then Truncated and continues
+// after what it kept.
+func pageOf(dir Direction, limit int, candidates []Record, cut bool, nextCursor func(kept []Record) string) Page {
 	page := Page{Direction: dir, Limit: limit, Records: candidates[:min(limit, len(candidates))]}
-	if len(candidates) > limit {
+	switch {
+	case len(candidates) > limit:
 		next := nextCursor(page.Records)
 		page.NextCursor = &next
+	case cut:
+		page.Truncated = true
+		if len(page.Records) > 0 {
+			next := nextCursor(page.Records)
+			page.NextCursor = &next
+		}
 	}
 	return page
 }
 
+// shardScan is one shard's progress in a scan.
+type shardScan struct {
+	shard Shard
+	// cursor is where the shard's entries start (exclusive; "" = at the
+	// end the scan's direction begins with).
+	cursor string
+	// next is the lower bound (XRANGE) or upper bound (XREVRANGE) of the
+	// shard's next read; "" before the first.
+	next string
+	// records are the entries read, in the scan's direction.
+	records []Record
+	// exhausted: the shard has no entries beyond records.
+	exhausted bool
+	// rank counts the candidates (of every shard) up to and including the
+	// last of records, in the scan's direction.
+	rank int
+}
+
+// scan returns the first k entries, in direction dir, of the merge by
+// (entry id, shard index) of shards' entries strictly after their cursors
+// (from the end dir begins with for a shard without one), as a k-way merge
+// that reads ahead in chunks. It reads in rounds, a round's reads in one
+// pipeline, and spends b. The first round reads every shard (k spread over
+// the shards, at most firstReadChunk each). The entries up to the
+// frontier, the earliest last entry read of the shards not read to their
+// end, are confirmed: no unread entry precedes them. Each later round
+// reads the shards that run dry within firstReadChunk entries of the
+// frontier (the frontier's shard at least), sharing the entries still
+// missing among them, each no more than it can contribute (k minus the
+// entries that precede its last) nor than its share of what is left of b.
+// So a shard whose entries come later than the page is not read beyond
+// its first chunk, and the reads add up to about k when the shards
+// interleave. When b runs out first, cut is true and the entries returned
+// are the confirmed ones: fewer than k, but at least one when a shard has
+// entries left.
+//
+// whole is for callers that need all k entries or none (tail pages): the
+// scan gives up (cut, no entries) as soon as the entries still missing,
+// at the average size read so far, would exceed what is left of b, rather
+// than spending b first.
+func (o *Observer) scan(ctx context.Context, shards []Shard, dir Direction, cursors map[int]string, k int, whole bool, b *readBudget) (merged []Record, cut bool, err error) {
+	order := recordOrder(dir)
+	states := make([]*shardScan, len(shards))
+	for j, shard := range shards {
+		states[j] = &shardScan{shard: shard, cursor: cursors[shard.Index]}
+	}
+	for round := 0; ; round++ {
+		var all []Record
+		for _, s := range states {
+			all = append(all, s.records...)
+		}
+		merged = slices.SortedFunc(slices.Values(all), order)
+		confirmed := len(merged)
+		var open []*shardScan
+		for _, s := range states {
+			if s.exhausted {
+				continue
+			}
+			s.rank = 0
+			if len(s.records) > 0 {
+				i, _ := slices.BinarySearchFunc(merged, s.records[len(s.records)-1], order)
+				s.rank = i + 1
+			}
+			confirmed = min(confirmed, s.rank)
+			open = append(open, s)
+		}
+		switch {
+		case confirmed >= k || len(open) == 0:
+			return merged[:min(k, len(merged))], false, nil
+		case round > 0 && !b.left():
+			return merged[:confirmed], true, nil
+		case whole && !b.fits(k-confirmed):
+			return nil, true, nil
+		}
+		open = slices.DeleteFunc(open, func(s *shardScan) bool { return s.rank >= confirmed+firstReadChunk })
+		share := (k - confirmed + len(open) - 1) / len(open)
+		allowed := b.allowance(len(open))
+		pipe := o.client.Pipeline()
+		cmds := make([]*redis.XMessageSliceCmd, len(open))
+		asked := make([]int64, len(open))
+		for j, s := range open {
+			n := int64(max(min(k-s.rank, share, allowed), 1))
+			bound := s.next
+			if bound == "" && s.cursor != "" {
+				bound, n = s.cursor, n+1 // inclusive: the entry equal to the cursor is dropped
+			}
+			asked[j] = n
+			if dir.forward() {
+				cmds[j] = pipe.XRangeN(ctx, s.shard.Key, cmp.Or(bound, "-"), "+", n)
+			} else {
+				cmds[j] = pipe.XRevRangeN(ctx, s.shard.Key, cmp.Or(bound, "+"), "-", n)
+			}
+		}
+		_, _ = pipe.Exec(ctx)
+		for j, s := range open {
+			messages, err := cmds[j].Result()
+			if err != nil {
+				return nil, false, fmt.Errorf("streams: reading %s: %w", s.shard.Key, err)
+			}
+			b.spend(messages)
+			first := s.next == ""
+			if int64(len(messages)) < asked[j] {
+				s.exhausted = true
+			}
+			if len(messages) > 0 {
+				var ok bool
+				if s.next, ok = beyond(messages[len(messages)-1].ID, dir); !ok {
+					s.exhausted = true
+				}
+			}
+			records := recordsOf(s.shard, messages)
+			if first && s.cursor != "" {
+				records = slices.DeleteFunc(records, func(r Record) bool { return r.ID == s.cursor })
+			}
+			s.records = append(s.records, records...)
+		}
+	}
+}
+
+// beyond returns the exclusive bound that continues a read in direction
+// dir after the entry id; ok is false when no entry can follow it.
+func beyond(id string, dir Direction) (bound string, ok bool) {
+	e, err := parseID(id)
+	switch {
+	case err != nil:
+		return "", false
+	case dir.forward() && e.ms == math.MaxUint64 && e.seq == math.MaxUint64:
+		return "", false
+	case !dir.forward() && e.ms == 0 && e.seq == 0:
+		return "", false
+	}
+	return "(" + id, true
+}
+
 // readAfter reads, in one pipeline, up to n entries of every shard strictly
 // after that shard's cursor in direction dir (from the start when it has
-// none): it fetches n+1 with a cursor and drops the entry equal to it.
+// none): it fetches n+1 with a cursor and drops the entry equal to it. Only
+// FirstAfter uses it (n = 1); pages read with scan, within a budget.
 func (o *Observer) readAfter(ctx context.Context, shards []Shard, dir Direction, cursors map[int]string, n int) ([][]Record, error) {
 	pipe := o.client.Pipeline()
 	cmds := make([]*redis.XMessageSliceCmd, len(shards))
@@ -322,12 +519,21 @@ func (o *Observer) readAfter(ctx context.Context, shards []Shard, dir Direction,
 	return reads, nil
 }
 
+// valueString is a field value of an entry as a string: go-redis decodes
+// them as strings, which are kept as they are (not copied).
+func valueString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
 func recordsOf(shard Shard, messages []redis.XMessage) []Record {
 	records := make([]Record, len(messages))
 	for j, m := range messages {
 		fields := make(map[string]string, len(m.Values))
 		for name, value := range m.Values {
-			fields[name] = fmt.Sprint(value)
+			fields[name] = valueString(value)
 		}
 		var payload *string
 		if p, ok := fields["payload"]; ok {
@@ -353,14 +559,20 @@ func recordsOf(shard Shard, messages []redis.XMessage) []Record {
 // tail pages (cut in one direction, listed in the other) never reorder
 // entries with equal ids across a page boundary.
 func sortedRecords(records []Record, dir Direction) []Record {
-	slices.SortFunc(records, func(a, b Record) int {
+	slices.SortFunc(records, recordOrder(dir))
+	return records
+}
+
+// recordOrder compares records in direction dir of the total order (entry
+// id, shard index).
+func recordOrder(dir Direction) func(a, b Record) int {
+	return func(a, b Record) int {
 		c := cmp.Or(a.entry.compare(b.entry), cmp.Compare(a.Shard, b.Shard))
 		if !dir.forward() {
 			c = -c
 		}
 		return c
-	})
-	return records
+	}
 }
 
 // parseTailCursor recognises the tail cursors: LastPageCursor is distance 0,

@@ -12,6 +12,9 @@ import (
 // use.
 type Observer struct {
 	client redis.UniversalClient
+	// limits bound what one page of the message explorer may read (zero:
+	// MaxReadEntries, MaxReadBytes).
+	limits readLimits
 }
 
 // NewObserver returns an Observer over client (standalone or cluster).

@@ -17,6 +17,9 @@ import (
 // concurrent use.
 type Operator struct {
 	client redis.UniversalClient
+	// limits bound what one page of dead letters may read (zero:
+	// MaxReadEntries, MaxReadBytes).
+	limits readLimits
 }
 
 // NewOperator returns an Operator over client (standalone or cluster).
