@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +69,8 @@ type Cluster interface {
 	ForwardRefused(peer persistence.Coordinator, cause string)
 }
 
-// clusterView serves GET /cluster. While this coordinator serves TLS
+// clusterView serves GET /cluster, its groups and handovers only those
+// the caller may describe (visible). While this coordinator serves TLS
 // every other coordinator that advertises a URL that is not https is
 // shown refused as a forwarding target (forwardingRefused), whether or
 // not a request was refused yet.
@@ -78,6 +80,12 @@ func (a *API) clusterView(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		a.fail(w, r, err)
 		return
 	}
+	v.Groups = slices.DeleteFunc(v.Groups, func(g cluster.GroupView) bool {
+		return !visible(r.Context(), group.Key{StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup})
+	})
+	v.Handovers = slices.DeleteFunc(v.Handovers, func(h cluster.Handover) bool {
+		return !visible(r.Context(), group.Key{StreamPrefix: h.StreamPrefix, ConsumerGroup: h.ConsumerGroup})
+	})
 	self := a.cluster.Self()
 	if servesTLS(r, self) {
 		for i, c := range v.Coordinators {

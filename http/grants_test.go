@@ -1,15 +1,20 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
@@ -251,4 +256,51 @@ func TestSessionShowsGrants(t *testing.T) {
 	wantJSON(t, e.send("GET", contract.BasePath+contract.MonitoringSession, tokens["member-a"], ""), http.StatusOK,
 		`{"authenticated":true,"username":"member-a","roles":[],"grants":[{"stream":"team-x-orders","streamPattern":"literal",
 		"group":"ga","groupPattern":"literal","operations":["HEARTBEAT"],"memberIdPrefix":"a-"}]}`)
+}
+
+// viewCluster is a Cluster that only answers the cluster view.
+type viewCluster struct {
+	Cluster
+	view cluster.View
+}
+
+func (c viewCluster) Self() persistence.Coordinator { return persistence.Coordinator{ID: "c1", URL: "http://127.0.0.1:1"} }
+func (c viewCluster) View(context.Context) (cluster.View, error) {
+	v := c.view
+	v.Groups, v.Handovers = slices.Clone(v.Groups), slices.Clone(v.Handovers)
+	return v, nil
+}
+
+// TestClusterViewShowsOnlyGrantedGroups: GET /cluster lists the groups and
+// handovers of the groups the caller may describe.
+func TestClusterViewShowsOnlyGrantedGroups(t *testing.T) {
+	var view cluster.View
+	for _, p := range []string{streamX, streamY} {
+		view.Groups = append(view.Groups, cluster.GroupView{StreamPrefix: p, ConsumerGroup: groupA, Owner: "c1"})
+		view.Handovers = append(view.Handovers, cluster.Handover{StreamPrefix: p, ConsumerGroup: groupA, From: "c1", To: "c2"})
+	}
+	users, err := security.NewUsers(security.Options{TokenSecret: tokenSecret, Now: func() time.Time { return t0 }, Users: []security.User{
+		{Username: "describer", Password: "pw", Grants: []security.Grant{{Streams: teamX, Groups: security.Any, Operations: []contract.Operation{contract.OpDescribe}}}},
+		{Username: "admin", Password: "pw", Roles: []string{"ADMIN"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := New(Options{Coordinator: &fakeCoord{}, Logger: discardLogger(), Cluster: viewCluster{view: view}, Security: &Security{Users: users, Now: func() time.Time { return t0 }}})
+	for who, want := range map[string]int{"admin": 2, "describer": 1} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", contract.BasePath+contract.ClusterTemplate, nil)
+		req.Header.Set("Authorization", basic(who, "pw"))
+		api.ServeHTTP(rec, req)
+		var got cluster.View
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", who, rec.Code, rec.Body)
+		}
+		if len(got.Groups) != want || len(got.Handovers) != want {
+			t.Errorf("%s sees %d groups and %d handovers, want %d", who, len(got.Groups), len(got.Handovers), want)
+		}
+		if who == "describer" && strings.Contains(rec.Body.String(), streamY) {
+			t.Errorf("describer sees %s: %s", streamY, rec.Body)
+		}
+	}
 }
