@@ -4,7 +4,10 @@
 //
 //   - Coordinator is a connection to the coordinator's HTTP API (base URL
 //     and Basic or Bearer credentials; Bearer tokens are obtained with
-//     POST /auth/login and renewed before they expire). Its admin and
+//     POST /auth/login and renewed before they expire and after a 401).
+//     With api.authenticate-member-api on, a member's heartbeats need a
+//     user with the MEMBER role or a heartbeat grant: WithBearerLogin
+//     (docs/client.md, "How a member gets a credential"). Its admin and
 //     monitoring calls (admin.go: login, groups, scales, rollbacks, members,
 //     offsets and their reset, dead letters, the cluster view) serve
 //     operators' tools such as cmd/coordctl.
@@ -24,7 +27,9 @@
 //     and failed heartbeats back off (capped, jittered, exponential; one
 //     log line, then a summary every 5 s), and Run returns
 //     ErrGroupNotFound when the group does not exist unless
-//     MemberConfig.CreateGroup asks to create it. Heartbeats follow the
+//     MemberConfig.CreateGroup asks to create it (when the member's
+//     credential may read the group; one that may only heartbeat logs a
+//     warning and keeps rejoining). Heartbeats follow the
 //     group's owner named by the X-Coordinator-Owner answer header. Every
 //     other call refused with 503 GROUP_OWNED_ELSEWHERE or
 //     COORDINATOR_NOT_SERVING (it did not run) is sent again after its

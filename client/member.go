@@ -162,6 +162,8 @@ type Member struct {
 	// answered RETRY.
 	leaveFailed bool
 	fails       failureLog
+	// describeRefused: checkGroup was answered 403 (logged once).
+	describeRefused bool
 }
 
 // NewMember checks cfg and fills in its defaults.
@@ -249,7 +251,9 @@ func (m *Member) MayRead(shard int) bool {
 // (signal.NotifyContext) for a graceful leave.
 //
 // Run returns ErrGroupNotFound when the group does not exist (unless
-// CreateGroup is set), a *ProtocolError after UNSUPPORTED_PROTOCOL or
+// CreateGroup is set; it asks GET group, so the credential needs describe
+// on the group: a member whose user may only heartbeat logs a warning and
+// keeps rejoining instead), a *ProtocolError after UNSUPPORTED_PROTOCOL or
 // INVALID_REQUEST, ErrLeaveTimeout when in-flight work outlived the leave
 // and ErrLeaveNotAnswered when no coordinator answered it; every other
 // failure is retried.
@@ -537,6 +541,13 @@ var errLeaveMoot = errors.New("the local lease ended during the leave; its answe
 // check fails, the member just rejoins.
 func (m *Member) checkGroup(ctx context.Context) (created bool, err error) {
 	_, err = m.cfg.Coordinator.Group(ctx, m.cfg.StreamPrefix, m.cfg.Group)
+	if IsErrorCode(err, CodeForbidden) && !m.describeRefused {
+		// A member's user may hold heartbeat only (the MEMBER role): it
+		// cannot tell a missing group from one it may not read.
+		m.describeRefused = true
+		m.log.Warn("the join was answered UNKNOWN_MEMBER_ID and the member's credential may not read the group (403), "+
+			"so a missing group cannot be told: rejoining with backoff; with describe on the group, Run would end with ErrGroupNotFound", "err", err)
+	}
 	if !IsErrorCode(err, CodeGroupNotFound) {
 		return false, nil
 	}

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -132,6 +134,28 @@ func TestMemberAuthenticationEndToEnd(t *testing.T) {
 		t.Fatalf("after the refused heartbeats the group has members: %+v, %v", g, err)
 	}
 
+	// The MEMBER user may not read groups: a member of a missing group
+	// cannot learn that it is missing, says so once and keeps rejoining.
+	var logs lockedLog
+	lost, err := NewMember(MemberConfig{Coordinator: NewCoordinator(srv.Base, WithBearerLogin("worker", "worker-pw-77c3")),
+		StreamPrefix: "ma", Group: "missing", MemberID: "lost", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, stopLost := context.WithCancel(ctx)
+	lostDone := make(chan error, 1)
+	go func() { lostDone <- lost.Run(lctx) }()
+	eventually.True(t, "the member of a missing group warns that it cannot read the group", func() bool {
+		return strings.Contains(logs.String(), "may not read the group (403)")
+	})
+	stopLost()
+	if err := <-lostDone; err != nil {
+		t.Errorf("the member of a missing group: %v", err)
+	}
+	if n := strings.Count(logs.String(), "may not read the group"); n != 1 {
+		t.Errorf("the warning was logged %d times, want once:\n%s", n, logs.String())
+	}
+
 	r := newReaders(t)
 	run := func(id string, coord *Coordinator) (*Member, context.CancelFunc, chan error) {
 		m, err := NewMember(MemberConfig{Coordinator: coord, StreamPrefix: "ma", Group: "g", MemberID: id, Hooks: r.hooks(id)})
@@ -197,4 +221,22 @@ func TestMemberAuthenticationEndToEnd(t *testing.T) {
 	if err := <-loginDone; err != nil {
 		t.Errorf("m-login: %v", err)
 	}
+}
+
+// lockedLog is a log destination a member writes to while the test reads.
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
