@@ -105,8 +105,9 @@ func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req contrac
 }
 
 // DeadLetterQuery selects a page of dead letters: at most Limit (0: the
-// server's default) from Stream (blank: P-dead-letter), those of the group
-// and those that name none, or every group's with AllGroups.
+// server's default) from Stream (blank or P-dead-letter: the server reads
+// no other stream), those of the group and those that name none, or every
+// group's with AllGroups.
 type DeadLetterQuery struct {
 	Limit     int
 	Stream    string

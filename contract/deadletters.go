@@ -1,8 +1,9 @@
 package contract
 
 // DeadLetterAction is the body of POST …/dead-letters/redrive and
-// …/dead-letters/delete: the ids in Stream (blank: P-dead-letter; else a
-// key that starts with "P-"), at least one and at most 1,000.
+// …/dead-letters/delete: the ids in Stream (blank or P-dead-letter, the
+// prefix's dead-letter stream; any other name is INVALID_REQUEST), at
+// least one and at most 1,000.
 type DeadLetterAction struct {
 	IDs         []string `json:"ids"`
 	Stream      string   `json:"stream"`

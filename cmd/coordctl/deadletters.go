@@ -15,8 +15,9 @@ func init() {
 		name: "dead-letters", synopsis: "PREFIX GROUP [list | redrive ID... | delete ID...]", minArgs: 2, maxArgs: -1,
 		summary: "list, redrive or delete a group's dead letters (needs Redis)",
 		help: `list (the default) shows the newest dead letters of group GROUP in the
-dead-letter stream of prefix PREFIX (default PREFIX-dead-letter; --stream
-names another): those GROUP dead-lettered and those that name no group;
+dead-letter stream of prefix PREFIX (PREFIX-dead-letter, the only one the
+coordinator reads): those GROUP dead-lettered and those that name no group
+(listed only: they cannot be redriven or deleted);
 --all-groups lists every group's. redrive appends the entries with the
 given ids to the shards they came from and removes them from the
 dead-letter stream; delete removes them. An id that fails (another
@@ -24,7 +25,7 @@ group's, not found) is listed with its error and the exit code is 1.
 A coordinator without Redis answers REDIS_NOT_CONFIGURED (exit 7).`,
 		setup: func(fs *flag.FlagSet) func(*call) error {
 			limit := fs.Int("limit", 100, "list at most `N` entries")
-			stream := fs.String("stream", "", "the dead-letter stream `NAME` (default PREFIX-dead-letter)")
+			stream := fs.String("stream", "", "the dead-letter stream `NAME` (PREFIX-dead-letter, the only one accepted)")
 			allGroups := fs.Bool("all-groups", false, "list the entries of every group sharing the stream")
 			return func(c *call) error {
 				return deadLetters(c, client.DeadLetterQuery{Limit: *limit, Stream: *stream, AllGroups: *allGroups})

@@ -1,7 +1,8 @@
 // deadletters.js: a group's dead letters (the newest FETCH of GET
 // …/dead-letters) with the group that dead-lettered each, where it came
 // from, its delivery count and last error: the group's own (and those
-// naming no group) or, ticked, those of every group sharing the
+// naming no group, which are listed but cannot be redriven or deleted)
+// or, ticked, those of every group sharing the
 // dead-letter stream. They are grouped by last error (the largest group
 // first, newest first within one; a heading row names the error) and
 // shown PAGE_SIZE a page. Entries are
