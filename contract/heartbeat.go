@@ -51,6 +51,10 @@ type ShardProgress struct {
 }
 
 // HeartbeatRequest is the body of POST HeartbeatTemplate (docs/protocol.md §4.1).
+// Every number in it has the bounds of docs/protocol.md §4.1 ("Bounds"),
+// checked by group.ValidateHeartbeat: e.g. runtimeMaxConcurrency 1..65536,
+// pendingCount and inFlight 0..10^12, times null or within the years
+// 2000..2199.
 type HeartbeatRequest struct {
 	ProtocolVersion         int             `json:"protocolVersion"`
 	RequestID               string          `json:"requestId"`

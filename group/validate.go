@@ -29,6 +29,24 @@ func (v *violations) notBlank(field, value string) {
 	}
 }
 
+// between adds a violation unless least ≤ n ≤ most, with the messages of
+// bean validation's @Min and @Max.
+func (v *violations) between(field string, n, least, most int64) {
+	if n < least {
+		v.add(field, fmt.Sprintf("must be greater than or equal to %d", least))
+	} else {
+		v.atMost64(field, n, most)
+	}
+}
+
+// instant adds a violation unless t is unset (null) or within
+// [MinReportedInstant, MaxReportedInstant].
+func (v *violations) instant(field string, t contract.Instant) {
+	if !t.IsZero() && (t < MinReportedInstant || t > MaxReportedInstant) {
+		v.add(field, "must be null or between "+MinReportedInstant.String()+" and "+MaxReportedInstant.String())
+	}
+}
+
 // atLeast adds a violation unless n ≥ least; it reports whether n is.
 func (v *violations) atLeast(field string, n, least int) bool {
 	if n < least {
@@ -38,13 +56,11 @@ func (v *violations) atLeast(field string, n, least int) bool {
 	return true
 }
 
-// nonNegative adds a violation unless n ≥ 0; it reports whether n is.
-func (v *violations) nonNegative(field string, n int64) bool {
-	if n < 0 {
-		v.add(field, "must be greater than or equal to 0")
-		return false
+// atMost64 adds a violation unless n ≤ most.
+func (v *violations) atMost64(field string, n, most int64) {
+	if n > most {
+		v.add(field, fmt.Sprintf("must be less than or equal to %d", most))
 	}
-	return true
 }
 
 // atMost adds a violation unless n ≤ most.
@@ -60,6 +76,38 @@ const (
 	maxNameBytes   = 200  // names, ids, memberName, requestedBy, streamKey
 	maxReasonBytes = 1000 // reason
 	maxEntryBytes  = 64   // stream entry ids, deprecatedAfter
+)
+
+// Bounds of the numbers a heartbeat reports about its member
+// (docs/protocol.md §4.1, "Bounds"). They keep a member from claiming
+// values that skew what the coordinator computes from them (the work
+// assignor divides a shard's work by runtimeMaxConcurrency; monitoring
+// sums pending counts and shows the newest updatedAt) or that no JSON
+// number carries exactly. The validator is pure: times are bounded by a
+// fixed range, not by a clock.
+const (
+	// MaxConcurrency bounds runtimeMaxConcurrency (1..MaxConcurrency) and
+	// availableConcurrency (0..MaxConcurrency).
+	MaxConcurrency = 65536
+	// MaxReportedCount bounds a revoke report's inFlight and a progress
+	// report's pendingCount (0..MaxReportedCount, 10^12): far above what a
+	// Redis consumer group can hold pending, and low enough that summing
+	// one per shard over millions of shards does not overflow.
+	MaxReportedCount = 1_000_000_000_000
+	// MaxReportedEpoch bounds memberEpoch and metadataVersion from above
+	// (2^53-1, the largest integer every JSON parser carries exactly); the
+	// coordinator issues both and they never come near it. memberEpoch
+	// below -1 is the status INVALID_REQUEST of docs/protocol.md §4.2 step 8,
+	// not a validation error; metadataVersion is at least 0.
+	MaxReportedEpoch = 1<<53 - 1
+)
+
+// MinReportedInstant and MaxReportedInstant bound the times a heartbeat
+// reports (revokingShards[].ackedAt, shardProgress[].updatedAt) when they
+// are not null: 2000-01-01T00:00:00.000Z to 2199-12-31T23:59:59.999Z.
+const (
+	MinReportedInstant contract.Instant = 946_684_800_000
+	MaxReportedInstant contract.Instant = 7_258_118_400_000 - 1
 )
 
 // atMostBytes adds a violation when s is longer than most bytes.
@@ -148,9 +196,11 @@ func ValidateHeartbeat(req *contract.HeartbeatRequest, s Settings) error {
 	if c := req.RuntimeConsumerCapacity; c == nil {
 		v.add("runtimeConsumerCapacity", "must not be null")
 	} else {
-		v.atLeast("runtimeConsumerCapacity.runtimeMaxConcurrency", c.RuntimeMaxConcurrency, 1)
-		v.atLeast("runtimeConsumerCapacity.availableConcurrency", c.AvailableConcurrency, 0)
+		v.between("runtimeConsumerCapacity.runtimeMaxConcurrency", int64(c.RuntimeMaxConcurrency), 1, MaxConcurrency)
+		v.between("runtimeConsumerCapacity.availableConcurrency", int64(c.AvailableConcurrency), 0, MaxConcurrency)
 	}
+	v.atMost64("memberEpoch", req.MemberEpoch, MaxReportedEpoch) // below -1: status INVALID_REQUEST (§4.2 step 8)
+	v.between("metadataVersion", req.MetadataVersion, 0, MaxReportedEpoch)
 	v.atMostBytes("requestId", req.RequestID, maxNameBytes)
 	v.atMostBytes("memberId", req.MemberID, maxNameBytes)
 	v.optionalAtMostBytes("memberName", req.MemberName, maxNameBytes)
@@ -170,14 +220,17 @@ func ValidateHeartbeat(req *contract.HeartbeatRequest, s Settings) error {
 		v.shardIndex(field+".shardIndex", shard, s)
 	})
 	firstInvalid(&v, "revokingShards", req.RevokingShards, func(v *violations, field string, r contract.RevokeReport) {
-		_ = v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s) && v.nonNegative(field+".inFlight", r.InFlight)
+		v.shardIndex(field+".shard.shardIndex", r.Shard.ShardIndex, s)
+		v.between(field+".inFlight", r.InFlight, 0, MaxReportedCount)
+		v.instant(field+".ackedAt", r.AckedAt)
 	})
 	firstInvalid(&v, "shardProgress", req.ShardProgress, func(v *violations, field string, p contract.ShardProgress) {
 		v.shardIndex(field+".shard.shardIndex", p.Shard.ShardIndex, s)
 		v.optionalAtMostBytes(field+".streamKey", p.StreamKey, maxNameBytes)
 		v.optionalAtMostBytes(field+".lastDeliveredId", p.LastDeliveredID, maxEntryBytes)
 		v.optionalAtMostBytes(field+".lastAckedId", p.LastAckedID, maxEntryBytes)
-		v.nonNegative(field+".pendingCount", p.PendingCount)
+		v.between(field+".pendingCount", p.PendingCount, 0, MaxReportedCount)
+		v.instant(field+".updatedAt", p.UpdatedAt)
 	})
 	return v.err()
 }
