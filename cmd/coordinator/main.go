@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,13 +13,17 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/netlimit"
+	"github.com/redis-stream-coordinator/coordinator/security"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -146,7 +151,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}))
 
 	srv := &http.Server{
-		Handler:           withPprof(api, cfg.Debug.Pprof),
+		Handler:           withPprof(api, cfg.Debug.Pprof, sec.Users),
 		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration(),
 		ReadTimeout:       cfg.Server.ReadTimeout.Duration(),
 		WriteTimeout:      cfg.Server.WriteTimeout.Duration(),
@@ -155,8 +160,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:         apiTLS,
 	}
+	// The per-address cap wraps the raw listener, under TLS (ServeTLS
+	// wraps it): a refused connection costs no handshake.
+	capped := netlimit.Listen(ln, cfg.Server.MaxConnectionsPerAddress, logger)
 	served := make(chan error, 1)
-	go func() { served <- serve(srv, ln) }()
+	go func() { served <- serve(srv, capped) }()
 	logger.Info("coordinator listening", "address", ln.Addr().String(), "scheme", scheme(apiTLS != nil), "store", cfg.Store.Type,
 		"coordinatorId", cfg.ID, "advertiseUrl", node.Self().URL, "basePath", cfg.API.BasePath, "version", buildVersion())
 	logConsole(logger, cfg, node.Self().URL)
@@ -244,8 +252,9 @@ func domainSettings(cfg *config.Config) group.Settings {
 	}
 }
 
-// withPprof mounts net/http/pprof under /debug/pprof/ in front of h when enabled.
-func withPprof(h http.Handler, enabled bool) http.Handler {
+// withPprof mounts net/http/pprof under /debug/pprof/ in front of h when
+// enabled, for principals with the ADMIN role only (adminOnly).
+func withPprof(h http.Handler, enabled bool, users *security.Users) http.Handler {
 	if !enabled {
 		return h
 	}
@@ -255,6 +264,37 @@ func withPprof(h http.Handler, enabled bool) http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/", h)
-	return mux
+	debug := adminOnly(mux, users)
+	root := http.NewServeMux()
+	root.Handle("/debug/pprof/", debug)
+	root.Handle("/", h)
+	return root
+}
+
+// adminOnly lets through the requests whose Authorization (Basic or
+// Bearer, as the API takes them) authenticates a principal with the ADMIN
+// role; others get 401 (no or wrong credentials) or 403 (another role)
+// with the JSON error body of docs/protocol.md §0. No WWW-Authenticate
+// challenge is sent: a browser that cached Basic credentials for the
+// profiles would send them to the API's routes too.
+func adminOnly(h http.Handler, users *security.Users) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := users.Authenticate(r.Header.Get("Authorization"))
+		switch {
+		case err != nil:
+			writeErrorBody(w, http.StatusUnauthorized, contract.CodeUnauthorized, "Authentication required: the profiles under /debug/pprof/ need an ADMIN principal's Basic credentials or Bearer token")
+		case !slices.Contains(p.Roles, security.RoleAdmin):
+			writeErrorBody(w, http.StatusForbidden, contract.CodeForbidden, "Role "+string(security.RoleAdmin)+" is required")
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// writeErrorBody answers status with the docs/protocol.md §0 error body.
+func writeErrorBody(w http.ResponseWriter, status int, code contract.Code, message string) {
+	b, _ := json.Marshal(contract.ErrorBody{Status: contract.StatusName(status), ErrorCode: code, Message: message})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
