@@ -241,11 +241,35 @@ func (s *session) startCoordinator(ctx context.Context, i int) error {
 // heapAlloc reads the coordinator's heap after a forced GC
 // (/debug/pprof/heap?gc=1&debug=1, runtime.MemStats.HeapAlloc).
 func (s *session) heapAlloc(ctx context.Context) (int64, error) {
+	res, err := s.pprof(ctx, "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
 	var b bytes.Buffer
-	if _, err := get(ctx, s.srv.Root+"/debug/pprof/heap?gc=1&debug=1", &b); err != nil {
+	if _, err := b.ReadFrom(res.Body); err != nil {
 		return 0, err
 	}
 	return parseHeapAlloc(b.Bytes())
+}
+
+// pprof GETs route of /debug/pprof/ as the admin principal (the profiles
+// need ADMIN); an answer other than 200 is an error.
+func (s *session) pprof(ctx context.Context, route string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.Root+route, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(s.api.User, s.api.Password)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
+		return nil, fmt.Errorf("pprof: HTTP %d", res.StatusCode)
+	}
+	return res, nil
 }
 
 // parseHeapAlloc finds "# HeapAlloc = N" in a debug=1 heap profile.
@@ -563,18 +587,11 @@ func (s *session) heapProfile(ctx context.Context, path string) error {
 
 // save writes the coordinator's answer to GET <root><route> to path.
 func (s *session) save(ctx context.Context, route, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.Root+route, nil)
-	if err != nil {
-		return err
-	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := s.pprof(ctx, route)
 	if err != nil {
 		return err
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("pprof: HTTP %d", res.StatusCode)
-	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
