@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -76,9 +77,17 @@ func (i *Instant) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("invalid instant %s", data)
 	}
-	if f > 1e11 || f < -1e11 {
+	switch {
+	case f >= 1<<62:
+		// Beyond any instant int64 milliseconds hold: pinned to the
+		// extreme, which every bound refuses, instead of an overflow
+		// whose result depends on the platform.
+		*i = Instant(math.MaxInt64)
+	case f <= -(1 << 62):
+		*i = Instant(math.MinInt64)
+	case f > 1e11 || f < -1e11:
 		*i = Instant(f)
-	} else {
+	default:
 		*i = Instant(f * 1000)
 	}
 	return nil
