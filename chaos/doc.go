@@ -30,7 +30,7 @@
 //   - shards paused and resumed, and live offset resets of the real
 //     consumers' group that move a shard back (liveops.go).
 //
-// The members run the one member state machine (package member, through
+// The members run the one member state machine (package client/member, through
 // internal/membersim), local lease rule included (docs/protocol.md, the
 // deliberate improvement 3): a member stops reading every shard once no
 // heartbeat has been answered (OK, REVOKE_PENDING or SYNC_METADATA) for one

@@ -12,7 +12,7 @@ import (
 )
 
 // sim is one simulated member process: a membersim.Member (the member
-// state machine of package member: requests, answers and the local lease)
+// state machine of package client/member: requests, answers and the local lease)
 // plus the record of what it reads for the oracle, and the member-side
 // faults.
 //

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client/member"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/member"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/client/member"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
-	"github.com/redis-stream-coordinator/coordinator/member"
 )
 
 // memberAuthEnv turns member authentication on in a coordinator process

@@ -1,13 +1,13 @@
 package group_test
 
 import (
+	memberstate "github.com/redis-stream-coordinator/coordinator/client/member"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
-	memberstate "github.com/redis-stream-coordinator/coordinator/member"
 )
 
 // client is a consumer process following the protocol: it runs the member
-// state machine of package member (what each heartbeat reports, what the
+// state machine of package client/member (what each heartbeat reports, what the
 // process reads, its local lease) against a grouptest.Context, on the
 // context's clock, the heartbeat being answered at the instant it is sent.
 // What the process does with the shards member.State stops is the test's

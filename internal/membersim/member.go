@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/client/member"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/member"
 )
 
 // Member is one simulated consumer process: the member state machine of
