@@ -158,7 +158,7 @@ func fullGroup() *group.Group {
 		PausedShards: contract.NewShardSet(6, 7),
 		LiveResets: []group.LiveReset{{
 			ResetID: "reset-1", State: group.ResetFailed,
-			Target:  group.ResetTarget{To: "BY", EntryID: id, TimestampMs: 1_699_999_999_000, By: -5},
+			Target: group.ResetTarget{To: "BY", EntryID: id, TimestampMs: 1_699_999_999_000, By: -5},
 			Shards: []group.ShardReset{
 				{ShardIndex: 4, PausedFrom: []string{"m-1"}, SetID: id, Before: pos(pending), After: pos(1)},
 				{ShardIndex: 5, PausedFrom: []string{"m-1", "m-2"}, SetID: acked, Before: pos(3), After: pos(4)},
