@@ -70,15 +70,15 @@ fuzz:
 # justified in place (// #nosec Gxxx -- reason). It skips, like _test.go
 # files, the test harnesses that are never deployed: bench and chaos (and
 # cmd/coord-bench, cmd/coord-chaos: the directory patterns match them), and
-# the test helpers internal/testredis, internal/redisproc, internal/pgproc,
-# internal/coordproc and persistence/storetest. They start redis-server,
-# PostgreSQL, go build and the coordinator on purpose (G204), draw seeded
-# math/rand schedules so that a run can be replayed (G404) and write their
-# result files 0644 (G306). (internal/purity justifies its findings in place.)
+# the test kit's testredis, redisproc, pgproc, coordproc and storetest
+# (under internal/testkit). They start redis-server, PostgreSQL, go build
+# and the coordinator on purpose (G204), draw seeded math/rand schedules so
+# that a run can be replayed (G404) and write their result files 0644
+# (G306). (internal/testkit/purity justifies its findings in place.)
 GOBIN_DIR = $(shell d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})
-GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testredis \
-	-exclude-dir=internal/redisproc -exclude-dir=internal/pgproc -exclude-dir=internal/coordproc \
-	-exclude-dir=persistence/storetest
+GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testkit/testredis \
+	-exclude-dir=internal/testkit/redisproc -exclude-dir=internal/testkit/pgproc -exclude-dir=internal/testkit/coordproc \
+	-exclude-dir=internal/testkit/storetest
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...

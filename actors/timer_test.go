@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
 // With the event loop on, a group's own timer expires a silent member: no

@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
 // skewedMeasure is a measure of shards shards where shard 0 produces 100

@@ -13,7 +13,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
 // scripted is a fake coordinator: it answers every heartbeat OK with the

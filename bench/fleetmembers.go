@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 )
 
 // Fleet members (goals P11a, P11b): every member heartbeats once per

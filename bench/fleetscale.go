@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 )
 
 // FleetFigures are the fleet scenario's measures (issue 34): FleetGroups

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 
 	"context"
 	"fmt"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
 // Runner runs the selected scenarios and builds the report.

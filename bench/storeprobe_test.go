@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/redisproc"
 	goredis "github.com/redis/go-redis/v9"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/pgproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/pgproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/redisproc"
 )
 
 // The shared servers of the development machine: the fallback when a

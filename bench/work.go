@@ -20,7 +20,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 

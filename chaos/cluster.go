@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 )
 
 // cluster is the coordinator processes of a run. Slot i runs one process at

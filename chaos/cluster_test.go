@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 )
 
 // TestClusterRoute: a member following an owner is sent to it while its

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
 // Options configure one run; start from Defaults. Run replaces zero

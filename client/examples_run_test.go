@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // TestExamples runs the Example functions, as written, against a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
 // An owner hint is followed, keeping the configured base path, unless it

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )

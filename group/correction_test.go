@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 )
 
 // Tests of the docs/protocol.md §4.8 metadata-correction round and the §4.5 payload (§13.6).

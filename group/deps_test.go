@@ -3,7 +3,7 @@ package group_test
 import (
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/purity"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/purity"
 )
 
 // The domain stays pure: nothing under group/ may depend, even indirectly,

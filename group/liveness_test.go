@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 )
 
 // Tests of docs/protocol.md §4.6 liveness: lease expiry, rebalance timeout, pruning, and the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 )
 
 // Tests of resharding in the domain: docs/protocol.md §6.2 scale, §6.4 advancement, §6.5

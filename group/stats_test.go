@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 )
 
 // oracleStats computes g's stats from scratch, the violations through

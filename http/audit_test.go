@@ -19,7 +19,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/ratelimit"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 )
 
 // rawBatchHead sends the request line and header of a batch (header,

@@ -18,8 +18,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )

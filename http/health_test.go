@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
 )
 
 // pinger answers each ping with the next error sent on results and counts

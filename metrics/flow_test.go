@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 )
 
 // hbRoute are the API labels of a successful heartbeat, sorted.

@@ -10,7 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
 // blockingGatherer counts the gathers in progress (and the most at once)

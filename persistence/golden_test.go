@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden documents in testdata")

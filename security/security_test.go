@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
 )
 
 var t0 = time.Date(2026, 5, 21, 0, 0, 3, 123_000_000, time.UTC)

@@ -12,7 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/group/grouptest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 

@@ -3,7 +3,7 @@ package core_test
 import (
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/purity"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/purity"
 )
 
 // The core stays pure (docs/architecture.md §2): it depends on no actor

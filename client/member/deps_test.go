@@ -3,7 +3,7 @@ package member_test
 import (
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/purity"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/purity"
 )
 
 // The member state machine stays pure: no actors, Redis, Prometheus or

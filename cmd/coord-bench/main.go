@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/bench"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 )
 
 func main() {

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/chaos"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
 // TestStartLogNamesTheConsole: the start log names the console's URL on

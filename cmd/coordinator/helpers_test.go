@@ -5,7 +5,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // adminAuth is the default admin principal's Basic credential.

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // logBuffer collects the process log; waitFor blocks until a line contains

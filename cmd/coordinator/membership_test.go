@@ -15,9 +15,9 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/freeport"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	redisstore "github.com/redis-stream-coordinator/coordinator/persistence/redis"
 )

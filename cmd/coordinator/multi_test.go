@@ -10,8 +10,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // TestSeveralCoordinators runs three coordinators, each with its own

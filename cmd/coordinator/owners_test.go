@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // monitor records the commands a Redis server runs (MONITOR), those run

@@ -7,8 +7,8 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/membersim"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 // TestRunKeepsMemberEpochsAcrossRestarts converges three members on a

@@ -16,9 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
 const (

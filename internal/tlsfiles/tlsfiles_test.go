@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/fakeclock"
-	"github.com/redis-stream-coordinator/coordinator/internal/testcerts"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testcerts"
 )
 
 // logs is a concurrency-safe log destination.

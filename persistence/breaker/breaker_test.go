@@ -13,9 +13,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 func TestContract(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/redis"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 // TestRedisOutage kills the Redis under a breaker-wrapped store: calls

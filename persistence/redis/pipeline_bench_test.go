@@ -7,9 +7,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 // BenchmarkRevisionConcurrent reads one group's revision from 100

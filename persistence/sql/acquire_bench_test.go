@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 // BenchmarkAcquireAtOnce acquires 10,000 groups at once (a coordinator

@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/testredis"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
-	"github.com/redis-stream-coordinator/coordinator/persistence/storetest"
 )
 
 // dsn is the test database.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/internal/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 )
 
 // On each store, two clustered coordinators serve one group: it is

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/redisproc"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/redisproc"
 )
 
 // Server is a throwaway redis-server process on a loopback port. Its

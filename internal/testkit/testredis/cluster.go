@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/freeport"
 )
 
 // Store types of the coordinator's store.type.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/redis-stream-coordinator/coordinator/internal/freeport"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/freeport"
 )
 
 // BinGlob matches the bin directories of the installed PostgreSQL versions.
