@@ -220,7 +220,7 @@ func createGroup(t *testing.T, c *Coordinator, key group.Key) {
 }
 
 // join is a member's first heartbeat, next the one it sends after an
-// answer (group/grouptest).
+// answer (internal/testkit/grouptest).
 var join, next = grouptest.JoinRequest, grouptest.NextRequest
 
 // heartbeat sends a valid heartbeat and fails the test on an error.

@@ -2,7 +2,7 @@
 // coordinator as a separate process (built from ./cmd/coordinator, on a
 // free loopback port, with a generated configuration) and drives its real
 // HTTP API with simulated members that follow the heartbeat protocol
-// (internal/membersim).
+// (internal/testkit/membersim).
 //
 // Scenarios (Options.Scenarios):
 //
@@ -40,7 +40,7 @@
 //     FENCED answers and shard moves (P11b).
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
-// PostgreSQL of the run's own (internal/redisproc, internal/pgproc; see
+// PostgreSQL of the run's own (internal/testkit/redisproc, internal/testkit/pgproc; see
 // Runner.startStores), so that the server-wide store counters are the
 // run's traffic alone; Options.RedisAddr and PostgresURL name external
 // servers instead.

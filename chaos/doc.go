@@ -2,7 +2,7 @@
 // TestChaosShort: it runs several coordinator processes (coordproc.StartServer)
 // on one shared store (a throwaway redis-server with appendfsync always,
 // or a schema of its own in PostgreSQL), drives simulated members
-// (internal/membersim) that send every heartbeat to a randomly chosen live
+// (internal/testkit/membersim) that send every heartbeat to a randomly chosen live
 // coordinator (Options.Routing membersim.Spread, the default) or to the
 // group's owner named by the last answer, falling back to a random live
 // one (membersim.Follow; coord-chaos -routing follow), and injects a
@@ -31,7 +31,7 @@
 //     consumers' group that move a shard back (liveops.go).
 //
 // The members run the one member state machine (package client/member, through
-// internal/membersim), local lease rule included (docs/protocol.md, the
+// internal/testkit/membersim), local lease rule included (docs/protocol.md, the
 // deliberate improvement 3): a member stops reading every shard once no
 // heartbeat has been answered (OK, REVOKE_PENDING or SYNC_METADATA) for one
 // lease TTL since the send time of its last answered heartbeat. Reads are

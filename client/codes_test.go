@@ -18,7 +18,7 @@ import (
 // contract's codes, each the contract constant of its name, and every one
 // of them is a code the server sends: named by a non-test file of a server
 // package (every package but the clients: client, cmd/coordctl, bench,
-// chaos, internal/membersim, and contract itself).
+// chaos, internal/testkit/membersim, and contract itself).
 func TestErrorCodesMatchServer(t *testing.T) {
 	contract := constants(t, "../contract/codes.go", func(v ast.Expr) (string, bool) {
 		lit, ok := v.(*ast.BasicLit)
@@ -94,7 +94,7 @@ func constants(t *testing.T, name string, value func(ast.Expr) (string, bool)) m
 // the server packages use.
 func serverNames(t *testing.T) map[string]bool {
 	t.Helper()
-	clients := []string{"client", "contract", "bench", "chaos", "cmd/coordctl", "internal/membersim", "deploy"}
+	clients := []string{"client", "contract", "bench", "chaos", "cmd/coordctl", "internal/testkit/membersim", "deploy"}
 	out := map[string]bool{}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

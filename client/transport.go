@@ -19,7 +19,7 @@ import (
 // encodes a heartbeat as JSON, posts it to the group's heartbeat URL,
 // decodes the answer and returns the answer's header, whose OwnerHeader
 // names the coordinator to send the next heartbeat to. Member uses it;
-// simulated members (internal/membersim, the bench) use it to speak the
+// simulated members (internal/testkit/membersim, the bench) use it to speak the
 // protocol as a real member does. Request and answer buffers are pooled,
 // so a heartbeat allocates little beyond the answer it returns. A
 // Transport is safe for concurrent use.

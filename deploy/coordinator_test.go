@@ -14,7 +14,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 )
 
-// coordinator is an in-process coordinator (internal/coordtest) on the
+// coordinator is an in-process coordinator (internal/testkit/coordtest) on the
 // memory store, wired to its metrics as cmd/coordinator wires it.
 type coordinator struct {
 	url string

@@ -18,7 +18,7 @@ import (
 // memory store, with a fake clock (no ticker; time moves only when a test
 // advances it).
 
-// cluster is one coordinator (internal/coordtest) on a memory store
+// cluster is one coordinator (internal/testkit/coordtest) on a memory store
 // with a fake clock, whose every answer is checked against the OpenAPI
 // document (conformant).
 type cluster struct {

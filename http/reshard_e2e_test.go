@@ -24,7 +24,7 @@ import (
 // Resharding end to end: the real HTTP API and actor system over the
 // memory store, with stream provisioning, drain checks and the data-plane
 // reads on the shared Redis, real data in the shard streams, and members
-// (internal/membersim) that XREADGROUP and XACK exactly the shards they
+// (internal/testkit/membersim) that XREADGROUP and XACK exactly the shards they
 // were assigned. Time is a fake clock; ticks are sent by the test.
 
 // reshardEnv is one coordinator over one stream prefix of the shared Redis.

@@ -58,7 +58,7 @@ var (
 	settings = group.DefaultSettings()
 )
 
-// newHarness starts a coordinator (internal/coordtest) on a handle of
+// newHarness starts a coordinator (internal/testkit/coordtest) on a handle of
 // backend (its store instrumented as "memory") with the clock; ticks are
 // sent by the test (TickNow).
 func newHarness(t *testing.T, backend *coordtest.Backend, clock *fakeclock.Clock) *harness {

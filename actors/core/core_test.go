@@ -69,7 +69,7 @@ func load(t *testing.T, c *testCore, out core.Loaded) {
 }
 
 // join is a member's first heartbeat, next the one it sends after an
-// answer (group/grouptest).
+// answer (internal/testkit/grouptest).
 var join, next = grouptest.JoinRequest, grouptest.NextRequest
 
 func beat(c *testCore, at time.Time, to string, req *contract.HeartbeatRequest) {

@@ -31,6 +31,6 @@
 //     and only then sends epoch −1.
 //
 // The Go client (package client), the simulated members of
-// internal/membersim (used by chaos and bench) and the property tests of
+// internal/testkit/membersim (used by chaos and bench) and the property tests of
 // package group all drive this one machine.
 package member

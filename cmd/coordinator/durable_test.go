@@ -26,7 +26,7 @@ import (
 
 // Durability tests: coordinators wired as run wires them (configuration →
 // openBackend → actorOptions → httpapi) on real Redis and PostgreSQL,
-// driven over HTTP by simulated members (internal/membersim). A node runs
+// driven over HTTP by simulated members (internal/testkit/membersim). A node runs
 // on a fake clock without the event loop, so member leases never expire
 // unless a test advances time.
 

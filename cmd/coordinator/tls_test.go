@@ -21,7 +21,7 @@ import (
 )
 
 // TLS tests: coordinators started by run with server.tls and cluster.tls
-// on certificates made for the test (internal/testcerts).
+// on certificates made for the test (internal/testkit/testcerts).
 
 // writePair writes p to dir as <name>.crt and <name>.key.
 func writePair(t *testing.T, dir, name string, p testcerts.Pair) (certFile, keyFile string) {

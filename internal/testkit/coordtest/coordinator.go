@@ -187,7 +187,7 @@ func (c *Coordinator) String() string {
 	return s
 }
 
-// WaitFor waits until cond holds (internal/eventually); on timeout it
+// WaitFor waits until cond holds (internal/testkit/eventually); on timeout it
 // fails the test naming what it waited for on which coordinator, and the
 // coordinator's state at the end of the test is logged.
 func (c *Coordinator) WaitFor(cond func() bool, what string) {

@@ -13,5 +13,5 @@
 // It wires what cmd/coordinator wires for the group API (store, node,
 // actors, API, the node's hand-over hook); tests that need the process
 // itself (configuration, signals, TLS files) start the binary through
-// internal/coordproc instead.
+// internal/testkit/coordproc instead.
 package coordtest

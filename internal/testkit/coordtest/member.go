@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
-// Member is a protocol-following member (internal/membersim) of one group
+// Member is a protocol-following member (internal/testkit/membersim) of one group
 // that heartbeats through one coordinator's API.
 type Member struct {
 	*membersim.Member

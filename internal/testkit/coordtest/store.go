@@ -52,7 +52,7 @@ func Memory() *Backend {
 	}}
 }
 
-// Redis is the shared test Redis (internal/testredis) under a key prefix
+// Redis is the shared test Redis (internal/testkit/testredis) under a key prefix
 // no other test uses, deleted when t ends. A Redis that does not answer
 // ends t (testredis.Unavailable).
 func Redis(t testing.TB) *Backend {

@@ -1,7 +1,7 @@
 // Package testredis gives tests Redis servers: the shared server every
 // test may use with its own key prefix (Shared, Prefix), throwaway
 // redis-server processes on free loopback ports that a test may kill and
-// restart (Start, on internal/redisproc), and throwaway three-node Redis
+// restart (Start, on internal/testkit/redisproc), and throwaway three-node Redis
 // Clusters (StartCluster).
 //
 // Tests never flush: isolation comes from unique key prefixes, and
