@@ -41,27 +41,6 @@ func CheckVersions(schema, layout int) error {
 	return nil
 }
 
-// aggregateOut is the layout-2 aggregate as written. The outer fields shadow
-// those of the embedded Meta: the name fields so that storeRevision comes
-// right after them (ahead of every nested object), Migrations so that an
-// absent map is written as {}.
-type aggregateOut struct {
-	StreamPrefix  string   `json:"streamPrefix"`
-	ConsumerGroup string   `json:"consumerGroup"`
-	SchemaVersion int      `json:"schemaVersion"`
-	StoreRevision Revision `json:"storeRevision"`
-	*group.Meta
-	Migrations        map[string]group.Migration `json:"migrations"`
-	Members           struct{}                   `json:"members"`
-	TargetAssignments struct{}                   `json:"targetAssignments"`
-}
-
-// memberOut is one layout-2 member document.
-type memberOut struct {
-	*group.Member
-	TargetAssignment *contract.ShardSet `json:"targetAssignment"`
-}
-
 // Encode returns the complete layout-2 document of g for Create: the
 // aggregate at storeRevision 1 and one document per member record. A target
 // entry without a member record has no document to live in and is dropped.
@@ -133,28 +112,16 @@ func MutationOf(g *group.Group, recs []group.Record, now time.Time) Mutation {
 // encodeAggregate marshals g's group-level fields with the given
 // storeRevision and empty member and target maps.
 func encodeAggregate(g *group.Group, rev Revision) []byte {
-	meta := g.Meta
-	out := aggregateOut{
-		StreamPrefix:  meta.StreamPrefix,
-		ConsumerGroup: meta.ConsumerGroup,
-		SchemaVersion: SchemaVersion,
-		StoreRevision: rev,
-		Meta:          &meta,
-		Migrations:    meta.Migrations,
-	}
-	if out.Migrations == nil {
-		out.Migrations = map[string]group.Migration{}
-	}
-	return mustMarshal(out)
+	return mustMarshal(storeAggregate(&g.Meta, rev))
 }
 
 // encodeMember marshals member id of g with its target entry.
 func encodeMember(g *group.Group, id string) []byte {
-	out := memberOut{Member: g.Members[id]}
+	var target *contract.ShardSet
 	if t, ok := g.Targets[id]; ok {
-		out.TargetAssignment = &t
+		target = &t
 	}
-	return mustMarshal(out)
+	return mustMarshal(storeMember(g.Members[id], target))
 }
 
 // mustMarshal marshals values whose types cannot fail to encode.
@@ -187,38 +154,6 @@ func WithStoreRevision(aggregate []byte, rev Revision) []byte {
 	return append(out, aggregate[loc[1]:]...)
 }
 
-// aggregateIn reads layout 2 and the legacy layout 1 with the Kotlin
-// server's aliases (docs/protocol.md §8.3). Outer fields shadow those of Meta that need
-// presence checks or aliases.
-type aggregateIn struct {
-	group.Meta
-	SchemaVersion        *int                         `json:"schemaVersion"`
-	ShardCount           *int                         `json:"shardCount"`
-	ActiveMigrationID    *string                      `json:"activeMigrationId"`
-	ShardCountsByVersion map[string]int               `json:"shardCountsByVersion"`
-	ActiveWriteVersion   *int                         `json:"activeWriteVersion"`
-	Migrations           map[string]migrationIn       `json:"migrations"`
-	Members              map[string]json.RawMessage   `json:"members"`
-	TargetAssignments    map[string]contract.ShardSet `json:"targetAssignments"`
-}
-
-// migrationIn reads one migration, including the legacy fields.
-type migrationIn struct {
-	group.Migration
-	MigrationID    *string `json:"migrationId"`
-	FromShardCount *int    `json:"fromShardCount"`
-	ToShardCount   *int    `json:"toShardCount"`
-	FromVersion    *int    `json:"fromVersion"`
-	ToVersion      *int    `json:"toVersion"`
-}
-
-// memberIn reads one member document (or a legacy embedded member record,
-// which has no targetAssignment).
-type memberIn struct {
-	group.Member
-	TargetAssignment *contract.ShardSet `json:"targetAssignment"`
-}
-
 // Decode rebuilds the group stored in doc by applying a MetaRecord, a
 // MemberRecord per member and a TargetRecord per target entry to
 // group.New(). Members and targets embedded in the aggregate (layout 1) are
@@ -241,7 +176,7 @@ func Decode(doc Document, rev Revision) (*group.Group, error) {
 }
 
 func decode(doc Document) (*group.Group, error) {
-	var agg aggregateIn
+	var agg storedAggregate
 	if err := json.Unmarshal(doc.Aggregate, &agg); err != nil {
 		return nil, fmt.Errorf("aggregate: %w", err)
 	}
@@ -256,7 +191,7 @@ func decode(doc Document) (*group.Group, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Apply(group.MemberRecord{Member: &m.Member})
+		g.Apply(group.MemberRecord{Member: m.member()})
 	}
 	for _, id := range slices.Sorted(maps.Keys(agg.TargetAssignments)) {
 		g.Apply(group.TargetRecord{MemberID: id, Shards: agg.TargetAssignments[id]})
@@ -266,7 +201,7 @@ func decode(doc Document) (*group.Group, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Apply(group.MemberRecord{Member: &m.Member})
+		g.Apply(group.MemberRecord{Member: m.member()})
 		if m.TargetAssignment != nil {
 			g.Apply(group.TargetRecord{MemberID: id, Shards: *m.TargetAssignment})
 		} else {
@@ -276,71 +211,19 @@ func decode(doc Document) (*group.Group, error) {
 	return g, nil
 }
 
-// meta resolves the aliases and legacy shard counts into a Meta.
-func (a *aggregateIn) meta() (group.Meta, error) {
-	meta := a.Meta
-	if meta.StreamPrefix == "" || meta.ConsumerGroup == "" {
-		return meta, fmt.Errorf("aggregate lacks streamPrefix or consumerGroup")
-	}
-	if a.SchemaVersion != nil && *a.SchemaVersion != SchemaVersion {
-		return meta, fmt.Errorf("aggregate schemaVersion %d", *a.SchemaVersion)
-	}
-	count, err := a.shardCount("shardCount", a.ShardCount, a.ActiveWriteVersion)
-	if err != nil {
-		return meta, err
-	}
-	meta.ShardCount = count
-	if meta.ActiveReshardingID == nil {
-		meta.ActiveReshardingID = a.ActiveMigrationID
-	}
-	for id, in := range a.Migrations {
-		mig := in.Migration
-		if mig.ReshardingID == "" && in.MigrationID != nil {
-			mig.ReshardingID = *in.MigrationID
-		}
-		if mig.ReshardingID == "" {
-			mig.ReshardingID = id
-		}
-		if mig.FromShardCount, err = a.shardCount("fromShardCount", in.FromShardCount, in.FromVersion); err != nil {
-			return meta, fmt.Errorf("migration %s: %w", id, err)
-		}
-		if mig.ToShardCount, err = a.shardCount("toShardCount", in.ToShardCount, in.ToVersion); err != nil {
-			return meta, fmt.Errorf("migration %s: %w", id, err)
-		}
-		if meta.Migrations == nil {
-			meta.Migrations = map[string]group.Migration{}
-		}
-		meta.Migrations[id] = mig
-	}
-	return meta, nil
-}
-
-// shardCount returns the stored count, or the legacy count of version in
-// shardCountsByVersion.
-func (a *aggregateIn) shardCount(field string, stored, version *int) (int, error) {
-	if stored != nil {
-		return *stored, nil
-	}
-	if version != nil {
-		if n, ok := a.ShardCountsByVersion[strconv.Itoa(*version)]; ok {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("%s missing and not derivable from shardCountsByVersion", field)
-}
-
-// decodeMember reads one member record stored under id, applying the read
-// defaults of docs/protocol.md §8.5.
-func decodeMember(id string, raw []byte) (memberIn, error) {
-	m := memberIn{Member: group.Member{RebalanceTimeoutMs: defaultRebalanceTimeoutMs}}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return m, fmt.Errorf("member %s: %w", id, err)
+// decodeMember reads one member document (or a legacy member record
+// embedded in the aggregate) stored under id, applying the read defaults of
+// docs/protocol.md §8.5.
+func decodeMember(id string, raw []byte) (*storedMember, error) {
+	m := &storedMember{RebalanceTimeoutMs: defaultRebalanceTimeoutMs}
+	if err := json.Unmarshal(raw, m); err != nil {
+		return nil, fmt.Errorf("member %s: %w", id, err)
 	}
 	if m.MemberID == "" {
 		m.MemberID = id
 	}
 	if m.MemberID != id {
-		return m, fmt.Errorf("member stored as %s has memberId %s", id, m.MemberID)
+		return nil, fmt.Errorf("member stored as %s has memberId %s", id, m.MemberID)
 	}
 	return m, nil
 }
