@@ -1,32 +1,10 @@
 package group
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
-
-// TestMemberStateDecodes checks that the known states decode to the
-// constants and anything else as before.
-func TestMemberStateDecodes(t *testing.T) {
-	for in, want := range map[string]MemberState{
-		`"ACTIVE"`: MemberActive, `"FENCED"`: MemberFenced, `"STARTING"`: MemberStarting,
-		`"LEAVING"`: MemberLeaving, `"EXPIRED"`: MemberExpired, `"ACT\u0049VE"`: MemberActive, `"odd"`: "odd", `""`: "",
-	} {
-		var s MemberState
-		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
-			t.Errorf("%s: got %q, %v; want %q", in, s, err, want)
-		}
-	}
-	s := MemberActive
-	if err := json.Unmarshal([]byte(`null`), &s); err != nil || s != MemberActive {
-		t.Errorf("null: got %q, %v", s, err)
-	}
-	if err := json.Unmarshal([]byte(`7`), &s); err == nil {
-		t.Errorf("a number decoded as a state: %q", s)
-	}
-}
 
 // TestShardIndexOnlyWhereHandlersRun checks that applying records builds
 // no per-shard index, that a handler builds it on its copy only, and that

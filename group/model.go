@@ -73,27 +73,6 @@ const (
 	MemberFenced   MemberState = "FENCED"
 )
 
-// UnmarshalJSON decodes a state; the states of docs/protocol.md §4.1 share the constants'
-// storage instead of a string per decoded record. Any other string is kept
-// as it is; null leaves s unchanged.
-func (s *MemberState) UnmarshalJSON(data []byte) error {
-	for _, known := range []MemberState{MemberActive, MemberLeaving, MemberExpired, MemberFenced, MemberStarting} {
-		if len(data) == len(known)+2 && data[0] == '"' && string(data[1:len(data)-1]) == string(known) {
-			*s = known
-			return nil
-		}
-	}
-	if string(data) == "null" {
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	*s = MemberState(v)
-	return nil
-}
-
 // Live reports whether a member in this state counts as an owner.
 func (s MemberState) Live() bool { return s == MemberActive || s == MemberStarting }
 
@@ -109,8 +88,9 @@ const (
 	MigrationRolledBack  MigrationState = "ROLLED_BACK"
 )
 
-// Member is one member record, exactly as stored in the aggregate (docs/protocol.md §8.5) and
-// returned by the /members API.
+// Member is one member record (docs/protocol.md §8.5); persistence stores
+// it in a record of its own (persistence/record.go). Its JSON tags are what
+// the /members API answers.
 type Member struct {
 	MemberID              string            `json:"memberId"`
 	MemberName            string            `json:"memberName"`
@@ -194,37 +174,38 @@ type Migration struct {
 
 // MetadataCorrection is an open metadata-correction round (docs/protocol.md §4.8).
 type MetadataCorrection struct {
-	TargetMetadataVersion   int64            `json:"targetMetadataVersion"`
-	ObservedMetadataVersion int64            `json:"observedMetadataVersion"`
-	RequestedAt             contract.Instant `json:"requestedAt"`
-	UpdatedAt               contract.Instant `json:"updatedAt"`
-	AcknowledgedMembers     []string         `json:"acknowledgedMembers"` // sorted, never nil
+	TargetMetadataVersion   int64
+	ObservedMetadataVersion int64
+	RequestedAt             contract.Instant
+	UpdatedAt               contract.Instant
+	AcknowledgedMembers     []string // sorted, never nil
 }
 
 // Meta is the group-level part of the aggregate: everything but the member
-// records and the target assignment.
+// records and the target assignment. persistence stores it in a record of
+// its own (persistence/record.go).
 type Meta struct {
-	StreamPrefix       string               `json:"streamPrefix"`
-	ConsumerGroup      string               `json:"consumerGroup"`
-	GroupEpoch         int64                `json:"groupEpoch"`
-	MetadataVersion    int64                `json:"metadataVersion"`
-	AssignmentEpoch    int64                `json:"assignmentEpoch"`
-	State              GroupState           `json:"state"`
-	ShardCount         int                  `json:"shardCount"`
-	Migrations         map[string]Migration `json:"migrations"`
-	ActiveReshardingID *string              `json:"activeReshardingId"`
-	MetadataCorrection *MetadataCorrection  `json:"metadataCorrection"`
-	CreatedAt          contract.Instant     `json:"createdAt"`
-	UpdatedAt          contract.Instant     `json:"updatedAt"`
+	StreamPrefix       string
+	ConsumerGroup      string
+	GroupEpoch         int64
+	MetadataVersion    int64
+	AssignmentEpoch    int64
+	State              GroupState
+	ShardCount         int
+	Migrations         map[string]Migration
+	ActiveReshardingID *string
+	MetadataCorrection *MetadataCorrection
+	CreatedAt          contract.Instant
+	UpdatedAt          contract.Instant
 	// PausedShards are the shards an operator paused, LiveResets the
 	// group's live offset resets, oldest first (liveops.go).
-	PausedShards contract.ShardSet `json:"pausedShards,omitempty"`
-	LiveResets   []LiveReset       `json:"liveResets,omitempty"`
+	PausedShards contract.ShardSet
+	LiveResets   []LiveReset
 	// Assignor is how the targets are computed: AssignorWork or, when
 	// empty, AssignorCount (work.go). Work is what a work-assigned group
 	// measured; it lives in memory only and is never stored.
-	Assignor string `json:"assignor,omitempty"`
-	Work     *Work  `json:"-"`
+	Assignor string
+	Work     *Work
 }
 
 // Key returns the group's key.

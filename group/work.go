@@ -47,9 +47,9 @@ func (m *Meta) AssignorOf() string {
 // the group starts from uniform weights until its first measure. A Work is
 // immutable once built.
 type Work struct {
-	Weights    []float64           `json:"shardWeights"`
-	MeasuredAt contract.Instant    `json:"measuredAt"`
-	Memory     assignor.WorkMemory `json:"memory"`
+	Weights    []float64
+	MeasuredAt contract.Instant
+	Memory     assignor.WorkMemory
 }
 
 // ShardMeasure is what the coordinator read of one shard's stream: its
