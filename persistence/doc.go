@@ -1,7 +1,9 @@
 // Package persistence defines how group state is stored: the Store and
 // Locker interfaces, the Revision used for compare-and-set, the error
 // classes every store returns, and the codec between a group.Group and its
-// stored Document.
+// stored Document. The stored JSON is declared here, by persistence's own
+// record types (record.go), never by the group types: the codec converts
+// between the two.
 //
 // # Outcomes
 //
