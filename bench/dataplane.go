@@ -17,9 +17,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // The dataplane scenario's group: its shards and the read COUNT of both
@@ -117,7 +117,7 @@ func (r *Runner) runDataPlane(ctx context.Context) error {
 	r.env.Redis = probe.Version(ctx)
 	keys := make([]string, dataPlaneShards)
 	for i := range keys {
-		keys[i] = streams.StreamKey(prefix, i)
+		keys[i] = contract.StreamKey(prefix, i)
 	}
 	r.logf("dataplane: writing %d entries to %d shards", o.DataPlaneEntries, dataPlaneShards)
 	if err := fillStreams(ctx, rdb, keys, o.DataPlaneEntries); err != nil {

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // session is one coordinator process on one store with its fleets; it can
@@ -624,7 +624,7 @@ func (s *session) streamKeys() []string {
 			key = streamGroupKey(g)
 		}
 		for i := range s.shards {
-			keys = append(keys, streams.StreamKey(key.StreamPrefix, i))
+			keys = append(keys, contract.StreamKey(key.StreamPrefix, i))
 		}
 	}
 	return keys

@@ -21,7 +21,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // The work scenario (goals P10a–d, issue 32): groups of workShards shards
@@ -161,7 +160,7 @@ func (r *Runner) runWork(ctx context.Context) error {
 			return err
 		}
 		for i := range workShards {
-			g.keys = append(g.keys, streams.StreamKey(g.key.StreamPrefix, i))
+			g.keys = append(g.keys, contract.StreamKey(g.key.StreamPrefix, i))
 		}
 		if err := prefill(ctx, rdb, g.keys, g.key.ConsumerGroup); err != nil {
 			return err

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // Live group operations among the faults (docs/operations.md): shards of
@@ -137,7 +137,7 @@ func (r *run) liveOpNow(ctx context.Context, f Fault) {
 // rewind's window.
 func (r *run) liveReset(ctx context.Context, shard int) {
 	key := group.Key{StreamPrefix: r.key.StreamPrefix, ConsumerGroup: realGroup}
-	stream := streams.StreamKey(key.StreamPrefix, shard)
+	stream := contract.StreamKey(key.StreamPrefix, shard)
 	from := r.now()
 	r.count(LiveReset + " attempt")
 	body, _ := json.Marshal(map[string]any{"to": "BY", "by": -rewindBy, "shards": []int{shard}, "requestedBy": "coord-chaos", "reason": "chaos"})

@@ -13,10 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/murmur3"
-
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // Message is one stream entry handed to a Handler.
@@ -121,7 +120,7 @@ const redisTimeout = 10 * time.Second
 // ClaimInterval, it claims the pending entries idle for ClaimMinIdle (those
 // the previous owner left, and failed ones); an entry whose MaxDeliveries-th
 // handler run fails is copied to the dead-letter stream
-// (streams.DeadLetterFields: where it came from, the delivery count, the
+// (contract.DeadLetterFields: where it came from, the delivery count, the
 // handler's last error and the consumer group) and acknowledged.
 //
 // Acknowledgements are batched: a shard's go out in one XACK, in the
@@ -298,7 +297,7 @@ func (c *Consumer) cancelInFlight() {
 }
 
 func (c *Consumer) assigned(shard int) {
-	r := &shardReader{c: c, shard: shard, key: streams.StreamKey(c.cfg.Member.StreamPrefix, shard),
+	r := &shardReader{c: c, shard: shard, key: contract.StreamKey(c.cfg.Member.StreamPrefix, shard),
 		done: make(chan struct{})}
 	r.room.L = &r.mu
 	var ctx context.Context
@@ -389,7 +388,7 @@ func (c *Consumer) failed(msg Message, err error) error {
 	}
 	ctx, cancel := context.WithTimeout(c.runCtx, redisTimeout)
 	defer cancel()
-	values := streams.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
+	values := contract.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
 	if err := c.cfg.Redis.XAdd(ctx, &redis.XAddArgs{Stream: c.cfg.DeadLetterStream, Values: values}).Err(); err != nil {
 		c.member.log.Warn("dead-lettering failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "err", err)
 		return err

@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client/member"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // DefaultLeaseTTL is the lease TTL a Member assumes until the coordinator
@@ -483,7 +482,7 @@ func (m *Member) request() contract.HeartbeatRequest {
 	now := contract.InstantOf(m.now())
 	for _, s := range req.OwnedShards {
 		if p, ok := f(s); ok {
-			key := streams.StreamKey(m.cfg.StreamPrefix, s)
+			key := contract.StreamKey(m.cfg.StreamPrefix, s)
 			req.ShardProgress = append(req.ShardProgress, contract.ShardProgress{
 				Shard: contract.Shard{ShardIndex: s}, StreamKey: &key,
 				LastDeliveredID: nonEmpty(p.LastDeliveredID), LastAckedID: nonEmpty(p.LastAckedID),

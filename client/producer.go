@@ -12,13 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // ShardFor returns the shard among n that a producer routes key to: the
 // Murmur3 routing of docs/protocol.md §6.7, the same as the shipped Python and
 // Spring clients. n must be at least 1.
-func ShardFor(key string, n int) int { return streams.ShardFor(key, n) }
+func ShardFor(key string, n int) int { return contract.ShardFor(key, n) }
 
 // ProducerConfig configures a Producer.
 type ProducerConfig struct {

@@ -419,14 +419,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	// two are listed, another group's sharing the stream only when every
 	// group's are asked for; one is redriven to its shard, the other
 	// deleted.
-	dlq := streams.DeadLetterStream(prefix)
+	dlq := contract.DeadLetterStream(prefix)
 	var deadIDs []string
 	for i, e := range []string{"timeout calling billing", "invalid amount", "shipping label rejected"} {
 		owner := "workers"
 		if i == 2 {
 			owner = "shipping"
 		}
-		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(prefix+":1", fmt.Sprintf("%d-0", i+1), owner, 5, e,
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: contract.DeadLetterFields(prefix+":1", fmt.Sprintf("%d-0", i+1), owner, 5, e,
 			map[string]any{"payload": fmt.Sprintf("dead-%d", i)})}).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // logIn opens the console at url and logs in as the admin.
@@ -81,7 +81,7 @@ func TestConsoleThroughputAndDeadLetterPages(t *testing.T) {
 	b.shot("group-throughput")
 
 	// 45 dead letters of three errors: 25, 15 and 5.
-	dlq := streams.DeadLetterStream(prefix)
+	dlq := contract.DeadLetterStream(prefix)
 	t.Cleanup(func() { rdb.Del(ctx, dlq) })
 	causes := []struct {
 		err string
@@ -89,7 +89,7 @@ func TestConsoleThroughputAndDeadLetterPages(t *testing.T) {
 	}{{"invalid amount", 15}, {"shipping label rejected", 5}, {"timeout calling billing", 25}}
 	for _, c := range causes {
 		for i := range c.n {
-			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(prefix+":0", id(i), "workers", 5, c.err,
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: dlq, Values: contract.DeadLetterFields(prefix+":0", id(i), "workers", 5, c.err,
 				map[string]any{"payload": fmt.Sprintf("dead-%d", i)})}).Err(); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // pathKey validates the {streamPrefix} and {consumerGroup} path parameters
@@ -119,15 +118,15 @@ func asIs[T any](_ group.Key, v T) any { return v }
 func routingBody(_ group.Key, rt group.Routing) any {
 	shards := make([]contract.RoutingShard, rt.ShardCount)
 	for i := range shards {
-		k := streams.StreamKey(rt.StreamPrefix, i)
-		shards[i] = contract.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: streams.Slot(k)}
+		k := contract.StreamKey(rt.StreamPrefix, i)
+		shards[i] = contract.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: contract.Slot(k)}
 	}
 	return contract.RoutingView{
 		StreamPrefix:     rt.StreamPrefix,
 		ConsumerGroup:    rt.ConsumerGroup,
 		MetadataVersion:  rt.MetadataVersion,
 		ShardCount:       rt.ShardCount,
-		StreamKeyPattern: streams.KeyPattern(rt.StreamPrefix),
+		StreamKeyPattern: contract.KeyPattern(rt.StreamPrefix),
 		Shards:           shards,
 	}
 }

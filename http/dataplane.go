@@ -140,7 +140,7 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (_ messagesRes
 	if err != nil {
 		return messagesResponse{}, false, err
 	}
-	shard := streams.Shard{Index: index, Key: streams.StreamKey(key.StreamPrefix, index)}
+	shard := streams.Shard{Index: index, Key: contract.StreamKey(key.StreamPrefix, index)}
 	page, err := data.Page(r.Context(), shard, dir, q.Get("cursor"), limit)
 	if err != nil {
 		return messagesResponse{}, false, dataPlaneError(err)

@@ -16,7 +16,7 @@ import (
 const maxDeadLetterIDs = 1000
 
 // deadLetterStream returns the dead-letter stream a request names (query or
-// body field "stream"): exactly the prefix's own, streams.DeadLetterStream
+// body field "stream"): exactly the prefix's own, contract.DeadLetterStream
 // (the Go client's default), whether named or left blank. Any other name
 // is INVALID_REQUEST before anything is read or removed: a key that merely
 // starts with "<prefix>-" can be another prefix's ("orders-eu:0" for the

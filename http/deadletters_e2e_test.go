@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -22,13 +23,13 @@ import (
 func TestDeadLetterRoutesReachOnlyTheirPrefix(t *testing.T) {
 	e := newReshardEnv(t)
 	e.create(2)
-	own := streams.DeadLetterStream(e.prefix)
-	foreign := []string{e.prefix + "-eu:0", streams.DeadLetterStream(e.prefix + "-eu"), e.prefix + "-eu", e.prefix + ":0"}
+	own := contract.DeadLetterStream(e.prefix)
+	foreign := []string{e.prefix + "-eu:0", contract.DeadLetterStream(e.prefix + "-eu"), e.prefix + "-eu", e.prefix + ":0"}
 	t.Cleanup(func() { e.rdb.Del(t.Context(), append(foreign, own)...) })
 	ids := map[string]string{}
 	for _, key := range append(foreign, own) {
 		id, err := e.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: key,
-			Values: streams.DeadLetterFields(e.streamKey(0), "1-1", e.key.ConsumerGroup, 5, "boom", map[string]any{"payload": "keep"})}).Result()
+			Values: contract.DeadLetterFields(e.streamKey(0), "1-1", e.key.ConsumerGroup, 5, "boom", map[string]any{"payload": "keep"})}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

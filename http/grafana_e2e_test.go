@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // The Grafana rows (docs/protocol.md §2.7) end to end on the reshardEnv: real Redis streams,
@@ -95,7 +95,7 @@ func TestGrafanaShardRowsMatchRedis(t *testing.T) {
 		key := e.streamKey(i)
 		info, g, owner := e.redisShard(i, ms)
 		if r.StreamPrefix != e.prefix || r.ConsumerGroup != e.key.ConsumerGroup || r.ShardIndex != i || r.ShardCount != 4 ||
-			r.ShardLabel != ":"+strconv.Itoa(i) || r.StreamKey != key || r.RedisSlot != streams.Slot(key) ||
+			r.ShardLabel != ":"+strconv.Itoa(i) || r.StreamKey != key || r.RedisSlot != contract.Slot(key) ||
 			r.StreamLength != info.Length || deref(r.FirstRecordID) != info.FirstEntry.ID || deref(r.LastRecordID) != info.LastEntry.ID ||
 			deref(r.LastGeneratedID) != info.LastGeneratedID || deref(r.GroupLastDeliveredID) != g.LastDeliveredID ||
 			r.PendingCount != g.Pending || r.Lag == nil || *r.Lag != g.Lag || !r.LagKnown || !r.MemoryUsageKnown ||

@@ -243,23 +243,23 @@ func TestGrafanaShardRows(t *testing.T) {
 
 	rec := do(api, "GET", grafanaPath+"/shards?streamPrefix=orders&consumerGroup=orders-consumer", "")
 	unknown := func(i int, target, current, owners, state string, pendingCount int, delivered string) string {
-		k := streams.StreamKey("orders", i)
+		k := contract.StreamKey("orders", i)
 		return fmt.Sprintf(`{"streamPrefix":"orders","consumerGroup":"orders-consumer","shardCount":4,"shardIndex":%d,"shardLabel":":%d",
 			"streamKey":%q,"redisSlot":%d,"redisNodeEndpoint":null,"redisNodeId":null,"redisSlotRangeStart":null,"redisSlotRangeEnd":null,
 			"streamLength":0,"firstRecordId":null,"lastRecordId":null,"lastGeneratedId":null,"groupLastDeliveredId":null,
 			"consumerLastDeliveredId":%s,"consumerLastAckedId":null,"pendingCount":%d,"lag":null,"lagKnown":false,
 			"producedPerSecond":null,"consumedPerSecond":null,"memoryUsageBytes":null,"memoryUsageKnown":false,
 			"targetOwnerMemberIds":%q,"currentOwnerMemberIds":%q,"ownerMemberIds":%q,"ownerState":%q}`,
-			i, i, k, streams.Slot(k), delivered, pendingCount, target, current, owners, state)
+			i, i, k, contract.Slot(k), delivered, pendingCount, target, current, owners, state)
 	}
-	k1 := streams.StreamKey("orders", 1)
+	k1 := contract.StreamKey("orders", 1)
 	observed := fmt.Sprintf(`{"streamPrefix":"orders","consumerGroup":"orders-consumer","shardCount":4,"shardIndex":1,"shardLabel":":1",
 		"streamKey":%q,"redisSlot":%d,"redisNodeEndpoint":"127.0.0.1:6379","redisNodeId":null,"redisSlotRangeStart":null,"redisSlotRangeEnd":null,
 		"streamLength":9,"firstRecordId":null,"lastRecordId":"7-1","lastGeneratedId":null,"groupLastDeliveredId":null,
 		"consumerLastDeliveredId":null,"consumerLastAckedId":null,"pendingCount":1,"lag":2,"lagKnown":true,
 		"producedPerSecond":1.5,"consumedPerSecond":0.25,"memoryUsageBytes":300,"memoryUsageKnown":true,
 		"targetOwnerMemberIds":"member-a","currentOwnerMemberIds":"member-a","ownerMemberIds":"member-a","ownerState":"CURRENT"}`,
-		k1, streams.Slot(k1))
+		k1, contract.Slot(k1))
 	wantJSON(t, rec, http.StatusOK, "["+
 		unknown(0, "member-a", "member-a", "member-a", "CURRENT", 5, `"7-0"`)+","+observed+","+
 		unknown(2, "member-b", "member-a", "member-a", "TRANSITIONING", 0, "null")+","+

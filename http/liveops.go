@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // LiveOps are the live group operations (docs/operations.md): pausing and
@@ -103,7 +102,7 @@ func (a *API) previewReset(ctx context.Context, key group.Key, req contract.Offs
 	}
 	out := contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), DryRun: true}
 	for _, i := range shards {
-		k := streams.StreamKey(key.StreamPrefix, i)
+		k := contract.StreamKey(key.StreamPrefix, i)
 		plan, err := ops.PlanReset(ctx, k, key.ConsumerGroup, resetPosition(&req))
 		if err != nil {
 			return nil, operatorError(err)

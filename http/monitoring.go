@@ -12,7 +12,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // healthReport serves #13: always 200 (docs/protocol.md §10.2).
@@ -117,7 +116,7 @@ func consumptionBody(key group.Key, members []group.Member) any {
 	rows := []progressRow{}
 	for _, m := range members {
 		for _, p := range m.ShardProgress {
-			sk := streams.StreamKey(key.StreamPrefix, p.Shard.ShardIndex)
+			sk := contract.StreamKey(key.StreamPrefix, p.Shard.ShardIndex)
 			if p.StreamKey != nil {
 				sk = *p.StreamKey
 			}

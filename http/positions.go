@@ -116,7 +116,7 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		}
 		out := contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), Forced: true}
 		for _, i := range shards {
-			s := contract.OffsetResetShard{ShardIndex: i, StreamKey: streams.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
+			s := contract.OffsetResetShard{ShardIndex: i, StreamKey: contract.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
 			if s.Before, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
 				return nil, operatorError(err)
 			}

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // shardPosition is a position in the reset answer.
@@ -132,7 +131,7 @@ type deadLetterResults struct {
 func TestDeadLettersEndToEnd(t *testing.T) {
 	e := newReshardEnv(t)
 	e.create(2)
-	dlq := streams.DeadLetterStream(e.prefix)
+	dlq := contract.DeadLetterStream(e.prefix)
 	t.Cleanup(func() { e.rdb.Del(t.Context(), dlq) })
 	add := func(values map[string]any) string {
 		id, err := e.rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: values}).Result()
@@ -141,11 +140,11 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 		}
 		return id
 	}
-	first := add(streams.DeadLetterFields(e.streamKey(1), "1-1", e.key.ConsumerGroup, 5, "boom", map[string]any{"key": "k1", "payload": "p1"}))
+	first := add(contract.DeadLetterFields(e.streamKey(1), "1-1", e.key.ConsumerGroup, 5, "boom", map[string]any{"key": "k1", "payload": "p1"}))
 	second := add(map[string]any{"stream": e.streamKey(0), "id": "2-1", "deliveries": 6, "error": "bang", "field:payload": "p2"}) // names no group
 	var others []string
 	for i := range 3 {
-		others = append(others, add(streams.DeadLetterFields(e.streamKey(0), fmt.Sprintf("3-%d", i), "another-group", 5, "", map[string]any{"payload": "p3"})))
+		others = append(others, add(contract.DeadLetterFields(e.streamKey(0), fmt.Sprintf("3-%d", i), "another-group", 5, "", map[string]any{"payload": "p3"})))
 	}
 
 	var page deadLetterPage
@@ -180,7 +179,7 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 	if err != nil || len(redriven) != 1 || redriven[0].Values["payload"] != "p1" || redriven[0].Values["key"] != "k1" {
 		t.Errorf("redriven entry on %s: %+v %v", e.streamKey(1), redriven, err)
 	}
-	own := add(streams.DeadLetterFields(e.streamKey(0), "4-1", e.key.ConsumerGroup, 5, "", map[string]any{"payload": "p4"}))
+	own := add(contract.DeadLetterFields(e.streamKey(0), "4-1", e.key.ConsumerGroup, 5, "", map[string]any{"payload": "p4"}))
 	e.expect("POST", e.groupPath()+"/dead-letters/delete", map[string]any{"ids": []string{own, second, others[1]}, "requestedBy": "ops"}, http.StatusOK, &res)
 	if len(res.Results) != 3 || res.Results[0].Status != "DELETED" || res.Results[1].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" ||
 		res.Results[2].ErrorCode != "DEAD_LETTER_OF_ANOTHER_GROUP" {

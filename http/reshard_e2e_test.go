@@ -80,7 +80,7 @@ func (e *reshardEnv) groupPath() string {
 
 func (e *reshardEnv) monitoringPath() string { return "/monitoring" + e.groupPath() }
 
-func (e *reshardEnv) streamKey(i int) string { return streams.StreamKey(e.prefix, i) }
+func (e *reshardEnv) streamKey(i int) string { return contract.StreamKey(e.prefix, i) }
 
 // expect sends a request and fails unless it is answered with status;
 // the answer is decoded into out when non-nil.
@@ -167,7 +167,7 @@ func (e *reshardEnv) produce(rt routing, n int) {
 	for range n {
 		e.seq++
 		pk := "order-" + strconv.Itoa(e.seq)
-		e.add(streams.ShardFor(pk, rt.ShardCount), pk)
+		e.add(contract.ShardFor(pk, rt.ShardCount), pk)
 	}
 }
 
@@ -685,7 +685,7 @@ func TestReshardOffsetsMatchRedis(t *testing.T) {
 	for i, s := range o.Shards {
 		key := e.streamKey(i)
 		info, g, owner := e.redisShard(i, ms)
-		if s.Shard.ShardIndex != i || s.StreamKey != key || s.RedisSlot != streams.Slot(key) || s.StreamLength != info.Length ||
+		if s.Shard.ShardIndex != i || s.StreamKey != key || s.RedisSlot != contract.Slot(key) || s.StreamLength != info.Length ||
 			deref(s.FirstRecordID) != info.FirstEntry.ID || deref(s.LastRecordID) != info.LastEntry.ID ||
 			deref(s.LastGeneratedID) != info.LastGeneratedID || deref(s.GroupLastDeliveredID) != g.LastDeliveredID ||
 			s.PendingCount != g.Pending || s.Lag == nil || *s.Lag != g.Lag || s.MemoryUsageBytes == nil ||

@@ -108,7 +108,7 @@ func TestNeverReadGroupLagIsItsBacklog(t *testing.T) {
 	ctx := t.Context()
 	workers := group.Key{StreamPrefix: prefix, ConsumerGroup: "workers"}
 	readers := group.Key{StreamPrefix: prefix, ConsumerGroup: "readers"}
-	key := func(i int) string { return streams.StreamKey(prefix, i) }
+	key := func(i int) string { return contract.StreamKey(prefix, i) }
 
 	// Shard 0: 1,612 entries a millisecond apart, both groups from the
 	// start, readers reading two, then one entry deleted: 1,611 unread

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -82,7 +83,7 @@ func Unobserved(prefix string, shardCount int) Observation {
 	shards := streams.ShardsOf(prefix, shardCount)
 	o := Observation{Shards: make([]ObservedShard, len(shards))}
 	for i, s := range shards {
-		o.Shards[i].ShardOffset = streams.ShardOffset{Shard: s.Index, StreamKey: s.Key, RedisSlot: streams.Slot(s.Key)}
+		o.Shards[i].ShardOffset = streams.ShardOffset{Shard: s.Index, StreamKey: s.Key, RedisSlot: contract.Slot(s.Key)}
 	}
 	return o
 }

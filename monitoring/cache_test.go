@@ -30,8 +30,8 @@ func TestProjectUnobserved(t *testing.T) {
 		t.Fatalf("offsets %+v", got)
 	}
 	for i, s := range got.Shards {
-		key := streams.StreamKey("orders", i)
-		if s.Shard.ShardIndex != i || s.StreamKey != key || s.RedisSlot != streams.Slot(key) || s.RedisNodeEndpoint != nil ||
+		key := contract.StreamKey("orders", i)
+		if s.Shard.ShardIndex != i || s.StreamKey != key || s.RedisSlot != contract.Slot(key) || s.RedisNodeEndpoint != nil ||
 			s.Lag != nil || s.MemoryUsageBytes != nil || s.LastRecordID != nil || len(s.OwnerMemberIDs) != 1 {
 			t.Errorf("shard %d: %+v", i, s)
 		}
@@ -53,7 +53,7 @@ func TestRefreshStoresOnlyGroupsRead(t *testing.T) {
 	r := monitoring.NewReader(streams.NewObserver(client), fakeclock.New(time.Now()).Now, time.Minute)
 	add := func() {
 		t.Helper()
-		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: streams.StreamKey(c.Group.Meta.StreamPrefix, 0), Values: []string{"f", "v"}}).Err(); err != nil {
+		if err := client.XAdd(ctx, &redis.XAddArgs{Stream: contract.StreamKey(c.Group.Meta.StreamPrefix, 0), Values: []string{"f", "v"}}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -103,10 +104,10 @@ func pack(prefix string, o Observation) packed {
 func (p packed) unpack() Observation {
 	o := Observation{Shards: make([]ObservedShard, len(p.shards))}
 	for i, ps := range p.shards {
-		key := streams.StreamKey(p.prefix, ps.shard)
+		key := contract.StreamKey(p.prefix, ps.shard)
 		n := p.nodes[ps.node]
 		s := &o.Shards[i]
-		s.ShardOffset = streams.ShardOffset{Shard: ps.shard, StreamKey: key, RedisSlot: streams.Slot(key),
+		s.ShardOffset = streams.ShardOffset{Shard: ps.shard, StreamKey: key, RedisSlot: contract.Slot(key),
 			RedisNodeEndpoint: n.endpoint, RedisNodeID: n.id, RedisSlotRangeStart: n.rangeStart, RedisSlotRangeEnd: n.rangeEnd,
 			StreamLength: ps.length,
 			GroupPending: unpackValue(ps.pending, ps.known&knownPending), Lag: unpackValue(ps.lag, ps.known&knownLag),

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -12,8 +13,8 @@ func ptr[T any](v T) *T { return &v }
 // observedShard is shard i of prefix as Observe reads it, with its key and
 // slot and the node fields given.
 func observedShard(prefix string, i int, node streams.ShardOffset) ObservedShard {
-	key := streams.StreamKey(prefix, i)
-	node.Shard, node.StreamKey, node.RedisSlot = i, key, streams.Slot(key)
+	key := contract.StreamKey(prefix, i)
+	node.Shard, node.StreamKey, node.RedisSlot = i, key, contract.Slot(key)
 	return ObservedShard{ShardOffset: node}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -320,7 +321,7 @@ func TestDeadLettersWithinTheBytesBudget(t *testing.T) {
 	var want []string
 	for range 60 {
 		id, err := client.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq,
-			Values: DeadLetterFields(StreamKey(prefix, 0), "1-1", "billing", 5, "boom", map[string]any{"payload": strings.Repeat("p", 500)})}).Result()
+			Values: contract.DeadLetterFields(contract.StreamKey(prefix, 0), "1-1", "billing", 5, "boom", map[string]any{"payload": strings.Repeat("p", 500)})}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,7 +28,7 @@ func TestClusterMode(t *testing.T) {
 	prefix := fmt.Sprintf("TestClusterMode-%016x", rand.Uint64())
 	shards := ShardsOf(prefix, shardCount)
 	t.Cleanup(func() {
-		for _, key := range append([]string{prefix}, StreamKey(prefix, shardCount)) {
+		for _, key := range append([]string{prefix}, contract.StreamKey(prefix, shardCount)) {
 			_ = client.Del(context.Background(), key).Err()
 		}
 		for _, s := range shards {

@@ -4,47 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
-
-// Dead-letter entries are written by the Go client's Consumer (package
-// client) after MaxDeliveries failed deliveries: the fields "stream" (the
-// shard key the entry came from), "id" (its id there), "deliveries",
-// "error" (the handler's last error), "group" (the consumer group that
-// dead-lettered it) and, for each field k of the original entry, "field:k".
-// One dead-letter stream serves every group of a prefix, so "group" tells
-// them apart; an entry without it (written before the field existed, or by
-// another writer) belongs to no group in particular: it is shown to all,
-// but no group may redrive or delete it (ErrOtherGroup).
-const (
-	deadLetterStream     = "stream"
-	deadLetterID         = "id"
-	deadLetterDeliveries = "deliveries"
-	deadLetterError      = "error"
-	deadLetterGroup      = "group"
-	deadLetterFieldPre   = "field:"
-)
-
-// DeadLetterFields returns the fields of the dead-letter entry for the
-// entry id of shard key stream that group failed to handle deliveries
-// times, the handler's last error being cause; values are the original
-// entry's fields. The Go client writes these; DeadLetters reads them.
-func DeadLetterFields(stream, id, group string, deliveries int64, cause string, values map[string]any) map[string]any {
-	out := make(map[string]any, 5+len(values))
-	for k, v := range values {
-		out[deadLetterFieldPre+k] = v
-	}
-	out[deadLetterStream], out[deadLetterID], out[deadLetterGroup] = stream, id, group
-	out[deadLetterDeliveries], out[deadLetterError] = deliveries, cause
-	return out
-}
-
-// DeadLetterStream is the default dead-letter stream of a stream prefix,
-// the Go client's default ("<prefix>-dead-letter").
-func DeadLetterStream(prefix string) string { return prefix + "-dead-letter" }
 
 // ErrNotDeadLetterStream is matched by ResolveDeadLetterStream's errors
 // for a name that is not the prefix's dead-letter stream.
@@ -59,7 +25,7 @@ var ErrNotDeadLetterStream = errors.New("not a dead-letter stream of the prefix"
 // "<prefix>-dead-letter" is nobody else's (no other prefix's shard
 // "<Q>:<i>" or dead-letter stream "<Q>-dead-letter" has that name).
 func ResolveDeadLetterStream(prefix, name string) (string, error) {
-	own := DeadLetterStream(prefix)
+	own := contract.DeadLetterStream(prefix)
 	if name != "" && name != own {
 		return "", fmt.Errorf("%w: the dead-letter stream of the groups of %s is %s; other streams are not reachable here", ErrNotDeadLetterStream, prefix, own)
 	}
@@ -130,7 +96,8 @@ const deadLetterScanPages = 10
 // entries, within the read budget (MaxReadEntries, MaxReadBytes; reads of
 // at most limit entries, the first of at most firstReadChunk): it can hold
 // fewer than limit entries (even none) while NextCursor says more remain
-// (Truncated).
+// (Truncated). It waits for its share of MaxHeldReadBytes as the message
+// explorer's pages do (ErrReadBusy when not given in time).
 func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (DeadLetterPage, error) {
 	limit = ClampLimit(limit)
 	end := "+"
@@ -148,7 +115,11 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 	page.Length = length
 	// more: entries older than end may remain.
 	more := true
-	b := o.limits.budget()
+	b, err := o.limits.start(ctx, o.pool)
+	if err != nil {
+		return DeadLetterPage{}, err
+	}
+	defer b.done(ctx)
 	examine := min(deadLetterScanPages*limit, b.maxEntries)
 	for more && len(page.Entries) < limit && b.entries < examine && b.left() {
 		n := min(limit, examine-b.entries, b.allowance(1))
@@ -189,18 +160,18 @@ func deadLetterOf(m redis.XMessage, prefix string) DeadLetter {
 	for k, v := range m.Values {
 		s := valueString(v)
 		switch {
-		case k == deadLetterStream:
+		case k == contract.DeadLetterFieldStream:
 			d.SourceStream = s
-		case k == deadLetterID:
+		case k == contract.DeadLetterFieldID:
 			d.SourceID = s
-		case k == deadLetterDeliveries:
+		case k == contract.DeadLetterFieldDeliveries:
 			d.Deliveries, _ = strconv.ParseInt(s, 10, 64)
-		case k == deadLetterError:
+		case k == contract.DeadLetterFieldError:
 			d.Error = s
-		case k == deadLetterGroup:
+		case k == contract.DeadLetterFieldGroup:
 			d.Group = s
-		case strings.HasPrefix(k, deadLetterFieldPre):
-			d.Fields[strings.TrimPrefix(k, deadLetterFieldPre)] = s
+		case strings.HasPrefix(k, contract.DeadLetterFieldPrefix):
+			d.Fields[strings.TrimPrefix(k, contract.DeadLetterFieldPrefix)] = s
 		}
 	}
 	if rest, ok := strings.CutPrefix(d.SourceStream, prefix+":"); ok {
@@ -315,7 +286,10 @@ func (t *DeadLetterTally) Of(group string) int64 {
 	return t.byGroup[group] + t.byGroup[""]
 }
 
-// tallyBatch is how many entries UpdateTally reads per round trip.
+// tallyBatch is how many entries UpdateTally reads per round trip at
+// most: the first batch of a call reads firstReadChunk, the next ones as
+// many as MaxReadBytes holds at the average size read so far, so that the
+// count never holds more than a few MiB of the stream at once.
 const tallyBatch = 1000
 
 // UpdateTally brings t up to date with the dead-letter stream dlq, reading
@@ -326,14 +300,19 @@ const tallyBatch = 1000
 // vanish during that count as well, the next call counts again).
 func (o *Operator) UpdateTally(ctx context.Context, dlq string, t *DeadLetterTally) error {
 	recounted := false
+	var read, bytes int64 // entries read by this call and their bytes
 	for {
 		start := "-"
 		if t.last != "" {
 			start = "(" + t.last
 		}
+		n := int64(firstReadChunk)
+		if read > 0 {
+			n = min(tallyBatch, max(MaxReadBytes/max(bytes/read, 1), 1))
+		}
 		pipe := o.client.TxPipeline()
 		length := pipe.XLen(ctx, dlq)
-		batch := pipe.XRangeN(ctx, dlq, start, "+", tallyBatch)
+		batch := pipe.XRangeN(ctx, dlq, start, "+", n)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return err
 		}
@@ -341,13 +320,14 @@ func (o *Operator) UpdateTally(ctx context.Context, dlq string, t *DeadLetterTal
 			t.byGroup = map[string]int64{}
 		}
 		for _, m := range batch.Val() {
-			g, _ := m.Values[deadLetterGroup].(string)
+			g, _ := m.Values[contract.DeadLetterFieldGroup].(string)
 			t.byGroup[g]++
 			t.total++
 			t.last = m.ID
+			read, bytes = read+1, min(bytes+entrySize(m), math.MaxInt64/2)
 		}
 		switch {
-		case len(batch.Val()) == tallyBatch:
+		case int64(len(batch.Val())) == n:
 		case t.total == length.Val() || recounted:
 			return nil
 		default:

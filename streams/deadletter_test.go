@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,7 +21,7 @@ func TestDeadLettersFilterByGroup(t *testing.T) {
 	add := func(group string) string {
 		t.Helper()
 		id, err := client.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq,
-			Values: DeadLetterFields(StreamKey(prefix, 0), "1-1", group, 5, "boom", map[string]any{"k": "v"})}).Result()
+			Values: contract.DeadLetterFields(contract.StreamKey(prefix, 0), "1-1", group, 5, "boom", map[string]any{"k": "v"})}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,9 +85,9 @@ func TestDeadLetterTally(t *testing.T) {
 		pipe := client.Pipeline()
 		cmds := make([]*redis.StringCmd, n)
 		for i := range cmds {
-			values := DeadLetterFields(StreamKey(prefix, 0), "1-1", group, 5, "boom", nil)
+			values := contract.DeadLetterFields(contract.StreamKey(prefix, 0), "1-1", group, 5, "boom", nil)
 			if group == "" {
-				delete(values, deadLetterGroup)
+				delete(values, contract.DeadLetterFieldGroup)
 			}
 			cmds[i] = pipe.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: values})
 		}
@@ -129,8 +130,8 @@ func TestDeadLetterWithoutGroupIsNotRemovable(t *testing.T) {
 	ops := NewOperator(client)
 	prefix := testPrefix(t, client)
 	dlq := prefix + ":dead-letter"
-	values := DeadLetterFields(StreamKey(prefix, 0), "1-1", "", 5, "boom", map[string]any{"k": "v"})
-	delete(values, deadLetterGroup)
+	values := contract.DeadLetterFields(contract.StreamKey(prefix, 0), "1-1", "", 5, "boom", map[string]any{"k": "v"})
+	delete(values, contract.DeadLetterFieldGroup)
 	id, err := client.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: values}).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestDeadLetterWithoutGroupIsNotRemovable(t *testing.T) {
 	if n := client.XLen(t.Context(), dlq).Val(); n != 1 {
 		t.Errorf("%d entries left, want 1", n)
 	}
-	if n := client.XLen(t.Context(), StreamKey(prefix, 0)).Val(); n != 0 {
+	if n := client.XLen(t.Context(), contract.StreamKey(prefix, 0)).Val(); n != 0 {
 		t.Errorf("the refused redrive added %d entries to the shard", n)
 	}
 }

@@ -7,11 +7,11 @@
 // never acknowledges or trims anything; only Operator changes data, at an
 // operator's request: consumer group positions (XGROUP SETID) and the
 // entries of dead-letter streams (redrive, delete), whose format
-// DeadLetterFields defines for the Go client that writes them.
+// contract.DeadLetterFields defines for the clients that write them.
 //
 // A sharded stream with prefix P has one Redis Stream per shard i, under the
-// key "P:i" (StreamKey). Slot computes the Redis Cluster hash slot of a key
-// and ShardFor is the producers' partition-key routing function (docs/protocol.md §6.7).
+// key "P:i" (contract.StreamKey, with the slots and the producers' routing
+// of docs/protocol.md §6.7 beside it in package contract).
 //
 // Every Redis access goes through a redis.UniversalClient and uses only
 // single-key commands, so a standalone server and a Redis Cluster (whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,13 +19,13 @@ func (o *Observer) Drained(ctx context.Context, prefix string, shards []int) (bo
 	pipe := o.client.Pipeline()
 	cmds := make([]*redis.XInfoGroupsCmd, len(shards))
 	for j, i := range shards {
-		cmds[j] = pipe.XInfoGroups(ctx, StreamKey(prefix, i))
+		cmds[j] = pipe.XInfoGroups(ctx, contract.StreamKey(prefix, i))
 	}
 	_, _ = pipe.Exec(ctx)
 	drained := true
 	for j, cmd := range cmds {
 		if err := replyOrNil(cmd.Err()); err != nil {
-			return false, fmt.Errorf("streams: drain check of %s: %w", StreamKey(prefix, shards[j]), err)
+			return false, fmt.Errorf("streams: drain check of %s: %w", contract.StreamKey(prefix, shards[j]), err)
 		}
 		for _, g := range cmd.Val() {
 			if lag := knownLag(g); g.Pending != 0 || lag == nil || *lag != 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +18,7 @@ func TestProvisionCreatesGroupsIdempotently(t *testing.T) {
 	if keys, err := prov.ExistingKeys(t.Context(), prefix, 4); err != nil || len(keys) != 0 {
 		t.Fatalf("ExistingKeys before = %v, %v", keys, err)
 	}
-	existing := xaddN(t, client, StreamKey(prefix, 1), 5) // a stream that predates provisioning
+	existing := xaddN(t, client, contract.StreamKey(prefix, 1), 5) // a stream that predates provisioning
 
 	for range 2 { // the second run meets BUSYGROUP everywhere
 		if err := prov.Provision(t.Context(), prefix, group, []int{0, 1, 2, 3}); err != nil {
@@ -25,7 +26,7 @@ func TestProvisionCreatesGroupsIdempotently(t *testing.T) {
 		}
 	}
 	for i := range 4 {
-		groups, err := client.XInfoGroups(t.Context(), StreamKey(prefix, i)).Result()
+		groups, err := client.XInfoGroups(t.Context(), contract.StreamKey(prefix, i)).Result()
 		if err != nil || len(groups) != 1 {
 			t.Fatalf("XINFO GROUPS shard %d = %+v, %v", i, groups, err)
 		}
@@ -44,7 +45,7 @@ func TestProvisionCreatesGroupsIdempotently(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := prov.ExistingKeys(t.Context(), prefix, 6)
-	if want := []string{prefix, StreamKey(prefix, 0), StreamKey(prefix, 1), StreamKey(prefix, 2), StreamKey(prefix, 3)}; err != nil || !slices.Equal(keys, want) {
+	if want := []string{prefix, contract.StreamKey(prefix, 0), contract.StreamKey(prefix, 1), contract.StreamKey(prefix, 2), contract.StreamKey(prefix, 3)}; err != nil || !slices.Equal(keys, want) {
 		t.Fatalf("ExistingKeys = %v, %v; want %v", keys, err, want)
 	}
 }
@@ -52,12 +53,12 @@ func TestProvisionCreatesGroupsIdempotently(t *testing.T) {
 func TestProvisionFailures(t *testing.T) {
 	client := newTestClient(t)
 	prefix := testPrefix(t, client)
-	if err := client.Set(t.Context(), StreamKey(prefix, 7), "not a stream", 0).Err(); err != nil {
+	if err := client.Set(t.Context(), contract.StreamKey(prefix, 7), "not a stream", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	err := NewProvisioner(client).Provision(t.Context(), prefix, "g", []int{4, 7, 5})
 	var perr *ProvisioningError
-	if !errors.Is(err, ErrProvisioningFailed) || !errors.As(err, &perr) || perr.Key != StreamKey(prefix, 7) {
+	if !errors.Is(err, ErrProvisioningFailed) || !errors.As(err, &perr) || perr.Key != contract.StreamKey(prefix, 7) {
 		t.Fatalf("Provision over a STRING key = %v", err)
 	}
 
@@ -79,7 +80,7 @@ func TestOffsetsAndDrainOnRealData(t *testing.T) {
 	client := newTestClient(t)
 	obs := NewObserver(client)
 	prefix, group := testPrefix(t, client), "workers"
-	key := func(i int) string { return StreamKey(prefix, i) }
+	key := func(i int) string { return contract.StreamKey(prefix, i) }
 	if err := NewProvisioner(client).Provision(t.Context(), prefix, group, []int{0, 1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestOffsetsAndDrainOnRealData(t *testing.T) {
 	for i, want := range []struct{ length, pending, lag int64 }{{10, 0, 0}, {20, 10, 5}, {30, 0, 30}, {0, 0, 0}} {
 		o := offsets[i]
 		checkAgainstXInfo(t, client, group, o)
-		if o.Shard != i || o.StreamKey != key(i) || o.RedisSlot != Slot(key(i)) || o.StreamLength != want.length ||
+		if o.Shard != i || o.StreamKey != key(i) || o.RedisSlot != contract.Slot(key(i)) || o.StreamLength != want.length ||
 			o.GroupPending == nil || *o.GroupPending != want.pending || o.Lag == nil || *o.Lag != want.lag {
 			t.Errorf("shard %d offset = %s", i, describe(o))
 		}
@@ -152,7 +153,7 @@ func TestUnknownLagIsNotDrained(t *testing.T) {
 	client := newTestClient(t)
 	obs := NewObserver(client)
 	prefix := testPrefix(t, client)
-	k := StreamKey(prefix, 0)
+	k := contract.StreamKey(prefix, 0)
 	ids := xaddN(t, client, k, 3)
 	// A group created at 0 without ENTRIESREAD behind a deleted entry has no lag.
 	if err := client.XDel(t.Context(), k, ids[1]).Err(); err != nil {
@@ -243,7 +244,7 @@ func TestOffsetsAcrossBatches(t *testing.T) {
 	prefix := testPrefix(t, client)
 	n := 2*observeBatch + 5
 	for _, i := range []int{observeBatch - 1, observeBatch, n - 1} {
-		xaddN(t, client, StreamKey(prefix, i), i%7+1)
+		xaddN(t, client, contract.StreamKey(prefix, i), i%7+1)
 	}
 	offsets, err := NewObserver(client).Offsets(t.Context(), prefix, "g", n)
 	if err != nil {
@@ -257,7 +258,7 @@ func TestOffsetsAcrossBatches(t *testing.T) {
 		if i == observeBatch-1 || i == observeBatch || i == n-1 {
 			want = int64(i%7 + 1)
 		}
-		if o.Shard != i || o.StreamKey != StreamKey(prefix, i) || o.StreamLength != want {
+		if o.Shard != i || o.StreamKey != contract.StreamKey(prefix, i) || o.StreamLength != want {
 			t.Fatalf("offset %d = %s, want shard %d of length %d", i, describe(o), i, want)
 		}
 	}

@@ -21,7 +21,7 @@ func NewResetPositions(o *Operator) ResetPositions { return ResetPositions{op: o
 // against it. A target Redis cannot take wraps group.ErrResetTarget.
 func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (group.ShardReset, error) {
 	pos := Position{Kind: PositionKind(target.To), ID: target.EntryID, TimestampMs: target.TimestampMs, By: target.By}
-	plan, err := p.op.PlanReset(ctx, StreamKey(key.StreamPrefix, shard), key.ConsumerGroup, pos)
+	plan, err := p.op.PlanReset(ctx, contract.StreamKey(key.StreamPrefix, shard), key.ConsumerGroup, pos)
 	if errors.Is(err, ErrInvalidPosition) || errors.Is(err, ErrInvalidID) {
 		err = fmt.Errorf("%w: %w", group.ErrResetTarget, err)
 	}
@@ -40,7 +40,7 @@ func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int,
 // acknowledged stay pending and are claimed as after any change of reader)
 // and reads the position after.
 func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardReset) (*contract.GroupPosition, error) {
-	k := StreamKey(key.StreamPrefix, s.ShardIndex)
+	k := contract.StreamKey(key.StreamPrefix, s.ShardIndex)
 	if err := p.op.SetID(ctx, k, key.ConsumerGroup, s.SetID); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -86,7 +87,7 @@ type Shard struct {
 func ShardsOf(prefix string, n int) []Shard {
 	shards := make([]Shard, n)
 	for i := range shards {
-		shards[i] = Shard{Index: i, Key: StreamKey(prefix, i)}
+		shards[i] = Shard{Index: i, Key: contract.StreamKey(prefix, i)}
 	}
 	return shards
 }
@@ -128,8 +129,10 @@ type Page struct {
 // the cursor (XRANGE/XREVRANGE from the cursor, inclusive, dropping the
 // entry equal to it) and keeps limit; NextCursor is the last kept id when
 // more entries remained. Within the read budget: when it runs out first,
-// the page is Truncated (fewer records, NextCursor after the last). A
-// malformed cursor yields ErrInvalidCursor.
+// the page is Truncated (fewer records, NextCursor after the last). As
+// every read of stream contents, it waits for its share of
+// MaxHeldReadBytes (ErrReadBusy when not given in time). A malformed
+// cursor yields ErrInvalidCursor.
 func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor string, limit int) (Page, error) {
 	dir, limit, cursor = dir.normalized(), ClampLimit(limit), strings.TrimSpace(cursor)
 	if cursor != "" {
@@ -137,7 +140,12 @@ func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor 
 			return Page{}, fmt.Errorf("%w: %w", ErrInvalidCursor, err)
 		}
 	}
-	read, cut, err := o.scan(ctx, []Shard{shard}, dir, map[int]string{shard.Index: cursor}, limit+1, false, o.limits.budget())
+	b, err := o.limits.start(ctx, o.pool)
+	if err != nil {
+		return Page{}, err
+	}
+	defer b.done(ctx)
+	read, cut, err := o.scan(ctx, []Shard{shard}, dir, map[int]string{shard.Index: cursor}, limit+1, false, b)
 	if err != nil {
 		return Page{}, err
 	}
@@ -170,8 +178,11 @@ func (o *Observer) Page(ctx context.Context, shard Shard, dir Direction, cursor 
 //
 // Every scheme stays within the read budget (MaxReadEntries,
 // MaxReadBytes): a plain or merged page that would read more is
-// Truncated, a tail page refused. A malformed cursor yields
-// ErrInvalidCursor.
+// Truncated, a tail page refused, and so is a merged page whose shards'
+// first entries alone exceed it (ErrOverBudget). Every page first takes
+// its share of what all requests may hold at once (MaxHeldReadBytes):
+// ErrReadBusy when it is not given within readWait. A malformed cursor
+// yields ErrInvalidCursor.
 func (o *Observer) Browse(ctx context.Context, shards []Shard, dir Direction, cursor string, limit int) (Page, error) {
 	dir, limit, cursor = dir.normalized(), ClampLimit(limit), strings.TrimSpace(cursor)
 	distance, tail, err := parseTailCursor(cursor)
@@ -187,7 +198,9 @@ func (o *Observer) Browse(ctx context.Context, shards []Shard, dir Direction, cu
 }
 
 // Lookup returns the entry with id recordID on each of shards (XRANGE key id
-// id COUNT 1, in pipelines of observeBatch shards), ordered by shard index.
+// id COUNT 1, in pipelines of at most observeBatch shards, sized as the
+// chunks of a scan: firstReadChunk shards until an entry was found, then
+// the bytes left at the average size found), ordered by shard index.
 // A malformed id yields ErrInvalidID; ErrOverBudget when the entries found
 // exhaust the read budget before every shard was looked at.
 func (o *Observer) Lookup(ctx context.Context, shards []Shard, recordID string) ([]Record, error) {
@@ -195,14 +208,18 @@ func (o *Observer) Lookup(ctx context.Context, shards []Shard, recordID string) 
 	if _, err := parseID(recordID); err != nil {
 		return nil, err
 	}
-	b := o.limits.budget()
+	b, err := o.limits.start(ctx, o.pool)
+	if err != nil {
+		return nil, err
+	}
+	defer b.done(ctx)
 	var found []Record
-	looked := 0
-	for batch := range slices.Chunk(shards, observeBatch) {
+	for looked := 0; looked < len(shards); {
 		if !b.left() {
 			return nil, fmt.Errorf("%w: looking up %s: the entries found on the first %d of the %d shards exhaust it (at most %d entries and %d bytes); select one shard",
 				ErrOverBudget, recordID, looked, len(shards), b.maxEntries, b.maxBytes)
 		}
+		batch := shards[looked:min(len(shards), looked+min(b.chunk(), observeBatch))]
 		looked += len(batch)
 		pipe := o.client.Pipeline()
 		cmds := make([]*redis.XMessageSliceCmd, len(batch))
@@ -269,7 +286,12 @@ func (o *Observer) mergedPage(ctx context.Context, shards []Shard, dir Direction
 	if err != nil {
 		return Page{}, err
 	}
-	merged, cut, err := o.scan(ctx, shards, dir, cursors, limit+1, false, o.limits.budget())
+	b, err := o.limits.start(ctx, o.pool)
+	if err != nil {
+		return Page{}, err
+	}
+	defer b.done(ctx)
+	merged, cut, err := o.scan(ctx, shards, dir, cursors, limit+1, false, b)
 	if err != nil {
 		return Page{}, err
 	}
@@ -295,12 +317,16 @@ func (o *Observer) tailPage(ctx context.Context, shards []Shard, dir Direction, 
 	// The page holds the entries [skip, skip+size) counted from the far
 	// end, that is [total−skip−size, total−skip) counted from the near end:
 	// read the first n of the merge from the nearer end.
-	b := o.limits.budget()
 	fromFar, fromNear := int64(w.skip+w.size), total-int64(w.skip)
 	n := min(fromFar, fromNear)
-	if n > int64(b.maxEntries) {
-		return Page{}, tailOverBudget(distance, n, b)
+	if limits := o.limits.budget(); n > int64(limits.maxEntries) {
+		return Page{}, tailOverBudget(distance, n, limits)
 	}
+	b, err := o.limits.start(ctx, o.pool)
+	if err != nil {
+		return Page{}, err
+	}
+	defer b.done(ctx)
 	readDir := dir.opposite()
 	if fromNear < fromFar {
 		readDir = dir
@@ -374,9 +400,15 @@ type shardScan struct {
 // scan returns the first k entries, in direction dir, of the merge by
 // (entry id, shard index) of shards' entries strictly after their cursors
 // (from the end dir begins with for a shard without one), as a k-way merge
-// that reads ahead in chunks. It reads in rounds, a round's reads in one
-// pipeline, and spends b. The first round reads every shard (k spread over
-// the shards, at most firstReadChunk each). The entries up to the
+// that reads ahead in chunks. It reads in rounds and spends b. A round's
+// reads go in chunks, one pipeline each, the first chunk of the scan
+// asking for at most firstReadChunk entries in all (at least one a shard)
+// and each later one for at most the bytes left of b at the average entry
+// size read so far (readBudget.chunk), so that however many shards are
+// selected, b is checked after every chunk. The first round reads every
+// shard (k spread over the shards) unless b runs out first; then, as no
+// entry can be confirmed before every shard was read, the scan fails with
+// ErrOverBudget. The entries up to the
 // frontier, the earliest last entry read of the shards not read to their
 // end, are confirmed: no unread entry precedes them. Each later round
 // reads the shards that run dry within firstReadChunk entries of the
@@ -399,7 +431,7 @@ func (o *Observer) scan(ctx context.Context, shards []Shard, dir Direction, curs
 	for j, shard := range shards {
 		states[j] = &shardScan{shard: shard, cursor: cursors[shard.Index]}
 	}
-	for round := 0; ; round++ {
+	for {
 		var all []Record
 		for _, s := range states {
 			all = append(all, s.records...)
@@ -422,54 +454,89 @@ func (o *Observer) scan(ctx context.Context, shards []Shard, dir Direction, curs
 		switch {
 		case confirmed >= k || len(open) == 0:
 			return merged[:min(k, len(merged))], false, nil
-		case round > 0 && !b.left():
-			return merged[:confirmed], true, nil
-		case whole && !b.fits(k-confirmed):
+		case whole && (!b.left() || !b.fits(k-confirmed)):
 			return nil, true, nil
+		case !b.left() && confirmed == 0:
+			return nil, true, fmt.Errorf("%w: the first entries of the %d selected shards exceed it (at most %d entries and %d bytes) before each shard was read; select fewer shards",
+				ErrOverBudget, len(shards), b.maxEntries, b.maxBytes)
+		case !b.left():
+			return merged[:confirmed], true, nil
 		}
 		open = slices.DeleteFunc(open, func(s *shardScan) bool { return s.rank >= confirmed+firstReadChunk })
 		share := (k - confirmed + len(open) - 1) / len(open)
-		allowed := b.allowance(len(open))
-		pipe := o.client.Pipeline()
-		cmds := make([]*redis.XMessageSliceCmd, len(open))
-		asked := make([]int64, len(open))
-		for j, s := range open {
-			n := int64(max(min(k-s.rank, share, allowed), 1))
-			bound := s.next
-			if bound == "" && s.cursor != "" {
-				bound, n = s.cursor, n+1 // inclusive: the entry equal to the cursor is dropped
-			}
-			asked[j] = n
-			if dir.forward() {
-				cmds[j] = pipe.XRangeN(ctx, s.shard.Key, cmp.Or(bound, "-"), "+", n)
-			} else {
-				cmds[j] = pipe.XRevRangeN(ctx, s.shard.Key, cmp.Or(bound, "+"), "-", n)
-			}
-		}
-		_, _ = pipe.Exec(ctx)
-		for j, s := range open {
-			messages, err := cmds[j].Result()
-			if err != nil {
-				return nil, false, fmt.Errorf("streams: reading %s: %w", s.shard.Key, err)
-			}
-			b.spend(messages)
-			first := s.next == ""
-			if int64(len(messages)) < asked[j] {
-				s.exhausted = true
-			}
-			if len(messages) > 0 {
-				var ok bool
-				if s.next, ok = beyond(messages[len(messages)-1].ID, dir); !ok {
-					s.exhausted = true
+		// The round reads open in chunks (b.chunk), each in one pipeline,
+		// each sized from the bytes the chunks before it returned, until
+		// the budget is spent.
+		for todo := open; len(todo) > 0 && b.left(); {
+			allowed, room := b.allowance(len(todo)), b.chunk()
+			var chunk []*shardScan
+			var asked []int64
+			for _, s := range todo {
+				n := int64(max(min(k-s.rank, share, allowed), 1))
+				if len(chunk) > 0 && sum(asked)+n > int64(room) {
+					break
 				}
+				chunk, asked = append(chunk, s), append(asked, n)
 			}
-			records := recordsOf(s.shard, messages)
-			if first && s.cursor != "" {
-				records = slices.DeleteFunc(records, func(r Record) bool { return r.ID == s.cursor })
+			todo = todo[len(chunk):]
+			if err := o.readChunk(ctx, chunk, asked, dir, b); err != nil {
+				return nil, false, err
 			}
-			s.records = append(s.records, records...)
 		}
 	}
+}
+
+// readChunk reads, in one pipeline, up to asked[j] entries of each
+// shard chunk[j] after what the scan read of it, and spends b.
+func (o *Observer) readChunk(ctx context.Context, chunk []*shardScan, asked []int64, dir Direction, b *readBudget) error {
+	pipe := o.client.Pipeline()
+	cmds := make([]*redis.XMessageSliceCmd, len(chunk))
+	for j, s := range chunk {
+		n := asked[j]
+		bound := s.next
+		if bound == "" && s.cursor != "" {
+			bound, n = s.cursor, n+1 // inclusive: the entry equal to the cursor is dropped
+		}
+		asked[j] = n
+		if dir.forward() {
+			cmds[j] = pipe.XRangeN(ctx, s.shard.Key, cmp.Or(bound, "-"), "+", n)
+		} else {
+			cmds[j] = pipe.XRevRangeN(ctx, s.shard.Key, cmp.Or(bound, "+"), "-", n)
+		}
+	}
+	_, _ = pipe.Exec(ctx)
+	for j, s := range chunk {
+		messages, err := cmds[j].Result()
+		if err != nil {
+			return fmt.Errorf("streams: reading %s: %w", s.shard.Key, err)
+		}
+		b.spend(messages)
+		first := s.next == ""
+		if int64(len(messages)) < asked[j] {
+			s.exhausted = true
+		}
+		if len(messages) > 0 {
+			var ok bool
+			if s.next, ok = beyond(messages[len(messages)-1].ID, dir); !ok {
+				s.exhausted = true
+			}
+		}
+		records := recordsOf(s.shard, messages)
+		if first && s.cursor != "" {
+			records = slices.DeleteFunc(records, func(r Record) bool { return r.ID == s.cursor })
+		}
+		s.records = append(s.records, records...)
+	}
+	return nil
+}
+
+// sum adds up ns.
+func sum(ns []int64) int64 {
+	var t int64
+	for _, n := range ns {
+		t += n
+	}
+	return t
 }
 
 // beyond returns the exclusive bound that continues a read in direction

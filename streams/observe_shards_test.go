@@ -2,6 +2,8 @@ package streams
 
 import (
 	"testing"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 // TestObserveShardsAcrossGroups: one read of shards of two prefixes and
@@ -15,17 +17,17 @@ func TestObserveShardsAcrossGroups(t *testing.T) {
 	if err := NewProvisioner(client).Provision(t.Context(), a, "ga", []int{0}); err != nil {
 		t.Fatal(err)
 	}
-	xaddN(t, client, StreamKey(a, 0), 3)
-	xaddN(t, client, StreamKey(b, observeBatch), 2)
+	xaddN(t, client, contract.StreamKey(a, 0), 3)
+	xaddN(t, client, contract.StreamKey(b, observeBatch), 2)
 	if err := NewProvisioner(client).Provision(t.Context(), b, "gb", []int{observeBatch}); err != nil {
 		t.Fatal(err)
 	}
 	var reads []ShardRead
 	for i := range 2 {
-		reads = append(reads, ShardRead{Shard: Shard{Index: i, Key: StreamKey(a, i)}, Group: "ga"})
+		reads = append(reads, ShardRead{Shard: Shard{Index: i, Key: contract.StreamKey(a, i)}, Group: "ga"})
 	}
 	for i := range observeBatch + 2 {
-		reads = append(reads, ShardRead{Shard: Shard{Index: i, Key: StreamKey(b, i)}, Group: "gb", Skip: i == 0})
+		reads = append(reads, ShardRead{Shard: Shard{Index: i, Key: contract.StreamKey(b, i)}, Group: "gb", Skip: i == 0})
 	}
 	offsets, cost, err := NewObserver(client).ObserveShards(t.Context(), reads)
 	if err != nil {
@@ -36,7 +38,7 @@ func TestObserveShardsAcrossGroups(t *testing.T) {
 	}
 	for i, o := range offsets {
 		r := reads[i]
-		present := r.Key == StreamKey(a, 0) || r.Key == StreamKey(b, observeBatch)
+		present := r.Key == contract.StreamKey(a, 0) || r.Key == contract.StreamKey(b, observeBatch)
 		if o.Shard != r.Index || o.StreamKey != r.Key || o.Missing == present || o.RedisNodeEndpoint == nil {
 			t.Fatalf("offset %d = %s, missing %v; want shard %d of %s, missing %v", i, describe(o), o.Missing, r.Index, r.Key, !present)
 		}
@@ -50,7 +52,7 @@ func TestObserveShardsAcrossGroups(t *testing.T) {
 		t.Errorf("shard 0 of %s = %s, want lag 3 for its group", a, describe(o))
 	}
 
-	keys := []string{StreamKey(a, 0), StreamKey(a, 1), StreamKey(b, observeBatch)}
+	keys := []string{contract.StreamKey(a, 0), contract.StreamKey(a, 1), contract.StreamKey(b, observeBatch)}
 	found, cost, err := NewObserver(client).Existing(t.Context(), keys)
 	if err != nil || len(found) != 3 || !found[0] || found[1] || !found[2] {
 		t.Errorf("Existing(%v) = %v, %v; want [true false true]", keys, found, err)

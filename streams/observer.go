@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -13,8 +14,10 @@ import (
 type Observer struct {
 	client redis.UniversalClient
 	// limits bound what one page of the message explorer may read (zero:
-	// MaxReadEntries, MaxReadBytes).
+	// MaxReadEntries, MaxReadBytes); pool is where the pages take their
+	// share of the bytes all requests hold at once (nil: the process's).
 	limits readLimits
+	pool   *readPool
 }
 
 // NewObserver returns an Observer over client (standalone or cluster).
@@ -156,7 +159,7 @@ func (o *Observer) ObserveShards(ctx context.Context, reads []ShardRead) ([]Shar
 		return err
 	}
 	for i, r := range reads {
-		offsets[i] = ShardOffset{Shard: r.Index, StreamKey: r.Key, RedisSlot: Slot(r.Key), Missing: true}
+		offsets[i] = ShardOffset{Shard: r.Index, StreamKey: r.Key, RedisSlot: contract.Slot(r.Key), Missing: true}
 		nodes(&offsets[i])
 		if r.Skip {
 			continue

@@ -18,8 +18,10 @@ import (
 type Operator struct {
 	client redis.UniversalClient
 	// limits bound what one page of dead letters may read (zero:
-	// MaxReadEntries, MaxReadBytes).
+	// MaxReadEntries, MaxReadBytes); pool is where the pages take their
+	// share of the bytes all requests hold at once (nil: the process's).
 	limits readLimits
+	pool   *readPool
 }
 
 // NewOperator returns an Operator over client (standalone or cluster).

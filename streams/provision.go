@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,7 +53,7 @@ func NewProvisioner(client redis.UniversalClient) *Provisioner {
 func (p *Provisioner) Provision(ctx context.Context, prefix, group string, shards []int) error {
 	keys := make([]string, len(shards))
 	for j, i := range shards {
-		keys[j] = StreamKey(prefix, i)
+		keys[j] = contract.StreamKey(prefix, i)
 	}
 
 	infoPipe := p.client.Pipeline()
@@ -96,7 +97,7 @@ func (p *Provisioner) ExistingKeys(ctx context.Context, prefix string, n int) ([
 	keys := make([]string, 0, n+1)
 	keys = append(keys, prefix)
 	for i := range n {
-		keys = append(keys, StreamKey(prefix, i))
+		keys = append(keys, contract.StreamKey(prefix, i))
 	}
 	pipe := p.client.Pipeline()
 	exists := make([]*redis.IntCmd, len(keys))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -119,15 +120,15 @@ func TestRatesFromRedisObservations(t *testing.T) {
 		return produced, consumed
 	}
 
-	xaddN(t, client, StreamKey(prefix, 0), 50)
-	xaddN(t, client, StreamKey(prefix, 1), 50)
+	xaddN(t, client, contract.StreamKey(prefix, 0), 50)
+	xaddN(t, client, contract.StreamKey(prefix, 1), 50)
 	if produced, consumed := observe(t0); SumKnown(produced...) != nil || SumKnown(consumed...) != nil {
 		t.Fatal("first observation has rates")
 	}
 
-	xaddN(t, client, StreamKey(prefix, 0), 30)
-	xaddN(t, client, StreamKey(prefix, 1), 30)
-	consume(t, client, StreamKey(prefix, 0), group, 20, true)
+	xaddN(t, client, contract.StreamKey(prefix, 0), 30)
+	xaddN(t, client, contract.StreamKey(prefix, 1), 30)
+	consume(t, client, contract.StreamKey(prefix, 0), group, 20, true)
 
 	produced, consumed := observe(t0.Add(10 * time.Second))
 	got := strings.Join([]string{fmtRate(produced[0]), fmtRate(consumed[0]), fmtRate(produced[1]), fmtRate(consumed[1]),

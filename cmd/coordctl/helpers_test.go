@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // redisAddr is the Redis the coordinators of these tests use.
@@ -31,8 +31,8 @@ func xadd(key string, i int) *redis.XAddArgs {
 // deadLetter is the dead letter of entry id of shard of prefix that group
 // gave up on with cause, as the Go client writes it.
 func deadLetter(prefix string, shard int, id, group, cause string) *redis.XAddArgs {
-	return &redis.XAddArgs{Stream: streams.DeadLetterStream(prefix),
-		Values: streams.DeadLetterFields(streams.StreamKey(prefix, shard), id, group, 5, cause, map[string]any{"payload": "p"})}
+	return &redis.XAddArgs{Stream: contract.DeadLetterStream(prefix),
+		Values: contract.DeadLetterFields(contract.StreamKey(prefix, shard), id, group, 5, cause, map[string]any{"payload": "p"})}
 }
 
 // joinMember runs a member of group g of prefix p on srv with the Go

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
@@ -159,7 +160,7 @@ func (r *lagRefresher) check(ctx context.Context, groups []*group.Group, interva
 				}
 			}
 		}
-		dlq := streams.DeadLetterStream(g.Meta.StreamPrefix)
+		dlq := contract.DeadLetterStream(g.Meta.StreamPrefix)
 		if _, seen := exists[dlq]; seen {
 			continue
 		}
@@ -199,7 +200,7 @@ func (r *lagRefresher) countDeadLetters(ctx context.Context, groups []*group.Gro
 	failed := map[string]bool{}
 	for _, g := range groups {
 		key := g.Key()
-		dlq := streams.DeadLetterStream(key.StreamPrefix)
+		dlq := contract.DeadLetterStream(key.StreamPrefix)
 		t, counted := tallies[dlq]
 		if !counted {
 			t = &streams.DeadLetterTally{}

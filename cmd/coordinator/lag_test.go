@@ -9,10 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // Without anyone reading /offsets, a Redis-backed coordinator exports each
@@ -28,13 +28,13 @@ func TestLagAndDeadLetterGauges(t *testing.T) {
 	for _, g := range []string{"billing", "shipping"} {
 		createGroup(t, base+"/coord/v1", group.Key{StreamPrefix: prefix, ConsumerGroup: g}, 2)
 	}
-	dlq := streams.DeadLetterStream(prefix)
+	dlq := contract.DeadLetterStream(prefix)
 	t.Cleanup(func() { rdb.Del(t.Context(), dlq) })
 	for i := range 3 {
-		rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.StreamKey(prefix, i%2), Values: []any{"payload", i}})
+		rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: contract.StreamKey(prefix, i%2), Values: []any{"payload", i}})
 	}
-	billing := rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: streams.DeadLetterFields(streams.StreamKey(prefix, 0), "1-1", "billing", 5, "boom", map[string]any{"payload": "x"})}).Val()
-	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: []any{"stream", streams.StreamKey(prefix, 0), "id", "1-2", "field:payload", "y"}}) // names no group
+	billing := rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: contract.DeadLetterFields(contract.StreamKey(prefix, 0), "1-1", "billing", 5, "boom", map[string]any{"payload": "x"})}).Val()
+	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: dlq, Values: []any{"stream", contract.StreamKey(prefix, 0), "id", "1-2", "field:payload", "y"}}) // names no group
 	labels := func(g string) string { return fmt.Sprintf(`{coordinator="lag-it",group=%q,stream=%q}`, g, prefix) }
 	scrapeShows := func(lines ...string) func() bool {
 		return func() bool {
@@ -92,7 +92,7 @@ func TestLagRefresherSkipsMissingStreams(t *testing.T) {
 	if n := counter("observe"); n != read {
 		t.Errorf("%d shard read commands after the first round, want none", n-read)
 	}
-	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.StreamKey(prefix, 2), Values: []any{"payload", 1}})
+	rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: contract.StreamKey(prefix, 2), Values: []any{"payload", 1}})
 	eventually.True(t, "the new stream read (by both groups)", func() bool { return counter("observe") >= read+3*2 })
 	_, body := sendAs(t, "", http.MethodGet, base+"/metrics", "")
 	if !strings.Contains(body, `redis_stream_coord_lag_refresh_age_seconds{coordinator="lag-missing"} `) {

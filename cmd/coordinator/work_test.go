@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // A group created with "assignor": "work" gets the lag refresher's
@@ -27,7 +27,7 @@ func TestWorkGroupIsMeasured(t *testing.T) {
 		}
 	}
 	for i := range 300 {
-		rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: streams.StreamKey(prefix, 0), Values: []any{"payload", i}})
+		rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: contract.StreamKey(prefix, 0), Values: []any{"payload", i}})
 	}
 	type view struct {
 		Assignor     string    `json:"assignor"`

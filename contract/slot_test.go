@@ -1,4 +1,4 @@
-package streams
+package contract
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package streams
+package contract
 
 import (
 	"encoding/binary"
@@ -17,7 +17,7 @@ import (
 // n must be between 1 and 2^32; ShardFor panics otherwise.
 func ShardFor(partitionKey string, n int) int {
 	if n < 1 || uint64(n) > 1<<32 {
-		panic(fmt.Sprintf("streams: shard count %d out of range [1, 2^32]", n))
+		panic(fmt.Sprintf("contract: shard count %d out of range [1, 2^32]", n))
 	}
 	count := uint64(n)
 	limit := 1<<32 - (1<<32)%count
