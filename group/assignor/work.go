@@ -33,8 +33,8 @@ func DefaultWorkParams(shardCount int) WorkParams {
 // The zero value is a fresh balancer. It is immutable: Balance returns a new
 // one.
 type WorkMemory struct {
-	Streak int         `json:"streak"`
-	Moves  []time.Time `json:"moves"`
+	Streak int
+	Moves  []time.Time
 }
 
 // WorkInput is one balancing decision's input.
