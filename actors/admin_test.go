@@ -46,8 +46,8 @@ func TestDeleteGoesThroughTheCore(t *testing.T) {
 	if _, err := c.DeleteGroup(testCtx(t), orders, contract.DeleteRequest{RequestedBy: "test", Reason: "test"}); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if got := obs.conflictList(); !slices.Equal(got, []string{"delete#1"}) {
-		t.Errorf("conflicts %v, want [delete#1]", got)
+	if got := obs.conflictList(); !slices.Equal(got, []string{"delete-group#1"}) {
+		t.Errorf("conflicts %v, want [delete-group#1]", got)
 	}
 	obs.mu.Lock()
 	defer obs.mu.Unlock()

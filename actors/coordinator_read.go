@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -66,7 +67,7 @@ func (c *Coordinator) stored(ctx context.Context, key group.Key) (*group.Group, 
 	defer cancel()
 	doc, rev, err := c.opts.Store.Load(sctx, key)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, groupNotFound()
+		return nil, core.GroupNotFound()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read group %s: %w", key, err)
@@ -81,7 +82,7 @@ func (c *Coordinator) stored(ctx context.Context, key group.Key) (*group.Group, 
 // existing returns g, or the not-found error when g does not exist.
 func existing(g *group.Group) (*group.Group, error) {
 	if !g.Exists() {
-		return nil, groupNotFound()
+		return nil, core.GroupNotFound()
 	}
 	return g, nil
 }

@@ -70,8 +70,8 @@ func TestConflictReloadsAndReruns(t *testing.T) {
 	wantStatus(t, heartbeat(t, b, orders, join("member-b")), contract.StatusOK)
 	wantStatus(t, heartbeat(t, a, orders, join("member-a")), contract.StatusOK)
 
-	if got := obs.conflictList(); !slices.Equal(got, []string{"flush#1"}) {
-		t.Errorf("conflicts %v, want [flush#1]", got)
+	if got := obs.conflictList(); !slices.Equal(got, []string{"heartbeat#1"}) {
+		t.Errorf("conflicts %v, want [heartbeat#1]", got)
 	}
 	stored := store.stored(t, orders)
 	for _, id := range []string{"member-a", "member-b"} {
@@ -104,7 +104,7 @@ func TestConflictsExhausted(t *testing.T) {
 	if !errors.Is(err, contract.ErrStateConflict) {
 		t.Errorf("delete: %v, want ErrStateConflict", err)
 	}
-	want := []string{"flush#1", "flush#2", "flush#3", "delete#1", "delete#2", "delete#3"}
+	want := []string{"heartbeat#1", "heartbeat#2", "heartbeat#3", "delete-group#1", "delete-group#2", "delete-group#3"}
 	if got := obs.conflictList(); !slices.Equal(got, want) {
 		t.Errorf("conflicts %v, want %v", got, want)
 	}

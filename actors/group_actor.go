@@ -7,7 +7,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
-	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -80,8 +79,9 @@ type groupActor struct {
 	passivating bool      // passivate{} was sent to the manager
 	flushStart  time.Time // when the flush under way started
 	tickStart   time.Time // when the tick under way started
-	// done is the outcome of the last admin command (core.Admin).
-	done error
+	// done is the outcome of the last admin command (core.Admin), from
+	// Ready.Done: its error or the domain's answer.
+	done core.Done
 	// unanswered are the answers of the Ready being performed that are not
 	// sent yet (a panic midway leaves them to failBatch).
 	unanswered []core.Answer[*heartbeatMsg]
@@ -213,11 +213,7 @@ func (a *groupActor) handle(msg request) {
 	}
 	switch m := msg.(type) {
 	case *heartbeatMsg:
-		at := m.Arrived
-		if at.IsZero() {
-			at = a.c.opts.Clock()
-		}
-		a.core.Step(core.Heartbeat[*heartbeatMsg]{Now: at, Req: m.Request, To: m})
+		a.core.Step(core.Heartbeat[*heartbeatMsg]{Now: m.arrived(a.c.opts.Clock), Req: m.Request, To: m})
 		a.drive()
 	case *tickMsg:
 		a.tick(m)
@@ -232,20 +228,20 @@ func (a *groupActor) handle(msg request) {
 }
 
 // answerAbsent answers msg, a request for a group that is not stored, as
-// for no group, from no state: a heartbeat gets the domain's answer (its
-// envelope checks, then UNKNOWN_MEMBER_ID), a snapshot read the empty
-// group (GROUP_NOT_FOUND to its reader), a tick nothing, and every command
-// GROUP_NOT_FOUND.
+// for no group, from no state: a heartbeat is stepped into the core, which
+// answers it at once as the domain does for no group (core.Heartbeat's
+// Absent), a snapshot read gets the empty group (GROUP_NOT_FOUND to its
+// reader), a tick nothing, and every command GROUP_NOT_FOUND.
 func (a *groupActor) answerAbsent(msg request) {
 	switch m := msg.(type) {
 	case *heartbeatMsg:
-		res := group.New().Heartbeat(contract.InstantOf(a.c.opts.Clock()), a.c.opts.Settings, m.Request)
-		m.Reply.Answer(res.Answer, res.Err)
+		a.core.Step(core.Heartbeat[*heartbeatMsg]{Now: m.arrived(a.c.opts.Clock), Req: m.Request, To: m, Absent: true})
+		a.drive()
 	case *snapshotMsg:
 		m.Reply.Answer(group.New(), nil)
 	case *tickMsg:
 	default:
-		failRequest(msg, groupNotFound())
+		failRequest(msg, core.GroupNotFound())
 	}
 }
 
@@ -351,11 +347,6 @@ func (a *groupActor) failBatch(err error) {
 	for _, hb := range a.core.Abandon() {
 		tryFail(hb.Reply, err)
 	}
-}
-
-// groupNotFound is the domain error for a group that is not stored.
-func groupNotFound() error {
-	return group.Errorf(contract.CodeGroupNotFound, "Group not found")
 }
 
 // handOver is sent to a group actor whose group is placed on another

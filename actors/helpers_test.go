@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
@@ -168,7 +169,7 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{restarted: make(chan group.Key, 16)} }
 
-func (r *recorder) Conflict(_ group.Key, op string, attempt int) {
+func (r *recorder) Conflict(_ group.Key, op core.Op, attempt int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.conflicts = append(r.conflicts, fmt.Sprintf("%s#%d", op, attempt))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -58,17 +59,13 @@ type pauseMsg struct {
 }
 
 func (m *pauseMsg) exec(a *groupActor) {
-	op, handler := "pause-shards", (*group.Group).Pause
+	op, cmd := core.OpPauseShards, core.Command(core.Pause{Request: m.Request})
 	if m.Resume {
-		op, handler = "resume-shards", (*group.Group).Resume
+		op, cmd = core.OpResumeShards, core.Resume{Request: m.Request}
 	}
-	answerAdmin(a, m.Reply, op, func(op string) (group.PausedView, error) {
-		if !a.core.Committed().Exists() {
-			return group.PausedView{}, groupNotFound()
-		}
-		return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.PausedView] {
-			return handler(w, now, a.c.opts.Settings, m.Request)
-		})
+	answerAdmin(a, m.Reply, op, func(op core.Op) (group.PausedView, error) {
+		d := a.step(op, cmd)
+		return d.Paused, d.Err
 	})
 }
 
@@ -82,19 +79,18 @@ type resetMsg struct {
 }
 
 func (m *resetMsg) exec(a *groupActor) {
-	answerAdmin(a, m.Reply, "live-reset", func(op string) (group.LiveReset, error) {
+	answerAdmin(a, m.Reply, core.OpLiveReset, func(op core.Op) (group.LiveReset, error) {
 		if !a.core.Committed().Exists() {
-			return group.LiveReset{}, groupNotFound()
+			return group.LiveReset{}, core.GroupNotFound()
 		}
 		if a.c.opts.Positions == nil {
 			return group.LiveReset{}, ErrNoPositions
 		}
-		r, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.LiveReset] {
-			return w.StartReset(now, a.c.opts.Settings, m.Request, m.NewID)
-		})
-		if err != nil {
-			return r, err
+		d := a.step(op, core.StartReset{Request: m.Request, NewID: m.NewID})
+		if d.Err != nil {
+			return group.LiveReset{}, d.Err
 		}
+		r := d.Reset
 		a.live = liveState{}
 		a.stepReset(op)
 		if cur, ok := a.core.Committed().Reset(r.ResetID); ok {
@@ -154,7 +150,7 @@ func (a *groupActor) advanceReset() {
 	if _, step := a.core.Committed().ResetStep(); step == group.ResetWait {
 		return
 	}
-	_, _ = critical(a, "live-reset", func(op string) (struct{}, error) {
+	_, _ = critical(a, core.OpLiveReset, func(op core.Op) (struct{}, error) {
 		a.stepReset(op)
 		return struct{}{}, nil
 	})
@@ -166,7 +162,7 @@ func (a *groupActor) advanceReset() {
 // APPLYING; APPLYING → set each shard, store DONE. A step that fails on
 // Redis is retried later (FAILED after maxResetFailures in a row); one
 // whose target Redis refuses (ErrResetTarget) fails the reset at once.
-func (a *groupActor) stepReset(op string) {
+func (a *groupActor) stepReset(op core.Op) {
 	for {
 		r, step := a.core.Committed().ResetStep()
 		var err error
@@ -186,9 +182,7 @@ func (a *groupActor) stepReset(op string) {
 		a.live.failures++
 		a.live.notBefore = time.Now().Add(resetRetryDelay)
 		if errors.Is(err, group.ErrResetTarget) || a.live.failures >= maxResetFailures {
-			_, _ = command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.LiveReset] {
-				return w.FailReset(now, a.c.opts.Settings, r.ResetID, err.Error())
-			})
+			a.step(op, core.FailReset{ResetID: r.ResetID, Cause: err.Error()})
 			a.live = liveState{}
 		}
 		return
@@ -197,7 +191,7 @@ func (a *groupActor) stepReset(op string) {
 
 // planReset reads each shard's position and the id to set, and stores the
 // reset APPLYING.
-func (a *groupActor) planReset(op string, r group.LiveReset) error {
+func (a *groupActor) planReset(op core.Op, r group.LiveReset) error {
 	plans := make([]group.ShardReset, len(r.Shards))
 	for i, s := range r.Shards {
 		ctx, cancel := a.storeCtx()
@@ -208,19 +202,13 @@ func (a *groupActor) planReset(op string, r group.LiveReset) error {
 		}
 		plans[i] = p
 	}
-	_, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.LiveReset] {
-		if _, step := w.ResetStep(); step != group.ResetPlan { // a member took a shard meanwhile
-			return group.Result[group.LiveReset]{}
-		}
-		return w.BeginApply(now, a.c.opts.Settings, r.ResetID, plans)
-	})
-	return err
+	return a.step(op, core.BeginApply{ResetID: r.ResetID, Plans: plans}).Err
 }
 
 // applyReset sets each shard to its planned id (setting it again after a
 // restart midway is harmless: the id is absolute) and stores the reset
 // DONE with the positions after.
-func (a *groupActor) applyReset(op string, r group.LiveReset) error {
+func (a *groupActor) applyReset(op core.Op, r group.LiveReset) error {
 	after := make([]*contract.GroupPosition, len(r.Shards))
 	for i, s := range r.Shards {
 		ctx, cancel := a.storeCtx()
@@ -231,8 +219,5 @@ func (a *groupActor) applyReset(op string, r group.LiveReset) error {
 		}
 		after[i] = p
 	}
-	_, err := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.LiveReset] {
-		return w.FinishReset(now, a.c.opts.Settings, r.ResetID, after)
-	})
-	return err
+	return a.step(op, core.FinishReset{ResetID: r.ResetID, After: after}).Err
 }

@@ -57,6 +57,15 @@ type heartbeatMsg struct {
 	Arrived time.Time
 }
 
+// arrived is the heartbeat's time in the domain: Arrived, or clock's now
+// for a heartbeat sent without it.
+func (m *heartbeatMsg) arrived(clock func() time.Time) time.Time {
+	if m.Arrived.IsZero() {
+		return clock()
+	}
+	return m.Arrived
+}
+
 // createMsg creates the group (docs/protocol.md §2.2). StreamLevel marks endpoint #2.
 type createMsg struct {
 	routed

@@ -94,6 +94,12 @@ func failRequest(msg any, err error) {
 		tryFail(m.Reply, err)
 	case *rollbackMsg:
 		tryFail(m.Reply, err)
+	case *pauseMsg:
+		tryFail(m.Reply, err)
+	case *resetMsg:
+		tryFail(m.Reply, err)
+	case *workMsg:
+		tryFail(m.Reply, err)
 	case *snapshotMsg:
 		tryFail(m.Reply, err)
 	}

@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -18,10 +19,10 @@ type Observer interface {
 	// the batch, whether anything was written, how long the whole critical
 	// section took (retries included) and its outcome (nil on success).
 	BatchFlushed(key group.Key, size int, wrote bool, d time.Duration, err error)
-	// Conflict reports a revision conflict of operation ("flush", "create",
-	// "delete", "scale-group", "scale-stream", "rollback-migration") on its
-	// attempt-th try.
-	Conflict(key group.Key, operation string, attempt int)
+	// Conflict reports a revision conflict of operation op (core.OpFlush
+	// for a group commit of heartbeats and ticks, else the admin command's
+	// op) on its attempt-th try.
+	Conflict(key group.Key, op core.Op, attempt int)
 	// TickHandled reports one maintenance tick of a group: whether it
 	// changed the group and how long it took (commit excluded).
 	TickHandled(changed bool, d time.Duration)
@@ -75,7 +76,7 @@ type NopObserver struct{}
 
 func (NopObserver) MessageHandled(string, time.Duration)                    {}
 func (NopObserver) BatchFlushed(group.Key, int, bool, time.Duration, error) {}
-func (NopObserver) Conflict(group.Key, string, int)                         {}
+func (NopObserver) Conflict(group.Key, core.Op, int)                        {}
 func (NopObserver) TickHandled(bool, time.Duration)                         {}
 func (NopObserver) ActorRestarted(group.Key)                                {}
 func (NopObserver) ActorsLive(int)                                          {}

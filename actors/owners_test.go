@@ -67,9 +67,14 @@ func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 	wantCode(t, err, contract.CodeGroupNotFound)
 	_, err = c.DeleteGroup(ctx, orders, contract.DeleteRequest{RequestedBy: "t", Reason: "t"})
 	wantCode(t, err, contract.CodeGroupNotFound)
+	// The live operations too, at once (not after the request timeout).
+	_, err = c.PauseShards(ctx, orders, group.PauseRequest{Shards: []int{0}, RequestedBy: "t"})
+	wantCode(t, err, contract.CodeGroupNotFound)
+	_, err = c.StartReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, RequestedBy: "t"})
+	wantCode(t, err, contract.CodeGroupNotFound)
 
-	if reads, writes := store.readsAndWrites(); reads != 4 || writes != 0 {
-		t.Errorf("%d reads and %d writes for 4 requests, want 4 and 0", reads, writes)
+	if reads, writes := store.readsAndWrites(); reads != 6 || writes != 0 {
+		t.Errorf("%d reads and %d writes for 6 requests, want 6 and 0", reads, writes)
 	}
 	live.waitStopped(t)
 	if o := record(t, mem, orders); o != (persistence.Owner{}) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -84,17 +85,14 @@ func (a *groupActor) checkStreamKeys(n int, streamLevel bool) error {
 // again through the core (a forced delete, guarded by its revision), so
 // that a failed create leaves nothing behind; if that delete fails too
 // the group stays stored and both errors are reported.
-func (a *groupActor) provisionCreated(op string) error {
+func (a *groupActor) provisionCreated(op core.Op) error {
 	err := a.provision(a.core.Committed().ShardCount)
 	if err == nil {
 		return nil
 	}
-	s := a.c.opts.Settings
 	undo := contract.DeleteRequest{RequestedBy: "coordinator", Reason: "provisioning the created group failed", Force: true}
-	if _, derr := command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.GroupView] {
-		return w.Delete(now, s, undo)
-	}); derr != nil {
-		return fmt.Errorf("%w (deleting the group again failed: %v)", err, derr)
+	if d := a.step(op, core.Delete{Request: undo}); d.Err != nil {
+		return fmt.Errorf("%w (deleting the group again failed: %v)", err, d.Err)
 	}
 	a.removed()
 	return err

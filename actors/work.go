@@ -1,7 +1,7 @@
 package actors
 
 import (
-	"github.com/redis-stream-coordinator/coordinator/contract"
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -20,13 +20,12 @@ type workMsg struct {
 func (*workMsg) NotInfluenceReceiveTimeout() {}
 
 func (m *workMsg) exec(a *groupActor) {
-	answerAdmin(a, m.Reply, "rebalance", func(op string) (group.WorkView, error) {
+	answerAdmin(a, m.Reply, core.OpRebalance, func(op core.Op) (group.WorkView, error) {
 		if g := a.core.Committed(); !g.Exists() || g.AssignorOf() != group.AssignorWork {
 			return group.WorkView{}, nil
 		}
-		return command(a, op, func(w *group.Group, now contract.Instant) group.Result[group.WorkView] {
-			return w.Rebalance(now, a.c.opts.Settings, m.Measure)
-		})
+		d := a.step(op, core.Rebalance{Measure: m.Measure})
+		return d.Work, d.Err
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/actors/core"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -12,15 +13,6 @@ import (
 
 // The methods of this file and GroupCommitted implement actors.Observer.
 // Each does O(1) work under at most one group's lock.
-
-// conflictOperations maps the actors' critical-section names to the
-// operation label values of docs/protocol.md §10.1. A flush commits heartbeats and ticks;
-// it is reported as "heartbeat".
-var conflictOperations = map[string]string{
-	"flush":  "heartbeat",
-	"create": "create-group",
-	"delete": "delete-group",
-}
 
 // MessageHandled implements actors.Observer: one observation of
 // actor_message_duration_seconds{type} per message.
@@ -58,12 +50,10 @@ func (m *Metrics) BatchFlushed(key group.Key, size int, wrote bool, d time.Durat
 }
 
 // Conflict implements actors.Observer: state_conflict_total{operation,
-// attempt}.
-func (m *Metrics) Conflict(_ group.Key, operation string, attempt int) {
-	if op, ok := conflictOperations[operation]; ok {
-		operation = op
-	}
-	m.stateConflicts.WithLabelValues(operation, strconv.Itoa(attempt)).Inc()
+// attempt}, the operation named by the op (core.Op.String: "heartbeat"
+// for a group commit, docs/protocol.md §10.1).
+func (m *Metrics) Conflict(_ group.Key, op core.Op, attempt int) {
+	m.stateConflicts.WithLabelValues(op.String(), strconv.Itoa(attempt)).Inc()
 }
 
 // ActorRestarted implements actors.Observer: actor_restarts_total.

@@ -65,7 +65,7 @@ type Core[R any] struct {
 	// kept: an idle group would keep its last batch's messages alive.
 	flushed     Flushed
 	nextWrite   Write
-	doneErr     error
+	done        Done
 	tickChanged bool
 }
 
@@ -134,8 +134,13 @@ func (c *Core[R]) PendingDrain() (id string, removed []int, ok bool) {
 func (c *Core[R]) Step(in Input) {
 	switch in := in.(type) {
 	case Heartbeat[R]:
-		if in.Refused != nil {
+		switch {
+		case in.Refused != nil:
 			c.answerWith(c.answer(entry[R]{hb: in.Req, to: in.To}, in.Refused))
+			return
+		case in.Absent:
+			res := group.New().Heartbeat(contract.InstantOf(in.Now), c.cfg.Settings, in.Req)
+			c.answerWith(Answer[R]{To: in.To, Resp: res.Answer, Err: res.Err})
 			return
 		}
 		e := entry[R]{now: in.Now, hb: in.Req, to: in.To}
@@ -177,6 +182,9 @@ func (c *Core[R]) Step(in Input) {
 	case Admin:
 		if len(c.entries) > 0 || c.flushing {
 			panic("core: an admin command while a batch is pending")
+		}
+		if in.Cmd == nil && in.Err == nil {
+			panic("core: an admin command without a command")
 		}
 		c.startFlush(flush{now: in.Now, admin: &in})
 		if in.Err != nil {
@@ -270,15 +278,29 @@ func (c *Core[R]) Abandon() []R {
 	return out
 }
 
-// runAdmin runs the admin command under way on working and asks for the
-// write of its records (a group that fails closed is loaded first); a
-// refusal reverts working and ends it.
+// Check answers what cmd would answer now, changing nothing: it runs on
+// a copy of committed (a query, as etcd's RawNode.Status is), so an
+// actor can check a command before its Redis steps (a create's stream
+// keys, a stream scale's groups).
+func (c *Core[R]) Check(now time.Time, cmd Command) Done {
+	var d Done
+	if _, err := interpret(cmd, c.committed.Clone(), contract.InstantOf(now), c.cfg.Settings, c.cfg.Key, &d); err != nil {
+		return Done{Err: err}
+	}
+	return d
+}
+
+// runAdmin runs the admin command under way on working (interpret) and
+// asks for the write of its records (a group that fails closed is loaded
+// first); a refusal reverts working and ends it.
 func (c *Core[R]) runAdmin() {
 	if c.failed != nil {
 		c.askLoad()
 		return
 	}
-	recs, err := c.fl.admin.Run(c.working)
+	ad := c.fl.admin
+	c.done = Done{Op: ad.Op}
+	recs, err := interpret(ad.Cmd, c.working, contract.InstantOf(c.fl.now), c.cfg.Settings, c.cfg.Key, &c.done)
 	if err != nil {
 		c.revert()
 		c.end(err)
@@ -299,7 +321,7 @@ func (c *Core[R]) retry(err error) (bool, error) {
 	if persistence.Classify(err) != persistence.Stale {
 		return false, c.abort(err)
 	}
-	op := "flush"
+	op := OpFlush
 	if c.fl.admin != nil {
 		op = c.fl.admin.Op
 	}
@@ -514,13 +536,15 @@ func (c *Core[R]) finish(err error) {
 }
 
 // end ends the admin command under way: its records, stored, are applied
-// to committed; its outcome is reported in Ready.Done.
+// to committed; its outcome and answer are reported in Ready.Done.
 func (c *Core[R]) end(err error) {
 	if err == nil && len(c.records) > 0 {
 		c.apply()
 	}
-	c.doneErr = err
-	c.rd.Done = &c.doneErr
+	if err != nil {
+		c.done = Done{Op: c.fl.admin.Op, Err: err}
+	}
+	c.rd.Done = &c.done
 	c.records, c.flushing, c.fl.admin = nil, false, nil
 }
 

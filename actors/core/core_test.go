@@ -189,7 +189,7 @@ func TestCoreRerunsTheBatchOnFreshStateAfterAConflict(t *testing.T) {
 	other, _ := joined(t)
 	c.Advance(core.Written{Err: fmt.Errorf("commit: %w", persistence.ErrConflict)})
 	rd = c.Ready()
-	if !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: "flush", Attempt: 1}) || len(rd.Answers) != 0 {
+	if !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: core.OpFlush, Attempt: 1}) || len(rd.Answers) != 0 {
 		t.Fatalf("after a conflict: %+v, want a load and a reported conflict", rd)
 	}
 	c.Advance(core.Loaded{Group: other.Committed().Clone(), Rev: other.Rev(), Now: t0})
@@ -408,9 +408,7 @@ func TestCoreTickAsksForTheDrainCheck(t *testing.T) {
 	c, resp := joinedWith(t, cfg)
 	// Scale in from 4 to 2 shards.
 	command(t, c, startScale(2))
-	command(t, c, handler(func(w *group.Group) group.Result[group.Migration] {
-		return w.ActivateScale(contract.InstantOf(t0), group.DefaultSettings(), "mig-1")
-	}))
+	command(t, c, core.ActivateScale{ReshardingID: "mig-1"})
 	// m-1 releases shards 2 and 3; the migration drains.
 	at := t0.Add(2 * time.Second)
 	for i := 0; i < 3; i++ {
@@ -446,26 +444,16 @@ func TestCoreTickAsksForTheDrainCheck(t *testing.T) {
 	}
 }
 
-// handler adapts a domain handler to core.Admin.Run.
-func handler[A any](h func(w *group.Group) group.Result[A]) func(*group.Group) ([]group.Record, error) {
-	return func(w *group.Group) ([]group.Record, error) {
-		res := h(w)
-		return res.Records, res.Err
-	}
-}
-
 // startScale starts a scale to n shards as migration mig-1.
-func startScale(n int) func(*group.Group) ([]group.Record, error) {
-	return handler(func(w *group.Group) group.Result[group.Migration] {
-		return w.StartScale(contract.InstantOf(t0), group.DefaultSettings(), contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "t"}, "mig-1")
-	})
+func startScale(n int) core.StartScale {
+	return core.StartScale{Request: contract.ScaleRequest{TargetShardCount: &n, RequestedBy: "t"}, NewID: "mig-1"}
 }
 
 // command runs an admin command through the core and stores its records;
 // it returns the Ready that reports its outcome.
-func command(t *testing.T, c *testCore, run func(*group.Group) ([]group.Record, error)) core.Ready[string] {
+func command(t *testing.T, c *testCore, cmd core.Command) core.Ready[string] {
 	t.Helper()
-	c.Step(core.Admin{Now: t0, Op: "test", Run: run})
+	c.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: cmd})
 	rd := c.Ready()
 	if rd.Write == nil {
 		t.Fatalf("command: %+v, want a write", rd)
@@ -476,23 +464,22 @@ func command(t *testing.T, c *testCore, run func(*group.Group) ([]group.Record, 
 	}
 	c.Advance(core.Written{Rev: next})
 	rd = c.Ready()
-	if rd.Done == nil || *rd.Done != nil || !rd.Changed {
+	if rd.Done == nil || rd.Done.Err != nil || !rd.Changed {
 		t.Fatalf("command outcome %+v", rd)
 	}
 	return rd
 }
 
-// An admin command is a request to the core: its records are written as
-// an insert while no group is stored, as a removal when they delete the
-// group, and reach committed, and the runtime (Ready.Records), once
-// stored; the delete record included.
+// An admin command is a typed request to the core: the core runs its
+// domain handler, and its records are written as an insert while no group
+// is stored, as a removal when they delete the group, and reach
+// committed, and the runtime (Ready.Records), once stored; the delete
+// record included. The handler's answer comes back in Ready.Done.
 func TestCoreAdminCommandsCreateAndDeleteThroughTheCore(t *testing.T) {
 	c := core.New[string](config())
 	load(t, c, core.Loaded{Group: group.New(), Now: t0}) // not stored
 	four := 4
-	c.Step(core.Admin{Now: t0, Op: "create", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
-		return w.Create(contract.InstantOf(t0), group.DefaultSettings(), key, contract.CreateRequest{InitialShardCount: &four, RequestedBy: "t"})
-	})})
+	c.Step(core.Admin{Now: t0, Op: core.OpCreateGroup, Cmd: core.Create{Request: contract.CreateRequest{InitialShardCount: &four, RequestedBy: "t"}}})
 	rd := c.Ready()
 	if rd.Write == nil || rd.Write.Kind != core.Insert || rd.Write.Expected != 0 || !rd.Write.Group.Exists() {
 		t.Fatalf("create: %+v, want an insert of the new group", rd.Write)
@@ -500,56 +487,88 @@ func TestCoreAdminCommandsCreateAndDeleteThroughTheCore(t *testing.T) {
 	if c.Committed().Exists() {
 		t.Fatal("committed changed before the insert")
 	}
+	if rd.Done != nil {
+		t.Fatalf("create answered before its insert: %+v", rd.Done)
+	}
 	c.Advance(core.Written{Rev: 1})
 	rd = c.Ready()
-	if rd.Done == nil || *rd.Done != nil || !rd.Changed || len(rd.Records) == 0 || c.Rev() != 1 || c.Committed().ShardCount != 4 {
+	if rd.Done == nil || rd.Done.Err != nil || !rd.Changed || len(rd.Records) == 0 || c.Rev() != 1 || c.Committed().ShardCount != 4 {
 		t.Fatalf("after the insert: %+v, rev %d", rd, c.Rev())
 	}
-	c.Step(core.Admin{Now: t0, Op: "delete", Run: handler(func(w *group.Group) group.Result[group.GroupView] {
-		return w.Delete(contract.InstantOf(t0), group.DefaultSettings(), contract.DeleteRequest{RequestedBy: "t", Reason: "test"})
-	})})
+	if d := rd.Done; d.Op != core.OpCreateGroup || d.View.StreamPrefix != key.StreamPrefix || d.View.ConsumerGroup != key.ConsumerGroup || d.View.ShardCount != 4 {
+		t.Fatalf("create's answer %+v, want the new group's view", d)
+	}
+	c.Step(core.Admin{Now: t0, Op: core.OpDeleteGroup, Cmd: core.Delete{Request: contract.DeleteRequest{RequestedBy: "t", Reason: "test"}}})
 	rd = c.Ready()
 	if rd.Write == nil || rd.Write.Kind != core.Remove || rd.Write.Expected != 1 {
 		t.Fatalf("delete: %+v, want a removal at rev 1", rd)
 	}
 	c.Advance(core.Written{Rev: 0})
 	rd = c.Ready()
-	if rd.Done == nil || *rd.Done != nil || c.Committed().Exists() || c.Rev() != 0 {
+	if rd.Done == nil || rd.Done.Err != nil || c.Committed().Exists() || c.Rev() != 0 {
 		t.Fatalf("after the removal: %+v, rev %d", rd, c.Rev())
+	}
+	if rd.Done.View.ShardCount != 4 {
+		t.Fatalf("delete's answer %+v, want the view before the delete", rd.Done.View)
 	}
 	if _, ok := rd.Records[len(rd.Records)-1].(group.DeletedRecord); !ok {
 		t.Fatalf("records %+v, want them to end with the delete", rd.Records)
 	}
 }
 
+// The core decides whether a command finds its group: a create of a
+// stored group and any other command on a group not stored are refused
+// with the domain's codes, writing nothing.
+func TestCoreAdminCommandsNeedTheirGroup(t *testing.T) {
+	c := loaded(t, config())
+	c.Step(core.Admin{Now: t0, Op: core.OpCreateGroup, Cmd: core.Create{Request: contract.CreateRequest{RequestedBy: "t"}}})
+	if rd := c.Ready(); rd.Done == nil || rd.Write != nil || !isCode(rd.Done.Err, contract.CodeGroupAlreadyExists) {
+		t.Fatalf("create of a stored group: %+v", rd)
+	}
+	absent := core.New[string](config())
+	load(t, absent, core.Loaded{Group: group.New(), Now: t0})
+	for _, cmd := range []core.Command{
+		core.Delete{Request: contract.DeleteRequest{RequestedBy: "t"}}, startScale(2), core.ActivateScale{ReshardingID: "m"},
+		core.Rollback{ReshardingID: "m"}, core.Pause{}, core.Resume{}, core.StartReset{}, core.BeginApply{}, core.FinishReset{}, core.FailReset{}, core.Rebalance{},
+	} {
+		absent.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: cmd})
+		if rd := absent.Ready(); rd.Done == nil || rd.Write != nil || !isCode(rd.Done.Err, contract.CodeGroupNotFound) {
+			t.Fatalf("%T on a group not stored: %+v", cmd, rd)
+		}
+	}
+}
+
+// isCode reports whether err is a domain error with code.
+func isCode(err error, code contract.Code) bool {
+	de, ok := errors.AsType[*group.Error](err)
+	return ok && de.Code == code
+}
+
 func TestCoreAdminCommandRunsAgainAfterAConflict(t *testing.T) {
 	c := loaded(t, config())
-	runs := 0
-	scale := startScale(2)
-	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: func(w *group.Group) ([]group.Record, error) {
-		runs++
-		return scale(w)
-	}})
+	c.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: startScale(2)})
 	c.Ready()
 	c.Advance(core.Written{Err: persistence.ErrConflict})
 	rd := c.Ready()
-	if rd.Done != nil || !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: "scale-group", Attempt: 1}) {
+	if rd.Done != nil || !rd.Load || len(rd.Conflicts) != 1 || rd.Conflicts[0] != (core.Conflict{Op: core.OpScaleGroup, Attempt: 1}) {
 		t.Fatalf("after a conflict: %+v, want a reload and the conflict reported", rd)
 	}
-	c.Advance(core.Loaded{Group: created(t), Rev: 1, Now: t0})
-	if rd = c.Ready(); rd.Write == nil || runs != 2 {
-		t.Fatalf("after the reload: %+v, %d runs, want the command run again and written", rd, runs)
+	// The reload finds the group at revision 5: the command runs again on
+	// it and its write expects that revision.
+	c.Advance(core.Loaded{Group: created(t), Rev: 5, Now: t0})
+	if rd = c.Ready(); rd.Write == nil || rd.Write.Expected != 5 || len(rd.Write.Records) == 0 {
+		t.Fatalf("after the reload: %+v, want the command run again and written", rd)
 	}
-	c.Advance(core.Written{Rev: 2})
-	if rd = c.Ready(); rd.Done == nil || *rd.Done != nil {
-		t.Fatalf("outcome %+v", rd)
+	c.Advance(core.Written{Rev: 6})
+	if rd = c.Ready(); rd.Done == nil || rd.Done.Err != nil || rd.Done.Migration.ReshardingID != "mig-1" || rd.Done.Migration.ToShardCount != 2 {
+		t.Fatalf("outcome %+v", rd.Done)
 	}
 	if _, ok := c.Committed().Migration("mig-1"); !ok {
 		t.Fatal("the stored migration is not committed")
 	}
 	// Conflicts on every attempt: the command fails with ErrStateConflict.
 	c = loaded(t, config())
-	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: scale})
+	c.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: startScale(2)})
 	c.Ready()
 	for attempt := 1; attempt < 3; attempt++ {
 		c.Advance(core.Written{Err: persistence.ErrConflict})
@@ -558,8 +577,8 @@ func TestCoreAdminCommandRunsAgainAfterAConflict(t *testing.T) {
 		c.Ready()
 	}
 	c.Advance(core.Written{Err: persistence.ErrConflict})
-	if rd = c.Ready(); rd.Done == nil || !errors.Is(*rd.Done, contract.ErrStateConflict) || rd.Load {
-		t.Fatalf("third conflict: %+v, want ErrStateConflict", rd)
+	if rd = c.Ready(); rd.Done == nil || !errors.Is(rd.Done.Err, contract.ErrStateConflict) || rd.Load || rd.Done.Migration.ReshardingID != "" {
+		t.Fatalf("third conflict: %+v, want ErrStateConflict and no answer", rd.Done)
 	}
 	if _, ok := c.Committed().Migration("mig-1"); ok {
 		t.Fatal("an unstored migration reached committed")
@@ -568,30 +587,84 @@ func TestCoreAdminCommandRunsAgainAfterAConflict(t *testing.T) {
 
 func TestCoreAdminCommandRefusalsAndFailures(t *testing.T) {
 	c := loaded(t, config())
-	busy := group.Errorf(contract.CodeActiveMigrationExists, "busy")
-	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: func(w *group.Group) ([]group.Record, error) {
-		if recs, _ := startScale(2)(w); len(recs) == 0 {
-			t.Fatal("no records")
-		}
-		return nil, busy
-	}})
+	c.Step(core.Admin{Now: t0, Op: core.OpRollbackMigration, Cmd: core.Rollback{ReshardingID: "mig-9", Request: contract.RollbackRequest{RequestedBy: "t", Reason: "test"}}})
 	rd := c.Ready()
-	if rd.Done == nil || *rd.Done != busy || rd.Write != nil || rd.Changed {
+	if rd.Done == nil || !isCode(rd.Done.Err, contract.CodeMigrationNotFound) || rd.Write != nil || rd.Changed {
 		t.Fatalf("a refusal: %+v, want it answered, nothing written", rd)
 	}
 	// Working reverted: the next command starts from committed.
 	command(t, c, startScale(2))
 	// A lock failure ends the command before it runs.
-	c.Step(core.Admin{Now: t0, Op: "rollback-migration", Err: persistence.ErrLockTimeout,
-		Run: func(*group.Group) ([]group.Record, error) { panic("ran") }})
-	if rd := c.Ready(); rd.Done == nil || !errors.Is(*rd.Done, persistence.ErrLockTimeout) || rd.Write != nil {
+	c.Step(core.Admin{Now: t0, Op: core.OpRollbackMigration, Err: persistence.ErrLockTimeout})
+	if rd := c.Ready(); rd.Done == nil || !errors.Is(rd.Done.Err, persistence.ErrLockTimeout) || rd.Done.Op != core.OpRollbackMigration || rd.Write != nil {
 		t.Fatalf("a lock failure: %+v", rd)
 	}
-	// A command with nothing to store (a same-count scale) writes nothing.
+	// A command with nothing to store (a same-count scale) writes nothing
+	// and answers the domain's noop.
 	c = loaded(t, config())
-	c.Step(core.Admin{Now: t0, Op: "scale-group", Run: startScale(4)})
-	if rd := c.Ready(); rd.Done == nil || *rd.Done != nil || rd.Write != nil {
+	c.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: startScale(4)})
+	if rd := c.Ready(); rd.Done == nil || rd.Done.Err != nil || rd.Write != nil || rd.Done.Migration.ToShardCount != 4 {
 		t.Fatalf("a noop: %+v", rd)
+	}
+}
+
+// Check answers what a command would answer, from a copy of committed,
+// changing nothing and asking for nothing.
+func TestCoreCheckChangesNothing(t *testing.T) {
+	c := loaded(t, config())
+	if d := c.Check(t0, startScale(2)); d.Err != nil || d.Migration.ToShardCount != 2 {
+		t.Fatalf("check of a scale: %+v", d)
+	}
+	if c.HasReady() || c.Pending() != 0 {
+		t.Fatal("a check asked for something")
+	}
+	if _, ok := c.Committed().Migration("mig-1"); ok || c.Committed().ActiveReshardingID != nil {
+		t.Fatal("a check changed committed")
+	}
+	command(t, c, startScale(2)) // working was not changed either
+	if d := c.Check(t0, core.Create{Request: contract.CreateRequest{RequestedBy: "t"}}); !isCode(d.Err, contract.CodeGroupAlreadyExists) {
+		t.Fatalf("check of a create of a stored group: %+v", d)
+	}
+}
+
+// A heartbeat for a group that is not stored is answered at once as for no
+// group, by the domain: UNKNOWN_MEMBER_ID for a member that rejoins, the
+// envelope checks first; nothing is written and the core keeps its state.
+func TestCoreAnswersAHeartbeatForAnAbsentGroup(t *testing.T) {
+	c := loaded(t, config())
+	rejoin := join("m-1")
+	rejoin.MemberEpoch = 3
+	c.Step(core.Heartbeat[string]{Now: t0, Req: rejoin, To: "m-1", Absent: true})
+	rd := c.Ready()
+	if a := answer(t, rd, "m-1"); a.Err != nil || a.Resp.Status != contract.StatusUnknownMemberID {
+		t.Fatalf("absent group: %+v, want UNKNOWN_MEMBER_ID", a)
+	}
+	if rd.Write != nil || rd.Changed || c.Pending() != 0 || c.Rev() != 1 || !c.Committed().Exists() {
+		t.Fatalf("absent group: %+v, want nothing written and the core unchanged", rd)
+	}
+	bad := join("m-1")
+	bad.ProtocolVersion = 2
+	c.Step(core.Heartbeat[string]{Now: t0, Req: bad, To: "m-1", Absent: true})
+	if a := answer(t, c.Ready(), "m-1"); a.Err == nil && a.Resp.Status == contract.StatusUnknownMemberID {
+		t.Fatalf("absent group, bad envelope: %+v, want the envelope's refusal first", a)
+	}
+}
+
+// Every op has its own name: the operation label of state_conflict_total.
+func TestOpNames(t *testing.T) {
+	seen := map[string]core.Op{}
+	for _, op := range core.Ops() {
+		name := op.String()
+		if name == "" || name == core.OpUnknown.String() {
+			t.Errorf("op %d has no name", op)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("ops %d and %d are both %q", other, op, name)
+		}
+		seen[name] = op
+	}
+	if core.OpFlush.String() != "heartbeat" || core.OpCreateGroup.String() != "create-group" || core.Op(200).String() != "unknown" {
+		t.Error("op names differ from docs/protocol.md §10.1")
 	}
 }
 

@@ -11,15 +11,20 @@
 //
 // The handshake:
 //
-//   - Step feeds the core an entry: a heartbeat, a tick, a flush (commit
-//     what is pending), an admin command (Admin: create, delete, scale,
-//     rollback, any operator write), or a request for the stored group
-//     (Load).
+//   - Step feeds the core an entry: a heartbeat (one for a group that is
+//     not stored is answered at once as for no group), a tick, a flush
+//     (commit what is pending), an admin command (Admin carrying a typed
+//     Command: Create, Delete, StartScale, ActivateScale, Rollback, Pause,
+//     Resume, and a live reset's StartReset, BeginApply, FinishReset and
+//     FailReset, which the core interprets by calling the domain), or a
+//     request for the stored group (Load).
 //   - Ready says what to do now: a group to load (Load), records to
 //     persist (Write), whom to answer with what (Answers), whether a flush
 //     must follow (Flush), what changed in committed (Changed, Records),
-//     an admin command's outcome (Done) and what to report (Flushed,
-//     Conflicts, Deposed). Due says when the group next needs a tick.
+//     an admin command's outcome and answer (Done) and what to report
+//     (Flushed, Conflicts with their typed Op, Deposed). Due says when the
+//     group next needs a tick; Check answers what a command would answer,
+//     changing nothing.
 //   - Advance reports the outcome of the Load, Write or DrainCheck a Ready
 //     asked for (an outcome nobody asked for panics); the next Ready
 //     follows from it.

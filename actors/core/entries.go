@@ -13,14 +13,19 @@ type Input interface{ input() }
 
 // Heartbeat is a member's heartbeat, arrived at Now, to be answered
 // through To. With Refused set the actor could not serve it (the group is
-// not owned or not loaded): it is answered from that error at once.
-// Otherwise it runs on working; with nothing to store and nothing pending
-// (a lease renewal) it is answered at once, else it joins the batch.
+// not owned or not loaded): it is answered from that error at once. With
+// Absent set the group is not stored and the actor holds none of it: it
+// is answered at once as for no group (the domain's heartbeat on a group
+// that does not exist: its envelope checks, then UNKNOWN_MEMBER_ID),
+// writing nothing and leaving the core as it was. Otherwise it runs on
+// working; with nothing to store and nothing pending (a lease renewal) it
+// is answered at once, else it joins the batch.
 type Heartbeat[R any] struct {
 	Now     time.Time
 	Req     *contract.HeartbeatRequest
 	To      R
 	Refused error
+	Absent  bool
 }
 
 // Tick is the time-driven maintenance at Now. While a DRAINING scale-in
@@ -42,21 +47,21 @@ type Flush struct {
 	Err        error
 }
 
-// Admin is an admin command (create, delete, scale, rollback, and any
-// other write an operator asks for), at Now, with the batch flushed: Run
-// runs its domain handler on working (a group that does not exist while
-// none is stored) and returns the records the handler applied there, or
-// its refusal. The core asks for the write of those records (Ready.Write:
-// an insert when no group is stored, a removal when they delete it, else
-// an update) and reports the outcome in Ready.Done. After a revision
-// conflict it reloads and calls Run again on the fresh working, at most
-// CommitAttempts times, so Run must be pure and may run more than once.
-// Op names the command in conflict reports. Err is a failure before the
-// command could start (the state mutex): it ends with that error.
+// Admin is an admin command (Cmd: create, delete, scale, rollback, pause,
+// a live reset's steps; see Command) at Now, with the batch flushed. The
+// core interprets Cmd, calling its domain handler on working (a group that
+// does not exist while none is stored), asks for the write of the records
+// the handler applied there (Ready.Write: an insert when no group is
+// stored, a removal when they delete it, else an update) and reports the
+// outcome, with the handler's answer, in Ready.Done. After a revision
+// conflict it reloads and runs Cmd again on the fresh working, at most
+// CommitAttempts times. Op names the command in conflict reports. Err is
+// a failure before the command could start (the state mutex): it ends
+// with that error, and Cmd may be nil.
 type Admin struct {
 	Now time.Time
-	Op  string
-	Run func(working *group.Group) ([]group.Record, error)
+	Op  Op
+	Cmd Command
 	Err error
 }
 
@@ -118,10 +123,10 @@ type Ready[R any] struct {
 	Flushed *Flushed
 	// Ticked reports a tick that ended: whether it changed the group.
 	Ticked *bool
-	// Done is the outcome of an Admin command, once known: nil when its
-	// records are stored (or it had none to store), else its refusal or
-	// the failure that ended it.
-	Done *error
+	// Done is the outcome of an Admin command, once known: its error
+	// (nil when its records are stored, or it had none to store) and the
+	// domain's answer (see Done).
+	Done *Done
 	// Conflicts reports revision conflicts met.
 	Conflicts []Conflict
 	// Deposed: the store refused the ownership fence; this process no
@@ -220,6 +225,6 @@ type Flushed struct {
 
 // Conflict is one revision conflict of operation Op on its Attempt-th try.
 type Conflict struct {
-	Op      string
+	Op      Op
 	Attempt int
 }
