@@ -15,6 +15,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/console"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
 // Coordinator is what the HTTP layer needs from the actor system. Every
@@ -45,33 +46,11 @@ type Coordinator interface {
 	LiveOps
 }
 
-// HealthReport is the body of GET /monitoring/health (docs/protocol.md §10.2).
-type HealthReport struct {
-	Status        string `json:"status"`
-	CoordinatorID string `json:"coordinatorId"`
-	Redis         string `json:"redis"`
-	// RedisUnreachable names the Redis nodes that did not answer while
-	// Redis is DEGRADED.
-	RedisUnreachable []string `json:"redisUnreachable,omitempty"`
-	Loop             string   `json:"loop"`
-	// Store is omitted when zero (no store reported).
-	Store StoreHealth `json:"store,omitzero"`
-	// Cluster is ClusterServing or ClusterNotServing; omitted when empty
-	// (no cluster membership reported).
-	Cluster string `json:"cluster,omitempty"`
-}
+// HealthReport is the body of GET /monitoring/health (contract.HealthReport).
+type HealthReport = contract.HealthReport
 
-// ready reports whether the coordinator can serve: its metadata store is
-// UP (a report without a store counts as UP) and it is not NOT_SERVING.
-func (r HealthReport) ready() bool {
-	return (r.Store.Status == "" || r.Store.Status == StoreUp) && r.Cluster != ClusterNotServing
-}
-
-// HealthChecker produces the health report. Check must not block on Redis
-// (docs/protocol.md §10.2: it answers from a cache and refreshes asynchronously).
-type HealthChecker interface {
-	Check(ctx context.Context) HealthReport
-}
+// HealthChecker produces the health report (observe.HealthChecker).
+type HealthChecker = observe.HealthChecker
 
 // Route describes one registered route to middlewares.
 type Route struct {
@@ -418,7 +397,7 @@ func (a *API) readiness(ctx context.Context) (int, HealthReport) {
 	case a.draining.Load():
 		rep.Status = statusOutOfService
 		return http.StatusServiceUnavailable, rep
-	case !rep.ready():
+	case !rep.Ready():
 		if rep.Status == statusUp {
 			rep.Status = statusUnknown
 		}

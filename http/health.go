@@ -5,51 +5,29 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// Redis states of the health report (docs/protocol.md §10.2), and
-// DEGRADED: some masters of a Redis Cluster do not answer (the report's
-// redisUnreachable names them).
+// The health report's states (contract.HealthReport).
 const (
-	RedisNotConfigured = "NOT_CONFIGURED"
-	RedisUp            = "UP"
-	RedisDegraded      = "DEGRADED"
-	RedisDown          = "DOWN"
-	RedisUnknown       = "UNKNOWN"
+	RedisNotConfigured = contract.RedisNotConfigured
+	RedisUp            = contract.RedisUp
+	RedisDegraded      = contract.RedisDegraded
+	RedisDown          = contract.RedisDown
+	RedisUnknown       = contract.RedisUnknown
+
+	StoreUp       = contract.StoreUp
+	StoreDegraded = contract.StoreDegraded
+	StoreDown     = contract.StoreDown
+	StoreUnknown  = contract.StoreUnknown
+
+	ClusterServing    = contract.ClusterServing
+	ClusterNotServing = contract.ClusterNotServing
 )
 
-// Store states of the health report's "store" member.
-const (
-	StoreUp       = "UP"
-	StoreDegraded = "DEGRADED"
-	StoreDown     = "DOWN"
-	StoreUnknown  = "UNKNOWN"
-)
-
-// StoreHealth is the "store" member of the health report: the metadata
-// store's type (memory, redis, jdbc), its circuit breaker's state (closed,
-// half-open, open) and its status: DOWN while the breaker is open or the
-// store failed its last probe, DEGRADED while only some of its nodes
-// answered it (a Redis Cluster with masters down, named in Unreachable),
-// UNKNOWN before the first probe ends, else UP. Readiness (/readyz,
-// /actuator/health) answers 503 unless it is UP; while it is DOWN or
-// DEGRADED the report's status is DEGRADED.
-type StoreHealth struct {
-	Type        string   `json:"type"`
-	Breaker     string   `json:"breaker"`
-	Status      string   `json:"status"`
-	Unreachable []string `json:"unreachable,omitempty"`
-}
-
-// Cluster states of the health report's "cluster" member: whether this
-// coordinator serves the groups placed on it (its registry lease is live)
-// or not (it has not registered yet, its lease lapsed, or it is leaving).
-// Readiness answers 503 while it is NOT_SERVING, and the report's status
-// is DEGRADED.
-const (
-	ClusterServing    = "SERVING"
-	ClusterNotServing = "NOT_SERVING"
-)
+// StoreHealth is the "store" member of the health report (contract.StoreHealth).
+type StoreHealth = contract.StoreHealth
 
 // PartialOutage is an error of a probe's check that found its dependency
 // answering in part: some of its nodes (Unreachable) did not answer while

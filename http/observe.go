@@ -11,63 +11,28 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
 // KnownMetadataVersionParam is the optional query parameter of the producer
 // routing read in which a producer names the metadataVersion it holds; a
 // read whose known version is older than the one served is a stale routing
-// refresh (RequestObserver.RoutingServed).
+// refresh (observe.RequestObserver.RoutingServed).
 const KnownMetadataVersionParam = "knownMetadataVersion"
-
-// ServedRequest describes one request served by a coordinator route.
-type ServedRequest struct {
-	Route Route
-	// StreamPrefix and ConsumerGroup are the path's values, "" when the
-	// route has no such parameter. They are unvalidated client input.
-	StreamPrefix  string
-	ConsumerGroup string
-	// Status is the response status; 500 when the handler panicked.
-	Status   int
-	Panicked bool
-	Duration time.Duration
-}
-
-// RequestObserver is told what the coordinator routes served (package
-// metrics implements it). Its methods are called on the request's
-// goroutine and must be fast.
-type RequestObserver interface {
-	// RequestServed reports every request of a route wrapped by
-	// ObserveRequests.
-	RequestServed(r ServedRequest)
-	// HeartbeatHandled reports the status of every heartbeat the
-	// coordinator answered, with RETRY those it shed or did not store
-	// (contract.ErrShed, contract.ErrNotStored); not those refused with a
-	// 4xx before reaching it, nor cluster refusals and other runtime
-	// failures.
-	HeartbeatHandled(key group.Key, status contract.HeartbeatStatus)
-	// RoutingServed reports every producer routing read: err is nil on
-	// success; stale is set when the request's knownMetadataVersion was
-	// older than the version served.
-	RoutingServed(key group.Key, stale bool, err error)
-	// ScaleServed reports every scale request the coordinator answered:
-	// key names the group (ConsumerGroup is "" for a stream scale whose
-	// pre-checks failed), noop marks a same-count request, err is nil on
-	// success. A stream scale reports once per affected group.
-	ScaleServed(key group.Key, noop bool, err error)
-}
 
 // ObserveRequests is the Middleware reporting every request to o. Put it
 // first in Options.Middleware, so that requests refused by the other
 // middlewares (401, 403, 429) are reported too. On the producer routing
 // route it also passes the request's knownMetadataVersion to the
 // coordinator returned by ObserveCoordinator.
-func ObserveRequests(o RequestObserver) Middleware {
+func ObserveRequests(o observe.RequestObserver) Middleware {
 	return func(rt Route, next httprouter.Handle) httprouter.Handle {
 		routing := rt.Kind == RouteProducerRouting
 		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			start := time.Now()
 			rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-			served := ServedRequest{Route: rt, StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
+			served := observe.ServedRequest{Method: rt.Method, Template: rt.Template, Action: rt.Action,
+				StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
 			if routing {
 				if v, err := strconv.ParseInt(r.URL.Query().Get(KnownMetadataVersionParam), 10, 64); err == nil {
 					r = r.WithContext(context.WithValue(r.Context(), knownVersionKey{}, v))
@@ -89,13 +54,13 @@ func ObserveRequests(o RequestObserver) Middleware {
 
 // ObserveCoordinator returns c reporting heartbeat statuses, producer
 // routing reads and scale requests to o; every other call passes through.
-func ObserveCoordinator(c Coordinator, o RequestObserver) Coordinator {
+func ObserveCoordinator(c Coordinator, o observe.RequestObserver) Coordinator {
 	return observedCoordinator{Coordinator: c, o: o}
 }
 
 type observedCoordinator struct {
 	Coordinator
-	o RequestObserver
+	o observe.RequestObserver
 }
 
 func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {

@@ -6,11 +6,11 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
-// The methods of this file implement httpapi.RequestObserver, and Health
-// decorates an httpapi.HealthChecker.
+// The methods of this file implement observe.RequestObserver, which the
+// HTTP edge reports to, and Health decorates an observe.HealthChecker.
 
 // Request outcomes (docs/protocol.md §10.1 api_request_total{outcome}).
 const (
@@ -27,21 +27,21 @@ const (
 	StatusError   = "ERROR"
 )
 
-// RequestServed implements httpapi.RequestObserver: api_request_total and
+// RequestServed implements observe.RequestObserver: api_request_total and
 // api_request_duration_seconds (by route, without stream and group) for
 // every request, and for Admin API mutations also
 // admin_mutation_total{action,outcome} and admin_mutation_failed_total.
 // The stream and group labels are the path's names when they name a known
 // group (stream-level routes: a known stream prefix, group "none"),
 // "unknown" otherwise, and "none" off group paths.
-func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
+func (m *Metrics) RequestServed(r observe.ServedRequest) {
 	outcome := outcomeOf(r.Status, r.Panicked)
-	labels := []string{r.Route.Method, r.Route.Template, strconv.Itoa(r.Status), outcome}
+	labels := []string{r.Method, r.Template, strconv.Itoa(r.Status), outcome}
 	m.count(r.StreamPrefix, r.ConsumerGroup, func(stream, grp string) {
 		m.apiRequests.WithLabelValues(append(labels, stream, grp)...).Inc()
 	})
 	m.apiDuration.WithLabelValues(labels...).Observe(r.Duration.Seconds())
-	action := string(r.Route.Action)
+	action := string(r.Action)
 	if action == "" {
 		return
 	}
@@ -51,7 +51,7 @@ func (m *Metrics) RequestServed(r httpapi.ServedRequest) {
 	}
 }
 
-// ScaleServed implements httpapi.RequestObserver:
+// ScaleServed implements observe.RequestObserver:
 // scale_request_total{status} (SUCCESS, NOOP or ERROR) and, for ERROR,
 // scale_request_failed_total. A stream scale that failed before reaching
 // its groups is labelled with the stream and group "none".
@@ -71,13 +71,13 @@ func (m *Metrics) ScaleServed(key group.Key, noop bool, err error) {
 	})
 }
 
-// HeartbeatHandled implements httpapi.RequestObserver:
+// HeartbeatHandled implements observe.RequestObserver:
 // heartbeat_total{status}.
 func (m *Metrics) HeartbeatHandled(key group.Key, status contract.HeartbeatStatus) {
 	m.countGroup(key, func(p, g string) { m.heartbeats.WithLabelValues(p, g, string(status)).Inc() })
 }
 
-// RoutingServed implements httpapi.RequestObserver:
+// RoutingServed implements observe.RequestObserver:
 // producer_routing_request_total{status} and producer_routing_stale_total.
 func (m *Metrics) RoutingServed(key group.Key, stale bool, err error) {
 	status := StatusSuccess
@@ -107,16 +107,16 @@ func outcomeOf(status int, panicked bool) string {
 
 // Health returns next setting redis_stream_coord_up on every check: 1 when
 // the report's status is UP, 0 otherwise (DEGRADED).
-func (m *Metrics) Health(next httpapi.HealthChecker) httpapi.HealthChecker {
+func (m *Metrics) Health(next observe.HealthChecker) observe.HealthChecker {
 	return health{next: next, m: m}
 }
 
 type health struct {
-	next httpapi.HealthChecker
+	next observe.HealthChecker
 	m    *Metrics
 }
 
-func (h health) Check(ctx context.Context) httpapi.HealthReport {
+func (h health) Check(ctx context.Context) contract.HealthReport {
 	r := h.next.Check(ctx)
 	h.m.SetUp(r.Status == "UP")
 	return r

@@ -10,10 +10,12 @@
 //     latency by type, group commit batch size and duration, mailbox depth,
 //     restarts, live actors, revision conflicts, and the committed state of
 //     every group through GroupCommitted and GroupStats).
-//   - The HTTP edge: *Metrics implements httpapi.RequestObserver; wire
+//   - The HTTP edge: *Metrics implements observe.RequestObserver, which
+//     the edge reports to (metrics does not import the edge); wire
 //     httpapi.ObserveRequests (first middleware) and
 //     httpapi.ObserveCoordinator to get api_request_*, heartbeat_total,
-//     producer routing, admin mutation and scale counters.
+//     producer routing, admin mutation and scale counters; Health
+//     decorates the edge's observe.HealthChecker.
 //   - Persistence: Store and Locker decorate a persistence.Store and
 //     Locker (write latency and results, mutex latency and timeouts);
 //     WatchBreaker exports a persistence/breaker state.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
 // groupWithMember returns a group of key with one ACTIVE member.
@@ -69,7 +69,7 @@ func TestGroupSeriesOverTheCap(t *testing.T) {
 	}
 	for _, p := range []string{"a", "b", "c", "d"} {
 		m.HeartbeatHandled(keys[p], contract.StatusOK)
-		m.RequestServed(httpapi.ServedRequest{Route: httpapi.Route{Method: "GET", Template: "/t"}, Status: 200, StreamPrefix: p})
+		m.RequestServed(observe.ServedRequest{Method: "GET", Template: "/t", Status: 200, StreamPrefix: p})
 	}
 	s := scrape(t, reg)
 	for _, p := range []string{"a", "b"} {

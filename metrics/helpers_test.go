@@ -25,13 +25,14 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
 // The compile-time proof that Metrics is an actors.Observer and an
-// httpapi.RequestObserver.
+// observe.RequestObserver.
 var (
 	_ actors.Observer         = (*metrics.Metrics)(nil)
-	_ httpapi.RequestObserver = (*metrics.Metrics)(nil)
+	_ observe.RequestObserver = (*metrics.Metrics)(nil)
 )
 
 // newFakeClock returns a settable clock, shared by a coordinator and its
