@@ -42,6 +42,7 @@ const (
 	CodeDeadLetterNotRedrivable   = contract.CodeDeadLetterNotRedrivable
 	CodeDeadLetterOfAnotherGroup  = contract.CodeDeadLetterOfAnotherGroup
 	CodePayloadTooLarge           = contract.CodePayloadTooLarge
+	CodeUnsupportedMediaType      = contract.CodeUnsupportedMediaType
 	CodeNotFound                  = contract.CodeNotFound
 	CodeMethodNotAllowed          = contract.CodeMethodNotAllowed
 	CodeUnauthorized              = contract.CodeUnauthorized
