@@ -102,7 +102,7 @@ func TestScaleStoresPreparingBeforeProvisioning(t *testing.T) {
 	if err != nil || m.State != group.MigrationActive || m.ToShardCount != 8 {
 		t.Fatalf("scale: %+v, %v", m, err)
 	}
-	if g := store.stored(t, orders); g.ShardCount != 8 || g.View().ActiveMigration.State != group.MigrationActive {
+	if g := store.stored(t, orders); g.ShardCount != 8 || g.View().ActiveMigration.State != contract.MigrationActive {
 		t.Fatalf("stored after scale: %+v", g.Meta)
 	}
 	if got := f.calls(); !slices.Equal(got, []string{"orders/orders-consumer:4", "orders/orders-consumer:8"}) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -27,61 +26,57 @@ func (c *Coordinator) Login(ctx context.Context, username, password string) (con
 }
 
 // Groups lists every group (GET /monitoring/groups).
-func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
-	var out struct {
-		Groups []group.GroupView `json:"groups"`
-	}
-	err := c.do(ctx, http.MethodGet, "/monitoring/groups", nil, &out)
+func (c *Coordinator) Groups(ctx context.Context) ([]contract.GroupView, error) {
+	var out contract.GroupList
+	err := c.do(ctx, http.MethodGet, contract.MonitoringGroups, nil, &out)
 	return out.Groups, err
 }
 
 // CreateGroupWith creates group g of stream prefix p with the request's
 // shard count, operator and reason (endpoint #4).
-func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req contract.CreateRequest) (group.GroupView, error) {
-	var out group.GroupView
-	err := c.do(ctx, http.MethodPost, groupPath(p, g), req, &out)
+func (c *Coordinator) CreateGroupWith(ctx context.Context, p, g string, req contract.CreateRequest) (contract.GroupView, error) {
+	var out contract.GroupView
+	err := c.do(ctx, http.MethodPost, contract.GroupPath(p, g), req, &out)
 	return out, err
 }
 
 // DeleteGroup deletes group g's metadata (endpoint #6; its streams stay) and
 // returns the group as it was.
-func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req contract.DeleteRequest) (group.GroupView, error) {
-	var out group.GroupView
-	err := c.do(ctx, http.MethodDelete, groupPath(p, g), req, &out)
+func (c *Coordinator) DeleteGroup(ctx context.Context, p, g string, req contract.DeleteRequest) (contract.GroupView, error) {
+	var out contract.GroupView
+	err := c.do(ctx, http.MethodDelete, contract.GroupPath(p, g), req, &out)
 	return out, err
 }
 
 // ScaleGroup starts a migration of group g alone to req.TargetShardCount
 // (endpoint #8). Producers route by the shard count of the stream, so a
 // group scaled alone may read shards no producer writes: see ScaleStream.
-func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req contract.ScaleRequest) (group.Migration, error) {
-	var out group.Migration
-	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/scale", req, &out)
+func (c *Coordinator) ScaleGroup(ctx context.Context, p, g string, req contract.ScaleRequest) (contract.Migration, error) {
+	var out contract.Migration
+	err := c.do(ctx, http.MethodPost, contract.Expand(contract.GroupScale, p, g), req, &out)
 	return out, err
 }
 
 // ScaleStreamWith starts a migration of every group of stream prefix p to
 // req.TargetShardCount (endpoint #3). The answer lists the migration of
 // each group of the prefix, in the order of AffectedConsumerGroups.
-func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req contract.ScaleRequest) (group.StreamScale, error) {
-	var out group.StreamScale
+func (c *Coordinator) ScaleStreamWith(ctx context.Context, p string, req contract.ScaleRequest) (contract.StreamScaleView, error) {
+	var out contract.StreamScaleView
 	err := c.do(ctx, http.MethodPost, contract.Expand(contract.StreamScale, p), req, &out)
 	return out, err
 }
 
 // Rollback rolls back migration id of group g (endpoint #10).
-func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req contract.RollbackRequest) (group.Migration, error) {
-	var out group.Migration
+func (c *Coordinator) Rollback(ctx context.Context, p, g, id string, req contract.RollbackRequest) (contract.Migration, error) {
+	var out contract.Migration
 	err := c.do(ctx, http.MethodPost, contract.Expand(contract.GroupRollback, p, g, id), req, &out)
 	return out, err
 }
 
 // Members lists group g's member records, every state, sorted by id.
-func (c *Coordinator) Members(ctx context.Context, p, g string) ([]group.Member, error) {
-	var out struct {
-		Members []group.Member `json:"members"`
-	}
-	err := c.do(ctx, http.MethodGet, monitoringPath(p, g)+"/members", nil, &out)
+func (c *Coordinator) Members(ctx context.Context, p, g string) ([]contract.Member, error) {
+	var out contract.MemberList
+	err := c.do(ctx, http.MethodGet, contract.Expand(contract.MonitoringMembers, p, g), nil, &out)
 	return out.Members, err
 }
 
@@ -89,7 +84,7 @@ func (c *Coordinator) Members(ctx context.Context, p, g string) ([]group.Member,
 // without Redis answers CodeRedisNotConfigured.
 func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offsets, error) {
 	var out monitoring.Offsets
-	err := c.do(ctx, http.MethodGet, monitoringPath(p, g)+"/offsets", nil, &out)
+	err := c.do(ctx, http.MethodGet, contract.Expand(contract.MonitoringOffsets, p, g), nil, &out)
 	return out, err
 }
 
@@ -100,7 +95,7 @@ func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offs
 func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req contract.OffsetReset) (contract.OffsetResetResult, error) {
 	req.Force, req.DryRun = true, false
 	var out contract.OffsetResetResult
-	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/offsets/reset", req, &out)
+	err := c.do(ctx, http.MethodPost, contract.Expand(contract.GroupOffsetsReset, p, g), req, &out)
 	return out, err
 }
 
@@ -130,7 +125,7 @@ func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetter
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
 	}
-	path := monitoringPath(p, g) + "/dead-letters"
+	path := contract.Expand(contract.MonitoringDeadLetter, p, g)
 	if len(v) > 0 {
 		path += "?" + v.Encode()
 	}
@@ -142,17 +137,17 @@ func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetter
 // RedriveDeadLetters appends group g's dead letters with the given ids to
 // the shards they came from and removes them from the dead-letter stream.
 func (c *Coordinator) RedriveDeadLetters(ctx context.Context, p, g string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
-	return c.deadLetterAction(ctx, p, g, "redrive", req)
+	return c.deadLetterAction(ctx, contract.Expand(contract.GroupRedrive, p, g), req)
 }
 
 // DeleteDeadLetters removes group g's dead letters with the given ids.
 func (c *Coordinator) DeleteDeadLetters(ctx context.Context, p, g string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
-	return c.deadLetterAction(ctx, p, g, "delete", req)
+	return c.deadLetterAction(ctx, contract.Expand(contract.GroupDeleteDead, p, g), req)
 }
 
-func (c *Coordinator) deadLetterAction(ctx context.Context, p, g, action string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
+func (c *Coordinator) deadLetterAction(ctx context.Context, path string, req contract.DeadLetterAction) (contract.DeadLetterResults, error) {
 	var out contract.DeadLetterResults
-	err := c.do(ctx, http.MethodPost, groupPath(p, g)+"/dead-letters/"+action, req, &out)
+	err := c.do(ctx, http.MethodPost, path, req, &out)
 	return out, err
 }
 
@@ -161,10 +156,6 @@ func (c *Coordinator) deadLetterAction(ctx context.Context, p, g, action string,
 // placement, and the recent handovers.
 func (c *Coordinator) Cluster(ctx context.Context) (cluster.View, error) {
 	var out cluster.View
-	err := c.do(ctx, http.MethodGet, "/cluster", nil, &out)
+	err := c.do(ctx, http.MethodGet, contract.ClusterTemplate, nil, &out)
 	return out, err
-}
-
-func monitoringPath(p, g string) string {
-	return contract.Expand(contract.MonitoringGroup, p, g)
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // Coordinator is a connection to a coordinator's HTTP API: its base URL,
@@ -109,7 +108,7 @@ func IsErrorCode(err error, code ErrorCode) bool {
 // CreateGroup creates consumer group g of stream prefix p with shards
 // shards (0: the coordinator's default), endpoint #4. requestedBy names the
 // operator in the audit trail.
-func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (group.GroupView, error) {
+func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, requestedBy string) (contract.GroupView, error) {
 	reason := "created by the Go client"
 	body := contract.CreateRequest{RequestedBy: requestedBy, Reason: &reason}
 	if shards > 0 {
@@ -119,9 +118,9 @@ func (c *Coordinator) CreateGroup(ctx context.Context, p, g string, shards int, 
 }
 
 // Group reads the coordinator's view of group g of stream prefix p.
-func (c *Coordinator) Group(ctx context.Context, p, g string) (group.GroupView, error) {
-	var out group.GroupView
-	err := c.do(ctx, http.MethodGet, groupPath(p, g), nil, &out)
+func (c *Coordinator) Group(ctx context.Context, p, g string) (contract.GroupView, error) {
+	var out contract.GroupView
+	err := c.do(ctx, http.MethodGet, contract.GroupPath(p, g), nil, &out)
 	return out, err
 }
 
@@ -138,7 +137,7 @@ func (c *Coordinator) ScaleStream(ctx context.Context, p string, target int, req
 // 0…shardCount−1.
 func (c *Coordinator) ProducerRouting(ctx context.Context, p, g string) (contract.RoutingView, error) {
 	var r contract.RoutingView
-	if err := c.do(ctx, http.MethodGet, groupPath(p, g)+"/producer-routing", nil, &r); err != nil {
+	if err := c.do(ctx, http.MethodGet, contract.Expand(contract.GroupRouting, p, g), nil, &r); err != nil {
 		return r, err
 	}
 	if r.StreamPrefix != p || r.ConsumerGroup != g {
@@ -195,8 +194,6 @@ func (c *Coordinator) ownerBase(owner string) string {
 	}
 	return o.Scheme + "://" + o.Host + b.Path
 }
-
-func groupPath(p, g string) string { return contract.GroupPath(p, g) }
 
 // do sends a JSON request to the configured API and decodes a 2xx answer
 // into out (if non-nil). A request refused before it ran, with 503

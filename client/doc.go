@@ -55,12 +55,11 @@
 //
 // Every call takes a context. Statuses (StatusOK, …) and error codes
 // (CodeGroupNotFound, …) are exported constants. The bodies it sends and
-// reads are the wire types of packages contract and group
-// (contract.HeartbeatRequest, contract.RoutingView, contract.ErrorBody,
-// group.GroupView, …), the one
+// reads are the wire types of package contract (contract.HeartbeatRequest,
+// contract.RoutingView, contract.GroupView, contract.ErrorBody, …), the one
 // declaration the coordinator encodes and decodes too, so the two cannot
-// drift apart; group is the pure domain (no I/O, no clock, standard
-// library only), so it adds no dependency to the client.
+// drift apart; paths come from contract's route templates. The client
+// imports no server package (TestClientImportsNoServerPackage).
 //
 // The lease TTL comes from the coordinator (memberLeaseTtlMs in every
 // heartbeat answer); MemberConfig.LeaseTTL only overrides it.

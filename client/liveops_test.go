@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -150,7 +149,7 @@ func TestLiveResetWhileConsuming(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err = coord.WaitReset(ctx, prefix, "g", r.ResetID, 20*time.Millisecond)
-		if err != nil || r.State != group.ResetDone {
+		if err != nil || r.State != contract.ResetDone {
 			t.Fatalf("%s reset: %+v, %v", to, r, err)
 		}
 		t.Logf("%s: APPLYING after %v, DONE after %v (heartbeat interval 200ms)", to,

@@ -10,9 +10,9 @@ import (
 // metadata version 1, the requested (or default) shard count, reconciled to
 // assignmentEpoch 1, answering the created group's view. g must be a New()
 // group; the caller has checked that the group does not exist in the store.
-func (g *Group) Create(now contract.Instant, s Settings, key Key, req contract.CreateRequest) Result[GroupView] {
+func (g *Group) Create(now contract.Instant, s Settings, key Key, req contract.CreateRequest) Result[contract.GroupView] {
 	if err := ValidateCreate(&req, s); err != nil {
-		return Result[GroupView]{Err: err}
+		return Result[contract.GroupView]{Err: err}
 	}
 	n := s.DefaultShardCount
 	if req.InitialShardCount != nil {
@@ -42,15 +42,15 @@ func (g *Group) Create(now contract.Instant, s Settings, key Key, req contract.C
 // STARTING members is deleted only with force. Expired leases are expired
 // first so dead members do not block the delete. It answers the group's
 // view from before the delete.
-func (g *Group) Delete(now contract.Instant, s Settings, req contract.DeleteRequest) Result[GroupView] {
+func (g *Group) Delete(now contract.Instant, s Settings, req contract.DeleteRequest) Result[contract.GroupView] {
 	if err := ValidateDelete(&req); err != nil {
-		return Result[GroupView]{Err: err}
+		return Result[contract.GroupView]{Err: err}
 	}
 	view := g.View()
 	t := newTx(g, s, now)
 	t.maintain()
 	if len(g.idx.liveIDs) > 0 && !req.Force {
-		return refusal[GroupView](t, Errorf(contract.CodeGroupHasActiveMembers,
+		return refusal[contract.GroupView](t, Errorf(contract.CodeGroupHasActiveMembers,
 			"Group has %d active member(s); stop them or delete with force=true", len(g.idx.liveIDs)))
 	}
 	t.apply(DeletedRecord{})

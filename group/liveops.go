@@ -100,28 +100,12 @@ func (r *LiveReset) ShardIndexes() contract.ShardSet {
 	return contract.NewShardSet(out...)
 }
 
-// PauseRequest is the body of a pause or resume: the shards, who asks and why.
-type PauseRequest struct {
-	Shards      []int  `json:"shards"`
-	RequestedBy string `json:"requestedBy"`
-	Reason      string `json:"reason"`
-}
-
 // ResetRequest starts a live reset of Shards (empty: every shard).
 type ResetRequest struct {
 	Target      ResetTarget
 	Shards      []int
 	RequestedBy string
 	Reason      string
-}
-
-// PausedView is what the pause routes answer and the group views show:
-// the shards the operator paused, those an active reset holds paused, and
-// the members still holding a paused shard (they are being revoked).
-type PausedView struct {
-	PausedShards contract.ShardSet            `json:"pausedShards"`
-	ResetShards  contract.ShardSet            `json:"resetShards"`
-	Pausing      map[string]contract.ShardSet `json:"pausing"`
 }
 
 // Paused returns every shard no member may be granted: those the operator
@@ -132,19 +116,6 @@ func (g *Group) Paused() contract.ShardSet {
 		p = p.Union(r.ShardIndexes())
 	}
 	return p.Below(g.ShardCount)
-}
-
-// PausedView returns the paused shards and who still holds them.
-func (g *Group) PausedView() PausedView {
-	v := PausedView{PausedShards: g.PausedShards.Below(g.ShardCount), Pausing: g.holdersOf(g.Paused())}
-	if v.PausedShards == nil {
-		v.PausedShards = contract.ShardSet{}
-	}
-	v.ResetShards = contract.ShardSet{}
-	if r := g.ActiveReset(); r != nil {
-		v.ResetShards = r.ShardIndexes()
-	}
-	return v
 }
 
 // holdersOf maps each owner (Member.Holds) holding a shard of set to those
@@ -170,10 +141,10 @@ func (g *Group) holdersOf(set contract.ShardSet) map[string]contract.ShardSet {
 // epoch moves and the targets are recomputed without them, so their readers
 // are told to release them (and are fenced after the rebalance timeout if
 // they do not). Pausing a paused shard changes nothing.
-func (g *Group) Pause(now contract.Instant, s Settings, req PauseRequest) Result[PausedView] {
+func (g *Group) Pause(now contract.Instant, s Settings, req contract.PauseRequest) Result[contract.PausedView] {
 	set, err := g.validatePause(&req, true)
 	if err != nil {
-		return Result[PausedView]{Err: err}
+		return Result[contract.PausedView]{Err: err}
 	}
 	return g.setPaused(now, s, g.PausedShards.Union(set))
 }
@@ -182,17 +153,17 @@ func (g *Group) Pause(now contract.Instant, s Settings, req PauseRequest) Result
 // (a shard an active live reset holds stays paused until the reset ends).
 // A shard beyond the shard count may be resumed: a scale-in may have left
 // its pause behind.
-func (g *Group) Resume(now contract.Instant, s Settings, req PauseRequest) Result[PausedView] {
+func (g *Group) Resume(now contract.Instant, s Settings, req contract.PauseRequest) Result[contract.PausedView] {
 	set, err := g.validatePause(&req, false)
 	if err != nil {
-		return Result[PausedView]{Err: err}
+		return Result[contract.PausedView]{Err: err}
 	}
 	return g.setPaused(now, s, g.PausedShards.Minus(set))
 }
 
 // validatePause checks a pause or resume body; inRange refuses shards
 // the group does not have (else only negative ones).
-func (g *Group) validatePause(req *PauseRequest, inRange bool) (contract.ShardSet, error) {
+func (g *Group) validatePause(req *contract.PauseRequest, inRange bool) (contract.ShardSet, error) {
 	if err := ValidateWho(req.RequestedBy, req.Reason); err != nil {
 		return nil, err
 	}
@@ -219,7 +190,7 @@ func (g *Group) shardsOf(shards []int) (contract.ShardSet, error) {
 }
 
 // setPaused stores the operator's paused set and reassigns when it changed.
-func (g *Group) setPaused(now contract.Instant, s Settings, set contract.ShardSet) Result[PausedView] {
+func (g *Group) setPaused(now contract.Instant, s Settings, set contract.ShardSet) Result[contract.PausedView] {
 	t := newTx(g, s, now)
 	if set.Equal(g.PausedShards) {
 		return result(t, g.PausedView())

@@ -90,7 +90,7 @@ func TestScale_PrepareThenActivate(t *testing.T) {
 	if err != nil || act.State != group.MigrationActive || act.ReshardingID != m.ReshardingID {
 		t.Fatalf("activate: %+v %v", act, err)
 	}
-	if c.Group.ShardCount != 8 || c.Group.View().ActiveMigration == nil || c.Group.View().ActiveMigration.State != group.MigrationActive {
+	if c.Group.ShardCount != 8 || c.Group.View().ActiveMigration == nil || c.Group.View().ActiveMigration.State != contract.MigrationActive {
 		t.Fatalf("after activate %+v", c.Group.View())
 	}
 	expectVersions(t, c.Group, versions{v.G + 1, v.G + 1, v.V + 1})

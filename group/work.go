@@ -2,7 +2,6 @@ package group
 
 import (
 	"math"
-	"slices"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group/assignor"
@@ -171,9 +170,9 @@ func (g *Group) capacity() []float64 {
 // one that does not exist, and while a migration or a metadata-correction
 // round is open (the moves wait for the next interval). It answers the
 // shard weights and member loads.
-func (g *Group) Rebalance(now contract.Instant, s Settings, m Measure) Result[WorkView] {
+func (g *Group) Rebalance(now contract.Instant, s Settings, m Measure) Result[contract.WorkView] {
 	if !g.Exists() || g.AssignorOf() != AssignorWork {
-		return Result[WorkView]{Answer: g.WorkView()}
+		return Result[contract.WorkView]{Answer: g.WorkView()}
 	}
 	t := newTx(g, s, now)
 	weights := g.weigh(m)
@@ -224,77 +223,3 @@ func (t *tx) assignWork(prev [][]int) (changed []int, sets [][]int) {
 	})
 	return res.Changed, res.Sets
 }
-
-// WorkView is how a group's work is spread: its assignor, each shard's
-// weight (nil until measured, for a group assigned by work only) and each
-// live member's load.
-type WorkView struct {
-	Assignor string `json:"assignor,omitempty"`
-	// ShardWeights[s] is shard s's weight in entries per second (ingest
-	// rate plus backlog over 30 s plus 1, smoothed); absent until measured.
-	ShardWeights []float64 `json:"shardWeights,omitempty"`
-	// MemberLoads are the live members' loads by the current weights (1 per
-	// shard before any measure).
-	MemberLoads map[string]MemberLoad `json:"memberLoads,omitempty"`
-	// Imbalance is the busiest member's load per capacity over the mean.
-	Imbalance  float64          `json:"imbalance,omitempty"`
-	MeasuredAt contract.Instant `json:"measuredAt,omitempty"`
-}
-
-// MemberLoad is one member's share of the work.
-type MemberLoad struct {
-	// Load is the sum of the weights of its target shards.
-	Load float64 `json:"load"`
-	// Capacity is its runtimeMaxConcurrency (at least 1).
-	Capacity int `json:"capacity"`
-	// RelativeLoad is its load per capacity over the group's mean (1 is
-	// an even share).
-	RelativeLoad float64 `json:"relativeLoad"`
-}
-
-// WorkView returns the group's WorkView.
-func (g *Group) WorkView() WorkView {
-	v := WorkView{Assignor: g.AssignorOf()}
-	if !g.Exists() {
-		return v
-	}
-	w := g.weights()
-	if g.workWeights() != nil {
-		v.ShardWeights = w
-		v.MeasuredAt = g.Meta.Work.MeasuredAt
-	}
-	live := g.LiveMemberIDs()
-	caps := g.capacity()
-	prev := g.livePrev(live)
-	var total, totalCap float64
-	loads := make([]float64, len(live))
-	for i, set := range prev {
-		for _, s := range set {
-			if s < len(w) {
-				loads[i] += w[s]
-			}
-		}
-		total += loads[i]
-		totalCap += caps[i]
-	}
-	v.Imbalance = round2(assignor.Imbalance(w, caps, prev))
-	if len(live) > 0 {
-		v.MemberLoads = make(map[string]MemberLoad, len(live))
-	}
-	for i, id := range live {
-		rel := 0.0
-		if total > 0 {
-			rel = loads[i] / caps[i] / (total / totalCap)
-		}
-		v.MemberLoads[id] = MemberLoad{Load: round2(loads[i]), Capacity: int(caps[i]), RelativeLoad: round2(rel)}
-	}
-	if v.ShardWeights != nil {
-		v.ShardWeights = slices.Clone(v.ShardWeights)
-		for s := range v.ShardWeights {
-			v.ShardWeights[s] = round2(v.ShardWeights[s])
-		}
-	}
-	return v
-}
-
-func round2(x float64) float64 { return math.Round(x*100) / 100 }

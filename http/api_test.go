@@ -100,7 +100,7 @@ func (f *fakeCoord) GroupCount(_ context.Context, streamPrefix string) (all, inP
 
 func sampleView() group.GroupView {
 	return group.GroupView{
-		StreamPrefix: "orders", ConsumerGroup: "orders-consumer", State: group.GroupReconciling,
+		StreamPrefix: "orders", ConsumerGroup: "orders-consumer", State: contract.GroupReconciling,
 		GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3, ShardCount: 4,
 		TargetAssignmentSummary:  map[string]int{"member-a": 2, "member-b": 2},
 		CurrentAssignmentSummary: map[string]int{"member-a": 4},

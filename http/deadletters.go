@@ -115,7 +115,7 @@ func validateDeadLetterRequest(r *contract.DeadLetterAction) error {
 // stream (streams.Operator.Redrive). Every id gets a result; a failed one
 // does not stop the others.
 func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
+	a.eachDeadLetter(w, r, ps, "REDRIVEN", func(ctx context.Context, ops StreamOperator, g contract.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
 		out, err := ops.Redrive(ctx, dlq, g.StreamPrefix, g.ConsumerGroup, g.ShardCount, id)
 		return contract.DeadLetterResult{Stream: out.Stream, NewID: out.NewID}, err
 	})
@@ -124,7 +124,7 @@ func (a *API) redriveDeadLetters(w http.ResponseWriter, r *http.Request, ps http
 // deleteDeadLetters serves POST …/dead-letters/delete: each listed entry
 // is removed from the dead-letter stream.
 func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
+	a.eachDeadLetter(w, r, ps, "DELETED", func(ctx context.Context, ops StreamOperator, g contract.GroupView, dlq, id string) (contract.DeadLetterResult, error) {
 		return contract.DeadLetterResult{}, ops.DeleteDeadLetter(ctx, dlq, g.ConsumerGroup, id)
 	})
 }
@@ -133,7 +133,7 @@ func (a *API) deleteDeadLetters(w http.ResponseWriter, r *http.Request, ps httpr
 // results: an id that is malformed, absent or cannot be redriven is FAILED
 // with its error code; a Redis failure ends the request with 503.
 func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprouter.Params, done string,
-	do func(ctx context.Context, ops StreamOperator, g group.GroupView, dlq, id string) (contract.DeadLetterResult, error)) {
+	do func(ctx context.Context, ops StreamOperator, g contract.GroupView, dlq, id string) (contract.DeadLetterResult, error)) {
 	mutate(a, w, r, ps, http.StatusOK, validateDeadLetterRequest, func(ctx context.Context, key group.Key, req contract.DeadLetterAction) (any, error) {
 		dlq, err := deadLetterStream(key.StreamPrefix, req.Stream)
 		if err != nil {

@@ -56,7 +56,7 @@ func (c *cluster) createGroup(n int) {
 	if st := c.Admin().Call("POST", "/streams/orders/groups/workers", map[string]any{"initialShardCount": n, "requestedBy": "e2e"}, &view); st != http.StatusCreated {
 		c.t.Fatalf("create: status %d", st)
 	}
-	if view.ShardCount != n || view.GroupEpoch != 1 || view.State != group.GroupEmpty {
+	if view.ShardCount != n || view.GroupEpoch != 1 || view.State != contract.GroupEmpty {
 		c.t.Fatalf("created %+v", view)
 	}
 }
@@ -144,7 +144,7 @@ func (c *cluster) converged(shards int, members []*coordtest.Member) bool {
 		return false
 	}
 	v := c.group()
-	return v.State == group.GroupStable && v.AssignmentEpoch == v.GroupEpoch
+	return v.State == contract.GroupStable && v.AssignmentEpoch == v.GroupEpoch
 }
 
 func TestE2EEightMembersShareThirtyTwoShards(t *testing.T) {
@@ -185,7 +185,7 @@ func TestE2EWorkedExample(t *testing.T) {
 	}
 	want(a.Heartbeat(), 2, contract.Range(0, 4), nil)
 	want(a.Heartbeat(), 2, contract.Range(0, 4), nil)
-	if v := c.group(); v.State != group.GroupStable || v.GroupEpoch != 2 {
+	if v := c.group(); v.State != contract.GroupStable || v.GroupEpoch != 2 {
 		t.Fatalf("after A's ack: %+v", v)
 	}
 	want(b.Heartbeat(), 3, nil, contract.NewShardSet(2, 3))

@@ -31,8 +31,8 @@ func (a *API) liveOpsRoutes() []route {
 	return []route{
 		{Route{Method: http.MethodPost, Template: contract.GroupPause}, a.pauseShards(false)},
 		{Route{Method: http.MethodPost, Template: contract.GroupResume}, a.pauseShards(true)},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringPaused}, read(a, a.pausedShards, asIs[group.PausedView])},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringResets}, read(a, a.liveResets, asIs[liveResets])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringPaused}, read(a, a.pausedShards, asIs[contract.PausedView])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringResets}, read(a, a.liveResets, asIs[contract.ResetList])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringReset}, a.liveReset},
 	}
 }
@@ -44,40 +44,36 @@ func (a *API) pauseShards(resume bool) httprouter.Handle {
 		run = a.coord.ResumeShards
 	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		mutate(a, w, r, ps, http.StatusOK, func(req *group.PauseRequest) error { return group.ValidateWho(req.RequestedBy, req.Reason) },
-			func(ctx context.Context, key group.Key, req group.PauseRequest) (any, error) {
+		mutate(a, w, r, ps, http.StatusOK, func(req *contract.PauseRequest) error { return group.ValidateWho(req.RequestedBy, req.Reason) },
+			func(ctx context.Context, key group.Key, req contract.PauseRequest) (any, error) {
 				return run(ctx, key, req)
 			})
 	}
 }
 
-func (a *API) pausedShards(ctx context.Context, key group.Key) (group.PausedView, error) {
+func (a *API) pausedShards(ctx context.Context, key group.Key) (contract.PausedView, error) {
 	g, err := a.coord.Snapshot(ctx, key)
 	if err != nil {
-		return group.PausedView{}, err
+		return contract.PausedView{}, err
 	}
 	return g.PausedView(), nil
 }
 
-// liveResets is the body of GET …/offsets/resets: the group's live resets,
-// oldest first (the last group.MaxKeptResets).
-type liveResets struct {
-	Resets []group.LiveReset `json:"resets"`
-}
-
-func (a *API) liveResets(ctx context.Context, key group.Key) (liveResets, error) {
+// liveResets answers GET …/offsets/resets: the group's live resets, oldest
+// first (the last group.MaxKeptResets).
+func (a *API) liveResets(ctx context.Context, key group.Key) (contract.ResetList, error) {
 	g, err := a.coord.Snapshot(ctx, key)
 	if err != nil {
-		return liveResets{}, err
+		return contract.ResetList{}, err
 	}
-	return liveResets{Resets: nonNil(g.LiveResets)}, nil
+	return group.ResetViews(g.LiveResets), nil
 }
 
 // liveReset serves GET …/offsets/resets/{resetId}.
 func (a *API) liveReset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	read(a, func(ctx context.Context, key group.Key) (group.LiveReset, error) {
 		return a.coord.Reset(ctx, key, ps.ByName("resetId"))
-	}, asIs[group.LiveReset])(w, r, ps)
+	}, resetBody)(w, r, ps)
 }
 
 // startLiveReset runs a reset without force: the group pauses the shards,
@@ -86,13 +82,19 @@ func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.Of
 	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
-	return a.coord.StartReset(ctx, key, group.ResetRequest{
+	r, err := a.coord.StartReset(ctx, key, group.ResetRequest{
 		Target:      group.ResetTarget{To: string(resetPosition(&req).Kind), EntryID: req.EntryID, TimestampMs: req.TimestampMs, By: req.By},
 		Shards:      req.Shards,
 		RequestedBy: req.RequestedBy,
 		Reason:      req.Reason,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return r.View(), nil
 }
+
+func resetBody(_ group.Key, r group.LiveReset) any { return r.View() }
 
 // previewReset answers what a reset would do, changing nothing.
 func (a *API) previewReset(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {

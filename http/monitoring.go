@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -31,11 +29,6 @@ func compatibility(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) 
 	writeJSON(w, http.StatusOK, compatibilityJSON)
 }
 
-// groupsResponse is the body of #15.
-type groupsResponse struct {
-	Groups []group.GroupView `json:"groups"`
-}
-
 // listGroups serves #15.
 func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	groups, err := a.groups(r.Context())
@@ -43,17 +36,17 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, groupsResponse{Groups: nonNil(groups)})
+	writeJSON(w, http.StatusOK, contract.GroupList{Groups: nonNil(groups)})
 }
 
 // groups returns the views of the groups the caller of ctx may see
 // (visible): every group without access control.
-func (a *API) groups(ctx context.Context) ([]group.GroupView, error) {
+func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
 	views, err := a.coord.Groups(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]group.GroupView, 0, len(views))
+	out := make([]contract.GroupView, 0, len(views))
 	for _, v := range views {
 		if visible(ctx, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup}) {
 			out = append(out, v)
@@ -65,7 +58,7 @@ func (a *API) groups(ctx context.Context) ([]group.GroupView, error) {
 // monitoringGroup is the body of #16: the GroupResponse plus what operators
 // look at next.
 type monitoringGroup struct {
-	group.GroupView
+	contract.GroupView
 	// RecentMutations are the latest audit events of the group and its
 	// stream, newest first (see API.recentMutations).
 	RecentMutations []audit.Event `json:"recentMutations"`
@@ -80,65 +73,10 @@ func (a *API) groupWithMutations(ctx context.Context, key group.Key) (monitoring
 	return monitoringGroup{GroupView: v, RecentMutations: a.recentMutations(ctx, key)}, nil
 }
 
-// membersResponse is the body of #17.
-type membersResponse struct {
-	Members []group.Member `json:"members"`
-}
+func membersBody(_ group.Key, members []group.Member) any { return group.MemberViews(members) }
 
-func membersBody(_ group.Key, members []group.Member) any {
-	return membersResponse{Members: nonNil(members)}
-}
-
-// progressRow is one row of #19 (docs/protocol.md §2.6 /consumption).
-type progressRow struct {
-	StreamPrefix    string            `json:"streamPrefix"`
-	ConsumerGroup   string            `json:"consumerGroup"`
-	MemberID        string            `json:"memberId"`
-	MemberName      string            `json:"memberName"`
-	MemberState     group.MemberState `json:"memberState"`
-	Shard           contract.Shard    `json:"shard"`
-	StreamKey       string            `json:"streamKey"`
-	LastDeliveredID *string           `json:"lastDeliveredId"`
-	LastAckedID     *string           `json:"lastAckedId"`
-	PendingCount    int64             `json:"pendingCount"`
-	UpdatedAt       contract.Instant  `json:"updatedAt"`
-}
-
-// consumptionResponse is the body of #19.
-type consumptionResponse struct {
-	Progress []progressRow `json:"progress"`
-}
-
-// consumptionBody flattens every member's reported shard progress, sorted
-// by member id then shard index. A row without a reported stream key gets
-// the shard's key "P:i".
 func consumptionBody(key group.Key, members []group.Member) any {
-	rows := []progressRow{}
-	for _, m := range members {
-		for _, p := range m.ShardProgress {
-			sk := contract.StreamKey(key.StreamPrefix, p.Shard.ShardIndex)
-			if p.StreamKey != nil {
-				sk = *p.StreamKey
-			}
-			rows = append(rows, progressRow{
-				StreamPrefix:    key.StreamPrefix,
-				ConsumerGroup:   key.ConsumerGroup,
-				MemberID:        m.MemberID,
-				MemberName:      m.MemberName,
-				MemberState:     m.State,
-				Shard:           p.Shard,
-				StreamKey:       sk,
-				LastDeliveredID: p.LastDeliveredID,
-				LastAckedID:     p.LastAckedID,
-				PendingCount:    p.PendingCount,
-				UpdatedAt:       p.UpdatedAt,
-			})
-		}
-	}
-	slices.SortStableFunc(rows, func(x, y progressRow) int {
-		return cmp.Or(cmp.Compare(x.MemberID, y.MemberID), cmp.Compare(x.Shard.ShardIndex, y.Shard.ShardIndex))
-	})
-	return consumptionResponse{Progress: rows}
+	return group.Consumption(key, members)
 }
 
 // nonNil makes a nil slice encode as [] rather than null.

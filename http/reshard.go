@@ -53,7 +53,7 @@ func (a *API) validScale(req *contract.ScaleRequest) error {
 // scaleGroup serves #8: 202 with the Migration.
 func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
-		return a.coord.ScaleGroup(ctx, key, req)
+		return migrationBody(a.coord.ScaleGroup(ctx, key, req))
 	})
 }
 
@@ -61,8 +61,10 @@ func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.P
 func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
 		s, err := a.coord.ScaleStream(ctx, key.StreamPrefix, req)
-		s.AffectedConsumerGroups, s.Migrations = nonNil(s.AffectedConsumerGroups), nonNil(s.Migrations)
-		return s, err
+		if err != nil {
+			return nil, err
+		}
+		return s.View(), nil
 	})
 }
 
@@ -77,22 +79,22 @@ func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeJSON(w, http.StatusOK, m.View())
 }
 
 // rollback serves #10: 202 with the Migration.
 func (a *API) rollback(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, group.ValidateRollback, func(ctx context.Context, key group.Key, req contract.RollbackRequest) (any, error) {
-		return a.coord.Rollback(ctx, key, ps.ByName("reshardingId"), req)
+		return migrationBody(a.coord.Rollback(ctx, key, ps.ByName("reshardingId"), req))
 	})
 }
 
-// migrationsResponse is the body of #20.
-type migrationsResponse struct {
-	Migrations         []group.Migration `json:"migrations"`
-	ActiveReshardingID *string           `json:"activeReshardingId"`
+// migrationBody answers a scale or rollback: the migration's view.
+func migrationBody(m group.Migration, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return m.View(), nil
 }
 
-func migrationsBody(_ group.Key, m group.Migrations) any {
-	return migrationsResponse{Migrations: nonNil(m.List), ActiveReshardingID: m.ActiveReshardingID}
-}
+func migrationsBody(_ group.Key, m group.Migrations) any { return m.View() }

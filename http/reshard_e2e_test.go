@@ -373,7 +373,7 @@ func (e *reshardEnv) members(n int) []*membersim.Member {
 func (e *reshardEnv) settled(ms []*membersim.Member) func() bool {
 	return func() bool {
 		v := e.group()
-		return membersim.Settled(v.ShardCount, ms) && v.State == group.GroupStable
+		return membersim.Settled(v.ShardCount, ms) && v.State == contract.GroupStable
 	}
 }
 
@@ -626,7 +626,7 @@ func TestReshardProvisioningFailureLeavesStateConsistent(t *testing.T) {
 	scale := map[string]any{"targetShardCount": 8, "requestedBy": "test"}
 	e.expectError("POST", e.groupPath()+"/scale", scale, http.StatusServiceUnavailable, "REDIS_STREAM_PROVISIONING_FAILED")
 	v := e.group()
-	if v.ShardCount != 4 || v.ActiveMigration == nil || v.ActiveMigration.State != group.MigrationPreparing || e.routing().ShardCount != 4 {
+	if v.ShardCount != 4 || v.ActiveMigration == nil || v.ActiveMigration.State != contract.MigrationPreparing || e.routing().ShardCount != 4 {
 		t.Fatalf("after a failed scale: %+v", v)
 	}
 	preparing := v.ActiveMigration.ReshardingID

@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
@@ -77,7 +76,7 @@ func groupsList(c *call) error {
 	})
 }
 
-func migrationText(m *group.Migration) string {
+func migrationText(m *contract.Migration) string {
 	if m == nil {
 		return "-"
 	}
@@ -88,7 +87,7 @@ func migrationText(m *group.Migration) string {
 // shards' offsets when the coordinator reads them (nil otherwise, with
 // OffsetsUnavailable saying why).
 type description struct {
-	Group              group.GroupView     `json:"group"`
+	Group              contract.GroupView  `json:"group"`
 	Offsets            *monitoring.Offsets `json:"offsets"`
 	OffsetsUnavailable string              `json:"offsetsUnavailable,omitempty"`
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // The live group operations (docs/operations.md): pause, resume, the live
@@ -52,7 +51,7 @@ func pauseShards(c *call, shardFlag string, resume bool) error {
 	if err != nil {
 		return err
 	}
-	req := group.PauseRequest{Shards: shards, RequestedBy: c.requestedBy, Reason: c.reason}
+	req := contract.PauseRequest{Shards: shards, RequestedBy: c.requestedBy, Reason: c.reason}
 	call := coord.PauseShards
 	if resume {
 		call = coord.ResumeShards
@@ -120,13 +119,17 @@ func showResets(c *call) error {
 	return c.print(list, func(t *tableWriter) {
 		t.row("RESET-ID", "STATE", "TO", "SHARDS", "REQUESTED-BY", "CREATED")
 		for _, r := range list {
-			t.row(r.ResetID, r.State, r.Target.To, shardText(r.ShardIndexes()), r.RequestedBy, r.CreatedAt)
+			shards := make([]int, len(r.Shards))
+			for i, s := range r.Shards {
+				shards[i] = s.ShardIndex
+			}
+			t.row(r.ResetID, r.State, r.Target.To, shardText(shards), r.RequestedBy, r.CreatedAt)
 		}
 	})
 }
 
 // printReset shows a live reset's state and each shard before and after.
-func printReset(c *call, r group.LiveReset) error {
+func printReset(c *call, r contract.LiveReset) error {
 	return c.print(r, func(t *tableWriter) {
 		t.row("RESET-ID", "STATE", "SHARD", "PAUSED-FROM", "BEFORE", "LAG-BEFORE", "AFTER", "LAG-AFTER", "PENDING")
 		for _, s := range r.Shards {

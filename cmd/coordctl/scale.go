@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // routingNote says which shard count producers follow; both scale
@@ -104,7 +103,7 @@ func scale(c *call, shards int) error {
 	return c.print(m, func(t *tableWriter) { migrationTable(t, m) })
 }
 
-func migrationTable(t *tableWriter, m group.Migration) {
+func migrationTable(t *tableWriter, m contract.Migration) {
 	t.row("MIGRATION", "FROM", "TO", "STATE")
 	t.row(m.ReshardingID, m.FromShardCount, m.ToShardCount, m.State)
 }

@@ -262,7 +262,7 @@ func (s *swarm) converge(t *testing.T) {
 				t.Fatalf("round %d: %s via %s: %+v, %v", s.rounds-1, a.member.ID, a.target, a.resp, a.err)
 			}
 		}
-		if v := s.view(); membersim.Settled(s.shards, present(s.members)) && v.State == group.GroupStable && v.AssignmentEpoch == v.GroupEpoch {
+		if v := s.view(); membersim.Settled(s.shards, present(s.members)) && v.State == contract.GroupStable && v.AssignmentEpoch == v.GroupEpoch {
 			return
 		}
 	}

@@ -113,7 +113,7 @@ func severalCoordinators(t *testing.T, storeYAML string) {
 			}
 		}
 	}
-	if after := sw.view(); after.GroupEpoch != before.GroupEpoch || after.State != group.GroupStable {
+	if after := sw.view(); after.GroupEpoch != before.GroupEpoch || after.State != contract.GroupStable {
 		t.Errorf("after steady rounds: %+v, before %+v", after, before)
 	}
 	checkReads(t, oracle, present(sw.members), shards/12)

@@ -39,7 +39,7 @@ func TestRunKeepsMemberEpochsAcrossRestarts(t *testing.T) {
 			base, _ = start(t, "-config", cfg)
 			api = base + "/coord/v1"
 			t.Cleanup(func() { deleteGroup(t, api, key) })
-			if v := groupView(t, api, key); v.GroupEpoch != before.GroupEpoch || v.AssignmentEpoch != before.AssignmentEpoch || v.State != group.GroupStable {
+			if v := groupView(t, api, key); v.GroupEpoch != before.GroupEpoch || v.AssignmentEpoch != before.AssignmentEpoch || v.State != contract.GroupStable {
 				t.Fatalf("group after restart %+v, before %+v", v, before)
 			}
 			stored := memberRecords(t, api, key)
