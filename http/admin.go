@@ -32,20 +32,13 @@ func pathKey(ps httprouter.Params) (group.Key, error) {
 	return key, nil
 }
 
-// streamCreated is the 201 body of POST /streams/{P} (docs/protocol.md §2.2).
-type streamCreated struct {
-	StreamPrefix    string `json:"streamPrefix"`
-	ShardCount      int    `json:"shardCount"`
-	MetadataVersion int64  `json:"metadataVersion"`
-}
-
 // streamCreatedBody renders #2's answer.
-func streamCreatedBody(v group.GroupView) any {
-	return streamCreated{v.StreamPrefix, v.ShardCount, v.MetadataVersion}
+func streamCreatedBody(v contract.GroupView) any {
+	return contract.StreamCreated{StreamPrefix: v.StreamPrefix, ShardCount: v.ShardCount, MetadataVersion: v.MetadataVersion}
 }
 
 // groupCreatedBody renders #4's answer: the GroupResponse.
-func groupCreatedBody(v group.GroupView) any { return v }
+func groupCreatedBody(v contract.GroupView) any { return v }
 
 // mutate serves a mutation of a group or stream: validate the path (the
 // first failure answers), decode the body into a Req, validate it, run do,
@@ -73,7 +66,7 @@ func mutate[Req any](a *API, w http.ResponseWriter, r *http.Request, ps httprout
 
 // create builds the handle of a create endpoint (#2 with streamLevel, #4):
 // validate path and body, create, answer 201 with render's body.
-func (a *API) create(streamLevel bool, render func(group.GroupView) any) httprouter.Handle {
+func (a *API) create(streamLevel bool, render func(contract.GroupView) any) httprouter.Handle {
 	validate := func(req *contract.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req contract.CreateRequest) (any, error) {
@@ -113,23 +106,8 @@ func read[T any](a *API, fetch func(context.Context, group.Key) (T, error), rend
 // asIs renders a value unchanged.
 func asIs[T any](_ group.Key, v T) any { return v }
 
-// routingBody lists shards 0..shardCount-1 with their keys and Redis
-// Cluster slots.
-func routingBody(_ group.Key, rt group.Routing) any {
-	shards := make([]contract.RoutingShard, rt.ShardCount)
-	for i := range shards {
-		k := contract.StreamKey(rt.StreamPrefix, i)
-		shards[i] = contract.RoutingShard{ShardIndex: i, StreamKey: k, RedisSlot: contract.Slot(k)}
-	}
-	return contract.RoutingView{
-		StreamPrefix:     rt.StreamPrefix,
-		ConsumerGroup:    rt.ConsumerGroup,
-		MetadataVersion:  rt.MetadataVersion,
-		ShardCount:       rt.ShardCount,
-		StreamKeyPattern: contract.KeyPattern(rt.StreamPrefix),
-		Shards:           shards,
-	}
-}
+// routingBody answers #7: every shard with its key and Redis Cluster slot.
+func routingBody(_ group.Key, rt group.Routing) any { return rt.View() }
 
 // roomForGroup fails with GROUP_LIMIT_REACHED when a new group of key would
 // pass Options.MaxGroups or MaxGroupsPerPrefix. It reads the store's counts
