@@ -16,7 +16,6 @@ require (
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/twmb/murmur3 v1.1.8
 	golang.org/x/crypto v0.59.0
-	gopkg.in/yaml.v3 v3.0.1
 	pgregory.net/rapid v1.3.0
 )
 

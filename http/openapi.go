@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/julienschmidt/httprouter"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // openAPIYAML is the hand-written OpenAPI 3.1 description of every route,
