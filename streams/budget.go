@@ -31,8 +31,9 @@ import (
 //
 // All requests of the process together hold at most MaxHeldReadBytes:
 // a request takes its MaxReadBytes from a process-wide pool before it
-// reads (waiting at most readWait), keeps what it read until its answer
-// is written, and gives the rest back when its read ends (readPool).
+// reads (waiting at most readWait, else ErrReadBusy), gives back what it
+// did not read when its read ends, and what it read when its answer is
+// written (readPool, readBudget.done).
 const (
 	// MaxReadEntries bounds the stream entries one request reads from
 	// Redis: ten maximal pages (MaxPageLimit), so that every single-shard
@@ -43,18 +44,24 @@ const (
 	MaxReadBytes = 4 << 20
 	// firstReadChunk bounds the entries a request asks for before the size
 	// of the stream's entries is known, in all: the first chunk reads at
-	// most firstReadChunk entries (at least one a shard, for at most
-	// firstReadChunk shards), and the next ones are sized from the bytes
-	// it returned. The default page of one shard (DefaultPageLimit plus
+	// most firstReadChunk entries (over more shards than that, one entry
+	// of each of the first firstReadChunk), and the next ones are sized
+	// from the bytes it returned. The default page of one shard (DefaultPageLimit plus
 	// the entries around the cursor) fits in one read.
 	firstReadChunk = 32
 	// MaxHeldReadBytes bounds the bytes of stream entries that all the
-	// requests of a coordinator hold at once (16 MiB): four requests' worth
-	// of MaxReadBytes. A request holds its share while it reads and, for
-	// what it read, until its answer is written; the answer built from
-	// them (records, JSON) takes a few times as much again, so the bound
-	// is kept well below the memory a coordinator may use.
-	MaxHeldReadBytes = 4 * MaxReadBytes
+	// requests of a coordinator hold at once (6 MiB): one request's
+	// MaxReadBytes, and half as much again for the entries of requests
+	// still writing their answers, so that small answers being written do
+	// not keep the next request from reading. It is small because a
+	// request holds more than the entries it read: the answer built from
+	// them (records, JSON) takes a few times as much again, and the
+	// garbage collector lets the heap grow to about twice what is live.
+	// Measured with 64 parallel pages of 64 KB entries
+	// over 4 shards (docs/operations.md "Read budget"), a coordinator's
+	// RSS grew by 16–20 MiB with this bound, by 26–33 MiB with 8 MiB and
+	// by 44–54 MiB with 16 MiB.
+	MaxHeldReadBytes = MaxReadBytes + MaxReadBytes/2
 	// readWait bounds how long a request waits for its share of
 	// MaxHeldReadBytes before it is refused with ErrReadBusy.
 	readWait = 5 * time.Second

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
@@ -30,6 +32,9 @@ type readCount struct {
 	entries, largest int // largest: entries of the largest single read
 	bytes            int64
 	counts           []int64 // the COUNT of each command
+	// chunks is the COUNTs of each pipeline (or single command) of reads
+	// added up, in the order they were sent.
+	chunks []int64
 }
 
 func (c *readCounter) DialHook(next redis.DialHook) redis.DialHook {
@@ -39,7 +44,7 @@ func (c *readCounter) DialHook(next redis.DialHook) redis.DialHook {
 func (c *readCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		c.count(cmd)
+		c.chunk(c.count(cmd))
 		return err
 	}
 }
@@ -47,17 +52,20 @@ func (c *readCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *readCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
+		var asked int64
 		for _, cmd := range cmds {
-			c.count(cmd)
+			asked += c.count(cmd)
 		}
+		c.chunk(asked)
 		return err
 	}
 }
 
-func (c *readCounter) count(cmd redis.Cmder) {
+// count counts cmd when it is a read and returns its COUNT (0 for none).
+func (c *readCounter) count(cmd redis.Cmder) int64 {
 	read, ok := cmd.(*redis.XMessageSliceCmd)
 	if name := strings.ToLower(cmd.Name()); !ok || (name != "xrange" && name != "xrevrange") {
-		return
+		return 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,10 +75,22 @@ func (c *readCounter) count(cmd redis.Cmder) {
 	for _, m := range read.Val() {
 		c.bytes += entrySize(m)
 	}
+	var n int64
 	if args := cmd.Args(); len(args) == 6 {
-		n, _ := strconv.ParseInt(fmt.Sprint(args[5]), 10, 64)
+		n, _ = strconv.ParseInt(fmt.Sprint(args[5]), 10, 64)
 		c.counts = append(c.counts, n)
 	}
+	return n
+}
+
+// chunk records the COUNTs of one pipeline of reads.
+func (c *readCounter) chunk(asked int64) {
+	if asked == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.chunks = append(c.chunks, asked)
 }
 
 // reset returns what was counted since the last reset and starts again.
@@ -475,5 +495,187 @@ func TestTailPageOverTheBytesBudgetIsRefusedEarly(t *testing.T) {
 	page, err := obs.Browse(t.Context(), shards, Forward, LastPageCursor, 50)
 	if err != nil || len(page.Records) != 50 {
 		t.Fatalf("last page within the budget: %d records, %v", len(page.Records), err)
+	}
+}
+
+// The first chunk of a read over many shards is bounded in entries, and
+// every chunk's bytes count: a merged page over 64 shards of 64 KB
+// entries (Grafana's shardIndex=all) reads no more than firstReadChunk
+// entries before their size is known, then stops at the bytes budget
+// (one entry beyond at most), with a page cut short but not empty. With a
+// budget too small for every shard's first entry the page is refused
+// (ErrOverBudget) after the first chunk; so is a lookup whose finds
+// exceed the budget, after reading no more than the first chunk.
+func TestFirstChunkOverManyShardsIsBounded(t *testing.T) {
+	client := newTestClient(t)
+	const size = 64 << 10
+	shards := ShardsOf(testPrefix(t, client), 64)
+	for _, s := range shards {
+		fill(t, client, s.Key, 3, size)
+	}
+	obs, reads := countedObserver(t)
+
+	page, err := obs.Browse(t.Context(), shards, Forward, "", MaxPageLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := reads.reset()
+	entry := got.bytes / int64(got.entries)
+	t.Logf("a merged page of %d over %d shards of %d-byte entries read %d entries (%d bytes) in chunks of %v: %d records, truncated %v",
+		MaxPageLimit, len(shards), entry, got.entries, got.bytes, got.chunks, len(page.Records), page.Truncated)
+	if got.chunks[0] > firstReadChunk {
+		t.Fatalf("the first chunk asked for %d entries, want at most %d", got.chunks[0], firstReadChunk)
+	}
+	if got.bytes > MaxReadBytes+entry {
+		t.Fatalf("the page read %d bytes, want at most the budget %d and one entry", got.bytes, MaxReadBytes)
+	}
+	if !page.Truncated || len(page.Records) == 0 || !slices.IsSortedFunc(page.Records, recordOrder(Forward)) {
+		t.Fatalf("page of %d records, truncated %v: want a non-empty page cut short, in order", len(page.Records), page.Truncated)
+	}
+
+	obs.limits = readLimits{bytes: 16 * size}
+	_, err = obs.Browse(t.Context(), shards, Forward, "", MaxPageLimit)
+	if !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("merged page over a budget smaller than the shards' first entries: %v, want ErrOverBudget", err)
+	}
+	if got := reads.reset(); got.entries > firstReadChunk || got.chunks[0] > firstReadChunk {
+		t.Fatalf("the refused page read %d entries in chunks of %v, want only the first chunk (%d)", got.entries, got.chunks, firstReadChunk)
+	}
+
+	// The same id on every shard: a lookup finds it everywhere.
+	same := ShardsOf(testPrefix(t, client), 64)
+	blob := strings.Repeat("x", size)
+	for _, s := range same {
+		if err := client.XAdd(t.Context(), &redis.XAddArgs{Stream: s.Key, ID: "7-1", Values: []any{"payload", blob}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = obs.Lookup(t.Context(), same, "7-1")
+	if !errors.Is(err, ErrOverBudget) {
+		t.Fatalf("lookup whose finds exceed the budget: %v, want ErrOverBudget", err)
+	}
+	if got := reads.reset(); got.entries > firstReadChunk || got.chunks[0] > firstReadChunk {
+		t.Fatalf("the refused lookup read %d entries in chunks of %v, want only the first chunk (%d)", got.entries, got.chunks, firstReadChunk)
+	}
+	obs.limits = readLimits{}
+	found, err := obs.Lookup(t.Context(), same, "7-1")
+	if err != nil || len(found) != len(same) {
+		t.Fatalf("lookup within the budget: %d found, %v", len(found), err)
+	}
+	if got := reads.reset(); got.chunks[0] > firstReadChunk {
+		t.Fatalf("the lookup's first chunk asked for %d entries", got.chunks[0])
+	}
+}
+
+// Parallel reads hold no more than their pool at once: 16 readers of
+// merged pages over 4 shards of 64 KB entries, each page reading its
+// whole bytes budget, through a pool of two budgets. The bytes read and
+// not yet given back never exceed the pool by more than one entry a
+// holder, while the readers read many times the pool in all.
+func TestParallelReadsShareThePool(t *testing.T) {
+	client := newTestClient(t)
+	const size = 64 << 10
+	shards := ShardsOf(testPrefix(t, client), 4)
+	for _, s := range shards {
+		fill(t, client, s.Key, 40, size)
+	}
+	obs, reads := countedObserver(t)
+	obs.limits = readLimits{bytes: 8 * size}
+	// The wait only turns a hang into a failure.
+	obs.pool = newReadPool(2*obs.limits.bytes, time.Minute)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			for cursor, pages := "", 0; pages < 3; pages++ {
+				page, err := obs.Browse(t.Context(), shards, Forward, cursor, MaxPageLimit)
+				if err == nil && (!page.Truncated || len(page.Records) == 0 || page.NextCursor == nil) {
+					err = fmt.Errorf("page %d: %d records, truncated %v: want a page cut short by the budget", pages, len(page.Records), page.Truncated)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				cursor = *page.NextCursor
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := reads.reset()
+	entry := got.bytes / int64(got.entries)
+	pool := obs.pool
+	holders := pool.capacity / obs.limits.bytes
+	peak := pool.peak.Load()
+	t.Logf("16 readers read %d bytes in all; at most %d were held at once (pool %d, %d holders)", got.bytes, peak, pool.capacity, holders)
+	if bound := pool.capacity + holders*entry; peak > bound {
+		t.Fatalf("%d bytes were held at once, want at most the pool's %d and one entry a holder (%d)", peak, pool.capacity, bound)
+	}
+	if got.bytes < 8*pool.capacity {
+		t.Fatalf("the readers read %d bytes in all: too little to show the pool's bound", got.bytes)
+	}
+	if n := pool.inFlight.Load(); n != 0 || !pool.sem.TryAcquire(pool.capacity) {
+		t.Fatalf("after the reads: %d bytes still counted, or the pool not all given back", n)
+	}
+}
+
+// A read made for an HTTP request keeps the bytes it read until the
+// request ends (its handler writes the answer from them) and gives the
+// rest of its share back when it returns; any other read gives everything
+// back when it returns. A read that does not get its share in time is
+// refused with ErrReadBusy, which is also contract.ErrShed (503 with
+// Retry-After).
+func TestReadsHoldWhatTheyReadUntilTheRequestEnds(t *testing.T) {
+	client := newTestClient(t)
+	shard := ShardsOf(testPrefix(t, client), 1)[0]
+	fill(t, client, shard.Key, 10, 1000)
+	obs := NewObserver(client)
+	obs.limits = readLimits{bytes: 64 << 10}
+	pool := newReadPool(obs.limits.bytes, time.Millisecond)
+	obs.pool = pool
+
+	request, end := context.WithCancel(context.WithValue(t.Context(), http.ServerContextKey, &http.Server{}))
+	defer end()
+	if page, err := obs.Page(request, shard, Forward, "", 5); err != nil || len(page.Records) != 5 {
+		t.Fatalf("page: %d records, %v", len(page.Records), err)
+	}
+	read := pool.inFlight.Load()
+	if read <= 5*1000 || read >= pool.capacity {
+		t.Fatalf("%d bytes counted after a page of 5 entries of 1000 bytes", read)
+	}
+	if pool.sem.TryAcquire(pool.capacity - read + 1) {
+		t.Fatal("the bytes read were given back before the request ended")
+	}
+	if !pool.sem.TryAcquire(pool.capacity - read) {
+		t.Fatal("the unused share was not given back")
+	}
+	// The pool is full now: another read waits in vain.
+	_, err := obs.Page(t.Context(), shard, Forward, "", 5)
+	if !errors.Is(err, ErrReadBusy) || !errors.Is(err, contract.ErrShed) {
+		t.Fatalf("read while the pool is full: %v, want ErrReadBusy and contract.ErrShed", err)
+	}
+	pool.sem.Release(pool.capacity - read)
+
+	end()
+	for deadline := time.Now().Add(time.Minute); pool.inFlight.Load() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // a hang guard
+			t.Fatal("the bytes read were not given back when the request ended")
+		}
+	}
+	if !pool.sem.TryAcquire(pool.capacity) {
+		t.Fatal("the share was not given back when the request ended")
+	}
+	pool.sem.Release(pool.capacity)
+
+	// Not an HTTP request's: everything is back when the read returns.
+	if _, err := obs.Page(t.Context(), shard, Backward, "", 5); err != nil {
+		t.Fatal(err)
+	}
+	if n := pool.inFlight.Load(); n != 0 || !pool.sem.TryAcquire(pool.capacity) {
+		t.Fatalf("after a read for no request: %d bytes still counted, or the share not given back", n)
 	}
 }

@@ -400,15 +400,17 @@ type shardScan struct {
 // scan returns the first k entries, in direction dir, of the merge by
 // (entry id, shard index) of shards' entries strictly after their cursors
 // (from the end dir begins with for a shard without one), as a k-way merge
-// that reads ahead in chunks. It reads in rounds and spends b. A round's
-// reads go in chunks, one pipeline each, the first chunk of the scan
-// asking for at most firstReadChunk entries in all (at least one a shard)
-// and each later one for at most the bytes left of b at the average entry
-// size read so far (readBudget.chunk), so that however many shards are
-// selected, b is checked after every chunk. The first round reads every
-// shard (k spread over the shards) unless b runs out first; then, as no
-// entry can be confirmed before every shard was read, the scan fails with
-// ErrOverBudget. The entries up to the
+// that reads ahead in chunks. It reads in rounds and spends b; a round's
+// reads go in chunks of one pipeline each (readRound), each asking for no
+// more entries than the bytes left of b hold at the average size read so
+// far, so that b is checked after every chunk however many shards are
+// selected. The first round reads every shard's first entries (k spread
+// over the shards, at most firstReadChunk each), unread shards first;
+// when that is more than firstReadChunk entries in all, it starts with a
+// probe of one entry of each of the first firstReadChunk shards, so that
+// no more than firstReadChunk entries are read before their size is
+// known. When b runs out before every shard was read, no entry can be
+// confirmed, and the scan fails with ErrOverBudget. The entries up to the
 // frontier, the earliest last entry read of the shards not read to their
 // end, are confirmed: no unread entry precedes them. Each later round
 // reads the shards that run dry within firstReadChunk entries of the
@@ -418,8 +420,7 @@ type shardScan struct {
 // So a shard whose entries come later than the page is not read beyond
 // its first chunk, and the reads add up to about k when the shards
 // interleave. When b runs out first, cut is true and the entries returned
-// are the confirmed ones: fewer than k, but at least one when a shard has
-// entries left.
+// are the confirmed ones: fewer than k, but at least one.
 //
 // whole is for callers that need all k entries or none (tail pages): the
 // scan gives up (cut, no entries) as soon as the entries still missing,
@@ -430,6 +431,35 @@ func (o *Observer) scan(ctx context.Context, shards []Shard, dir Direction, curs
 	states := make([]*shardScan, len(shards))
 	for j, shard := range shards {
 		states[j] = &shardScan{shard: shard, cursor: cursors[shard.Index]}
+	}
+	if len(states) == 0 {
+		return nil, false, nil
+	}
+	// The first round: each shard's first min(k, share, firstReadChunk)
+	// entries, unread shards first. When they are more than
+	// firstReadChunk in all, a probe of one entry of each of the first
+	// firstReadChunk shards comes first, so that the rest is sized from
+	// the bytes of entries read.
+	first := min(k, (k+len(states)-1)/len(states), firstReadChunk)
+	if first*len(states) > firstReadChunk {
+		probe := states[:min(len(states), firstReadChunk)]
+		if err := o.readRound(ctx, probe, func(*shardScan) int { return 1 }, dir, b); err != nil {
+			return nil, false, err
+		}
+	}
+	var rest []*shardScan
+	for _, s := range states {
+		if !s.exhausted && s.next == "" {
+			rest = append(rest, s)
+		}
+	}
+	for _, s := range states {
+		if !s.exhausted && s.next != "" && len(s.records) < first {
+			rest = append(rest, s)
+		}
+	}
+	if err := o.readRound(ctx, rest, func(s *shardScan) int { return first - len(s.records) }, dir, b); err != nil {
+		return nil, false, err
 	}
 	for {
 		var all []Record
@@ -464,26 +494,37 @@ func (o *Observer) scan(ctx context.Context, shards []Shard, dir Direction, curs
 		}
 		open = slices.DeleteFunc(open, func(s *shardScan) bool { return s.rank >= confirmed+firstReadChunk })
 		share := (k - confirmed + len(open) - 1) / len(open)
-		// The round reads open in chunks (b.chunk), each in one pipeline,
-		// each sized from the bytes the chunks before it returned, until
-		// the budget is spent.
-		for todo := open; len(todo) > 0 && b.left(); {
-			allowed, room := b.allowance(len(todo)), b.chunk()
-			var chunk []*shardScan
-			var asked []int64
-			for _, s := range todo {
-				n := int64(max(min(k-s.rank, share, allowed), 1))
-				if len(chunk) > 0 && sum(asked)+n > int64(room) {
-					break
-				}
-				chunk, asked = append(chunk, s), append(asked, n)
-			}
-			todo = todo[len(chunk):]
-			if err := o.readChunk(ctx, chunk, asked, dir, b); err != nil {
-				return nil, false, err
-			}
+		if err := o.readRound(ctx, open, func(s *shardScan) int { return min(k-s.rank, share) }, dir, b); err != nil {
+			return nil, false, err
 		}
 	}
+}
+
+// readRound reads todo in chunks, each in one pipeline, until every shard
+// of todo was read or b is spent: a shard asks for want(s) entries, but no
+// more than its share of what is left of b (readBudget.allowance), and at
+// least one; a chunk asks for no more than b.chunk entries in all (at
+// least one shard), so each is sized from the bytes the chunks before it
+// returned.
+func (o *Observer) readRound(ctx context.Context, todo []*shardScan, want func(*shardScan) int, dir Direction, b *readBudget) error {
+	for len(todo) > 0 && b.left() {
+		allowed, room := b.allowance(len(todo)), int64(b.chunk())
+		var chunk []*shardScan
+		var asked []int64
+		var total int64
+		for _, s := range todo {
+			n := int64(max(min(want(s), allowed), 1))
+			if len(chunk) > 0 && total+n > room {
+				break
+			}
+			chunk, asked, total = append(chunk, s), append(asked, n), total+n
+		}
+		todo = todo[len(chunk):]
+		if err := o.readChunk(ctx, chunk, asked, dir, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readChunk reads, in one pipeline, up to asked[j] entries of each
@@ -528,15 +569,6 @@ func (o *Observer) readChunk(ctx context.Context, chunk []*shardScan, asked []in
 		s.records = append(s.records, records...)
 	}
 	return nil
-}
-
-// sum adds up ns.
-func sum(ns []int64) int64 {
-	var t int64
-	for _, n := range ns {
-		t += n
-	}
-	return t
 }
 
 // beyond returns the exclusive bound that continues a read in direction

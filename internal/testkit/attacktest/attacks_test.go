@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -252,7 +253,8 @@ func membersAreBound(t *testing.T, s *coordproc.Server, prefix string) {
 // Item 2: 64 parallel Grafana message reads with a far tail cursor over 4
 // shards × 5,000 entries of 2 KB, as a READ user, and 64 of the shard
 // message explorer with the same cursor: every answer below 500 and the
-// coordinator's RSS within 32 MiB of its baseline.
+// coordinator's RSS within 32 MiB of its baseline. Then pages that read
+// their whole budget (largeEntries).
 func farTailCursor(t *testing.T, bin string, rdb *redis.Client) {
 	const shards, perShard, entrySize = 4, 5000, 2048
 	prefix := testredis.Prefix(t, rdb)
@@ -325,6 +327,75 @@ func farTailCursor(t *testing.T, bin string, rdb *redis.Client) {
 		if peak-base > maxRSSGrowth {
 			t.Errorf("%s: RSS grew by %s over its baseline %s, want at most %s", tc.name, mib(peak-base), mib(base), mib(maxRSSGrowth))
 		}
+	}
+	largeEntries(t, s, rdb, hc, viewer)
+}
+
+// largeEntries, item 2 with pages that read their whole budget: 64
+// parallel Grafana message reads of shardIndex=all and limit 1000 over 4
+// shards × 300 entries of 64 KB, as a READ user (each reads its 4 MiB,
+// which the requests share from the coordinator's pool of
+// streams.MaxHeldReadBytes). Every answer is 200, or 503 REQUEST_TIMEOUT
+// with Retry-After for a request that did not get its share in time, at
+// least one is 200, and the RSS stays within 32 MiB of its baseline,
+// taken after one such read, so what grows is what parallel reads add.
+func largeEntries(t *testing.T, s *coordproc.Server, rdb *redis.Client, hc *http.Client, viewer string) {
+	const shards, perShard, entrySize = 4, 300, 64 << 10
+	prefix := testredis.Prefix(t, rdb)
+	createGroup(t, s.Base, basic(rootUser, rootPass), prefix, "g", shards)
+	ctx := context.Background()
+	blob := strings.Repeat("x", entrySize)
+	for shard := range shards {
+		pipe := rdb.Pipeline()
+		for range perShard {
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: prefix + ":" + strconv.Itoa(shard), Values: []any{"v", blob}})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatalf("filling shard %d: %v", shard, err)
+		}
+	}
+	u := s.Base + contract.GrafanaPrefix + "/messages?streamPrefix=" + url.QueryEscape(prefix) + "&consumerGroup=g&shardIndex=all&limit=1000"
+	if st, body, header := call(t, http.DefaultClient, http.MethodGet, u, viewer, "", nil); st != http.StatusOK || header.Get("X-Coordinator-Read-Truncated") != "true" {
+		t.Fatalf("GET %s: %d, truncated %q, %.300s", u, st, header.Get("X-Coordinator-Read-Truncated"), body)
+	}
+	var statuses []int
+	var failures []string
+	var mu sync.Mutex
+	base, peak := peakRSS(t, s.Pid(), func() {
+		parallel(parallelAttempts, func(int) {
+			st, body, retryAfter, err := func() (int, []byte, string, error) {
+				req, err := http.NewRequest(http.MethodGet, u, nil)
+				if err != nil {
+					return 0, nil, "", err
+				}
+				req.Header.Set("Authorization", viewer)
+				res, err := hc.Do(req)
+				if err != nil {
+					return 0, nil, "", err
+				}
+				defer res.Body.Close()
+				b, err := io.ReadAll(res.Body)
+				return res.StatusCode, b, res.Header.Get("Retry-After"), err
+			}()
+			mu.Lock()
+			defer mu.Unlock()
+			statuses = append(statuses, st)
+			shed := st == http.StatusServiceUnavailable && retryAfter != "" && bytes.Contains(body, []byte(contract.CodeRequestTimeout))
+			if err != nil || (st != http.StatusOK && !shed) {
+				failures = append(failures, fmt.Sprintf("%d %v %.200s", st, err, body))
+			}
+		})
+	})
+	t.Logf("grafana messages of 64 KB entries, shardIndex=all, limit 1000, %d parallel reads: RSS %s → peak %s (+%s); answers %s",
+		parallelAttempts, mib(base), mib(peak), mib(peak-base), histogram(statuses))
+	if len(failures) > 0 {
+		t.Errorf("%d answers failed, or were neither 200 nor 503 REQUEST_TIMEOUT with Retry-After, e.g. %s", len(failures), failures[0])
+	}
+	if !slices.Contains(statuses, http.StatusOK) {
+		t.Errorf("no read was served: %s", histogram(statuses))
+	}
+	if peak-base > maxRSSGrowth {
+		t.Errorf("RSS grew by %s over its baseline %s, want at most %s", mib(peak-base), mib(base), mib(maxRSSGrowth))
 	}
 }
 
