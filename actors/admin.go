@@ -94,8 +94,9 @@ func (a *groupActor) step(op core.Op, cmd core.Command) core.Done {
 }
 
 // create creates the group (docs/protocol.md §2.2): the Redis checks
-// first, then the core stores it (an insert), then its streams are
-// provisioned.
+// first, then a slot under the group caps (reserveGroup: admitted one at
+// a time, so concurrent creates do not pass a cap together), then the
+// core stores it (an insert), then its streams are provisioned.
 func (a *groupActor) create(op core.Op, m *createMsg) (group.GroupView, error) {
 	if m.StreamLevel {
 		if err := a.checkPrefixFree(); err != nil {
@@ -113,7 +114,12 @@ func (a *groupActor) create(op core.Op, m *createMsg) (group.GroupView, error) {
 	if err := a.checkStreamKeys(dry.View.ShardCount, m.StreamLevel); err != nil {
 		return group.GroupView{}, err
 	}
+	release, err := a.c.reserveGroup(a.key)
+	if err != nil {
+		return group.GroupView{}, err
+	}
 	d := a.step(op, cmd)
+	release()
 	if d.Err != nil {
 		return group.GroupView{}, d.Err
 	}

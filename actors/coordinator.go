@@ -50,6 +50,9 @@ type Coordinator struct {
 	// yet; handOverSlots a token per hand-over in flight.
 	handingOver   sync.Map
 	handOverSlots chan struct{}
+
+	// caps admits creates under MaxGroups and MaxGroupsPerPrefix.
+	caps groupCaps
 }
 
 // New validates o, starts the actor system, the manager and (if enabled)
@@ -60,7 +63,8 @@ func New(o Options) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{opts: o, dispatcher: newWorkerDispatcher(dispatcherThroughput),
-		stopTicker: make(chan struct{}), tickerDone: make(chan struct{}), handOverSlots: make(chan struct{}, handOverParallelism)}
+		stopTicker: make(chan struct{}), tickerDone: make(chan struct{}), handOverSlots: make(chan struct{}, handOverParallelism),
+		caps: newGroupCaps()}
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(warnHandler{o.Logger.Handler()}).With("lib", "protoactor")
 	}))

@@ -146,17 +146,6 @@ func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (group.Migr
 	})
 }
 
-// GroupCount returns how many groups are stored in all and under
-// streamPrefix, from the store's counts (persistence.Store.Count): it
-// reads no group.
-func (c *Coordinator) GroupCount(ctx context.Context, streamPrefix string) (all, inPrefix int, err error) {
-	all, inPrefix, err = c.opts.Store.Count(ctx, streamPrefix)
-	if err != nil {
-		return 0, 0, fmt.Errorf("count groups: %w", err)
-	}
-	return all, inPrefix, nil
-}
-
 // Groups returns the view of every stored group, sorted by stream prefix
 // then consumer group. The groups are read concurrently (at most
 // groupsReadParallelism at a time); a group deleted while the list is read

@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,8 +21,10 @@ import (
 // when its state asks for them (advanceReset).
 
 // Positions reads and sets a consumer group's position on the shard
-// streams of a group, for live resets (streams.ResetPositions). Errors
-// wrapping group.ErrResetTarget fail the reset; others are retried.
+// streams of a group, for live and forced resets (streams.ResetPositions).
+// Errors wrapping group.ErrResetTarget fail the reset (a forced one is
+// refused INVALID_REQUEST); others are failures to reach Redis, which a
+// live reset retries and a forced one answers (contract.ErrDataPlane).
 type Positions interface {
 	// PlanReset reads the group's position on shard and resolves target
 	// against it: the position before and the absolute last-delivered id
@@ -30,6 +34,10 @@ type Positions interface {
 	// s.SetID (s as planned: Before and SetID) and returns its position
 	// after.
 	SetID(ctx context.Context, key group.Key, s group.ShardReset) (*contract.GroupPosition, error)
+	// ForceSet sets the group's position on shard to target at once,
+	// racing any member reading it, and returns its positions before and
+	// after (a forced reset).
+	ForceSet(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error)
 }
 
 // ErrNoPositions answers a live reset on a coordinator without Redis.
@@ -98,6 +106,105 @@ func (m *resetMsg) exec(a *groupActor) {
 		}
 		return r, nil
 	})
+}
+
+// forceResetMsg sets the positions of a group's shards at once (a forced
+// offset reset). It is an admin request although it stores nothing: it
+// runs in the critical section, after the batch is flushed, so the
+// holders it names are those of the committed group, and its Redis steps
+// are serialised with a live reset's.
+type forceResetMsg struct {
+	routed
+	Request group.ResetRequest
+	Reply   replyTo[contract.OffsetResetResult]
+}
+
+func (m *forceResetMsg) exec(a *groupActor) {
+	answerAdmin(a, m.Reply, core.OpForceReset, func(core.Op) (contract.OffsetResetResult, error) {
+		return a.forceReset(m.Request)
+	})
+}
+
+// forceReset sets the position of each of req's shards (every shard when
+// none is named) to req's target at once (Positions.ForceSet), racing the
+// members that hold them, who are named in the answer; it stores
+// nothing. A shard the group does not have, or a target Redis cannot
+// take, is INVALID_REQUEST; a Redis failure stops it at that shard
+// (contract.ErrDataPlane), the shards before it already set.
+func (a *groupActor) forceReset(req group.ResetRequest) (contract.OffsetResetResult, error) {
+	g := a.core.Committed()
+	if !g.Exists() {
+		return contract.OffsetResetResult{}, core.GroupNotFound()
+	}
+	if a.c.opts.Positions == nil {
+		return contract.OffsetResetResult{}, ErrNoPositions
+	}
+	shards, err := resetShards(g, req.Shards)
+	if err != nil {
+		return contract.OffsetResetResult{}, err
+	}
+	holders := shardHolders(g)
+	out := contract.OffsetResetResult{StreamPrefix: a.key.StreamPrefix, ConsumerGroup: a.key.ConsumerGroup, To: req.Target.To, Forced: true}
+	for _, i := range shards {
+		ctx, cancel := a.storeCtx()
+		before, after, err := a.c.opts.Positions.ForceSet(ctx, a.key, i, req.Target)
+		cancel()
+		switch {
+		case errors.Is(err, group.ErrResetTarget):
+			return contract.OffsetResetResult{}, group.Errorf(contract.CodeInvalidRequest, "%v", err)
+		case err != nil:
+			return contract.OffsetResetResult{}, fmt.Errorf("force reset of group %s, shard %d: %w: %w", a.key, i, contract.ErrDataPlane, err)
+		}
+		held := holders[i]
+		if held == nil {
+			held = []string{}
+		}
+		out.Shards = append(out.Shards, contract.OffsetResetShard{ShardIndex: i, StreamKey: contract.StreamKey(a.key.StreamPrefix, i),
+			HeldBy: held, Before: before, After: after})
+	}
+	return out, nil
+}
+
+// resetShards returns the shards a forced reset sets: those requested,
+// sorted and once each, or every shard when none is; a shard the group
+// does not have is INVALID_REQUEST.
+func resetShards(g *group.Group, requested []int) ([]int, error) {
+	if len(requested) == 0 {
+		return contract.Range(0, g.ShardCount), nil
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(requested)))
+	for _, i := range out {
+		if i < 0 || i >= g.ShardCount {
+			return nil, group.Errorf(contract.CodeInvalidRequest, "shards: %d is not a shard of the group (0..%d)", i, g.ShardCount-1)
+		}
+	}
+	return out, nil
+}
+
+// shardHolders maps each shard to the members that hold it
+// (group.Member.Holds and Holding), sorted by member id.
+func shardHolders(g *group.Group) map[int][]string {
+	out := map[int][]string{}
+	for _, m := range g.MemberList() {
+		if !m.Holds() {
+			continue
+		}
+		for _, i := range m.Holding() {
+			out[i] = append(out[i], m.MemberID)
+		}
+	}
+	return out
+}
+
+// ForceReset sets the positions of req's shards (every shard when none
+// is named) to req.Target at once, in the group's actor (forceResetMsg),
+// racing the members reading them, and answers each shard's positions
+// before and after and its holders. It stores nothing. Redis failures
+// match contract.ErrDataPlane; without Options.Positions it fails with
+// ErrNoPositions.
+func (c *Coordinator) ForceReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
+	r := newReplyTo[contract.OffsetResetResult]()
+	return ask(ctx, c, &forceResetMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // PauseShards pauses shards of a group: they are revoked from their

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -36,6 +37,29 @@ func (p *fakePositions) SetID(_ context.Context, _ group.Key, s group.ShardReset
 	}
 	p.set[shard] = id
 	return &contract.GroupPosition{LastDeliveredID: &id}, nil
+}
+
+// ForceSet sets shard to the target's EntryID ("bad" is a target Redis
+// refuses), from "7-0" or what it set before.
+func (p *fakePositions) ForceSet(_ context.Context, _ group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failing != nil {
+		return before, after, p.failing
+	}
+	if target.EntryID == "bad" {
+		return before, after, fmt.Errorf("%w: invalid id", group.ErrResetTarget)
+	}
+	if p.set == nil {
+		p.set = map[int]string{}
+	}
+	was, ok := p.set[shard]
+	if !ok {
+		was = "7-0"
+	}
+	id := target.EntryID
+	p.set[shard] = id
+	return contract.GroupPosition{LastDeliveredID: &was}, contract.GroupPosition{LastDeliveredID: &id}, nil
 }
 
 func (p *fakePositions) setTo(shard int) (string, bool) {
@@ -139,5 +163,69 @@ func TestLiveResetFailsAfterRepeatedFailures(t *testing.T) {
 	}
 	if _, err := noRedis.PauseShards(testCtx(t), orders, group.PauseRequest{Shards: []int{0}, RequestedBy: "ops"}); err != nil {
 		t.Fatalf("pause without Redis: %v", err)
+	}
+}
+
+// A forced reset sets the requested shards at once through Positions (the
+// runtime performs the write; the HTTP edge only asks), names each
+// shard's holders, stores nothing, and answers: INVALID_REQUEST for a
+// shard the group does not have or a target Redis refuses,
+// contract.ErrDataPlane when Redis fails, GROUP_NOT_FOUND for a group not
+// stored, ErrNoPositions without Redis.
+func TestForceReset(t *testing.T) {
+	pos := &fakePositions{}
+	store := newTestStore()
+	c := start(t, Options{Store: store, Positions: pos})
+	createGroup(t, c, orders)
+	a := &liveMember{id: "A"}
+	a.beat(t, c)
+	a.beat(t, c)
+	ctx := testCtx(t)
+	writes := store.writeCalls()
+	req := group.ResetRequest{Target: group.ResetTarget{To: "ID", EntryID: "5-0"}, Shards: []int{3, 1, 1}, RequestedBy: "ops"}
+	res, err := c.ForceReset(ctx, orders, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Forced || res.To != "ID" || res.StreamPrefix != orders.StreamPrefix || len(res.Shards) != 2 || res.Shards[0].ShardIndex != 1 || res.Shards[1].ShardIndex != 3 {
+		t.Fatalf("answer %+v, want shards 1 and 3, forced", res)
+	}
+	for _, s := range res.Shards {
+		if s.StreamKey != contract.StreamKey(orders.StreamPrefix, s.ShardIndex) || *s.Before.LastDeliveredID != "7-0" || *s.After.LastDeliveredID != "5-0" ||
+			len(s.HeldBy) != 1 || s.HeldBy[0] != "A" {
+			t.Errorf("shard %+v, want 7-0 → 5-0 held by A", s)
+		}
+	}
+	if id, ok := pos.setTo(3); !ok || id != "5-0" {
+		t.Errorf("shard 3 set to %q", id)
+	}
+	if _, ok := pos.setTo(0); ok {
+		t.Error("shard 0 set, not requested")
+	}
+	if n := store.writeCalls(); n != writes {
+		t.Errorf("a forced reset wrote the group %d times", n-writes)
+	}
+	all, err := c.ForceReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "ID", EntryID: "6-0"}, RequestedBy: "ops"})
+	if err != nil || len(all.Shards) != 4 {
+		t.Fatalf("every shard: %+v, %v", all, err)
+	}
+
+	_, err = c.ForceReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "ID", EntryID: "5-0"}, Shards: []int{4}, RequestedBy: "ops"})
+	wantCode(t, err, contract.CodeInvalidRequest)
+	_, err = c.ForceReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "ID", EntryID: "bad"}, RequestedBy: "ops"})
+	wantCode(t, err, contract.CodeInvalidRequest)
+	_, err = c.ForceReset(ctx, group.Key{StreamPrefix: "nobody", ConsumerGroup: "g"}, req)
+	wantCode(t, err, contract.CodeGroupNotFound)
+	pos.mu.Lock()
+	pos.failing = errors.New("redis is down")
+	pos.mu.Unlock()
+	if _, err = c.ForceReset(ctx, orders, req); !errors.Is(err, contract.ErrDataPlane) {
+		t.Errorf("Redis down: %v, want ErrDataPlane", err)
+	}
+
+	noRedis := start(t, Options{Store: newTestStore()})
+	createGroup(t, noRedis, orders)
+	if _, err := noRedis.ForceReset(ctx, orders, req); !errors.Is(err, ErrNoPositions) {
+		t.Errorf("without Redis: %v, want ErrNoPositions", err)
 	}
 }

@@ -100,6 +100,8 @@ func failRequest(msg any, err error) {
 		tryFail(m.Reply, err)
 	case *workMsg:
 		tryFail(m.Reply, err)
+	case *forceResetMsg:
+		tryFail(m.Reply, err)
 	case *snapshotMsg:
 		tryFail(m.Reply, err)
 	}

@@ -90,6 +90,13 @@ type Options struct {
 	// answer (the caller's own context may end sooner). It is a safety net:
 	// every request is answered, normally within a few store calls.
 	RequestTimeout time.Duration
+	// MaxGroups and MaxGroupsPerPrefix, when positive, refuse a create
+	// (GROUP_LIMIT_REACHED) once this many groups exist in all, or under
+	// its stream prefix (defaults.max-groups, max-groups-per-stream). The
+	// creates are admitted one at a time where they are decided, so
+	// creates running at once do not pass a cap together (see groupCaps
+	// for what holds in a cluster). 0: no cap.
+	MaxGroups, MaxGroupsPerPrefix int
 
 	// Provisioner creates the Redis streams and consumer groups of the
 	// groups' shards on create, scale and routing reads (docs/protocol.md §6.6); nil

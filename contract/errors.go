@@ -23,6 +23,11 @@ var (
 	// scale stays PREPARING). The HTTP layer maps it to 503
 	// REDIS_STREAM_PROVISIONING_FAILED.
 	ErrProvisioning = errors.New("redis stream provisioning failed")
+	// ErrDataPlane is matched by every request that failed because Redis
+	// did not answer a data-plane step the runtime performs for an
+	// operator (a forced offset reset's reads and XGROUP SETID). The HTTP
+	// layer maps it to 503 REDIS_UNAVAILABLE.
+	ErrDataPlane = errors.New("redis data plane unavailable")
 	// ErrShed: a heartbeat was shed, not served: its group already had as
 	// many heartbeats queued as it may, or did not answer it within the
 	// store timeout. Nothing changed; the member sends it again as it is.

@@ -70,9 +70,6 @@ func (a *API) create(streamLevel bool, render func(contract.GroupView) any) http
 	validate := func(req *contract.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req contract.CreateRequest) (any, error) {
-			if err := a.roomForGroup(ctx, key); err != nil {
-				return nil, err
-			}
 			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
 			return render(view), err
 		})
@@ -108,25 +105,3 @@ func asIs[T any](_ group.Key, v T) any { return v }
 
 // routingBody answers #7: every shard with its key and Redis Cluster slot.
 func routingBody(_ group.Key, rt group.Routing) any { return rt.View() }
-
-// roomForGroup fails with GROUP_LIMIT_REACHED when a new group of key would
-// pass Options.MaxGroups or MaxGroupsPerPrefix. It reads the store's counts
-// (Coordinator.GroupCount), not the groups; the count and the create are
-// two steps, so creates running at once on any coordinators may each pass
-// the check and exceed a cap by at most their number.
-func (a *API) roomForGroup(ctx context.Context, key group.Key) error {
-	if a.maxGroups <= 0 && a.maxGroupsPerPrefix <= 0 {
-		return nil
-	}
-	all, inPrefix, err := a.coord.GroupCount(ctx, key.StreamPrefix)
-	if err != nil {
-		return err
-	}
-	switch {
-	case a.maxGroups > 0 && all >= a.maxGroups:
-		return group.Errorf(contract.CodeGroupLimitReached, "The coordinator already has %d groups (defaults.max-groups)", all)
-	case a.maxGroupsPerPrefix > 0 && inPrefix >= a.maxGroupsPerPrefix:
-		return group.Errorf(contract.CodeGroupLimitReached, "Stream prefix '%s' already has %d groups (defaults.max-groups-per-stream)", key.StreamPrefix, inPrefix)
-	}
-	return nil
-}

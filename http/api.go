@@ -39,9 +39,11 @@ type Coordinator interface {
 	Routing(ctx context.Context, key group.Key) (group.Routing, error)
 	// Groups returns every group's GroupResponse.
 	Groups(ctx context.Context) ([]group.GroupView, error)
-	// GroupCount returns how many groups exist in all and under
-	// streamPrefix, without reading them.
-	GroupCount(ctx context.Context, streamPrefix string) (all, inPrefix int, err error)
+	// ForceReset sets the consumer group's position on req's shards
+	// (every shard when none is named) to req.Target at once, racing the
+	// members reading them: the runtime performs the Redis writes. Redis
+	// failures match contract.ErrDataPlane.
+	ForceReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error)
 	Resharding
 	LiveOps
 }
@@ -136,11 +138,6 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes caps request bodies (413 above it); default 1 MiB.
 	MaxBodyBytes int64
-	// MaxGroups and MaxGroupsPerPrefix, when positive, refuse a create
-	// (409 GROUP_LIMIT_REACHED) once this many groups exist, or exist
-	// under its stream prefix. Concurrent creates may pass the count
-	// together: the caps are soft by those few.
-	MaxGroups, MaxGroupsPerPrefix int
 	// Middleware wraps every coordinator route; the first is outermost.
 	Middleware []Middleware
 	// DataPlane serves /offsets, the message explorers and the Grafana
@@ -189,8 +186,6 @@ type API struct {
 	benchEndpoints bool
 	// guard is the installed Security; nil when the API is open.
 	guard *guard
-	// maxGroups and maxGroupsPerPrefix are Options.MaxGroups and MaxGroupsPerPrefix.
-	maxGroups, maxGroupsPerPrefix int
 	// cluster is Options.Cluster (nil: one coordinator, no /cluster).
 	cluster Cluster
 }
@@ -224,8 +219,7 @@ func New(o Options) *API {
 		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
 
 		benchEndpoints: o.BenchEndpoints,
-		maxGroups:      o.MaxGroups, maxGroupsPerPrefix: o.MaxGroupsPerPrefix,
-		cluster: o.Cluster,
+		cluster:        o.Cluster,
 	}
 	a.router = a.newRouter()
 	r := a.router

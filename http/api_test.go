@@ -41,6 +41,7 @@ type fakeCoord struct {
 	streamLevel bool
 	del         contract.DeleteRequest
 	hb          *contract.HeartbeatRequest
+	forced      *group.ResetRequest
 }
 
 func (f *fakeCoord) note(key group.Key) error {
@@ -88,14 +89,11 @@ func (f *fakeCoord) Groups(context.Context) ([]group.GroupView, error) {
 	return f.views, f.note(group.Key{})
 }
 
-// GroupCount counts the views.
-func (f *fakeCoord) GroupCount(_ context.Context, streamPrefix string) (all, inPrefix int, err error) {
-	for _, v := range f.views {
-		if v.StreamPrefix == streamPrefix {
-			inPrefix++
-		}
-	}
-	return len(f.views), inPrefix, f.err
+// ForceReset records the request and answers a forced result without
+// shards.
+func (f *fakeCoord) ForceReset(_ context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
+	f.forced = &req
+	return contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, Forced: true}, f.note(key)
 }
 
 func sampleView() group.GroupView {

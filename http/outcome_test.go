@@ -106,6 +106,7 @@ var (
 		"ErrOutcomeUnknown": contract.ErrOutcomeUnknown,
 		"ErrInternal":       contract.ErrInternal,
 		"ErrProvisioning":   contract.ErrProvisioning,
+		"ErrDataPlane":      contract.ErrDataPlane,
 		"ErrShed":           contract.ErrShed,
 		"ErrNotStored":      contract.ErrNotStored,
 	}

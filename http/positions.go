@@ -14,9 +14,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// StreamOperator changes a group's data plane on an operator's behalf:
-// consumer group positions and dead letters; streams.Operator implements
-// it. Errors other than the streams package's sentinels (ErrInvalidID,
+// StreamOperator reads a group's consumer group positions (the reset's
+// dry run) and reads, redrives and deletes its dead letters on an
+// operator's behalf; streams.Operator implements it. A forced reset's
+// writes are the runtime's (Coordinator.ForceReset). Errors other than the streams package's sentinels (ErrInvalidID,
 // ErrInvalidCursor, ErrInvalidPosition, ErrDeadLetterNotFound,
 // ErrNotRedrivable, ErrOtherGroup) are failures to reach Redis. A group
 // argument of the dead-letter methods names the consumer group asking:
@@ -24,7 +25,6 @@ import (
 // refused to its redrives and deletes.
 type StreamOperator interface {
 	GroupPosition(ctx context.Context, key, group string) (contract.GroupPosition, error)
-	SetPosition(ctx context.Context, key, group string, p streams.Position) error
 	PlanReset(ctx context.Context, key, group string, p streams.Position) (streams.ResetPlan, error)
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
 	Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (streams.Redriven, error)
@@ -98,10 +98,11 @@ func validateReset(r *contract.OffsetReset) error {
 // resetOffsets moves the group's consumer group position on the requested
 // shards (XGROUP SETID). Without force the reset is live (liveops.go): the
 // group pauses the shards, sets them once no member holds them and grants
-// them again; the answer is the stored operation. With force the positions
-// are set at once, racing any member reading the shards (each shard's
-// holders are named in the answer). With dryRun nothing changes: the answer
-// says what the reset would do.
+// them again; the answer is the stored operation. With force the
+// coordinator sets the positions at once (Coordinator.ForceReset), racing
+// any member reading the shards (each shard's holders are named in the
+// answer). With dryRun nothing changes: the answer says what the reset
+// would do.
 func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusOK, validateReset, func(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
 		switch {
@@ -110,26 +111,22 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		case !req.Force:
 			return a.startLiveReset(ctx, key, req)
 		}
-		ops, shards, holders, err := a.resetScope(ctx, key, req)
-		if err != nil {
+		if _, err := a.streamOperator(); err != nil {
 			return nil, err
 		}
-		out := contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), Forced: true}
-		for _, i := range shards {
-			s := contract.OffsetResetShard{ShardIndex: i, StreamKey: contract.StreamKey(key.StreamPrefix, i), HeldBy: nonNil(holders[i])}
-			if s.Before, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
-				return nil, operatorError(err)
-			}
-			if err := ops.SetPosition(ctx, s.StreamKey, key.ConsumerGroup, resetPosition(&req)); err != nil {
-				return nil, operatorError(err)
-			}
-			if s.After, err = ops.GroupPosition(ctx, s.StreamKey, key.ConsumerGroup); err != nil {
-				return nil, operatorError(err)
-			}
-			out.Shards = append(out.Shards, s)
-		}
-		return out, nil
+		return a.coord.ForceReset(ctx, key, resetRequest(&req))
 	})
+}
+
+// resetRequest is the domain's request of a reset body: its target, To
+// parsed (resetPosition), its shards and who asks why.
+func resetRequest(r *contract.OffsetReset) group.ResetRequest {
+	return group.ResetRequest{
+		Target:      group.ResetTarget{To: string(resetPosition(r).Kind), EntryID: r.EntryID, TimestampMs: r.TimestampMs, By: r.By},
+		Shards:      r.Shards,
+		RequestedBy: r.RequestedBy,
+		Reason:      r.Reason,
+	}
 }
 
 // shardHolders maps each shard to the members that hold it (group.Member.Holds

@@ -58,6 +58,29 @@ func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardR
 	return &pos, nil
 }
 
+// ForceSet sets the group's position on shard to target at once (XGROUP
+// SETID, resolved against the stream as it is now: SetPosition), racing
+// any member reading the shard, and returns the position before and
+// after: a forced offset reset, which the runtime performs
+// (actors.Coordinator.ForceReset). It acknowledges nothing. A target
+// Redis cannot take wraps group.ErrResetTarget.
+func (p ResetPositions) ForceSet(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error) {
+	k := contract.StreamKey(key.StreamPrefix, shard)
+	pos := Position{Kind: PositionKind(target.To), ID: target.EntryID, TimestampMs: target.TimestampMs, By: target.By}
+	if before, err = p.op.GroupPosition(ctx, k, key.ConsumerGroup); err != nil {
+		return before, after, err
+	}
+	err = p.op.SetPosition(ctx, k, key.ConsumerGroup, pos)
+	if errors.Is(err, ErrInvalidPosition) || errors.Is(err, ErrInvalidID) {
+		err = fmt.Errorf("%w: %w", group.ErrResetTarget, err)
+	}
+	if err != nil {
+		return before, after, err
+	}
+	after, err = p.op.GroupPosition(ctx, k, key.ConsumerGroup)
+	return before, after, err
+}
+
 // movesBack reports whether s sets an id below its position before.
 func movesBack(s group.ShardReset) bool {
 	if s.Before == nil || s.Before.LastDeliveredID == nil {
