@@ -38,6 +38,10 @@ type Positions interface {
 	// racing any member reading it, and returns its positions before and
 	// after (a forced reset).
 	ForceSet(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error)
+	// Preview reads the group's position on shard and what a reset to
+	// target would do there, changing nothing (a dry run; WouldPause is
+	// left to the caller).
+	Preview(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (contract.ResetPreviewShard, error)
 }
 
 // ErrNoPositions answers a live reset on a coordinator without Redis.
@@ -149,25 +153,60 @@ func (a *groupActor) forceReset(req group.ResetRequest) (contract.OffsetResetRes
 		ctx, cancel := a.storeCtx()
 		before, after, err := a.c.opts.Positions.ForceSet(ctx, a.key, i, req.Target)
 		cancel()
-		switch {
-		case errors.Is(err, group.ErrResetTarget):
-			return contract.OffsetResetResult{}, group.Errorf(contract.CodeInvalidRequest, "%v", err)
-		case err != nil:
-			return contract.OffsetResetResult{}, fmt.Errorf("force reset of group %s, shard %d: %w: %w", a.key, i, contract.ErrDataPlane, err)
-		}
-		held := holders[i]
-		if held == nil {
-			held = []string{}
+		if err != nil {
+			return contract.OffsetResetResult{}, positionsError("force reset", a.key, i, err)
 		}
 		out.Shards = append(out.Shards, contract.OffsetResetShard{ShardIndex: i, StreamKey: contract.StreamKey(a.key.StreamPrefix, i),
-			HeldBy: held, Before: before, After: after})
+			HeldBy: holders.of(i), Before: before, After: after})
 	}
 	return out, nil
 }
 
-// resetShards returns the shards a forced reset sets: those requested,
-// sorted and once each, or every shard when none is; a shard the group
-// does not have is INVALID_REQUEST.
+// positionsError is the answer to err, a Positions failure of op on a
+// group's shard: INVALID_REQUEST for a target Redis cannot take
+// (group.ErrResetTarget), else a Redis failure (contract.ErrDataPlane).
+func positionsError(op string, key group.Key, shard int, err error) error {
+	if errors.Is(err, group.ErrResetTarget) {
+		return group.Errorf(contract.CodeInvalidRequest, "%v", err)
+	}
+	return fmt.Errorf("%s of group %s, shard %d: %w: %w", op, key, shard, contract.ErrDataPlane, err)
+}
+
+// PreviewReset answers what a reset of req would do, changing nothing (a
+// dry run): for each of req's shards (every shard when none is named) the
+// position now and the id the reset would set (Positions.Preview), the
+// entries it would deliver again or skip, and the members that would
+// pause (those holding the shard in the committed group). It reads the
+// group's snapshot and Redis on the caller's goroutine, as the other
+// reads do. Errors are ForceReset's.
+func (c *Coordinator) PreviewReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error) {
+	if c.opts.Positions == nil {
+		return contract.ResetPreview{}, ErrNoPositions
+	}
+	g, err := c.committed(ctx, key)
+	if err != nil {
+		return contract.ResetPreview{}, err
+	}
+	shards, err := resetShards(g, req.Shards)
+	if err != nil {
+		return contract.ResetPreview{}, err
+	}
+	holders := shardHolders(g)
+	out := contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, DryRun: true}
+	for _, i := range shards {
+		s, err := c.opts.Positions.Preview(ctx, key, i, req.Target)
+		if err != nil {
+			return contract.ResetPreview{}, positionsError("preview reset", key, i, err)
+		}
+		s.WouldPause = holders.of(i)
+		out.Shards = append(out.Shards, s)
+	}
+	return out, nil
+}
+
+// resetShards returns the shards a forced reset or a dry run works on:
+// those requested, sorted and once each, or every shard when none is; a
+// shard the group does not have is INVALID_REQUEST.
 func resetShards(g *group.Group, requested []int) ([]int, error) {
 	if len(requested) == 0 {
 		return contract.Range(0, g.ShardCount), nil
@@ -181,10 +220,21 @@ func resetShards(g *group.Group, requested []int) ([]int, error) {
 	return out, nil
 }
 
+// holders maps shards to the members that hold them, sorted by member id.
+type holders map[int][]string
+
+// of returns shard i's holders, empty (not nil) for none.
+func (h holders) of(i int) []string {
+	if h[i] == nil {
+		return []string{}
+	}
+	return h[i]
+}
+
 // shardHolders maps each shard to the members that hold it
 // (group.Member.Holds and Holding), sorted by member id.
-func shardHolders(g *group.Group) map[int][]string {
-	out := map[int][]string{}
+func shardHolders(g *group.Group) holders {
+	out := holders{}
 	for _, m := range g.MemberList() {
 		if !m.Holds() {
 			continue

@@ -62,6 +62,22 @@ func (p *fakePositions) ForceSet(_ context.Context, _ group.Key, shard int, targ
 	return contract.GroupPosition{LastDeliveredID: &was}, contract.GroupPosition{LastDeliveredID: &id}, nil
 }
 
+// Preview plans every shard to the target's EntryID from "7-0" or what
+// was set, changing nothing.
+func (p *fakePositions) Preview(_ context.Context, _ group.Key, shard int, target group.ResetTarget) (contract.ResetPreviewShard, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failing != nil {
+		return contract.ResetPreviewShard{}, p.failing
+	}
+	was, ok := p.set[shard]
+	if !ok {
+		was = "7-0"
+	}
+	return contract.ResetPreviewShard{ShardIndex: shard, StreamKey: contract.StreamKey(orders.StreamPrefix, shard),
+		Before: contract.GroupPosition{LastDeliveredID: &was}, After: contract.PreviewedAfter{LastDeliveredID: target.EntryID}}, nil
+}
+
 func (p *fakePositions) setTo(shard int) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -227,5 +243,46 @@ func TestForceReset(t *testing.T) {
 	createGroup(t, noRedis, orders)
 	if _, err := noRedis.ForceReset(ctx, orders, req); !errors.Is(err, ErrNoPositions) {
 		t.Errorf("without Redis: %v, want ErrNoPositions", err)
+	}
+}
+
+// A reset's dry run is a read of the coordinator: each requested shard's
+// position now and what the reset would set (Positions.Preview), the
+// members that would pause (the holders), nothing set and nothing stored;
+// its refusals are the forced reset's.
+func TestPreviewReset(t *testing.T) {
+	pos := &fakePositions{}
+	store := newTestStore()
+	c := start(t, Options{Store: store, Positions: pos})
+	createGroup(t, c, orders)
+	a := &liveMember{id: "A"}
+	a.beat(t, c)
+	a.beat(t, c)
+	ctx := testCtx(t)
+	writes := store.writeCalls()
+	p, err := c.PreviewReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "ID", EntryID: "5-0"}, Shards: []int{2, 0}, RequestedBy: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.DryRun || p.To != "ID" || len(p.Shards) != 2 || p.Shards[0].ShardIndex != 0 || p.Shards[1].ShardIndex != 2 {
+		t.Fatalf("preview %+v, want shards 0 and 2", p)
+	}
+	for _, s := range p.Shards {
+		if *s.Before.LastDeliveredID != "7-0" || s.After.LastDeliveredID != "5-0" || len(s.WouldPause) != 1 || s.WouldPause[0] != "A" {
+			t.Errorf("shard %+v, want 7-0 → 5-0, pausing A", s)
+		}
+	}
+	if _, set := pos.setTo(0); set || store.writeCalls() != writes {
+		t.Error("a dry run set a position or wrote the group")
+	}
+	_, err = c.PreviewReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, Shards: []int{9}, RequestedBy: "ops"})
+	wantCode(t, err, contract.CodeInvalidRequest)
+	_, err = c.PreviewReset(ctx, group.Key{StreamPrefix: "nobody", ConsumerGroup: "g"}, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, RequestedBy: "ops"})
+	wantCode(t, err, contract.CodeGroupNotFound)
+	pos.mu.Lock()
+	pos.failing = errors.New("redis is down")
+	pos.mu.Unlock()
+	if _, err = c.PreviewReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, RequestedBy: "ops"}); !errors.Is(err, contract.ErrDataPlane) {
+		t.Errorf("Redis down: %v, want ErrDataPlane", err)
 	}
 }

@@ -44,6 +44,9 @@ type Coordinator interface {
 	// members reading them: the runtime performs the Redis writes. Redis
 	// failures match contract.ErrDataPlane.
 	ForceReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error)
+	// PreviewReset answers what a reset of req would do, changing nothing
+	// (a dry run); errors are ForceReset's.
+	PreviewReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error)
 	Resharding
 	LiveOps
 }

@@ -41,7 +41,7 @@ type fakeCoord struct {
 	streamLevel bool
 	del         contract.DeleteRequest
 	hb          *contract.HeartbeatRequest
-	forced      *group.ResetRequest
+	forced      *group.ResetRequest // of ForceReset or PreviewReset
 }
 
 func (f *fakeCoord) note(key group.Key) error {
@@ -94,6 +94,12 @@ func (f *fakeCoord) Groups(context.Context) ([]group.GroupView, error) {
 func (f *fakeCoord) ForceReset(_ context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
 	f.forced = &req
 	return contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, Forced: true}, f.note(key)
+}
+
+// PreviewReset records the request and answers a dry run without shards.
+func (f *fakeCoord) PreviewReset(_ context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error) {
+	f.forced = &req
+	return contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, DryRun: true}, f.note(key)
 }
 
 func sampleView() group.GroupView {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -82,12 +81,7 @@ func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.Of
 	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
-	r, err := a.coord.StartReset(ctx, key, group.ResetRequest{
-		Target:      group.ResetTarget{To: string(resetPosition(&req).Kind), EntryID: req.EntryID, TimestampMs: req.TimestampMs, By: req.By},
-		Shards:      req.Shards,
-		RequestedBy: req.RequestedBy,
-		Reason:      req.Reason,
-	})
+	r, err := a.coord.StartReset(ctx, key, resetRequest(&req))
 	if err != nil {
 		return nil, err
 	}
@@ -96,57 +90,11 @@ func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.Of
 
 func resetBody(_ group.Key, r group.LiveReset) any { return r.View() }
 
-// previewReset answers what a reset would do, changing nothing.
+// previewReset answers what a reset would do, changing nothing: the
+// coordinator reads the group and Redis (Coordinator.PreviewReset).
 func (a *API) previewReset(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
-	ops, shards, holders, err := a.resetScope(ctx, key, req)
-	if err != nil {
+	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
-	out := contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: string(resetPosition(&req).Kind), DryRun: true}
-	for _, i := range shards {
-		k := contract.StreamKey(key.StreamPrefix, i)
-		plan, err := ops.PlanReset(ctx, k, key.ConsumerGroup, resetPosition(&req))
-		if err != nil {
-			return nil, operatorError(err)
-		}
-		out.Shards = append(out.Shards, contract.ResetPreviewShard{ShardIndex: i, StreamKey: k, WouldPause: nonNil(holders[i]), Before: plan.Before,
-			After: contract.PreviewedAfter{LastDeliveredID: plan.SetID}, Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped})
-	}
-	return out, nil
-}
-
-// resetScope reads what a forced reset or a dry run works on: the stream
-// operator, the requested shards (resetShards) and who holds each now
-// (shardHolders).
-func (a *API) resetScope(ctx context.Context, key group.Key, req contract.OffsetReset) (StreamOperator, []int, map[int][]string, error) {
-	ops, err := a.streamOperator()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	g, err := a.coord.Snapshot(ctx, key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	shards, err := resetShards(g, req.Shards)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return ops, shards, shardHolders(g), nil
-}
-
-// resetShards returns the requested shard indexes sorted without
-// duplicates (every shard when none), refusing one the group lacks.
-func resetShards(g *group.Group, requested []int) ([]int, error) {
-	if len(requested) == 0 {
-		for i := range g.ShardCount {
-			requested = append(requested, i)
-		}
-	}
-	out := slices.Compact(slices.Sorted(slices.Values(requested)))
-	for _, i := range out {
-		if i < 0 || i >= g.ShardCount {
-			return nil, invalid("shards: %d is not a shard of the group (0..%d)", i, g.ShardCount-1)
-		}
-	}
-	return out, nil
+	return a.coord.PreviewReset(ctx, key, resetRequest(&req))
 }

@@ -14,18 +14,16 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// StreamOperator reads a group's consumer group positions (the reset's
-// dry run) and reads, redrives and deletes its dead letters on an
-// operator's behalf; streams.Operator implements it. A forced reset's
-// writes are the runtime's (Coordinator.ForceReset). Errors other than the streams package's sentinels (ErrInvalidID,
+// StreamOperator reads, redrives and deletes a group's dead letters on an
+// operator's behalf; streams.Operator implements it. Offset resets (live,
+// forced, dry run) are the runtime's (Coordinator.StartReset, ForceReset,
+// PreviewReset): the edge only checks that Redis is configured. Errors other than the streams package's sentinels (ErrInvalidID,
 // ErrInvalidCursor, ErrInvalidPosition, ErrDeadLetterNotFound,
 // ErrNotRedrivable, ErrOtherGroup) are failures to reach Redis. A group
 // argument of the dead-letter methods names the consumer group asking:
 // entries another group dead-lettered are left out of its pages and
 // refused to its redrives and deletes.
 type StreamOperator interface {
-	GroupPosition(ctx context.Context, key, group string) (contract.GroupPosition, error)
-	PlanReset(ctx context.Context, key, group string, p streams.Position) (streams.ResetPlan, error)
 	DeadLetters(ctx context.Context, dlq, prefix, group, cursor string, limit int) (streams.DeadLetterPage, error)
 	Redrive(ctx context.Context, dlq, prefix, group string, shardCount int, id string) (streams.Redriven, error)
 	DeleteDeadLetter(ctx context.Context, dlq, group, id string) error
@@ -127,19 +125,4 @@ func resetRequest(r *contract.OffsetReset) group.ResetRequest {
 		RequestedBy: r.RequestedBy,
 		Reason:      r.Reason,
 	}
-}
-
-// shardHolders maps each shard to the members that hold it (group.Member.Holds
-// and Holding), sorted by member id.
-func shardHolders(g *group.Group) map[int][]string {
-	out := map[int][]string{}
-	for _, m := range g.MemberList() {
-		if !m.Holds() {
-			continue
-		}
-		for _, i := range m.Holding() {
-			out[i] = append(out[i], m.MemberID)
-		}
-	}
-	return out
 }

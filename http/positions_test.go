@@ -14,9 +14,10 @@ import (
 // uses it does Redis I/O from the edge.
 type noOperator struct{ StreamOperator }
 
-// A forced offset reset is the runtime's write: the handler validates the
-// body, asks Coordinator.ForceReset with the domain's request and answers
-// its result, calling no StreamOperator method. Without Redis it answers
+// A forced offset reset is the runtime's write, and its dry run the
+// runtime's read: the handler validates the body, asks
+// Coordinator.ForceReset (PreviewReset) with the domain's request and
+// answers its result, calling no StreamOperator method. Without Redis it answers
 // 503 REDIS_NOT_CONFIGURED, and a Redis failure in the runtime
 // (contract.ErrDataPlane) 503 REDIS_UNAVAILABLE.
 func TestForcedResetIsTheCoordinators(t *testing.T) {
@@ -35,6 +36,14 @@ func TestForcedResetIsTheCoordinators(t *testing.T) {
 
 	f.err = fmt.Errorf("force reset: %w: connection refused", contract.ErrDataPlane)
 	errorOf(t, do(api, "POST", path, body), http.StatusServiceUnavailable, string(contract.CodeRedisUnavailable))
+
+	// The dry run is the coordinator's read as well.
+	f.err, f.forced = nil, nil
+	wantJSON(t, do(api, "POST", path, `{"to":"latest","dryRun":true,"requestedBy":"ops"}`), http.StatusOK,
+		`{"streamPrefix":"orders","consumerGroup":"billing","to":"LATEST","dryRun":true,"shards":null}`)
+	if f.forced == nil || f.forced.Target.To != "LATEST" {
+		t.Fatalf("PreviewReset asked %+v", f.forced)
+	}
 
 	noRedis := &fakeCoord{}
 	errorOf(t, do(newTestAPI(noRedis), "POST", path, body), http.StatusServiceUnavailable, string(contract.CodeRedisNotConfigured))

@@ -20,12 +20,8 @@ func NewResetPositions(o *Operator) ResetPositions { return ResetPositions{op: o
 // PlanReset reads the group's position on shard and resolves target
 // against it. A target Redis cannot take wraps group.ErrResetTarget.
 func (p ResetPositions) PlanReset(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (group.ShardReset, error) {
-	pos := Position{Kind: PositionKind(target.To), ID: target.EntryID, TimestampMs: target.TimestampMs, By: target.By}
-	plan, err := p.op.PlanReset(ctx, contract.StreamKey(key.StreamPrefix, shard), key.ConsumerGroup, pos)
-	if errors.Is(err, ErrInvalidPosition) || errors.Is(err, ErrInvalidID) {
-		err = fmt.Errorf("%w: %w", group.ErrResetTarget, err)
-	}
-	if err != nil {
+	plan, err := p.op.PlanReset(ctx, contract.StreamKey(key.StreamPrefix, shard), key.ConsumerGroup, positionOf(target))
+	if err = targetError(err); err != nil {
 		return group.ShardReset{}, err
 	}
 	before := plan.Before
@@ -66,19 +62,43 @@ func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardR
 // Redis cannot take wraps group.ErrResetTarget.
 func (p ResetPositions) ForceSet(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error) {
 	k := contract.StreamKey(key.StreamPrefix, shard)
-	pos := Position{Kind: PositionKind(target.To), ID: target.EntryID, TimestampMs: target.TimestampMs, By: target.By}
 	if before, err = p.op.GroupPosition(ctx, k, key.ConsumerGroup); err != nil {
 		return before, after, err
 	}
-	err = p.op.SetPosition(ctx, k, key.ConsumerGroup, pos)
-	if errors.Is(err, ErrInvalidPosition) || errors.Is(err, ErrInvalidID) {
-		err = fmt.Errorf("%w: %w", group.ErrResetTarget, err)
-	}
-	if err != nil {
+	if err = targetError(p.op.SetPosition(ctx, k, key.ConsumerGroup, positionOf(target))); err != nil {
 		return before, after, err
 	}
 	after, err = p.op.GroupPosition(ctx, k, key.ConsumerGroup)
 	return before, after, err
+}
+
+// Preview reads the group's position on shard and what a reset to target
+// would do there (PlanReset: the id it would set, the entries it would
+// deliver again or skip), changing nothing: a reset's dry run
+// (actors.Coordinator.PreviewReset). A target Redis cannot take wraps
+// group.ErrResetTarget.
+func (p ResetPositions) Preview(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (contract.ResetPreviewShard, error) {
+	k := contract.StreamKey(key.StreamPrefix, shard)
+	plan, err := p.op.PlanReset(ctx, k, key.ConsumerGroup, positionOf(target))
+	if err = targetError(err); err != nil {
+		return contract.ResetPreviewShard{}, err
+	}
+	return contract.ResetPreviewShard{ShardIndex: shard, StreamKey: k, Before: plan.Before, After: contract.PreviewedAfter{LastDeliveredID: plan.SetID},
+		Redelivered: plan.Redelivered, Skipped: plan.Skipped, CountCapped: plan.CountCapped}, nil
+}
+
+// positionOf is the Position of a reset's target.
+func positionOf(t group.ResetTarget) Position {
+	return Position{Kind: PositionKind(t.To), ID: t.EntryID, TimestampMs: t.TimestampMs, By: t.By}
+}
+
+// targetError marks err, when the reset's target is what Redis refused
+// (an invalid position or id), as group.ErrResetTarget.
+func targetError(err error) error {
+	if errors.Is(err, ErrInvalidPosition) || errors.Is(err, ErrInvalidID) {
+		return fmt.Errorf("%w: %w", group.ErrResetTarget, err)
+	}
+	return err
 }
 
 // movesBack reports whether s sets an id below its position before.

@@ -33,8 +33,9 @@ func drainChecker(client goredis.UniversalClient) actors.DrainChecker {
 	return streams.NewObserver(client)
 }
 
-// resetPositions returns the Redis steps of live offset resets, nil
-// without Redis (the API then answers resets 503 REDIS_NOT_CONFIGURED).
+// resetPositions returns the Redis steps of offset resets (live, forced,
+// dry run), nil without Redis (the API then answers resets 503
+// REDIS_NOT_CONFIGURED).
 func resetPositions(client goredis.UniversalClient) actors.Positions {
 	if client == nil {
 		return nil
