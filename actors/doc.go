@@ -20,11 +20,15 @@
 //     which are never written: liveness lives in the owner's memory) and
 //     working (committed plus the changes of the pending batch), the
 //     stored revision and the pending entries. The actor steps heartbeats,
-//     ticks, flushes and admin records into it; each Ready says what to
-//     load or write, whom to answer with what and what to report; the
+//     ticks, flushes and admin commands into it (typed values,
+//     core.Command, which the core interprets by calling the domain); each
+//     Ready says what to load or write, whom to answer with what (a
+//     command's outcome and answer in Ready.Done) and what to report; the
 //     actor performs that I/O and reports the outcome with Advance
-//     (group_actor.go drive; store.go holds the I/O, admin.go the admin
-//     commands). Handlers run on working; reads answer from committed.
+//     (group_actor.go drive; store.go holds the I/O, admin.go and
+//     liveops.go the admin requests, with their Redis steps between the
+//     commands, caps.go the admission of creates under the group caps).
+//     Handlers run on working; reads answer from committed.
 //   - Reads do not enter the mailbox while the group's published snapshot
 //     (an immutable clone of committed, built lazily once per version and
 //     dropped at the next commit) is current: every commit bumps a version
