@@ -6,10 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // The admin and monitoring calls of the API (docs/protocol.md §2), as an
@@ -82,15 +79,15 @@ func (c *Coordinator) Members(ctx context.Context, p, g string) ([]contract.Memb
 
 // Offsets reads group g's shards on Redis (GET …/offsets). A coordinator
 // without Redis answers CodeRedisNotConfigured.
-func (c *Coordinator) Offsets(ctx context.Context, p, g string) (monitoring.Offsets, error) {
-	var out monitoring.Offsets
+func (c *Coordinator) Offsets(ctx context.Context, p, g string) (contract.Offsets, error) {
+	var out contract.Offsets
 	err := c.do(ctx, http.MethodGet, contract.Expand(contract.MonitoringOffsets, p, g), nil, &out)
 	return out, err
 }
 
 // ResetOffsets moves group g's position on its shards at once (XGROUP
 // SETID; it sets Force: the racing variant, LiveReset is the live one).
-// req.To is one of the streams.PositionKind names (streams.Earliest, …). A
+// req.To is one of contract's ResetTo… names (contract.ResetToEarliest, …). A
 // coordinator without Redis answers CodeRedisNotConfigured.
 func (c *Coordinator) ResetOffsets(ctx context.Context, p, g string, req contract.OffsetReset) (contract.OffsetResetResult, error) {
 	req.Force, req.DryRun = true, false
@@ -111,7 +108,7 @@ type DeadLetterQuery struct {
 }
 
 // DeadLetters reads one page of group g's dead letters, newest first.
-func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetterQuery) (streams.DeadLetterPage, error) {
+func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetterQuery) (contract.DeadLetterPage, error) {
 	v := url.Values{}
 	if q.Limit > 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
@@ -129,7 +126,7 @@ func (c *Coordinator) DeadLetters(ctx context.Context, p, g string, q DeadLetter
 	if len(v) > 0 {
 		path += "?" + v.Encode()
 	}
-	var out streams.DeadLetterPage
+	var out contract.DeadLetterPage
 	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
@@ -154,8 +151,8 @@ func (c *Coordinator) deadLetterAction(ctx context.Context, path string, req con
 // Cluster reads the coordinator cluster (GET /cluster): the live
 // coordinators with the number of groups each owns, every group's owner and
 // placement, and the recent handovers.
-func (c *Coordinator) Cluster(ctx context.Context) (cluster.View, error) {
-	var out cluster.View
+func (c *Coordinator) Cluster(ctx context.Context) (contract.ClusterView, error) {
+	var out contract.ClusterView
 	err := c.do(ctx, http.MethodGet, contract.ClusterTemplate, nil, &out)
 	return out, err
 }

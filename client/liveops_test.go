@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 // handling records every handler run of a set of consumers: which
@@ -143,8 +142,8 @@ func TestLiveResetWhileConsuming(t *testing.T) {
 			}
 		}
 	}()
-	for _, to := range []streams.PositionKind{streams.Earliest, streams.Latest} {
-		r, err := coord.LiveReset(ctx, prefix, "g", contract.OffsetReset{To: string(to), RequestedBy: "test", Reason: "replay"})
+	for _, to := range []string{contract.ResetToEarliest, contract.ResetToLatest} {
+		r, err := coord.LiveReset(ctx, prefix, "g", contract.OffsetReset{To: to, RequestedBy: "test", Reason: "replay"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
@@ -203,7 +202,7 @@ func TestThreeCoordinatorsBehindOneURL(t *testing.T) {
 	})
 	okAfterKill := time.Since(killAt)
 	live := []string{ids[0], ids[2]}
-	var after cluster.View
+	var after contract.ClusterView
 	eventually.True(t, "every group owned by a live coordinator", func() bool {
 		after = one.view(ctx)
 		for _, g := range after.Groups {
@@ -421,8 +420,8 @@ func (c *oneURL) call(ctx context.Context, method, path, body string) []byte {
 	}
 }
 
-func (c *oneURL) view(ctx context.Context) cluster.View {
-	var v cluster.View
+func (c *oneURL) view(ctx context.Context) contract.ClusterView {
+	var v contract.ClusterView
 	if err := json.Unmarshal(c.call(ctx, http.MethodGet, "/cluster", ""), &v); err != nil {
 		c.t.Fatal(err)
 	}
@@ -516,7 +515,7 @@ func snapshot(groups []*simGroup) map[string]string {
 }
 
 // summary lists each live coordinator's groups and ownership epochs.
-func summary(v cluster.View) string {
+func summary(v contract.ClusterView) string {
 	owned := map[string][]string{}
 	for _, g := range v.Groups {
 		owned[g.Owner] = append(owned[g.Owner], fmt.Sprintf("%s@%d", g.StreamPrefix[strings.LastIndex(g.StreamPrefix, ":")+1:], g.OwnershipEpoch))

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
@@ -78,7 +77,7 @@ func TestForwardingBetweenProcessesIsAuthenticated(t *testing.T) {
 	eventually.True(t, "each coordinator lists both", func() bool {
 		for _, s := range servers {
 			st, body, _ := call(ctx, t, http.MethodGet, s.Base+contract.ClusterTemplate, token, "", nil)
-			var v cluster.View
+			var v contract.ClusterView
 			if st != http.StatusOK || json.Unmarshal(body, &v) != nil || len(v.Coordinators) != 2 {
 				return false
 			}
@@ -174,7 +173,7 @@ func TestForwardingBetweenProcessesIsAuthenticated(t *testing.T) {
 		t.Errorf("ownership record names %q (%v)", o, err)
 	}
 	st, body, _ = call(ctx, t, http.MethodGet, b.Base+contract.ClusterTemplate, token, "", nil)
-	var v cluster.View
+	var v contract.ClusterView
 	if err := json.Unmarshal(body, &v); st != http.StatusOK || err != nil {
 		t.Fatalf("GET /cluster on coord-b: %d %s", st, body)
 	}

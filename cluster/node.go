@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/placement"
@@ -533,7 +534,7 @@ func (n *Node) Acquire(ctx context.Context, key group.Key) (int64, error) {
 // coordinator (or to none, when none is live) is a handover, kept for
 // View; one of a group still placed here is not.
 func (n *Node) Release(ctx context.Context, key group.Key) error {
-	h := Handover{At: time.Now().UTC(), StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, From: n.opts.ID, Cause: "placement"}
+	h := contract.Handover{At: time.Now().UTC(), StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, From: n.opts.ID, Cause: "placement"}
 	if n.Leaving() {
 		h.Cause = "shutdown"
 	}

@@ -325,10 +325,10 @@ func TestLeaseEndsAdvance(t *testing.T) {
 	if err != nil || len(v.Coordinators) != 1 {
 		t.Fatalf("view %+v, %v", v, err)
 	}
-	first := v.Coordinators[0].ExpiresAt
+	first := v.Coordinators[0].LeaseExpiresAt
 	eventually.True(t, "the lease end in the view advances", func() bool {
 		v, err := n.View(t.Context())
-		return err == nil && len(v.Coordinators) == 1 && v.Coordinators[0].ExpiresAt.After(first)
+		return err == nil && len(v.Coordinators) == 1 && v.Coordinators[0].LeaseExpiresAt.After(first)
 	})
 }
 

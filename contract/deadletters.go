@@ -71,3 +71,37 @@ type DeadLetterResult struct {
 	ErrorCode string `json:"errorCode,omitempty"`
 	Message   string `json:"message,omitempty"`
 }
+
+// DeadLetterPage is the body of GET MonitoringDeadLetter: one page of a
+// dead-letter stream, newest first.
+type DeadLetterPage struct {
+	Stream  string       `json:"stream"`
+	Length  int64        `json:"length"`
+	Entries []DeadLetter `json:"entries"`
+	// NextCursor continues after this page; nil when nothing remained.
+	NextCursor *string `json:"nextCursor"`
+}
+
+// DeadLetter is one entry of a dead-letter stream, decoded from the fields
+// DeadLetterFields names.
+type DeadLetter struct {
+	// ID is the entry's id in the dead-letter stream.
+	ID string `json:"id"`
+	// SourceStream and SourceID are where the entry was read from ("" when
+	// the entry does not say).
+	SourceStream string `json:"sourceStream"`
+	SourceID     string `json:"sourceId"`
+	// SourceShard is the shard index of SourceStream, nil when it is not a
+	// shard key of the prefix.
+	SourceShard *int `json:"sourceShard"`
+	// Group is the consumer group that dead-lettered the entry ("" when the
+	// entry does not say).
+	Group string `json:"group"`
+	// Deliveries is how often it was delivered before it was dead-lettered
+	// (0 when not recorded); Error the handler's last error ("" when not
+	// recorded).
+	Deliveries int64  `json:"deliveries"`
+	Error      string `json:"error"`
+	// Fields are the original entry's fields.
+	Fields map[string]string `json:"fields"`
+}

@@ -14,11 +14,23 @@ type GroupPosition struct {
 	Pending         *int64  `json:"pending"`
 }
 
+// The targets of OffsetReset.To: the stream's start (every entry is
+// delivered again), its end (only entries added later are delivered), just
+// after an entry id, just before a time (entries added at or after it are
+// delivered), and a number of entries away from the group's position.
+const (
+	ResetToEarliest  = "EARLIEST"
+	ResetToLatest    = "LATEST"
+	ResetToID        = "ID"
+	ResetToTimestamp = "TIMESTAMP"
+	ResetToBy        = "BY"
+)
+
 // OffsetReset is the body of POST …/offsets/reset: where To moves the
-// group on Shards (empty: every shard). To is EARLIEST, LATEST, ID (with
-// EntryID), TIMESTAMP (with TimestampMs) or BY (By entries forward, or back
-// when negative), case-insensitive: the names of streams.PositionKind,
-// which the server parses To into. Force sets the positions at once,
+// group on Shards (empty: every shard). To is ResetToEarliest,
+// ResetToLatest, ResetToID (with EntryID), ResetToTimestamp (with
+// TimestampMs) or ResetToBy (By entries forward, or back when negative),
+// case-insensitive. Force sets the positions at once,
 // racing members reading the shards (without it the reset is live:
 // group.LiveReset); DryRun changes nothing (the answer is a ResetPreview).
 type OffsetReset struct {

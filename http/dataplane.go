@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
@@ -22,7 +21,7 @@ import (
 // to read Redis.
 type DataPlane interface {
 	// GroupOffsets observes g's shards (a live Redis read).
-	GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error)
+	GroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error)
 	// Page reads one page of a shard's entries (streams.Observer.Page).
 	Page(ctx context.Context, shard streams.Shard, dir streams.Direction, cursor string, limit int) (streams.Page, error)
 	GrafanaDataPlane
@@ -60,18 +59,18 @@ func dataPlaneError(err error) error {
 
 // offsets fetches #21's body from the committed group and a live Redis
 // read.
-func (a *API) offsets(ctx context.Context, key group.Key) (monitoring.Offsets, error) {
+func (a *API) offsets(ctx context.Context, key group.Key) (contract.Offsets, error) {
 	g, err := a.coord.Snapshot(ctx, key)
 	if err != nil {
-		return monitoring.Offsets{}, err
+		return contract.Offsets{}, err
 	}
 	data, err := a.dataPlane()
 	if err != nil {
-		return monitoring.Offsets{}, err
+		return contract.Offsets{}, err
 	}
 	o, err := data.GroupOffsets(ctx, g)
 	if err != nil {
-		return monitoring.Offsets{}, dataPlaneError(err)
+		return contract.Offsets{}, dataPlaneError(err)
 	}
 	return o, nil
 }

@@ -53,7 +53,7 @@ func (a *API) deadLetters(w http.ResponseWriter, r *http.Request, ps httprouter.
 		return
 	}
 	markTruncated(w, page.Truncated)
-	writeJSON(w, http.StatusOK, page)
+	writeJSON(w, http.StatusOK, page.DeadLetterPage)
 }
 
 func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.DeadLetterPage, error) {

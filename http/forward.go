@@ -52,7 +52,7 @@ type Cluster interface {
 	// Live is the live coordinators as last read.
 	Live() []persistence.Coordinator
 	// View is the body of GET /cluster.
-	View(ctx context.Context) (cluster.View, error)
+	View(ctx context.Context) (contract.ClusterView, error)
 	// Leaving reports a graceful departure (its refusals are answered as
 	// owned elsewhere).
 	Leaving() bool
@@ -80,10 +80,10 @@ func (a *API) clusterView(w http.ResponseWriter, r *http.Request, _ httprouter.P
 		a.fail(w, r, err)
 		return
 	}
-	v.Groups = slices.DeleteFunc(v.Groups, func(g cluster.GroupView) bool {
+	v.Groups = slices.DeleteFunc(v.Groups, func(g contract.ClusterGroup) bool {
 		return !visible(r.Context(), group.Key{StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup})
 	})
-	v.Handovers = slices.DeleteFunc(v.Handovers, func(h cluster.Handover) bool {
+	v.Handovers = slices.DeleteFunc(v.Handovers, func(h contract.Handover) bool {
 		return !visible(r.Context(), group.Key{StreamPrefix: h.StreamPrefix, ConsumerGroup: h.ConsumerGroup})
 	})
 	self := a.cluster.Self()

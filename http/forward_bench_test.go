@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	coordcluster "github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -61,11 +62,10 @@ func (c *fakeCluster) setLive(live []persistence.Coordinator) {
 	defer c.mu.Unlock()
 	c.live = live
 }
-func (c *fakeCluster) View(context.Context) (coordcluster.View, error) {
-	v := coordcluster.View{Self: c.self.ID}
+func (c *fakeCluster) View(context.Context) (contract.ClusterView, error) {
+	v := contract.ClusterView{Self: c.self.ID}
 	for _, l := range c.Live() {
-		l.Token = ""
-		v.Coordinators = append(v.Coordinators, coordcluster.CoordinatorView{Coordinator: l})
+		v.Coordinators = append(v.Coordinators, contract.ClusterCoordinator{ID: l.ID, URL: l.URL, LeaseExpiresAt: l.ExpiresAt})
 	}
 	return v, nil
 }

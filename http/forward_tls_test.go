@@ -109,7 +109,7 @@ func TestNoForwardOverPlainHTTPWhileServingTLS(t *testing.T) {
 		t.Errorf("refusals reported: %q, want two for coord-a, %s", got, coordcluster.InsecurePeer)
 	}
 	st, _, answer = send(t, hc, newReq(t, http.MethodGet, p.forwarder.URL+contract.BasePath+contract.ClusterTemplate, ""))
-	var v coordcluster.View
+	var v contract.ClusterView
 	if err := json.Unmarshal([]byte(answer), &v); st != http.StatusOK || err != nil {
 		t.Fatalf("GET /cluster: %d %s (%v)", st, answer, err)
 	}

@@ -29,7 +29,7 @@ import (
 type GrafanaDataPlane interface {
 	// CachedGroupOffsets observes g's shards through the offset cache
 	// (monitoring.Reader.CachedGroupOffsets).
-	CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error)
+	CachedGroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error)
 	// Browse reads one page of the message explorer over shards
 	// (streams.Observer.Browse).
 	Browse(ctx context.Context, shards []streams.Shard, dir streams.Direction, cursor string, limit int) (streams.Page, error)
@@ -131,14 +131,14 @@ func (a *API) selectedGroups(ctx context.Context, sel group.Key) ([]*group.Group
 // g. Without Redis, or when reading it fails (logged; counted by the
 // metrics' data-plane wrapper), the Redis-observed fields are unknown
 // (monitoring.Unobserved) rather than failing the rows.
-func (a *API) cachedOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+func (a *API) cachedOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	if a.data != nil {
 		o, err := a.data.CachedGroupOffsets(ctx, g)
 		if err == nil {
 			return o, nil
 		}
 		if ctx.Err() != nil {
-			return monitoring.Offsets{}, ctx.Err()
+			return contract.Offsets{}, ctx.Err()
 		}
 		a.log.Warn("grafana rows: offsets unknown, reading Redis failed", "stream", g.StreamPrefix, "group", g.ConsumerGroup, "err", err)
 	}
@@ -148,7 +148,7 @@ func (a *API) cachedOffsets(ctx context.Context, g *group.Group) (monitoring.Off
 // eachSelected calls add, in order, for every group the query of r selects
 // (groupQuery, selectedGroups) with its cached offsets (cachedOffsets); it
 // stops at the first error.
-func (a *API) eachSelected(r *http.Request, add func(*group.Group, monitoring.Offsets)) error {
+func (a *API) eachSelected(r *http.Request, add func(*group.Group, contract.Offsets)) error {
 	sel, err := groupQuery(r.URL.Query())
 	if err != nil {
 		return err
@@ -200,7 +200,7 @@ type groupRow struct {
 // groupRows serves #23 for the groups the query selects (selectedGroups).
 func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
 	var out []groupRow
-	err := a.eachSelected(r, func(g *group.Group, o monitoring.Offsets) {
+	err := a.eachSelected(r, func(g *group.Group, o contract.Offsets) {
 		row := groupRow{
 			StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, State: g.State,
 			GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, MetadataVersion: g.MetadataVersion,
@@ -340,7 +340,7 @@ type shardRow struct {
 	ShardCount    int    `json:"shardCount"`
 	ShardIndex    int    `json:"shardIndex"`
 	ShardLabel    string `json:"shardLabel"`
-	monitoring.StreamPosition
+	contract.StreamPosition
 	LagKnown          bool     `json:"lagKnown"`
 	ProducedPerSecond *float64 `json:"producedPerSecond"`
 	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
@@ -358,7 +358,7 @@ type shardRow struct {
 // (selectedGroups), by group then shard index.
 func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 	var out []shardRow
-	err := a.eachSelected(r, func(g *group.Group, o monitoring.Offsets) {
+	err := a.eachSelected(r, func(g *group.Group, o contract.Offsets) {
 		owners := g.Owners()
 		for _, s := range o.Shards {
 			i := s.Shard.ShardIndex

@@ -84,10 +84,10 @@ type fakeData struct {
 	recordID string
 }
 
-func (f *fakeData) CachedGroupOffsets(_ context.Context, g *group.Group) (monitoring.Offsets, error) {
+func (f *fakeData) CachedGroupOffsets(_ context.Context, g *group.Group) (contract.Offsets, error) {
 	o, ok := f.observations[g.Meta.Key()]
 	if !ok {
-		return monitoring.Offsets{}, f.offsetsErr
+		return contract.Offsets{}, f.offsetsErr
 	}
 	return monitoring.Project(g, o), nil
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -261,11 +260,13 @@ func TestSessionShowsGrants(t *testing.T) {
 // viewCluster is a Cluster that only answers the cluster view.
 type viewCluster struct {
 	Cluster
-	view cluster.View
+	view contract.ClusterView
 }
 
-func (c viewCluster) Self() persistence.Coordinator { return persistence.Coordinator{ID: "c1", URL: "http://127.0.0.1:1"} }
-func (c viewCluster) View(context.Context) (cluster.View, error) {
+func (c viewCluster) Self() persistence.Coordinator {
+	return persistence.Coordinator{ID: "c1", URL: "http://127.0.0.1:1"}
+}
+func (c viewCluster) View(context.Context) (contract.ClusterView, error) {
 	v := c.view
 	v.Groups, v.Handovers = slices.Clone(v.Groups), slices.Clone(v.Handovers)
 	return v, nil
@@ -274,10 +275,10 @@ func (c viewCluster) View(context.Context) (cluster.View, error) {
 // TestClusterViewShowsOnlyGrantedGroups: GET /cluster lists the groups and
 // handovers of the groups the caller may describe.
 func TestClusterViewShowsOnlyGrantedGroups(t *testing.T) {
-	var view cluster.View
+	var view contract.ClusterView
 	for _, p := range []string{streamX, streamY} {
-		view.Groups = append(view.Groups, cluster.GroupView{StreamPrefix: p, ConsumerGroup: groupA, Owner: "c1"})
-		view.Handovers = append(view.Handovers, cluster.Handover{StreamPrefix: p, ConsumerGroup: groupA, From: "c1", To: "c2"})
+		view.Groups = append(view.Groups, contract.ClusterGroup{StreamPrefix: p, ConsumerGroup: groupA, Owner: "c1"})
+		view.Handovers = append(view.Handovers, contract.Handover{StreamPrefix: p, ConsumerGroup: groupA, From: "c1", To: "c2"})
 	}
 	users, err := security.NewUsers(security.Options{TokenSecret: tokenSecret, Now: func() time.Time { return t0 }, Users: []security.User{
 		{Username: "describer", Password: "pw", Grants: []security.Grant{{Streams: teamX, Groups: security.Any, Operations: []contract.Operation{contract.OpDescribe}}}},
@@ -292,7 +293,7 @@ func TestClusterViewShowsOnlyGrantedGroups(t *testing.T) {
 		req := httptest.NewRequest("GET", contract.BasePath+contract.ClusterTemplate, nil)
 		req.Header.Set("Authorization", basic(who, "pw"))
 		api.ServeHTTP(rec, req)
-		var got cluster.View
+		var got contract.ClusterView
 		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", who, rec.Code, rec.Body)
 		}

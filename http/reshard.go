@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 // Resharding is the part of Coordinator that scales groups and reads their
@@ -40,7 +39,7 @@ func (a *API) reshardingRoutes() []route {
 		{Route{Method: http.MethodGet, Template: contract.GroupMigration}, a.getMigration},
 		{Route{Method: http.MethodPost, Template: contract.GroupRollback}, a.rollback},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMigrations}, read(a, a.coord.Migrations, migrationsBody)},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringOffsets}, read(a, a.offsets, asIs[monitoring.Offsets])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringOffsets}, read(a, a.offsets, asIs[contract.Offsets])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMessages}, a.shardMessages},
 	}
 }

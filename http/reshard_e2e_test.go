@@ -241,9 +241,9 @@ func (e *reshardEnv) sampleTraffic() {
 }
 
 // offsets GETs the group's /offsets (docs/protocol.md §2.6).
-func (e *reshardEnv) offsets() monitoring.Offsets {
+func (e *reshardEnv) offsets() contract.Offsets {
 	e.t.Helper()
-	var o monitoring.Offsets
+	var o contract.Offsets
 	e.expect("GET", e.monitoringPath()+"/offsets", nil, http.StatusOK, &o)
 	return o
 }

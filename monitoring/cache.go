@@ -19,14 +19,14 @@ import (
 // member-reported progress are always g's. Rates are those computed when
 // the observation was read; every read, cached or not, is a rate sample
 // shared with GroupOffsets.
-func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
+func (r *Reader) CachedGroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	key := g.Meta.Key()
 	p, err := r.cache.Get(ctx, key, g.ShardCount, func(ctx context.Context) (packed, error) {
 		o, err := r.Observe(ctx, key, g.ShardCount)
 		return pack(key.StreamPrefix, o), err
 	})
 	if err != nil {
-		return Offsets{}, err
+		return contract.Offsets{}, err
 	}
 	return Project(g, p.unpack()), nil
 }

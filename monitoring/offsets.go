@@ -10,80 +10,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
-// Offsets is the body of /offsets (docs/protocol.md §2.6), plus the group's observed rates.
-type Offsets struct {
-	StreamPrefix      string        `json:"streamPrefix"`
-	ConsumerGroup     string        `json:"consumerGroup"`
-	Shards            []ShardOffset `json:"shards"`
-	TotalStreamLength int64         `json:"totalStreamLength"`
-	TotalPendingCount int64         `json:"totalPendingCount"`
-	// TotalLag is null when any shard's lag is unknown.
-	TotalLag *int64 `json:"totalLag"`
-	// TotalMemoryUsageBytes sums the known values; MemoryUsageKnown
-	// reports whether all were known.
-	TotalMemoryUsageBytes int64 `json:"totalMemoryUsageBytes"`
-	MemoryUsageKnown      bool  `json:"memoryUsageKnown"`
-	// ProducedPerSecond and ConsumedPerSecond sum the shards' known rates;
-	// null when none is known.
-	ProducedPerSecond *float64 `json:"producedPerSecond"`
-	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
-	// OldestUnreadAgeSeconds is the largest of the shards' known
-	// OldestUnreadAgeSeconds: the group's lag as time. Null when no shard's
-	// is known.
-	OldestUnreadAgeSeconds *float64 `json:"oldestUnreadAgeSeconds"`
-}
-
-// ShardOffset is one StreamShardOffset of docs/protocol.md §2.6, plus the shard's rates.
-type ShardOffset struct {
-	StreamPrefix  string         `json:"streamPrefix"`
-	ConsumerGroup string         `json:"consumerGroup"`
-	Shard         contract.Shard `json:"shard"`
-	StreamPosition
-	// OwnerMemberIDs are the live members whose current assignment holds
-	// the shard, sorted.
-	OwnerMemberIDs []string `json:"ownerMemberIds"`
-	// ProducedPerSecond and ConsumedPerSecond are the rates since the
-	// previous observation of the shard (streams.RateTracker); null on the
-	// first one, and ConsumedPerSecond also when a lag is unknown.
-	ProducedPerSecond *float64 `json:"producedPerSecond"`
-	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
-	// OldestUnreadAgeSeconds is how long the shard's oldest entry not yet
-	// delivered to the group has been in the stream: the time since the
-	// millisecond part of its id (Redis's clock; never negative). It is 0
-	// when no entry is unread and null when unknown (no consumer group on
-	// the shard). GroupOffsets sets it; Project leaves it null.
-	OldestUnreadAgeSeconds *float64 `json:"oldestUnreadAgeSeconds"`
-}
-
-// StreamPosition is where one shard stream stands in Redis and in its
-// consumer group: the scalar fields of a StreamShardOffset (docs/protocol.md §2.6), shared by
-// /offsets and the Grafana shard rows.
-type StreamPosition struct {
-	StreamKey           string  `json:"streamKey"`
-	RedisSlot           int     `json:"redisSlot"`
-	RedisNodeEndpoint   *string `json:"redisNodeEndpoint"`
-	RedisNodeID         *string `json:"redisNodeId"`
-	RedisSlotRangeStart *int    `json:"redisSlotRangeStart"`
-	RedisSlotRangeEnd   *int    `json:"redisSlotRangeEnd"`
-	StreamLength        int64   `json:"streamLength"`
-	FirstRecordID       *string `json:"firstRecordId"`
-	LastRecordID        *string `json:"lastRecordId"`
-	LastGeneratedID     *string `json:"lastGeneratedId"`
-	// GroupLastDeliveredID is the consumer group's last-delivered-id.
-	GroupLastDeliveredID *string `json:"groupLastDeliveredId"`
-	// ConsumerLastDeliveredID and ConsumerLastAckedID come from the newest
-	// member-reported progress of the shard.
-	ConsumerLastDeliveredID *string `json:"consumerLastDeliveredId"`
-	ConsumerLastAckedID     *string `json:"consumerLastAckedId"`
-	// PendingCount is the consumer group's pending count, else the newest
-	// member-reported one, else 0.
-	PendingCount int64 `json:"pendingCount"`
-	// Lag is the entries not yet delivered to the group (Reader.Observe);
-	// null when unknown, never negative.
-	Lag              *int64 `json:"lag"`
-	MemoryUsageBytes *int64 `json:"memoryUsageBytes"`
-}
-
 // Observation is one reading of a group's shards from Redis with the rates
 // since the previous reading of each shard.
 type Observation struct {
@@ -169,14 +95,14 @@ func readsFromStart(s streams.ShardOffset) bool {
 
 // GroupOffsets observes g's shards and projects them onto g (see Project),
 // with the age of each shard's oldest unread entry (unreadAges).
-func (r *Reader) GroupOffsets(ctx context.Context, g *group.Group) (Offsets, error) {
+func (r *Reader) GroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	o, err := r.Observe(ctx, g.Meta.Key(), g.ShardCount)
 	if err != nil {
-		return Offsets{}, err
+		return contract.Offsets{}, err
 	}
 	ages, err := r.unreadAges(ctx, o)
 	if err != nil {
-		return Offsets{}, err
+		return contract.Offsets{}, err
 	}
 	out := Project(g, o)
 	for i, age := range ages {
@@ -236,9 +162,9 @@ func (r *Reader) unreadAges(ctx context.Context, o Observation) ([]*float64, err
 // members whose current assignment holds the shard; consumer ids and the
 // pending fallback come from the newest progress any member reported for
 // the shard. The observation is of g's shards (Observe with g.ShardCount).
-func Project(g *group.Group, o Observation) Offsets {
+func Project(g *group.Group, o Observation) contract.Offsets {
 	key := g.Meta.Key()
-	out := Offsets{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, Shards: []ShardOffset{}}
+	out := contract.Offsets{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, Shards: []contract.ShardOffset{}}
 	owners, progress := owners(g), newestProgress(g)
 	var raw []streams.ShardOffset
 	var produced, consumed []*float64
@@ -258,12 +184,12 @@ func Project(g *group.Group, o Observation) Offsets {
 
 // shardRow builds one StreamShardOffset; p is nil when no member reported
 // progress for the shard.
-func shardRow(key group.Key, s ObservedShard, owners []string, p *contract.ShardProgress) ShardOffset {
-	row := ShardOffset{
+func shardRow(key group.Key, s ObservedShard, owners []string, p *contract.ShardProgress) contract.ShardOffset {
+	row := contract.ShardOffset{
 		StreamPrefix:  key.StreamPrefix,
 		ConsumerGroup: key.ConsumerGroup,
 		Shard:         contract.Shard{ShardIndex: s.Shard},
-		StreamPosition: StreamPosition{
+		StreamPosition: contract.StreamPosition{
 			StreamKey:            s.StreamKey,
 			RedisSlot:            s.RedisSlot,
 			RedisNodeEndpoint:    s.RedisNodeEndpoint,
@@ -312,7 +238,7 @@ type ShardGauges struct {
 	Lag, Pending int64
 	// Rows are the rows of the shards whose index is below the limit
 	// given to Gauges, as Project builds them (without owners).
-	Rows []ShardOffset
+	Rows []contract.ShardOffset
 }
 
 // Gauges returns the ShardGauges of o projected onto g, with the rows of

@@ -32,41 +32,15 @@ func ResolveDeadLetterStream(prefix, name string) (string, error) {
 	return own, nil
 }
 
-// DeadLetter is one entry of a dead-letter stream.
-type DeadLetter struct {
-	// ID is the entry's id in the dead-letter stream.
-	ID string `json:"id"`
-	// SourceStream and SourceID are where the entry was read from ("" when
-	// the entry does not say).
-	SourceStream string `json:"sourceStream"`
-	SourceID     string `json:"sourceId"`
-	// SourceShard is the shard index of SourceStream, nil when it is not a
-	// shard key of the prefix.
-	SourceShard *int `json:"sourceShard"`
-	// Group is the consumer group that dead-lettered the entry ("" when the
-	// entry does not say).
-	Group string `json:"group"`
-	// Deliveries is how often it was delivered before it was dead-lettered
-	// (0 when not recorded); Error the handler's last error ("" when not
-	// recorded).
-	Deliveries int64  `json:"deliveries"`
-	Error      string `json:"error"`
-	// Fields are the original entry's fields.
-	Fields map[string]string `json:"fields"`
-}
-
-// DeadLetterPage is one page of dead letters, newest first.
+// DeadLetterPage is one page of dead letters, newest first: the wire's
+// page, and whether the read budget cut it short.
 type DeadLetterPage struct {
-	Stream  string       `json:"stream"`
-	Length  int64        `json:"length"`
-	Entries []DeadLetter `json:"entries"`
-	// NextCursor continues after this page; nil when nothing remained.
-	NextCursor *string `json:"nextCursor"`
+	contract.DeadLetterPage
 	// Truncated: the entries a page may examine (deadLetterScanPages pages'
 	// worth, and the read budget MaxReadEntries, MaxReadBytes) ran out
 	// before the page was full; NextCursor continues. Not on the wire (the
 	// HTTP layer says so in a header).
-	Truncated bool `json:"-"`
+	Truncated bool
 }
 
 var (
@@ -107,7 +81,7 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 		}
 		end = "(" + cursor
 	}
-	page := DeadLetterPage{Stream: dlq, Entries: []DeadLetter{}}
+	page := DeadLetterPage{DeadLetterPage: contract.DeadLetterPage{Stream: dlq, Entries: []contract.DeadLetter{}}}
 	length, err := o.client.XLen(ctx, dlq).Result()
 	if err != nil {
 		return DeadLetterPage{}, err
@@ -155,8 +129,8 @@ func (o *Operator) DeadLetters(ctx context.Context, dlq, prefix, group, cursor s
 }
 
 // deadLetterOf decodes one dead-letter entry.
-func deadLetterOf(m redis.XMessage, prefix string) DeadLetter {
-	d := DeadLetter{ID: m.ID, Fields: map[string]string{}}
+func deadLetterOf(m redis.XMessage, prefix string) contract.DeadLetter {
+	d := contract.DeadLetter{ID: m.ID, Fields: map[string]string{}}
 	for k, v := range m.Values {
 		s := valueString(v)
 		switch {
@@ -245,23 +219,23 @@ func (o *Operator) DeleteDeadLetter(ctx context.Context, dlq, group, id string) 
 // that names no group: the dead-letter stream is shared by every group of
 // the prefix, so an entry without a group may be any group's, and one
 // group's operator must not remove it for the others.
-func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string) (DeadLetter, error) {
+func (o *Operator) deadLetter(ctx context.Context, dlq, prefix, group, id string) (contract.DeadLetter, error) {
 	if _, err := parseID(id); err != nil {
-		return DeadLetter{}, err
+		return contract.DeadLetter{}, err
 	}
 	msgs, err := o.client.XRange(ctx, dlq, id, id).Result()
 	if err != nil {
-		return DeadLetter{}, err
+		return contract.DeadLetter{}, err
 	}
 	if len(msgs) == 0 {
-		return DeadLetter{}, fmt.Errorf("%w: %s", ErrDeadLetterNotFound, id)
+		return contract.DeadLetter{}, fmt.Errorf("%w: %s", ErrDeadLetterNotFound, id)
 	}
 	d := deadLetterOf(msgs[0], prefix)
 	switch {
 	case d.Group == "":
-		return DeadLetter{}, fmt.Errorf("%w: %s names no consumer group, so it is not %s's to redrive or delete", ErrOtherGroup, id, group)
+		return contract.DeadLetter{}, fmt.Errorf("%w: %s names no consumer group, so it is not %s's to redrive or delete", ErrOtherGroup, id, group)
 	case d.Group != group:
-		return DeadLetter{}, fmt.Errorf("%w: %s was dead-lettered by %s", ErrOtherGroup, id, d.Group)
+		return contract.DeadLetter{}, fmt.Errorf("%w: %s was dead-lettered by %s", ErrOtherGroup, id, d.Group)
 	}
 	return d, nil
 }

@@ -34,7 +34,7 @@ func TestDeadLettersFilterByGroup(t *testing.T) {
 	}
 
 	const limit = 2 // a page examines at most 20 entries
-	var pages [][]DeadLetter
+	var pages [][]contract.DeadLetter
 	for cursor := ""; ; {
 		page, err := ops.DeadLetters(t.Context(), dlq, prefix, "billing", cursor, limit)
 		if err != nil {

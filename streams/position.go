@@ -32,16 +32,14 @@ func NewOperator(client redis.UniversalClient) *Operator {
 // PositionKind names where a reset moves a consumer group.
 type PositionKind string
 
-// The reset targets: the stream's start (every entry is delivered again),
-// its end (only entries added later are delivered), just after an entry id,
-// just before a time (entries added at or after it are delivered), and a
-// number of entries away from the group's position (setid.go).
+// The reset targets, named as contract's OffsetReset.To names them (the
+// BY kind is resolved in setid.go).
 const (
-	Earliest  PositionKind = "EARLIEST"
-	Latest    PositionKind = "LATEST"
-	AfterID   PositionKind = "ID"
-	Timestamp PositionKind = "TIMESTAMP"
-	By        PositionKind = "BY"
+	Earliest  PositionKind = contract.ResetToEarliest
+	Latest    PositionKind = contract.ResetToLatest
+	AfterID   PositionKind = contract.ResetToID
+	Timestamp PositionKind = contract.ResetToTimestamp
+	By        PositionKind = contract.ResetToBy
 )
 
 // Position is a reset target. ID is used with AfterID, TimestampMs with

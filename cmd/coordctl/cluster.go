@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
-	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
 func init() {
@@ -32,7 +32,7 @@ type clusterSummary struct {
 	elsewhere int            // owned by a coordinator other than their placement
 }
 
-func summarize(v cluster.View) clusterSummary {
+func summarize(v contract.ClusterView) clusterSummary {
 	s := clusterSummary{placed: map[string]int{}}
 	for _, g := range v.Groups {
 		s.placed[g.PlacedOn]++
@@ -66,7 +66,7 @@ func clusterView(c *call) error {
 			if co.ID == v.Self {
 				state = "live, self"
 			}
-			t.row(co.ID, co.URL, state, co.GroupsOwned, s.placed[co.ID], co.ExpiresAt.UTC().Format(time.RFC3339))
+			t.row(co.ID, co.URL, state, co.GroupsOwned, s.placed[co.ID], co.LeaseExpiresAt.UTC().Format(time.RFC3339))
 		}
 		t.row("")
 		t.row(fmt.Sprintf("Groups: %d; without an owner: %d; owned away from their placement (moving): %d", len(v.Groups), s.unowned, s.elsewhere))

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
@@ -168,7 +167,7 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	}
 
 	// cluster: the one coordinator owns the three groups.
-	var view cluster.View
+	var view contract.ClusterView
 	c.json(&view, "cluster")
 	if len(view.Coordinators) != 1 || view.Coordinators[0].ID != srv.ID || view.Coordinators[0].GroupsOwned != 3 || len(view.Groups) != 3 {
 		t.Errorf("cluster: %+v", view)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 func init() {
@@ -87,9 +86,9 @@ func migrationText(m *contract.Migration) string {
 // shards' offsets when the coordinator reads them (nil otherwise, with
 // OffsetsUnavailable saying why).
 type description struct {
-	Group              contract.GroupView  `json:"group"`
-	Offsets            *monitoring.Offsets `json:"offsets"`
-	OffsetsUnavailable string              `json:"offsetsUnavailable,omitempty"`
+	Group              contract.GroupView `json:"group"`
+	Offsets            *contract.Offsets  `json:"offsets"`
+	OffsetsUnavailable string             `json:"offsetsUnavailable,omitempty"`
 }
 
 func groupsDescribe(c *call) error {

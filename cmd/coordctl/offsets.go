@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/streams"
 )
 
 func init() {
@@ -41,9 +40,9 @@ A coordinator without Redis answers REDIS_NOT_CONFIGURED (exit 7).`,
 func resetTarget(to string) (contract.OffsetReset, error) {
 	switch strings.ToLower(to) {
 	case "earliest":
-		return contract.OffsetReset{To: string(streams.Earliest)}, nil
+		return contract.OffsetReset{To: contract.ResetToEarliest}, nil
 	case "latest":
-		return contract.OffsetReset{To: string(streams.Latest)}, nil
+		return contract.OffsetReset{To: contract.ResetToLatest}, nil
 	case "":
 		return contract.OffsetReset{}, usageErrorf("reset-offsets: --to is required")
 	}
@@ -52,16 +51,16 @@ func resetTarget(to string) (contract.OffsetReset, error) {
 		if err != nil || by == 0 {
 			return contract.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want by:N with N a non-zero number of entries", to)
 		}
-		return contract.OffsetReset{To: string(streams.By), By: by}, nil
+		return contract.OffsetReset{To: contract.ResetToBy, By: by}, nil
 	}
 	if strings.Contains(to, "-") && !strings.Contains(to, "T") {
-		return contract.OffsetReset{To: string(streams.AfterID), EntryID: to}, nil
+		return contract.OffsetReset{To: contract.ResetToID, EntryID: to}, nil
 	}
 	if ms, err := strconv.ParseInt(to, 10, 64); err == nil {
-		return contract.OffsetReset{To: string(streams.Timestamp), TimestampMs: ms}, nil
+		return contract.OffsetReset{To: contract.ResetToTimestamp, TimestampMs: ms}, nil
 	}
 	if at, err := time.Parse(time.RFC3339, to); err == nil {
-		return contract.OffsetReset{To: string(streams.Timestamp), TimestampMs: at.UnixMilli()}, nil
+		return contract.OffsetReset{To: contract.ResetToTimestamp, TimestampMs: at.UnixMilli()}, nil
 	}
 	return contract.OffsetReset{}, usageErrorf("reset-offsets: --to %q: want earliest, latest, an entry id, Unix milliseconds or an RFC 3339 time", to)
 }

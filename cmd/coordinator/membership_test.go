@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/freeport"
@@ -70,7 +70,7 @@ func TestDefaultIDsOfCoordinatorsOnOneHost(t *testing.T) {
 			t.Errorf("%s: health %+v, want id %s serving", base, r.report, ids[i])
 		}
 	}
-	var v cluster.View
+	var v contract.ClusterView
 	eventually.True(t, "both registered", func() bool {
 		st, _ := call(t, "GET", bases[0]+"/coord/v1/cluster", "", &v)
 		return st == http.StatusOK && len(v.Coordinators) == 2

@@ -7,10 +7,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 // observability is the coordinator's Prometheus instrumentation: one
@@ -64,20 +64,20 @@ type observedDataPlane struct {
 	m *metrics.Metrics
 }
 
-func (d observedDataPlane) GroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+func (d observedDataPlane) GroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	o, err := d.DataPlane.GroupOffsets(ctx, g)
 	d.record(g, o, err)
 	return o, err
 }
 
-func (d observedDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+func (d observedDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	o, err := d.DataPlane.CachedGroupOffsets(ctx, g)
 	d.record(g, o, err)
 	return o, err
 }
 
 // record sets g's shard gauges from o, or counts err (offsetsRead).
-func (d observedDataPlane) record(g *group.Group, o monitoring.Offsets, err error) {
+func (d observedDataPlane) record(g *group.Group, o contract.Offsets, err error) {
 	if offsetsRead(d.m, err) {
 		d.m.ShardOffsets(g.Key(), shardSamples(o.Shards))
 	}
@@ -94,7 +94,7 @@ func offsetsRead(m *metrics.Metrics, err error) bool {
 }
 
 // shardSamples are the metrics' samples of /offsets rows.
-func shardSamples(rows []monitoring.ShardOffset) []metrics.ShardSample {
+func shardSamples(rows []contract.ShardOffset) []metrics.ShardSample {
 	samples := make([]metrics.ShardSample, len(rows))
 	for i, s := range rows {
 		samples[i] = shardSample(s)
@@ -103,7 +103,7 @@ func shardSamples(rows []monitoring.ShardOffset) []metrics.ShardSample {
 }
 
 // shardSample is the metrics' sample of one /offsets row.
-func shardSample(s monitoring.ShardOffset) metrics.ShardSample {
+func shardSample(s contract.ShardOffset) metrics.ShardSample {
 	return metrics.ShardSample{
 		Shard: s.Shard.ShardIndex, StreamKey: s.StreamKey, StreamLength: s.StreamLength,
 		Pending: s.PendingCount, Lag: s.Lag, MemoryUsageBytes: s.MemoryUsageBytes,

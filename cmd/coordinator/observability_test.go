@@ -14,7 +14,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
-	"github.com/redis-stream-coordinator/coordinator/monitoring"
 )
 
 // The running coordinator serves its metrics at /actuator/prometheus and
@@ -56,15 +55,15 @@ func TestMetricsEndpoints(t *testing.T) {
 // offsets or err.
 type fakeDataPlane struct {
 	httpapi.DataPlane
-	offsets monitoring.Offsets
+	offsets contract.Offsets
 	err     error
 }
 
-func (f fakeDataPlane) GroupOffsets(context.Context, *group.Group) (monitoring.Offsets, error) {
+func (f fakeDataPlane) GroupOffsets(context.Context, *group.Group) (contract.Offsets, error) {
 	return f.offsets, f.err
 }
 
-func (f fakeDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (monitoring.Offsets, error) {
+func (f fakeDataPlane) CachedGroupOffsets(ctx context.Context, g *group.Group) (contract.Offsets, error) {
 	return f.GroupOffsets(ctx, g)
 }
 
@@ -95,14 +94,14 @@ func observedGroup(t *testing.T, configure func(*config.Monitoring)) (*observabi
 func TestOffsetsFeedShardGauges(t *testing.T) {
 	obs, g, cfg := observedGroup(t, func(m *config.Monitoring) { m.ShardSeries = 16 })
 	lag, produced := int64(3), 1.5
-	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
+	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: contract.Offsets{Shards: []contract.ShardOffset{
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: contract.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
-	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 9, Lag: &lag}, ProducedPerSecond: &produced},
+	o = obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: contract.Offsets{Shards: []contract.ShardOffset{
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: contract.StreamPosition{StreamKey: "orders:0", StreamLength: 9, Lag: &lag}, ProducedPerSecond: &produced},
 	}}}})
 	if _, err := o.DataPlane.CachedGroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)
@@ -139,8 +138,8 @@ func TestOffsetsFeedShardGauges(t *testing.T) {
 func TestShardSeriesOffByDefault(t *testing.T) {
 	obs, g, cfg := observedGroup(t, func(*config.Monitoring) {})
 	lag := int64(3)
-	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: monitoring.Offsets{Shards: []monitoring.ShardOffset{
-		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: monitoring.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
+	o := obs.apiOptions(httpapi.Options{Health: staticHealth{}, DataPlane: fakeDataPlane{offsets: contract.Offsets{Shards: []contract.ShardOffset{
+		{Shard: contract.Shard{ShardIndex: 0}, StreamPosition: contract.StreamPosition{StreamKey: "orders:0", StreamLength: 7, Lag: &lag, PendingCount: 2}},
 	}}}})
 	if _, err := o.DataPlane.GroupOffsets(t.Context(), g); err != nil {
 		t.Fatal(err)

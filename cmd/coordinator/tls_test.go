@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-stream-coordinator/coordinator/cluster"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
@@ -230,7 +230,7 @@ func forwardOverTLS(t *testing.T, ca *testcerts.CA, server testcerts.Pair, serve
 	hc.Transport.(*http.Transport).TLSClientConfig.ServerName = serverName
 	for _, root := range roots {
 		eventually.True(t, root+" sees both coordinators", func() bool {
-			var v cluster.View
+			var v contract.ClusterView
 			st, body, _ := sendVia(t, hc, adminAuth, "GET", root+"/coord/v1/cluster", "")
 			return st == http.StatusOK && json.Unmarshal([]byte(body), &v) == nil && len(v.Coordinators) == 2
 		})
