@@ -28,11 +28,11 @@ type adminRequest interface {
 }
 
 func (m *createMsg) exec(a *groupActor) {
-	answerAdmin(a, m.Reply, core.OpCreateGroup, func(op core.Op) (group.GroupView, error) { return a.create(op, m) })
+	answerAdmin(a, m.Reply, core.OpCreateGroup, func(op core.Op) (contract.GroupView, error) { return a.create(op, m) })
 }
 
 func (m *deleteMsg) exec(a *groupActor) {
-	answerAdmin(a, m.Reply, core.OpDeleteGroup, func(op core.Op) (group.GroupView, error) { return a.delete(op, m) })
+	answerAdmin(a, m.Reply, core.OpDeleteGroup, func(op core.Op) (contract.GroupView, error) { return a.delete(op, m) })
 }
 
 func (m *scaleMsg) exec(a *groupActor) {
@@ -97,10 +97,10 @@ func (a *groupActor) step(op core.Op, cmd core.Command) core.Done {
 // first, then a slot under the group caps (reserveGroup: admitted one at
 // a time, so concurrent creates do not pass a cap together), then the
 // core stores it (an insert), then its streams are provisioned.
-func (a *groupActor) create(op core.Op, m *createMsg) (group.GroupView, error) {
+func (a *groupActor) create(op core.Op, m *createMsg) (contract.GroupView, error) {
 	if m.StreamLevel {
 		if err := a.checkPrefixFree(); err != nil {
-			return group.GroupView{}, err
+			return contract.GroupView{}, err
 		}
 	}
 	cmd := core.Create{Request: m.Request}
@@ -109,25 +109,25 @@ func (a *groupActor) create(op core.Op, m *createMsg) (group.GroupView, error) {
 	// before anything is stored.
 	dry := a.core.Check(a.c.opts.Clock(), cmd)
 	if dry.Err != nil {
-		return group.GroupView{}, dry.Err
+		return contract.GroupView{}, dry.Err
 	}
 	if err := a.checkStreamKeys(dry.View.ShardCount, m.StreamLevel); err != nil {
-		return group.GroupView{}, err
+		return contract.GroupView{}, err
 	}
 	release, err := a.c.reserveGroup(a.key)
 	if err != nil {
-		return group.GroupView{}, err
+		return contract.GroupView{}, err
 	}
 	d := a.step(op, cmd)
 	release()
 	if d.Err != nil {
-		return group.GroupView{}, d.Err
+		return contract.GroupView{}, d.Err
 	}
 	if o := a.c.opts.Ownership; o != nil {
 		o.Created(a.key)
 	}
 	if err := a.provisionCreated(op); err != nil {
-		return group.GroupView{}, err
+		return contract.GroupView{}, err
 	}
 	return d.View, nil
 }
@@ -167,10 +167,10 @@ func (a *groupActor) prefixInUse() (bool, error) {
 // delete deletes the group (docs/protocol.md §2.3): the core removes it
 // from the store (its records end with group.DeletedRecord). It answers
 // the view from before the delete.
-func (a *groupActor) delete(op core.Op, m *deleteMsg) (group.GroupView, error) {
+func (a *groupActor) delete(op core.Op, m *deleteMsg) (contract.GroupView, error) {
 	d := a.step(op, core.Delete{Request: m.Request})
 	if d.Err != nil {
-		return group.GroupView{}, d.Err
+		return contract.GroupView{}, d.Err
 	}
 	a.removed()
 	return d.View, nil

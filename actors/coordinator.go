@@ -106,17 +106,17 @@ func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contrac
 
 // CreateGroup creates a group (endpoint #4), or with streamLevel the group
 // G = P of a new stream prefix (endpoint #2, key.ConsumerGroup is ignored).
-func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error) {
+func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error) {
 	if streamLevel {
 		key.ConsumerGroup = key.StreamPrefix
 	}
-	r := newReplyTo[group.GroupView]()
+	r := newReplyTo[contract.GroupView]()
 	return ask(ctx, c, &createMsg{routed: routed{Key: key}, Request: req, StreamLevel: streamLevel, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // DeleteGroup deletes a group's metadata and returns its pre-delete view.
-func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error) {
-	r := newReplyTo[group.GroupView]()
+func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error) {
+	r := newReplyTo[contract.GroupView]()
 	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }
 

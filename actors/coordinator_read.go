@@ -95,7 +95,7 @@ func (c *Coordinator) Snapshot(ctx context.Context, key group.Key) (*group.Group
 }
 
 // Group returns the committed GroupResponse.
-func (c *Coordinator) Group(ctx context.Context, key group.Key) (group.GroupView, error) {
+func (c *Coordinator) Group(ctx context.Context, key group.Key) (contract.GroupView, error) {
 	return project(ctx, c, key, (*group.Group).View)
 }
 
@@ -105,7 +105,7 @@ func (c *Coordinator) Members(ctx context.Context, key group.Key) ([]group.Membe
 }
 
 // Assignments returns the committed /assignments projection.
-func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error) {
+func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (contract.AssignmentsView, error) {
 	return project(ctx, c, key, (*group.Group).Assignments)
 }
 
@@ -150,13 +150,13 @@ func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (group.Migr
 // then consumer group. The groups are read concurrently (at most
 // groupsReadParallelism at a time); a group deleted while the list is read
 // is skipped.
-func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
+func (c *Coordinator) Groups(ctx context.Context) ([]contract.GroupView, error) {
 	keys, err := c.opts.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list groups: %w", err)
 	}
 	slices.SortFunc(keys, compareKeys)
-	views := make([]*group.GroupView, len(keys))
+	views := make([]*contract.GroupView, len(keys))
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(groupsReadParallelism)
 	for i, k := range keys {
@@ -175,7 +175,7 @@ func (c *Coordinator) Groups(ctx context.Context) ([]group.GroupView, error) {
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
-	out := make([]group.GroupView, 0, len(keys))
+	out := make([]contract.GroupView, 0, len(keys))
 	for _, v := range views {
 		if v != nil {
 			out = append(out, *v)

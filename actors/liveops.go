@@ -65,9 +65,9 @@ type liveState struct {
 // pauseMsg pauses (Resume false) or resumes req's shards.
 type pauseMsg struct {
 	routed
-	Request group.PauseRequest
+	Request contract.PauseRequest
 	Resume  bool
-	Reply   replyTo[group.PausedView]
+	Reply   replyTo[contract.PausedView]
 }
 
 func (m *pauseMsg) exec(a *groupActor) {
@@ -75,7 +75,7 @@ func (m *pauseMsg) exec(a *groupActor) {
 	if m.Resume {
 		op, cmd = core.OpResumeShards, core.Resume{Request: m.Request}
 	}
-	answerAdmin(a, m.Reply, op, func(op core.Op) (group.PausedView, error) {
+	answerAdmin(a, m.Reply, op, func(op core.Op) (contract.PausedView, error) {
 		d := a.step(op, cmd)
 		return d.Paused, d.Err
 	})
@@ -259,17 +259,17 @@ func (c *Coordinator) ForceReset(ctx context.Context, key group.Key, req group.R
 
 // PauseShards pauses shards of a group: they are revoked from their
 // readers and granted to nobody until resumed.
-func (c *Coordinator) PauseShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error) {
+func (c *Coordinator) PauseShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
 	return c.pause(ctx, key, req, false)
 }
 
 // ResumeShards resumes paused shards of a group.
-func (c *Coordinator) ResumeShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error) {
+func (c *Coordinator) ResumeShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
 	return c.pause(ctx, key, req, true)
 }
 
-func (c *Coordinator) pause(ctx context.Context, key group.Key, req group.PauseRequest, resume bool) (group.PausedView, error) {
-	r := newReplyTo[group.PausedView]()
+func (c *Coordinator) pause(ctx context.Context, key group.Key, req contract.PauseRequest, resume bool) (contract.PausedView, error) {
+	r := newReplyTo[contract.PausedView]()
 	return ask(ctx, c, &pauseMsg{routed: routed{Key: key}, Request: req, Resume: resume, Reply: r}, r, c.opts.RequestTimeout)
 }
 

@@ -177,7 +177,7 @@ func TestLiveResetFailsAfterRepeatedFailures(t *testing.T) {
 	if _, err := noRedis.StartReset(testCtx(t), orders, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, RequestedBy: "ops"}); !errors.Is(err, ErrNoPositions) {
 		t.Fatalf("reset without Redis: %v", err)
 	}
-	if _, err := noRedis.PauseShards(testCtx(t), orders, group.PauseRequest{Shards: []int{0}, RequestedBy: "ops"}); err != nil {
+	if _, err := noRedis.PauseShards(testCtx(t), orders, contract.PauseRequest{Shards: []int{0}, RequestedBy: "ops"}); err != nil {
 		t.Fatalf("pause without Redis: %v", err)
 	}
 }

@@ -71,14 +71,14 @@ type createMsg struct {
 	routed
 	Request     contract.CreateRequest
 	StreamLevel bool
-	Reply       replyTo[group.GroupView]
+	Reply       replyTo[contract.GroupView]
 }
 
 // deleteMsg deletes the group's metadata (docs/protocol.md §2.3); answers the pre-delete view.
 type deleteMsg struct {
 	routed
 	Request contract.DeleteRequest
-	Reply   replyTo[group.GroupView]
+	Reply   replyTo[contract.GroupView]
 }
 
 // tickMsg drives time-based maintenance of one group (docs/protocol.md §7).

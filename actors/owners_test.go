@@ -68,7 +68,7 @@ func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 	_, err = c.DeleteGroup(ctx, orders, contract.DeleteRequest{RequestedBy: "t", Reason: "t"})
 	wantCode(t, err, contract.CodeGroupNotFound)
 	// The live operations too, at once (not after the request timeout).
-	_, err = c.PauseShards(ctx, orders, group.PauseRequest{Shards: []int{0}, RequestedBy: "t"})
+	_, err = c.PauseShards(ctx, orders, contract.PauseRequest{Shards: []int{0}, RequestedBy: "t"})
 	wantCode(t, err, contract.CodeGroupNotFound)
 	_, err = c.StartReset(ctx, orders, group.ResetRequest{Target: group.ResetTarget{To: "LATEST"}, RequestedBy: "t"})
 	wantCode(t, err, contract.CodeGroupNotFound)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"github.com/redis-stream-coordinator/coordinator/actors/core"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -12,7 +13,7 @@ import (
 type workMsg struct {
 	routed
 	Measure group.Measure
-	Reply   replyTo[group.WorkView]
+	Reply   replyTo[contract.WorkView]
 }
 
 // NotInfluenceReceiveTimeout: measures, like ticks, do not keep a group
@@ -20,9 +21,9 @@ type workMsg struct {
 func (*workMsg) NotInfluenceReceiveTimeout() {}
 
 func (m *workMsg) exec(a *groupActor) {
-	answerAdmin(a, m.Reply, core.OpRebalance, func(op core.Op) (group.WorkView, error) {
+	answerAdmin(a, m.Reply, core.OpRebalance, func(op core.Op) (contract.WorkView, error) {
 		if g := a.core.Committed(); !g.Exists() || g.AssignorOf() != group.AssignorWork {
-			return group.WorkView{}, nil
+			return contract.WorkView{}, nil
 		}
 		d := a.step(op, core.Rebalance{Measure: m.Measure})
 		return d.Work, d.Err
@@ -34,5 +35,5 @@ func (m *workMsg) exec(a *groupActor) {
 // (group.Rebalance); any other group ignores it. The lag refresher calls
 // it after each read of a work-assigned group's streams.
 func (c *Coordinator) Rebalance(key group.Key, m group.Measure) error {
-	return c.send(&workMsg{routed: routed{Key: key}, Measure: m, Reply: newReplyTo[group.WorkView]()})
+	return c.send(&workMsg{routed: routed{Key: key}, Measure: m, Reply: newReplyTo[contract.WorkView]()})
 }

@@ -396,8 +396,8 @@ func backlogOf(ctx context.Context, rdb *goredis.Client, keys []string, grp stri
 }
 
 // assignmentsOf reads key's /assignments.
-func assignmentsOf(ctx context.Context, api *API, key group.Key) (group.AssignmentsView, error) {
-	var v group.AssignmentsView
+func assignmentsOf(ctx context.Context, api *API, key group.Key) (contract.AssignmentsView, error) {
+	var v contract.AssignmentsView
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api.Base+"/monitoring"+groupPath(key)+"/assignments", nil)
 	if err != nil {
 		return v, err

@@ -109,13 +109,13 @@ func (r *run) liveOpNow(ctx context.Context, f Fault) {
 		if f.Kind == ShardResume {
 			op = "resume"
 		}
-		body, _ := json.Marshal(group.PauseRequest{Shards: []int{f.Target}, RequestedBy: "coord-chaos", Reason: "chaos"})
+		body, _ := json.Marshal(contract.PauseRequest{Shards: []int{f.Target}, RequestedBy: "coord-chaos", Reason: "chaos"})
 		for attempt := 1; ; attempt++ {
 			coord, base, ok := r.live.pick(r)
 			code := 0
 			var err error
 			if ok {
-				code, err = r.call(ctx, http.MethodPost, base+groupPath(r.key)+"/shards/"+op, body, new(group.PausedView))
+				code, err = r.call(ctx, http.MethodPost, base+groupPath(r.key)+"/shards/"+op, body, new(contract.PausedView))
 			}
 			r.log.add(r.now(), "", fmt.Sprintf("FAULT %s shard %d via %s: HTTP %d %v", op, f.Target, coord, code, err))
 			if code == http.StatusOK {

@@ -449,11 +449,11 @@ func (r *run) settle(ctx context.Context, healAt time.Duration) error {
 // members, and its sizes differ by at most one; every member reads
 // exactly its target and its last answer was OK with nothing pending.
 func (r *run) balanced(ctx context.Context) error {
-	var g group.GroupView
+	var g contract.GroupView
 	if err := r.get(ctx, groupPath(r.key), &g); err != nil {
 		return fmt.Errorf("group: %w", err)
 	}
-	var a group.AssignmentsView
+	var a contract.AssignmentsView
 	if err := r.get(ctx, "/monitoring"+groupPath(r.key)+"/assignments", &a); err != nil {
 		return fmt.Errorf("assignments: %w", err)
 	}
@@ -512,7 +512,7 @@ type migrationsView struct {
 
 // checkAdmin checks the acknowledged admin changes against the final state.
 func (r *run) checkAdmin(ctx context.Context, at time.Duration) []Violation {
-	var g group.GroupView
+	var g contract.GroupView
 	var ms migrationsView
 	if err := r.getSoon(ctx, groupPath(r.key), &g); err != nil {
 		return []Violation{{Kind: "admin", At: at, Text: "read group: " + err.Error()}}

@@ -428,8 +428,8 @@ func (c *oneURL) view(ctx context.Context) contract.ClusterView {
 	return v
 }
 
-func (c *oneURL) assignments(ctx context.Context, k group.Key) group.AssignmentsView {
-	var a group.AssignmentsView
+func (c *oneURL) assignments(ctx context.Context, k group.Key) contract.AssignmentsView {
+	var a contract.AssignmentsView
 	path := "/monitoring/streams/" + url.PathEscape(k.StreamPrefix) + "/groups/" + url.PathEscape(k.ConsumerGroup) + "/assignments"
 	if err := json.Unmarshal(c.call(ctx, http.MethodGet, path, ""), &a); err != nil {
 		c.t.Fatal(err)

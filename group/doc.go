@@ -11,10 +11,10 @@
 // core) commits the same records to the store and replays them onto its
 // committed copy, so live traffic and recovery share one path.
 //
-// The member protocol's messages and their value types (ShardSet,
-// Instant) are package contract's: the handlers take and answer them.
-// The admin requests and the views the handlers build from domain types
-// (GroupView, AssignmentsView, Migration) are declared in protocol.go.
+// The wire is package contract's: the member protocol's messages and
+// their value types (ShardSet, Instant), the admin requests, and the views
+// of a group. The handlers take and answer contract's messages; views.go
+// projects the domain types (which carry no JSON) into contract's views.
 //
 // Invariants the handlers keep (checked by the tests and by Assignments):
 //   - a shard is never in the current sets of two owners: a shard moved to a

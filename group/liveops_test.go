@@ -23,8 +23,8 @@ func keep[A any](t *testing.T, c *grouptest.Context, res group.Result[A]) A {
 	return res.Answer
 }
 
-func pauseReq(shards ...int) group.PauseRequest {
-	return group.PauseRequest{Shards: shards, RequestedBy: "ops", Reason: "poison"}
+func pauseReq(shards ...int) contract.PauseRequest {
+	return contract.PauseRequest{Shards: shards, RequestedBy: "ops", Reason: "poison"}
 }
 
 // targetOf returns the member whose target holds shard s, "" for none.
@@ -88,7 +88,7 @@ func TestPauseRevokesAndResumeGrants(t *testing.T) {
 // pausing twice changes nothing.
 func TestPauseRefusals(t *testing.T) {
 	c := stableAB(t)
-	for _, req := range []group.PauseRequest{
+	for _, req := range []contract.PauseRequest{
 		{Shards: []int{1}},
 		{Shards: nil, RequestedBy: "ops"},
 		{Shards: []int{4}, RequestedBy: "ops"},

@@ -28,7 +28,7 @@ func newWorkContext(t grouptest.TB, shards int) *grouptest.Context {
 }
 
 // rebalance runs one measuring interval on c.
-func rebalance(c *grouptest.Context, m group.Measure) group.WorkView {
+func rebalance(c *grouptest.Context, m group.Measure) contract.WorkView {
 	res := c.Group.Rebalance(c.Now, c.Settings, m)
 	c.Records = append(c.Records, res.Records...)
 	return res.Answer

@@ -26,19 +26,19 @@ type Coordinator interface {
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
 	Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error)
 	// CreateGroup creates a group (docs/protocol.md §2.2); streamLevel marks endpoint #2.
-	CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error)
+	CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error)
 	// DeleteGroup deletes a group's metadata and returns its pre-delete view (docs/protocol.md §2.3).
-	DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error)
+	DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error)
 	// Group returns the GroupResponse (docs/protocol.md §2.2).
-	Group(ctx context.Context, key group.Key) (group.GroupView, error)
+	Group(ctx context.Context, key group.Key) (contract.GroupView, error)
 	// Members returns every member record sorted by member id (docs/protocol.md §2.6).
 	Members(ctx context.Context, key group.Key) ([]group.Member, error)
 	// Assignments returns the /assignments projection (docs/protocol.md §2.6).
-	Assignments(ctx context.Context, key group.Key) (group.AssignmentsView, error)
+	Assignments(ctx context.Context, key group.Key) (contract.AssignmentsView, error)
 	// Routing returns the producer-routing metadata (docs/protocol.md §2.4).
 	Routing(ctx context.Context, key group.Key) (group.Routing, error)
 	// Groups returns every group's GroupResponse.
-	Groups(ctx context.Context) ([]group.GroupView, error)
+	Groups(ctx context.Context) ([]contract.GroupView, error)
 	// ForceReset sets the consumer group's position on req's shards
 	// (every shard when none is named) to req.Target at once, racing the
 	// members reading them: the runtime performs the Redis writes. Redis
@@ -317,7 +317,7 @@ func (a *API) routes() []route {
 	return slices.Concat([]route{
 		{Route{Method: http.MethodPost, Template: stream}, a.create(true, streamCreatedBody)},
 		{Route{Method: http.MethodPost, Template: grp}, a.create(false, groupCreatedBody)},
-		{Route{Method: http.MethodGet, Template: grp}, read(a, a.coord.Group, asIs[group.GroupView])},
+		{Route{Method: http.MethodGet, Template: grp}, read(a, a.coord.Group, asIs[contract.GroupView])},
 		{Route{Method: http.MethodDelete, Template: grp}, a.deleteGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.coord.Routing, routingBody)},
 		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate}, a.heartbeat},
@@ -326,7 +326,7 @@ func (a *API) routes() []route {
 		{Route{Method: http.MethodGet, Template: contract.MonitoringGroups}, a.listGroups},
 		{Route{Method: http.MethodGet, Template: monGroup}, read(a, a.groupWithMutations, asIs[monitoringGroup])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMembers}, read(a, a.coord.Members, membersBody)},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.coord.Assignments, asIs[group.AssignmentsView])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.coord.Assignments, asIs[contract.AssignmentsView])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.coord.Members, consumptionBody)},
 		{Route{Method: http.MethodGet, Template: contract.OpenAPITemplate}, openAPI},
 	}, a.reshardingRoutes(), a.positionRoutes(), a.liveOpsRoutes(), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())

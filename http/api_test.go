@@ -26,10 +26,10 @@ import (
 // records what it was asked.
 type fakeCoord struct {
 	err         error
-	view        group.GroupView
-	views       []group.GroupView
+	view        contract.GroupView
+	views       []contract.GroupView
 	members     []group.Member
-	assignments group.AssignmentsView
+	assignments contract.AssignmentsView
 	routing     group.Routing
 	hbResp      contract.HeartbeatResponse
 	panicOnRead bool
@@ -55,17 +55,17 @@ func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *contract.He
 	return f.hbResp, f.note(key)
 }
 
-func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (group.GroupView, error) {
+func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error) {
 	f.create, f.streamLevel = req, streamLevel
 	return f.view, f.note(key)
 }
 
-func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req contract.DeleteRequest) (group.GroupView, error) {
+func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error) {
 	f.del = req
 	return f.view, f.note(key)
 }
 
-func (f *fakeCoord) Group(_ context.Context, key group.Key) (group.GroupView, error) {
+func (f *fakeCoord) Group(_ context.Context, key group.Key) (contract.GroupView, error) {
 	if f.panicOnRead {
 		panic("boom")
 	}
@@ -76,7 +76,7 @@ func (f *fakeCoord) Members(_ context.Context, key group.Key) ([]group.Member, e
 	return f.members, f.note(key)
 }
 
-func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (group.AssignmentsView, error) {
+func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (contract.AssignmentsView, error) {
 	return f.assignments, f.note(key)
 }
 
@@ -84,7 +84,7 @@ func (f *fakeCoord) Routing(_ context.Context, key group.Key) (group.Routing, er
 	return f.routing, f.note(key)
 }
 
-func (f *fakeCoord) Groups(context.Context) ([]group.GroupView, error) {
+func (f *fakeCoord) Groups(context.Context) ([]contract.GroupView, error) {
 	f.groupsRead++
 	return f.views, f.note(group.Key{})
 }
@@ -102,8 +102,8 @@ func (f *fakeCoord) PreviewReset(_ context.Context, key group.Key, req group.Res
 	return contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, DryRun: true}, f.note(key)
 }
 
-func sampleView() group.GroupView {
-	return group.GroupView{
+func sampleView() contract.GroupView {
+	return contract.GroupView{
 		StreamPrefix: "orders", ConsumerGroup: "orders-consumer", State: contract.GroupReconciling,
 		GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3, ShardCount: 4,
 		TargetAssignmentSummary:  map[string]int{"member-a": 2, "member-b": 2},
@@ -403,7 +403,7 @@ func TestListGroups(t *testing.T) {
 	f := &fakeCoord{}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[]}`)
-	f.views = []group.GroupView{sampleView()}
+	f.views = []contract.GroupView{sampleView()}
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[`+sampleViewJSON+`]}`)
 	f.err = fmt.Errorf("list: %w", persistence.ErrUnavailable)
 	errorOf(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 503, "STORE_UNAVAILABLE")
@@ -432,7 +432,7 @@ func TestMembersKeepNulls(t *testing.T) {
 }
 
 func TestAssignments(t *testing.T) {
-	f := &fakeCoord{assignments: group.AssignmentsView{
+	f := &fakeCoord{assignments: contract.AssignmentsView{
 		TargetAssignment:    map[string]contract.ShardSet{"a": contract.NewShardSet(2, 0)},
 		CurrentAssignments:  map[string]contract.ShardSet{"a": contract.NewShardSet(0)},
 		RevokeProgress:      map[string]contract.ShardSet{},

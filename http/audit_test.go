@@ -30,7 +30,7 @@ import (
 // panickingCoord panics when asked to create a group.
 type panickingCoord struct{ fakeCoord }
 
-func (*panickingCoord) CreateGroup(context.Context, group.Key, contract.CreateRequest, bool) (group.GroupView, error) {
+func (*panickingCoord) CreateGroup(context.Context, group.Key, contract.CreateRequest, bool) (contract.GroupView, error) {
 	panic("audit test panic")
 }
 

@@ -52,7 +52,7 @@ func newE2EClock() *fakeclock.Clock {
 // createGroup creates orders/workers with n shards.
 func (c *cluster) createGroup(n int) {
 	c.t.Helper()
-	var view group.GroupView
+	var view contract.GroupView
 	if st := c.Admin().Call("POST", "/streams/orders/groups/workers", map[string]any{"initialShardCount": n, "requestedBy": "e2e"}, &view); st != http.StatusCreated {
 		c.t.Fatalf("create: status %d", st)
 	}
@@ -61,9 +61,9 @@ func (c *cluster) createGroup(n int) {
 	}
 }
 
-func (c *cluster) group() group.GroupView {
+func (c *cluster) group() contract.GroupView {
 	c.t.Helper()
-	var v group.GroupView
+	var v contract.GroupView
 	if st := c.Admin().Call("GET", "/streams/orders/groups/workers", nil, &v); st != http.StatusOK {
 		c.t.Fatalf("get group: status %d", st)
 	}
@@ -83,9 +83,9 @@ func (c *cluster) members() map[string]group.Member {
 	return out
 }
 
-func (c *cluster) assignments() group.AssignmentsView {
+func (c *cluster) assignments() contract.AssignmentsView {
 	c.t.Helper()
-	var v group.AssignmentsView
+	var v contract.AssignmentsView
 	if st := c.Admin().Call("GET", "/monitoring/streams/orders/groups/workers/assignments", nil, &v); st != http.StatusOK {
 		c.t.Fatalf("assignments: status %d", st)
 	}
@@ -274,7 +274,7 @@ func TestE2ECreateHeartbeatDelete(t *testing.T) {
 	if st := c.Admin().Call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test"}, &e); st != http.StatusConflict || e.ErrorCode != "GROUP_HAS_ACTIVE_MEMBERS" {
 		t.Fatalf("delete without force: %d %+v", st, e)
 	}
-	var view group.GroupView
+	var view contract.GroupView
 	if st := c.Admin().Call("DELETE", "/streams/orders/groups/workers", map[string]any{"requestedBy": "e2e", "reason": "test", "force": true}, &view); st != http.StatusOK {
 		t.Fatalf("forced delete: %d", st)
 	}

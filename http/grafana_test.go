@@ -34,21 +34,21 @@ func (c *grafanaCoord) get(key group.Key) (*group.Group, error) {
 	return g.Clone(), nil
 }
 
-func (c *grafanaCoord) Groups(context.Context) ([]group.GroupView, error) {
+func (c *grafanaCoord) Groups(context.Context) ([]contract.GroupView, error) {
 	keys := slices.SortedFunc(maps.Keys(c.groups), func(a, b group.Key) int {
 		return cmp.Or(cmp.Compare(a.StreamPrefix, b.StreamPrefix), cmp.Compare(a.ConsumerGroup, b.ConsumerGroup))
 	})
-	views := make([]group.GroupView, len(keys))
+	views := make([]contract.GroupView, len(keys))
 	for i, k := range keys {
 		views[i] = c.groups[k].View()
 	}
 	return views, nil
 }
 
-func (c *grafanaCoord) Group(_ context.Context, key group.Key) (group.GroupView, error) {
+func (c *grafanaCoord) Group(_ context.Context, key group.Key) (contract.GroupView, error) {
 	g, err := c.get(key)
 	if err != nil {
-		return group.GroupView{}, err
+		return contract.GroupView{}, err
 	}
 	return g.View(), nil
 }

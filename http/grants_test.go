@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
@@ -181,7 +180,7 @@ func errorCode(body []byte) string {
 // TestListsShowOnlyGrantedGroups: the routes that list groups show a
 // scoped caller only the groups it holds the route's operation on.
 func TestListsShowOnlyGrantedGroups(t *testing.T) {
-	views := []group.GroupView{
+	views := []contract.GroupView{
 		{StreamPrefix: streamX, ConsumerGroup: groupA}, {StreamPrefix: streamX, ConsumerGroup: groupB},
 		{StreamPrefix: streamY, ConsumerGroup: groupA},
 	}
@@ -189,7 +188,7 @@ func TestListsShowOnlyGrantedGroups(t *testing.T) {
 	for who, want := range map[string]int{"admin": 3, "describer": 2} {
 		rec := e.send("GET", contract.BasePath+contract.MonitoringGroups, tokens[who], "")
 		var body struct {
-			Groups []group.GroupView `json:"groups"`
+			Groups []contract.GroupView `json:"groups"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", who, rec.Code, rec.Body)

@@ -15,9 +15,9 @@ import (
 type LiveOps interface {
 	// PauseShards pauses shards: they are revoked from their readers and
 	// granted to nobody until resumed.
-	PauseShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error)
+	PauseShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error)
 	// ResumeShards grants paused shards again.
-	ResumeShards(ctx context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error)
+	ResumeShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error)
 	// StartReset starts a live offset reset and answers it as stored.
 	StartReset(ctx context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error)
 	// Reset returns one live reset of a group.

@@ -183,7 +183,7 @@ func TestLiveResetStatesEndToEnd(t *testing.T) {
 func TestPauseEndToEnd(t *testing.T) {
 	e := newReshardEnv(t)
 	ms := e.settledGroup(2, 2)
-	var v group.PausedView
+	var v contract.PausedView
 	e.expect("POST", e.groupPath()+"/shards/pause", map[string]any{"shards": []int{1}, "requestedBy": "ops", "reason": "poison"}, http.StatusOK, &v)
 	if !v.PausedShards.Equal(contract.NewShardSet(1)) || len(v.Pausing) != 1 {
 		t.Fatalf("pause %+v", v)
@@ -195,14 +195,14 @@ func TestPauseEndToEnd(t *testing.T) {
 	})
 	eventually.True(t, "nobody holds shard 1", func() bool {
 		e.round(4, ms...)
-		v = group.PausedView{} // decoding into a map merges
+		v = contract.PausedView{} // decoding into a map merges
 		e.expect("GET", e.monitoringPath()+"/paused-shards", nil, http.StatusOK, &v)
 		return len(v.Pausing) == 0
 	})
 	if !v.PausedShards.Contains(1) {
 		t.Fatalf("paused view %+v", v)
 	}
-	var a group.AssignmentsView
+	var a contract.AssignmentsView
 	e.expect("GET", e.monitoringPath()+"/assignments", nil, http.StatusOK, &a)
 	if !a.PausedShards.Contains(1) || len(a.InvariantViolations) != 0 {
 		t.Fatalf("assignments %+v", a)

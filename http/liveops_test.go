@@ -6,15 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-func (f *fakeCoord) PauseShards(_ context.Context, key group.Key, req group.PauseRequest) (group.PausedView, error) {
-	return group.PausedView{PausedShards: req.Shards}, f.note(key)
+func (f *fakeCoord) PauseShards(_ context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
+	return contract.PausedView{PausedShards: req.Shards}, f.note(key)
 }
 
-func (f *fakeCoord) ResumeShards(_ context.Context, key group.Key, _ group.PauseRequest) (group.PausedView, error) {
-	return group.PausedView{}, f.note(key)
+func (f *fakeCoord) ResumeShards(_ context.Context, key group.Key, _ contract.PauseRequest) (contract.PausedView, error) {
+	return contract.PausedView{}, f.note(key)
 }
 
 func (f *fakeCoord) StartReset(_ context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error) {

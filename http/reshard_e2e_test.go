@@ -315,7 +315,7 @@ func (e *reshardEnv) until(what string, n int, cond func() bool, members ...*mem
 
 // tick sends a tick to the group and waits until it is handled and its
 // changes are stored (actors.Coordinator.Settle).
-func (e *reshardEnv) tick() group.GroupView {
+func (e *reshardEnv) tick() contract.GroupView {
 	e.t.Helper()
 	e.Actors.TickNow()
 	if err := e.Actors.Settle(e.t.Context(), e.key); err != nil {
@@ -378,9 +378,9 @@ func (e *reshardEnv) settled(ms []*membersim.Member) func() bool {
 }
 
 // group reads the GroupResponse (#5).
-func (e *reshardEnv) group() group.GroupView {
+func (e *reshardEnv) group() contract.GroupView {
 	e.t.Helper()
-	var v group.GroupView
+	var v contract.GroupView
 	e.expect("GET", e.groupPath(), nil, http.StatusOK, &v)
 	return v
 }

@@ -177,7 +177,7 @@ func TestAdminMutationsAndScaleRequests(t *testing.T) {
 // panicking answers every read with a panic.
 type panicking struct{ httpapi.Coordinator }
 
-func (panicking) Group(context.Context, group.Key) (group.GroupView, error) { panic("boom") }
+func (panicking) Group(context.Context, group.Key) (contract.GroupView, error) { panic("boom") }
 
 // A handler panic is an ERROR outcome with status 500.
 func TestPanicIsAnErrorOutcome(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 )
@@ -17,7 +17,7 @@ func TestShardsPaused(t *testing.T) {
 	m := metrics.New(reg, coordinatorID)
 	c := grouptest.New(t, 4)
 	c.Join("A")
-	res := c.Group.Pause(c.Now, c.Settings, group.PauseRequest{Shards: []int{1, 3}, RequestedBy: "ops"})
+	res := c.Group.Pause(c.Now, c.Settings, contract.PauseRequest{Shards: []int{1, 3}, RequestedBy: "ops"})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}

@@ -101,10 +101,10 @@ type Rollback struct {
 }
 
 // Pause pauses shards (group.Pause). Answer: Done.Paused.
-type Pause struct{ Request group.PauseRequest }
+type Pause struct{ Request contract.PauseRequest }
 
 // Resume resumes paused shards (group.Resume). Answer: Done.Paused.
-type Resume struct{ Request group.PauseRequest }
+type Resume struct{ Request contract.PauseRequest }
 
 // StartReset starts a live offset reset with id NewID
 // (group.StartReset). Answer: Done.Reset.
@@ -165,15 +165,15 @@ type Done struct {
 	Op  Op
 	Err error
 	// View answers Create and Delete.
-	View group.GroupView
+	View contract.GroupView
 	// Migration answers StartScale, ActivateScale and Rollback.
 	Migration group.Migration
 	// Paused answers Pause and Resume.
-	Paused group.PausedView
+	Paused contract.PausedView
 	// Reset answers StartReset, BeginApply, FinishReset and FailReset.
 	Reset group.LiveReset
 	// Work answers Rebalance.
-	Work group.WorkView
+	Work contract.WorkView
 }
 
 // GroupNotFound is the domain's refusal of a command, or a read, of a

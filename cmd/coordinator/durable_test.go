@@ -160,9 +160,9 @@ func deleteGroup(t *testing.T, base string, key group.Key) {
 }
 
 // groupView returns key's GroupResponse from the API at base.
-func groupView(t *testing.T, base string, key group.Key) group.GroupView {
+func groupView(t *testing.T, base string, key group.Key) contract.GroupView {
 	t.Helper()
-	var v group.GroupView
+	var v contract.GroupView
 	st, body := callRetrying(t, "GET", groupURL(base, key), "")
 	if st != http.StatusOK || json.Unmarshal([]byte(body), &v) != nil {
 		t.Fatalf("get %s: %d %s", key, st, body)
@@ -231,7 +231,7 @@ type swarm struct {
 	// target returns the API base URL member i heartbeats to in round r.
 	target func(r, i int) string
 	// view returns the group as a coordinator serves it.
-	view func() group.GroupView
+	view func() contract.GroupView
 	// tick, when set, runs after every round (e.g. to advance a clock).
 	tick func()
 	// rounds counts the rounds sent.

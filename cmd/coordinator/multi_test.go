@@ -60,7 +60,7 @@ func severalCoordinators(t *testing.T, storeYAML string) {
 	sw := &swarm{
 		key: key, shards: shards,
 		target: func(r, i int) string { return live[(r+i)%len(live)].base },
-		view:   func() group.GroupView { return groupView(t, live[0].base, key) },
+		view:   func() contract.GroupView { return groupView(t, live[0].base, key) },
 		tick:   func() { clock.Advance(interval) },
 	}
 	for i := range 12 {

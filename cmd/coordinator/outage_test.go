@@ -166,7 +166,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 		members = append(members, membersim.New(fmt.Sprintf("m-%02d", i), oracle))
 	}
 	sw := &swarm{key: key, shards: shards, members: members,
-		target: func(int, int) string { return n.base }, view: func() group.GroupView { return groupView(t, n.base, key) }}
+		target: func(int, int) string { return n.base }, view: func() contract.GroupView { return groupView(t, n.base, key) }}
 	sw.converge(t)
 
 	ld := startLoad(key, n.base, oracle, members, total)

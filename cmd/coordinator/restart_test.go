@@ -31,7 +31,7 @@ func TestRunKeepsMemberEpochsAcrossRestarts(t *testing.T) {
 			createGroup(t, api, key, 6)
 			members := []*membersim.Member{membersim.New("m-a", nil), membersim.New("m-b", nil), membersim.New("m-c", nil)}
 			sw := &swarm{key: key, shards: 6, members: members,
-				target: func(int, int) string { return api }, view: func() group.GroupView { return groupView(t, api, key) }}
+				target: func(int, int) string { return api }, view: func() contract.GroupView { return groupView(t, api, key) }}
 			sw.converge(t)
 			before := groupView(t, api, key)
 			stop()

@@ -72,9 +72,9 @@ func GroupPath(key group.Key) string { return contract.GroupPath(key.StreamPrefi
 
 // Create creates key's group with shards shards and returns its view; any
 // answer but 201 fails the test.
-func (a *Admin) Create(key group.Key, shards int) group.GroupView {
+func (a *Admin) Create(key group.Key, shards int) contract.GroupView {
 	a.c.t.Helper()
-	var v group.GroupView
+	var v contract.GroupView
 	if st := a.Call(http.MethodPost, GroupPath(key), map[string]any{"initialShardCount": shards, "requestedBy": "coordtest"}, &v); st != http.StatusCreated {
 		a.c.t.Fatalf("create %s on %s: status %d", key, a.c.ID, st)
 	}
@@ -82,9 +82,9 @@ func (a *Admin) Create(key group.Key, shards int) group.GroupView {
 }
 
 // Group reads key's group; any answer but 200 fails the test.
-func (a *Admin) Group(key group.Key) group.GroupView {
+func (a *Admin) Group(key group.Key) contract.GroupView {
 	a.c.t.Helper()
-	var v group.GroupView
+	var v contract.GroupView
 	if st := a.Call(http.MethodGet, GroupPath(key), nil, &v); st != http.StatusOK {
 		a.c.t.Fatalf("get %s on %s: status %d", key, a.c.ID, st)
 	}
