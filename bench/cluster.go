@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
@@ -262,23 +263,10 @@ func (s *session) answeredSince(t time.Duration) bool {
 	return true
 }
 
-// clusterView is the part of GET contract.ClusterTemplate the bench reads.
-type clusterView struct {
-	Coordinators []struct {
-		ID          string `json:"id"`
-		GroupsOwned int    `json:"groupsOwned"`
-	} `json:"coordinators"`
-	Groups []struct {
-		StreamPrefix  string `json:"streamPrefix"`
-		ConsumerGroup string `json:"consumerGroup"`
-		Owner         string `json:"owner"`
-	} `json:"groups"`
-}
-
 // view reads GET contract.ClusterTemplate from the session's coordinator.
-func (s *session) view(ctx context.Context) (clusterView, error) {
-	var v clusterView
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.api.Base+"/cluster", nil)
+func (s *session) view(ctx context.Context) (contract.ClusterView, error) {
+	var v contract.ClusterView
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.api.Base+contract.ClusterTemplate, nil)
 	if err != nil {
 		return v, err
 	}

@@ -145,7 +145,7 @@ func (r *run) liveReset(ctx context.Context, shard int) {
 	if !ok {
 		return
 	}
-	var lr group.LiveReset
+	var lr contract.LiveReset
 	code, err := r.call(ctx, http.MethodPost, base+groupPath(key)+"/offsets/reset", body, &lr)
 	r.log.add(r.now(), "", fmt.Sprintf("FAULT live reset of real shard %d via %s: HTTP %d %s %s %v", shard, coord, code, lr.ResetID, lr.State, err))
 	if code != http.StatusOK {
@@ -154,10 +154,10 @@ func (r *run) liveReset(ctx context.Context, shard int) {
 		return
 	}
 	r.count(LiveReset + " acknowledged")
-	for lr.State.Active() && ctx.Err() == nil && r.now() < r.opts.Duration+r.opts.SettleTimeout {
+	for !lr.State.Finished() && ctx.Err() == nil && r.now() < r.opts.Duration+r.opts.SettleTimeout {
 		time.Sleep(100 * time.Millisecond)
 		if _, base, ok = r.live.pick(r); ok {
-			var cur group.LiveReset
+			var cur contract.LiveReset
 			if c, _ := r.call(ctx, http.MethodGet, base+"/monitoring"+groupPath(key)+"/offsets/resets/"+lr.ResetID, nil, &cur); c == http.StatusOK {
 				lr = cur
 			}

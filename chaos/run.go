@@ -357,7 +357,7 @@ func (r *run) scale(ctx context.Context, target int) {
 	}
 	op := adminOp{at: r.now(), target: target}
 	body, _ := json.Marshal(contract.ScaleRequest{TargetShardCount: &target, RequestedBy: "coord-chaos"})
-	var m group.Migration
+	var m contract.Migration
 	code, err := r.call(ctx, http.MethodPost, base+groupPath(r.key)+"/scale", body, &m)
 	op.code, op.id = code, m.ReshardingID
 	if err != nil {
@@ -504,16 +504,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// migrationsView is the /migrations answer.
-type migrationsView struct {
-	Migrations         []group.Migration `json:"migrations"`
-	ActiveReshardingID *string           `json:"activeReshardingId"`
-}
-
 // checkAdmin checks the acknowledged admin changes against the final state.
 func (r *run) checkAdmin(ctx context.Context, at time.Duration) []Violation {
 	var g contract.GroupView
-	var ms migrationsView
+	var ms contract.MigrationList
 	if err := r.getSoon(ctx, groupPath(r.key), &g); err != nil {
 		return []Violation{{Kind: "admin", At: at, Text: "read group: " + err.Error()}}
 	}

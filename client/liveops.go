@@ -72,7 +72,7 @@ func (c *Coordinator) Resets(ctx context.Context, p, g string) ([]contract.LiveR
 func (c *Coordinator) WaitReset(ctx context.Context, p, g, id string, interval time.Duration) (contract.LiveReset, error) {
 	for {
 		r, err := c.Reset(ctx, p, g, id)
-		if err != nil || r.State == contract.ResetDone || r.State == contract.ResetFailed {
+		if err != nil || r.State.Finished() {
 			return r, err
 		}
 		select {

@@ -31,6 +31,10 @@ const (
 	ResetFailed   ResetState = "FAILED"
 )
 
+// Finished reports whether a reset in this state is over: DONE and FAILED
+// are final, and its shards are granted again.
+func (s ResetState) Finished() bool { return s == ResetDone || s == ResetFailed }
+
 // LiveReset is one live offset reset: the answer of POST GroupOffsetsReset
 // without Force or DryRun, of GET MonitoringReset, and each entry of
 // ResetList.

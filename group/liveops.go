@@ -56,10 +56,10 @@ const maxResetTargetBytes = 64
 // (By entries forward, or back when negative). The runtime interprets it
 // (XGROUP SETID); the domain only stores it.
 type ResetTarget struct {
-	To          string `json:"to"`
-	EntryID     string `json:"entryId,omitempty"`
-	TimestampMs int64  `json:"timestampMs,omitempty"`
-	By          int64  `json:"by,omitempty"`
+	To          string
+	EntryID     string
+	TimestampMs int64
+	By          int64
 }
 
 // ShardReset is one shard of a live reset: the members that held it when
@@ -67,28 +67,28 @@ type ResetTarget struct {
 // (SetID) and the positions before (read at APPLYING, once nobody reads the
 // shard) and after (read once it is set).
 type ShardReset struct {
-	ShardIndex int                     `json:"shardIndex"`
-	PausedFrom []string                `json:"pausedFrom"`
-	SetID      string                  `json:"setId,omitempty"`
-	Before     *contract.GroupPosition `json:"before,omitempty"`
-	After      *contract.GroupPosition `json:"after,omitempty"`
+	ShardIndex int
+	PausedFrom []string
+	SetID      string
+	Before     *contract.GroupPosition
+	After      *contract.GroupPosition
 }
 
 // LiveReset is one live offset reset of a group.
 type LiveReset struct {
-	ResetID     string       `json:"resetId"`
-	State       ResetState   `json:"state"`
-	Target      ResetTarget  `json:"target"`
-	Shards      []ShardReset `json:"shards"`
-	RequestedBy string       `json:"requestedBy"`
-	Reason      string       `json:"reason,omitempty"`
+	ResetID     string
+	State       ResetState
+	Target      ResetTarget
+	Shards      []ShardReset
+	RequestedBy string
+	Reason      string
 	// Error says why a FAILED reset failed.
-	Error     string           `json:"error,omitempty"`
-	CreatedAt contract.Instant `json:"createdAt"`
+	Error     string
+	CreatedAt contract.Instant
 	// ApplyingAt is when the reset entered APPLYING: from then on no member
 	// reads its shards until they are set.
-	ApplyingAt contract.Instant `json:"applyingAt"`
-	UpdatedAt  contract.Instant `json:"updatedAt"`
+	ApplyingAt contract.Instant
+	UpdatedAt  contract.Instant
 }
 
 // ShardIndexes returns the reset's shards.

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -89,35 +88,35 @@ const (
 )
 
 // Member is one member record (docs/protocol.md §8.5); persistence stores
-// it in a record of its own (persistence/record.go). Its JSON tags are what
-// the /members API answers.
+// it in a record of its own (persistence/record.go), and Member.View is how
+// the /members API shows it.
 type Member struct {
-	MemberID              string            `json:"memberId"`
-	MemberName            string            `json:"memberName"`
-	State                 MemberState       `json:"state"`
-	MemberEpoch           int64             `json:"memberEpoch"`
-	MetadataVersion       int64             `json:"metadataVersion"`
-	RuntimeMaxConcurrency int               `json:"runtimeMaxConcurrency"`
-	ActiveConsumerWorkers int               `json:"activeConsumerWorkers"`
-	CurrentAssignment     contract.ShardSet `json:"currentAssignment"`
-	GrantedAssignment     contract.ShardSet `json:"grantedAssignment"`
-	Revoking              contract.ShardSet `json:"revoking"`
-	LastHeartbeatAt       contract.Instant  `json:"lastHeartbeatAt"`
-	MemberLeaseExpiresAt  contract.Instant  `json:"memberLeaseExpiresAt"`
-	RebalanceTimeoutMs    int64             `json:"rebalanceTimeoutMs"`
-	RebalanceDeadlineAt   contract.Instant  `json:"rebalanceDeadlineAt"`
-	ShardProgress         ProgressList      `json:"shardProgress"`
+	MemberID              string
+	MemberName            string
+	State                 MemberState
+	MemberEpoch           int64
+	MetadataVersion       int64
+	RuntimeMaxConcurrency int
+	ActiveConsumerWorkers int
+	CurrentAssignment     contract.ShardSet
+	GrantedAssignment     contract.ShardSet
+	Revoking              contract.ShardSet
+	LastHeartbeatAt       contract.Instant
+	MemberLeaseExpiresAt  contract.Instant
+	RebalanceTimeoutMs    int64
+	RebalanceDeadlineAt   contract.Instant
+	ShardProgress         ProgressList
 	// PreviousMemberEpoch and PreviousGrantedAssignment remember the epoch the
 	// member held before its last epoch change and what it was granted then,
 	// so a retry after a lost response is accepted (improvement 8a).
-	PreviousMemberEpoch       int64             `json:"previousMemberEpoch"`
-	PreviousGrantedAssignment contract.ShardSet `json:"previousGrantedAssignment"`
+	PreviousMemberEpoch       int64
+	PreviousGrantedAssignment contract.ShardSet
 	// LeaseHold is a lower bound of the lease end that this process must
 	// honour beyond MemberLeaseExpiresAt: set when a coordinator takes the
 	// group over (RestartLeases), since the previous owner promised leases
 	// it never wrote, and while a member still holds shards it was told to
 	// release. Never stored.
-	LeaseHold contract.Instant `json:"-"`
+	LeaseHold contract.Instant
 }
 
 // LeaseEnd is the instant after which no coordinator can have promised the
@@ -143,16 +142,8 @@ func (m *Member) Holds() bool {
 // an owner that is not already fenced.
 func (m *Member) releasing() bool { return m.Holds() && m.State != MemberFenced }
 
-// ProgressList is a member's shard progress; it encodes as [] when empty.
+// ProgressList is a member's shard progress, one entry a shard.
 type ProgressList []contract.ShardProgress
-
-// MarshalJSON encodes nil as [].
-func (p ProgressList) MarshalJSON() ([]byte, error) {
-	if p == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal([]contract.ShardProgress(p))
-}
 
 // Holding is every shard the member may be reading: what it reports owning,
 // what it is still releasing, and what it was last granted (it may have
@@ -164,12 +155,12 @@ func (m *Member) Holding() contract.ShardSet {
 
 // Migration is one resharding migration (docs/protocol.md §6.1).
 type Migration struct {
-	ReshardingID   string           `json:"reshardingId"`
-	FromShardCount int              `json:"fromShardCount"`
-	ToShardCount   int              `json:"toShardCount"`
-	State          MigrationState   `json:"state"`
-	CreatedAt      contract.Instant `json:"createdAt"`
-	UpdatedAt      contract.Instant `json:"updatedAt"`
+	ReshardingID   string
+	FromShardCount int
+	ToShardCount   int
+	State          MigrationState
+	CreatedAt      contract.Instant
+	UpdatedAt      contract.Instant
 }
 
 // MetadataCorrection is an open metadata-correction round (docs/protocol.md §4.8).

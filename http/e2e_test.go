@@ -70,13 +70,13 @@ func (c *cluster) group() contract.GroupView {
 	return v
 }
 
-func (c *cluster) members() map[string]group.Member {
+func (c *cluster) members() map[string]contract.Member {
 	c.t.Helper()
-	var body struct{ Members []group.Member }
+	var body contract.MemberList
 	if st := c.Admin().Call("GET", "/monitoring/streams/orders/groups/workers/members", nil, &body); st != http.StatusOK {
 		c.t.Fatalf("members: status %d", st)
 	}
-	out := map[string]group.Member{}
+	out := map[string]contract.Member{}
 	for _, m := range body.Members {
 		out[m.MemberID] = m
 	}
@@ -214,7 +214,7 @@ func TestE2EExpiredMemberLosesItsShards(t *testing.T) {
 	a.Heartbeat()
 	c.Clock.Advance(half)
 	c.Actors.TickNow()
-	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == group.MemberExpired })
+	eventually.True(t, "member-b expired", func() bool { return c.members()["member-b"].State == contract.MemberExpired })
 
 	c.convergeAlone(a, "after B expired")
 	if r := b.Heartbeat(); r.Status != contract.StatusFencedMemberEpoch {
@@ -232,7 +232,7 @@ func TestE2EGracefulLeaveHandsShardsOver(t *testing.T) {
 	if r := b.Leave(); r.Status != contract.StatusOK {
 		t.Fatalf("leave answered %+v", r)
 	}
-	if st := c.members()["member-b"].State; st != group.MemberLeaving {
+	if st := c.members()["member-b"].State; st != contract.MemberLeaving {
 		t.Fatalf("B is %s after leaving", st)
 	}
 	c.convergeAlone(a, "after B left")

@@ -187,9 +187,7 @@ func TestListsShowOnlyGrantedGroups(t *testing.T) {
 	e, tokens := newScopedEnv(t, &fakeCoord{view: sampleView(), views: views})
 	for who, want := range map[string]int{"admin": 3, "describer": 2} {
 		rec := e.send("GET", contract.BasePath+contract.MonitoringGroups, tokens[who], "")
-		var body struct {
-			Groups []contract.GroupView `json:"groups"`
-		}
+		var body contract.GroupList
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", who, rec.Code, rec.Body)
 		}

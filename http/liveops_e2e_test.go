@@ -50,18 +50,18 @@ func holderOf(ms []*membersim.Member, s int) *membersim.Member {
 	return nil
 }
 
-func (e *reshardEnv) liveReset(id string) group.LiveReset {
+func (e *reshardEnv) liveReset(id string) contract.LiveReset {
 	e.t.Helper()
-	var r group.LiveReset
+	var r contract.LiveReset
 	e.expect("GET", e.monitoringPath()+"/offsets/resets/"+id, nil, http.StatusOK, &r)
 	return r
 }
 
 // waitReset runs heartbeat rounds of ms (no new entries) until reset id
 // is in state want.
-func (e *reshardEnv) waitReset(id string, want group.ResetState, ms []*membersim.Member) group.LiveReset {
+func (e *reshardEnv) waitReset(id string, want contract.ResetState, ms []*membersim.Member) contract.LiveReset {
 	e.t.Helper()
-	var r group.LiveReset
+	var r contract.LiveReset
 	eventually.True(e.t, fmt.Sprintf("reset %s %s", id, want), func() bool {
 		e.round(0, ms...)
 		r = e.liveReset(id)
@@ -114,13 +114,13 @@ func TestLiveResetStatesEndToEnd(t *testing.T) {
 	}
 
 	e.positions.failWith(errors.New("redis is down"))
-	var r group.LiveReset
+	var r contract.LiveReset
 	e.expect("POST", reset, map[string]any{"to": "EARLIEST", "shards": []int{0}, "requestedBy": "ops", "reason": "replay"}, http.StatusOK, &r)
-	if r.State != group.ResetPausing || len(r.Shards) != 1 || !slices.Equal(r.Shards[0].PausedFrom, []string{holder.ID}) {
+	if r.State != contract.ResetPausing || len(r.Shards) != 1 || !slices.Equal(r.Shards[0].PausedFrom, []string{holder.ID}) {
 		t.Fatalf("started %+v", r)
 	}
 	e.expectError("POST", reset, map[string]any{"to": "LATEST", "shards": []int{1}, "requestedBy": "ops"}, http.StatusConflict, "RESET_IN_PROGRESS")
-	r = e.waitReset(r.ResetID, group.ResetApplying, ms)
+	r = e.waitReset(r.ResetID, contract.ResetApplying, ms)
 	if h := holderOf(ms, 0); h != nil {
 		t.Fatalf("%s reads shard 0 while the reset is APPLYING", h.ID)
 	}
@@ -131,7 +131,7 @@ func TestLiveResetStatesEndToEnd(t *testing.T) {
 		t.Fatalf("APPLYING %+v", s)
 	}
 	e.positions.failWith(nil)
-	r = e.waitReset(r.ResetID, group.ResetDone, ms)
+	r = e.waitReset(r.ResetID, contract.ResetDone, ms)
 	if a := r.Shards[0].After; *a.LastDeliveredID != "0-0" || *a.Lag != n || *a.Pending != 0 || r.ApplyingAt == 0 {
 		t.Fatalf("DONE %+v", r.Shards[0])
 	}
@@ -147,18 +147,18 @@ func TestLiveResetStatesEndToEnd(t *testing.T) {
 
 	// BY: two entries back on shard 0 (everything is read again above).
 	newest := e.rdb.XRevRangeN(t.Context(), e.streamKey(0), "+", "-", 3).Val()
-	r = group.LiveReset{}
+	r = contract.LiveReset{}
 	e.expect("POST", reset, map[string]any{"to": "BY", "by": -2, "shards": []int{0}, "requestedBy": "ops"}, http.StatusOK, &r)
-	r = e.waitReset(r.ResetID, group.ResetDone, ms)
+	r = e.waitReset(r.ResetID, contract.ResetDone, ms)
 	if a := r.Shards[0].After; len(newest) != 3 || a == nil || *a.LastDeliveredID != newest[2].ID {
 		t.Fatalf("BY -2: %+v, want %s", r.Shards[0], newest[2].ID)
 	}
 
 	// FAILED: the shard is granted again, the position untouched.
 	e.positions.failWith(fmt.Errorf("%w: refused", group.ErrResetTarget))
-	r = group.LiveReset{}
+	r = contract.LiveReset{}
 	e.expect("POST", reset, map[string]any{"to": "LATEST", "shards": []int{1}, "requestedBy": "ops"}, http.StatusOK, &r)
-	r = e.waitReset(r.ResetID, group.ResetFailed, ms)
+	r = e.waitReset(r.ResetID, contract.ResetFailed, ms)
 	e.positions.failWith(nil)
 	if r.Error == "" || e.group().ActiveReset != nil {
 		t.Fatalf("FAILED %+v", r)
@@ -167,9 +167,7 @@ func TestLiveResetStatesEndToEnd(t *testing.T) {
 		e.round(0, ms...)
 		return holderOf(ms, 1) != nil
 	})
-	var list struct {
-		Resets []group.LiveReset `json:"resets"`
-	}
+	var list contract.ResetList
 	e.expect("GET", e.monitoringPath()+"/offsets/resets", nil, http.StatusOK, &list)
 	if len(list.Resets) != 3 {
 		t.Fatalf("%d resets listed", len(list.Resets))

@@ -34,17 +34,17 @@ func TestLiveResetSurvivesHandover(t *testing.T) {
 	b.WaitFor(func() bool { return m.Heartbeat().Status == contract.StatusOK && len(m.Owned()) == 2 }, "m-1 reads both shards")
 
 	positions.failWith(errors.New("redis is down"))
-	var r group.LiveReset
+	var r contract.LiveReset
 	if code := b.Admin().Call(http.MethodPost, coordtest.GroupPath(key)+"/offsets/reset",
 		map[string]any{"to": "LATEST", "shards": []int{1}, "requestedBy": "ops"}, &r); code != http.StatusOK {
 		t.Fatalf("reset: HTTP %d", code)
 	}
-	read := func(c *coordtest.Coordinator) group.LiveReset {
-		var cur group.LiveReset
+	read := func(c *coordtest.Coordinator) contract.LiveReset {
+		var cur contract.LiveReset
 		c.Admin().Call(http.MethodGet, "/monitoring"+coordtest.GroupPath(key)+"/offsets/resets/"+r.ResetID, nil, &cur)
 		return cur
 	}
-	b.WaitFor(func() bool { m.Heartbeat(); return read(b).State == group.ResetApplying }, "the reset APPLYING")
+	b.WaitFor(func() bool { m.Heartbeat(); return read(b).State == contract.ResetApplying }, "the reset APPLYING")
 	if m.Owned().Contains(1) {
 		t.Fatal("shard 1 read while APPLYING")
 	}
@@ -56,7 +56,7 @@ func TestLiveResetSurvivesHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	positions.failWith(nil)
-	b.WaitFor(func() bool { m.Heartbeat(); return read(b).State == group.ResetDone }, "the reset DONE on the next owner")
+	b.WaitFor(func() bool { m.Heartbeat(); return read(b).State == contract.ResetDone }, "the reset DONE on the next owner")
 	// The header checked is an OK answer's: a RETRY (b briefly not serving
 	// on a loaded machine) names no owner.
 	b.WaitFor(func() bool { return m.Heartbeat().Status == contract.StatusOK && m.Owned().Contains(1) }, "shard 1 read again")

@@ -114,12 +114,9 @@ func (e *reshardEnv) create(n int) {
 }
 
 // scale scales the whole stream (#3) and returns the group's migration.
-func (e *reshardEnv) scale(n int) group.Migration {
+func (e *reshardEnv) scale(n int) contract.Migration {
 	e.t.Helper()
-	var r struct {
-		AffectedConsumerGroups []string
-		Migrations             []group.Migration
-	}
+	var r contract.StreamScaleView
 	e.expect("POST", "/streams/"+e.prefix+"/scale", map[string]any{"targetShardCount": n, "requestedBy": "test", "reason": "load"}, http.StatusAccepted, &r)
 	if len(r.Migrations) != 1 || len(r.AffectedConsumerGroups) != 1 || r.AffectedConsumerGroups[0] != e.key.ConsumerGroup {
 		e.t.Fatalf("stream scale answered %+v", r)
@@ -152,9 +149,9 @@ func (e *reshardEnv) routing() routing {
 	return r
 }
 
-func (e *reshardEnv) migration(id string) group.Migration {
+func (e *reshardEnv) migration(id string) contract.Migration {
 	e.t.Helper()
-	var m group.Migration
+	var m contract.Migration
 	e.expect("GET", e.groupPath()+"/migrations/"+id, nil, http.StatusOK, &m)
 	return m
 }
@@ -325,7 +322,7 @@ func (e *reshardEnv) tick() contract.GroupView {
 }
 
 // expectState ticks and checks the migration's state.
-func (e *reshardEnv) expectState(id string, want group.MigrationState) {
+func (e *reshardEnv) expectState(id string, want contract.MigrationState) {
 	e.t.Helper()
 	e.tick()
 	if m := e.migration(id); m.State != want {
@@ -408,7 +405,7 @@ func TestReshardScaleOutUnderTraffic(t *testing.T) {
 	before := e.routing()
 
 	m := e.scale(8)
-	if m.State != group.MigrationActive || m.FromShardCount != 4 || m.ToShardCount != 8 || len(m.ReshardingID) != len("reshard-")+36 {
+	if m.State != contract.MigrationActive || m.FromShardCount != 4 || m.ToShardCount != 8 || len(m.ReshardingID) != len("reshard-")+36 {
 		t.Fatalf("scale answered %+v", m)
 	}
 	after := e.routing()
@@ -423,7 +420,7 @@ func TestReshardScaleOutUnderTraffic(t *testing.T) {
 	// A producer still holding the old routing keeps publishing to 0..3.
 	e.produce(before, 50)
 	e.until("settled on 8 shards", 20, e.settled(ms), ms...)
-	e.until("migration deprecated", 20, func() bool { return e.migration(m.ReshardingID).State == group.MigrationDeprecated }, ms...)
+	e.until("migration deprecated", 20, func() bool { return e.migration(m.ReshardingID).State == contract.MigrationDeprecated }, ms...)
 	if v := e.group(); v.ActiveMigration != nil || v.ShardCount != 8 {
 		t.Fatalf("after the migration: %+v", v)
 	}
@@ -447,28 +444,28 @@ func TestReshardScaleInWaitsForDrain(t *testing.T) {
 		t.Fatalf("routing after scale-in lists %d shards", r.ShardCount)
 	}
 	e.until("settled on 4 shards", 10, e.settled(ms), ms...)
-	e.until("migration draining", 10, func() bool { return e.migration(m.ReshardingID).State == group.MigrationDraining }, ms...)
+	e.until("migration draining", 10, func() bool { return e.migration(m.ReshardingID).State == contract.MigrationDraining }, ms...)
 	for _, mem := range ms {
 		if mem.Owned().Contains(4) || mem.Owned().Contains(7) {
 			t.Fatalf("%s still reads a removed shard: %v", mem.ID, mem.Owned())
 		}
 	}
-	e.expectState(m.ReshardingID, group.MigrationDraining)
+	e.expectState(m.ReshardingID, contract.MigrationDraining)
 
 	// Drain the unread entries of the coordinator's group; the other group
 	// still holds pending entries on shard 5.
 	for i := 4; i < 8; i++ {
 		e.delivered[i] += e.readAll(e.streamKey(i), e.key.ConsumerGroup, "drainer", true)
 	}
-	e.expectState(m.ReshardingID, group.MigrationDraining)
+	e.expectState(m.ReshardingID, contract.MigrationDraining)
 	e.drain(4, 5, 6, 7)
 	// A producer with stale routing adds to a removed shard after the scale.
 	e.add(6, "late")
-	e.expectState(m.ReshardingID, group.MigrationDraining)
+	e.expectState(m.ReshardingID, contract.MigrationDraining)
 
 	e.drain(6)
 	v := e.tick()
-	if got := e.migration(m.ReshardingID); got.State != group.MigrationDeprecated || v.ActiveMigration != nil {
+	if got := e.migration(m.ReshardingID); got.State != contract.MigrationDeprecated || v.ActiveMigration != nil {
 		t.Fatalf("after draining: migration %+v, group %+v", got, v)
 	}
 	e.wantAllConsumed(8, ms)
@@ -498,13 +495,13 @@ func TestReshardUnknownLagKeepsDraining(t *testing.T) {
 	}
 
 	m := e.scale(4)
-	e.until("migration draining", 10, func() bool { return e.migration(m.ReshardingID).State == group.MigrationDraining }, ms...)
+	e.until("migration draining", 10, func() bool { return e.migration(m.ReshardingID).State == contract.MigrationDraining }, ms...)
 	for i := 4; i < 8; i++ {
 		e.delivered[i] += e.readAll(e.streamKey(i), e.key.ConsumerGroup, "drainer", true)
 	}
-	e.expectState(m.ReshardingID, group.MigrationDraining)
+	e.expectState(m.ReshardingID, contract.MigrationDraining)
 	e.drain(6)
-	e.expectState(m.ReshardingID, group.MigrationDeprecated)
+	e.expectState(m.ReshardingID, contract.MigrationDeprecated)
 }
 
 func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
@@ -519,12 +516,12 @@ func TestReshardScaleInCompletesWithEveryMemberGone(t *testing.T) {
 	if len(v.TargetAssignmentSummary) != 0 {
 		t.Fatalf("members still live after their leases: %+v", v)
 	}
-	if got := e.migration(m.ReshardingID); got.State != group.MigrationDraining {
+	if got := e.migration(m.ReshardingID); got.State != contract.MigrationDraining {
 		t.Fatalf("with every member expired the migration is %s, want DRAINING", got.State)
 	}
-	e.expectState(m.ReshardingID, group.MigrationDraining)
+	e.expectState(m.ReshardingID, contract.MigrationDraining)
 	e.drain(4, 5, 6, 7)
-	e.expectState(m.ReshardingID, group.MigrationDeprecated)
+	e.expectState(m.ReshardingID, contract.MigrationDeprecated)
 }
 
 func TestReshardRollback(t *testing.T) {
@@ -536,9 +533,9 @@ func TestReshardRollback(t *testing.T) {
 	e.expectError("POST", e.groupPath()+"/scale", map[string]any{"targetShardCount": 6, "requestedBy": "test"}, http.StatusConflict, "ACTIVE_MIGRATION_EXISTS")
 	e.expectError("POST", "/streams/"+e.prefix+"/scale", map[string]any{"targetShardCount": 6, "requestedBy": "test"}, http.StatusConflict, "ACTIVE_MIGRATION_EXISTS")
 	rollback := map[string]any{"requestedBy": "test", "reason": "too many shards"}
-	var rolled group.Migration
+	var rolled contract.Migration
 	e.expect("POST", e.groupPath()+"/migrations/"+m.ReshardingID+"/rollback", rollback, http.StatusAccepted, &rolled)
-	if rolled.State != group.MigrationRolledBack || rolled.ReshardingID != m.ReshardingID {
+	if rolled.State != contract.MigrationRolledBack || rolled.ReshardingID != m.ReshardingID {
 		t.Fatalf("rollback answered %+v", rolled)
 	}
 	after := e.routing()
@@ -552,22 +549,22 @@ func TestReshardRollback(t *testing.T) {
 	// A completed migration cannot be rolled back.
 	e.Clock.Advance(time.Second)
 	done := e.scale(6)
-	e.until("migration deprecated", 20, func() bool { return e.migration(done.ReshardingID).State == group.MigrationDeprecated }, ms...)
+	e.until("migration deprecated", 20, func() bool { return e.migration(done.ReshardingID).State == contract.MigrationDeprecated }, ms...)
 	e.expectError("POST", e.groupPath()+"/migrations/"+done.ReshardingID+"/rollback", rollback, http.StatusUnprocessableEntity, "ROLLBACK_NOT_ALLOWED")
 	e.expectError("POST", e.groupPath()+"/migrations/reshard-unknown/rollback", rollback, http.StatusNotFound, "MIGRATION_NOT_FOUND")
 	e.expectError("GET", e.groupPath()+"/migrations/reshard-unknown", nil, http.StatusNotFound, "MIGRATION_NOT_FOUND")
 
-	var noop group.Migration
+	var noop contract.Migration
 	e.expect("POST", e.groupPath()+"/scale", map[string]any{"targetShardCount": 6, "requestedBy": "test"}, http.StatusAccepted, &noop)
-	if noop.ReshardingID != group.NoopMigrationID || noop.State != group.MigrationDeprecated || noop.FromShardCount != 6 || noop.ToShardCount != 6 {
+	if noop.ReshardingID != group.NoopMigrationID || noop.State != contract.MigrationDeprecated || noop.FromShardCount != 6 || noop.ToShardCount != 6 {
 		t.Fatalf("same-count scale answered %+v", noop)
 	}
 	var list struct {
-		Migrations         []group.Migration
+		Migrations         []contract.Migration
 		ActiveReshardingID *string
 	}
 	e.expect("GET", e.monitoringPath()+"/migrations", nil, http.StatusOK, &list)
-	if len(list.Migrations) != 2 || list.Migrations[0].ReshardingID != m.ReshardingID || list.Migrations[1].State != group.MigrationDeprecated || list.ActiveReshardingID != nil {
+	if len(list.Migrations) != 2 || list.Migrations[0].ReshardingID != m.ReshardingID || list.Migrations[1].State != contract.MigrationDeprecated || list.ActiveReshardingID != nil {
 		t.Fatalf("migrations %+v", list)
 	}
 	e.expectError("POST", "/streams/nobody-"+e.prefix+"/scale", map[string]any{"targetShardCount": 2, "requestedBy": "test"}, http.StatusNotFound, "STREAM_NOT_FOUND")
@@ -580,11 +577,11 @@ func TestReshardScaleToZeroRoutesNowhere(t *testing.T) {
 	if r := e.routing(); r.ShardCount != 0 || len(r.Shards) != 0 {
 		t.Fatalf("routing after scale to 0: %+v", r)
 	}
-	e.until("migration draining", 0, func() bool { return e.migration(m.ReshardingID).State == group.MigrationDraining }, ms...)
+	e.until("migration draining", 0, func() bool { return e.migration(m.ReshardingID).State == contract.MigrationDraining }, ms...)
 	if len(ms[0].Owned()) != 0 {
 		t.Fatalf("member still reads %v", ms[0].Owned())
 	}
-	e.expectState(m.ReshardingID, group.MigrationDeprecated)
+	e.expectState(m.ReshardingID, contract.MigrationDeprecated)
 }
 
 func TestReshardProvisioningFailureLeavesStateConsistent(t *testing.T) {
@@ -637,9 +634,9 @@ func TestReshardProvisioningFailureLeavesStateConsistent(t *testing.T) {
 	if err := e.rdb.Del(ctx, e.streamKey(6)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	var m group.Migration
+	var m contract.Migration
 	e.expect("POST", e.groupPath()+"/scale", scale, http.StatusAccepted, &m)
-	if m.ReshardingID != preparing || m.State != group.MigrationActive || e.routing().ShardCount != 8 {
+	if m.ReshardingID != preparing || m.State != contract.MigrationActive || e.routing().ShardCount != 8 {
 		t.Fatalf("resumed scale answered %+v", m)
 	}
 	e.produce(e.routing(), 100) // NOMKSTREAM: every routed shard exists

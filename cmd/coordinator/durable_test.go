@@ -171,14 +171,14 @@ func groupView(t *testing.T, base string, key group.Key) contract.GroupView {
 }
 
 // memberRecords returns key's member records by id from the API at base.
-func memberRecords(t *testing.T, base string, key group.Key) map[string]group.Member {
+func memberRecords(t *testing.T, base string, key group.Key) map[string]contract.Member {
 	t.Helper()
-	var body struct{ Members []group.Member }
-	url := base + "/monitoring/streams/" + key.StreamPrefix + "/groups/" + key.ConsumerGroup + "/members"
+	var body contract.MemberList
+	url := base + contract.Expand(contract.MonitoringMembers, key.StreamPrefix, key.ConsumerGroup)
 	if st, b := call(t, "GET", url, "", &body); st != http.StatusOK {
 		t.Fatalf("members of %s: %d %s", key, st, b)
 	}
-	out := make(map[string]group.Member, len(body.Members))
+	out := make(map[string]contract.Member, len(body.Members))
 	for _, m := range body.Members {
 		out[m.MemberID] = m
 	}

@@ -199,7 +199,7 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	}
 	stored := memberRecords(t, n.base, key)
 	for id, epoch := range ld.acked {
-		if rec, ok := stored[id]; !ok || rec.MemberEpoch < epoch || rec.State != group.MemberActive {
+		if rec, ok := stored[id]; !ok || rec.MemberEpoch < epoch || rec.State != contract.MemberActive {
 			t.Errorf("%s was answered at epoch %d, stored: %+v (present %v)", id, epoch, rec, ok)
 		}
 	}

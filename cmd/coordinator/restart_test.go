@@ -44,7 +44,7 @@ func TestRunKeepsMemberEpochsAcrossRestarts(t *testing.T) {
 			}
 			stored := memberRecords(t, api, key)
 			for _, m := range members {
-				if rec := stored[m.ID]; rec.MemberEpoch != m.Epoch() || rec.State != group.MemberActive {
+				if rec := stored[m.ID]; rec.MemberEpoch != m.Epoch() || rec.State != contract.MemberActive {
 					t.Errorf("%s stored at epoch %d (%s) after restart, member has %d", m.ID, rec.MemberEpoch, rec.State, m.Epoch())
 				}
 			}

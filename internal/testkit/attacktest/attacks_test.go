@@ -223,9 +223,7 @@ func membersAreBound(t *testing.T, s *coordproc.Server, prefix string) {
 		t.Errorf("member-b joining its own gb as b-1: %d %s", st, body)
 	}
 
-	var members struct {
-		Members []group.Member `json:"members"`
-	}
+	var members contract.MemberList
 	st, raw, _ := call(t, http.DefaultClient, http.MethodGet, s.Base+contract.Expand(contract.MonitoringMembers, prefix, "ga"), basic(rootUser, rootPass), "", nil)
 	if st != http.StatusOK || json.Unmarshal(raw, &members) != nil {
 		t.Fatalf("members of ga: %d %s", st, raw)
@@ -235,7 +233,7 @@ func membersAreBound(t *testing.T, s *coordproc.Server, prefix string) {
 		switch m.MemberID {
 		case "a-1":
 			found = true
-			if m.State != group.MemberActive || m.MemberEpoch != epoch {
+			if m.State != contract.MemberActive || m.MemberEpoch != epoch {
 				t.Errorf("a-1 is %s at epoch %d after the attacks, want ACTIVE at %d", m.State, m.MemberEpoch, epoch)
 			}
 		case "a-2", "b-1":
@@ -417,7 +415,7 @@ func unsignedBatches(t *testing.T, bin string, rdb *redis.Client) {
 	// The sender id must be live in the coordinator's own view.
 	eventually.True(t, "the coordinator lists itself", func() bool {
 		v, ok := clusterView(t, http.DefaultClient, s.Base, admin)
-		return ok && v.coordinator(info.CoordinatorID) != nil
+		return ok && coordinatorOf(v, info.CoordinatorID) != nil
 	})
 	body := make([]byte, 16<<20)
 	digest := sha256.Sum256(body)
@@ -555,8 +553,8 @@ func noForwardingDowngrade(t *testing.T, bin string, rdb *redis.Client) {
 	admin := basic(defaultAdminUser, defaultAdminPass)
 	eventually.True(t, "tls lists plain at the proxy's http URL", func() bool {
 		v, ok := clusterView(t, tlsClient, tlsBase, admin)
-		p := v.coordinator("plain")
-		return ok && p != nil && p.URL == proxy.URL && v.coordinator("tls") != nil
+		p := coordinatorOf(v, "plain")
+		return ok && p != nil && p.URL == proxy.URL && coordinatorOf(v, "tls") != nil
 	})
 
 	prefix := placedOn(t, kp, "plain", []string{"plain", "tls"})
@@ -582,11 +580,11 @@ func noForwardingDowngrade(t *testing.T, bin string, rdb *redis.Client) {
 	}
 	eventually.True(t, "tls's /cluster shows forwarding to plain refused", func() bool {
 		v, ok := clusterView(t, tlsClient, tlsBase, admin)
-		p := v.coordinator("plain")
+		p := coordinatorOf(v, "plain")
 		return ok && p != nil && p.ForwardingRefused != ""
 	})
 	v, _ := clusterView(t, tlsClient, tlsBase, admin)
-	t.Logf("tls's view of plain: %+v", *v.coordinator("plain"))
+	t.Logf("tls's view of plain: %+v", *coordinatorOf(v, "plain"))
 }
 
 // Item 6: state-changing requests a browser could be made to send from
@@ -695,14 +693,14 @@ func unprovenMark(t *testing.T, bin string, rdb *redis.Client) {
 	})
 	prefix := placedOn(t, kp, "c8-a", ids)
 	createGroup(t, a.Base, admin, prefix, "g", 4)
-	owned := func(s *coordproc.Server) (groupView, bool) {
+	owned := func(s *coordproc.Server) (contract.ClusterGroup, bool) {
 		v, ok := clusterView(t, http.DefaultClient, s.Base, admin)
 		for _, g := range v.Groups {
 			if ok && g.StreamPrefix == prefix && g.ConsumerGroup == "g" {
 				return g, true
 			}
 		}
-		return groupView{}, false
+		return contract.ClusterGroup{}, false
 	}
 	eventually.True(t, "both see the group owned by c8-a", func() bool {
 		ga, okA := owned(a)
@@ -782,9 +780,7 @@ func heartbeatLies(t *testing.T, s *coordproc.Server, prefix string) {
 			t.Errorf("%s: %d %s, want INVALID_REQUEST", tc.name, st, body)
 		}
 	}
-	var members struct {
-		Members []group.Member `json:"members"`
-	}
+	var members contract.MemberList
 	st, raw, _ := call(t, http.DefaultClient, http.MethodGet, s.Base+contract.Expand(contract.MonitoringMembers, prefix, "ga"), basic(rootUser, rootPass), "", nil)
 	if st != http.StatusOK || json.Unmarshal(raw, &members) != nil {
 		t.Fatalf("members of ga: %d %s", st, raw)
@@ -1057,34 +1053,8 @@ func placedOn(t *testing.T, keyPrefix, id string, ids []string) string {
 	return ""
 }
 
-// clusterViewBody is what the tests read of GET /cluster.
-type clusterViewBody struct {
-	Coordinators []coordinatorView `json:"coordinators"`
-	Groups       []groupView       `json:"groups"`
-	Handovers    []struct {
-		StreamPrefix  string `json:"streamPrefix"`
-		ConsumerGroup string `json:"consumerGroup"`
-		From          string `json:"from"`
-		To            string `json:"to"`
-	} `json:"recentHandovers"`
-}
-
-type coordinatorView struct {
-	ID                string `json:"id"`
-	URL               string `json:"url"`
-	ForwardingRefused string `json:"forwardingRefused"`
-	ForwardsRefused   int64  `json:"forwardsRefused"`
-}
-
-type groupView struct {
-	StreamPrefix   string `json:"streamPrefix"`
-	ConsumerGroup  string `json:"consumerGroup"`
-	Owner          string `json:"owner"`
-	OwnershipEpoch int64  `json:"ownershipEpoch"`
-	PlacedOn       string `json:"placedOn"`
-}
-
-func (v clusterViewBody) coordinator(id string) *coordinatorView {
+// coordinatorOf returns v's coordinator id, nil when v lists none.
+func coordinatorOf(v contract.ClusterView, id string) *contract.ClusterCoordinator {
 	for i := range v.Coordinators {
 		if v.Coordinators[i].ID == id {
 			return &v.Coordinators[i]
@@ -1095,9 +1065,9 @@ func (v clusterViewBody) coordinator(id string) *coordinatorView {
 
 // clusterView reads GET /cluster at base as auth; ok is false unless it
 // answered 200 with a view.
-func clusterView(t *testing.T, hc *http.Client, base, auth string) (clusterViewBody, bool) {
+func clusterView(t *testing.T, hc *http.Client, base, auth string) (contract.ClusterView, bool) {
 	t.Helper()
-	var v clusterViewBody
+	var v contract.ClusterView
 	st, body, err := try(hc, http.MethodGet, base+contract.ClusterTemplate, auth, nil, nil)
 	return v, err == nil && st == http.StatusOK && json.Unmarshal(body, &v) == nil
 }
