@@ -16,32 +16,18 @@ type ShardOwners struct {
 	Target, Current, Revoking []string
 }
 
-// OwnerState classifies a shard by its owners (the Grafana shard rows'
-// ownerState, docs/protocol.md §2.7).
-type OwnerState string
-
-const (
-	// OwnerUnassigned: no target and no current owner.
-	OwnerUnassigned OwnerState = "UNASSIGNED"
-	// OwnerPendingAck: a target owner, no current one.
-	OwnerPendingAck OwnerState = "PENDING_ACK"
-	// OwnerCurrent: the current owners are the target owners.
-	OwnerCurrent OwnerState = "CURRENT"
-	// OwnerTransitioning: anything else (the shard is moving).
-	OwnerTransitioning OwnerState = "TRANSITIONING"
-)
-
-// State classifies o.
-func (o ShardOwners) State() OwnerState {
+// State classifies o (the Grafana shard rows' ownerState,
+// docs/protocol.md §2.7).
+func (o ShardOwners) State() contract.OwnerState {
 	switch {
 	case len(o.Target) == 0 && len(o.Current) == 0:
-		return OwnerUnassigned
+		return contract.OwnerUnassigned
 	case len(o.Current) == 0:
-		return OwnerPendingAck
+		return contract.OwnerPendingAck
 	case slices.Equal(o.Target, o.Current):
-		return OwnerCurrent
+		return contract.OwnerCurrent
 	}
-	return OwnerTransitioning
+	return contract.OwnerTransitioning
 }
 
 // Owners maps every shard that has an owner in some role to its owners; a

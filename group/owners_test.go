@@ -33,7 +33,7 @@ func TestOwnersAndTheirState(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("owners %+v, want %+v", got, want)
 	}
-	states := map[int]group.OwnerState{0: group.OwnerCurrent, 1: group.OwnerTransitioning, 2: group.OwnerPendingAck, 3: group.OwnerCurrent, 4: group.OwnerUnassigned}
+	states := map[int]contract.OwnerState{0: contract.OwnerCurrent, 1: contract.OwnerTransitioning, 2: contract.OwnerPendingAck, 3: contract.OwnerCurrent, 4: contract.OwnerUnassigned}
 	for s, st := range states {
 		if got := got[s].State(); got != st {
 			t.Errorf("shard %d: %s, want %s", s, got, st)

@@ -75,31 +75,6 @@ func (a *API) offsets(ctx context.Context, key group.Key) (contract.Offsets, err
 	return o, nil
 }
 
-// messagesResponse is the body of #22 (docs/protocol.md §2.6).
-type messagesResponse struct {
-	StreamPrefix  string            `json:"streamPrefix"`
-	ConsumerGroup string            `json:"consumerGroup"`
-	Shard         contract.Shard    `json:"shard"`
-	StreamKey     string            `json:"streamKey"`
-	Direction     streams.Direction `json:"direction"`
-	Limit         int               `json:"limit"`
-	Records       []messageRecord   `json:"records"`
-	NextCursor    *string           `json:"nextCursor"`
-}
-
-// messageRecord is one stream entry of #22.
-type messageRecord struct {
-	StreamPrefix      string            `json:"streamPrefix"`
-	ConsumerGroup     string            `json:"consumerGroup"`
-	Shard             contract.Shard    `json:"shard"`
-	StreamKey         string            `json:"streamKey"`
-	RecordID          string            `json:"recordId"`
-	Fields            map[string]string `json:"fields"`
-	Payload           *string           `json:"payload"`
-	RecordTimestampMs int64             `json:"recordTimestampMs"`
-	RecordTime        contract.Instant  `json:"recordTime"`
-}
-
 // shardMessages serves #22: ?direction=FORWARD|BACKWARD (default)
 // &cursor=&limit=25 (clamped to 1..1000). A shard index outside
 // [0, shardCount) is 400.
@@ -115,48 +90,48 @@ func (a *API) shardMessages(w http.ResponseWriter, r *http.Request, ps httproute
 
 // messagesPage reads #22's body; truncated says the read budget ended the
 // page early (streams.Page.Truncated).
-func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (_ messagesResponse, truncated bool, _ error) {
+func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (_ contract.MessagesPage, truncated bool, _ error) {
 	key, err := pathKey(ps)
 	if err != nil {
-		return messagesResponse{}, false, err
+		return contract.MessagesPage{}, false, err
 	}
 	index, err := strconv.Atoi(ps.ByName("shardIndex"))
 	if err != nil {
-		return messagesResponse{}, false, invalid("shardIndex: must be an integer")
+		return contract.MessagesPage{}, false, invalid("shardIndex: must be an integer")
 	}
 	q := r.URL.Query()
 	dir, limit, err := pageQuery(q)
 	if err != nil {
-		return messagesResponse{}, false, err
+		return contract.MessagesPage{}, false, err
 	}
 	view, err := a.coord.Group(r.Context(), key)
 	if err != nil {
-		return messagesResponse{}, false, err
+		return contract.MessagesPage{}, false, err
 	}
 	if index < 0 || index >= view.ShardCount {
-		return messagesResponse{}, false, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
+		return contract.MessagesPage{}, false, invalid("shardIndex must be between 0 and %d", view.ShardCount-1)
 	}
 	data, err := a.dataPlane()
 	if err != nil {
-		return messagesResponse{}, false, err
+		return contract.MessagesPage{}, false, err
 	}
 	shard := streams.Shard{Index: index, Key: contract.StreamKey(key.StreamPrefix, index)}
 	page, err := data.Page(r.Context(), shard, dir, q.Get("cursor"), limit)
 	if err != nil {
-		return messagesResponse{}, false, dataPlaneError(err)
+		return contract.MessagesPage{}, false, dataPlaneError(err)
 	}
-	out := messagesResponse{
+	out := contract.MessagesPage{
 		StreamPrefix:  key.StreamPrefix,
 		ConsumerGroup: key.ConsumerGroup,
 		Shard:         contract.Shard{ShardIndex: index},
 		StreamKey:     shard.Key,
-		Direction:     page.Direction,
+		Direction:     contract.Direction(page.Direction),
 		Limit:         page.Limit,
-		Records:       make([]messageRecord, len(page.Records)),
+		Records:       make([]contract.MessageRecord, len(page.Records)),
 		NextCursor:    page.NextCursor,
 	}
 	for i, rec := range page.Records {
-		out.Records[i] = messageRecord{
+		out.Records[i] = contract.MessageRecord{
 			StreamPrefix:      key.StreamPrefix,
 			ConsumerGroup:     key.ConsumerGroup,
 			Shard:             out.Shard,

@@ -167,42 +167,12 @@ func (a *API) eachSelected(r *http.Request, add func(*group.Group, contract.Offs
 	return nil
 }
 
-// groupRow is one row of #23.
-type groupRow struct {
-	StreamPrefix    string           `json:"streamPrefix"`
-	ConsumerGroup   string           `json:"consumerGroup"`
-	State           group.GroupState `json:"state"`
-	GroupEpoch      int64            `json:"groupEpoch"`
-	AssignmentEpoch int64            `json:"assignmentEpoch"`
-	MetadataVersion int64            `json:"metadataVersion"`
-	ShardCount      int              `json:"shardCount"`
-	// ActiveMembers counts ACTIVE and STARTING members, TotalMembers every
-	// member record.
-	ActiveMembers int `json:"activeMembers"`
-	TotalMembers  int `json:"totalMembers"`
-	// CurrentShards sums the live members' current assignments,
-	// TargetShards the target assignment, RevokingShards the revoking sets
-	// of the members that still hold theirs (group.Member.Holds).
-	CurrentShards      int    `json:"currentShards"`
-	TargetShards       int    `json:"targetShards"`
-	AssignedShardRatio string `json:"assignedShardRatio"`
-	RevokingShards     int    `json:"revokingShards"`
-	// The offsets totals (docs/protocol.md §2.6 /offsets) and the summed known rates.
-	TotalStreamLength     int64    `json:"totalStreamLength"`
-	TotalPendingCount     int64    `json:"totalPendingCount"`
-	TotalLag              *int64   `json:"totalLag"`
-	ProducedPerSecond     *float64 `json:"producedPerSecond"`
-	ConsumedPerSecond     *float64 `json:"consumedPerSecond"`
-	TotalMemoryUsageBytes int64    `json:"totalMemoryUsageBytes"`
-	MemoryUsageKnown      bool     `json:"memoryUsageKnown"`
-}
-
 // groupRows serves #23 for the groups the query selects (selectedGroups).
-func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
-	var out []groupRow
+func (a *API) groupRows(r *http.Request) ([]contract.GrafanaGroupRow, error) {
+	var out []contract.GrafanaGroupRow
 	err := a.eachSelected(r, func(g *group.Group, o contract.Offsets) {
-		row := groupRow{
-			StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, State: g.State,
+		row := contract.GrafanaGroupRow{
+			StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, State: contract.GroupState(g.State),
 			GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, MetadataVersion: g.MetadataVersion,
 			ShardCount: g.ShardCount, ActiveMembers: len(g.LiveMemberIDs()), TotalMembers: len(g.Members),
 			TotalStreamLength: o.TotalStreamLength, TotalPendingCount: o.TotalPendingCount, TotalLag: o.TotalLag,
@@ -229,22 +199,16 @@ func (a *API) groupRows(r *http.Request) ([]groupRow, error) {
 	return out, nil
 }
 
-// option is one value of a Grafana template variable.
-type option struct {
-	Text  string `json:"__text"`
-	Value string `json:"__value"`
-}
-
 // streamOptions serves #24: every stream prefix with a group, sorted.
-func (a *API) streamOptions(r *http.Request) ([]option, error) {
+func (a *API) streamOptions(r *http.Request) ([]contract.GrafanaOption, error) {
 	views, err := a.groups(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	var out []option
+	var out []contract.GrafanaOption
 	for _, v := range views { // sorted by prefix, then group
 		if len(out) == 0 || out[len(out)-1].Value != v.StreamPrefix {
-			out = append(out, option{Text: v.StreamPrefix, Value: v.StreamPrefix})
+			out = append(out, contract.GrafanaOption{Text: v.StreamPrefix, Value: v.StreamPrefix})
 		}
 	}
 	return out, nil
@@ -253,23 +217,23 @@ func (a *API) streamOptions(r *http.Request) ([]option, error) {
 // consumerGroupOptions serves #25: every group ("P / G", value G), sorted by
 // prefix then group; a non-blank streamPrefix parameter keeps that
 // prefix's groups only.
-func (a *API) consumerGroupOptions(r *http.Request) ([]option, error) {
+func (a *API) consumerGroupOptions(r *http.Request) ([]contract.GrafanaOption, error) {
 	prefix := strings.TrimSpace(r.URL.Query().Get("streamPrefix"))
 	views, err := a.groups(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	var out []option
+	var out []contract.GrafanaOption
 	for _, v := range views {
 		if prefix == "" || v.StreamPrefix == prefix {
-			out = append(out, option{Text: v.StreamPrefix + " / " + v.ConsumerGroup, Value: v.ConsumerGroup})
+			out = append(out, contract.GrafanaOption{Text: v.StreamPrefix + " / " + v.ConsumerGroup, Value: v.ConsumerGroup})
 		}
 	}
 	return out, nil
 }
 
 // shardOptions serves #26: the named group's shards {":i", "i"}.
-func (a *API) shardOptions(r *http.Request) ([]option, error) {
+func (a *API) shardOptions(r *http.Request) ([]contract.GrafanaOption, error) {
 	key, ok, err := namedGroup(r.URL.Query())
 	if !ok {
 		return nil, err
@@ -278,9 +242,9 @@ func (a *API) shardOptions(r *http.Request) ([]option, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]option, v.ShardCount)
+	out := make([]contract.GrafanaOption, v.ShardCount)
 	for i := range out {
-		out[i] = option{Text: shardLabel(i), Value: strconv.Itoa(i)}
+		out[i] = contract.GrafanaOption{Text: shardLabel(i), Value: strconv.Itoa(i)}
 	}
 	return out, nil
 }
@@ -288,25 +252,8 @@ func (a *API) shardOptions(r *http.Request) ([]option, error) {
 // shardLabel is a shard's display label ":i".
 func shardLabel(i int) string { return ":" + strconv.Itoa(i) }
 
-// memberRow is one row of #27.
-type memberRow struct {
-	StreamPrefix          string            `json:"streamPrefix"`
-	ConsumerGroup         string            `json:"consumerGroup"`
-	MemberID              string            `json:"memberId"`
-	MemberName            string            `json:"memberName"`
-	State                 group.MemberState `json:"state"`
-	MemberEpoch           int64             `json:"memberEpoch"`
-	MetadataVersion       int64             `json:"metadataVersion"`
-	CurrentShardCount     int               `json:"currentShardCount"`
-	RevokingShardCount    int               `json:"revokingShardCount"`
-	RuntimeMaxConcurrency int               `json:"runtimeMaxConcurrency"`
-	ActiveConsumerWorkers int               `json:"activeConsumerWorkers"`
-	LastHeartbeatAt       contract.Instant  `json:"lastHeartbeatAt"`
-	MemberLeaseExpiresAt  contract.Instant  `json:"memberLeaseExpiresAt"`
-}
-
 // memberRows serves #27: every member record of the named group, by id.
-func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
+func (a *API) memberRows(r *http.Request) ([]contract.GrafanaMemberRow, error) {
 	key, ok, err := namedGroup(r.URL.Query())
 	if !ok {
 		return nil, err
@@ -315,11 +262,11 @@ func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]memberRow, len(members))
+	out := make([]contract.GrafanaMemberRow, len(members))
 	for i, m := range members {
-		out[i] = memberRow{
+		out[i] = contract.GrafanaMemberRow{
 			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup,
-			MemberID: m.MemberID, MemberName: m.MemberName, State: m.State,
+			MemberID: m.MemberID, MemberName: m.MemberName, State: contract.MemberState(m.State),
 			MemberEpoch: m.MemberEpoch, MetadataVersion: m.MetadataVersion,
 			CurrentShardCount: len(m.CurrentAssignment), RevokingShardCount: len(m.Revoking),
 			RuntimeMaxConcurrency: m.RuntimeMaxConcurrency, ActiveConsumerWorkers: m.ActiveConsumerWorkers,
@@ -332,38 +279,16 @@ func (a *API) memberRows(r *http.Request) ([]memberRow, error) {
 // idList joins sorted member ids with commas ("" when none).
 func idList(ids []string) string { return strings.Join(ids, ",") }
 
-// shardRow is one row of #28: the scalars of a StreamShardOffset (docs/protocol.md §2.6)
-// plus the group's view of the shard.
-type shardRow struct {
-	StreamPrefix  string `json:"streamPrefix"`
-	ConsumerGroup string `json:"consumerGroup"`
-	ShardCount    int    `json:"shardCount"`
-	ShardIndex    int    `json:"shardIndex"`
-	ShardLabel    string `json:"shardLabel"`
-	contract.StreamPosition
-	LagKnown          bool     `json:"lagKnown"`
-	ProducedPerSecond *float64 `json:"producedPerSecond"`
-	ConsumedPerSecond *float64 `json:"consumedPerSecond"`
-	MemoryUsageKnown  bool     `json:"memoryUsageKnown"`
-	// Comma-joined sorted member ids: target and current owners as in
-	// group.ShardOwners; ownerMemberIds are the live members whose current
-	// assignment holds the shard (docs/protocol.md §2.6).
-	TargetOwnerMemberIDs  string           `json:"targetOwnerMemberIds"`
-	CurrentOwnerMemberIDs string           `json:"currentOwnerMemberIds"`
-	OwnerMemberIDs        string           `json:"ownerMemberIds"`
-	OwnerState            group.OwnerState `json:"ownerState"`
-}
-
 // shardRows serves #28 for the shards of the groups the query selects
 // (selectedGroups), by group then shard index.
-func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
-	var out []shardRow
+func (a *API) shardRows(r *http.Request) ([]contract.GrafanaShardRow, error) {
+	var out []contract.GrafanaShardRow
 	err := a.eachSelected(r, func(g *group.Group, o contract.Offsets) {
 		owners := g.Owners()
 		for _, s := range o.Shards {
 			i := s.Shard.ShardIndex
 			own := owners[i]
-			out = append(out, shardRow{
+			out = append(out, contract.GrafanaShardRow{
 				StreamPrefix: s.StreamPrefix, ConsumerGroup: s.ConsumerGroup, ShardCount: g.ShardCount,
 				ShardIndex: i, ShardLabel: shardLabel(i), StreamPosition: s.StreamPosition,
 				LagKnown:          s.Lag != nil,
@@ -380,20 +305,9 @@ func (a *API) shardRows(r *http.Request) ([]shardRow, error) {
 	return out, nil
 }
 
-// assignmentRow is one row of #29: a readable shard's owners in each role
-// (group.ShardOwners), comma-joined and sorted.
-type assignmentRow struct {
-	StreamPrefix   string `json:"streamPrefix"`
-	ConsumerGroup  string `json:"consumerGroup"`
-	ShardIndex     int    `json:"shardIndex"`
-	TargetOwners   string `json:"targetOwners"`
-	CurrentOwners  string `json:"currentOwners"`
-	RevokingOwners string `json:"revokingOwners"`
-}
-
 // assignmentRows serves #29: one row per readable shard 0..shardCount-1 of
 // the named group.
-func (a *API) assignmentRows(r *http.Request) ([]assignmentRow, error) {
+func (a *API) assignmentRows(r *http.Request) ([]contract.GrafanaAssignmentRow, error) {
 	key, ok, err := namedGroup(r.URL.Query())
 	if !ok {
 		return nil, err
@@ -403,10 +317,10 @@ func (a *API) assignmentRows(r *http.Request) ([]assignmentRow, error) {
 		return nil, err
 	}
 	owners := g.Owners()
-	out := make([]assignmentRow, g.ShardCount)
+	out := make([]contract.GrafanaAssignmentRow, g.ShardCount)
 	for i := range out {
 		own := owners[i]
-		out[i] = assignmentRow{
+		out[i] = contract.GrafanaAssignmentRow{
 			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, ShardIndex: i,
 			TargetOwners: idList(own.Target), CurrentOwners: idList(own.Current), RevokingOwners: idList(own.Revoking),
 		}
@@ -432,27 +346,6 @@ func shardSelector(s string) (index int, all bool, err error) {
 	return index, false, nil
 }
 
-// messageRow is one row of #30: a stream entry and the page it is on.
-type messageRow struct {
-	StreamPrefix  string  `json:"streamPrefix"`
-	ConsumerGroup string  `json:"consumerGroup"`
-	ShardIndex    int     `json:"shardIndex"`
-	ShardSelector string  `json:"shardSelector"`
-	ShardLabel    string  `json:"shardLabel"`
-	StreamKey     string  `json:"streamKey"`
-	RecordID      string  `json:"recordId"`
-	Payload       *string `json:"payload"`
-	// FieldsJSON is the entry's fields as a JSON object string.
-	FieldsJSON     string            `json:"fieldsJson"`
-	PageDirection  streams.Direction `json:"pageDirection"`
-	PageLimit      int               `json:"pageLimit"`
-	PageNextCursor *string           `json:"pageNextCursor"`
-	// PageTotalMessages sums the lengths of the selected shards.
-	PageTotalMessages int64            `json:"pageTotalMessages"`
-	RecordTimestampMs int64            `json:"recordTimestampMs"`
-	RecordTime        contract.Instant `json:"recordTime"`
-}
-
 // messageRowsHandle serves #30 as rows does, setting HeaderReadTruncated
 // when the read budget ended the page early.
 func (a *API) messageRowsHandle(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -472,7 +365,7 @@ func (a *API) messageRowsHandle(w http.ResponseWriter, r *http.Request, _ httpro
 // cursors). A recordId instead looks the entry up on every shard (selector
 // all, cursor ignored, no next cursor). truncated says the read budget
 // ended the page early (streams.Page.Truncated).
-func (a *API) messageRows(r *http.Request) (_ []messageRow, truncated bool, _ error) {
+func (a *API) messageRows(r *http.Request) (_ []contract.GrafanaMessageRow, truncated bool, _ error) {
 	q := r.URL.Query()
 	key, ok, err := namedGroup(q)
 	if !ok {
@@ -510,14 +403,14 @@ func (a *API) messageRows(r *http.Request) (_ []messageRow, truncated bool, _ er
 	if err != nil {
 		return nil, false, dataPlaneError(err)
 	}
-	out := make([]messageRow, len(page.Records))
+	out := make([]contract.GrafanaMessageRow, len(page.Records))
 	for i, rec := range page.Records {
 		fields, _ := json.Marshal(rec.Fields) // a map of strings always encodes
-		out[i] = messageRow{
+		out[i] = contract.GrafanaMessageRow{
 			StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup,
 			ShardIndex: rec.Shard, ShardSelector: selector, ShardLabel: shardLabel(rec.Shard), StreamKey: rec.StreamKey,
 			RecordID: rec.ID, Payload: rec.Payload, FieldsJSON: string(fields),
-			PageDirection: page.Direction, PageLimit: page.Limit, PageNextCursor: page.NextCursor, PageTotalMessages: total,
+			PageDirection: contract.Direction(page.Direction), PageLimit: page.Limit, PageNextCursor: page.NextCursor, PageTotalMessages: total,
 			RecordTimestampMs: rec.TimestampMs, RecordTime: contract.Instant(rec.TimestampMs),
 		}
 	}

@@ -207,7 +207,7 @@ func TestGrafanaGroupRowsWithoutRedis(t *testing.T) {
 		"?streamPrefix=payments&consumerGroup=audit":       nil,
 		"?streamPrefix=payments&consumerGroup=%20audit%20": nil,
 	} {
-		var rows []groupRow
+		var rows []contract.GrafanaGroupRow
 		decode(t, do(api, "GET", grafanaPath+"/groups"+query, ""), &rows)
 		var got []string
 		for _, r := range rows {
@@ -267,7 +267,7 @@ func TestGrafanaShardRows(t *testing.T) {
 
 	// Every group: the other two fail to read (their rows are unknown,
 	// not an error) and have no members.
-	var rows []shardRow
+	var rows []contract.GrafanaShardRow
 	decode(t, do(api, "GET", grafanaPath+"/shards?streamPrefix=&consumerGroup=", ""), &rows)
 	var got []string
 	for _, r := range rows {
@@ -325,7 +325,7 @@ func TestGrafanaMessageRows(t *testing.T) {
 			t.Errorf("selector %q: %d, browsed %v", selector, rec.Code, data.shards)
 		}
 	}
-	var rows []messageRow
+	var rows []contract.GrafanaMessageRow
 	decode(t, do(api, "GET", base+"&shardIndex=2", ""), &rows)
 	if len(data.shards) != 1 || data.shards[0] != (streams.Shard{Index: 2, Key: "orders:2"}) || data.dir != streams.Backward ||
 		data.limit != streams.DefaultPageLimit || rows[0].ShardSelector != "2" {
@@ -340,7 +340,7 @@ func TestGrafanaMessageRows(t *testing.T) {
 	rows = nil
 	decode(t, do(api, "GET", base+"&shardIndex=2&recordId=5-0&cursor=all:0=1-0&limit=5000", ""), &rows)
 	if len(data.shards) != 4 || data.recordID != "5-0" || len(rows) != 1 || rows[0].ShardSelector != "all" ||
-		rows[0].PageNextCursor != nil || rows[0].PageLimit != streams.MaxPageLimit || rows[0].PageDirection != streams.Backward {
+		rows[0].PageNextCursor != nil || rows[0].PageLimit != streams.MaxPageLimit || rows[0].PageDirection != contract.DirectionBackward {
 		t.Errorf("lookup on %v of %q: %+v", data.shards, data.recordID, rows)
 	}
 	errorOf(t, do(api, "GET", base+"&recordId=bogus", ""), http.StatusBadRequest, "INVALID_REQUEST")

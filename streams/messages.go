@@ -40,10 +40,10 @@ type Direction string
 
 const (
 	// Forward lists oldest first (XRANGE).
-	Forward Direction = "FORWARD"
+	Forward Direction = Direction(contract.DirectionForward)
 	// Backward lists newest first (XREVRANGE). It is the default; the zero
 	// Direction means Backward.
-	Backward Direction = "BACKWARD"
+	Backward Direction = Direction(contract.DirectionBackward)
 )
 
 // ParseDirection parses a direction query parameter: blank means Backward,
