@@ -201,3 +201,11 @@ type StreamScaleView struct {
 	AffectedConsumerGroups []string    `json:"affectedConsumerGroups"`
 	Migrations             []Migration `json:"migrations"`
 }
+
+// MonitoredGroup is the body of GET MonitoringGroup: the GroupResponse
+// and the latest audited mutations of the group and of its stream, newest
+// first.
+type MonitoredGroup struct {
+	GroupView
+	RecentMutations []AuditEvent `json:"recentMutations"`
+}

@@ -324,7 +324,7 @@ func (a *API) routes() []route {
 		{Route{Method: http.MethodGet, Template: contract.MonitoringHealth}, a.healthReport},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringCompat}, compatibility},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringGroups}, a.listGroups},
-		{Route{Method: http.MethodGet, Template: monGroup}, read(a, a.groupWithMutations, asIs[monitoringGroup])},
+		{Route{Method: http.MethodGet, Template: monGroup}, read(a, a.groupWithMutations, asIs[contract.MonitoredGroup])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMembers}, read(a, a.coord.Members, membersBody)},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.coord.Assignments, asIs[contract.AssignmentsView])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.coord.Members, consumptionBody)},

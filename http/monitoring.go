@@ -7,7 +7,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/redis-stream-coordinator/coordinator/audit"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
@@ -55,22 +54,19 @@ func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
 	return out, nil
 }
 
-// monitoringGroup is the body of #16: the GroupResponse plus what operators
-// look at next.
-type monitoringGroup struct {
-	contract.GroupView
-	// RecentMutations are the latest audit events of the group and its
-	// stream, newest first (see API.recentMutations).
-	RecentMutations []audit.Event `json:"recentMutations"`
-}
-
-// groupWithMutations fetches #16's body.
-func (a *API) groupWithMutations(ctx context.Context, key group.Key) (monitoringGroup, error) {
+// groupWithMutations fetches #16's body: the group and its latest audit
+// events (API.recentMutations).
+func (a *API) groupWithMutations(ctx context.Context, key group.Key) (contract.MonitoredGroup, error) {
 	v, err := a.coord.Group(ctx, key)
 	if err != nil {
-		return monitoringGroup{}, err
+		return contract.MonitoredGroup{}, err
 	}
-	return monitoringGroup{GroupView: v, RecentMutations: a.recentMutations(ctx, key)}, nil
+	events := a.recentMutations(ctx, key)
+	out := contract.MonitoredGroup{GroupView: v, RecentMutations: make([]contract.AuditEvent, len(events))}
+	for i, e := range events {
+		out.RecentMutations[i] = contract.AuditEvent(e)
+	}
+	return out, nil
 }
 
 func membersBody(_ group.Key, members []group.Member) any { return group.MemberViews(members) }
