@@ -1,5 +1,7 @@
 package contract
 
+import "reflect"
+
 // Operation is what a route does to the resource it names, the unit of
 // authorisation (docs/security.md, "Grants"). A principal's grants name
 // operations on stream-prefix and group patterns; a route needs its
@@ -86,7 +88,21 @@ type Route struct {
 	Mutates bool
 	// Feature is the option the route exists under.
 	Feature Feature
+	// Request is the type of the route's JSON request body, nil when it
+	// takes none. Answers are the types of its success answer's JSON body:
+	// one, or one per variant the request selects (an offset reset answers
+	// the live reset, the forced reset's result or the dry run's preview);
+	// none when the answer is not one of contract's types (the API
+	// description itself).
+	Request reflect.Type
+	Answers []reflect.Type
 }
+
+// typeOf is the reflect.Type of T, for Route.Request.
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// answer is Route.Answers of a route with one answer type, T.
+func answer[T any]() []reflect.Type { return []reflect.Type{reflect.TypeFor[T]()} }
 
 // Action is an audited mutation (docs/protocol.md §9.1): the action of
 // an audit event and of the routes that are audited.
@@ -131,51 +147,51 @@ const (
 // base path. The server registers exactly these (a test in http walks the
 // router against it).
 var Routes = []Route{
-	{Method: methodPost, Template: LoginTemplate, Operation: OpOpen, Scope: ScopeNone, Action: ActionLogin, Feature: FeatureSecurity},
+	{Method: methodPost, Template: LoginTemplate, Operation: OpOpen, Scope: ScopeNone, Action: ActionLogin, Feature: FeatureSecurity, Request: typeOf[LoginRequest](), Answers: answer[Login]()},
 	{Method: methodGet, Template: OpenAPITemplate, Operation: OpOpen, Scope: ScopeNone},
-	{Method: methodGet, Template: MonitoringSession, Operation: OpAuthenticated, Scope: ScopeNone, Feature: FeatureSecurity},
+	{Method: methodGet, Template: MonitoringSession, Operation: OpAuthenticated, Scope: ScopeNone, Feature: FeatureSecurity, Answers: answer[Session]()},
 
-	{Method: methodPost, Template: StreamTemplate, Operation: OpCreate, Scope: ScopeStream, Action: ActionCreateStream, Mutates: true},
-	{Method: methodPost, Template: StreamScale, Operation: OpAlter, Scope: ScopeStream, Action: ActionScaleStream, Mutates: true},
-	{Method: methodPost, Template: GroupTemplate, Operation: OpCreate, Scope: ScopeGroup, Action: ActionCreateGroup, Mutates: true},
-	{Method: methodGet, Template: GroupTemplate, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: ActionDeleteGroup, Mutates: true},
-	{Method: methodGet, Template: GroupRouting, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: ActionScaleGroup, Mutates: true},
-	{Method: methodGet, Template: GroupMigration, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRollbackMigration, Mutates: true},
-	{Method: methodPost, Template: GroupOffsetsReset, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResetOffsets, Mutates: true},
-	{Method: methodPost, Template: GroupRedrive, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRedriveDeadLetters, Mutates: true},
-	{Method: methodPost, Template: GroupDeleteDead, Operation: OpAlter, Scope: ScopeGroup, Action: ActionDeleteDeadLetters, Mutates: true},
-	{Method: methodPost, Template: GroupPause, Operation: OpAlter, Scope: ScopeGroup, Action: ActionPauseShards, Mutates: true},
-	{Method: methodPost, Template: GroupResume, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResumeShards, Mutates: true},
-	{Method: methodPost, Template: HeartbeatTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true},
-	{Method: methodPost, Template: BenchNoopTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true, Feature: FeatureBench},
+	{Method: methodPost, Template: StreamTemplate, Operation: OpCreate, Scope: ScopeStream, Action: ActionCreateStream, Mutates: true, Request: typeOf[CreateRequest](), Answers: answer[StreamCreated]()},
+	{Method: methodPost, Template: StreamScale, Operation: OpAlter, Scope: ScopeStream, Action: ActionScaleStream, Mutates: true, Request: typeOf[ScaleRequest](), Answers: answer[StreamScaleView]()},
+	{Method: methodPost, Template: GroupTemplate, Operation: OpCreate, Scope: ScopeGroup, Action: ActionCreateGroup, Mutates: true, Request: typeOf[CreateRequest](), Answers: answer[GroupView]()},
+	{Method: methodGet, Template: GroupTemplate, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[GroupView]()},
+	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: ActionDeleteGroup, Mutates: true, Request: typeOf[DeleteRequest](), Answers: answer[GroupView]()},
+	{Method: methodGet, Template: GroupRouting, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[RoutingView]()},
+	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: ActionScaleGroup, Mutates: true, Request: typeOf[ScaleRequest](), Answers: answer[Migration]()},
+	{Method: methodGet, Template: GroupMigration, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[Migration]()},
+	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRollbackMigration, Mutates: true, Request: typeOf[RollbackRequest](), Answers: answer[Migration]()},
+	{Method: methodPost, Template: GroupOffsetsReset, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResetOffsets, Mutates: true, Request: typeOf[OffsetReset](), Answers: []reflect.Type{typeOf[LiveReset](), typeOf[OffsetResetResult](), typeOf[ResetPreview]()}},
+	{Method: methodPost, Template: GroupRedrive, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRedriveDeadLetters, Mutates: true, Request: typeOf[DeadLetterAction](), Answers: answer[DeadLetterResults]()},
+	{Method: methodPost, Template: GroupDeleteDead, Operation: OpAlter, Scope: ScopeGroup, Action: ActionDeleteDeadLetters, Mutates: true, Request: typeOf[DeadLetterAction](), Answers: answer[DeadLetterResults]()},
+	{Method: methodPost, Template: GroupPause, Operation: OpAlter, Scope: ScopeGroup, Action: ActionPauseShards, Mutates: true, Request: typeOf[PauseRequest](), Answers: answer[PausedView]()},
+	{Method: methodPost, Template: GroupResume, Operation: OpAlter, Scope: ScopeGroup, Action: ActionResumeShards, Mutates: true, Request: typeOf[PauseRequest](), Answers: answer[PausedView]()},
+	{Method: methodPost, Template: HeartbeatTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true, Request: typeOf[HeartbeatRequest](), Answers: answer[HeartbeatResponse]()},
+	{Method: methodPost, Template: BenchNoopTemplate, Operation: OpHeartbeat, Scope: ScopeGroup, Mutates: true, Feature: FeatureBench, Request: typeOf[HeartbeatRequest](), Answers: answer[HeartbeatResponse]()},
 
-	{Method: methodGet, Template: ClusterTemplate, Operation: OpDescribe, Scope: ScopeAny, Feature: FeatureCluster},
-	{Method: methodGet, Template: MonitoringHealth, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: MonitoringCompat, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: MonitoringGroups, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: MonitoringGroup, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringMembers, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringAssigned, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringConsumed, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringMigrations, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringOffsets, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringPaused, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringResets, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringReset, Operation: OpDescribe, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringMessages, Operation: OpReadMessages, Scope: ScopeGroup},
-	{Method: methodGet, Template: MonitoringDeadLetter, Operation: OpReadMessages, Scope: ScopeGroup},
+	{Method: methodGet, Template: ClusterTemplate, Operation: OpDescribe, Scope: ScopeAny, Feature: FeatureCluster, Answers: answer[ClusterView]()},
+	{Method: methodGet, Template: MonitoringHealth, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[HealthReport]()},
+	{Method: methodGet, Template: MonitoringCompat, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[Compatibility]()},
+	{Method: methodGet, Template: MonitoringGroups, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[GroupList]()},
+	{Method: methodGet, Template: MonitoringGroup, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[MonitoredGroup]()},
+	{Method: methodGet, Template: MonitoringMembers, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[MemberList]()},
+	{Method: methodGet, Template: MonitoringAssigned, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[AssignmentsView]()},
+	{Method: methodGet, Template: MonitoringConsumed, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[Consumption]()},
+	{Method: methodGet, Template: MonitoringMigrations, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[MigrationList]()},
+	{Method: methodGet, Template: MonitoringOffsets, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[Offsets]()},
+	{Method: methodGet, Template: MonitoringPaused, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[PausedView]()},
+	{Method: methodGet, Template: MonitoringResets, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[ResetList]()},
+	{Method: methodGet, Template: MonitoringReset, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[LiveReset]()},
+	{Method: methodGet, Template: MonitoringMessages, Operation: OpReadMessages, Scope: ScopeGroup, Answers: answer[MessagesPage]()},
+	{Method: methodGet, Template: MonitoringDeadLetter, Operation: OpReadMessages, Scope: ScopeGroup, Answers: answer[DeadLetterPage]()},
 
-	{Method: methodGet, Template: GrafanaGroups, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaStreamOptions, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaGroupOptions, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaShardOptions, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaMembers, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaShards, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaAssignments, Operation: OpDescribe, Scope: ScopeAny},
-	{Method: methodGet, Template: GrafanaMessages, Operation: OpReadMessages, Scope: ScopeAny},
+	{Method: methodGet, Template: GrafanaGroups, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaGroupRow]()},
+	{Method: methodGet, Template: GrafanaStreamOptions, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaOption]()},
+	{Method: methodGet, Template: GrafanaGroupOptions, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaOption]()},
+	{Method: methodGet, Template: GrafanaShardOptions, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaOption]()},
+	{Method: methodGet, Template: GrafanaMembers, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaMemberRow]()},
+	{Method: methodGet, Template: GrafanaShards, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaShardRow]()},
+	{Method: methodGet, Template: GrafanaAssignments, Operation: OpDescribe, Scope: ScopeAny, Answers: answer[[]GrafanaAssignmentRow]()},
+	{Method: methodGet, Template: GrafanaMessages, Operation: OpReadMessages, Scope: ScopeAny, Answers: answer[[]GrafanaMessageRow]()},
 }
 
 // LookupRoute returns the route of method and template (relative to the

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -16,16 +15,21 @@ func (a *API) healthReport(w http.ResponseWriter, r *http.Request, _ httprouter.
 	writeJSON(w, http.StatusOK, a.health.Check(r.Context()))
 }
 
-// compatibilityJSON is the constant body of #14 (docs/protocol.md §2.6).
-var compatibilityJSON = json.RawMessage(`{"currentCoordinationVersion":1,"supportedCoordinationVersions":{"min":1,"max":1},` +
-	`"coordinationVersions":[{"version":1,"status":"ACTIVE",` +
-	`"introducedIn":{"major":0,"minor":1,"patch":0,"qualifier":null,"version":"0.1.0"},"deprecatedIn":null,` +
-	`"minimumSupportedUntil":{"major":1,"minor":0,"patch":0,"qualifier":null,"version":"1.0.0"},"removedIn":null,` +
-	`"timingDefaults":{"heartbeatInterval":"PT3S","memberLeaseTtl":"PT15S","rebalanceTimeout":"PT1M"}}]}`)
+// compatibilityBody is the constant body of #14 (docs/protocol.md §2.6).
+var compatibilityBody = contract.Compatibility{
+	CurrentCoordinationVersion:    1,
+	SupportedCoordinationVersions: contract.VersionRange{Min: 1, Max: 1},
+	CoordinationVersions: []contract.CoordinationVersion{{
+		Version: 1, Status: "ACTIVE",
+		IntroducedIn:          contract.ReleaseVersion{Major: 0, Minor: 1, Patch: 0, Version: "0.1.0"},
+		MinimumSupportedUntil: contract.ReleaseVersion{Major: 1, Minor: 0, Patch: 0, Version: "1.0.0"},
+		TimingDefaults:        contract.TimingDefaults{HeartbeatInterval: "PT3S", MemberLeaseTTL: "PT15S", RebalanceTimeout: "PT1M"},
+	}},
+}
 
 // compatibility serves #14.
 func compatibility(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
-	writeJSON(w, http.StatusOK, compatibilityJSON)
+	writeJSON(w, http.StatusOK, compatibilityBody)
 }
 
 // listGroups serves #15.
