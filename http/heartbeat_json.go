@@ -30,7 +30,9 @@ var heartbeatBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); re
 // json.Marshal produces for a contract.HeartbeatResponse (its field order and
 // names, no omitempty, shard sets as [{"shardIndex":n},…] and [] when
 // empty, strings escaped as encoding/json escapes them). Tests compare the
-// two on generated values; a field added to the type must be added here.
+// two on generated values and on a response with every field set
+// (TestHeartbeatEncodingCoversEveryField), so a field added to the type
+// and not here fails them.
 func appendHeartbeat(b []byte, r *contract.HeartbeatResponse) []byte {
 	b = append(b, `{"responseTo":`...)
 	b = appendJSONString(b, r.ResponseTo)

@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -79,6 +81,61 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 			},
 		})
 	})
+}
+
+// Every field of contract.HeartbeatResponse, at any depth, holds a value
+// other than its zero, and the hand encoder writes what encoding/json
+// writes: a field added to the type and not to appendHeartbeat fails here.
+func TestHeartbeatEncodingCoversEveryField(t *testing.T) {
+	var r contract.HeartbeatResponse
+	populate(t, reflect.ValueOf(&r).Elem(), new(int))
+	wantEncodedLikeJSON(t, r)
+}
+
+// populate sets v and, at any depth, every exported field, element and
+// value in it to a value other than the zero, each one distinct (*n
+// counts them).
+func populate(t *testing.T, v reflect.Value, n *int) {
+	t.Helper()
+	*n++
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				populate(t, v.Field(i), n)
+			}
+		}
+	case reflect.String:
+		v.SetString(fmt.Sprintf("v%d", *n))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(*n))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(*n))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(*n) + 0.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		populate(t, s.Index(0), n)
+		v.Set(s)
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		populate(t, p.Elem(), n)
+		v.Set(p)
+	case reflect.Map:
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		populate(t, k, n)
+		populate(t, e, n)
+		m := reflect.MakeMap(v.Type())
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	default:
+		t.Fatalf("populate: no value for %s (kind %s)", v.Type(), v.Kind())
+	}
+	if v.IsZero() {
+		t.Fatalf("populate left %s zero", v.Type())
+	}
 }
 
 // writeHeartbeat answers exactly what writeJSON answered for the same value.
