@@ -291,7 +291,10 @@ func (r Routing) View() contract.RoutingView {
 
 // View returns the live reset as the wire shows it.
 func (r *LiveReset) View() contract.LiveReset {
-	shards := make([]contract.ShardReset, len(r.Shards))
+	var shards []contract.ShardReset // null when r's are
+	if r.Shards != nil {
+		shards = make([]contract.ShardReset, len(r.Shards))
+	}
 	for i, s := range r.Shards {
 		shards[i] = contract.ShardReset{ShardIndex: s.ShardIndex, PausedFrom: s.PausedFrom, SetID: s.SetID, Before: s.Before, After: s.After}
 	}
