@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/client"
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
@@ -186,9 +185,9 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	if out := c.ok("reset-offsets", prefix, "shipping", "--to", "latest", "--shards", "0", "--dry-run"); !strings.Contains(out, "SKIPPED") {
 		t.Errorf("reset-offsets --dry-run:\n%s", out)
 	}
-	var live group.LiveReset
+	var live contract.LiveReset
 	c.json(&live, "reset-offsets", prefix, "shipping", "--to", "latest", "--shards", "0")
-	if s := live.Shards; live.State != group.ResetDone || len(s) != 1 || s[0].Before == nil || s[0].Before.Lag == nil || *s[0].Before.Lag != 3 ||
+	if s := live.Shards; live.State != contract.ResetDone || len(s) != 1 || s[0].Before == nil || s[0].Before.Lag == nil || *s[0].Before.Lag != 3 ||
 		s[0].After == nil || s[0].After.Lag == nil || *s[0].After.Lag != 0 {
 		t.Errorf("reset-offsets: %+v", live)
 	}
@@ -246,7 +245,7 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 
 	// scale-stream moves every group of the prefix; scale one group;
 	// rollback its active migration.
-	var streamScale group.StreamScale
+	var streamScale contract.StreamScaleView
 	c.json(&streamScale, "scale-stream", prefix, "--shards", "4")
 	if streamScale.TargetShardCount != 4 || len(streamScale.Migrations) != 3 || strings.Join(streamScale.AffectedConsumerGroups, ",") != "audit,billing,shipping" {
 		t.Errorf("scale-stream: %+v", streamScale)
