@@ -14,7 +14,7 @@ import (
 //
 // A create is admitted where it is decided: in its group's actor, after
 // its checks and right before the core's insert (groupActor.create), by
-// Coordinator.reserveGroup. Admissions run one at a time in the process
+// System.reserveGroup. Admissions run one at a time in the process
 // (admit): each adds the creates this process admitted whose insert has
 // not ended (the reservations) to the store's counts (Store.Count: the
 // stored groups, without reading them), refuses GROUP_LIMIT_REACHED when
@@ -49,7 +49,7 @@ func newGroupCaps() groupCaps {
 // insert has ended; without caps it admits every create. It refuses with
 // GROUP_LIMIT_REACHED, or fails when the counts cannot be read, or when
 // the admissions before it keep it waiting longer than StoreTimeout.
-func (c *Coordinator) reserveGroup(key group.Key) (release func(), err error) {
+func (c *System) reserveGroup(key group.Key) (release func(), err error) {
 	maxAll, maxPrefix := c.opts.MaxGroups, c.opts.MaxGroupsPerPrefix
 	if maxAll <= 0 && maxPrefix <= 0 {
 		return func() {}, nil

@@ -16,7 +16,7 @@ import (
 // settledCoordinator starts a coordinator on the memory store with one
 // group of members members and 10 shards each, and heartbeats the members
 // (membersim, in passes) until every one owns its full target.
-func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Coordinator, group.Key, []*membersim.Member) {
+func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.System, group.Key, []*membersim.Member) {
 	b.Helper()
 	ctx := context.Background()
 	store := memory.New()
@@ -47,7 +47,7 @@ func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.Co
 
 // heartbeat sends m's next heartbeat through the coordinator and applies
 // the answer.
-func heartbeat(b *testing.B, c *actors.Coordinator, key group.Key, m *membersim.Member) contract.HeartbeatResponse {
+func heartbeat(b *testing.B, c *actors.System, key group.Key, m *membersim.Member) contract.HeartbeatResponse {
 	req := m.Request()
 	resp, err := c.Heartbeat(context.Background(), key, &req)
 	if err != nil {
@@ -75,7 +75,7 @@ func BenchmarkCoordinatorHeartbeat(b *testing.B) {
 		}
 	})
 	callers := perCore * runtime.GOMAXPROCS(0)
-	parallel := func(c *actors.Coordinator, ms []*membersim.Member) func(b *testing.B) {
+	parallel := func(c *actors.System, ms []*membersim.Member) func(b *testing.B) {
 		return func(b *testing.B) {
 			var next atomic.Int64
 			b.ReportAllocs()

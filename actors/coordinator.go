@@ -18,10 +18,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// Coordinator is the facade over the actor system: every method sends one
+// System is the facade over the actor system: every method sends one
 // message to the group's actor and waits for its reply or ctx. It is safe
 // for concurrent use.
-type Coordinator struct {
+type System struct {
 	opts    Options
 	system  *actor.ActorSystem
 	manager *actor.PID
@@ -57,12 +57,12 @@ type Coordinator struct {
 
 // New validates o, starts the actor system, the manager and (if enabled)
 // the ticker.
-func New(o Options) (*Coordinator, error) {
+func New(o Options) (*System, error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{opts: o, dispatcher: newWorkerDispatcher(dispatcherThroughput),
+	c := &System{opts: o, dispatcher: newWorkerDispatcher(dispatcherThroughput),
 		stopTicker: make(chan struct{}), tickerDone: make(chan struct{}), handOverSlots: make(chan struct{}, handOverParallelism),
 		caps: newGroupCaps()}
 	c.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -89,7 +89,7 @@ func New(o Options) (*Coordinator, error) {
 // group has MaxQueuedHeartbeats heartbeats already queued (at once,
 // without queueing this one: load shedding) or did not answer within
 // StoreTimeout; the HTTP layer answers both with status RETRY.
-func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
+func (c *System) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
 	if ch, ok := c.registry.Load(key); ok && ch.(*child).depth.heartbeats.Load() >= int64(c.opts.MaxQueuedHeartbeats) {
 		c.opts.Observer.HeartbeatShed(key)
 		return contract.HeartbeatResponse{}, contract.ErrShed
@@ -106,7 +106,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, key group.Key, req *contrac
 
 // CreateGroup creates a group (endpoint #4), or with streamLevel the group
 // G = P of a new stream prefix (endpoint #2, key.ConsumerGroup is ignored).
-func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error) {
+func (c *System) CreateGroup(ctx context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error) {
 	if streamLevel {
 		key.ConsumerGroup = key.StreamPrefix
 	}
@@ -115,7 +115,7 @@ func (c *Coordinator) CreateGroup(ctx context.Context, key group.Key, req contra
 }
 
 // DeleteGroup deletes a group's metadata and returns its pre-delete view.
-func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error) {
+func (c *System) DeleteGroup(ctx context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error) {
 	r := newReplyTo[contract.GroupView]()
 	return ask(ctx, c, &deleteMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }
@@ -127,7 +127,7 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, key group.Key, req contra
 // this process (a failed release must not keep the group from its
 // coordinator while both live). It does not wait for the messages to be
 // handled.
-func (c *Coordinator) TickNow() {
+func (c *System) TickNow() {
 	now := c.opts.Clock()
 	keys := map[group.Key]bool{}
 	c.registry.Range(func(k, _ any) bool {
@@ -160,7 +160,7 @@ func (c *Coordinator) TickNow() {
 
 // releaseStrays sends a strayMsg to every group of keys (placed elsewhere)
 // whose ownership record names this process.
-func (c *Coordinator) releaseStrays(ctx context.Context, keys []group.Key) {
+func (c *System) releaseStrays(ctx context.Context, keys []group.Key) {
 	if len(keys) == 0 {
 		return
 	}
@@ -180,7 +180,7 @@ func (c *Coordinator) releaseStrays(ctx context.Context, keys []group.Key) {
 // outside a cluster, those of the stream prefixes placement gives this
 // coordinator inside one (the groups whose leases it expires and whose
 // data-plane gauges it keeps).
-func (c *Coordinator) PlacedKeys(ctx context.Context) ([]group.Key, error) {
+func (c *System) PlacedKeys(ctx context.Context) ([]group.Key, error) {
 	keys, err := c.opts.Store.List(ctx)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (c *Coordinator) PlacedKeys(ctx context.Context) ([]group.Key, error) {
 }
 
 // placedHere reports whether key's group is placed on this process.
-func (c *Coordinator) placedHere(key group.Key) bool {
+func (c *System) placedHere(key group.Key) bool {
 	own := c.opts.Ownership
 	return own == nil || own.PlacedHere(key.StreamPrefix)
 }
@@ -199,7 +199,7 @@ func (c *Coordinator) placedHere(key group.Key) bool {
 // to flush, release its group and passivate, at most handOverParallelism
 // at a time over all calls; a group already queued by an earlier call is
 // not queued again. It does not wait.
-func (c *Coordinator) HandOver() {
+func (c *System) HandOver() {
 	own := c.opts.Ownership
 	if own == nil {
 		return
@@ -239,7 +239,7 @@ const handOverParallelism = 32
 // the group is placed here again, and waits until it has, or until three
 // store calls' time has passed (an actor that stops first never answers).
 // Once Shutdown has begun it sends nothing.
-func (c *Coordinator) handOver(key group.Key) {
+func (c *System) handOver(key group.Key) {
 	own := c.opts.Ownership
 	v, ok := c.registry.Load(key)
 	if !ok || own.Serving() && own.PlacedHere(key.StreamPrefix) {
@@ -257,7 +257,7 @@ func (c *Coordinator) handOver(key group.Key) {
 
 // Actors reports how many group actors are live (for a graceful leave,
 // which waits for the handed-over ones to stop).
-func (c *Coordinator) Actors() int {
+func (c *System) Actors() int {
 	n := 0
 	c.registry.Range(func(any, any) bool { n++; return true })
 	return n
@@ -269,7 +269,7 @@ func (c *Coordinator) Actors() int {
 // It does not close the store. If ctx ends first, the actors are stopped
 // without draining and ctx's error is returned. Later calls return nil at
 // once.
-func (c *Coordinator) Shutdown(ctx context.Context) error {
+func (c *System) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	already := c.terminating
 	c.terminating = true
@@ -296,7 +296,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 }
 
 // send enqueues a group message unless the coordinator is terminating.
-func (c *Coordinator) send(msg request) error {
+func (c *System) send(msg request) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.terminating {
@@ -313,7 +313,7 @@ func (c *Coordinator) send(msg request) error {
 // terminatingErr refuses requests once Shutdown began: another
 // coordinator serves the group when this one left the cluster
 // (cluster.ErrNotServing), else contract.ErrTerminating.
-func (c *Coordinator) terminatingErr() error {
+func (c *System) terminatingErr() error {
 	if o := c.opts.Ownership; o != nil && o.Leaving() {
 		return cluster.ErrNotServing
 	}
@@ -344,7 +344,7 @@ var errNoAnswer = errors.New("no answer in time")
 // improvement 8: the retry with the previous epoch is accepted), and the
 // actor's later answer is dropped. Every other request waits at most
 // RequestTimeout.
-func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], wait time.Duration) (T, error) {
+func ask[T any](ctx context.Context, c *System, msg request, r replyTo[T], wait time.Duration) (T, error) {
 	var zero T
 	if err := c.send(msg); err != nil {
 		return zero, err
@@ -368,7 +368,7 @@ func ask[T any](ctx context.Context, c *Coordinator, msg request, r replyTo[T], 
 // runTicker sweeps (TickNow) at start and every SweepInterval until
 // Shutdown. After the first sweep it prunes the ownership records, and
 // after each later one until a prune succeeded.
-func (c *Coordinator) runTicker() {
+func (c *System) runTicker() {
 	defer close(c.tickerDone)
 	c.TickNow()
 	pruned := c.pruneOwners()
@@ -393,7 +393,7 @@ func (c *Coordinator) runTicker() {
 // pass over every record, once per process). It waits at most
 // RequestTimeout, and not past Shutdown's start; it reports whether the
 // prune succeeded (true without Ownership).
-func (c *Coordinator) pruneOwners() bool {
+func (c *System) pruneOwners() bool {
 	o := c.opts.Ownership
 	if o == nil {
 		return true

@@ -14,7 +14,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// The Coordinator's reads, run on the caller's goroutine. Each takes the
+// The System's reads, run on the caller's goroutine. Each takes the
 // group's published snapshot (snapshot.go) without entering the group
 // actor's mailbox when it is current, so a read that starts after this
 // coordinator answered a request sees that request's change. Otherwise one
@@ -31,7 +31,7 @@ const groupsReadParallelism = 16
 
 // committed returns key's committed group, shared and immutable: callers
 // must not modify it. A group that does not exist is contract.CodeGroupNotFound.
-func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Group, error) {
+func (c *System) committed(ctx context.Context, key group.Key) (*group.Group, error) {
 	var version uint64
 	if v, ok := c.snapshots.Load(key); ok {
 		cell := v.(*snapshotCell)
@@ -62,7 +62,7 @@ func (c *Coordinator) committed(ctx context.Context, key group.Key) (*group.Grou
 }
 
 // stored reads key's group from the store, for a group owned elsewhere.
-func (c *Coordinator) stored(ctx context.Context, key group.Key) (*group.Group, error) {
+func (c *System) stored(ctx context.Context, key group.Key) (*group.Group, error) {
 	sctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
 	defer cancel()
 	doc, rev, err := c.opts.Store.Load(sctx, key)
@@ -90,29 +90,29 @@ func existing(g *group.Group) (*group.Group, error) {
 // Snapshot returns the committed group, shared and immutable (callers must
 // not modify it), for read-only projections (the data-plane monitoring
 // endpoints, Grafana rows, member metric series).
-func (c *Coordinator) Snapshot(ctx context.Context, key group.Key) (*group.Group, error) {
+func (c *System) Snapshot(ctx context.Context, key group.Key) (*group.Group, error) {
 	return c.committed(ctx, key)
 }
 
 // Group returns the committed GroupResponse.
-func (c *Coordinator) Group(ctx context.Context, key group.Key) (contract.GroupView, error) {
+func (c *System) Group(ctx context.Context, key group.Key) (contract.GroupView, error) {
 	return project(ctx, c, key, (*group.Group).View)
 }
 
 // Members returns the committed member records sorted by id.
-func (c *Coordinator) Members(ctx context.Context, key group.Key) ([]group.Member, error) {
+func (c *System) Members(ctx context.Context, key group.Key) ([]group.Member, error) {
 	return project(ctx, c, key, (*group.Group).MemberList)
 }
 
 // Assignments returns the committed /assignments projection.
-func (c *Coordinator) Assignments(ctx context.Context, key group.Key) (contract.AssignmentsView, error) {
+func (c *System) Assignments(ctx context.Context, key group.Key) (contract.AssignmentsView, error) {
 	return project(ctx, c, key, (*group.Group).Assignments)
 }
 
 // Routing returns the committed producer routing metadata. With
 // provisioning enabled it first provisions the group's shards (docs/protocol.md §2.4),
 // outside the group's actor; a failure matches contract.ErrProvisioning.
-func (c *Coordinator) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
+func (c *System) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
 	rt, err := project(ctx, c, key, routing)
 	if err != nil {
 		return group.Routing{}, err
@@ -127,7 +127,7 @@ func (c *Coordinator) Routing(ctx context.Context, key group.Key) (group.Routing
 
 // Migration returns migration id of a group (endpoint #9);
 // MIGRATION_NOT_FOUND when the group has none with that id.
-func (c *Coordinator) Migration(ctx context.Context, key group.Key, id string) (group.Migration, error) {
+func (c *System) Migration(ctx context.Context, key group.Key, id string) (group.Migration, error) {
 	g, err := c.committed(ctx, key)
 	if err != nil {
 		return group.Migration{}, err
@@ -140,7 +140,7 @@ func (c *Coordinator) Migration(ctx context.Context, key group.Key, id string) (
 }
 
 // Migrations returns a group's migration history (endpoint #20).
-func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (group.Migrations, error) {
+func (c *System) Migrations(ctx context.Context, key group.Key) (group.Migrations, error) {
 	return project(ctx, c, key, func(g *group.Group) group.Migrations {
 		return group.Migrations{List: g.MigrationList(), ActiveReshardingID: g.ActiveReshardingID}
 	})
@@ -150,7 +150,7 @@ func (c *Coordinator) Migrations(ctx context.Context, key group.Key) (group.Migr
 // then consumer group. The groups are read concurrently (at most
 // groupsReadParallelism at a time); a group deleted while the list is read
 // is skipped.
-func (c *Coordinator) Groups(ctx context.Context) ([]contract.GroupView, error) {
+func (c *System) Groups(ctx context.Context) ([]contract.GroupView, error) {
 	keys, err := c.opts.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list groups: %w", err)
@@ -185,7 +185,7 @@ func (c *Coordinator) Groups(ctx context.Context) ([]contract.GroupView, error) 
 }
 
 // project reads key's committed group and projects it.
-func project[T any](ctx context.Context, c *Coordinator, key group.Key, view func(*group.Group) T) (T, error) {
+func project[T any](ctx context.Context, c *System, key group.Key, view func(*group.Group) T) (T, error) {
 	g, err := c.committed(ctx, key)
 	if err != nil {
 		var zero T
@@ -208,7 +208,7 @@ func routing(g *group.Group) group.Routing {
 // for it before the call (a tick sent by TickNow, say) and the commit
 // those queued, so that the reads after it see their outcome. Reads
 // themselves do not wait for queued work.
-func (c *Coordinator) Settle(ctx context.Context, key group.Key) error {
+func (c *System) Settle(ctx context.Context, key group.Key) error {
 	for range 2 { // the first round trip may queue a flush behind it
 		r := newReplyTo[*group.Group]()
 		if _, err := ask(ctx, c, &snapshotMsg{routed: routed{Key: key}, Reply: r}, r, c.opts.RequestTimeout); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// The Coordinator's resharding commands (docs/protocol.md §6), run on the caller's
+// The System's resharding commands (docs/protocol.md §6), run on the caller's
 // goroutine; the group actor's side is in admin.go.
 
 // ScaleGroup scales one group to req's target shard count (docs/protocol.md §6.2, endpoint
@@ -18,11 +18,11 @@ import (
 // switched), or with the unstored noop migration for a same-count request.
 // A provisioning failure (contract.ErrProvisioning) leaves the migration
 // PREPARING; a retry with the same target resumes it.
-func (c *Coordinator) ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error) {
+func (c *System) ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error) {
 	return c.scale(ctx, key, req, false)
 }
 
-func (c *Coordinator) scale(ctx context.Context, key group.Key, req contract.ScaleRequest, streamLevel bool) (group.Migration, error) {
+func (c *System) scale(ctx context.Context, key group.Key, req contract.ScaleRequest, streamLevel bool) (group.Migration, error) {
 	r := newReplyTo[group.Migration]()
 	msg := &scaleMsg{routed: routed{Key: key}, Request: req, NewID: newMigrationID(), StreamLevel: streamLevel, Reply: r}
 	return ask(ctx, c, msg, r, c.opts.RequestTimeout)
@@ -38,7 +38,7 @@ func newMigrationID() string { return "reshard-" + uuid.NewString() }
 // anything changes); then the groups are scaled one by one in consumer
 // group order. There is no cross-group transaction: a failure midway
 // leaves the groups before it scaled.
-func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
+func (c *System) ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
 	if err := group.ValidateScale(&req, c.opts.Settings); err != nil {
 		return group.StreamScale{}, err
 	}
@@ -68,7 +68,7 @@ func (c *Coordinator) ScaleStream(ctx context.Context, prefix string, req contra
 }
 
 // streamGroups lists the stored groups of prefix, sorted by consumer group.
-func (c *Coordinator) streamGroups(ctx context.Context, prefix string) ([]group.Key, error) {
+func (c *System) streamGroups(ctx context.Context, prefix string) ([]group.Key, error) {
 	sctx, cancel := context.WithTimeout(ctx, c.opts.StoreTimeout)
 	defer cancel()
 	all, err := c.opts.Store.List(sctx)
@@ -85,7 +85,7 @@ func (c *Coordinator) streamGroups(ctx context.Context, prefix string) ([]group.
 }
 
 // Rollback rolls migration id of a group back (docs/protocol.md §6.5, endpoint #10).
-func (c *Coordinator) Rollback(ctx context.Context, key group.Key, id string, req contract.RollbackRequest) (group.Migration, error) {
+func (c *System) Rollback(ctx context.Context, key group.Key, id string, req contract.RollbackRequest) (group.Migration, error) {
 	r := newReplyTo[group.Migration]()
 	return ask(ctx, c, &rollbackMsg{routed: routed{Key: key}, ID: id, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }

@@ -1,7 +1,7 @@
 // Package actors is the coordinator's runtime: it turns the pure domain of
 // package group into a concurrent, persistent service.
 //
-// A [Coordinator] owns a protoactor-go actor system with one GroupManager
+// A [System] owns a protoactor-go actor system with one GroupManager
 // actor and one GroupActor child per consumer group. Each GroupActor
 // serialises everything that touches its group (heartbeats, admin commands,
 // reads, ticks) and persists through a persistence.Store:
@@ -56,7 +56,7 @@
 //     DrainChecker confirms on ticks that a scale-in's removed shards are
 //     drained. Each Redis call is bounded by StoreTimeout.
 //
-// The Coordinator is the facade the HTTP layer calls (its methods are in
+// The System is the facade the HTTP layer calls (its methods are in
 // the coordinator*.go files, run on the caller's goroutine; the actor's side
 // is in the others): each command sends one message straight to the group's
 // actor (a concurrent registry maps group

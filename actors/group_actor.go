@@ -44,7 +44,7 @@ import (
 //	                   streams between commands
 //	GetSnapshot        publish committed (see snapshot) and answer with it;
 //	                   other reads take the published snapshot without
-//	                   entering the mailbox (Coordinator.committed)
+//	                   entering the mailbox (System.committed)
 //	CheckScale         answer from committed
 //	request, idle      group does not exist, nothing pending: ask the manager
 //	                   to passivate (once)
@@ -60,7 +60,7 @@ import (
 //	Restarting         stop the timer, report; the panic middleware has
 //	                   answered the batch
 type groupActor struct {
-	c     *Coordinator
+	c     *System
 	key   group.Key
 	depth *mailboxDepth
 
@@ -99,7 +99,7 @@ type groupActor struct {
 // joins an empty batch.
 type flush struct{}
 
-func newGroupActor(c *Coordinator, key group.Key, depth *mailboxDepth) *groupActor {
+func newGroupActor(c *System, key group.Key, depth *mailboxDepth) *groupActor {
 	return &groupActor{c: c, key: key, depth: depth, cell: new(snapshotCell),
 		core: core.New[*heartbeatMsg](core.Config{
 			Key:            key,
@@ -377,7 +377,7 @@ func (a *groupActor) handOver(ctx actor.Context) {
 
 // release clears the group's ownership record if it may name this process
 // (the store clears only a record naming this process). A failed release
-// is logged and left to the next sweep (Coordinator.TickNow), which finds
+// is logged and left to the next sweep (System.TickNow), which finds
 // the record and sends the group's actor a strayMsg.
 func (a *groupActor) release() {
 	if !a.mayHold {

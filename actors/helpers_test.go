@@ -185,7 +185,7 @@ func (r *recorder) conflictList() []string {
 
 // start creates a coordinator with default settings where o leaves them
 // zero, and shuts it down when the test ends.
-func start(t *testing.T, o Options) *Coordinator {
+func start(t *testing.T, o Options) *System {
 	t.Helper()
 	if o.Settings == (group.Settings{}) {
 		o.Settings = group.DefaultSettings()
@@ -213,7 +213,7 @@ var (
 	billing = group.Key{StreamPrefix: "billing", ConsumerGroup: "billing-consumer"}
 )
 
-func createGroup(t *testing.T, c *Coordinator, key group.Key) {
+func createGroup(t *testing.T, c *System, key group.Key) {
 	t.Helper()
 	if _, err := c.CreateGroup(testCtx(t), key, contract.CreateRequest{RequestedBy: "test"}, false); err != nil {
 		t.Fatalf("create %s: %v", key, err)
@@ -225,7 +225,7 @@ func createGroup(t *testing.T, c *Coordinator, key group.Key) {
 var join, next = grouptest.JoinRequest, grouptest.NextRequest
 
 // heartbeat sends a valid heartbeat and fails the test on an error.
-func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *contract.HeartbeatRequest) contract.HeartbeatResponse {
+func heartbeat(t *testing.T, c *System, key group.Key, req *contract.HeartbeatRequest) contract.HeartbeatResponse {
 	t.Helper()
 	if err := group.ValidateHeartbeat(req, group.DefaultSettings()); err != nil {
 		t.Fatalf("invalid heartbeat: %v", err)
@@ -239,7 +239,7 @@ func heartbeat(t *testing.T, c *Coordinator, key group.Key, req *contract.Heartb
 
 // heartbeatFails sends req and fails the test unless it fails with want
 // (errors.Is).
-func heartbeatFails(t *testing.T, c *Coordinator, key group.Key, req *contract.HeartbeatRequest, want error) {
+func heartbeatFails(t *testing.T, c *System, key group.Key, req *contract.HeartbeatRequest, want error) {
 	t.Helper()
 	if resp, err := c.Heartbeat(testCtx(t), key, req); !errors.Is(err, want) {
 		t.Fatalf("heartbeat %s of %s: %+v, %v; want %v", req.MemberID, key, resp, err, want)
@@ -265,7 +265,7 @@ func wantCode(t *testing.T, err error, code contract.Code) *group.Error {
 
 // queued returns the number of messages in key's mailbox, counting the one
 // being handled.
-func queued(c *Coordinator, key group.Key) int64 {
+func queued(c *System, key group.Key) int64 {
 	ch, ok := c.registry.Load(key)
 	if !ok {
 		return 0
@@ -305,7 +305,7 @@ type result struct {
 
 // goHeartbeat sends a join from a goroutine and reports on out whether the
 // member was already stored when the reply arrived.
-func goHeartbeat(c *Coordinator, store *testStore, key group.Key, id string, out chan<- result) {
+func goHeartbeat(c *System, store *testStore, key group.Key, id string, out chan<- result) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
@@ -318,7 +318,7 @@ func goHeartbeat(c *Coordinator, store *testStore, key group.Key, id string, out
 // they queue behind g: the first blocks in its commit, the other n-1 wait
 // in the mailbox. It returns once all n are queued; their results arrive
 // on the returned channel after g is released.
-func queueJoins(t *testing.T, c *Coordinator, store *testStore, g *gate, n int) <-chan result {
+func queueJoins(t *testing.T, c *System, store *testStore, g *gate, n int) <-chan result {
 	t.Helper()
 	out := make(chan result, n)
 	goHeartbeat(c, store, orders, "m-00", out)

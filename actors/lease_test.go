@@ -17,7 +17,7 @@ import (
 )
 
 // memberState reads one member's state through coordinator c.
-func memberState(t *testing.T, c *Coordinator, key group.Key, id string) group.MemberState {
+func memberState(t *testing.T, c *System, key group.Key, id string) group.MemberState {
 	t.Helper()
 	members, err := c.Members(testCtx(t), key)
 	if err != nil {
@@ -35,7 +35,7 @@ func memberState(t *testing.T, c *Coordinator, key group.Key, id string) group.M
 // renewed starts a coordinator on store, joins m-1 through it and has it
 // answer one renewal, which writes nothing. It returns the coordinator and
 // the lease end that renewal promised.
-func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*Coordinator, contract.Instant) {
+func renewed(t *testing.T, store *testStore, clock *fakeclock.Clock) (*System, contract.Instant) {
 	t.Helper()
 	a := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now})
 	createGroup(t, a, orders)

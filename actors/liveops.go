@@ -179,7 +179,7 @@ func positionsError(op string, key group.Key, shard int, err error) error {
 // pause (those holding the shard in the committed group). It reads the
 // group's snapshot and Redis on the caller's goroutine, as the other
 // reads do. Errors are ForceReset's.
-func (c *Coordinator) PreviewReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error) {
+func (c *System) PreviewReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error) {
 	if c.opts.Positions == nil {
 		return contract.ResetPreview{}, ErrNoPositions
 	}
@@ -252,37 +252,37 @@ func shardHolders(g *group.Group) holders {
 // before and after and its holders. It stores nothing. Redis failures
 // match contract.ErrDataPlane; without Options.Positions it fails with
 // ErrNoPositions.
-func (c *Coordinator) ForceReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
+func (c *System) ForceReset(ctx context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
 	r := newReplyTo[contract.OffsetResetResult]()
 	return ask(ctx, c, &forceResetMsg{routed: routed{Key: key}, Request: req, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // PauseShards pauses shards of a group: they are revoked from their
 // readers and granted to nobody until resumed.
-func (c *Coordinator) PauseShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
+func (c *System) PauseShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
 	return c.pause(ctx, key, req, false)
 }
 
 // ResumeShards resumes paused shards of a group.
-func (c *Coordinator) ResumeShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
+func (c *System) ResumeShards(ctx context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
 	return c.pause(ctx, key, req, true)
 }
 
-func (c *Coordinator) pause(ctx context.Context, key group.Key, req contract.PauseRequest, resume bool) (contract.PausedView, error) {
+func (c *System) pause(ctx context.Context, key group.Key, req contract.PauseRequest, resume bool) (contract.PausedView, error) {
 	r := newReplyTo[contract.PausedView]()
 	return ask(ctx, c, &pauseMsg{routed: routed{Key: key}, Request: req, Resume: resume, Reply: r}, r, c.opts.RequestTimeout)
 }
 
 // StartReset starts a live offset reset (group.StartReset) and answers it
 // as stored; GET …/offsets/resets/{id} follows it to DONE or FAILED.
-func (c *Coordinator) StartReset(ctx context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error) {
+func (c *System) StartReset(ctx context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error) {
 	r := newReplyTo[group.LiveReset]()
 	msg := &resetMsg{routed: routed{Key: key}, Request: req, NewID: "reset-" + uuid.NewString(), Reply: r}
 	return ask(ctx, c, msg, r, c.opts.RequestTimeout)
 }
 
 // Reset returns live reset id of a group from its committed state.
-func (c *Coordinator) Reset(ctx context.Context, key group.Key, id string) (group.LiveReset, error) {
+func (c *System) Reset(ctx context.Context, key group.Key, id string) (group.LiveReset, error) {
 	g, err := c.committed(ctx, key)
 	if err != nil {
 		return group.LiveReset{}, err

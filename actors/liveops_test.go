@@ -92,7 +92,7 @@ type liveMember struct {
 	resp contract.HeartbeatResponse
 }
 
-func (m *liveMember) beat(t *testing.T, c *Coordinator) {
+func (m *liveMember) beat(t *testing.T, c *System) {
 	t.Helper()
 	req := join(m.id)
 	if m.resp.MemberEpoch > 0 {

@@ -29,14 +29,14 @@ type retire struct{}
 type drain struct{ done chan struct{} }
 
 // manager is the GroupManager actor. It spawns one group actor per key as
-// its child, publishes it in the Coordinator's registry, forwards the
+// its child, publishes it in the System's registry, forwards the
 // request that caused the spawn, and unpublishes children that terminate.
 //
 // Supervision is one-for-one with unlimited restarts: only the failing
 // child restarts, and it is never stopped, because a stopped actor would
 // drop the requests still queued in its mailbox without answering them.
 type manager struct {
-	c        *Coordinator
+	c        *System
 	keys     map[string]group.Key // child PID id → key
 	draining chan struct{}        // closed once no child is left
 	// retiring holds the requests for groups whose passivated actor has not
@@ -91,7 +91,7 @@ func (m *manager) child(ctx actor.Context, key group.Key) *actor.PID {
 }
 
 // unpublish removes key's registry entry if it still names pid, then runs
-// then (if any). It holds the Coordinator's send lock exclusively while it
+// then (if any). It holds the System's send lock exclusively while it
 // does, so every send that found pid in the registry has been queued in
 // pid's mailbox before then runs, and no later send can find it.
 func (m *manager) unpublish(key group.Key, pid *actor.PID, then func()) {

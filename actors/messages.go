@@ -7,7 +7,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// The messages the Coordinator sends the group actors: commands and
+// The messages the System sends the group actors: commands and
 // queries, their replies, and the ticker's tick.
 //
 // Every request carries its own buffered reply channel (capacity 1). The

@@ -10,7 +10,7 @@ import (
 // Observer receives the runtime's metrics hooks. Every method is called
 // synchronously from an actor or the manager, so implementations must be
 // fast, safe for concurrent use, and must not block or call back into the
-// Coordinator.
+// System.
 type Observer interface {
 	// MessageHandled reports how long a group actor took to handle one
 	// message; msgType is one of the MsgType constants.

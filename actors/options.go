@@ -25,10 +25,10 @@ const (
 	DefaultMaxQueuedHeartbeats = 1024
 )
 
-// Options configure a Coordinator. Store and Settings are required; every
+// Options configure a System. Store and Settings are required; every
 // other zero field gets its default.
 type Options struct {
-	// Store persists the groups. The Coordinator never closes it.
+	// Store persists the groups. The System never closes it.
 	Store persistence.Store
 	// Locker is the per-group state mutex taken around critical sections
 	// when Store.Shared(). It must bound acquisition itself (returning

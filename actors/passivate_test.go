@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
 
-func registered(c *Coordinator) int {
+func registered(c *System) int {
 	n := 0
 	c.registry.Range(func(any, any) bool { n++; return true })
 	return n

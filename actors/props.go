@@ -10,12 +10,12 @@ import (
 
 // How the runtime's actors are built: their props (producer, supervisor,
 // mailbox, dispatcher, middlewares) and the mailbox depth counter that
-// both sides read (the caller's Coordinator.Heartbeat sheds on it, the
+// both sides read (the caller's System.Heartbeat sheds on it, the
 // actor reports it).
 
 // managerProps builds the props of the GroupManager: one-for-one
 // supervision with unlimited restarts.
-func managerProps(c *Coordinator) *actor.Props {
+func managerProps(c *System) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &manager{c: c, keys: map[string]group.Key{}, retiring: map[group.Key][]request{}}
 	}, actor.WithSupervisor(actor.RestartingSupervisorStrategy()))
@@ -23,7 +23,7 @@ func managerProps(c *Coordinator) *actor.Props {
 
 // groupProps builds the props of key's group actor: its own mailbox with a
 // depth counter, the metrics and panic middlewares.
-func groupProps(c *Coordinator, key group.Key, depth *mailboxDepth) *actor.Props {
+func groupProps(c *System, key group.Key, depth *mailboxDepth) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor { return newGroupActor(c, key, depth) },
 		actor.WithMailbox(actor.Unbounded(depth)),
 		actor.WithDispatcher(c.dispatcher),
@@ -33,7 +33,7 @@ func groupProps(c *Coordinator, key group.Key, depth *mailboxDepth) *actor.Props
 // mailboxDepth counts the messages posted to a mailbox and not yet handled
 // (n; protoactor reports a message received once the actor has handled
 // it), and among them the heartbeats (heartbeats, the queue
-// Coordinator.Heartbeat bounds). It is a protoactor mailbox middleware.
+// System.Heartbeat bounds). It is a protoactor mailbox middleware.
 type mailboxDepth struct{ n, heartbeats atomic.Int64 }
 
 func (d *mailboxDepth) MailboxStarted() {}

@@ -73,7 +73,7 @@ var errRedis = errors.New("WRONGTYPE Operation against a key holding the wrong k
 
 // startResharding starts a coordinator on store with f as its data plane
 // and the drain check on.
-func startResharding(t *testing.T, store *testStore, f *fakeDataPlane, clock *fakeclock.Clock) *Coordinator {
+func startResharding(t *testing.T, store *testStore, f *fakeDataPlane, clock *fakeclock.Clock) *System {
 	s := group.DefaultSettings()
 	s.DrainCheck = true
 	return start(t, Options{Store: store, Settings: s, Clock: clock.Now, GroupCommit: true, Provisioner: f, Drains: f})
@@ -184,7 +184,7 @@ func TestScaleStreamScalesEveryGroupAfterPrechecks(t *testing.T) {
 }
 
 // mustActive returns the id of key's active migration.
-func mustActive(t *testing.T, c *Coordinator, key group.Key) string {
+func mustActive(t *testing.T, c *System, key group.Key) string {
 	t.Helper()
 	list, err := c.Migrations(testCtx(t), key)
 	if err != nil || list.ActiveReshardingID == nil {

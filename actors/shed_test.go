@@ -107,7 +107,7 @@ func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 
 // queuedHeartbeats returns the number of heartbeats in key's mailbox,
 // counting one being handled.
-func queuedHeartbeats(c *Coordinator, key group.Key) int64 {
+func queuedHeartbeats(c *System, key group.Key) int64 {
 	ch, ok := c.registry.Load(key)
 	if !ok {
 		return 0

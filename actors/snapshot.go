@@ -17,7 +17,7 @@ type snapshot struct {
 }
 
 // snapshotCell is what a group actor shares with the readers of its group
-// (Coordinator.committed). Only the actor writes it.
+// (System.committed). Only the actor writes it.
 //
 // version counts the changes of the actor's committed copy (commits,
 // loads, reloads): it is bumped before the requests of a commit are

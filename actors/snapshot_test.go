@@ -14,7 +14,7 @@ import (
 )
 
 // memberIDs reads key's members through c.
-func memberIDs(t *testing.T, c *Coordinator, key group.Key) []string {
+func memberIDs(t *testing.T, c *System, key group.Key) []string {
 	t.Helper()
 	ms, err := c.Members(testCtx(t), key)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestCommitDropsThePublishedSnapshot(t *testing.T) {
 
 // publishedSnapshot returns the snapshot key's live actor has published
 // (nil: none is current).
-func publishedSnapshot(t *testing.T, c *Coordinator, key group.Key) *snapshot {
+func publishedSnapshot(t *testing.T, c *System, key group.Key) *snapshot {
 	t.Helper()
 	v, ok := c.snapshots.Load(key)
 	if !ok {
@@ -111,14 +111,14 @@ func publishedSnapshot(t *testing.T, c *Coordinator, key group.Key) *snapshot {
 	return v.(*snapshotCell).cur.Load()
 }
 
-// inCommitted counts the goroutines waiting in Coordinator.committed for a
+// inCommitted counts the goroutines waiting in System.committed for a
 // snapshot flight.
 func inCommitted() int {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	n := 0
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "[select") && strings.Contains(g, "actors.(*Coordinator).committed(") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "actors.(*System).committed(") {
 			n++
 		}
 	}

@@ -34,6 +34,6 @@ func (m *workMsg) exec(a *groupActor) {
 // a group assigned by work remembers the weights and may move shards
 // (group.Rebalance); any other group ignores it. The lag refresher calls
 // it after each read of a work-assigned group's streams.
-func (c *Coordinator) Rebalance(key group.Key, m group.Measure) error {
+func (c *System) Rebalance(key group.Key, m group.Measure) error {
 	return c.send(&workMsg{routed: routed{Key: key}, Measure: m, Reply: newReplyTo[contract.WorkView]()})
 }

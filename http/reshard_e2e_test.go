@@ -311,7 +311,7 @@ func (e *reshardEnv) until(what string, n int, cond func() bool, members ...*mem
 }
 
 // tick sends a tick to the group and waits until it is handled and its
-// changes are stored (actors.Coordinator.Settle).
+// changes are stored (actors.System.Settle).
 func (e *reshardEnv) tick() contract.GroupView {
 	e.t.Helper()
 	e.Actors.TickNow()

@@ -39,7 +39,7 @@
 // gauges from the last stats (O(1) per group); the per-member and
 // per-progress gauges, when WithMemberSeries is on, from each group's
 // committed snapshot read through the Source given to SetSource or Run
-// (the actors.Coordinator), for at most that many members per group; the
+// (the actors.System), for at most that many members per group; the
 // shard gauges from the last ShardOffsets. Age gauges are computed against
 // the clock when scraped, a pruned member's series vanish with it, and a
 // deleted group (GroupCommitted with Exists() false) loses every series,

@@ -48,7 +48,7 @@ type harness struct {
 	clock *fakeclock.Clock
 	reg   *prometheus.Registry
 	m     *metrics.Metrics
-	coord *actors.Coordinator
+	coord *actors.System
 	api   http.Handler
 }
 

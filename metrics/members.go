@@ -12,7 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// Source reads a group's committed state; *actors.Coordinator implements
+// Source reads a group's committed state; *actors.System implements
 // it. The group returned is shared: it is only read.
 type Source interface {
 	Snapshot(ctx context.Context, key group.Key) (*group.Group, error)

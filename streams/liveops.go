@@ -58,7 +58,7 @@ func (p ResetPositions) SetID(ctx context.Context, key group.Key, s group.ShardR
 // SETID, resolved against the stream as it is now: SetPosition), racing
 // any member reading the shard, and returns the position before and
 // after: a forced offset reset, which the runtime performs
-// (actors.Coordinator.ForceReset). It acknowledges nothing. A target
+// (actors.System.ForceReset). It acknowledges nothing. A target
 // Redis cannot take wraps group.ErrResetTarget.
 func (p ResetPositions) ForceSet(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (before, after contract.GroupPosition, err error) {
 	k := contract.StreamKey(key.StreamPrefix, shard)
@@ -75,7 +75,7 @@ func (p ResetPositions) ForceSet(ctx context.Context, key group.Key, shard int, 
 // Preview reads the group's position on shard and what a reset to target
 // would do there (PlanReset: the id it would set, the entries it would
 // deliver again or skip), changing nothing: a reset's dry run
-// (actors.Coordinator.PreviewReset). A target Redis cannot take wraps
+// (actors.System.PreviewReset). A target Redis cannot take wraps
 // group.ErrResetTarget.
 func (p ResetPositions) Preview(ctx context.Context, key group.Key, shard int, target group.ResetTarget) (contract.ResetPreviewShard, error) {
 	k := contract.StreamKey(key.StreamPrefix, shard)

@@ -57,7 +57,7 @@ func advertiseURL(configured string, addr net.Addr, scheme string) string {
 // arriving meanwhile are forwarded), then deregisters. Groups still held
 // when ctx ends, and a registry entry that cannot be removed (the store is
 // down), are left to their lease: that is logged, not an error.
-func leaveCluster(ctx context.Context, node *cluster.Node, coord *actors.Coordinator, logger *slog.Logger) {
+func leaveCluster(ctx context.Context, node *cluster.Node, coord *actors.System, logger *slog.Logger) {
 	start := time.Now()
 	node.Leave()
 	poll := time.NewTicker(10 * time.Millisecond)

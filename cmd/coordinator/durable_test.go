@@ -50,7 +50,7 @@ func loadConfig(t *testing.T, yaml string) *config.Config {
 type node struct {
 	t     *testing.T
 	back  *backend
-	coord *actors.Coordinator
+	coord *actors.System
 	node  *cluster.Node
 	api   *httpapi.API
 	srv   *httptest.Server

@@ -35,7 +35,7 @@ import (
 // read again from the round after one appears. Rounds start every
 // interval, or less often when the shards read would exceed readBudget.
 type lagRefresher struct {
-	coord       *actors.Coordinator
+	coord       *actors.System
 	offsets     offsetRefresher
 	deadLetters deadLetterCounter
 	m           *metrics.Metrics

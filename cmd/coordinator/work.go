@@ -8,7 +8,7 @@ import (
 // rebalance hands a group assigned by work the measure of its shards that
 // the refresher just read (docs/assignment.md): each shard's ingest rate
 // and backlog. The group actor weighs the shards and may move some
-// (actors.Coordinator.Rebalance); it is not waited for. Groups assigned by
+// (actors.System.Rebalance); it is not waited for. Groups assigned by
 // count get nothing.
 func (r *lagRefresher) rebalance(g *group.Group, o monitoring.Observation) {
 	if g.AssignorOf() != group.AssignorWork {

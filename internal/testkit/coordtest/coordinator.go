@@ -60,7 +60,7 @@ type Coordinator struct {
 	ID       string
 	Store    Store
 	Node     *cluster.Node // nil unless Options.Cluster
-	Actors   *actors.Coordinator
+	Actors   *actors.System
 	API      *httpapi.API
 	Server   *httptest.Server
 	URL      string // the server's root, scheme://host:port
