@@ -96,7 +96,7 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	}
 	recent := audit.NewMemorySink(httpapi.RecentMutationsLimit, 1000)
 	opts := httpapi.Options{
-		Coordinator: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger, Cluster: node,
+		Runtime: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger, Cluster: node,
 		Security: &httpapi.Security{Users: users, Audit: recent, History: recent},
 	}
 	if rdb != nil {

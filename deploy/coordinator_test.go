@@ -30,7 +30,7 @@ func startCoordinator(t *testing.T) *coordinator {
 	ct := coordtest.Start(t, coordtest.Options{ID: "deploy-test",
 		Actors: func(o *actors.Options) { o.Store, o.Observer = m.Store("memory", o.Store), m },
 		API: func(o *httpapi.Options) {
-			o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, m)
+			o.Runtime = httpapi.ObserveRuntime(o.Runtime, m)
 			o.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 			o.Middleware = []httpapi.Middleware{httpapi.ObserveRequests(m)}
 		}})

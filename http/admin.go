@@ -70,7 +70,7 @@ func (a *API) create(streamLevel bool, render func(contract.GroupView) any) http
 	validate := func(req *contract.CreateRequest) error { return group.ValidateCreate(req, a.settings) }
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusCreated, validate, func(ctx context.Context, key group.Key, req contract.CreateRequest) (any, error) {
-			view, err := a.coord.CreateGroup(ctx, key, req, streamLevel)
+			view, err := a.runtime.CreateGroup(ctx, key, req, streamLevel)
 			return render(view), err
 		})
 	}
@@ -79,7 +79,7 @@ func (a *API) create(streamLevel bool, render func(contract.GroupView) any) http
 // deleteGroup serves #6; the body is required.
 func (a *API) deleteGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusOK, group.ValidateDelete, func(ctx context.Context, key group.Key, req contract.DeleteRequest) (any, error) {
-		return a.coord.DeleteGroup(ctx, key, req)
+		return a.runtime.DeleteGroup(ctx, key, req)
 	})
 }
 

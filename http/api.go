@@ -18,10 +18,10 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/observe"
 )
 
-// Coordinator is what the HTTP layer needs from the actor system. Every
+// Runtime is what the HTTP layer needs from the runtime (actors.System). Every
 // method answers from the group's committed state; errors are *group.Error,
 // contract.Err* or persistence.Err* (wrapped), or the context's error.
-type Coordinator interface {
+type Runtime interface {
 	// Heartbeat runs one member heartbeat (docs/protocol.md §4.2). The request has passed
 	// group.ValidateHeartbeat; the coordinator may keep the pointer.
 	Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error)
@@ -117,13 +117,13 @@ func routeKind(template string) RouteKind {
 // when the API is built; the returned handle runs for every request.
 type Middleware func(Route, httprouter.Handle) httprouter.Handle
 
-// Options configure an API. Only Coordinator is required.
+// Options configure an API. Only Runtime is required.
 type Options struct {
 	// BasePath prefixes the coordinator routes; blank or "/" means the
 	// default contract.BasePath (contract.CleanBasePath reads it for the
 	// security policy and audit too).
-	BasePath    string
-	Coordinator Coordinator
+	BasePath string
+	Runtime  Runtime
 	// Settings supply the validation limits (MaxShardCount, heartbeat
 	// rules); the zero value means group.DefaultSettings().
 	Settings group.Settings
@@ -174,7 +174,7 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // API is the coordinator's HTTP handler.
 type API struct {
-	coord    Coordinator
+	runtime  Runtime
 	settings group.Settings
 	health   HealthChecker
 	log      *slog.Logger
@@ -194,10 +194,10 @@ type API struct {
 }
 
 // New builds the API and registers every route. It panics when
-// o.Coordinator is nil (a wiring error).
+// o.Runtime is nil (a wiring error).
 func New(o Options) *API {
-	if o.Coordinator == nil {
-		panic("httpapi: Options.Coordinator is required")
+	if o.Runtime == nil {
+		panic("httpapi: Options.Runtime is required")
 	}
 	if o.Settings == (group.Settings{}) {
 		o.Settings = group.DefaultSettings()
@@ -212,7 +212,7 @@ func New(o Options) *API {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	a := &API{
-		coord:    o.Coordinator,
+		runtime:  o.Runtime,
 		settings: o.Settings,
 		health:   o.Health,
 		log:      o.Logger,
@@ -317,17 +317,17 @@ func (a *API) routes() []route {
 	return slices.Concat([]route{
 		{Route{Method: http.MethodPost, Template: stream}, a.create(true, streamCreatedBody)},
 		{Route{Method: http.MethodPost, Template: grp}, a.create(false, groupCreatedBody)},
-		{Route{Method: http.MethodGet, Template: grp}, read(a, a.coord.Group, asIs[contract.GroupView])},
+		{Route{Method: http.MethodGet, Template: grp}, read(a, a.runtime.Group, asIs[contract.GroupView])},
 		{Route{Method: http.MethodDelete, Template: grp}, a.deleteGroup},
-		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.coord.Routing, routingBody)},
+		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.runtime.Routing, routingBody)},
 		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate}, a.heartbeat},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringHealth}, a.healthReport},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringCompat}, compatibility},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringGroups}, a.listGroups},
 		{Route{Method: http.MethodGet, Template: monGroup}, read(a, a.groupWithMutations, asIs[contract.MonitoredGroup])},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringMembers}, read(a, a.coord.Members, membersBody)},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.coord.Assignments, asIs[contract.AssignmentsView])},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.coord.Members, consumptionBody)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringMembers}, read(a, a.runtime.Members, membersBody)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.runtime.Assignments, asIs[contract.AssignmentsView])},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.runtime.Members, consumptionBody)},
 		{Route{Method: http.MethodGet, Template: contract.OpenAPITemplate}, openAPI},
 	}, a.reshardingRoutes(), a.positionRoutes(), a.liveOpsRoutes(), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
 }

@@ -118,7 +118,7 @@ const sampleViewJSON = `{"streamPrefix":"orders","consumerGroup":"orders-consume
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newTestAPI(f *fakeCoord, mod ...func(*Options)) *API {
-	o := Options{Coordinator: f, CoordinatorID: "test-coordinator", Logger: discardLogger()}
+	o := Options{Runtime: f, CoordinatorID: "test-coordinator", Logger: discardLogger()}
 	for _, m := range mod {
 		m(&o)
 	}

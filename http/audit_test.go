@@ -127,7 +127,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 		group     string // "" for the stream-level create
 		auth      string // a user name, "bearer:" + user name, or "" for none
 		body      string
-		coord     Coordinator
+		coord     Runtime
 		refuseAll bool // a limiter with no permits
 		status    int
 		outcome   audit.Outcome

@@ -31,7 +31,7 @@ func TestContractTemplatesAreRoutes(t *testing.T) {
 		registered = append(registered, rt.Template)
 		return h
 	}
-	New(Options{Coordinator: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: users}, BenchEndpoints: true,
+	New(Options{Runtime: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: users}, BenchEndpoints: true,
 		Middleware: []Middleware{capture}})
 	templates := contractTemplates(t)
 	if len(templates) < 25 {
@@ -66,7 +66,7 @@ func TestRouterIsTheRouteTable(t *testing.T) {
 			[]contract.Feature{contract.FeatureAlways, contract.FeatureSecurity, contract.FeatureBench}},
 	} {
 		registered := map[string]Route{}
-		tc.o.Coordinator, tc.o.Logger = &fakeCoord{}, discardLogger()
+		tc.o.Runtime, tc.o.Logger = &fakeCoord{}, discardLogger()
 		tc.o.Middleware = []Middleware{func(rt Route, h httprouter.Handle) httprouter.Handle {
 			registered[rt.Method+" "+rt.Template] = rt
 			return h

@@ -60,7 +60,7 @@ func dataPlaneError(err error) error {
 // offsets fetches #21's body from the committed group and a live Redis
 // read.
 func (a *API) offsets(ctx context.Context, key group.Key) (contract.Offsets, error) {
-	g, err := a.coord.Snapshot(ctx, key)
+	g, err := a.runtime.Snapshot(ctx, key)
 	if err != nil {
 		return contract.Offsets{}, err
 	}
@@ -104,7 +104,7 @@ func (a *API) messagesPage(r *http.Request, ps httprouter.Params) (_ contract.Me
 	if err != nil {
 		return contract.MessagesPage{}, false, err
 	}
-	view, err := a.coord.Group(r.Context(), key)
+	view, err := a.runtime.Group(r.Context(), key)
 	if err != nil {
 		return contract.MessagesPage{}, false, err
 	}

@@ -78,7 +78,7 @@ func (a *API) deadLetterPage(r *http.Request, ps httprouter.Params) (streams.Dea
 	default:
 		return streams.DeadLetterPage{}, invalid("allGroups: must be true or false")
 	}
-	if _, err := a.coord.Group(r.Context(), key); err != nil {
+	if _, err := a.runtime.Group(r.Context(), key); err != nil {
 		return streams.DeadLetterPage{}, err
 	}
 	ops, err := a.streamOperator()
@@ -139,7 +139,7 @@ func (a *API) eachDeadLetter(w http.ResponseWriter, r *http.Request, ps httprout
 		if err != nil {
 			return nil, err
 		}
-		g, err := a.coord.Group(ctx, key)
+		g, err := a.runtime.Group(ctx, key)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@
 // that did not answer, a heartbeat shed or not stored by the runtime:
 // contract.ErrShed, contract.ErrNotStored), else its error answer; it is
 // the one place an outcome becomes RETRY. It talks to the actor system
-// only through the small Coordinator interface.
+// only through the small Runtime interface.
 //
 // With a cluster, the edge of a group's routes (forward.go) proves a
 // request's forwarded mark (forwardauth.go), takes the routing decision

@@ -73,7 +73,7 @@ func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
 func newForwardAPI(t *testing.T, o httpapi.Options) http.Handler {
 	t.Helper()
 	return coordtest.Start(t, coordtest.Options{API: func(base *httpapi.Options) {
-		o.Coordinator, o.Logger = base.Coordinator, base.Logger
+		o.Runtime, o.Logger = base.Runtime, base.Logger
 		*base = o
 	}}).API
 }

@@ -115,7 +115,7 @@ func (a *API) selectedGroups(ctx context.Context, sel group.Key) ([]*group.Group
 	}
 	groups := make([]*group.Group, 0, len(keys))
 	for _, k := range keys {
-		g, err := a.coord.Snapshot(ctx, k)
+		g, err := a.runtime.Snapshot(ctx, k)
 		if ge, ok := errors.AsType[*group.Error](err); ok && ge.Code == contract.CodeGroupNotFound {
 			continue
 		}
@@ -238,7 +238,7 @@ func (a *API) shardOptions(r *http.Request) ([]contract.GrafanaOption, error) {
 	if !ok {
 		return nil, err
 	}
-	v, err := a.coord.Group(r.Context(), key)
+	v, err := a.runtime.Group(r.Context(), key)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (a *API) memberRows(r *http.Request) ([]contract.GrafanaMemberRow, error) {
 	if !ok {
 		return nil, err
 	}
-	members, err := a.coord.Members(r.Context(), key)
+	members, err := a.runtime.Members(r.Context(), key)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func (a *API) assignmentRows(r *http.Request) ([]contract.GrafanaAssignmentRow, 
 	if !ok {
 		return nil, err
 	}
-	g, err := a.coord.Snapshot(r.Context(), key)
+	g, err := a.runtime.Snapshot(r.Context(), key)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func (a *API) messageRows(r *http.Request) (_ []contract.GrafanaMessageRow, trun
 	if err != nil {
 		return nil, false, err
 	}
-	view, err := a.coord.Group(r.Context(), key)
+	view, err := a.runtime.Group(r.Context(), key)
 	if err != nil {
 		return nil, false, err
 	}

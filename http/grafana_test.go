@@ -142,7 +142,7 @@ func grafanaGroups(t *testing.T) map[group.Key]*group.Group {
 func newGrafanaAPI(t *testing.T, data DataPlane) *API {
 	t.Helper()
 	return newTestAPI(&fakeCoord{}, func(o *Options) {
-		o.Coordinator = &grafanaCoord{fakeCoord: &fakeCoord{}, groups: grafanaGroups(t)}
+		o.Runtime = &grafanaCoord{fakeCoord: &fakeCoord{}, groups: grafanaGroups(t)}
 		o.DataPlane = data
 	})
 }

@@ -20,7 +20,7 @@ func (a *API) heartbeat(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		a.fail(w, r, err)
 		return
 	}
-	resp, err := a.coord.Heartbeat(r.Context(), key, req)
+	resp, err := a.runtime.Heartbeat(r.Context(), key, req)
 	if err != nil {
 		a.failHeartbeat(w, r, req, err)
 		return

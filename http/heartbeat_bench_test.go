@@ -53,7 +53,7 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 		}
 	})
 	opts := httpapi.Options{
-		Coordinator:    httpapi.ObserveCoordinator(coord, m),
+		Runtime:        httpapi.ObserveRuntime(coord, m),
 		Middleware:     []httpapi.Middleware{httpapi.ObserveRequests(m)},
 		Settings:       settings,
 		CoordinatorID:  "bench",

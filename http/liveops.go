@@ -38,9 +38,9 @@ func (a *API) liveOpsRoutes() []route {
 
 // pauseShards serves POST …/shards/pause and …/shards/resume.
 func (a *API) pauseShards(resume bool) httprouter.Handle {
-	run := a.coord.PauseShards
+	run := a.runtime.PauseShards
 	if resume {
-		run = a.coord.ResumeShards
+		run = a.runtime.ResumeShards
 	}
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		mutate(a, w, r, ps, http.StatusOK, func(req *contract.PauseRequest) error { return group.ValidateWho(req.RequestedBy, req.Reason) },
@@ -51,7 +51,7 @@ func (a *API) pauseShards(resume bool) httprouter.Handle {
 }
 
 func (a *API) pausedShards(ctx context.Context, key group.Key) (contract.PausedView, error) {
-	g, err := a.coord.Snapshot(ctx, key)
+	g, err := a.runtime.Snapshot(ctx, key)
 	if err != nil {
 		return contract.PausedView{}, err
 	}
@@ -61,7 +61,7 @@ func (a *API) pausedShards(ctx context.Context, key group.Key) (contract.PausedV
 // liveResets answers GET …/offsets/resets: the group's live resets, oldest
 // first (the last group.MaxKeptResets).
 func (a *API) liveResets(ctx context.Context, key group.Key) (contract.ResetList, error) {
-	g, err := a.coord.Snapshot(ctx, key)
+	g, err := a.runtime.Snapshot(ctx, key)
 	if err != nil {
 		return contract.ResetList{}, err
 	}
@@ -71,7 +71,7 @@ func (a *API) liveResets(ctx context.Context, key group.Key) (contract.ResetList
 // liveReset serves GET …/offsets/resets/{resetId}.
 func (a *API) liveReset(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	read(a, func(ctx context.Context, key group.Key) (group.LiveReset, error) {
-		return a.coord.Reset(ctx, key, ps.ByName("resetId"))
+		return a.runtime.Reset(ctx, key, ps.ByName("resetId"))
 	}, resetBody)(w, r, ps)
 }
 
@@ -81,7 +81,7 @@ func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.Of
 	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
-	r, err := a.coord.StartReset(ctx, key, resetRequest(&req))
+	r, err := a.runtime.StartReset(ctx, key, resetRequest(&req))
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +91,10 @@ func (a *API) startLiveReset(ctx context.Context, key group.Key, req contract.Of
 func resetBody(_ group.Key, r group.LiveReset) any { return r.View() }
 
 // previewReset answers what a reset would do, changing nothing: the
-// coordinator reads the group and Redis (Coordinator.PreviewReset).
+// coordinator reads the group and Redis (Runtime.PreviewReset).
 func (a *API) previewReset(ctx context.Context, key group.Key, req contract.OffsetReset) (any, error) {
 	if _, err := a.streamOperator(); err != nil {
 		return nil, err
 	}
-	return a.coord.PreviewReset(ctx, key, resetRequest(&req))
+	return a.runtime.PreviewReset(ctx, key, resetRequest(&req))
 }

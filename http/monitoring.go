@@ -45,7 +45,7 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 // groups returns the views of the groups the caller of ctx may see
 // (visible): every group without access control.
 func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
-	views, err := a.coord.Groups(ctx)
+	views, err := a.runtime.Groups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
 // groupWithMutations fetches #16's body: the group and its latest audit
 // events (API.recentMutations).
 func (a *API) groupWithMutations(ctx context.Context, key group.Key) (contract.MonitoredGroup, error) {
-	v, err := a.coord.Group(ctx, key)
+	v, err := a.runtime.Group(ctx, key)
 	if err != nil {
 		return contract.MonitoredGroup{}, err
 	}

@@ -24,7 +24,7 @@ const KnownMetadataVersionParam = "knownMetadataVersion"
 // first in Options.Middleware, so that requests refused by the other
 // middlewares (401, 403, 429) are reported too. On the producer routing
 // route it also passes the request's knownMetadataVersion to the
-// coordinator returned by ObserveCoordinator.
+// coordinator returned by ObserveRuntime.
 func ObserveRequests(o observe.RequestObserver) Middleware {
 	return func(rt Route, next httprouter.Handle) httprouter.Handle {
 		routing := rt.Kind == RouteProducerRouting
@@ -52,19 +52,19 @@ func ObserveRequests(o observe.RequestObserver) Middleware {
 	}
 }
 
-// ObserveCoordinator returns c reporting heartbeat statuses, producer
+// ObserveRuntime returns c reporting heartbeat statuses, producer
 // routing reads and scale requests to o; every other call passes through.
-func ObserveCoordinator(c Coordinator, o observe.RequestObserver) Coordinator {
-	return observedCoordinator{Coordinator: c, o: o}
+func ObserveRuntime(c Runtime, o observe.RequestObserver) Runtime {
+	return observedRuntime{Runtime: c, o: o}
 }
 
-type observedCoordinator struct {
-	Coordinator
+type observedRuntime struct {
+	Runtime
 	o observe.RequestObserver
 }
 
-func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
-	resp, err := c.Coordinator.Heartbeat(ctx, key, req)
+func (c observedRuntime) Heartbeat(ctx context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
+	resp, err := c.Runtime.Heartbeat(ctx, key, req)
 	switch {
 	case err == nil:
 		c.o.HeartbeatHandled(key, resp.Status)
@@ -74,21 +74,21 @@ func (c observedCoordinator) Heartbeat(ctx context.Context, key group.Key, req *
 	return resp, err
 }
 
-func (c observedCoordinator) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
-	routing, err := c.Coordinator.Routing(ctx, key)
+func (c observedRuntime) Routing(ctx context.Context, key group.Key) (group.Routing, error) {
+	routing, err := c.Runtime.Routing(ctx, key)
 	known, ok := ctx.Value(knownVersionKey{}).(int64)
 	c.o.RoutingServed(key, err == nil && ok && known < routing.MetadataVersion, err)
 	return routing, err
 }
 
-func (c observedCoordinator) ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error) {
-	m, err := c.Coordinator.ScaleGroup(ctx, key, req)
+func (c observedRuntime) ScaleGroup(ctx context.Context, key group.Key, req contract.ScaleRequest) (group.Migration, error) {
+	m, err := c.Runtime.ScaleGroup(ctx, key, req)
 	c.o.ScaleServed(key, err == nil && m.ReshardingID == group.NoopMigrationID, err)
 	return m, err
 }
 
-func (c observedCoordinator) ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
-	s, err := c.Coordinator.ScaleStream(ctx, prefix, req)
+func (c observedRuntime) ScaleStream(ctx context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
+	s, err := c.Runtime.ScaleStream(ctx, prefix, req)
 	if err != nil {
 		c.o.ScaleServed(group.Key{StreamPrefix: prefix}, false, err)
 		return s, err

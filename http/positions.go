@@ -16,7 +16,7 @@ import (
 
 // StreamOperator reads, redrives and deletes a group's dead letters on an
 // operator's behalf; streams.Operator implements it. Offset resets (live,
-// forced, dry run) are the runtime's (Coordinator.StartReset, ForceReset,
+// forced, dry run) are the runtime's (Runtime.StartReset, ForceReset,
 // PreviewReset): the edge only checks that Redis is configured. Errors other than the streams package's sentinels (ErrInvalidID,
 // ErrInvalidCursor, ErrInvalidPosition, ErrDeadLetterNotFound,
 // ErrNotRedrivable, ErrOtherGroup) are failures to reach Redis. A group
@@ -97,7 +97,7 @@ func validateReset(r *contract.OffsetReset) error {
 // shards (XGROUP SETID). Without force the reset is live (liveops.go): the
 // group pauses the shards, sets them once no member holds them and grants
 // them again; the answer is the stored operation. With force the
-// coordinator sets the positions at once (Coordinator.ForceReset), racing
+// coordinator sets the positions at once (Runtime.ForceReset), racing
 // any member reading the shards (each shard's holders are named in the
 // answer). With dryRun nothing changes: the answer says what the reset
 // would do.
@@ -112,7 +112,7 @@ func (a *API) resetOffsets(w http.ResponseWriter, r *http.Request, ps httprouter
 		if _, err := a.streamOperator(); err != nil {
 			return nil, err
 		}
-		return a.coord.ForceReset(ctx, key, resetRequest(&req))
+		return a.runtime.ForceReset(ctx, key, resetRequest(&req))
 	})
 }
 

@@ -16,7 +16,7 @@ type noOperator struct{ StreamOperator }
 
 // A forced offset reset is the runtime's write, and its dry run the
 // runtime's read: the handler validates the body, asks
-// Coordinator.ForceReset (PreviewReset) with the domain's request and
+// Runtime.ForceReset (PreviewReset) with the domain's request and
 // answers its result, calling no StreamOperator method. Without Redis it answers
 // 503 REDIS_NOT_CONFIGURED, and a Redis failure in the runtime
 // (contract.ErrDataPlane) 503 REDIS_UNAVAILABLE.

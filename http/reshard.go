@@ -10,7 +10,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// Resharding is the part of Coordinator that scales groups and reads their
+// Resharding is the part of Runtime that scales groups and reads their
 // migrations (docs/protocol.md §2.5, §6), plus the group snapshot the data-plane monitoring
 // projects from.
 type Resharding interface {
@@ -38,7 +38,7 @@ func (a *API) reshardingRoutes() []route {
 		{Route{Method: http.MethodPost, Template: contract.GroupScale}, a.scaleGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupMigration}, a.getMigration},
 		{Route{Method: http.MethodPost, Template: contract.GroupRollback}, a.rollback},
-		{Route{Method: http.MethodGet, Template: contract.MonitoringMigrations}, read(a, a.coord.Migrations, migrationsBody)},
+		{Route{Method: http.MethodGet, Template: contract.MonitoringMigrations}, read(a, a.runtime.Migrations, migrationsBody)},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringOffsets}, read(a, a.offsets, asIs[contract.Offsets])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringMessages}, a.shardMessages},
 	}
@@ -52,14 +52,14 @@ func (a *API) validScale(req *contract.ScaleRequest) error {
 // scaleGroup serves #8: 202 with the Migration.
 func (a *API) scaleGroup(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
-		return migrationBody(a.coord.ScaleGroup(ctx, key, req))
+		return migrationBody(a.runtime.ScaleGroup(ctx, key, req))
 	})
 }
 
 // scaleStream serves #3.
 func (a *API) scaleStream(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, a.validScale, func(ctx context.Context, key group.Key, req contract.ScaleRequest) (any, error) {
-		s, err := a.coord.ScaleStream(ctx, key.StreamPrefix, req)
+		s, err := a.runtime.ScaleStream(ctx, key.StreamPrefix, req)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter
 	key, err := pathKey(ps)
 	var m group.Migration
 	if err == nil {
-		m, err = a.coord.Migration(r.Context(), key, ps.ByName("reshardingId"))
+		m, err = a.runtime.Migration(r.Context(), key, ps.ByName("reshardingId"))
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -84,7 +84,7 @@ func (a *API) getMigration(w http.ResponseWriter, r *http.Request, ps httprouter
 // rollback serves #10: 202 with the Migration.
 func (a *API) rollback(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 	mutate(a, w, r, ps, http.StatusAccepted, group.ValidateRollback, func(ctx context.Context, key group.Key, req contract.RollbackRequest) (any, error) {
-		return migrationBody(a.coord.Rollback(ctx, key, ps.ByName("reshardingId"), req))
+		return migrationBody(a.runtime.Rollback(ctx, key, ps.ByName("reshardingId"), req))
 	})
 }
 

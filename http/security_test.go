@@ -112,7 +112,7 @@ type secureEnv struct {
 
 // newSecureEnv builds the API; mod adjusts the Security (Users and Now are
 // preset) and may use the environment's logger and clock.
-func newSecureEnv(t *testing.T, coord Coordinator, mod func(*secureEnv, *Security)) *secureEnv {
+func newSecureEnv(t *testing.T, coord Runtime, mod func(*secureEnv, *Security)) *secureEnv {
 	t.Helper()
 	e := &secureEnv{users: newUsers(t, tokenSecret, t0), clock: fakeclock.New(t0), logs: &bytes.Buffer{}}
 	if f, ok := coord.(*fakeCoord); ok {
@@ -132,7 +132,7 @@ func newSecureEnv(t *testing.T, coord Coordinator, mod func(*secureEnv, *Securit
 		}
 	}
 	e.api = New(Options{
-		Coordinator: coord, CoordinatorID: "coord-test-1", Logger: e.logger(),
+		Runtime: coord, CoordinatorID: "coord-test-1", Logger: e.logger(),
 		Middleware: []Middleware{record}, Security: sec,
 	})
 	return e
@@ -463,7 +463,7 @@ func TestSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := New(Options{Coordinator: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: admin}})
+	api := New(Options{Runtime: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: admin}})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", session, nil)
 	req.SetBasicAuth("admin", "pw")
@@ -486,5 +486,5 @@ func TestSecurityRequiresUsers(t *testing.T) {
 			t.Error("no panic")
 		}
 	}()
-	New(Options{Coordinator: &fakeCoord{}, Security: &Security{}})
+	New(Options{Runtime: &fakeCoord{}, Security: &Security{}})
 }

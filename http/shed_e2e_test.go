@@ -31,7 +31,7 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	m := metrics.New(reg, "e2e")
 	c := coordtest.Start(t, coordtest.Options{Backend: backend, Wrap: coordtest.NewFaults,
 		Actors: func(o *actors.Options) { o.MaxQueuedHeartbeats, o.Observer = 1, m },
-		API:    func(o *httpapi.Options) { o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, m) }})
+		API:    func(o *httpapi.Options) { o.Runtime = httpapi.ObserveRuntime(o.Runtime, m) }})
 	entered, release := c.Faults().Hold(coordtest.CallLoad)
 	defer release()
 	queued := make(chan error, 1)

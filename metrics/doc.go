@@ -13,7 +13,7 @@
 //   - The HTTP edge: *Metrics implements observe.RequestObserver, which
 //     the edge reports to (metrics does not import the edge); wire
 //     httpapi.ObserveRequests (first middleware) and
-//     httpapi.ObserveCoordinator to get api_request_*, heartbeat_total,
+//     httpapi.ObserveRuntime to get api_request_*, heartbeat_total,
 //     producer routing, admin mutation and scale counters; Health
 //     decorates the edge's observe.HealthChecker.
 //   - Persistence: Store and Locker decorate a persistence.Store and

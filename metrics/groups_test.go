@@ -175,7 +175,7 @@ func TestAdminMutationsAndScaleRequests(t *testing.T) {
 }
 
 // panicking answers every read with a panic.
-type panicking struct{ httpapi.Coordinator }
+type panicking struct{ httpapi.Runtime }
 
 func (panicking) Group(context.Context, group.Key) (contract.GroupView, error) { panic("boom") }
 
@@ -183,7 +183,7 @@ func (panicking) Group(context.Context, group.Key) (contract.GroupView, error) {
 func TestPanicIsAnErrorOutcome(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, coordinatorID, metrics.WithMemberSeries(1000))
-	api := httpapi.New(httpapi.Options{Coordinator: panicking{}, Middleware: []httpapi.Middleware{httpapi.ObserveRequests(m)}})
+	api := httpapi.New(httpapi.Options{Runtime: panicking{}, Middleware: []httpapi.Middleware{httpapi.ObserveRequests(m)}})
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, groupPath(orders), nil))
 	if rec.Code != http.StatusInternalServerError {

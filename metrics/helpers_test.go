@@ -69,7 +69,7 @@ func newHarness(t *testing.T, backend *coordtest.Backend, clock *fakeclock.Clock
 	c := coordtest.Start(t, coordtest.Options{Backend: backend, Clock: clock, Settings: settings, ID: coordinatorID,
 		Actors: func(o *actors.Options) { o.Store, o.Observer = m.Store("memory", o.Store), m },
 		API: func(o *httpapi.Options) {
-			o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, m)
+			o.Runtime = httpapi.ObserveRuntime(o.Runtime, m)
 			o.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 			o.Middleware = []httpapi.Middleware{httpapi.ObserveRequests(m)}
 		}})

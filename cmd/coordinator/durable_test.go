@@ -80,7 +80,7 @@ func startNode(t *testing.T, cfg *config.Config, clock *fakeclock.Clock) *node {
 	}
 	member.OnChange(coord.HandOver)
 	api := httpapi.New(httpapi.Options{
-		BasePath: cfg.API.BasePath, Coordinator: coord, Settings: o.Settings,
+		BasePath: cfg.API.BasePath, Runtime: coord, Settings: o.Settings,
 		Health: back.health(cfg, member.Serving), CoordinatorID: cfg.ID, Logger: logger, Cluster: member,
 	})
 	srv.Config.Handler = api

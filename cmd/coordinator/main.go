@@ -130,9 +130,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
 	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{
-		BasePath:    cfg.API.BasePath,
-		Coordinator: coord,
-		Settings:    settings,
+		BasePath: cfg.API.BasePath,
+		Runtime:  coord,
+		Settings: settings,
 		MetricsCredential: httpapi.MetricsCredential{BearerToken: cfg.Monitoring.MetricsAuth.BearerToken,
 			Username: cfg.Monitoring.MetricsAuth.Username, Password: cfg.Monitoring.MetricsAuth.Password},
 		Health:        back.health(cfg, node.Serving),

@@ -44,7 +44,7 @@ func newObservability(cfg *config.Config, back *backend) *observability {
 func (obs *observability) apiOptions(o httpapi.Options) httpapi.Options {
 	o.Metrics = metrics.Handler(obs.reg)
 	o.Middleware = append([]httpapi.Middleware{httpapi.ObserveRequests(obs.m)}, o.Middleware...)
-	o.Coordinator = httpapi.ObserveCoordinator(o.Coordinator, obs.m)
+	o.Runtime = httpapi.ObserveRuntime(o.Runtime, obs.m)
 	o.Health = obs.m.Health(o.Health)
 	if o.DataPlane != nil {
 		o.DataPlane = observedDataPlane{DataPlane: o.DataPlane, m: obs.m}

@@ -116,7 +116,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 			t.Errorf("%s: actors shutdown: %v", c.ID, err)
 		}
 	})
-	api := httpapi.Options{Coordinator: coord, Settings: o.Settings, CoordinatorID: c.ID, Logger: logger}
+	api := httpapi.Options{Runtime: coord, Settings: o.Settings, CoordinatorID: c.ID, Logger: logger}
 	if c.Node != nil {
 		c.Node.OnChange(coord.HandOver)
 		api.Cluster = c.Node
