@@ -130,7 +130,7 @@ func TestARefusedCreateLeavesNoRecord(t *testing.T) {
 func TestTheFirstSweepPrunesOrphanRecords(t *testing.T) {
 	mem := memory.New()
 	ctx := testCtx(t)
-	gone := persistence.Coordinator{ID: "gone", Token: "t", URL: "http://gone.test:8080"}
+	gone := persistence.Peer{ID: "gone", Token: "t", URL: "http://gone.test:8080"}
 	h := mem.Handle()
 	if err := h.Register(ctx, gone, time.Minute); err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func (k *ForwardKeys) Token() string { return k.token }
 // registry lists it: its Token is its public key), the same at both ends
 // whichever sends; nil when peer's token is not a public key (an entry of
 // a release that drew random tokens) or yields no secret.
-func (k *ForwardKeys) With(peer persistence.Coordinator) []byte {
+func (k *ForwardKeys) With(peer persistence.Peer) []byte {
 	k.mu.RLock()
 	key, ok := k.peers[peer.Token]
 	k.mu.RUnlock()

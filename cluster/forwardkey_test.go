@@ -17,7 +17,7 @@ import (
 )
 
 // entryOf returns id's entry among the store's live coordinators.
-func entryOf(t *testing.T, store persistence.Cluster, id string) persistence.Coordinator {
+func entryOf(t *testing.T, store persistence.Cluster, id string) persistence.Peer {
 	t.Helper()
 	live, err := store.Coordinators(t.Context())
 	if err != nil {
@@ -29,7 +29,7 @@ func entryOf(t *testing.T, store persistence.Cluster, id string) persistence.Coo
 		}
 	}
 	t.Fatalf("%s not in the registry: %v", id, live)
-	return persistence.Coordinator{}
+	return persistence.Peer{}
 }
 
 // Issue 42 item 11: the registry holds each run's public key as its
@@ -48,7 +48,7 @@ func TestForwardKeysFromTheRegistry(t *testing.T) {
 	eventually.True(t, "both live on both", func() bool { return len(a.Live()) == 2 && len(b.Live()) == 2 })
 
 	ea, eb := entryOf(t, store, "a"), entryOf(t, store, "b")
-	for _, e := range []persistence.Coordinator{ea, eb} {
+	for _, e := range []persistence.Peer{ea, eb} {
 		if raw, err := base64.RawURLEncoding.DecodeString(e.Token); err != nil || len(raw) != 32 {
 			t.Fatalf("stored token of %s %q is not an X25519 public key", e.ID, e.Token)
 		}
@@ -65,10 +65,10 @@ func TestForwardKeysFromTheRegistry(t *testing.T) {
 			t.Fatalf("the pair's key is in the store: %q", stored)
 		}
 	}
-	if k := a.ForwardKey(persistence.Coordinator{ID: "old", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}); k != nil {
+	if k := a.ForwardKey(persistence.Peer{ID: "old", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}); k != nil {
 		t.Errorf("a random token yields key %x", k)
 	}
-	if k := a.ForwardKey(persistence.Coordinator{ID: "zero", Token: base64.RawURLEncoding.EncodeToString(make([]byte, 32))}); k != nil {
+	if k := a.ForwardKey(persistence.Peer{ID: "zero", Token: base64.RawURLEncoding.EncodeToString(make([]byte, 32))}); k != nil {
 		t.Errorf("a low-order point yields key %x", k)
 	}
 
@@ -101,8 +101,8 @@ type refusalCounter struct {
 	counts map[string]int
 }
 
-func (c *refusalCounter) Renewed(error)                               {}
-func (c *refusalCounter) MembershipChanged([]persistence.Coordinator) {}
+func (c *refusalCounter) Renewed(error)                        {}
+func (c *refusalCounter) MembershipChanged([]persistence.Peer) {}
 func (c *refusalCounter) ForwardRefused(cause string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,7 +174,7 @@ func TestForwardRefusedLoggedOnceCountedShown(t *testing.T) {
 // BenchmarkForwardKeyDerive is what deriving the key of a pair costs (an
 // X25519 and an HKDF), once per peer run: later marks find it cached.
 func BenchmarkForwardKeyDerive(b *testing.B) {
-	peer := persistence.Coordinator{ID: "b", Token: cluster.NewForwardKeys().Token()}
+	peer := persistence.Peer{ID: "b", Token: cluster.NewForwardKeys().Token()}
 	b.ReportAllocs()
 	for b.Loop() {
 		if cluster.NewForwardKeys().With(peer) == nil {

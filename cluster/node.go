@@ -64,14 +64,14 @@ type Observer interface {
 	// failure.
 	Renewed(err error)
 	// MembershipChanged reports the live coordinators after a change.
-	MembershipChanged(live []persistence.Coordinator)
+	MembershipChanged(live []persistence.Peer)
 }
 
 // NotOwnerError refuses a request for a group this node does not own:
 // Owner is the coordinator that owns it or should (its URL may be empty
 // when unknown). It matches persistence.ErrNotOwner, the one error for
 // "not the group's owner".
-type NotOwnerError struct{ Owner persistence.Coordinator }
+type NotOwnerError struct{ Owner persistence.Peer }
 
 func (e *NotOwnerError) Error() string {
 	if e.Owner.ID == "" {
@@ -101,7 +101,7 @@ type Node struct {
 	self atomic.Pointer[run]
 
 	validUntil atomic.Int64 // ns since base; 0 = not serving
-	live       atomic.Pointer[[]persistence.Coordinator]
+	live       atomic.Pointer[[]persistence.Peer]
 	leaving    atomic.Bool
 	// placing is the placement Placed reads, recomputed by place from
 	// live, leaving, self and prefixes whenever one of them changes.
@@ -141,14 +141,14 @@ type Node struct {
 // run is one registration of this node: its registry entry and the key
 // pair whose public key is the entry's token (ForwardKeys).
 type run struct {
-	entry persistence.Coordinator
+	entry persistence.Peer
 	keys  *ForwardKeys
 }
 
 // newRun returns a run of the coordinator id at url with a new key pair.
 func newRun(id, url string) *run {
 	keys := NewForwardKeys()
-	return &run{entry: persistence.Coordinator{ID: id, URL: url, Token: keys.Token()}, keys: keys}
+	return &run{entry: persistence.Peer{ID: id, URL: url, Token: keys.Token()}, keys: keys}
 }
 
 // New returns a node; Start registers it.
@@ -176,7 +176,7 @@ func New(o Options) (*Node, error) {
 	}
 	n := &Node{opts: o, base: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), poke: make(chan struct{}, 1), created: make(chan struct{}, 1), prefixes: map[string]int{}}
 	n.self.Store(newRun(o.ID, o.URL))
-	n.live.Store(&[]persistence.Coordinator{})
+	n.live.Store(&[]persistence.Peer{})
 	n.place()
 	return n, nil
 }
@@ -245,7 +245,7 @@ func (n *Node) holderURL() string {
 	return "unknown"
 }
 
-func (n *Node) renewWith(ctx context.Context, call func(context.Context, persistence.Coordinator, time.Duration) error) error {
+func (n *Node) renewWith(ctx context.Context, call func(context.Context, persistence.Peer, time.Duration) error) error {
 	self := n.Self()
 	sent := time.Since(n.base)
 	cctx, cancel := context.WithTimeout(ctx, n.opts.StoreTimeout)
@@ -330,7 +330,7 @@ func (n *Node) refresh(ctx context.Context) {
 		n.opts.Logger.Warn("cluster: list coordinators", "err", err)
 		return
 	}
-	changed := !slices.EqualFunc(*n.live.Load(), live, func(a, b persistence.Coordinator) bool {
+	changed := !slices.EqualFunc(*n.live.Load(), live, func(a, b persistence.Peer) bool {
 		return a.ID == b.ID && a.Token == b.Token && a.URL == b.URL
 	})
 	n.live.Store(&live)
@@ -409,14 +409,14 @@ func (n *Node) Unreachable(string) {
 
 // Self returns this node's registry entry (with its current token, the
 // public key of its current run).
-func (n *Node) Self() persistence.Coordinator {
+func (n *Node) Self() persistence.Peer {
 	return n.self.Load().entry
 }
 
 // ForwardKey returns the key of the marks of requests forwarded between
 // this node's current run and peer, a live coordinator as last read (nil
 // when peer's token is not a public key): ForwardKeys.With.
-func (n *Node) ForwardKey(peer persistence.Coordinator) []byte {
+func (n *Node) ForwardKey(peer persistence.Peer) []byte {
 	return n.self.Load().keys.With(peer)
 }
 
@@ -428,7 +428,7 @@ func (n *Node) Serving() bool {
 
 // Live returns the live coordinators as last read (every RenewInterval),
 // sorted by id, with their lease ends as of that read.
-func (n *Node) Live() []persistence.Coordinator { return *n.live.Load() }
+func (n *Node) Live() []persistence.Peer { return *n.live.Load() }
 
 // Placed returns the coordinator that should own the groups of stream
 // prefix, among the live coordinators (this node excluded once it is
@@ -438,7 +438,7 @@ func (n *Node) Live() []persistence.Coordinator { return *n.live.Load() }
 // placement.DefaultEpsilon), or by plain rendezvous hashing
 // (placement.Owner) for a prefix not listed yet. ok is false when there is
 // no candidate. It is a map lookup and allocates nothing.
-func (n *Node) Placed(prefix string) (c persistence.Coordinator, ok bool) {
+func (n *Node) Placed(prefix string) (c persistence.Peer, ok bool) {
 	p := n.placing.Load()
 	l := p.base
 	if p.withSelf != nil && n.Serving() {
@@ -467,8 +467,8 @@ type placements struct{ base, withSelf *layout }
 // coordinator.
 type layout struct {
 	ids    []string
-	byID   map[string]persistence.Coordinator
-	owners map[string]persistence.Coordinator
+	byID   map[string]persistence.Peer
+	owners map[string]persistence.Peer
 }
 
 // place recomputes the placements from the live coordinators, leaving,
@@ -477,7 +477,7 @@ func (n *Node) place() {
 	n.placeMu.Lock()
 	defer n.placeMu.Unlock()
 	live := n.Live()
-	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == n.opts.ID })
+	i := slices.IndexFunc(live, func(c persistence.Peer) bool { return c.ID == n.opts.ID })
 	p := &placements{}
 	switch {
 	case n.leaving.Load() && i >= 0:
@@ -492,8 +492,8 @@ func (n *Node) place() {
 }
 
 // layout places n.prefixes on coords (placeMu held).
-func (n *Node) layout(coords []persistence.Coordinator) *layout {
-	l := &layout{ids: make([]string, len(coords)), byID: make(map[string]persistence.Coordinator, len(coords)), owners: map[string]persistence.Coordinator{}}
+func (n *Node) layout(coords []persistence.Peer) *layout {
+	l := &layout{ids: make([]string, len(coords)), byID: make(map[string]persistence.Peer, len(coords)), owners: map[string]persistence.Peer{}}
 	for i, c := range coords {
 		l.ids[i] = c.ID
 		l.byID[c.ID] = c
@@ -609,5 +609,5 @@ func (n *Node) Stop(ctx context.Context) error {
 
 type nopObserver struct{}
 
-func (nopObserver) Renewed(error)                               {}
-func (nopObserver) MembershipChanged([]persistence.Coordinator) {}
+func (nopObserver) Renewed(error)                        {}
+func (nopObserver) MembershipChanged([]persistence.Peer) {}

@@ -38,7 +38,7 @@ type refusalLog struct {
 
 // add records a refusal of a forward to peer for cause and reports
 // whether it is the first for that peer, URL and cause.
-func (l *refusalLog) add(peer persistence.Coordinator, cause string) bool {
+func (l *refusalLog) add(peer persistence.Peer, cause string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last == nil {
@@ -56,7 +56,7 @@ func (l *refusalLog) add(peer persistence.Coordinator, cause string) bool {
 
 // of returns the refusals of the live coordinators whose URL is still
 // the one refused, by id (the others are dropped).
-func (l *refusalLog) of(live []persistence.Coordinator) map[string]refusal {
+func (l *refusalLog) of(live []persistence.Peer) map[string]refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[string]refusal{}
@@ -77,7 +77,7 @@ func (l *refusalLog) of(live []persistence.Coordinator) map[string]refusal {
 // forward to peer, the coordinator it is placed on, for cause: the first
 // refusal of a peer (per advertised URL) is logged as a WARN, each is
 // counted (ForwardObserver), and View shows the peer's refusals.
-func (n *Node) ForwardRefused(peer persistence.Coordinator, cause string) {
+func (n *Node) ForwardRefused(peer persistence.Peer, cause string) {
 	if n.refusals.add(peer, cause) {
 		switch cause {
 		case InsecurePeer:

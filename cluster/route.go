@@ -61,7 +61,7 @@ type Mark struct {
 // and the refusal (Reason) when it is Refuse.
 type Route struct {
 	Decision Decision
-	Owner    persistence.Coordinator
+	Owner    persistence.Peer
 	Reason   error
 }
 
@@ -77,7 +77,7 @@ func (n *Node) Route(key group.Key, m Mark) Route {
 // coordinator is a candidate), and whether this one is Leaving the cluster
 // or Serving.
 type Situation struct {
-	Self, Placed     persistence.Coordinator
+	Self, Placed     persistence.Peer
 	Leaving, Serving bool
 }
 

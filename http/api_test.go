@@ -310,7 +310,7 @@ func TestErrorMapping(t *testing.T) {
 		{fmt.Errorf("decode: %w", persistence.ErrCorrupt), 500, "INTERNAL_SERVER_ERROR", "GROUP_METADATA_CORRUPT"},
 		{fmt.Errorf("commit: %w", persistence.ErrNotOwner), 503, "SERVICE_UNAVAILABLE", "GROUP_OWNED_ELSEWHERE"},
 		{cluster.ErrNotServing, 503, "SERVICE_UNAVAILABLE", "COORDINATOR_NOT_SERVING"},
-		{&cluster.NotOwnerError{Owner: persistence.Coordinator{ID: "c2", URL: "http://c2:8080"}}, 503, "SERVICE_UNAVAILABLE", "GROUP_OWNED_ELSEWHERE"},
+		{&cluster.NotOwnerError{Owner: persistence.Peer{ID: "c2", URL: "http://c2:8080"}}, 503, "SERVICE_UNAVAILABLE", "GROUP_OWNED_ELSEWHERE"},
 		{fmt.Errorf("ask: %w", context.DeadlineExceeded), 503, "SERVICE_UNAVAILABLE", "REQUEST_TIMEOUT"},
 		{contract.ErrInternal, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
 		{errors.New("secret detail"), 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR"},
@@ -337,7 +337,7 @@ func TestOwnershipRefusalsAreRetryable(t *testing.T) {
 		code, owner string
 	}{
 		{fmt.Errorf("create: %w", persistence.NotOwner("redis store", "create", key, persistence.Fence{Coordinator: "c1", Token: "t", Epoch: 3})), "GROUP_OWNED_ELSEWHERE", ""},
-		{&cluster.NotOwnerError{Owner: persistence.Coordinator{ID: "c2", URL: "http://c2:8080"}}, "GROUP_OWNED_ELSEWHERE", "http://c2:8080"},
+		{&cluster.NotOwnerError{Owner: persistence.Peer{ID: "c2", URL: "http://c2:8080"}}, "GROUP_OWNED_ELSEWHERE", "http://c2:8080"},
 		{cluster.ErrNotServing, "COORDINATOR_NOT_SERVING", ""},
 	} {
 		rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath, `{"initialShardCount":2,"requestedBy":"ops"}`)

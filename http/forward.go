@@ -44,13 +44,13 @@ const (
 // (cluster.Node implements it).
 type Cluster interface {
 	// Self is this coordinator's registry entry.
-	Self() persistence.Coordinator
+	Self() persistence.Peer
 	// Route decides where a request of a group is served (here, at the
 	// coordinator it is placed on, or nowhere for now), given what its
 	// mark proved. The edge (wrap) asks once per request.
 	Route(key group.Key, m cluster.Mark) cluster.Route
 	// Live is the live coordinators as last read.
-	Live() []persistence.Coordinator
+	Live() []persistence.Peer
 	// View is the body of GET /cluster.
 	View(ctx context.Context) (contract.ClusterView, error)
 	// Leaving reports a graceful departure (its refusals are answered as
@@ -62,11 +62,11 @@ type Cluster interface {
 	// ForwardKey is the key of the marks of requests forwarded between
 	// this coordinator and peer, a live coordinator as last read (nil:
 	// none; cluster.ForwardKeys).
-	ForwardKey(peer persistence.Coordinator) []byte
+	ForwardKey(peer persistence.Peer) []byte
 	// ForwardRefused reports a request not forwarded to peer, the
 	// coordinator it is placed on, for cause (cluster.InsecurePeer): it is
 	// logged once per peer, counted, and shown by View.
-	ForwardRefused(peer persistence.Coordinator, cause string)
+	ForwardRefused(peer persistence.Peer, cause string)
 }
 
 // clusterView serves GET /cluster, its groups and handovers only those
@@ -101,7 +101,7 @@ func (a *API) clusterView(w http.ResponseWriter, r *http.Request, _ httprouter.P
 // r shows: r came over TLS, or self advertises an https URL (the default
 // advertise-url with server.tls). Then no request is forwarded over
 // plain http: the client's credentials would travel in clear.
-func servesTLS(r *http.Request, self persistence.Coordinator) bool {
+func servesTLS(r *http.Request, self persistence.Peer) bool {
 	return r.TLS != nil || isHTTPS(self.URL)
 }
 
@@ -302,7 +302,7 @@ func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.
 // X-Coordinator-Owner would send its credentials there in clear). The
 // refusal is reported (Cluster.ForwardRefused: logged once per peer,
 // counted, shown by GET /cluster).
-func (f *forwarder) refuseInsecure(w http.ResponseWriter, r *http.Request, ps httprouter.Params, heartbeat bool, owner persistence.Coordinator) {
+func (f *forwarder) refuseInsecure(w http.ResponseWriter, r *http.Request, ps httprouter.Params, heartbeat bool, owner persistence.Peer) {
 	f.cluster.ForwardRefused(owner, cluster.InsecurePeer)
 	if heartbeat {
 		_, req, err := f.api.heartbeatRequest(w, r, ps)
@@ -326,7 +326,7 @@ const msgInsecurePeer = "The coordinator that owns this group advertises a plain
 // owner's answer. A heartbeat whose owner did not answer, or refused the
 // batch, gets status RETRY (never FENCED: the member keeps its lease and
 // tries again).
-func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner persistence.Coordinator) {
+func (f *forwarder) heartbeat(w http.ResponseWriter, r *http.Request, owner persistence.Peer) {
 	body, err := f.readBody(w, r)
 	if err != nil {
 		f.api.fail(w, r, err)

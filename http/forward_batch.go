@@ -68,7 +68,7 @@ type queued struct {
 // ownerQueue is the heartbeats waiting for one owner and how many
 // senders serve them.
 type ownerQueue struct {
-	owner   persistence.Coordinator
+	owner   persistence.Peer
 	waiting []*queued
 	senders int
 }
@@ -84,7 +84,7 @@ type batcher struct {
 
 // forward queues item for owner and waits for its answer (nil: the owner
 // could not be reached or refused). ok is false when ctx ended first.
-func (b *batcher) forward(ctx context.Context, owner persistence.Coordinator, item []byte) (a *batchwire.Answer, ok bool) {
+func (b *batcher) forward(ctx context.Context, owner persistence.Peer, item []byte) (a *batchwire.Answer, ok bool) {
 	q := &queued{ctx: ctx, item: item, answer: make(chan *batchwire.Answer, 1)}
 	b.mu.Lock()
 	oq := b.queues[owner.URL]
@@ -128,7 +128,7 @@ func (b *batcher) send(oq *ownerQueue) {
 // caller left skipped, with the owner to send it to. With nothing waiting
 // it retires the sender (and the queue with its last sender) and returns
 // nil.
-func (b *batcher) take(oq *ownerQueue) (persistence.Coordinator, []*queued) {
+func (b *batcher) take(oq *ownerQueue) (persistence.Peer, []*queued) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*queued
@@ -151,7 +151,7 @@ func (b *batcher) take(oq *ownerQueue) (persistence.Coordinator, []*queued) {
 }
 
 // deliver sends one batch to owner and hands each heartbeat its answer.
-func (b *batcher) deliver(owner persistence.Coordinator, batch []*queued) {
+func (b *batcher) deliver(owner persistence.Peer, batch []*queued) {
 	answers, err := b.post(owner, batch)
 	if err != nil {
 		b.f.api.log.Debug("forward to owner failed", "owner", owner.ID, "heartbeats", len(batch), "err", err)
@@ -168,7 +168,7 @@ func (b *batcher) deliver(owner persistence.Coordinator, batch []*queued) {
 }
 
 // post sends batch to owner and returns its answers, one per item.
-func (b *batcher) post(owner persistence.Coordinator, batch []*queued) ([]batchwire.Answer, error) {
+func (b *batcher) post(owner persistence.Peer, batch []*queued) ([]batchwire.Answer, error) {
 	items := make([][]byte, len(batch))
 	for i, q := range batch {
 		items[i] = q.item

@@ -18,10 +18,10 @@ import (
 // fakeCluster is a cluster whose every stream is placed on owner, as
 // coordinator self (whose key pair is keys) sees it.
 type fakeCluster struct {
-	self, owner persistence.Coordinator
+	self, owner persistence.Peer
 	keys        *coordcluster.ForwardKeys
 	mu          sync.Mutex
-	live        []persistence.Coordinator
+	live        []persistence.Peer
 	leaving     bool
 	unreachable chan string // receives Unreachable's ids when non-nil
 	refused     []string    // ForwardRefused's peer ids and causes, "id cause"
@@ -29,13 +29,13 @@ type fakeCluster struct {
 
 // newPeer is a coordinator of the fake clusters: its registry entry (its
 // token the public key of its key pair) and its key pair.
-func newPeer(id, url string) (persistence.Coordinator, *coordcluster.ForwardKeys) {
+func newPeer(id, url string) (persistence.Peer, *coordcluster.ForwardKeys) {
 	k := coordcluster.NewForwardKeys()
-	return persistence.Coordinator{ID: id, Token: k.Token(), URL: url}, k
+	return persistence.Peer{ID: id, Token: k.Token(), URL: url}, k
 }
 
-func (c *fakeCluster) ForwardKey(peer persistence.Coordinator) []byte { return c.keys.With(peer) }
-func (c *fakeCluster) ForwardRefused(peer persistence.Coordinator, cause string) {
+func (c *fakeCluster) ForwardKey(peer persistence.Peer) []byte { return c.keys.With(peer) }
+func (c *fakeCluster) ForwardRefused(peer persistence.Peer, cause string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refused = append(c.refused, peer.ID+" "+cause)
@@ -47,17 +47,17 @@ func (c *fakeCluster) refusals() []string {
 	return append([]string(nil), c.refused...)
 }
 
-func (c *fakeCluster) Self() persistence.Coordinator { return c.self }
+func (c *fakeCluster) Self() persistence.Peer { return c.self }
 func (c *fakeCluster) Route(_ group.Key, m coordcluster.Mark) coordcluster.Route {
 	return coordcluster.Situation{Self: c.self, Placed: c.owner, Leaving: c.leaving, Serving: true}.Route(m)
 }
-func (c *fakeCluster) Live() []persistence.Coordinator {
+func (c *fakeCluster) Live() []persistence.Peer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.live
 }
 
-func (c *fakeCluster) setLive(live []persistence.Coordinator) {
+func (c *fakeCluster) setLive(live []persistence.Peer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.live = live
@@ -93,7 +93,7 @@ func newPair(tb testing.TB, build func(httpapi.Cluster) http.Handler) *pair {
 	tb.Cleanup(srv.Close)
 	a.URL, p.ownerURL = srv.URL, srv.URL
 	ownerCluster.self, ownerCluster.owner = a, a
-	live := []persistence.Coordinator{a, b}
+	live := []persistence.Peer{a, b}
 	ownerCluster.live = live
 	p.forwarder = build(&fakeCluster{self: b, owner: a, keys: kb, live: live})
 	return p

@@ -55,8 +55,8 @@ func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
 	t.Cleanup(e.owner.Close)
 	a.URL = e.owner.URL
 	e.ownerCluster.self, e.ownerCluster.owner = a, a
-	e.ownerCluster.setLive([]persistence.Coordinator{a, b})
-	e.fwdCluster = &fakeCluster{self: b, owner: a, keys: kb, live: []persistence.Coordinator{a, b}, unreachable: make(chan string, 100)}
+	e.ownerCluster.setLive([]persistence.Peer{a, b})
+	e.fwdCluster = &fakeCluster{self: b, owner: a, keys: kb, live: []persistence.Peer{a, b}, unreachable: make(chan string, 100)}
 	e.forwarder = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.fwdCluster, Forwarded: func(reached bool) {
 		if reached {
 			e.reached.Add(1)

@@ -69,7 +69,7 @@ func newTLSPair(t *testing.T, ownerTLS bool) *tlsPair {
 	p.forwarder = httptest.NewTLSServer(newForwardAPI(t, httpapi.Options{Cluster: p.fwdCluster, PeerTLS: peerTLS}))
 	t.Cleanup(p.forwarder.Close)
 	b.URL = p.forwarder.URL
-	live := []persistence.Coordinator{a, b}
+	live := []persistence.Peer{a, b}
 	ca.self, ca.owner = a, a
 	ca.setLive(live)
 	p.fwdCluster.self, p.fwdCluster.owner = b, a

@@ -120,7 +120,7 @@ type forwardMark struct {
 // readMark reads h's mark and checks it against the live coordinators at
 // now, keyOf giving the key shared with one of them (nil: none): an error
 // says why it cannot be honoured.
-func readMark(h http.Header, live []persistence.Coordinator, keyOf func(persistence.Coordinator) []byte, now time.Time) (forwardMark, error) {
+func readMark(h http.Header, live []persistence.Peer, keyOf func(persistence.Peer) []byte, now time.Time) (forwardMark, error) {
 	m := forwardMark{by: h.Get(HeaderForwardedBy)}
 	var err error
 	if m.at, err = strconv.ParseInt(h.Get(HeaderForwardedAt), 10, 64); err != nil {
@@ -135,7 +135,7 @@ func readMark(h http.Header, live []persistence.Coordinator, keyOf func(persiste
 	if d := now.Sub(time.Unix(m.at, 0)); d > forwardWindow || d < -forwardWindow {
 		return m, errMarkStale
 	}
-	i := slices.IndexFunc(live, func(c persistence.Coordinator) bool { return c.ID == m.by })
+	i := slices.IndexFunc(live, func(c persistence.Peer) bool { return c.ID == m.by })
 	if m.by == "" || i < 0 {
 		return m, errMarkSender
 	}

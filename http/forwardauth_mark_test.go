@@ -16,7 +16,7 @@ import (
 
 // keysOf returns the keyOf of readMark for the coordinator whose key
 // pair is k.
-func keysOf(k *cluster.ForwardKeys) func(persistence.Coordinator) []byte { return k.With }
+func keysOf(k *cluster.ForwardKeys) func(persistence.Peer) []byte { return k.With }
 
 // A mark signs the request's method, URI, body length and body digest,
 // the receiver, the sender and the time, with the key the two
@@ -26,9 +26,9 @@ func keysOf(k *cluster.ForwardKeys) func(persistence.Coordinator) []byte { retur
 // digest signed.
 func TestForwardMarkBindsTheRequest(t *testing.T) {
 	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
-	receiver := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
-	sender := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
-	live := []persistence.Coordinator{receiver, sender}
+	receiver := persistence.Peer{ID: "coord-a", Token: ka.Token()}
+	sender := persistence.Peer{ID: "coord-b", Token: kb.Token()}
+	live := []persistence.Peer{receiver, sender}
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"memberId":"m1"}`)
 	n := int64(len(body))
@@ -62,7 +62,7 @@ func TestForwardMarkBindsTheRequest(t *testing.T) {
 		t.Errorf("another body of the same length: %v, want errMarkBody", err)
 	}
 
-	check := func(name string, h http.Header, live []persistence.Coordinator, at time.Time, want error) {
+	check := func(name string, h http.Header, live []persistence.Peer, at time.Time, want error) {
 		t.Helper()
 		m, err := readMark(h, live, keysOf(ka), at)
 		if err == nil {
@@ -76,9 +76,9 @@ func TestForwardMarkBindsTheRequest(t *testing.T) {
 	renamed.Set(HeaderForwardedBy, "coord-a") // a's id on b's signature
 	check("another sender", renamed, live, now, errMarkSignature)
 	check("a sender not live", h, live[:1], now, errMarkSender)
-	restarted := persistence.Coordinator{ID: "coord-b", Token: cluster.NewForwardKeys().Token()}
-	check("another run of the sender", h, []persistence.Coordinator{receiver, restarted}, now, errMarkSignature)
-	check("a sender whose token is no key", h, []persistence.Coordinator{receiver, {ID: "coord-b", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}}, now, errMarkSender)
+	restarted := persistence.Peer{ID: "coord-b", Token: cluster.NewForwardKeys().Token()}
+	check("another run of the sender", h, []persistence.Peer{receiver, restarted}, now, errMarkSignature)
+	check("a sender whose token is no key", h, []persistence.Peer{receiver, {ID: "coord-b", Token: "Q3Z4WJ2N7XKPLM5RT6YVA3BCDE"}}, now, errMarkSender)
 	check("too late", h, live, now.Add(forwardWindow+time.Second), errMarkStale)
 	check("too early", h, live, now.Add(-forwardWindow-time.Second), errMarkStale)
 	moved := h.Clone()
@@ -108,12 +108,12 @@ func TestForwardMarkBindsTheRequest(t *testing.T) {
 // same at both ends.
 func TestStoredTokensSignNoMark(t *testing.T) {
 	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
-	a := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
-	b := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
+	a := persistence.Peer{ID: "coord-a", Token: ka.Token()}
+	b := persistence.Peer{ID: "coord-b", Token: kb.Token()}
 	if !bytes.Equal(ka.With(b), kb.With(a)) || ka.With(b) == nil {
 		t.Fatal("the two ends derive different keys")
 	}
-	live := []persistence.Coordinator{a, b}
+	live := []persistence.Peer{a, b}
 	now := time.Now()
 	body := []byte(`{"memberId":"m1"}`)
 	digest := sha256.Sum256(body)
@@ -142,9 +142,9 @@ func TestStoredTokensSignNoMark(t *testing.T) {
 // (signed once for the whole batch), the pair's key derived once.
 func BenchmarkForwardMark(b *testing.B) {
 	ka, kb := cluster.NewForwardKeys(), cluster.NewForwardKeys()
-	receiver := persistence.Coordinator{ID: "coord-a", Token: ka.Token()}
-	sender := persistence.Coordinator{ID: "coord-b", Token: kb.Token()}
-	live := []persistence.Coordinator{receiver, sender}
+	receiver := persistence.Peer{ID: "coord-a", Token: ka.Token()}
+	sender := persistence.Peer{ID: "coord-b", Token: kb.Token()}
+	live := []persistence.Peer{receiver, sender}
 	for _, size := range []int{400, 256 * 400} {
 		body := make([]byte, size)
 		b.Run(fmt.Sprintf("body-%dB", size), func(b *testing.B) {

@@ -240,9 +240,9 @@ func TestUnprovenMarksDoNotLoop(t *testing.T) {
 	oldA, _ := newPeer("coord-a", srvA.URL)
 	oldB, _ := newPeer("coord-b", srvB.URL)
 	ca.self, ca.owner, ca.keys = a, b, ka
-	ca.setLive([]persistence.Coordinator{a, oldB})
+	ca.setLive([]persistence.Peer{a, oldB})
 	cb.self, cb.owner, cb.keys = b, a, kb
-	cb.setLive([]persistence.Coordinator{oldA, b})
+	cb.setLive([]persistence.Peer{oldA, b})
 
 	refusedNamingB := func(st int, h http.Header, answer string) bool {
 		return st == http.StatusServiceUnavailable && strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) &&

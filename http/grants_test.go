@@ -260,8 +260,8 @@ type viewCluster struct {
 	view contract.ClusterView
 }
 
-func (c viewCluster) Self() persistence.Coordinator {
-	return persistence.Coordinator{ID: "c1", URL: "http://127.0.0.1:1"}
+func (c viewCluster) Self() persistence.Peer {
+	return persistence.Peer{ID: "c1", URL: "http://127.0.0.1:1"}
 }
 func (c viewCluster) View(context.Context) (contract.ClusterView, error) {
 	v := c.view

@@ -26,7 +26,7 @@ const (
 func TestNotServingUntilRegistered(t *testing.T) {
 	c := coordtest.Start(t, coordtest.Options{ID: "solo", Cluster: true, Unstarted: true})
 	admin := c.Admin()
-	earlier := persistence.Coordinator{ID: "solo", Token: "earlier-run", URL: c.URL}
+	earlier := persistence.Peer{ID: "solo", Token: "earlier-run", URL: c.URL}
 	if err := c.Store.Register(t.Context(), earlier, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func representative(t *testing.T, key any) error {
 	case contract.Code:
 		return group.Errorf(k, "a domain refusal")
 	case *cluster.NotOwnerError:
-		return fmt.Errorf("acquire: %w", &cluster.NotOwnerError{Owner: persistence.Coordinator{ID: "c2", URL: "http://c2:8080"}})
+		return fmt.Errorf("acquire: %w", &cluster.NotOwnerError{Owner: persistence.Peer{ID: "c2", URL: "http://c2:8080"}})
 	case persistence.Outcome:
 		for _, e := range storeErrors {
 			if persistence.Classify(e) == k {

@@ -22,7 +22,7 @@ type countingPair struct {
 	chainA, chainB atomic.Int64
 }
 
-func newCountingPair(t *testing.T, placedOnA func(a persistence.Coordinator) persistence.Coordinator) *countingPair {
+func newCountingPair(t *testing.T, placedOnA func(a persistence.Peer) persistence.Peer) *countingPair {
 	t.Helper()
 	p := &countingPair{}
 	counting := func(n *atomic.Int64) httpapi.Middleware {
@@ -41,7 +41,7 @@ func newCountingPair(t *testing.T, placedOnA func(a persistence.Coordinator) per
 	a, ka := newPeer("coord-a", p.a.URL)
 	b, kb := newPeer("coord-b", p.b.URL)
 	ca.keys, cb.keys = ka, kb
-	live := []persistence.Coordinator{a, b}
+	live := []persistence.Peer{a, b}
 	ca.self, ca.owner = a, placedOnA(a)
 	ca.setLive(live)
 	cb.self, cb.owner = b, a
@@ -53,7 +53,7 @@ func newCountingPair(t *testing.T, placedOnA func(a persistence.Coordinator) per
 // middleware chain once, on the owner (authentication, audit, rate limits
 // and metrics run there); the forwarder only routes it.
 func TestForwardedHeartbeatPassesTheChainOnce(t *testing.T) {
-	p := newCountingPair(t, func(a persistence.Coordinator) persistence.Coordinator { return a })
+	p := newCountingPair(t, func(a persistence.Peer) persistence.Peer { return a })
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
 	if st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(httpapi.HeaderOwner) != p.a.URL {
@@ -69,8 +69,8 @@ func TestForwardedHeartbeatPassesTheChainOnce(t *testing.T) {
 // middleware runs: a heartbeat RETRY, any other request 503
 // GROUP_OWNED_ELSEWHERE with Retry-After.
 func TestProvenForwardOfAGroupPlacedElsewhereIsRefused(t *testing.T) {
-	c := persistence.Coordinator{ID: "coord-c", URL: "http://coord-c.invalid"}
-	p := newCountingPair(t, func(persistence.Coordinator) persistence.Coordinator { return c })
+	c := persistence.Peer{ID: "coord-c", URL: "http://coord-c.invalid"}
+	p := newCountingPair(t, func(persistence.Peer) persistence.Peer { return c })
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
 	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.URL || h.Get("Retry-After") != "" {

@@ -90,6 +90,6 @@ func (m *Metrics) Renewed(err error) {
 }
 
 // MembershipChanged implements cluster.Observer.
-func (m *Metrics) MembershipChanged(live []persistence.Coordinator) {
+func (m *Metrics) MembershipChanged(live []persistence.Peer) {
 	m.cluster.live.Set(float64(len(live)))
 }

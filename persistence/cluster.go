@@ -11,14 +11,14 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// Coordinator is one coordinator process as the registry knows it: a
-// stable id (the pod or host name), a token drawn at each start (so two
-// runs of one id are told apart) and the URL other coordinators forward
-// requests to. The token is public: it is the run's X25519 public key
+// Peer is one coordinator process of the cluster (this one included) as
+// the registry knows it: a stable id (the pod or host name), a token drawn
+// at each start (so two runs of one id are told apart) and the URL other
+// coordinators forward requests to. The token is public: it is the run's X25519 public key
 // (cluster.ForwardKeys), from which the other coordinators derive the key
 // of the marks they exchange with it; the private key never reaches the
 // store, so reading the registry does not let anyone sign a mark.
-type Coordinator struct {
+type Peer struct {
 	ID    string `json:"id"`
 	Token string `json:"-"`
 	URL   string `json:"url"`
@@ -72,7 +72,7 @@ var (
 
 // OwnedError is Acquire's refusal: a live coordinator other than the
 // caller owns the group.
-type OwnedError struct{ Owner Coordinator }
+type OwnedError struct{ Owner Peer }
 
 func (e *OwnedError) Error() string { return "group owned by live coordinator " + e.Owner.ID }
 
@@ -96,24 +96,24 @@ type Cluster interface {
 	// Register adds self with a lease of ttl, or renews it when the
 	// entry already has self's token; ErrIdentityInUse when a live entry
 	// of self.ID has another token.
-	Register(ctx context.Context, self Coordinator, ttl time.Duration) error
+	Register(ctx context.Context, self Peer, ttl time.Duration) error
 	// Renew extends self's lease by ttl from now; ErrNotRegistered when
 	// the entry is absent, has ended or has another token.
-	Renew(ctx context.Context, self Coordinator, ttl time.Duration) error
+	Renew(ctx context.Context, self Peer, ttl time.Duration) error
 	// Deregister removes self's entry if it has self's token.
-	Deregister(ctx context.Context, self Coordinator) error
+	Deregister(ctx context.Context, self Peer) error
 	// Coordinators lists the live entries, sorted by id.
-	Coordinators(ctx context.Context) ([]Coordinator, error)
+	Coordinators(ctx context.Context) ([]Peer, error)
 	// Acquire makes self the owner of key unless a live coordinator other
 	// than self (*OwnedError) owns it, and returns the ownership. Taking a
 	// group from another coordinator (released, or whose entry has ended
 	// or changed token) raises the epoch; acquiring one self already owns
 	// keeps it. self must be registered (ErrNotRegistered).
-	Acquire(ctx context.Context, key group.Key, self Coordinator) (Owner, error)
+	Acquire(ctx context.Context, key group.Key, self Peer) (Owner, error)
 	// Release clears self's ownership of key (keeping the epoch) and
 	// stops fencing writes to it; a record naming another owner is left
 	// alone. Self's record of a group that is not stored is removed.
-	Release(ctx context.Context, key group.Key, self Coordinator) error
+	Release(ctx context.Context, key group.Key, self Peer) error
 	// PruneOwners removes the ownership records of groups that are not
 	// stored and that no live coordinator holds (released, or naming a
 	// coordinator whose lease ended or that registered again with another

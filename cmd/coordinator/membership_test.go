@@ -128,7 +128,7 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	earlier := persistence.Coordinator{ID: "phoenix", Token: "earlier-run", URL: "http://" + addr}
+	earlier := persistence.Peer{ID: "phoenix", Token: "earlier-run", URL: "http://" + addr}
 	if err := store.Register(t.Context(), earlier, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // Register adds or renews self's entry unless a live entry of its id has
 // another token.
-func (s *Store) Register(_ context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Register(_ context.Context, self persistence.Peer, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -28,7 +28,7 @@ func (s *Store) Register(_ context.Context, self persistence.Coordinator, ttl ti
 }
 
 // Renew extends self's live entry.
-func (s *Store) Renew(_ context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Renew(_ context.Context, self persistence.Peer, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -42,7 +42,7 @@ func (s *Store) Renew(_ context.Context, self persistence.Coordinator, ttl time.
 }
 
 // Deregister removes self's entry.
-func (s *Store) Deregister(_ context.Context, self persistence.Coordinator) error {
+func (s *Store) Deregister(_ context.Context, self persistence.Peer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur, ok := s.coords[self.ID]; ok && cur.Token == self.Token {
@@ -52,11 +52,11 @@ func (s *Store) Deregister(_ context.Context, self persistence.Coordinator) erro
 }
 
 // Coordinators lists the live entries by id.
-func (s *Store) Coordinators(context.Context) ([]persistence.Coordinator, error) {
+func (s *Store) Coordinators(context.Context) ([]persistence.Peer, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	now := time.Now()
-	var out []persistence.Coordinator
+	var out []persistence.Peer
 	for _, id := range slices.Sorted(maps.Keys(s.coords)) {
 		if c := s.coords[id]; now.Before(c.ExpiresAt) {
 			out = append(out, c)
@@ -66,7 +66,7 @@ func (s *Store) Coordinators(context.Context) ([]persistence.Coordinator, error)
 }
 
 // Acquire takes key unless a live other coordinator owns it.
-func (s *Store) Acquire(_ context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
+func (s *Store) Acquire(_ context.Context, key group.Key, self persistence.Peer) (persistence.Owner, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.live(self.ID, self.Token) {
@@ -87,7 +87,7 @@ func (s *Store) Acquire(_ context.Context, key group.Key, self persistence.Coord
 
 // Release clears self's ownership of key, keeping the epoch, or removes
 // the record when the group is not stored.
-func (s *Store) Release(_ context.Context, key group.Key, self persistence.Coordinator) error {
+func (s *Store) Release(_ context.Context, key group.Key, self persistence.Peer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fences.Drop(key)

@@ -32,7 +32,7 @@ type data struct {
 	// inPrefix counts the groups per stream prefix (Count); a prefix
 	// without groups has no entry.
 	inPrefix map[string]int
-	coords   map[string]persistence.Coordinator // by id, with ExpiresAt
+	coords   map[string]persistence.Peer // by id, with ExpiresAt
 	owners   map[group.Key]persistence.Owner
 }
 
@@ -50,7 +50,7 @@ var (
 // New returns an empty store.
 func New() *Store {
 	return &Store{data: &data{groups: map[group.Key]*entry{}, inPrefix: map[string]int{},
-		coords: map[string]persistence.Coordinator{}, owners: map[group.Key]persistence.Owner{}}}
+		coords: map[string]persistence.Peer{}, owners: map[group.Key]persistence.Owner{}}}
 }
 
 // Handle returns another handle on s's data, holding no fences.

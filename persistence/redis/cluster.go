@@ -120,16 +120,16 @@ return 1
 `)
 
 // Register adds or renews self's entry.
-func (s *Store) Register(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Register(ctx context.Context, self persistence.Peer, ttl time.Duration) error {
 	return s.register(ctx, self, ttl, "register", persistence.ErrIdentityInUse)
 }
 
 // Renew extends self's live entry.
-func (s *Store) Renew(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Renew(ctx context.Context, self persistence.Peer, ttl time.Duration) error {
 	return s.register(ctx, self, ttl, "renew", persistence.ErrNotRegistered)
 }
 
-func (s *Store) register(ctx context.Context, self persistence.Coordinator, ttl time.Duration, mode string, refused error) error {
+func (s *Store) register(ctx context.Context, self persistence.Peer, ttl time.Duration, mode string, refused error) error {
 	ok, err := registerScript.Run(ctx, s.client, []string{s.registryKey()},
 		self.ID, self.Token, self.URL, ttl.Milliseconds(), mode).Int64()
 	if err != nil {
@@ -142,7 +142,7 @@ func (s *Store) register(ctx context.Context, self persistence.Coordinator, ttl 
 }
 
 // Deregister removes self's entry.
-func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) error {
+func (s *Store) Deregister(ctx context.Context, self persistence.Peer) error {
 	if err := deregisterScript.Run(ctx, s.client, []string{s.registryKey()}, self.ID, self.Token).Err(); err != nil {
 		return fmt.Errorf("redis store: deregister coordinator %s: %w: %w", self.ID, persistence.ErrUnavailable, err)
 	}
@@ -150,13 +150,13 @@ func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) er
 }
 
 // Coordinators lists the live entries by id.
-func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, error) {
+func (s *Store) Coordinators(ctx context.Context) ([]persistence.Peer, error) {
 	res, err := s.pipe.eval(ctx, listScript, []string{s.registryKey()}).StringSlice()
 	if err != nil || len(res) == 0 {
 		return nil, fmt.Errorf("redis store: list coordinators: %w: %v", persistence.ErrUnavailable, err)
 	}
 	now, _ := strconv.ParseInt(res[0], 10, 64)
-	var out []persistence.Coordinator
+	var out []persistence.Peer
 	for i := 1; i+1 < len(res); i += 2 {
 		parts := strings.SplitN(res[i+1], "\n", 3)
 		if len(parts) != 3 {
@@ -166,9 +166,9 @@ func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, er
 		if err != nil || end <= now {
 			continue
 		}
-		out = append(out, persistence.Coordinator{ID: res[i], Token: parts[0], URL: parts[2], ExpiresAt: time.UnixMilli(end)})
+		out = append(out, persistence.Peer{ID: res[i], Token: parts[0], URL: parts[2], ExpiresAt: time.UnixMilli(end)})
 	}
-	slices.SortFunc(out, func(a, b persistence.Coordinator) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b persistence.Peer) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -179,7 +179,7 @@ func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, er
 // over the groups of one that left) share round trips. A lease that had ended when
 // the registry was read cannot live again (a new run registers with a new
 // token), so acting on that read later is safe.
-func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
+func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Peer) (persistence.Owner, error) {
 	live, err := s.Coordinators(ctx)
 	if err != nil {
 		return persistence.Owner{}, err
@@ -200,7 +200,7 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 	code, _ := res[0].(int64)
 	if code == -1 && len(res) == 2 {
 		id, _ := res[1].(string)
-		owner := persistence.Coordinator{ID: id}
+		owner := persistence.Peer{ID: id}
 		for _, c := range live {
 			if c.ID == id {
 				owner = c
@@ -220,7 +220,7 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 // group that is not stored. The script goes through the store's
 // pipeliner: the releases of a coordinator handing its groups over share
 // round trips.
-func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
+func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Peer) error {
 	s.fences.Drop(key)
 	if err := s.pipe.eval(ctx, releaseOwnerScript, []string{s.ownerKey(key), s.metadataKey(key)}, self.ID, self.Token).Err(); err != nil {
 		return fmt.Errorf("redis store: release %s: %w: %w", key, persistence.ErrUnavailable, err)

@@ -17,7 +17,7 @@ func TestHandoverCallsArePipelined(t *testing.T) {
 	c, counter := countedClient(t)
 	s := newStore(t, c)
 	ctx := t.Context()
-	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
+	self := persistence.Peer{ID: "c1", Token: "t1", URL: "http://c1"}
 	if err := s.Register(ctx, self, time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // transaction with the acquires other callers make at the same time
 // (batcher): each key's ownership row is inserted if missing and locked,
 // then taken unless self or a live other holds it (acquireBatch).
-func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coordinator) (persistence.Owner, error) {
+func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Peer) (persistence.Owner, error) {
 	o, err := s.acquires.do(ctx, key, self)
 	if err != nil {
 		if _, owned := errors.AsType[*persistence.OwnedError](err); owned {
@@ -36,7 +36,7 @@ func (s *Store) Acquire(ctx context.Context, key group.Key, self persistence.Coo
 // (the send of Store.acquires). A key is refused with *OwnedError when a
 // live other holds its row, every key with ErrNotRegistered when self is
 // not live.
-func (s *Store) acquireBatch(ctx context.Context, self persistence.Coordinator, keys []group.Key) ([]persistence.Owner, []error, error) {
+func (s *Store) acquireBatch(ctx context.Context, self persistence.Peer, keys []group.Key) ([]persistence.Owner, []error, error) {
 	prefixes, groups := keyArrays(keys)
 	type row struct {
 		holder, token *string
@@ -81,7 +81,7 @@ func (s *Store) acquireBatch(ctx context.Context, self persistence.Coordinator, 
 		case *r.holder == self.ID && *r.token == self.Token:
 			outs[i] = persistence.Owner{Coordinator: self.ID, Token: self.Token, Epoch: *r.epoch}
 		default:
-			errs[i] = &persistence.OwnedError{Owner: persistence.Coordinator{ID: *r.holder, URL: r.url}}
+			errs[i] = &persistence.OwnedError{Owner: persistence.Peer{ID: *r.holder, URL: r.url}}
 		}
 	}
 	return outs, errs, nil

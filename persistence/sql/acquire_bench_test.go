@@ -13,7 +13,7 @@ import (
 // connection (a transaction or a lone statement) per group.
 func BenchmarkAcquireAtOnce(b *testing.B) {
 	s := newStore(b)
-	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
+	self := persistence.Peer{ID: "c1", Token: "t1", URL: "http://c1"}
 	if err := s.Register(b.Context(), self, time.Hour); err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ const maxBatch = 1000
 type batcher[R any] struct {
 	// send runs one batch: self's call on each of keys (which may repeat
 	// a key), and returns each key's outcome, or one error for them all.
-	send func(ctx context.Context, self persistence.Coordinator, keys []group.Key) ([]R, []error, error)
+	send func(ctx context.Context, self persistence.Peer, keys []group.Key) ([]R, []error, error)
 
 	mu      sync.Mutex
 	queue   []*batchCall[R]
@@ -34,7 +34,7 @@ type batcher[R any] struct {
 type batchCall[R any] struct {
 	ctx  context.Context
 	key  group.Key
-	self persistence.Coordinator
+	self persistence.Peer
 	out  R
 	err  error
 	done chan struct{}
@@ -43,7 +43,7 @@ type batchCall[R any] struct {
 // do makes self's call on key in the next batch and returns its outcome,
 // or ctx's error when ctx ends first (the call is then not sent if its
 // batch was not built yet, and may take effect otherwise).
-func (b *batcher[R]) do(ctx context.Context, key group.Key, self persistence.Coordinator) (R, error) {
+func (b *batcher[R]) do(ctx context.Context, key group.Key, self persistence.Peer) (R, error) {
 	c := &batchCall[R]{ctx: ctx, key: key, self: self, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
@@ -77,7 +77,7 @@ func (b *batcher[R]) run() {
 			return
 		}
 		b.mu.Unlock()
-		batches := map[persistence.Coordinator][]*batchCall[R]{}
+		batches := map[persistence.Peer][]*batchCall[R]{}
 		for _, c := range queued {
 			if err := c.ctx.Err(); err != nil {
 				c.err = err
@@ -97,7 +97,7 @@ func (b *batcher[R]) run() {
 }
 
 // sendBatch sends calls, all self's, and completes each.
-func (b *batcher[R]) sendBatch(self persistence.Coordinator, calls []*batchCall[R]) {
+func (b *batcher[R]) sendBatch(self persistence.Peer, calls []*batchCall[R]) {
 	ctx, cancel := latestDeadline(calls)
 	defer cancel()
 	keys := make([]group.Key, len(calls))

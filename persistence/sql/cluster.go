@@ -17,12 +17,12 @@ import (
 // (clock_timestamp()): no coordinator compares its own clock with another's.
 
 // Register adds or renews self's entry unless a live entry has another token.
-func (s *Store) Register(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Register(ctx context.Context, self persistence.Peer, ttl time.Duration) error {
 	return s.registryRow(ctx, "register", persistence.ErrIdentityInUse, s.q.register, self.ID, self.Token, self.URL, ttl.Milliseconds())
 }
 
 // Renew extends self's live entry.
-func (s *Store) Renew(ctx context.Context, self persistence.Coordinator, ttl time.Duration) error {
+func (s *Store) Renew(ctx context.Context, self persistence.Peer, ttl time.Duration) error {
 	return s.registryRow(ctx, "renew", persistence.ErrNotRegistered, s.q.renew, self.ID, self.Token, ttl.Milliseconds())
 }
 
@@ -41,7 +41,7 @@ func (s *Store) registryRow(ctx context.Context, op string, refused error, query
 }
 
 // Deregister removes self's entry.
-func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) error {
+func (s *Store) Deregister(ctx context.Context, self persistence.Peer) error {
 	return s.with(ctx, func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, s.q.deregister, self.ID, self.Token)
 		return err
@@ -49,15 +49,15 @@ func (s *Store) Deregister(ctx context.Context, self persistence.Coordinator) er
 }
 
 // Coordinators lists the live entries by id.
-func (s *Store) Coordinators(ctx context.Context) ([]persistence.Coordinator, error) {
-	var out []persistence.Coordinator
+func (s *Store) Coordinators(ctx context.Context) ([]persistence.Peer, error) {
+	var out []persistence.Peer
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, s.q.coordinators)
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Coordinator, error) {
-			var co persistence.Coordinator
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (persistence.Peer, error) {
+			var co persistence.Peer
 			err := r.Scan(&co.ID, &co.Token, &co.URL, &co.ExpiresAt)
 			return co, err
 		})

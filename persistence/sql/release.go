@@ -12,7 +12,7 @@ import (
 // Release clears self's ownership of key, or deletes the row of a group
 // that is not stored, in one statement (q.ownerRelease) with the releases
 // other callers make at the same time (batcher).
-func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coordinator) error {
+func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Peer) error {
 	s.fences.Drop(key)
 	if _, err := s.releases.do(ctx, key, self); err != nil {
 		return readError("release", key)(err)
@@ -21,7 +21,7 @@ func (s *Store) Release(ctx context.Context, key group.Key, self persistence.Coo
 }
 
 // releaseBatch runs q.ownerRelease for keys (the send of Store.releases).
-func (s *Store) releaseBatch(ctx context.Context, self persistence.Coordinator, keys []group.Key) ([]struct{}, []error, error) {
+func (s *Store) releaseBatch(ctx context.Context, self persistence.Peer, keys []group.Key) ([]struct{}, []error, error) {
 	prefixes, groups := keyArrays(keys)
 	err := s.with(ctx, func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, s.q.ownerRelease, prefixes, groups, self.ID, self.Token)

@@ -20,9 +20,9 @@ import (
 func TestConcurrentReleases(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t)
-	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
-	other := persistence.Coordinator{ID: "c2", Token: "t2", URL: "http://c2"}
-	for _, c := range []persistence.Coordinator{self, other} {
+	self := persistence.Peer{ID: "c1", Token: "t1", URL: "http://c1"}
+	other := persistence.Peer{ID: "c2", Token: "t2", URL: "http://c2"}
+	for _, c := range []persistence.Peer{self, other} {
 		if err := s.Register(ctx, c, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestConcurrentReleases(t *testing.T) {
 // share transactions instead of taking one each.
 func TestConcurrentAcquiresShareTransactions(t *testing.T) {
 	s := newStore(t)
-	self := persistence.Coordinator{ID: "c1", Token: "t1", URL: "http://c1"}
+	self := persistence.Peer{ID: "c1", Token: "t1", URL: "http://c1"}
 	if err := s.Register(t.Context(), self, time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // AcquireAtOnce acquires keys as self, each from a goroutine of its own
 // (as a coordinator taking over the groups placed on it does), and
 // returns each call's ownership and error.
-func AcquireAtOnce(t testing.TB, s persistence.Cluster, keys []group.Key, self persistence.Coordinator) ([]persistence.Owner, []error) {
+func AcquireAtOnce(t testing.TB, s persistence.Cluster, keys []group.Key, self persistence.Peer) ([]persistence.Owner, []error) {
 	t.Helper()
 	owners, errs := make([]persistence.Owner, len(keys)), make([]error, len(keys))
 	var wg sync.WaitGroup
@@ -105,7 +105,7 @@ func testAcquireMany(t *testing.T, a, b ClusterStore) {
 // BenchAcquireAtOnce acquires n fresh keys at once as self (registered on
 // s) per iteration, and reports the time per key ("ns/key") and the store
 // calls per key that calls returns a running count of ("calls/key").
-func BenchAcquireAtOnce(b *testing.B, s persistence.Cluster, self persistence.Coordinator, n int, calls func() int64) {
+func BenchAcquireAtOnce(b *testing.B, s persistence.Cluster, self persistence.Peer, n int, calls func() int64) {
 	keys := make([]group.Key, n)
 	var took time.Duration
 	var sent int64

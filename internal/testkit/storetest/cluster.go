@@ -54,8 +54,8 @@ func RunCluster(t *testing.T, newHandles func(t *testing.T) (a, b ClusterStore),
 	}
 }
 
-func coordinator(t *testing.T, name string) persistence.Coordinator {
-	return persistence.Coordinator{ID: name + "-" + random(t), Token: random(t), URL: "http://" + name + ".example:8080"}
+func coordinator(t *testing.T, name string) persistence.Peer {
+	return persistence.Peer{ID: name + "-" + random(t), Token: random(t), URL: "http://" + name + ".example:8080"}
 }
 
 func testRegistry(t *testing.T, a, _ ClusterStore) {
@@ -232,7 +232,7 @@ func testPrune(t *testing.T, a, b ClusterStore, released func(*testing.T, Cluste
 	ctx := t.Context()
 	ca, cx := coordinator(t, "a"), coordinator(t, "x")
 	liveAbsent, deadAbsent, deadStored, releasedStored, legacy := Key(t), Key(t), Key(t), Key(t), Key(t)
-	acquire := func(s ClusterStore, c persistence.Coordinator, key group.Key, create bool) {
+	acquire := func(s ClusterStore, c persistence.Peer, key group.Key, create bool) {
 		t.Helper()
 		if _, err := s.Acquire(ctx, key, c); err != nil {
 			t.Fatal(err)
@@ -277,7 +277,7 @@ func ownedBy(t *testing.T, s ClusterStore, key group.Key, id string, epoch int64
 	}
 }
 
-func listed(t *testing.T, s ClusterStore, c persistence.Coordinator, want bool) {
+func listed(t *testing.T, s ClusterStore, c persistence.Peer, want bool) {
 	t.Helper()
 	all, err := s.Coordinators(t.Context())
 	must(t, err)
@@ -293,7 +293,7 @@ func listed(t *testing.T, s ClusterStore, c persistence.Coordinator, want bool) 
 }
 
 // waitUnlisted waits until c's lease has ended on the store's clock.
-func waitUnlisted(t *testing.T, s ClusterStore, c persistence.Coordinator) {
+func waitUnlisted(t *testing.T, s ClusterStore, c persistence.Peer) {
 	t.Helper()
 	eventually.True(t, "the lease of "+c.ID+" ended", func() bool {
 		all, err := s.Coordinators(t.Context())

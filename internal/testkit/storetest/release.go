@@ -11,7 +11,7 @@ import (
 // ReleaseAtOnce releases keys as self, each from a goroutine of its own
 // (as a coordinator handing its groups over does), and returns their
 // ownership records afterwards.
-func ReleaseAtOnce(t *testing.T, s persistence.Cluster, keys []group.Key, self persistence.Coordinator) []persistence.Owner {
+func ReleaseAtOnce(t *testing.T, s persistence.Cluster, keys []group.Key, self persistence.Peer) []persistence.Owner {
 	t.Helper()
 	var wg sync.WaitGroup
 	for _, k := range keys {
