@@ -22,7 +22,7 @@ import (
 // with a fake clock, whose every answer is checked against the OpenAPI
 // document (conformant).
 type cluster struct {
-	*coordtest.Coordinator
+	*coordtest.Server
 	t *testing.T
 }
 
@@ -40,7 +40,7 @@ func newClusterWith(t *testing.T, o coordtest.Options) *cluster {
 		o.Clock = newE2EClock()
 	}
 	o.Handler = func(h http.Handler) http.Handler { return conformant(t, h) }
-	return &cluster{Coordinator: coordtest.Start(t, o), t: t}
+	return &cluster{Server: coordtest.Start(t, o), t: t}
 }
 
 // newE2EClock is the clock of an e2e cluster: it moves only when a test

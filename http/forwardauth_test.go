@@ -30,7 +30,7 @@ import (
 // memory store (what one Redis is to coordinator processes).
 type twoNodes struct {
 	backend *coordtest.Backend
-	a, b    *coordtest.Coordinator
+	a, b    *coordtest.Server
 }
 
 func newTwoNodes(t *testing.T) *twoNodes {

@@ -39,7 +39,7 @@ func TestLiveResetSurvivesHandover(t *testing.T) {
 		map[string]any{"to": "LATEST", "shards": []int{1}, "requestedBy": "ops"}, &r); code != http.StatusOK {
 		t.Fatalf("reset: HTTP %d", code)
 	}
-	read := func(c *coordtest.Coordinator) contract.LiveReset {
+	read := func(c *coordtest.Server) contract.LiveReset {
 		var cur contract.LiveReset
 		c.Admin().Call(http.MethodGet, "/monitoring"+coordtest.GroupPath(key)+"/offsets/resets/"+r.ResetID, nil, &cur)
 		return cur

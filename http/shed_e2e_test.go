@@ -37,7 +37,7 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	queued := make(chan error, 1)
 	held := membersim.New("m-queued", nil)
 	go func() {
-		resp, err := membersim.Heartbeat(t.Context(), c.Server.Client(), c.Base, key, held)
+		resp, err := membersim.Heartbeat(t.Context(), c.HTTP.Client(), c.Base, key, held)
 		if err == nil && resp.Status != contract.StatusOK {
 			err = errors.New("status " + string(resp.Status))
 		}

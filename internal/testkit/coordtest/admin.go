@@ -13,12 +13,12 @@ import (
 
 // Admin calls one coordinator's API, with Authorization when it is set.
 type Admin struct {
-	c             *Coordinator
+	c             *Server
 	Authorization string
 }
 
 // Admin returns an admin client of c without credentials.
-func (c *Coordinator) Admin() *Admin { return &Admin{c: c} }
+func (c *Server) Admin() *Admin { return &Admin{c: c} }
 
 // Do sends method path (under the base path) with body ("" for none, JSON
 // otherwise) and returns the answer's status, header and body; a transport
@@ -35,7 +35,7 @@ func (a *Admin) Do(method, path, body string) (int, http.Header, string) {
 	if a.Authorization != "" {
 		req.Header.Set("Authorization", a.Authorization)
 	}
-	resp, err := a.c.Server.Client().Do(req)
+	resp, err := a.c.HTTP.Client().Do(req)
 	if err != nil {
 		a.c.t.Fatalf("%s %s on %s: %v", method, path, a.c.ID, err)
 	}

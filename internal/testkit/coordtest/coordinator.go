@@ -54,15 +54,16 @@ type Options struct {
 	Handler func(http.Handler) http.Handler
 }
 
-// Coordinator is one in-process coordinator and its loopback server.
-type Coordinator struct {
+// Server is one in-process coordinator and its loopback HTTP server (the
+// in-process counterpart of a coordproc.Server).
+type Server struct {
 	t        testing.TB
 	ID       string
 	Store    Store
 	Node     *cluster.Node // nil unless Options.Cluster
 	Actors   *actors.System
 	API      *httpapi.API
-	Server   *httptest.Server
+	HTTP     *httptest.Server
 	URL      string // the server's root, scheme://host:port
 	Base     string // URL and the API's base path
 	Clock    *fakeclock.Clock
@@ -72,7 +73,7 @@ type Coordinator struct {
 // Start builds one coordinator on a handle of o.Backend and serves its
 // API; everything stops when t ends (the API drains, the actors shut
 // down, the node leaves the registry, the server closes).
-func Start(t testing.TB, o Options) *Coordinator {
+func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	if o.Backend == nil {
 		o.Backend = Memory()
@@ -80,14 +81,14 @@ func Start(t testing.TB, o Options) *Coordinator {
 	if o.Settings == (group.Settings{}) {
 		o.Settings = group.DefaultSettings()
 	}
-	c := &Coordinator{t: t, ID: cmp.Or(o.ID, "coord-test"), Clock: o.Clock, Settings: o.Settings}
+	c := &Server{t: t, ID: cmp.Or(o.ID, "coord-test"), Clock: o.Clock, Settings: o.Settings}
 	c.Store = o.Backend.Handle()
 	if o.Wrap != nil {
 		c.Store = o.Wrap(c.Store)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	c.Server = httptest.NewUnstartedServer(nil)
-	c.URL = "http://" + c.Server.Listener.Addr().String()
+	c.HTTP = httptest.NewUnstartedServer(nil)
+	c.URL = "http://" + c.HTTP.Listener.Addr().String()
 	c.Base = c.URL + contract.BasePath
 	ao := actors.Options{Store: c.Store, Settings: o.Settings, GroupCommit: true, Logger: logger}
 	if o.Clock != nil {
@@ -129,11 +130,11 @@ func Start(t testing.TB, o Options) *Coordinator {
 	if o.Handler != nil {
 		h = o.Handler(h)
 	}
-	c.Server.Config.Handler = h
-	c.Server.Start()
+	c.HTTP.Config.Handler = h
+	c.HTTP.Start()
 	t.Cleanup(func() {
 		c.API.Drain()
-		c.Server.Close()
+		c.HTTP.Close()
 	})
 	if c.Node != nil && !o.Unstarted {
 		c.Node.Start(t.Context())
@@ -149,13 +150,13 @@ func Start(t testing.TB, o Options) *Coordinator {
 // StartCluster starts n (at most 26) coordinators, coord-a, coord-b, …,
 // on handles of one backend (o.Backend, or one memory store), each a
 // cluster node, and waits until each lists all n as live.
-func StartCluster(t testing.TB, n int, o Options) []*Coordinator {
+func StartCluster(t testing.TB, n int, o Options) []*Server {
 	t.Helper()
 	if o.Backend == nil {
 		o.Backend = Memory()
 	}
 	o.Cluster = true
-	cs := make([]*Coordinator, n)
+	cs := make([]*Server, n)
 	for i := range cs {
 		o.ID = "coord-" + string(rune('a'+i))
 		cs[i] = Start(t, o)
@@ -175,7 +176,7 @@ func StartCluster(t testing.TB, n int, o Options) []*Coordinator {
 
 // String describes the coordinator's state for a failure message: its id,
 // URL, and as a cluster node whether it serves and whom it sees live.
-func (c *Coordinator) String() string {
+func (c *Server) String() string {
 	s := c.ID + " at " + c.URL
 	if c.Node != nil {
 		var live []string
@@ -190,14 +191,14 @@ func (c *Coordinator) String() string {
 // WaitFor waits until cond holds (internal/testkit/eventually); on timeout it
 // fails the test naming what it waited for on which coordinator, and the
 // coordinator's state at the end of the test is logged.
-func (c *Coordinator) WaitFor(cond func() bool, what string) {
+func (c *Server) WaitFor(cond func() bool, what string) {
 	c.t.Helper()
 	eventually.True(c.t, what+" on "+c.ID, cond)
 }
 
 // PlacedOn returns a stream prefix beginning with base that is placed on
 // c only (by every node of cs), for a group a test wants on c.
-func (c *Coordinator) PlacedOn(base string, cs ...*Coordinator) string {
+func (c *Server) PlacedOn(base string, cs ...*Server) string {
 	c.t.Helper()
 	for i := range 10000 {
 		p := fmt.Sprintf("%s-%d", base, i)
@@ -209,7 +210,7 @@ func (c *Coordinator) PlacedOn(base string, cs ...*Coordinator) string {
 	return ""
 }
 
-func placedOnOther(prefix string, c *Coordinator, cs []*Coordinator) bool {
+func placedOnOther(prefix string, c *Server, cs []*Server) bool {
 	for _, o := range cs {
 		if o != c && o.Node.PlacedHere(prefix) {
 			return true
@@ -220,7 +221,7 @@ func placedOnOther(prefix string, c *Coordinator, cs []*Coordinator) bool {
 
 // Faults returns c's store wrapper made by NewFaults (Options.Wrap); a
 // coordinator started without it fails the test.
-func (c *Coordinator) Faults() *Faults {
+func (c *Server) Faults() *Faults {
 	c.t.Helper()
 	f, ok := c.Store.(*Faults)
 	if !ok {

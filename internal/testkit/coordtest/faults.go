@@ -30,7 +30,7 @@ type Faults struct {
 }
 
 // NewFaults wraps s with no fault set (Options.Wrap takes it as is;
-// Coordinator.Faults returns it).
+// Server.Faults returns it).
 func NewFaults(s Store) Store { return &Faults{Store: s} }
 
 // Before makes every later intercepted call first call fn, which may

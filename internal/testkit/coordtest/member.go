@@ -14,7 +14,7 @@ import (
 // that heartbeats through one coordinator's API.
 type Member struct {
 	*membersim.Member
-	c   *Coordinator
+	c   *Server
 	Key group.Key
 	// Last is the last answer, Header its header.
 	Last   contract.HeartbeatResponse
@@ -22,12 +22,12 @@ type Member struct {
 }
 
 // Member returns member id of key's group, heartbeating through c.
-func (c *Coordinator) Member(key group.Key, id string) *Member {
+func (c *Server) Member(key group.Key, id string) *Member {
 	return &Member{Member: membersim.New(id, nil), c: c, Key: key}
 }
 
 // Through makes m heartbeat through c from now on.
-func (m *Member) Through(c *Coordinator) { m.c = c }
+func (m *Member) Through(c *Server) { m.c = c }
 
 // Heartbeat sends m's next heartbeat, applies the answer and returns it;
 // a transport failure, an answer other than 200 or a status a
@@ -42,15 +42,15 @@ func (m *Member) Heartbeat() contract.HeartbeatResponse {
 // Heartbeat sends the next heartbeat of sim, a member of key's group (one
 // a test drives itself, e.g. with an oracle), through c, applies the
 // answer and returns it; it fails the test as Member.Heartbeat does.
-func (c *Coordinator) Heartbeat(key group.Key, sim *membersim.Member) contract.HeartbeatResponse {
+func (c *Server) Heartbeat(key group.Key, sim *membersim.Member) contract.HeartbeatResponse {
 	c.t.Helper()
 	resp, _ := c.heartbeat(key, sim)
 	return resp
 }
 
-func (c *Coordinator) heartbeat(key group.Key, sim *membersim.Member) (contract.HeartbeatResponse, http.Header) {
+func (c *Server) heartbeat(key group.Key, sim *membersim.Member) (contract.HeartbeatResponse, http.Header) {
 	c.t.Helper()
-	resp, h, err := membersim.HeartbeatHeader(c.t.Context(), c.Server.Client(), c.Base, key, sim)
+	resp, h, err := membersim.HeartbeatHeader(c.t.Context(), c.HTTP.Client(), c.Base, key, sim)
 	if err != nil {
 		c.t.Fatalf("%s heartbeat to %s of %s: %v", sim.ID, c.ID, key, err)
 	}
