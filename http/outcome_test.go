@@ -228,7 +228,7 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 		}
 	}
 	for name, err := range mapsConcat(contractErrors, storeErrors, clusterErrors) {
-		if o := outcomeOf(fmt.Errorf("x: %w", err)); o.code == "" || o.status == 0 {
+		if o := answerFor(fmt.Errorf("x: %w", err)); o.code == "" || o.status == 0 {
 			t.Errorf("%s: no answer", name)
 		}
 	}
@@ -236,7 +236,7 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 	api := &API{log: slog.New(slog.DiscardHandler), settings: group.DefaultSettings()}
 	for i, row := range outcomes {
 		err := representative(t, row.key)
-		got := outcomeOf(err)
+		got := answerFor(err)
 		want := row.answer
 		if want.message == "" {
 			want.message = "a domain refusal"

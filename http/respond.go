@@ -156,9 +156,9 @@ var outcomes = []struct {
 	{persistence.Unknown, answer{http.StatusInternalServerError, contract.CodeInternalError, msgInternal, false, ownerAsRouted}},
 }
 
-// outcomeOf returns the answer to err: the first row of outcomes it
+// answerFor returns the answer to err: the first row of outcomes it
 // matches, with a domain error's own message.
-func outcomeOf(err error) answer {
+func answerFor(err error) answer {
 	de, domain := errors.AsType[*group.Error](err)
 	_, notOwner := errors.AsType[*cluster.NotOwnerError](err)
 	store := persistence.Classify(err)
@@ -188,9 +188,9 @@ func outcomeOf(err error) answer {
 	return answer{status: http.StatusInternalServerError, code: contract.CodeInternalError, message: msgInternal}
 }
 
-// classify maps an error to its HTTP status, code and message (outcomeOf).
+// classify maps an error to its HTTP status, code and message (answerFor).
 func classify(err error) (status int, code, message string) {
-	o := outcomeOf(err)
+	o := answerFor(err)
 	return o.status, string(o.code), o.message
 }
 
@@ -236,7 +236,7 @@ func (a *API) answerHeaders(w http.ResponseWriter, err error) answer {
 	if errors.Is(err, cluster.ErrNotServing) && a.cluster != nil && a.cluster.Leaving() {
 		err = fmt.Errorf("%w: %w", errLeaving, err)
 	}
-	o := outcomeOf(err)
+	o := answerFor(err)
 	switch o.owner {
 	case ownerNamed:
 		if no, ok := errors.AsType[*cluster.NotOwnerError](err); ok && no.Owner.URL != "" {

@@ -35,7 +35,7 @@ const (
 // group (stream-level routes: a known stream prefix, group "none"),
 // "unknown" otherwise, and "none" off group paths.
 func (m *Metrics) RequestServed(r observe.ServedRequest) {
-	outcome := outcomeOf(r.Status, r.Panicked)
+	outcome := outcomeLabel(r.Status, r.Panicked)
 	labels := []string{r.Method, r.Template, strconv.Itoa(r.Status), outcome}
 	m.count(r.StreamPrefix, r.ConsumerGroup, func(stream, grp string) {
 		m.apiRequests.WithLabelValues(append(labels, stream, grp)...).Inc()
@@ -92,8 +92,9 @@ func (m *Metrics) RoutingServed(key group.Key, stale bool, err error) {
 	})
 }
 
-// outcomeOf classifies a response status.
-func outcomeOf(status int, panicked bool) string {
+// outcomeLabel is the outcome label of a served request (api_request_total,
+// admin_mutation_total): its status class, or ERROR when the handler panicked.
+func outcomeLabel(status int, panicked bool) string {
 	switch {
 	case panicked:
 		return OutcomeError

@@ -48,8 +48,8 @@ const (
 // runtime): it says nothing about a store write.
 var ErrOutsideStore = errors.New("failure outside the metadata store")
 
-// outcomeOf maps each error class to its outcome, most specific first.
-var outcomeOf = []struct {
+// classOutcomes maps each error class to its outcome, most specific first.
+var classOutcomes = []struct {
 	err     error
 	outcome Outcome
 }{
@@ -72,7 +72,7 @@ func Classify(err error) Outcome {
 	if _, domain := errors.AsType[*group.Error](err); domain {
 		return Refused
 	}
-	for _, c := range outcomeOf {
+	for _, c := range classOutcomes {
 		if errors.Is(err, c.err) {
 			return c.outcome
 		}
