@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 
@@ -37,10 +36,10 @@ func (g *guard) audited(rt Route, h httprouter.Handle) httprouter.Handle {
 		target := audit.Target{Action: rt.Action, Route: rt.Template, StreamPrefix: ps.ByName("streamPrefix"),
 			ConsumerGroup: ps.ByName("consumerGroup"), ReshardingID: ps.ByName("reshardingId")}
 		ev := audit.NewEvent(r, g.coordinatorID, target, g.Now())
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := recorderFor(w)
 		panicked := true
 		defer func() {
-			status, code := rec.status, rec.errorCode()
+			status, code := rec.answered(), rec.errorCode()
 			if panicked {
 				status, code = http.StatusInternalServerError, string(contract.CodeInternalError)
 			}
@@ -52,47 +51,6 @@ func (g *guard) audited(rt Route, h httprouter.Handle) httprouter.Handle {
 		h(rec, r.WithContext(audit.WithEvent(r.Context(), ev)), ps)
 		panicked = false
 	}
-}
-
-// maxErrorBody bounds the error body statusRecorder keeps; error bodies
-// are small JSON objects.
-const maxErrorBody = 4 << 10
-
-// statusRecorder passes a response through, noting its status and keeping
-// the start of an error (≥ 400) body to read its errorCode.
-type statusRecorder struct {
-	http.ResponseWriter
-	status  int
-	errBody []byte
-}
-
-func (s *statusRecorder) WriteHeader(status int) {
-	if s.status == 0 {
-		s.status = status
-	}
-	s.ResponseWriter.WriteHeader(status)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	if s.status >= http.StatusBadRequest && len(s.errBody) < maxErrorBody {
-		s.errBody = append(s.errBody, b[:min(len(b), maxErrorBody-len(s.errBody))]...)
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// errorCode returns the errorCode of a docs/protocol.md §0 error body, "" for anything else.
-func (s *statusRecorder) errorCode() string {
-	var body contract.ErrorBody
-	if json.Unmarshal(s.errBody, &body) != nil {
-		return ""
-	}
-	return string(body.ErrorCode)
 }
 
 // recentMutations returns the latest audit events of the group and of its

@@ -283,16 +283,16 @@ func (f *forwarder) notCoordinator(w http.ResponseWriter, r *http.Request, err e
 // encoded answer (batchwire.AppendAnswer): as proven forwarded by the
 // batch's sender (by), from the batch's peer address.
 func (f *forwarder) serveItem(batch *http.Request, by string, item *batchwire.Item) []byte {
-	rec := &answerRecorder{header: http.Header{}, status: http.StatusOK}
+	ans := &itemAnswer{header: http.Header{}, status: http.StatusOK}
 	req, err := http.NewRequestWithContext(batch.Context(), http.MethodPost, item.Path, bytes.NewReader(item.Body))
 	if err != nil {
-		writeError(rec, http.StatusBadRequest, string(contract.CodeInvalidRequest), "Malformed forwarded heartbeat path")
-		return rec.encode()
+		writeError(ans, http.StatusBadRequest, string(contract.CodeInvalidRequest), "Malformed forwarded heartbeat path")
+		return ans.encode()
 	}
 	req.Header = item.Header
 	req.RemoteAddr, req.TLS = batch.RemoteAddr, batch.TLS
-	f.serveForwarded(rec, req, by)
-	return rec.encode()
+	f.serveForwarded(ans, req, by)
+	return ans.encode()
 }
 
 // serveForwarded is the edge of a batch's item r, which coordinator by
@@ -313,29 +313,34 @@ func (f *forwarder) serveForwarded(w http.ResponseWriter, r *http.Request, by st
 	f.route(w, r, ps, forwarded{mark: cluster.Mark{By: by}}, true, h)
 }
 
-// answerRecorder is the in-memory ResponseWriter of a batch item.
-type answerRecorder struct {
+// itemAnswer is a batch item's whole answer (status, header, body),
+// written in memory by the heartbeat route's handler chain and encoded
+// into the batch's answer (encode). It is no statusRecorder: there is no
+// writer below it to pass the answer through to (the item's answer
+// travels inside the batch's), so it keeps the whole body, not the start
+// of an error body.
+type itemAnswer struct {
 	header http.Header
 	status int
 	wrote  bool
 	body   []byte
 }
 
-func (r *answerRecorder) Header() http.Header { return r.header }
+func (r *itemAnswer) Header() http.Header { return r.header }
 
-func (r *answerRecorder) WriteHeader(status int) {
+func (r *itemAnswer) WriteHeader(status int) {
 	if !r.wrote {
 		r.status, r.wrote = status, true
 	}
 }
 
-func (r *answerRecorder) Write(b []byte) (int, error) {
+func (r *itemAnswer) Write(b []byte) (int, error) {
 	r.WriteHeader(http.StatusOK)
 	r.body = append(r.body, b...)
 	return len(b), nil
 }
 
 // encode returns the recorded answer's encoding.
-func (r *answerRecorder) encode() []byte {
+func (r *itemAnswer) encode() []byte {
 	return batchwire.AppendAnswer(make([]byte, 0, len(r.body)+256), r.status, r.header, r.body)
 }

@@ -30,7 +30,7 @@ func ObserveRequests(o observe.RequestObserver) Middleware {
 		routing := rt.Kind == RouteProducerRouting
 		return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 			start := time.Now()
-			rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			rec := recorderFor(w)
 			served := observe.ServedRequest{Method: rt.Method, Template: rt.Template, Action: rt.Action,
 				StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
 			if routing {
@@ -46,7 +46,7 @@ func ObserveRequests(o observe.RequestObserver) Middleware {
 				}
 			}()
 			next(rec, r, ps)
-			served.Status, served.Duration = rec.status, time.Since(start)
+			served.Status, served.Duration = rec.answered(), time.Since(start)
 			o.RequestServed(served)
 		}
 	}
@@ -101,25 +101,3 @@ func (c observedRuntime) ScaleStream(ctx context.Context, prefix string, req con
 
 // knownVersionKey is the context key of the request's knownMetadataVersion.
 type knownVersionKey struct{}
-
-// statusWriter remembers the status a handler answered.
-type statusWriter struct {
-	http.ResponseWriter
-	status      int
-	wroteHeader bool
-}
-
-func (s *statusWriter) WriteHeader(status int) {
-	if !s.wroteHeader {
-		s.status, s.wroteHeader = status, true
-	}
-	s.ResponseWriter.WriteHeader(status)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	s.wroteHeader = true
-	return s.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

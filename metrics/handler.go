@@ -41,7 +41,7 @@ type scrapes struct {
 // scrape is one gather; answer is set before done is closed.
 type scrape struct {
 	done   chan struct{}
-	answer *recorded
+	answer *scrapeAnswer
 }
 
 func (s *scrapes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +64,7 @@ func (s *scrapes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	sc := &scrape{done: make(chan struct{}), answer: &recorded{header: http.Header{}, status: http.StatusOK}}
+	sc := &scrape{done: make(chan struct{}), answer: &scrapeAnswer{header: http.Header{}, status: http.StatusOK}}
 	s.mu.Lock()
 	s.gathered[format] = sc
 	s.mu.Unlock()
@@ -77,19 +77,22 @@ func (s *scrapes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sc.answer.writeTo(w)
 }
 
-// recorded is an answer kept to be sent to several scrapers.
-type recorded struct {
+// scrapeAnswer is one gather's whole answer, kept to be sent to every
+// scraper that joined it (writeTo) once the gather ends. It is no
+// pass-through recorder (the HTTP edge's statusRecorder): there is no one
+// writer below it, the answer goes to several after it is complete.
+type scrapeAnswer struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
 }
 
-func (a *recorded) Header() http.Header         { return a.header }
-func (a *recorded) Write(p []byte) (int, error) { return a.body.Write(p) }
-func (a *recorded) WriteHeader(status int)      { a.status = status }
+func (a *scrapeAnswer) Header() http.Header         { return a.header }
+func (a *scrapeAnswer) Write(p []byte) (int, error) { return a.body.Write(p) }
+func (a *scrapeAnswer) WriteHeader(status int)      { a.status = status }
 
 // writeTo sends the answer to w.
-func (a *recorded) writeTo(w http.ResponseWriter) {
+func (a *scrapeAnswer) writeTo(w http.ResponseWriter) {
 	maps.Copy(w.Header(), a.header)
 	w.WriteHeader(a.status)
 	_, _ = w.Write(a.body.Bytes())
