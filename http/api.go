@@ -51,12 +51,6 @@ type Runtime interface {
 	LiveOps
 }
 
-// HealthReport is the body of GET /monitoring/health (contract.HealthReport).
-type HealthReport = contract.HealthReport
-
-// HealthChecker produces the health report (observe.HealthChecker).
-type HealthChecker = observe.HealthChecker
-
 // Route describes one registered route to middlewares.
 type Route struct {
 	// Method is the HTTP method, e.g. "POST".
@@ -129,7 +123,7 @@ type Options struct {
 	Settings group.Settings
 	// Health answers GET /monitoring/health; nil reports UP with Redis
 	// NOT_CONFIGURED (the memory store without Redis).
-	Health HealthChecker
+	Health observe.HealthChecker
 	// Metrics, when non-nil, is served at /actuator/prometheus and /metrics,
 	// behind MetricsCredential when that is set.
 	Metrics           http.Handler
@@ -176,7 +170,7 @@ const DefaultMaxBodyBytes = 1 << 20
 type API struct {
 	runtime  Runtime
 	settings group.Settings
-	health   HealthChecker
+	health   observe.HealthChecker
 	log      *slog.Logger
 	maxBody  int64
 	router   *httprouter.Router
@@ -203,7 +197,7 @@ func New(o Options) *API {
 		o.Settings = group.DefaultSettings()
 	}
 	if o.Health == nil {
-		o.Health = staticHealth{HealthReport{Status: "UP", CoordinatorID: o.CoordinatorID, Redis: RedisNotConfigured, Loop: "UP"}}
+		o.Health = staticHealth{contract.HealthReport{Status: "UP", CoordinatorID: o.CoordinatorID, Redis: contract.RedisNotConfigured, Loop: "UP"}}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -388,7 +382,7 @@ type info struct {
 // with its status (DEGRADED: the store is DOWN or DEGRADED, or this
 // coordinator does not serve), or UNKNOWN where the report says UP (the
 // store's first probe has not ended); else 200.
-func (a *API) readiness(ctx context.Context) (int, HealthReport) {
+func (a *API) readiness(ctx context.Context) (int, contract.HealthReport) {
 	rep := a.health.Check(ctx)
 	switch {
 	case a.draining.Load():
@@ -427,7 +421,7 @@ func (a *API) recovered(w http.ResponseWriter, r *http.Request, p any) {
 	writeError(w, http.StatusInternalServerError, string(contract.CodeInternalError), msgInternal)
 }
 
-// staticHealth is the HealthChecker used when Options.Health is nil.
-type staticHealth struct{ report HealthReport }
+// staticHealth is the observe.HealthChecker used when Options.Health is nil.
+type staticHealth struct{ report contract.HealthReport }
 
-func (s staticHealth) Check(context.Context) HealthReport { return s.report }
+func (s staticHealth) Check(context.Context) contract.HealthReport { return s.report }

@@ -466,9 +466,9 @@ func TestConsumptionRowsSorted(t *testing.T) {
 	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/g/consumption", ""), 200, `{"progress":[]}`)
 }
 
-type fixedHealth HealthReport
+type fixedHealth contract.HealthReport
 
-func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h) }
+func (h fixedHealth) Check(context.Context) contract.HealthReport { return contract.HealthReport(h) }
 
 // Readiness follows the store and the cluster membership: 200 only while
 // the store is UP (whatever Redis is) and the coordinator is not
@@ -476,23 +476,23 @@ func (h fixedHealth) Check(context.Context) HealthReport { return HealthReport(h
 // answers status UNKNOWN. /actuator/health carries the docs/protocol.md
 // §10.2 report with the same code.
 func TestReadinessFollowsTheStore(t *testing.T) {
-	store := func(typ, breaker, status string, unreachable ...string) StoreHealth {
-		return StoreHealth{Type: typ, Breaker: breaker, Status: status, Unreachable: unreachable}
+	store := func(typ, breaker, status string, unreachable ...string) contract.StoreHealth {
+		return contract.StoreHealth{Type: typ, Breaker: breaker, Status: status, Unreachable: unreachable}
 	}
 	for _, tc := range []struct {
-		report HealthReport
+		report contract.HealthReport
 		code   int
 		status string // of /readyz
 	}{
-		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", StoreUp)}, 200, "UP"},
-		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", StoreUp), Cluster: ClusterServing}, 200, "UP"},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("memory", "closed", StoreUp)}, 200, "DEGRADED"},
-		{HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UNKNOWN", Loop: "UP", Store: store("redis", "closed", StoreUnknown)}, 503, "UNKNOWN"},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("redis", "open", StoreDown)}, 503, "DEGRADED"},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("jdbc", "closed", StoreDown)}, 503, "DEGRADED"},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DEGRADED", RedisUnreachable: []string{"10.0.0.2:6379"}, Loop: "UP",
-			Store: store("redis", "closed", StoreDegraded, "10.0.0.2:6379")}, 503, "DEGRADED"},
-		{HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("memory", "closed", StoreUp), Cluster: ClusterNotServing}, 503, "DEGRADED"},
+		{contract.HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", contract.StoreUp)}, 200, "UP"},
+		{contract.HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UP", Loop: "UP", Store: store("redis", "closed", contract.StoreUp), Cluster: contract.ClusterServing}, 200, "UP"},
+		{contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("memory", "closed", contract.StoreUp)}, 200, "DEGRADED"},
+		{contract.HealthReport{Status: "UP", CoordinatorID: "c1", Redis: "UNKNOWN", Loop: "UP", Store: store("redis", "closed", contract.StoreUnknown)}, 503, "UNKNOWN"},
+		{contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DOWN", Loop: "UP", Store: store("redis", "open", contract.StoreDown)}, 503, "DEGRADED"},
+		{contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("jdbc", "closed", contract.StoreDown)}, 503, "DEGRADED"},
+		{contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "DEGRADED", RedisUnreachable: []string{"10.0.0.2:6379"}, Loop: "UP",
+			Store: store("redis", "closed", contract.StoreDegraded, "10.0.0.2:6379")}, 503, "DEGRADED"},
+		{contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c1", Redis: "NOT_CONFIGURED", Loop: "UP", Store: store("memory", "closed", contract.StoreUp), Cluster: contract.ClusterNotServing}, 503, "DEGRADED"},
 	} {
 		api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Health = fixedHealth(tc.report) })
 		body, err := json.Marshal(tc.report)

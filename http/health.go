@@ -9,26 +9,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// The health report's states (contract.HealthReport).
-const (
-	RedisNotConfigured = contract.RedisNotConfigured
-	RedisUp            = contract.RedisUp
-	RedisDegraded      = contract.RedisDegraded
-	RedisDown          = contract.RedisDown
-	RedisUnknown       = contract.RedisUnknown
-
-	StoreUp       = contract.StoreUp
-	StoreDegraded = contract.StoreDegraded
-	StoreDown     = contract.StoreDown
-	StoreUnknown  = contract.StoreUnknown
-
-	ClusterServing    = contract.ClusterServing
-	ClusterNotServing = contract.ClusterNotServing
-)
-
-// StoreHealth is the "store" member of the health report (contract.StoreHealth).
-type StoreHealth = contract.StoreHealth
-
 // PartialOutage is an error of a probe's check that found its dependency
 // answering in part: some of its nodes (Unreachable) did not answer while
 // others did. The probe's state is then DEGRADED.
@@ -75,7 +55,7 @@ func NewProbe(o ProbeOptions) *Probe {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Probe{o: o, state: RedisUnknown}
+	return &Probe{o: o, state: contract.RedisUnknown}
 }
 
 // State returns "UP", "DEGRADED" (the check failed with a PartialOutage,
@@ -96,11 +76,11 @@ func (p *Probe) run() {
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.Timeout)
 	err := p.o.Check(ctx)
 	cancel()
-	state, unreachable := RedisUp, []string(nil)
+	state, unreachable := contract.RedisUp, []string(nil)
 	if partial, ok := errors.AsType[PartialOutage](err); ok {
-		state, unreachable = RedisDegraded, partial.Unreachable()
+		state, unreachable = contract.RedisDegraded, partial.Unreachable()
 	} else if err != nil {
-		state = RedisDown
+		state = contract.RedisDown
 	}
 	p.mu.Lock()
 	p.state, p.unreachable, p.checkedAt, p.probing = state, unreachable, p.o.Now(), false
@@ -121,8 +101,9 @@ type PingHealthOptions struct {
 	Now func() time.Time
 }
 
-// PingHealth is the HealthChecker used when Redis is a required dependency
-// (docs/protocol.md §10.2): its Redis state is a Probe of Ping, so Check never blocks.
+// PingHealth is the observe.HealthChecker used when Redis is a required
+// dependency (docs/protocol.md §10.2): its Redis state is a Probe of Ping,
+// so Check never blocks.
 type PingHealth struct {
 	id    string
 	probe *Probe
@@ -137,11 +118,11 @@ func NewPingHealth(o PingHealthOptions) *PingHealth {
 // Check returns the report: status DEGRADED iff Redis is DOWN or DEGRADED
 // (a Ping that returned a PartialOutage: its nodes are listed in
 // RedisUnreachable), loop UP.
-func (h *PingHealth) Check(context.Context) HealthReport {
+func (h *PingHealth) Check(context.Context) contract.HealthReport {
 	redis, unreachable := h.probe.State()
 	status := statusUp
-	if redis == RedisDown || redis == RedisDegraded {
+	if redis == contract.RedisDown || redis == contract.RedisDegraded {
 		status = statusDegraded
 	}
-	return HealthReport{Status: status, CoordinatorID: h.id, Redis: redis, RedisUnreachable: unreachable, Loop: "UP"}
+	return contract.HealthReport{Status: status, CoordinatorID: h.id, Redis: redis, RedisUnreachable: unreachable, Loop: "UP"}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
 )
@@ -42,9 +43,9 @@ func (p *pinger) count() int {
 }
 
 // waitFor polls h until its Redis state is want.
-func waitFor(t *testing.T, h *PingHealth, want string) HealthReport {
+func waitFor(t *testing.T, h *PingHealth, want string) contract.HealthReport {
 	t.Helper()
-	var r HealthReport
+	var r contract.HealthReport
 	eventually.True(t, "Redis "+want, func() bool {
 		h.probe.mu.Lock()
 		done := !h.probe.probing
@@ -62,12 +63,12 @@ func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
 
 	// The first checks answer UNKNOWN at once while one ping is in flight.
 	for range 3 {
-		if r := h.Check(context.Background()); !reflect.DeepEqual(r, HealthReport{Status: "UP", CoordinatorID: "c1", Redis: RedisUnknown, Loop: "UP"}) {
+		if r := h.Check(context.Background()); !reflect.DeepEqual(r, contract.HealthReport{Status: "UP", CoordinatorID: "c1", Redis: contract.RedisUnknown, Loop: "UP"}) {
 			t.Fatalf("first report %+v", r)
 		}
 	}
 	p.results <- nil
-	waitFor(t, h, RedisUp)
+	waitFor(t, h, contract.RedisUp)
 	if n := p.count(); n != 1 {
 		t.Fatalf("%d pings started, want 1", n)
 	}
@@ -80,11 +81,11 @@ func TestPingHealthNeverBlocksAndCaches(t *testing.T) {
 
 	// Stale result: the old value is served while the next ping runs.
 	clock.Advance(time.Second)
-	if r := h.Check(context.Background()); r.Redis != RedisUp {
+	if r := h.Check(context.Background()); r.Redis != contract.RedisUp {
 		t.Fatalf("stale report %+v", r)
 	}
 	p.results <- errors.New("connection refused")
-	r := waitFor(t, h, RedisDown)
+	r := waitFor(t, h, contract.RedisDown)
 	if r.Status != "DEGRADED" || r.Loop != "UP" {
 		t.Fatalf("down report %+v", r)
 	}
@@ -96,7 +97,7 @@ func TestPingHealthServedOnTheEndpoint(t *testing.T) {
 	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c2", Ping: p.ping, CacheTTL: time.Hour})
 	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Health = h })
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UNKNOWN","loop":"UP"}`)
-	waitFor(t, h, RedisUp)
+	waitFor(t, h, contract.RedisUp)
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/health", ""), 200, `{"status":"UP","coordinatorId":"c2","redis":"UP","loop":"UP"}`)
 }
 
@@ -115,8 +116,8 @@ func TestPingHealthReportsAPartialOutage(t *testing.T) {
 	h := NewPingHealth(PingHealthOptions{CoordinatorID: "c3", Ping: p.ping, CacheTTL: time.Second, Now: clock.Now})
 	h.Check(context.Background())
 	p.results <- fmt.Errorf("ping: %w", partial{"10.0.0.2:6379", "10.0.0.3:6379"})
-	r := waitFor(t, h, RedisDegraded)
-	if want := (HealthReport{Status: "DEGRADED", CoordinatorID: "c3", Redis: RedisDegraded, RedisUnreachable: []string{"10.0.0.2:6379", "10.0.0.3:6379"}, Loop: "UP"}); !reflect.DeepEqual(r, want) {
+	r := waitFor(t, h, contract.RedisDegraded)
+	if want := (contract.HealthReport{Status: "DEGRADED", CoordinatorID: "c3", Redis: contract.RedisDegraded, RedisUnreachable: []string{"10.0.0.2:6379", "10.0.0.3:6379"}, Loop: "UP"}); !reflect.DeepEqual(r, want) {
 		t.Fatalf("partial outage: %+v, want %+v", r, want)
 	}
 	body, err := json.Marshal(r)
@@ -126,7 +127,7 @@ func TestPingHealthReportsAPartialOutage(t *testing.T) {
 	clock.Advance(time.Second)
 	h.Check(context.Background())
 	p.results <- nil
-	if r := waitFor(t, h, RedisUp); r.Status != "UP" || r.RedisUnreachable != nil {
+	if r := waitFor(t, h, contract.RedisUp); r.Status != "UP" || r.RedisUnreachable != nil {
 		t.Errorf("recovered: %+v", r)
 	}
 }

@@ -458,9 +458,9 @@ func TestCoordinatorLabelAndUp(t *testing.T) {
 }
 
 // staticHealth answers every check with its report.
-type staticHealth httpapi.HealthReport
+type staticHealth contract.HealthReport
 
-func (s staticHealth) Check(context.Context) httpapi.HealthReport { return httpapi.HealthReport(s) }
+func (s staticHealth) Check(context.Context) contract.HealthReport { return contract.HealthReport(s) }
 
 // Every health check sets redis_stream_coord_up: 1 when UP, else 0.
 func TestHealthSetsUp(t *testing.T) {

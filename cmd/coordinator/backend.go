@@ -11,8 +11,10 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/config"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/breaker"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -153,13 +155,13 @@ func newRedisClient(cfg *config.Config) goredis.UniversalClient {
 // start here, so that the first reports need not say UNKNOWN. The status
 // is DEGRADED while Redis or the store is DOWN or DEGRADED, or this
 // coordinator does not serve.
-func (b *backend) health(cfg *config.Config, serving func() bool) httpapi.HealthChecker {
+func (b *backend) health(cfg *config.Config, serving func() bool) observe.HealthChecker {
 	check := b.probeStore
 	if cfg.Store.Type == config.StoreRedis {
 		check = b.pingRedis
 	}
 	h := &health{
-		report:  httpapi.HealthReport{Status: "UP", CoordinatorID: cfg.ID, Redis: httpapi.RedisNotConfigured, Loop: "UP"},
+		report:  contract.HealthReport{Status: "UP", CoordinatorID: cfg.ID, Redis: contract.RedisNotConfigured, Loop: "UP"},
 		store:   cfg.Store.Type,
 		breaker: b.breaker,
 		probe: httpapi.NewProbe(httpapi.ProbeOptions{
@@ -205,7 +207,7 @@ func (b *backend) probeStore(ctx context.Context) error {
 type health struct {
 	// redis answers when Redis is required; nil → report.
 	redis   *httpapi.PingHealth
-	report  httpapi.HealthReport
+	report  contract.HealthReport
 	store   string
 	breaker *breaker.Breaker
 	probe   *httpapi.Probe
@@ -215,21 +217,21 @@ type health struct {
 // Check returns the report; the store is DOWN while the breaker is open
 // or the last probe failed, DEGRADED while it reached only some Redis
 // Cluster masters.
-func (h *health) Check(ctx context.Context) httpapi.HealthReport {
+func (h *health) Check(ctx context.Context) contract.HealthReport {
 	r := h.report
 	if h.redis != nil {
 		r = h.redis.Check(ctx)
 	}
 	status, unreachable := h.probe.State()
-	r.Store = httpapi.StoreHealth{Type: h.store, Breaker: h.breaker.State(), Status: status, Unreachable: unreachable}
+	r.Store = contract.StoreHealth{Type: h.store, Breaker: h.breaker.State(), Status: status, Unreachable: unreachable}
 	if r.Store.Breaker == "open" {
-		r.Store.Status, r.Store.Unreachable = httpapi.StoreDown, nil
+		r.Store.Status, r.Store.Unreachable = contract.StoreDown, nil
 	}
-	r.Cluster = httpapi.ClusterServing
+	r.Cluster = contract.ClusterServing
 	if !h.serving() {
-		r.Cluster = httpapi.ClusterNotServing
+		r.Cluster = contract.ClusterNotServing
 	}
-	if r.Store.Status == httpapi.StoreDown || r.Store.Status == httpapi.StoreDegraded || r.Cluster == httpapi.ClusterNotServing {
+	if r.Store.Status == contract.StoreDown || r.Store.Status == contract.StoreDegraded || r.Cluster == contract.ClusterNotServing {
 		r.Status = "DEGRADED"
 	}
 	return r

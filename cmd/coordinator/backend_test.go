@@ -8,15 +8,16 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/observe"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // openTestBackend opens the backend of the configuration yaml, closed at
 // cleanup, and returns it with its health checker (of a coordinator that
 // serves).
-func openTestBackend(t *testing.T, yaml string) (*backend, httpapi.HealthChecker) {
+func openTestBackend(t *testing.T, yaml string) (*backend, observe.HealthChecker) {
 	t.Helper()
 	cfg := loadConfig(t, yaml)
 	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
@@ -71,7 +72,7 @@ func TestBreakerGuardsStoreAndMutex(t *testing.T) {
 	if _, err := back.locker.Lock(ctx, key); !errors.Is(err, gobreaker.ErrOpenState) {
 		t.Fatalf("lock after two failures: %v, want the open breaker", err)
 	}
-	if h := health.Check(ctx); h.Store.Breaker != "open" || h.Store.Status != httpapi.StoreDown || h.Status != "DEGRADED" {
+	if h := health.Check(ctx); h.Store.Breaker != "open" || h.Store.Status != contract.StoreDown || h.Status != "DEGRADED" {
 		t.Errorf("health with the breaker open: %+v", h)
 	}
 }

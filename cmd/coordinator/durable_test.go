@@ -187,9 +187,9 @@ func memberRecords(t *testing.T, base string, key group.Key) map[string]contract
 
 // waitHealth polls the health of the API at base until cond holds and
 // returns that report.
-func waitHealth(t *testing.T, base, what string, cond func(httpapi.HealthReport) bool) httpapi.HealthReport {
+func waitHealth(t *testing.T, base, what string, cond func(contract.HealthReport) bool) contract.HealthReport {
 	t.Helper()
-	var h httpapi.HealthReport
+	var h contract.HealthReport
 	eventually.True(t, what, func() bool {
 		if st, body := call(t, "GET", base+"/monitoring/health", "", &h); st != http.StatusOK {
 			t.Fatalf("health: %d %s", st, body)

@@ -66,7 +66,7 @@ func TestDefaultIDsOfCoordinatorsOnOneHost(t *testing.T) {
 	}
 	for i, base := range bases {
 		eventually.True(t, ids[i]+" ready", func() bool { return getReadiness(t, base).readyz == http.StatusOK })
-		if r := getReadiness(t, base); r.report.CoordinatorID != ids[i] || r.report.Cluster != httpapi.ClusterServing {
+		if r := getReadiness(t, base); r.report.CoordinatorID != ids[i] || r.report.Cluster != contract.ClusterServing {
 			t.Errorf("%s: health %+v, want id %s serving", base, r.report, ids[i])
 		}
 	}
@@ -107,7 +107,7 @@ func TestIDCollisionIsAnErrorAndNotReady(t *testing.T) {
 		t.Errorf("ERROR record %v, want otherUrl %s", e, first)
 	}
 	if r := getReadiness(t, second); r.readyz != http.StatusServiceUnavailable || r.readyzBody != `{"status":"DEGRADED"}` ||
-		r.report.Cluster != httpapi.ClusterNotServing {
+		r.report.Cluster != contract.ClusterNotServing {
 		t.Errorf("the second: /readyz %d %s, health %+v; want 503 DEGRADED, NOT_SERVING", r.readyz, r.readyzBody, r.report)
 	}
 	if r := getReadiness(t, first); r.readyz != http.StatusOK {
@@ -134,7 +134,7 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 	}
 	base, _ := start(t, "-config", writeConfig(t, fmt.Sprintf("coordinator:\n  id: phoenix\n  server: {address: %q}\n", addr)+
 		redisStoreYAML(testredis.SharedAddr, prefix)))
-	if r := getReadiness(t, base); r.readyz != http.StatusServiceUnavailable || r.report.Cluster != httpapi.ClusterNotServing {
+	if r := getReadiness(t, base); r.readyz != http.StatusServiceUnavailable || r.report.Cluster != contract.ClusterNotServing {
 		t.Errorf("first /readyz %d %s, health %+v; want 503, NOT_SERVING", r.readyz, r.readyzBody, r.report)
 	}
 	grp := base + "/coord/v1/streams/phoenix/groups/g"
@@ -172,7 +172,7 @@ func TestNotReadyWithTheStoreDownAtStart(t *testing.T) {
 			base, _ := start(t, "-config", writeConfig(t, "coordinator:\n  server: {address: \"127.0.0.1:0\"}\n"+storeYAML))
 			r := getReadiness(t, base)
 			if r.readyz != http.StatusServiceUnavailable || r.actuator != http.StatusServiceUnavailable ||
-				r.report.Cluster != httpapi.ClusterNotServing || r.report.Store.Status == httpapi.StoreUp {
+				r.report.Cluster != contract.ClusterNotServing || r.report.Store.Status == contract.StoreUp {
 				t.Errorf("first readiness: /readyz %d %s, /actuator/health %d %+v; want 503, NOT_SERVING, store not UP",
 					r.readyz, r.readyzBody, r.actuator, r.report)
 			}
@@ -213,11 +213,11 @@ func TestReadinessFollowsEveryRedisClusterMaster(t *testing.T) {
 	t.Logf("/readyz 503 %s after the master's loss", time.Since(killedAt).Round(time.Millisecond))
 	eventually.True(t, "the partial outage reported", func() bool {
 		r = getReadiness(t, base)
-		return r.report.Store.Status == httpapi.StoreDegraded && r.report.Redis == httpapi.RedisDegraded
+		return r.report.Store.Status == contract.StoreDegraded && r.report.Redis == contract.RedisDegraded
 	})
 	if r.readyz != http.StatusServiceUnavailable || r.readyzBody != `{"status":"DEGRADED"}` || r.report.Status != "DEGRADED" ||
 		!slices.Equal(r.report.Store.Unreachable, []string{killed}) || !slices.Equal(r.report.RedisUnreachable, []string{killed}) ||
-		r.report.Cluster != httpapi.ClusterServing {
+		r.report.Cluster != contract.ClusterServing {
 		t.Errorf("with %s down: /readyz %d %s, health %+v", killed, r.readyz, r.readyzBody, r.report)
 	}
 

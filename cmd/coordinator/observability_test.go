@@ -199,6 +199,6 @@ func TestGroupSeriesConfigured(t *testing.T) {
 // staticHealth reports UP.
 type staticHealth struct{}
 
-func (staticHealth) Check(context.Context) httpapi.HealthReport {
-	return httpapi.HealthReport{Status: "UP"}
+func (staticHealth) Check(context.Context) contract.HealthReport {
+	return contract.HealthReport{Status: "UP"}
 }

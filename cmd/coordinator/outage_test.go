@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
@@ -174,8 +173,8 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	srv.Kill()
 	ld.enter(phaseDown)
 
-	waitHealth(t, n.base, "health DEGRADED", func(h httpapi.HealthReport) bool { return h.Status == "DEGRADED" && h.Redis == httpapi.RedisDown })
-	waitHealth(t, n.base, "breaker open", func(h httpapi.HealthReport) bool { return h.Store.Breaker == "open" })
+	waitHealth(t, n.base, "health DEGRADED", func(h contract.HealthReport) bool { return h.Status == "DEGRADED" && h.Redis == contract.RedisDown })
+	waitHealth(t, n.base, "breaker open", func(h contract.HealthReport) bool { return h.Store.Breaker == "open" })
 	// A write fails fast; a read is answered from the owner's memory, which
 	// is the group's truth while the owner serves.
 	if st, body := call(t, "POST", groupURL(n.base, group.Key{StreamPrefix: "orders", ConsumerGroup: "audit"}), `{"requestedBy":"it"}`, nil); st != http.StatusServiceUnavailable || errorCode(body) != "STORE_UNAVAILABLE" {
@@ -184,8 +183,8 @@ func TestRedisOutageUnderLoad(t *testing.T) {
 	eventually.True(t, "RETRY answers during the outage", func() bool { _, retries := ld.count(phaseDown, contract.StatusRetry); return retries > 0 })
 
 	srv.Restart()
-	waitHealth(t, n.base, "health UP with the breaker closed", func(h httpapi.HealthReport) bool {
-		return h.Status == "UP" && h.Redis == httpapi.RedisUp && h.Store.Breaker == "closed"
+	waitHealth(t, n.base, "health UP with the breaker closed", func(h contract.HealthReport) bool {
+		return h.Status == "UP" && h.Redis == contract.RedisUp && h.Store.Breaker == "closed"
 	})
 	ld.enter(phaseRecovered)
 	eventually.True(t, "load rounds after recovery", func() bool { r, _ := ld.count(phaseRecovered, contract.StatusOK); return r >= 4 })

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
@@ -17,7 +17,7 @@ import (
 type readiness struct {
 	readyz, actuator int    // status codes
 	readyzBody       string // /readyz body
-	report           httpapi.HealthReport
+	report           contract.HealthReport
 }
 
 func getReadiness(t *testing.T, base string) readiness {
@@ -48,7 +48,7 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 `, host, port)))
 	up := func(r readiness) bool {
 		return r.readyz == http.StatusOK && r.readyzBody == `{"status":"UP"}` && r.actuator == http.StatusOK &&
-			r.report.Status == "UP" && r.report.Store.Status == httpapi.StoreUp
+			r.report.Status == "UP" && r.report.Store.Status == contract.StoreUp
 	}
 	eventually.True(t, "ready before the kill", func() bool { return up(getReadiness(t, base)) })
 
@@ -58,12 +58,12 @@ func TestReadinessFollowsTheStore(t *testing.T) {
 		down = getReadiness(t, base)
 		return down.readyz == http.StatusServiceUnavailable && down.actuator == http.StatusServiceUnavailable
 	})
-	if down.readyzBody != `{"status":"DEGRADED"}` || down.report.Status != "DEGRADED" || down.report.Store.Status != httpapi.StoreDown ||
+	if down.readyzBody != `{"status":"DEGRADED"}` || down.report.Status != "DEGRADED" || down.report.Store.Status != contract.StoreDown ||
 		down.report.CoordinatorID != "ready-it" {
 		t.Errorf("not ready: /readyz %s, /actuator/health %+v", down.readyzBody, down.report)
 	}
-	waitHealth(t, base+"/coord/v1", "monitoring health DEGRADED", func(h httpapi.HealthReport) bool {
-		return h.Status == "DEGRADED" && h.Store.Status == httpapi.StoreDown
+	waitHealth(t, base+"/coord/v1", "monitoring health DEGRADED", func(h contract.HealthReport) bool {
+		return h.Status == "DEGRADED" && h.Store.Status == contract.StoreDown
 	})
 
 	srv.Restart()
@@ -82,7 +82,7 @@ func TestDatabaseDownAtStart(t *testing.T) {
 `))
 	eventually.True(t, "not ready with the database down", func() bool {
 		r := getReadiness(t, base)
-		return r.readyz == http.StatusServiceUnavailable && r.readyzBody == `{"status":"DEGRADED"}` && r.report.Store.Status == httpapi.StoreDown
+		return r.readyz == http.StatusServiceUnavailable && r.readyzBody == `{"status":"DEGRADED"}` && r.report.Store.Status == contract.StoreDown
 	})
 	st, body := send(t, "POST", base+"/coord/v1/streams/down/groups/g/members/m/heartbeat",
 		`{"protocolVersion":1,"requestId":"r","memberId":"m","memberName":"g","memberEpoch":0,"metadataVersion":0,"runtimeConsumerCapacity":{"runtimeMaxConcurrency":1,"availableConcurrency":1},"ownedShards":[]}`)
