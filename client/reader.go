@@ -1,0 +1,339 @@
+package client
+
+// A shardReader reads one owned shard: it fetches and reclaims its
+// entries, dispatches them to the workers and keeps the state of the
+// entries it delivered.
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// shardReader fetches one owned shard and keeps the state of the entries
+// it delivered.
+type shardReader struct {
+	c      *Consumer
+	shard  int
+	key    string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	room     sync.Cond // signalled when acks were taken or dropped
+	stopped  bool      // revoked: no handler call starts
+	drainCtx context.Context
+	// The entries the shard holds: delivered, and neither failed nor
+	// acknowledged in Redis. inflight are the batches handed to workers
+	// and not finished; acks the acknowledged entries to be sent; sends
+	// what is being sent (by the acknowledgement loop, or by the reader
+	// in the pipeline of its next read).
+	inflight []*batch
+	running  int // handler calls under way
+	acks     []string
+	sends    []*ackSend
+	// unrun are the entries a revocation dropped before any handler ran
+	// them, whose delivery counters are to be set back.
+	unrun                    []Message
+	lastDelivered, lastAcked string
+	// Scratch of dispatch (the reader's goroutine only).
+	keys     []string
+	workerOf []int
+}
+
+// stop ends fetching; the entries delivered and not handed to a handler
+// are dropped, to have their delivery counters set back.
+func (r *shardReader) stop() {
+	r.mu.Lock()
+	if !r.stopped {
+		r.stopped, r.drainCtx = true, r.c.scope.Load().ctx
+	}
+	r.mu.Unlock()
+	r.cancel()
+	<-r.done
+	r.mu.Lock()
+	for _, b := range r.inflight {
+		r.unrun = append(r.unrun, b.msgs[b.next:]...)
+		b.next = len(b.msgs)
+	}
+	r.inflight = slices.DeleteFunc(r.inflight, func(b *batch) bool { return !b.running })
+	r.mu.Unlock()
+	r.c.wake()
+}
+
+// heldCount is how many entries the shard holds.
+func (r *shardReader) heldCount() int {
+	n := len(r.acks)
+	for _, s := range r.sends {
+		n += len(s.acks)
+	}
+	for _, b := range r.inflight {
+		n += len(b.msgs) - b.next
+		if b.running {
+			n++
+		}
+	}
+	return n
+}
+
+// inFlight is the handler calls under way, or 1 while acknowledgements
+// or restores of the shard wait or are being sent.
+func (r *shardReader) inFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running == 0 && (len(r.acks) > 0 || len(r.unrun) > 0 || len(r.sends) > 0) {
+		return 1
+	}
+	return r.running
+}
+
+// begin reports whether a handler call for the next entry of b may start,
+// and counts it as running if so. While the member still owns the shard
+// but its lease is about to lapse it waits (for a renewal or the
+// revocation).
+func (r *shardReader) begin(b *batch) bool {
+	for {
+		r.mu.Lock()
+		if r.stopped {
+			r.mu.Unlock()
+			return false
+		}
+		if r.c.member.MayRead(r.shard) {
+			b.next++
+			b.running = true
+			r.running++
+			r.mu.Unlock()
+			return true
+		}
+		r.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// finish ends the handler call of entry id of b: an acknowledged entry
+// joins the shard's batch of acknowledgements (waiting while AckBatch wait
+// already), a failed one stays pending in Redis and is no longer held.
+func (r *shardReader) finish(b *batch, id string, acked bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running--
+	b.running = false
+	if b.next == len(b.msgs) {
+		r.inflight = slices.DeleteFunc(r.inflight, func(x *batch) bool { return x == b })
+	}
+	if !acked {
+		return
+	}
+	for len(r.acks) >= r.c.cfg.AckBatch {
+		r.room.Wait()
+	}
+	r.acks = append(r.acks, id)
+	if n := len(r.acks); n == 1 || n == r.c.cfg.AckBatch || r.stopped {
+		r.c.wake()
+	}
+}
+
+func (r *shardReader) run(ctx context.Context) {
+	defer close(r.done)
+	cfg := &r.c.cfg
+	args := &redis.XReadGroupArgs{
+		Group: cfg.Member.Group, Consumer: r.c.member.ID(), Streams: []string{r.key, ">"}, Count: cfg.BatchSize, Block: cfg.Block,
+	}
+	var lastClaim time.Time
+	full := false // the last read filled a batch: the next one will not block
+	for ctx.Err() == nil {
+		if time.Since(lastClaim) >= cfg.ClaimInterval {
+			if err := r.reclaim(ctx); err != nil {
+				r.pause(ctx, err)
+				continue
+			}
+			lastClaim = time.Now()
+		}
+		res, err := r.read(ctx, args, full)
+		full = false
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			r.pause(ctx, err)
+			continue
+		}
+		for _, s := range res {
+			full = int64(len(s.Messages)) == cfg.BatchSize
+			r.dispatch(ctx, s.Messages, nil)
+		}
+	}
+}
+
+// read sends XREADGROUP; with ackFirst, the shard's waiting
+// acknowledgements go in the same pipeline before it, as a loop that
+// reads and acknowledges in turn does (one round trip for both while the
+// shard has a backlog; a read that may block is sent alone, so that no
+// acknowledgement waits for its answer).
+func (r *shardReader) read(ctx context.Context, args *redis.XReadGroupArgs, ackFirst bool) ([]redis.XStream, error) {
+	if !ackFirst {
+		return r.c.cfg.Redis.XReadGroup(ctx, args).Result()
+	}
+	pipe := r.c.cfg.Redis.Pipeline()
+	s := r.take(ctx, pipe, true)
+	cmd := pipe.XReadGroup(ctx, args)
+	_, _ = pipe.Exec(ctx) // each command's error is its own
+	if s != nil {
+		r.settle(s, true)
+	}
+	return cmd.Result()
+}
+
+// pause handles a Redis error: a missing group is created (at StartAt),
+// anything else waits a little.
+func (r *shardReader) pause(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if strings.HasPrefix(err.Error(), "NOGROUP") {
+		err = r.c.cfg.Redis.XGroupCreateMkStream(ctx, r.key, r.c.cfg.Member.Group, r.c.cfg.StartAt).Err()
+		if err == nil {
+			r.c.member.log.Info("created the consumer group on the shard stream", "stream", r.key, "startAt", r.c.cfg.StartAt)
+			return
+		}
+		if strings.HasPrefix(err.Error(), "BUSYGROUP") {
+			return
+		}
+	}
+	r.c.member.log.Warn("redis", "stream", r.key, "err", err)
+	select {
+	case <-ctx.Done():
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// reclaim claims the shard's pending entries idle for ClaimMinIdle that
+// the consumer does not hold (the previous owner's, or failed ones) and
+// dispatches them with their delivery counts. XPENDING lists them without
+// counting a delivery; XCLAIM then delivers only the ones not held here
+// (an entry queued for a worker or waiting for its acknowledgement is idle
+// in Redis too), adding the one delivery their handler run will be. An
+// entry that stops being held between the two was either acknowledged
+// before the XCLAIM (which then skips it) or failed (and is due).
+func (r *shardReader) reclaim(ctx context.Context) error {
+	cfg := &r.c.cfg
+	start := "-"
+	for ctx.Err() == nil {
+		pending, err := cfg.Redis.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: r.key, Group: cfg.Member.Group, Idle: cfg.ClaimMinIdle, Start: start, End: "+", Count: cfg.BatchSize,
+		}).Result()
+		if err != nil {
+			return err
+		}
+		ids, counts := r.notHeld(pending)
+		if len(ids) > 0 {
+			msgs, err := cfg.Redis.XClaim(ctx, &redis.XClaimArgs{
+				Stream: r.key, Group: cfg.Member.Group, Consumer: r.c.member.ID(), MinIdle: cfg.ClaimMinIdle, Messages: ids,
+			}).Result()
+			if err != nil {
+				return err
+			}
+			r.dispatch(ctx, msgs, counts)
+		}
+		if int64(len(pending)) < cfg.BatchSize {
+			if f := r.c.onReclaim; f != nil {
+				f(r.shard)
+			}
+			return nil
+		}
+		start = "(" + pending[len(pending)-1].ID
+	}
+	return ctx.Err()
+}
+
+// notHeld returns, in stream order, the pending entries the shard does
+// not hold, and their delivery counts.
+func (r *shardReader) notHeld(pending []redis.XPendingExt) ([]string, map[string]int64) {
+	r.mu.Lock()
+	held := map[string]bool{}
+	for _, id := range r.acks {
+		held[id] = true
+	}
+	for _, s := range r.sends {
+		for _, id := range s.acks {
+			held[id] = true
+		}
+	}
+	for _, b := range r.inflight {
+		from := b.next
+		if b.running {
+			from--
+		}
+		for _, m := range b.msgs[from:] {
+			held[m.ID] = true
+		}
+	}
+	r.mu.Unlock()
+	var ids []string
+	counts := map[string]int64{}
+	for _, p := range pending {
+		if !held[p.ID] {
+			ids = append(ids, p.ID)
+			counts[p.ID] = p.RetryCount
+		}
+	}
+	return ids, counts
+}
+
+// dispatch hands entries to the workers of their keys, a batch per worker.
+// counts are the delivery counts before a claim (nil: a ">" read, the
+// first delivery).
+func (r *shardReader) dispatch(ctx context.Context, msgs []redis.XMessage, counts map[string]int64) {
+	if len(msgs) == 0 {
+		return
+	}
+	r.keys = slices.Grow(r.keys[:0], len(msgs))
+	r.workerOf = slices.Grow(r.workerOf[:0], len(msgs))
+	size := make([]int, len(r.c.workers))
+	for _, m := range msgs {
+		key, _ := m.Values[r.c.cfg.KeyField].(string)
+		w := r.c.workerFor(r.shard, cmp.Or(key, m.ID))
+		r.keys, r.workerOf = append(r.keys, key), append(r.workerOf, w)
+		size[w]++
+	}
+	// One array holds every batch, each with room for its entries.
+	all := make([]Message, len(msgs))
+	batches := make([]*batch, len(r.c.workers))
+	from := 0
+	for w, k := range size {
+		if k > 0 {
+			batches[w] = &batch{r: r, msgs: all[from : from : from+k]}
+			from += k
+		}
+	}
+	for i, m := range msgs {
+		b := batches[r.workerOf[i]]
+		b.msgs = append(b.msgs, Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: r.keys[i], Deliveries: counts[m.ID] + 1})
+	}
+	r.mu.Lock()
+	for _, b := range batches {
+		if b != nil {
+			r.inflight = append(r.inflight, b)
+		}
+	}
+	if counts == nil { // a ">" read: ids only grow
+		r.lastDelivered = msgs[len(msgs)-1].ID
+	}
+	r.mu.Unlock()
+	for w, b := range batches {
+		if b == nil {
+			continue
+		}
+		select {
+		case r.c.workers[w] <- b:
+		case <-ctx.Done(): // revoked: stop sets back what was not run
+			return
+		}
+	}
+}

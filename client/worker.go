@@ -1,0 +1,72 @@
+package client
+
+// The consumer's workers: they run the handler on the batches the shard
+// readers dispatch to them, a worker per key hash, and handle its failures.
+
+import (
+	"context"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+	"github.com/redis/go-redis/v9"
+	"github.com/twmb/murmur3"
+)
+
+// batch is entries of one shard for one worker, in stream order.
+type batch struct {
+	r    *shardReader
+	msgs []Message
+	// next is the index of the first entry no handler call began for;
+	// running says that the entry before it is being handled. Both are
+	// guarded by r.mu.
+	next    int
+	running bool
+}
+
+// work runs the handler on the batches of one worker; a batch ends early
+// when its shard is revoked.
+func (c *Consumer) work(ch <-chan *batch) {
+	for b := range ch {
+		c.busy.Add(1)
+		for _, msg := range b.msgs {
+			if !b.r.begin(b) {
+				break
+			}
+			err := c.cfg.Handler(c.scope.Load().ctx, msg)
+			if err != nil {
+				err = c.failed(msg, err)
+			}
+			b.r.finish(b, msg.ID, err == nil)
+		}
+		c.busy.Add(-1)
+	}
+}
+
+// failed handles a failed handler run: after the MaxDeliveries-th the
+// entry is copied to the dead-letter stream and failed returns nil (the
+// entry is then acknowledged); otherwise it stays pending.
+func (c *Consumer) failed(msg Message, err error) error {
+	if msg.Deliveries < c.cfg.MaxDeliveries {
+		c.member.log.Debug("handler failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "deliveries", msg.Deliveries, "err", err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.runCtx, redisTimeout)
+	defer cancel()
+	values := contract.DeadLetterFields(msg.Stream, msg.ID, c.cfg.Member.Group, msg.Deliveries, err.Error(), msg.Values)
+	if err := c.cfg.Redis.XAdd(ctx, &redis.XAddArgs{Stream: c.cfg.DeadLetterStream, Values: values}).Err(); err != nil {
+		c.member.log.Warn("dead-lettering failed; the entry stays pending", "stream", msg.Stream, "id", msg.ID, "err", err)
+		return err
+	}
+	return nil
+}
+
+// workerFor is the worker of the entries of shard with key s: a hash of s
+// seeded with the shard, so that the keys of one shard spread over the
+// workers although the producer routed them all to that shard.
+func (c *Consumer) workerFor(shard int, s string) int {
+	n := len(c.workers)
+	if n == 1 {
+		return 0
+	}
+	// #nosec G115 -- a shard index and the worker count are small non-negative ints
+	return int(murmur3.SeedStringSum32(uint32(shard), s) % uint32(n))
+}
