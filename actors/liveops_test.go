@@ -117,13 +117,13 @@ func TestLiveResetSurvivesRestart(t *testing.T) {
 	a.beat(t, c1)
 	a.beat(t, c1)
 	r, err := c1.StartReset(testCtx(t), orders, group.ResetRequest{Target: group.ResetTarget{To: "EARLIEST"}, Shards: []int{1}, RequestedBy: "ops"})
-	if err != nil || r.State != group.ResetPausing {
+	if err != nil || r.State != contract.ResetPausing {
 		t.Fatalf("start: %+v, %v", r, err)
 	}
 	eventually.True(t, "APPLYING", func() bool {
 		a.beat(t, c1)
 		cur, err := c1.Reset(testCtx(t), orders, r.ResetID)
-		return err == nil && cur.State == group.ResetApplying
+		return err == nil && cur.State == contract.ResetApplying
 	})
 	if a.resp.Assignment.AssignedShards.Contains(1) {
 		t.Fatal("shard 1 assigned while APPLYING")
@@ -137,7 +137,7 @@ func TestLiveResetSurvivesRestart(t *testing.T) {
 	eventually.True(t, "DONE on the next coordinator", func() bool {
 		a.beat(t, c2)
 		cur, err := c2.Reset(testCtx(t), orders, r.ResetID)
-		return err == nil && cur.State == group.ResetDone
+		return err == nil && cur.State == contract.ResetDone
 	})
 	if id, ok := up.setTo(1); !ok || id != "0" {
 		t.Fatalf("shard 1 set to %q (%v)", id, ok)
@@ -165,7 +165,7 @@ func TestLiveResetFailsAfterRepeatedFailures(t *testing.T) {
 	eventually.True(t, "FAILED", func() bool {
 		a.beat(t, c)
 		cur, err := c.Reset(testCtx(t), orders, r.ResetID)
-		return err == nil && cur.State == group.ResetFailed && cur.Error != ""
+		return err == nil && cur.State == contract.ResetFailed && cur.Error != ""
 	})
 	eventually.True(t, "shard 0 granted again", func() bool {
 		a.beat(t, c)

@@ -27,19 +27,6 @@ import (
 // FailReset; every step is a MetaRecord, so a coordinator that takes the
 // group over midway resumes where the last one stopped.
 
-// ResetState is the state of a live reset.
-type ResetState string
-
-const (
-	ResetPausing  ResetState = "PAUSING"
-	ResetApplying ResetState = "APPLYING"
-	ResetDone     ResetState = "DONE"
-	ResetFailed   ResetState = "FAILED"
-)
-
-// Active reports whether a reset in this state still keeps its shards paused.
-func (s ResetState) Active() bool { return s == ResetPausing || s == ResetApplying }
-
 // ErrResetTarget is wrapped by the runtime's errors about a reset target
 // that Redis cannot take: no retry helps, the reset fails.
 var ErrResetTarget = errors.New("reset target cannot be applied")
@@ -77,7 +64,7 @@ type ShardReset struct {
 // LiveReset is one live offset reset of a group.
 type LiveReset struct {
 	ResetID     string
-	State       ResetState
+	State       contract.ResetState
 	Target      ResetTarget
 	Shards      []ShardReset
 	RequestedBy string
@@ -214,7 +201,7 @@ func (t *tx) reassign() {
 // ActiveReset returns the live reset in PAUSING or APPLYING, or nil.
 func (g *Group) ActiveReset() *LiveReset {
 	for i := range g.LiveResets {
-		if g.LiveResets[i].State.Active() {
+		if !g.LiveResets[i].State.Finished() {
 			return &g.LiveResets[i]
 		}
 	}
@@ -255,7 +242,7 @@ func (g *Group) StartReset(now contract.Instant, s Settings, req ResetRequest, n
 		return Result[LiveReset]{Err: err}
 	}
 	holders := g.holdersOf(set)
-	r := LiveReset{ResetID: newID, State: ResetPausing, Target: req.Target, RequestedBy: req.RequestedBy,
+	r := LiveReset{ResetID: newID, State: contract.ResetPausing, Target: req.Target, RequestedBy: req.RequestedBy,
 		Reason: req.Reason, CreatedAt: now, UpdatedAt: now}
 	for _, i := range set {
 		sr := ShardReset{ShardIndex: i, PausedFrom: []string{}}
@@ -303,7 +290,7 @@ func (g *Group) ResetStep() (LiveReset, ResetStep) {
 	switch {
 	case r == nil:
 		return LiveReset{}, ResetWait
-	case r.State == ResetApplying:
+	case r.State == contract.ResetApplying:
 		return *r, ResetApply
 	case len(g.holdersOf(r.ShardIndexes())) == 0:
 		return *r, ResetPlan
@@ -315,7 +302,7 @@ func (g *Group) ResetStep() (LiveReset, ResetStep) {
 // of the reset in its order: the position before and the id to set. The
 // caller checked (ResetStep) that no member holds the shards.
 func (g *Group) BeginApply(now contract.Instant, s Settings, id string, plans []ShardReset) Result[LiveReset] {
-	r, err := g.activeResetIn(id, ResetPausing)
+	r, err := g.activeResetIn(id, contract.ResetPausing)
 	if err != nil {
 		return Result[LiveReset]{Err: err}
 	}
@@ -326,7 +313,7 @@ func (g *Group) BeginApply(now contract.Instant, s Settings, id string, plans []
 	for i, p := range plans {
 		r.Shards[i].SetID, r.Shards[i].Before = p.SetID, p.Before
 	}
-	r.State, r.ApplyingAt, r.UpdatedAt = ResetApplying, now, now
+	r.State, r.ApplyingAt, r.UpdatedAt = contract.ResetApplying, now, now
 	t := newTx(g, s, now)
 	t.putReset(r)
 	return result(t, r)
@@ -335,7 +322,7 @@ func (g *Group) BeginApply(now contract.Instant, s Settings, id string, plans []
 // FinishReset ends APPLYING reset id as DONE with after, each shard's
 // position once set (in the reset's order), and grants its shards again.
 func (g *Group) FinishReset(now contract.Instant, s Settings, id string, after []*contract.GroupPosition) Result[LiveReset] {
-	r, err := g.activeResetIn(id, ResetApplying)
+	r, err := g.activeResetIn(id, contract.ResetApplying)
 	if err != nil {
 		return Result[LiveReset]{Err: err}
 	}
@@ -345,7 +332,7 @@ func (g *Group) FinishReset(now contract.Instant, s Settings, id string, after [
 			r.Shards[i].After = after[i]
 		}
 	}
-	return g.endReset(now, s, r, ResetDone)
+	return g.endReset(now, s, r, contract.ResetDone)
 }
 
 // FailReset ends active reset id as FAILED with cause and grants its
@@ -356,10 +343,10 @@ func (g *Group) FailReset(now contract.Instant, s Settings, id, cause string) Re
 		return Result[LiveReset]{Err: err}
 	}
 	r.Error = cause
-	return g.endReset(now, s, r, ResetFailed)
+	return g.endReset(now, s, r, contract.ResetFailed)
 }
 
-func (g *Group) endReset(now contract.Instant, s Settings, r LiveReset, state ResetState) Result[LiveReset] {
+func (g *Group) endReset(now contract.Instant, s Settings, r LiveReset, state contract.ResetState) Result[LiveReset] {
 	r.State, r.UpdatedAt = state, now
 	t := newTx(g, s, now)
 	t.putReset(r)
@@ -369,7 +356,7 @@ func (g *Group) endReset(now contract.Instant, s Settings, r LiveReset, state Re
 
 // activeResetIn returns a copy of the active reset when its id is id and
 // its state is state ("" for either active state).
-func (g *Group) activeResetIn(id string, state ResetState) (LiveReset, error) {
+func (g *Group) activeResetIn(id string, state contract.ResetState) (LiveReset, error) {
 	r := g.ActiveReset()
 	if r == nil || r.ResetID != id || (state != "" && r.State != state) {
 		return LiveReset{}, Errorf(contract.CodeResetNotFound, "No live reset %s in state %s", id, cmp.Or(string(state), "PAUSING or APPLYING"))
@@ -389,7 +376,7 @@ func (t *tx) putReset(r LiveReset) {
 	}
 	list = append(list, r)
 	for len(list) > MaxKeptResets {
-		i := slices.IndexFunc(list, func(x LiveReset) bool { return !x.State.Active() })
+		i := slices.IndexFunc(list, func(x LiveReset) bool { return x.State.Finished() })
 		list = slices.Delete(list, i, i+1)
 	}
 	meta.LiveResets = list

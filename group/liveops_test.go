@@ -114,7 +114,7 @@ func TestLiveResetStates(t *testing.T) {
 	c := stableAB(t) // A{0,1} B{2,3}
 	req := group.ResetRequest{Target: group.ResetTarget{To: "EARLIEST"}, Shards: []int{2}, RequestedBy: "ops"}
 	r := keep(t, c, c.Group.StartReset(c.Now, c.Settings, req, "reset-1"))
-	if r.State != group.ResetPausing || len(r.Shards) != 1 || !slices.Equal(r.Shards[0].PausedFrom, []string{"B"}) {
+	if r.State != contract.ResetPausing || len(r.Shards) != 1 || !slices.Equal(r.Shards[0].PausedFrom, []string{"B"}) {
 		t.Fatalf("started %+v", r)
 	}
 	if _, step := c.Group.ResetStep(); step != group.ResetWait {
@@ -138,7 +138,7 @@ func TestLiveResetStates(t *testing.T) {
 	id, before := "0", "5-1"
 	r = keep(t, c, c.Group.BeginApply(c.Now, c.Settings, "reset-1",
 		[]group.ShardReset{{SetID: id, Before: &contract.GroupPosition{LastDeliveredID: &before}}}))
-	if r.State != group.ResetApplying || r.ApplyingAt != c.Now || r.Shards[0].SetID != "0" {
+	if r.State != contract.ResetApplying || r.ApplyingAt != c.Now || r.Shards[0].SetID != "0" {
 		t.Fatalf("applying %+v", r)
 	}
 	if _, step := c.Group.ResetStep(); step != group.ResetApply {
@@ -150,7 +150,7 @@ func TestLiveResetStates(t *testing.T) {
 	c.Check()
 	c.Advance(100)
 	r = keep(t, c, c.Group.FinishReset(c.Now, c.Settings, "reset-1", []*contract.GroupPosition{{LastDeliveredID: &id}}))
-	if r.State != group.ResetDone || *r.Shards[0].After.LastDeliveredID != "0" || c.Group.ActiveReset() != nil {
+	if r.State != contract.ResetDone || *r.Shards[0].After.LastDeliveredID != "0" || c.Group.ActiveReset() != nil {
 		t.Fatalf("done %+v", r)
 	}
 	if targetOf(c.Group, 2) == "" {
@@ -165,10 +165,10 @@ func TestLiveResetStates(t *testing.T) {
 		t.Fatalf("paused %v", c.Group.Paused())
 	}
 	r = keep(t, c, c.Group.FailReset(c.Now, c.Settings, "reset-2", "redis says no"))
-	if r.State != group.ResetFailed || r.Error != "redis says no" || !c.Group.Paused().Equal(shards(0)) {
+	if r.State != contract.ResetFailed || r.Error != "redis says no" || !c.Group.Paused().Equal(shards(0)) {
 		t.Fatalf("failed %+v, paused %v", r, c.Group.Paused())
 	}
-	if got, ok := c.Group.Reset("reset-1"); !ok || got.State != group.ResetDone {
+	if got, ok := c.Group.Reset("reset-1"); !ok || got.State != contract.ResetDone {
 		t.Fatalf("reset-1 forgotten: %+v", got)
 	}
 	c.Check()

@@ -301,7 +301,7 @@ func (r *LiveReset) View() contract.LiveReset {
 	t := r.Target
 	return contract.LiveReset{
 		ResetID:     r.ResetID,
-		State:       contract.ResetState(r.State),
+		State:       r.State,
 		Target:      contract.ResetTarget{To: t.To, EntryID: t.EntryID, TimestampMs: t.TimestampMs, By: t.By},
 		Shards:      shards,
 		RequestedBy: r.RequestedBy,

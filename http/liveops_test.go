@@ -19,11 +19,11 @@ func (f *fakeCoord) ResumeShards(_ context.Context, key group.Key, _ contract.Pa
 }
 
 func (f *fakeCoord) StartReset(_ context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error) {
-	return group.LiveReset{ResetID: "reset-1", State: group.ResetPausing, Target: req.Target}, f.note(key)
+	return group.LiveReset{ResetID: "reset-1", State: contract.ResetPausing, Target: req.Target}, f.note(key)
 }
 
 func (f *fakeCoord) Reset(_ context.Context, key group.Key, id string) (group.LiveReset, error) {
-	return group.LiveReset{ResetID: id, State: group.ResetDone}, f.note(key)
+	return group.LiveReset{ResetID: id, State: contract.ResetDone}, f.note(key)
 }
 
 // TestLiveOpsRoutes: the pause and resume bodies are checked before the

@@ -157,7 +157,7 @@ func fullGroup() *group.Group {
 		CreatedAt: at, UpdatedAt: at + 7,
 		PausedShards: contract.NewShardSet(6, 7),
 		LiveResets: []group.LiveReset{{
-			ResetID: "reset-1", State: group.ResetFailed,
+			ResetID: "reset-1", State: contract.ResetFailed,
 			Target: group.ResetTarget{To: "BY", EntryID: id, TimestampMs: 1_699_999_999_000, By: -5},
 			Shards: []group.ShardReset{
 				{ShardIndex: 4, PausedFrom: []string{"m-1"}, SetID: id, Before: pos(pending), After: pos(1)},
@@ -203,7 +203,7 @@ func sparseGroup() *group.Group {
 	g.Apply(group.MetaRecord{Meta: group.Meta{
 		StreamPrefix: "p", ConsumerGroup: "g", State: group.GroupEmpty, ShardCount: 1,
 		LiveResets: []group.LiveReset{{
-			ResetID: "r", State: group.ResetPausing, Target: group.ResetTarget{To: "LATEST"},
+			ResetID: "r", State: contract.ResetPausing, Target: group.ResetTarget{To: "LATEST"},
 			Shards: []group.ShardReset{{ShardIndex: 0}},
 		}},
 	}})

@@ -88,16 +88,16 @@ type storedCorrection struct {
 
 // storedReset is one live offset reset.
 type storedReset struct {
-	ResetID     string             `json:"resetId"`
-	State       group.ResetState   `json:"state"`
-	Target      storedResetTarget  `json:"target"`
-	Shards      []storedShardReset `json:"shards"`
-	RequestedBy string             `json:"requestedBy"`
-	Reason      string             `json:"reason,omitempty"`
-	Error       string             `json:"error,omitempty"`
-	CreatedAt   contract.Instant   `json:"createdAt"`
-	ApplyingAt  contract.Instant   `json:"applyingAt"`
-	UpdatedAt   contract.Instant   `json:"updatedAt"`
+	ResetID     string              `json:"resetId"`
+	State       contract.ResetState `json:"state"`
+	Target      storedResetTarget   `json:"target"`
+	Shards      []storedShardReset  `json:"shards"`
+	RequestedBy string              `json:"requestedBy"`
+	Reason      string              `json:"reason,omitempty"`
+	Error       string              `json:"error,omitempty"`
+	CreatedAt   contract.Instant    `json:"createdAt"`
+	ApplyingAt  contract.Instant    `json:"applyingAt"`
+	UpdatedAt   contract.Instant    `json:"updatedAt"`
 }
 
 // storedResetTarget is where a live reset moves the group.
