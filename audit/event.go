@@ -7,33 +7,21 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 )
 
-// Outcome classifies how a request ended: contract.AuditOutcome.
-type Outcome = contract.AuditOutcome
-
-// The outcomes of docs/protocol.md §9.1, contract's.
-const (
-	OutcomeSuccess      = contract.AuditSuccess
-	OutcomeFailed       = contract.AuditFailed
-	OutcomeUnauthorized = contract.AuditUnauthorized
-	OutcomeForbidden    = contract.AuditForbidden
-	OutcomeError        = contract.AuditError
-)
-
 // OutcomeFor classifies a finished request, first match wins: ERROR when
 // the handler panicked (an unhandled failure), FORBIDDEN for 403,
 // UNAUTHORIZED for 401, SUCCESS for 200–399, FAILED otherwise.
-func OutcomeFor(status int, panicked bool) Outcome {
+func OutcomeFor(status int, panicked bool) contract.AuditOutcome {
 	switch {
 	case panicked:
-		return OutcomeError
+		return contract.AuditError
 	case status == 403:
-		return OutcomeForbidden
+		return contract.AuditForbidden
 	case status == 401:
-		return OutcomeUnauthorized
+		return contract.AuditUnauthorized
 	case status >= 200 && status <= 399:
-		return OutcomeSuccess
+		return contract.AuditSuccess
 	}
-	return OutcomeFailed
+	return contract.AuditFailed
 }
 
 // Event is one audit record, contract.AuditEvent (the wire's, whose

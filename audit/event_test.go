@@ -17,24 +17,24 @@ func TestOutcomeFor(t *testing.T) {
 	for _, tc := range []struct {
 		status   int
 		panicked bool
-		want     Outcome
+		want     contract.AuditOutcome
 	}{
-		{200, false, OutcomeSuccess},
-		{201, false, OutcomeSuccess},
-		{202, false, OutcomeSuccess},
-		{302, false, OutcomeSuccess},
-		{399, false, OutcomeSuccess},
-		{199, false, OutcomeFailed},
-		{400, false, OutcomeFailed},
-		{404, false, OutcomeFailed},
-		{409, false, OutcomeFailed},
-		{429, false, OutcomeFailed},
-		{503, false, OutcomeFailed},
-		{401, false, OutcomeUnauthorized},
-		{403, false, OutcomeForbidden},
-		{500, true, OutcomeError},
-		{200, true, OutcomeError},
-		{403, true, OutcomeError},
+		{200, false, contract.AuditSuccess},
+		{201, false, contract.AuditSuccess},
+		{202, false, contract.AuditSuccess},
+		{302, false, contract.AuditSuccess},
+		{399, false, contract.AuditSuccess},
+		{199, false, contract.AuditFailed},
+		{400, false, contract.AuditFailed},
+		{404, false, contract.AuditFailed},
+		{409, false, contract.AuditFailed},
+		{429, false, contract.AuditFailed},
+		{503, false, contract.AuditFailed},
+		{401, false, contract.AuditUnauthorized},
+		{403, false, contract.AuditForbidden},
+		{500, true, contract.AuditError},
+		{200, true, contract.AuditError},
+		{403, true, contract.AuditError},
 	} {
 		if got := OutcomeFor(tc.status, tc.panicked); got != tc.want {
 			t.Errorf("OutcomeFor(%d, %v) = %s, want %s", tc.status, tc.panicked, got, tc.want)

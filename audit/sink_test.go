@@ -37,7 +37,7 @@ func numbered(p, g string, i int) Event {
 		StreamPrefix:   p,
 		ConsumerGroup:  optional(g),
 		Status:         202,
-		Outcome:        OutcomeSuccess,
+		Outcome:        contract.AuditSuccess,
 		Roles:          []string{"WRITE"},
 		RequestSummary: map[string]string{"targetShardCount": fmt.Sprint(i)},
 	}

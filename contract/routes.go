@@ -105,8 +105,11 @@ func CleanBasePath(p string) string {
 
 // Headers of the member protocol.
 const (
-	// OwnerHeader names the coordinator (its base URL) that owns the
-	// group, on an answer refused or answered as GROUP_OWNED_ELSEWHERE /
-	// RETRY: the member sends its next heartbeat there.
+	// OwnerHeader names the coordinator (its base URL,
+	// scheme://host:port) that owns the group, or should, on the answers
+	// of a group's routes in a cluster (docs/cluster.md), refused or
+	// answered as GROUP_OWNED_ELSEWHERE / RETRY among them: a client that
+	// knows it sends the group's requests there (the member its next
+	// heartbeat).
 	OwnerHeader = "X-Coordinator-Owner"
 )

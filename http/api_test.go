@@ -342,7 +342,7 @@ func TestOwnershipRefusalsAreRetryable(t *testing.T) {
 	} {
 		rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath, `{"initialShardCount":2,"requestedBy":"ops"}`)
 		errorOf(t, rec, http.StatusServiceUnavailable, tc.code)
-		if rec.Header().Get("Retry-After") != "1" || rec.Header().Get(HeaderOwner) != tc.owner {
+		if rec.Header().Get("Retry-After") != "1" || rec.Header().Get(contract.OwnerHeader) != tc.owner {
 			t.Errorf("%v: headers %v, want Retry-After 1 and owner %q", tc.err, rec.Header(), tc.owner)
 		}
 	}

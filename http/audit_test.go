@@ -130,7 +130,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 		coord     Runtime
 		refuseAll bool // a limiter with no permits
 		status    int
-		outcome   audit.Outcome
+		outcome   contract.AuditOutcome
 		errorCode string
 		principal string
 		roles     []string
@@ -141,32 +141,32 @@ func TestAuditEveryOutcome(t *testing.T) {
 	createSummary := map[string]string{"initialShardCount": "3"}
 	tests := []auditCase{
 		{name: "success", method: "POST", stream: "orders", group: "audit-ok", auth: "bearer:writer", body: createBody,
-			status: http.StatusCreated, outcome: audit.OutcomeSuccess, principal: "writer", roles: []string{"WRITE"},
+			status: http.StatusCreated, outcome: contract.AuditSuccess, principal: "writer", roles: []string{"WRITE"},
 			bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 		{name: "stream-level success", method: "POST", stream: "audit-stream", auth: "root", body: createBody,
-			status: http.StatusCreated, outcome: audit.OutcomeSuccess, principal: "root", roles: []string{"ADMIN"},
+			status: http.StatusCreated, outcome: contract.AuditSuccess, principal: "root", roles: []string{"ADMIN"},
 			bodyRead: true, action: contract.ActionCreateStream, summary: createSummary},
 		{name: "400", method: "POST", stream: "orders", group: "audit-400", auth: "writer", body: invalidBody,
-			status: http.StatusBadRequest, outcome: audit.OutcomeFailed, errorCode: "INVALID_REQUEST", principal: "writer",
+			status: http.StatusBadRequest, outcome: contract.AuditFailed, errorCode: "INVALID_REQUEST", principal: "writer",
 			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionCreateGroup, summary: map[string]string{"initialShardCount": "0"}},
 		{name: "401", method: "POST", stream: "orders", group: "audit-401", body: createBody,
-			status: http.StatusUnauthorized, outcome: audit.OutcomeUnauthorized, errorCode: "UNAUTHORIZED", action: contract.ActionCreateGroup},
+			status: http.StatusUnauthorized, outcome: contract.AuditUnauthorized, errorCode: "UNAUTHORIZED", action: contract.ActionCreateGroup},
 		{name: "403", method: "POST", stream: "orders", group: "audit-403", auth: "bearer:reader", body: createBody,
-			status: http.StatusForbidden, outcome: audit.OutcomeForbidden, errorCode: "FORBIDDEN", principal: "reader",
+			status: http.StatusForbidden, outcome: contract.AuditForbidden, errorCode: "FORBIDDEN", principal: "reader",
 			roles: []string{"READ"}, action: contract.ActionCreateGroup},
 		{name: "404", method: "DELETE", stream: "orders", group: "audit-404", auth: "bearer:writer", body: deleteBody,
 			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")},
-			status: http.StatusNotFound, outcome: audit.OutcomeFailed, errorCode: "GROUP_NOT_FOUND", principal: "writer",
+			status: http.StatusNotFound, outcome: contract.AuditFailed, errorCode: "GROUP_NOT_FOUND", principal: "writer",
 			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionDeleteGroup, summary: map[string]string{"force": "true"}},
 		{name: "409", method: "POST", stream: "orders", group: "audit-409", auth: "root", body: createBody,
 			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")},
-			status: http.StatusConflict, outcome: audit.OutcomeFailed, errorCode: "GROUP_ALREADY_EXISTS", principal: "root",
+			status: http.StatusConflict, outcome: contract.AuditFailed, errorCode: "GROUP_ALREADY_EXISTS", principal: "root",
 			roles: []string{"ADMIN"}, bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 		{name: "429", method: "POST", stream: "orders", group: "audit-429", auth: "writer", body: createBody, refuseAll: true,
-			status: http.StatusTooManyRequests, outcome: audit.OutcomeFailed, errorCode: "RATE_LIMIT_EXCEEDED", principal: "writer",
+			status: http.StatusTooManyRequests, outcome: contract.AuditFailed, errorCode: "RATE_LIMIT_EXCEEDED", principal: "writer",
 			roles: []string{"WRITE"}, action: contract.ActionCreateGroup},
 		{name: "panic", method: "POST", stream: "orders", group: "audit-panic", auth: "writer", body: createBody, coord: &panickingCoord{},
-			status: http.StatusInternalServerError, outcome: audit.OutcomeError, errorCode: "INTERNAL_ERROR", principal: "writer",
+			status: http.StatusInternalServerError, outcome: contract.AuditError, errorCode: "INTERNAL_ERROR", principal: "writer",
 			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 	}
 	for _, tc := range tests {
@@ -385,7 +385,7 @@ func TestRecentMutations(t *testing.T) {
 				}
 			}
 			// The last request (i = 24, by writer) comes first.
-			if got[0].Outcome != audit.OutcomeSuccess || got[1].Outcome != audit.OutcomeForbidden {
+			if got[0].Outcome != contract.AuditSuccess || got[1].Outcome != contract.AuditForbidden {
 				t.Errorf("newest outcomes %s, %s", got[0].Outcome, got[1].Outcome)
 			}
 		})

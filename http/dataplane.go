@@ -27,14 +27,9 @@ type DataPlane interface {
 	GrafanaDataPlane
 }
 
-var (
-	// errRedisNotConfigured answers the data-plane reads when the API has
-	// no DataPlane.
-	errRedisNotConfigured = errors.New("redis is not configured")
-	// errDataPlane marks a failure to reach Redis: the edge's reads, and
-	// the runtime's data-plane steps (contract.ErrDataPlane, one error).
-	errDataPlane = contract.ErrDataPlane
-)
+// errRedisNotConfigured answers the data-plane reads when the API has no
+// DataPlane.
+var errRedisNotConfigured = errors.New("redis is not configured")
 
 // dataPlane returns the DataPlane, or errRedisNotConfigured.
 func (a *API) dataPlane() (DataPlane, error) {
@@ -54,7 +49,7 @@ func dataPlaneError(err error) error {
 	case errors.Is(err, streams.ErrOverBudget):
 		return invalid("%v", err)
 	}
-	return fmt.Errorf("%w: %w", errDataPlane, err)
+	return fmt.Errorf("%w: %w", contract.ErrDataPlane, err)
 }
 
 // offsets fetches #21's body from the committed group and a live Redis

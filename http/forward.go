@@ -25,20 +25,13 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// Headers of the coordinator cluster (docs/cluster.md).
-const (
-	// HeaderOwner is on every answer of a group's routes: the base URL
-	// (scheme://host:port) of the coordinator that owns the group, or
-	// should. A client that knows it sends the group's requests there.
-	HeaderOwner = contract.OwnerHeader
-	// HeaderForwardedBy names the coordinator that forwarded a request
-	// here. With its proof (HeaderForwardedAt, HeaderForwardSignature:
-	// forwardauth.go) the request is served here, as that coordinator
-	// disclaims the group, and not forwarded again; without it the mark
-	// is removed and the request routed as a client's (docs/cluster.md,
-	// Trust model).
-	HeaderForwardedBy = "X-Coordinator-Forwarded-By"
-)
+// HeaderForwardedBy names the coordinator that forwarded a request here
+// (docs/cluster.md; the owner's header is contract.OwnerHeader). With its
+// proof (HeaderForwardedAt, HeaderForwardSignature: forwardauth.go) the
+// request is served here, as that coordinator disclaims the group, and not
+// forwarded again; without it the mark is removed and the request routed
+// as a client's (docs/cluster.md, Trust model).
+const HeaderForwardedBy = "X-Coordinator-Forwarded-By"
 
 // Cluster is what the HTTP layer needs of the coordinator cluster
 // (cluster.Node implements it).
@@ -244,8 +237,9 @@ func (f *forwarder) wrap(rt Route, next httprouter.Handle) httprouter.Handle {
 // and acts on it: next serves a Local request, a Forward goes to the
 // owner, a Refuse is answered here (a heartbeat with RETRY once its
 // request is valid). The answer of a Local or refused request names the
-// owner (HeaderOwner) the decision found, unless the refusal knows of
-// none; a forwarded request's answer is the owner's, with its header.
+// owner (contract.OwnerHeader) the decision found, unless the refusal
+// knows of none; a forwarded request's answer is the owner's, with its
+// header.
 func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.Params, from forwarded, heartbeat bool, next httprouter.Handle) {
 	key := group.Key{StreamPrefix: ps.ByName("streamPrefix"), ConsumerGroup: ps.ByName("consumerGroup")}
 	if from.mark.By != "" {
@@ -254,10 +248,10 @@ func (f *forwarder) route(w http.ResponseWriter, r *http.Request, ps httprouter.
 	to := f.cluster.Route(key, from.mark)
 	switch to.Decision {
 	case cluster.Local:
-		w.Header().Set(HeaderOwner, to.Owner.URL)
+		w.Header().Set(contract.OwnerHeader, to.Owner.URL)
 		next(w, r, ps)
 	case cluster.Refuse:
-		w.Header().Set(HeaderOwner, to.Owner.URL)
+		w.Header().Set(contract.OwnerHeader, to.Owner.URL)
 		if !heartbeat {
 			f.api.fail(w, r, to.Reason)
 			return

@@ -124,8 +124,8 @@ func TestForwardedHeartbeatsSettleGroups(t *testing.T) {
 					body, _ := json.Marshal(req)
 					st, h, answer := do(t, e.forwarder, http.MethodPost, "/streams/"+p+"/groups/g/members/"+req.MemberID+"/heartbeat", "", string(body))
 					sent.Add(1)
-					if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != e.owner.URL {
-						t.Errorf("%s: %d %s (owner %q)", req.MemberID, st, answer, h.Get(httpapi.HeaderOwner))
+					if st != http.StatusOK || h.Get(contract.OwnerHeader) != e.owner.URL {
+						t.Errorf("%s: %d %s (owner %q)", req.MemberID, st, answer, h.Get(contract.OwnerHeader))
 						return
 					}
 					var resp contract.HeartbeatResponse
@@ -145,7 +145,7 @@ func TestForwardedHeartbeatsSettleGroups(t *testing.T) {
 		t.Errorf("forwards counted: %d reached, %d failed; %d heartbeats sent", n, e.failed.Load(), sent.Load())
 	}
 	// Other routes are proxied: the group is coord-a's.
-	if st, h, body := do(t, e.forwarder, http.MethodGet, "/streams/orders/groups/g", "", ""); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != e.owner.URL {
+	if st, h, body := do(t, e.forwarder, http.MethodGet, "/streams/orders/groups/g", "", ""); st != http.StatusOK || h.Get(contract.OwnerHeader) != e.owner.URL {
 		t.Errorf("GET group via the forwarder: %d %s", st, body)
 	}
 }
@@ -164,8 +164,8 @@ func TestForwardedHeartbeatAuthenticatedOnOwner(t *testing.T) {
 	// No group exists (creating one needs a writer): the owner answers an
 	// authenticated heartbeat UNKNOWN_MEMBER_ID.
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
-	if st, h, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "wrong"), body); st != http.StatusUnauthorized || h.Get(httpapi.HeaderOwner) != e.owner.URL {
-		t.Errorf("wrong password via the forwarder: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	if st, h, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "wrong"), body); st != http.StatusUnauthorized || h.Get(contract.OwnerHeader) != e.owner.URL {
+		t.Errorf("wrong password via the forwarder: %d %s (owner %q)", st, answer, h.Get(contract.OwnerHeader))
 	}
 	if st, _, answer := do(t, e.forwarder, http.MethodPost, path, basicAuth("member", "member-pw-61c0"), body); st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) {
 		t.Errorf("right password via the forwarder: %d %s", st, answer)
@@ -270,7 +270,7 @@ func TestForwardBatchOnlyFromCoordinators(t *testing.T) {
 	if st != http.StatusOK || err != nil {
 		t.Fatalf("batch from coord-b: %d %v %q", st, err, answer)
 	}
-	if a := answers[0]; a.Status != http.StatusOK || a.Header.Get(httpapi.HeaderOwner) != e.owner.URL || !strings.Contains(string(a.Body), `"memberId":"m1"`) {
+	if a := answers[0]; a.Status != http.StatusOK || a.Header.Get(contract.OwnerHeader) != e.owner.URL || !strings.Contains(string(a.Body), `"memberId":"m1"`) {
 		t.Errorf("heartbeat item: %d %v %s", a.Status, a.Header, a.Body)
 	}
 	if a := answers[1]; a.Status != http.StatusNotFound {

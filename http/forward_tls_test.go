@@ -92,14 +92,14 @@ func TestNoForwardOverPlainHTTPWhileServingTLS(t *testing.T) {
 	req := newReq(t, http.MethodPost, p.forwarder.URL+contract.BasePath+path, body)
 	req.Header.Set("Authorization", auth)
 	st, h, answer := send(t, hc, req)
-	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != "" {
+	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(contract.OwnerHeader) != "" {
 		t.Errorf("heartbeat: %d %v %s, want RETRY naming no owner", st, h, answer)
 	}
 	req = newReq(t, http.MethodGet, p.forwarder.URL+contract.BasePath+"/streams/orders/groups/g", "")
 	req.Header.Set("Authorization", auth)
 	st, h, answer = send(t, hc, req)
 	if st != http.StatusServiceUnavailable || !strings.Contains(answer, `"errorCode":"COORDINATOR_UNREACHABLE"`) ||
-		!strings.Contains(answer, "plain http") || h.Get(httpapi.HeaderOwner) != "" || h.Get("Retry-After") != "1" {
+		!strings.Contains(answer, "plain http") || h.Get(contract.OwnerHeader) != "" || h.Get("Retry-After") != "1" {
 		t.Errorf("GET: %d %v %s, want 503 COORDINATOR_UNREACHABLE saying why, naming no owner", st, h, answer)
 	}
 	if got := p.seen.requests(); len(got) != 0 {
@@ -130,12 +130,12 @@ func TestForwardOverTLSWhileServingTLS(t *testing.T) {
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	req := newReq(t, http.MethodPost, p.forwarder.URL+contract.BasePath+path, body)
 	req.Header.Set("Authorization", auth)
-	if st, h, answer := send(t, hc, req); st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(httpapi.HeaderOwner) != p.owner.URL {
+	if st, h, answer := send(t, hc, req); st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(contract.OwnerHeader) != p.owner.URL {
 		t.Errorf("heartbeat: %d %v %s, want coord-a's answer", st, h, answer)
 	}
 	req = newReq(t, http.MethodGet, p.forwarder.URL+contract.BasePath+"/streams/orders/groups/g", "")
 	req.Header.Set("Authorization", auth)
-	if st, h, answer := send(t, hc, req); st != http.StatusNotFound || h.Get(httpapi.HeaderOwner) != p.owner.URL {
+	if st, h, answer := send(t, hc, req); st != http.StatusNotFound || h.Get(contract.OwnerHeader) != p.owner.URL {
 		t.Errorf("GET: %d %v %s, want coord-a's 404", st, h, answer)
 	}
 	var batch, proxied bool

@@ -128,13 +128,13 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 		path, body := coordtest.JoinHeartbeat(t, key, fmt.Sprintf("m%d", i))
 		req := newReq(t, http.MethodPost, c.b.Base+path, body)
 		st, h, answer := send(t, http.DefaultClient, forged(req))
-		if st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
-			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(httpapi.HeaderOwner))
+		if st != http.StatusOK || h.Get(contract.OwnerHeader) != c.a.URL {
+			t.Errorf("forged heartbeat %d: %d %s (owner %q)", i, st, answer, h.Get(contract.OwnerHeader))
 		}
 	}
 	groupURL := c.b.URL + "/coord/v1/streams/" + key.StreamPrefix + "/groups/g"
-	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
-		t.Errorf("forged GET: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	if st, h, answer := send(t, http.DefaultClient, forged(newReq(t, http.MethodGet, groupURL, ""))); st != http.StatusOK || h.Get(contract.OwnerHeader) != c.a.URL {
+		t.Errorf("forged GET: %d %s (owner %q)", st, answer, h.Get(contract.OwnerHeader))
 	}
 	if c.bTookOver(t, key) {
 		t.Fatal("coord-b took the group for forged marks")
@@ -144,8 +144,8 @@ func TestForgedForwardMarkMovesNoGroup(t *testing.T) {
 	path, body := coordtest.JoinHeartbeat(t, key, "m9")
 	req := newReq(t, http.MethodPost, c.b.Base+path, body)
 	httpapi.SignForwarded(req, "coord-a", c.a.Node.ForwardKey(c.b.Node.Self()), "coord-b", time.Now(), []byte(body))
-	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.b.URL {
-		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(contract.OwnerHeader) != c.b.URL {
+		t.Errorf("heartbeat coord-a forwarded: %d %s (owner %q)", st, answer, h.Get(contract.OwnerHeader))
 	}
 	if !c.bTookOver(t, key) {
 		t.Error("coord-b did not take the group coord-a forwarded")
@@ -206,16 +206,16 @@ func TestForwardMarkProofs(t *testing.T) {
 		req := newReq(t, http.MethodPost, e.forwarder.URL+contract.BasePath+path, body)
 		tc.mark(req, []byte(body))
 		st, h, answer := send(t, http.DefaultClient, req)
-		if st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) || h.Get(httpapi.HeaderOwner) != e.owner.URL || e.reached.Load() != reached+1 {
-			t.Errorf("mark %s: %d %s (owner %q), want the owner's answer", tc.name, st, answer, h.Get(httpapi.HeaderOwner))
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"OK"`) || h.Get(contract.OwnerHeader) != e.owner.URL || e.reached.Load() != reached+1 {
+			t.Errorf("mark %s: %d %s (owner %q), want the owner's answer", tc.name, st, answer, h.Get(contract.OwnerHeader))
 		}
 	}
 	reached := e.reached.Load()
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	req := newReq(t, http.MethodPost, e.forwarder.URL+contract.BasePath+path, body)
 	httpapi.SignForwarded(req, a.ID, e.aKey(), b.ID, time.Now(), []byte(body))
-	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != b.URL || e.reached.Load() != reached {
-		t.Errorf("coord-a's proof: %d %s (owner %q), want coord-b's own answer", st, answer, h.Get(httpapi.HeaderOwner))
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(contract.OwnerHeader) != b.URL || e.reached.Load() != reached {
+		t.Errorf("coord-a's proof: %d %s (owner %q), want coord-b's own answer", st, answer, h.Get(contract.OwnerHeader))
 	}
 }
 
@@ -246,7 +246,7 @@ func TestUnprovenMarksDoNotLoop(t *testing.T) {
 
 	refusedNamingB := func(st int, h http.Header, answer string) bool {
 		return st == http.StatusServiceUnavailable && strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) &&
-			h.Get(httpapi.HeaderOwner) == b.URL && h.Get("Retry-After") == "1"
+			h.Get(contract.OwnerHeader) == b.URL && h.Get("Retry-After") == "1"
 	}
 	st, h, answer := do(t, srvA, http.MethodGet, "/streams/orders/groups/g", "", "")
 	if !refusedNamingB(st, h, answer) || reachedA.Load() != 1 || reachedB.Load() != 1 {
@@ -281,8 +281,8 @@ func TestUnprovenMarkServesNoGroupPlacedElsewhere(t *testing.T) {
 	for i := range 3 {
 		path, body := coordtest.JoinHeartbeat(t, key, fmt.Sprintf("m%d", i))
 		st, h, answer := send(t, http.DefaultClient, unproven(newReq(t, http.MethodPost, c.b.Base+path, body)))
-		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.a.URL {
-			t.Errorf("heartbeat %d with an unproven mark: %d %s (owner %q), want RETRY naming coord-a", i, st, answer, h.Get(httpapi.HeaderOwner))
+		if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(contract.OwnerHeader) != c.a.URL {
+			t.Errorf("heartbeat %d with an unproven mark: %d %s (owner %q), want RETRY naming coord-a", i, st, answer, h.Get(contract.OwnerHeader))
 		}
 	}
 	for _, rq := range []struct{ method, url, body string }{
@@ -291,8 +291,8 @@ func TestUnprovenMarkServesNoGroupPlacedElsewhere(t *testing.T) {
 		{http.MethodDelete, groupURL, `{"requestedBy":"test","reason":"probe","force":true}`},
 	} {
 		st, h, answer := send(t, http.DefaultClient, unproven(newReq(t, rq.method, rq.url, rq.body)))
-		if st != http.StatusServiceUnavailable || !strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) || h.Get(httpapi.HeaderOwner) != c.a.URL {
-			t.Errorf("%s %s with an unproven mark: %d %s (owner %q), want 503 GROUP_OWNED_ELSEWHERE naming coord-a", rq.method, rq.url, st, answer, h.Get(httpapi.HeaderOwner))
+		if st != http.StatusServiceUnavailable || !strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) || h.Get(contract.OwnerHeader) != c.a.URL {
+			t.Errorf("%s %s with an unproven mark: %d %s (owner %q), want 503 GROUP_OWNED_ELSEWHERE naming coord-a", rq.method, rq.url, st, answer, h.Get(contract.OwnerHeader))
 		}
 	}
 	if c.bTookOver(t, key) {
@@ -300,8 +300,8 @@ func TestUnprovenMarkServesNoGroupPlacedElsewhere(t *testing.T) {
 	}
 	req := newReq(t, http.MethodGet, groupURL, "")
 	req.Header.Set(httpapi.HeaderForwardedBy, "junk")
-	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != c.a.URL {
-		t.Errorf("GET with a junk mark alone: %d %s (owner %q), want coord-a's answer", st, answer, h.Get(httpapi.HeaderOwner))
+	if st, h, answer := send(t, http.DefaultClient, req); st != http.StatusOK || h.Get(contract.OwnerHeader) != c.a.URL {
+		t.Errorf("GET with a junk mark alone: %d %s (owner %q), want coord-a's answer", st, answer, h.Get(contract.OwnerHeader))
 	}
 }
 

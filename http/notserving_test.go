@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
@@ -40,13 +40,13 @@ func TestNotServingUntilRegistered(t *testing.T) {
 	} {
 		st, h, body := admin.Do(tc.method, tc.path, tc.body)
 		if st != http.StatusServiceUnavailable || !strings.Contains(body, `"errorCode":"COORDINATOR_NOT_SERVING"`) ||
-			h.Get("Retry-After") != "1" || h.Get(httpapi.HeaderOwner) != "" {
+			h.Get("Retry-After") != "1" || h.Get(contract.OwnerHeader) != "" {
 			t.Errorf("%s %s while not serving: %d %v %s; want 503 COORDINATOR_NOT_SERVING, Retry-After 1, no owner",
 				tc.method, tc.path, st, h, body)
 		}
 	}
 	st, h, body := admin.Do(http.MethodPost, notServingHeartbeat, notServingJoin)
-	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != "" {
+	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) || h.Get(contract.OwnerHeader) != "" {
 		t.Errorf("heartbeat while not serving: %d %v %s; want 200 RETRY with no owner", st, h, body)
 	}
 
@@ -55,11 +55,11 @@ func TestNotServingUntilRegistered(t *testing.T) {
 	}
 	c.WaitFor(c.Node.Serving, "the coordinator registers")
 	st, h, body = admin.Do(http.MethodPost, notServingGroup, `{"initialShardCount":2,"requestedBy":"test"}`)
-	if st != http.StatusCreated || h.Get(httpapi.HeaderOwner) != c.URL {
+	if st != http.StatusCreated || h.Get(contract.OwnerHeader) != c.URL {
 		t.Fatalf("create once serving: %d %v %s", st, h, body)
 	}
 	st, h, body = admin.Do(http.MethodPost, notServingHeartbeat, notServingJoin)
-	if st != http.StatusOK || !strings.Contains(body, `"status":"OK"`) || h.Get(httpapi.HeaderOwner) != c.URL {
+	if st != http.StatusOK || !strings.Contains(body, `"status":"OK"`) || h.Get(contract.OwnerHeader) != c.URL {
 		t.Errorf("heartbeat once serving: %d %v %s", st, h, body)
 	}
 }
@@ -76,7 +76,7 @@ func TestLeavingAnswersOwnedElsewhere(t *testing.T) {
 	c.Node.Leave()
 	st, h, body := admin.Do(http.MethodPost, "/streams/orders/groups/g2", `{"initialShardCount":2,"requestedBy":"test"}`)
 	if st != http.StatusServiceUnavailable || !strings.Contains(body, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) ||
-		h.Get("Retry-After") != "1" || h.Get(httpapi.HeaderOwner) != "" {
+		h.Get("Retry-After") != "1" || h.Get(contract.OwnerHeader) != "" {
 		t.Errorf("create while leaving: %d %v %s; want 503 GROUP_OWNED_ELSEWHERE, Retry-After 1, no owner", st, h, body)
 	}
 }

@@ -249,7 +249,7 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 		w := routed()
 		api.fail(w, httptest.NewRequest(http.MethodGet, "/coord/v1/streams/s/groups/g", nil), err)
 		if w.Code != row.status || !strings.Contains(w.Body.String(), `"errorCode":"`+string(row.code)+`"`) ||
-			(w.Header().Get("Retry-After") == "1") != row.retryAfter || w.Header().Get(HeaderOwner) != wantOwner {
+			(w.Header().Get("Retry-After") == "1") != row.retryAfter || w.Header().Get(contract.OwnerHeader) != wantOwner {
 			t.Errorf("row %d (%v): answered %d %v %s", i, row.key, w.Code, w.Header(), w.Body)
 		}
 
@@ -261,8 +261,8 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 		api.failHeartbeat(w, httptest.NewRequest(http.MethodPost, "/coord/v1/streams/s/groups/g/members/m1/heartbeat", nil), hb, err)
 		var resp contract.HeartbeatResponse
 		switch {
-		case w.Header().Get(HeaderOwner) != wantOwner:
-			t.Errorf("heartbeat, row %d (%v): X-Coordinator-Owner %q, want %q", i, row.key, w.Header().Get(HeaderOwner), wantOwner)
+		case w.Header().Get(contract.OwnerHeader) != wantOwner:
+			t.Errorf("heartbeat, row %d (%v): X-Coordinator-Owner %q, want %q", i, row.key, w.Header().Get(contract.OwnerHeader), wantOwner)
 		case !row.retryAfter && (w.Code != row.status || !strings.Contains(w.Body.String(), `"errorCode":"`+string(row.code)+`"`)):
 			t.Errorf("heartbeat, row %d (%v): answered %d %s, want the error answer", i, row.key, w.Code, w.Body)
 		case !row.retryAfter:
@@ -277,7 +277,7 @@ func TestEveryOutcomeHasARow(t *testing.T) {
 // the request to.
 func routed() *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	w.Header().Set(HeaderOwner, "http://routed:8080")
+	w.Header().Set(contract.OwnerHeader, "http://routed:8080")
 	return w
 }
 

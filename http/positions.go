@@ -33,13 +33,6 @@ type StreamOperator interface {
 // do for the heartbeat's ids).
 const maxEntryIDBytes = 64
 
-// Error codes of the offset-reset and dead-letter routes.
-const (
-	codeDeadLetterNotFound   = contract.CodeDeadLetterNotFound
-	codeDeadLetterNotAllowed = contract.CodeDeadLetterNotRedrivable
-	codeDeadLetterOtherGroup = contract.CodeDeadLetterOfAnotherGroup
-)
-
 // positionRoutes lists the offset-reset and dead-letter routes, templates
 // relative to the base path.
 func (a *API) positionRoutes() []route {
@@ -65,13 +58,13 @@ func operatorError(err error) error {
 	case errors.Is(err, streams.ErrInvalidID), errors.Is(err, streams.ErrInvalidCursor), errors.Is(err, streams.ErrInvalidPosition):
 		return invalid("%v", err)
 	case errors.Is(err, streams.ErrDeadLetterNotFound):
-		return group.Errorf(codeDeadLetterNotFound, "%v", err)
+		return group.Errorf(contract.CodeDeadLetterNotFound, "%v", err)
 	case errors.Is(err, streams.ErrNotRedrivable):
-		return group.Errorf(codeDeadLetterNotAllowed, "%v", err)
+		return group.Errorf(contract.CodeDeadLetterNotRedrivable, "%v", err)
 	case errors.Is(err, streams.ErrOtherGroup):
-		return group.Errorf(codeDeadLetterOtherGroup, "%v", err)
+		return group.Errorf(contract.CodeDeadLetterOfAnotherGroup, "%v", err)
 	}
-	return fmt.Errorf("%w: %w", errDataPlane, err)
+	return fmt.Errorf("%w: %w", contract.ErrDataPlane, err)
 }
 
 // resetPosition is the reset target of a contract.OffsetReset body: To

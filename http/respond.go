@@ -145,7 +145,7 @@ var outcomes = []struct {
 	{contract.ErrOutcomeUnknown, answer{http.StatusServiceUnavailable, contract.CodeStoreOutcomeUnknown, "Metadata store did not confirm the write; retry the request", false, ownerAsRouted}},
 	{contract.ErrProvisioning, answer{http.StatusServiceUnavailable, contract.CodeRedisStreamProvisioningFailed, "Redis stream provisioning failed", false, ownerAsRouted}},
 	{errRedisNotConfigured, answer{http.StatusServiceUnavailable, contract.CodeRedisNotConfigured, msgRedisNotConfigured, false, ownerAsRouted}},
-	{errDataPlane, answer{http.StatusServiceUnavailable, contract.CodeRedisUnavailable, "Redis is unavailable", false, ownerAsRouted}},
+	{contract.ErrDataPlane, answer{http.StatusServiceUnavailable, contract.CodeRedisUnavailable, "Redis is unavailable", false, ownerAsRouted}},
 	{context.DeadlineExceeded, answer{http.StatusServiceUnavailable, contract.CodeRequestTimeout, "Coordinator did not answer in time", false, ownerAsRouted}},
 	{context.Canceled, answer{http.StatusServiceUnavailable, contract.CodeRequestCanceled, "Request was canceled", false, ownerAsRouted}},
 	{contract.ErrInternal, answer{http.StatusInternalServerError, contract.CodeInternalError, msgInternal, false, ownerAsRouted}},
@@ -240,10 +240,10 @@ func (a *API) answerHeaders(w http.ResponseWriter, err error) answer {
 	switch o.owner {
 	case ownerNamed:
 		if no, ok := errors.AsType[*cluster.NotOwnerError](err); ok && no.Owner.URL != "" {
-			w.Header().Set(HeaderOwner, no.Owner.URL)
+			w.Header().Set(contract.OwnerHeader, no.Owner.URL)
 		}
 	case ownerNone:
-		w.Header().Del(HeaderOwner)
+		w.Header().Del(contract.OwnerHeader)
 	}
 	return o
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/redis-stream-coordinator/coordinator/contract"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
@@ -56,8 +57,8 @@ func TestForwardedHeartbeatPassesTheChainOnce(t *testing.T) {
 	p := newCountingPair(t, func(a persistence.Peer) persistence.Peer { return a })
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
-	if st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(httpapi.HeaderOwner) != p.a.URL {
-		t.Fatalf("heartbeat via coord-b: %d %s (owner %q)", st, answer, h.Get(httpapi.HeaderOwner))
+	if st != http.StatusOK || !strings.Contains(answer, `"status":"UNKNOWN_MEMBER_ID"`) || h.Get(contract.OwnerHeader) != p.a.URL {
+		t.Fatalf("heartbeat via coord-b: %d %s (owner %q)", st, answer, h.Get(contract.OwnerHeader))
 	}
 	if a, b := p.chainA.Load(), p.chainB.Load(); a != 1 || b != 0 {
 		t.Errorf("middleware chain ran %d times on the owner, %d on the forwarder; want 1 and 0", a, b)
@@ -73,12 +74,12 @@ func TestProvenForwardOfAGroupPlacedElsewhereIsRefused(t *testing.T) {
 	p := newCountingPair(t, func(persistence.Peer) persistence.Peer { return c })
 	path, body := coordtest.JoinHeartbeat(t, ordersG, "m1")
 	st, h, answer := do(t, p.b, http.MethodPost, path, "", body)
-	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != c.URL || h.Get("Retry-After") != "" {
+	if st != http.StatusOK || !strings.Contains(answer, `"status":"RETRY"`) || h.Get(contract.OwnerHeader) != c.URL || h.Get("Retry-After") != "" {
 		t.Errorf("heartbeat via coord-b: %d %v %s; want RETRY naming coord-c", st, h, answer)
 	}
 	st, h, answer = do(t, p.b, http.MethodGet, "/streams/orders/groups/g", "", "")
 	if st != http.StatusServiceUnavailable || !strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) ||
-		h.Get(httpapi.HeaderOwner) != c.URL || h.Get("Retry-After") != "1" {
+		h.Get(contract.OwnerHeader) != c.URL || h.Get("Retry-After") != "1" {
 		t.Errorf("GET via coord-b: %d %v %s; want 503 GROUP_OWNED_ELSEWHERE naming coord-c", st, h, answer)
 	}
 	if a, b := p.chainA.Load(), p.chainB.Load(); a != 0 || b != 0 {

@@ -76,17 +76,17 @@ func TestFailedLoginsThrottledAndAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outcomes := map[audit.Outcome]int{}
+	outcomes := map[contract.AuditOutcome]int{}
 	for _, ev := range events {
 		if ev.Action != contract.ActionLogin || ev.RequestBodySHA256 != nil || ev.RequestSummary["username"] != "" {
 			t.Errorf("event %+v", ev)
 		}
-		if (ev.Outcome == audit.OutcomeSuccess) != (ev.Principal != nil && *ev.Principal == "reader") {
+		if (ev.Outcome == contract.AuditSuccess) != (ev.Principal != nil && *ev.Principal == "reader") {
 			t.Errorf("event %+v: only successes name their principal", ev)
 		}
 		outcomes[ev.Outcome]++
 	}
-	if outcomes[audit.OutcomeUnauthorized] != 3 || outcomes[audit.OutcomeFailed] != 1 || outcomes[audit.OutcomeSuccess] != 1 {
+	if outcomes[contract.AuditUnauthorized] != 3 || outcomes[contract.AuditFailed] != 1 || outcomes[contract.AuditSuccess] != 1 {
 		t.Errorf("login outcomes %v, want 3 UNAUTHORIZED, 1 FAILED (429), 1 SUCCESS", outcomes)
 	}
 	if strings.Contains(e.logs.String(), "nope") || strings.Contains(e.logs.String(), `"user:`) {

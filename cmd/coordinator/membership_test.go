@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/freeport"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
@@ -139,11 +138,11 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 	}
 	grp := base + "/coord/v1/streams/phoenix/groups/g"
 	st, body, h := sendVia(t, http.DefaultClient, adminAuth, "POST", grp, createBody)
-	if st != http.StatusServiceUnavailable || errorCode(body) != "COORDINATOR_NOT_SERVING" || h.Get("Retry-After") != "1" || h.Get(httpapi.HeaderOwner) != "" {
+	if st != http.StatusServiceUnavailable || errorCode(body) != "COORDINATOR_NOT_SERVING" || h.Get("Retry-After") != "1" || h.Get(contract.OwnerHeader) != "" {
 		t.Errorf("create while not serving: %d %v %s; want 503 COORDINATOR_NOT_SERVING, Retry-After 1, no owner", st, h, body)
 	}
 	st, body, h = sendVia(t, http.DefaultClient, adminAuth, "POST", grp+"/members/m1/heartbeat", joinHeartbeat)
-	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) || h.Get(httpapi.HeaderOwner) != "" {
+	if st != http.StatusOK || !strings.Contains(body, `"status":"RETRY"`) || h.Get(contract.OwnerHeader) != "" {
 		t.Errorf("heartbeat while not serving: %d %v %s; want 200 RETRY, no owner", st, h, body)
 	}
 
@@ -152,7 +151,7 @@ func TestNotServingWhileAnEarlierRunHoldsTheID(t *testing.T) {
 	}
 	eventually.True(t, "ready once registered", func() bool { return getReadiness(t, base).readyz == http.StatusOK })
 	st, body, h = sendVia(t, http.DefaultClient, adminAuth, "POST", grp, createBody)
-	if st != http.StatusCreated || h.Get(httpapi.HeaderOwner) != base {
+	if st != http.StatusCreated || h.Get(contract.OwnerHeader) != base {
 		t.Fatalf("create once serving: %d %v %s", st, h, body)
 	}
 	if st, body := send(t, "DELETE", grp, `{"requestedBy":"it","reason":"cleanup","force":true}`); st != http.StatusOK {

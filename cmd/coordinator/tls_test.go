@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testcerts"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
@@ -246,7 +245,7 @@ func forwardOverTLS(t *testing.T, ca *testcerts.CA, server testcerts.Pair, serve
 		if st != http.StatusCreated {
 			t.Fatalf("create: %d %s", st, body)
 		}
-		owner = h.Get(httpapi.HeaderOwner)
+		owner = h.Get(contract.OwnerHeader)
 		return true
 	})
 	other := roots[0]
@@ -262,7 +261,7 @@ func forwardOverTLS(t *testing.T, ca *testcerts.CA, server testcerts.Pair, serve
 	if st, body, _ := sendVia(t, hc, adminAuth, "POST", grp+"/members/m1/heartbeat", joinHeartbeat); st != http.StatusOK || !strings.Contains(body, `"status":"OK"`) {
 		t.Errorf("heartbeat via %s, forwarded to %s: %d %s", other, owner, st, body)
 	}
-	if st, body, h := sendVia(t, hc, adminAuth, "GET", grp, ""); st != http.StatusOK || h.Get(httpapi.HeaderOwner) != owner ||
+	if st, body, h := sendVia(t, hc, adminAuth, "GET", grp, ""); st != http.StatusOK || h.Get(contract.OwnerHeader) != owner ||
 		!strings.Contains(body, `"targetAssignmentSummary":{"m1":2}`) {
 		t.Errorf("group read via %s, forwarded to %s: %d %v %s", other, owner, st, h, body)
 	}
