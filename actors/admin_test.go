@@ -1,12 +1,14 @@
 package actors
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -32,13 +34,13 @@ func (o *commits) GroupCommitted(_ group.Key, g *group.Group, recs []group.Recor
 func TestDeleteGoesThroughTheCore(t *testing.T) {
 	store := newTestStore()
 	conflicted := false
-	store.onDelete = func() error {
-		if !conflicted {
+	store.Before(func(_ context.Context, op faultstore.Op) error {
+		if op.Call == faultstore.CallDelete && !conflicted {
 			conflicted = true
 			return persistence.ErrConflict
 		}
 		return nil
-	}
+	})
 	obs := &commits{recorder: newRecorder()}
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)

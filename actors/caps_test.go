@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
@@ -50,16 +50,17 @@ func TestGroupCaps(t *testing.T) {
 }
 
 // slowCreates is a memory store whose inserts take a while, so that
-// creates of many groups overlap.
-type slowCreates struct {
-	*memory.Store
-	inserts atomic.Int64
-}
-
-func (s *slowCreates) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
-	s.inserts.Add(1)
-	time.Sleep(5 * time.Millisecond)
-	return s.Store.Create(ctx, key, doc)
+// creates of many groups overlap (the test kit's fault-injecting store,
+// internal/testkit/faultstore, delaying every Create).
+func slowCreates() *faultstore.Store {
+	s := faultstore.New(memory.New())
+	s.Before(func(_ context.Context, op faultstore.Op) error {
+		if op.Call == faultstore.CallCreate {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	})
+	return s
 }
 
 // The caps hold under concurrent creates, in as many group actors: with
@@ -77,7 +78,7 @@ func TestGroupCapsHoldUnderConcurrentCreates(t *testing.T) {
 		{"max-groups-per-stream", Options{MaxGroupsPerPrefix: 3}, func(i int) group.Key { return group.Key{StreamPrefix: "p", ConsumerGroup: fmt.Sprintf("g%d", i)} }, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := &slowCreates{Store: memory.New()}
+			store := slowCreates()
 			o := tc.o
 			o.Store = store
 			c := start(t, o)
@@ -105,7 +106,7 @@ func TestGroupCapsHoldUnderConcurrentCreates(t *testing.T) {
 			if created.Load() != int64(tc.wantCount) || refused.Load() != creates-int64(tc.wantCount) || all != tc.wantCount {
 				t.Fatalf("%d created, %d refused, %d stored, want %d created and stored", created.Load(), refused.Load(), all, tc.wantCount)
 			}
-			if n := store.inserts.Load(); n != int64(tc.wantCount) {
+			if n := store.Calls(faultstore.CallCreate); n != tc.wantCount {
 				t.Errorf("%d inserts, want %d: a refused create reached the store", n, tc.wantCount)
 			}
 		})

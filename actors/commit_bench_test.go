@@ -9,28 +9,21 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
-// settledCoordinator starts a coordinator on the memory store with one
-// group of members members and 10 shards each, and heartbeats the members
-// (membersim, in passes) until every one owns its full target.
+// settledCoordinator starts a coordinator on the memory store
+// (internal/testkit/coordtest) with one group of members members and 10
+// shards each, and heartbeats the members (membersim, in passes) until
+// every one owns its full target.
 func settledCoordinator(b *testing.B, groupCommit bool, members int) (*actors.System, group.Key, []*membersim.Member) {
 	b.Helper()
 	ctx := context.Background()
-	store := memory.New()
 	s := group.DefaultSettings()
 	s.MaxShardCount = 10 * members
-	c, err := actors.New(actors.Options{Store: store, Settings: s, GroupCommit: groupCommit})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := c.Shutdown(ctx); err != nil {
-			b.Error(err)
-		}
-	})
+	c := coordtest.Start(b, coordtest.Options{Settings: s,
+		Actors: func(o *actors.Options) { o.GroupCommit = groupCommit }}).Actors
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
 	shards := 10 * members
 	if _, err := c.CreateGroup(ctx, key, contract.CreateRequest{InitialShardCount: &shards, RequestedBy: "bench"}, false); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -38,7 +39,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGate()
 			store := newTestStore()
-			store.onCommit = g.onCommit
+			store.Before(g.before)
 			c := start(t, Options{Store: store, GroupCommit: tc.groupCommit, MaxBatch: tc.maxBatch})
 			createGroup(t, c, orders)
 
@@ -91,10 +92,12 @@ func TestConflictReloadsAndReruns(t *testing.T) {
 // acknowledged or kept.
 func TestConflictsExhausted(t *testing.T) {
 	store := newTestStore()
-	store.onCommit = func(int, func() (persistence.Revision, error)) (persistence.Revision, error) {
-		return 0, persistence.ErrConflict
-	}
-	store.onDelete = func() error { return persistence.ErrConflict }
+	store.Before(func(_ context.Context, op faultstore.Op) error {
+		if op.Call == faultstore.CallCommit || op.Call == faultstore.CallDelete {
+			return persistence.ErrConflict
+		}
+		return nil
+	})
 	obs := newRecorder()
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
@@ -119,18 +122,12 @@ func TestConflictsExhausted(t *testing.T) {
 func TestUnavailableStore(t *testing.T) {
 	var down atomic.Bool
 	store := newTestStore()
-	store.onCommit = func(_ int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
-		if down.Load() {
-			return 0, fmt.Errorf("redis: %w", persistence.ErrUnavailable)
-		}
-		return write()
-	}
-	store.onDelete = func() error {
-		if down.Load() {
+	store.Before(func(_ context.Context, op faultstore.Op) error {
+		if down.Load() && (op.Call == faultstore.CallCommit || op.Call == faultstore.CallDelete) {
 			return fmt.Errorf("redis: %w", persistence.ErrUnavailable)
 		}
 		return nil
-	}
+	})
 	c := start(t, Options{Store: store, GroupCommit: true})
 	createGroup(t, c, orders)
 
@@ -157,13 +154,12 @@ func TestUnavailableStore(t *testing.T) {
 // write and the next commit does not conflict.
 func TestUnknownCommitOutcome(t *testing.T) {
 	store := newTestStore()
-	store.onCommit = func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
-		rev, err := write()
-		if n == 1 {
-			return 0, errors.New("connection reset after write")
+	store.After(func(op faultstore.Op, err error) error {
+		if op.Call == faultstore.CallCommit && op.N == 1 {
+			return errors.New("connection reset after write")
 		}
-		return rev, err
-	}
+		return err
+	})
 	obs := newRecorder()
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
@@ -186,7 +182,7 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	store := newTestStore()
 	ctx := context.Background()
 	corrupt := persistence.Document{Aggregate: []byte("{not json"), SchemaVersion: persistence.SchemaVersion, LayoutVersion: persistence.LayoutVersion}
-	if _, err := store.Store.Create(ctx, orders, corrupt); err != nil {
+	if _, err := store.Wrapped.Create(ctx, orders, corrupt); err != nil {
 		t.Fatal(err)
 	}
 	obs := newMessages()
@@ -218,10 +214,10 @@ func TestCorruptGroupFailsClosed(t *testing.T) {
 	if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), orders, contract.CreateRequest{RequestedBy: "fix"}).Err; err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Store.Delete(ctx, orders, 1); err != nil {
+	if err := store.Wrapped.Delete(ctx, orders, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Store.Create(ctx, orders, persistence.Encode(g)); err != nil {
+	if _, err := store.Wrapped.Create(ctx, orders, persistence.Encode(g)); err != nil {
 		t.Fatal(err)
 	}
 	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusOK)
@@ -233,7 +229,7 @@ func TestShutdownDrains(t *testing.T) {
 	const n = 10
 	g := newGate()
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	c, err := New(Options{Store: store, Settings: group.DefaultSettings(), GroupCommit: true})
 	if err != nil {
 		t.Fatal(err)
@@ -295,11 +291,12 @@ func TestPanicAfterCommitAnswersTheBatch(t *testing.T) {
 // its stored state, and another group serves throughout.
 func TestPanicRestartsOnlyThatActor(t *testing.T) {
 	store := newTestStore()
-	store.beforeCommit = func(m persistence.Mutation) {
-		if _, ok := m.PutMembers["boom"]; ok {
+	store.Before(func(_ context.Context, op faultstore.Op) error {
+		if _, ok := op.Mutation.PutMembers["boom"]; ok && op.Call == faultstore.CallCommit {
 			panic("injected fault")
 		}
-	}
+		return nil
+	})
 	obs := newRecorder()
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)
@@ -504,7 +501,7 @@ func TestPlacedKeysAreTheGroupsPlacedHere(t *testing.T) {
 		if err := g.Create(contract.InstantOf(time.Now()), group.DefaultSettings(), k, contract.CreateRequest{RequestedBy: "t"}).Err; err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.Store.Create(ctx, k, persistence.Encode(g)); err != nil {
+		if _, err := store.Wrapped.Create(ctx, k, persistence.Encode(g)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,7 +48,7 @@ func TestLeaveHandsGroupsOverConcurrentlyBounded(t *testing.T) {
 	na := node(t, mem, "a")
 	eventually.True(t, "a sees itself", func() bool { return len(na.Live()) == 1 })
 	gate := &gatedRelease{Ownership: na, open: make(chan struct{})}
-	a := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: gate, StoreTimeout: waitLimit})
+	a := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: gate, StoreTimeout: waitLimit})
 	na.OnChange(a.HandOver)
 	const groups = 4 * handOverParallelism
 	for i := range groups {

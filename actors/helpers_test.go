@@ -13,6 +13,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/grouptest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -21,118 +22,42 @@ import (
 // waitLimit only keeps a broken test from hanging; no assertion depends on it.
 const waitLimit = 30 * time.Second
 
-// testStore wraps the memory store with fault hooks and a record of what
-// it wrote. Hooks are set before the coordinator starts and never changed.
+// testStore is the test kit's fault-injecting store
+// (internal/testkit/faultstore) on a memory store: package actors' own
+// tests cannot use coordtest's (coordtest imports actors), so they use the
+// store it wraps directly. shared makes the store say that other
+// coordinator processes write it too (Shared), as Redis and SQL do; set it
+// before the coordinator starts.
 type testStore struct {
-	*memory.Store
+	*faultstore.Store
 	shared bool
-	// onCommit runs every Commit; n counts Commit calls from 1, write
-	// performs the real commit. Nil: write.
-	onCommit func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error)
-	// onDelete, when set, runs before every Delete; an error is returned
-	// without deleting.
-	onDelete func() error
-	// beforeCommit, when set, runs first in every Commit with its
-	// mutation (a panic in it is a panic of the committing actor).
-	beforeCommit func(persistence.Mutation)
-
-	mu      sync.Mutex
-	calls   int                    // Commit calls
-	written []persistence.Mutation // mutations of the commits that succeeded
-	writes  int                    // Create, Commit and Delete calls through the wrapper
-	reads   int                    // Load and Exists calls through the wrapper
 }
 
-func newTestStore() *testStore { return &testStore{Store: memory.New()} }
+func newTestStore() *testStore { return wrapStore(memory.New()) }
+
+// wrapStore puts the fault-injecting store in front of mem (a handle of
+// its own, for a coordinator of its own).
+func wrapStore(mem *memory.Store) *testStore { return &testStore{Store: faultstore.New(mem)} }
 
 func (s *testStore) Shared() bool { return s.shared }
 
-func (s *testStore) Load(ctx context.Context, key group.Key) (persistence.Document, persistence.Revision, error) {
-	s.read()
-	return s.Store.Load(ctx, key)
-}
-
-func (s *testStore) Exists(ctx context.Context, key group.Key) (bool, error) {
-	s.read()
-	return s.Store.Exists(ctx, key)
-}
-
-func (s *testStore) read() {
-	s.mu.Lock()
-	s.reads++
-	s.mu.Unlock()
-}
-
-func (s *testStore) Create(ctx context.Context, key group.Key, doc persistence.Document) (persistence.Revision, error) {
-	s.mu.Lock()
-	s.writes++
-	s.mu.Unlock()
-	return s.Store.Create(ctx, key, doc)
-}
-
-func (s *testStore) Commit(ctx context.Context, key group.Key, expected persistence.Revision, m persistence.Mutation) (persistence.Revision, error) {
-	if s.beforeCommit != nil {
-		s.beforeCommit(m)
-	}
-	s.mu.Lock()
-	s.writes++
-	s.calls++
-	n := s.calls
-	s.mu.Unlock()
-	write := func() (persistence.Revision, error) {
-		rev, err := s.Store.Commit(ctx, key, expected, m)
-		if err == nil {
-			s.mu.Lock()
-			s.written = append(s.written, m)
-			s.mu.Unlock()
-		}
-		return rev, err
-	}
-	if s.onCommit == nil {
-		return write()
-	}
-	return s.onCommit(n, write)
-}
-
-func (s *testStore) Delete(ctx context.Context, key group.Key, expected persistence.Revision) error {
-	s.mu.Lock()
-	s.writes++
-	s.mu.Unlock()
-	if s.onDelete != nil {
-		if err := s.onDelete(); err != nil {
-			return err
-		}
-	}
-	return s.Store.Delete(ctx, key, expected)
-}
-
 // commits returns the number of commits that wrote.
-func (s *testStore) commits() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.written)
-}
+func (s *testStore) commits() int { return len(s.Committed()) }
 
 // writeCalls returns the number of Create, Commit and Delete calls.
 func (s *testStore) writeCalls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes
+	return s.Calls(faultstore.CallCreate, faultstore.CallCommit, faultstore.CallDelete)
 }
 
 // readsAndWrites returns the number of reads (Load, Exists) and writes (Create,
 // Commit, Delete).
 func (s *testStore) readsAndWrites() (reads, writes int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reads, s.writes
+	return s.Calls(faultstore.CallLoad, faultstore.CallExists), s.writeCalls()
 }
 
 // wrote reports whether a commit that has returned wrote member id.
 func (s *testStore) wrote(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, m := range s.written {
+	for _, m := range s.Committed() {
 		if _, ok := m.PutMembers[id]; ok {
 			return true
 		}
@@ -143,7 +68,7 @@ func (s *testStore) wrote(id string) bool {
 // stored decodes the group as the store holds it.
 func (s *testStore) stored(t *testing.T, key group.Key) *group.Group {
 	t.Helper()
-	doc, rev, err := s.Store.Load(context.Background(), key)
+	doc, rev, err := s.Wrapped.Load(context.Background(), key)
 	if err != nil {
 		t.Fatalf("load %s: %v", key, err)
 	}
@@ -287,12 +212,13 @@ func newGateAt(n int) *gate {
 	return &gate{at: n, entered: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (g *gate) onCommit(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
-	if n == g.at {
+// before is the store's Before function (faultstore.Store.Before).
+func (g *gate) before(_ context.Context, op faultstore.Op) error {
+	if op.Call == faultstore.CallCommit && op.N == g.at {
 		close(g.entered)
 		<-g.release
 	}
-	return write()
+	return nil
 }
 
 // result is one concurrent heartbeat's outcome.

@@ -107,7 +107,7 @@ func TestHandOverKeepsMembersAndLeases(t *testing.T) {
 	eventually.True(t, "both nodes see each other", func() bool { return len(na.Live()) == 2 && len(nb.Live()) == 2 })
 	key := placedOn(t, na, "a")
 	clock := newFakeClock()
-	sa, sb := &testStore{Store: mem}, &testStore{Store: mem}
+	sa, sb := wrapStore(mem), wrapStore(mem)
 	a := start(t, Options{Store: sa, GroupCommit: true, Clock: clock.Now, Ownership: na})
 	b := start(t, Options{Store: sb, GroupCommit: true, Clock: clock.Now, Ownership: nb})
 	na.OnChange(a.HandOver)
@@ -161,9 +161,9 @@ func TestADeposedOwnerWritesNothing(t *testing.T) {
 	na, nb := node(t, mem, "a"), node(t, mem.Handle(), "b")
 	eventually.True(t, "both nodes see each other", func() bool { return len(na.Live()) == 2 && len(nb.Live()) == 2 })
 	key := placedOn(t, na, "a")
-	sa := &testStore{Store: mem}
+	sa := wrapStore(mem)
 	a := start(t, Options{Store: sa, GroupCommit: true, Ownership: na})
-	b := start(t, Options{Store: &testStore{Store: mem.Handle()}, GroupCommit: true, Ownership: nb})
+	b := start(t, Options{Store: wrapStore(mem.Handle()), GroupCommit: true, Ownership: nb})
 	createGroup(t, a, key)
 	wantStatus(t, heartbeat(t, a, key, join("m-1")), contract.StatusOK)
 
@@ -195,7 +195,6 @@ func TestADeposedOwnerWritesNothing(t *testing.T) {
 // later (here: behind a commit that blocks while the clock passes the
 // lease end).
 func TestHeartbeatCountsFromItsArrival(t *testing.T) {
-	g := newGate()
 	store := newTestStore()
 	clock := newFakeClock()
 	c := start(t, Options{Store: store, GroupCommit: true, Clock: clock.Now})
@@ -203,10 +202,8 @@ func TestHeartbeatCountsFromItsArrival(t *testing.T) {
 	resp := heartbeat(t, c, orders, join("m-1"))
 	resp = heartbeat(t, c, orders, next("m-1", resp))
 	lease := store.stored(t, orders).Members["m-1"].MemberLeaseExpiresAt
-	blockAt := store.commits() + 1 // block the next commit
-	store.onCommit = func(n int, write func() (persistence.Revision, error)) (persistence.Revision, error) {
-		return g.onCommit(n-blockAt+1, write)
-	}
+	g := newGateAt(store.commits() + 1) // block the next commit
+	store.Before(g.before)
 	clock.Set(lease.Time())
 	out := make(chan result, 2)
 	goHeartbeat(c, store, orders, "m-2", out) // its commit blocks the actor

@@ -51,7 +51,7 @@ func soleNode(t *testing.T, mem *memory.Store) *cluster.Node {
 // load, no write.
 func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 	mem, live := memory.New(), new(actorsLive)
-	store := &testStore{Store: mem}
+	store := wrapStore(mem)
 	c := start(t, Options{Store: store, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
 	ctx := testCtx(t)
 
@@ -87,7 +87,7 @@ func TestRequestsForAnAbsentGroupAcquireNothing(t *testing.T) {
 // after the delete takes a new record.
 func TestCreateAfterAbsentAndAfterDelete(t *testing.T) {
 	mem, live := memory.New(), new(actorsLive)
-	c := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
+	c := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
 	ctx := testCtx(t)
 	wantStatus(t, heartbeat(t, c, orders, join("m-1")), contract.StatusUnknownMemberID)
 	for range 2 {
@@ -113,7 +113,7 @@ func TestCreateAfterAbsentAndAfterDelete(t *testing.T) {
 // leaves no ownership record once its actor stops.
 func TestARefusedCreateLeavesNoRecord(t *testing.T) {
 	mem, live := memory.New(), new(actorsLive)
-	c := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
+	c := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: soleNode(t, mem), Observer: live})
 	_, err := c.CreateGroup(testCtx(t), orders, contract.CreateRequest{}, false)
 	if _, ok := err.(*group.Error); !ok {
 		t.Fatalf("create without requestedBy: %v, want a domain error", err)
@@ -151,7 +151,7 @@ func TestTheFirstSweepPrunesOrphanRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: soleNode(t, mem),
+	start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: soleNode(t, mem),
 		TickEnabled: true, TickInterval: time.Second})
 	eventually.True(t, "the record of the absent group is pruned", func() bool { return record(t, mem, orders) == persistence.Owner{} })
 	if o := record(t, mem, billing); o.Epoch == 0 {

@@ -30,7 +30,7 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 	const bound = 3
 	g := newGate()
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	obs := &shedCounter{}
 	c := start(t, Options{Store: store, GroupCommit: true, MaxQueuedHeartbeats: bound, Observer: obs})
 	createGroup(t, c, orders)
@@ -71,7 +71,7 @@ func TestHeartbeatsShedAboveTheQueueBound(t *testing.T) {
 func TestOnlyQueuedHeartbeatsCountTowardsTheBound(t *testing.T) {
 	g := newGate()
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	obs := &shedCounter{}
 	c := start(t, Options{Store: store, GroupCommit: true, MaxQueuedHeartbeats: 1, Observer: obs})
 	createGroup(t, c, orders)
@@ -123,7 +123,7 @@ func queuedHeartbeats(c *System, key group.Key) int64 {
 func TestAHeartbeatWaitsForItsActorAtMostTheStoreTimeout(t *testing.T) {
 	g := newGate()
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	obs := &shedCounter{}
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs,
 		StoreTimeout: 20 * time.Millisecond, RequestTimeout: time.Hour})

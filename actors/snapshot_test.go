@@ -32,7 +32,7 @@ func memberIDs(t *testing.T, c *System, key group.Key) []string {
 func TestReadsDoNotEnterTheMailbox(t *testing.T) {
 	g := newGate()
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	c := start(t, Options{Store: store, GroupCommit: true})
 	createGroup(t, c, orders) // publishes
 	done := make(chan struct{})
@@ -130,7 +130,7 @@ func inCommitted() int {
 func TestConcurrentReadsShareOneBuild(t *testing.T) {
 	g := newGateAt(2)
 	store := newTestStore()
-	store.onCommit = g.onCommit
+	store.Before(g.before)
 	obs := newMessages()
 	c := start(t, Options{Store: store, GroupCommit: true, Observer: obs})
 	createGroup(t, c, orders)

@@ -32,7 +32,7 @@ func TestASweepReleasesARecordNoActorServes(t *testing.T) {
 	na, nb := node(t, mem, "a"), node(t, mem.Handle(), "b")
 	eventually.True(t, "both nodes see each other", func() bool { return len(na.Live()) == 2 && len(nb.Live()) == 2 })
 	key := placedOn(t, na, "b")
-	b := start(t, Options{Store: &testStore{Store: mem.Handle()}, GroupCommit: true, Ownership: nb})
+	b := start(t, Options{Store: wrapStore(mem.Handle()), GroupCommit: true, Ownership: nb})
 	createGroup(t, b, key)
 	resp := heartbeat(t, b, key, join("m-1"))
 	if err := b.Shutdown(testCtx(t)); err != nil {
@@ -46,8 +46,8 @@ func TestASweepReleasesARecordNoActorServes(t *testing.T) {
 	if _, err := mem.Handle().Acquire(testCtx(t), key, na.Self()); err != nil {
 		t.Fatal(err)
 	}
-	a := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: na})
-	b2 := start(t, Options{Store: &testStore{Store: mem.Handle()}, GroupCommit: true, Ownership: nb})
+	a := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: na})
+	b2 := start(t, Options{Store: wrapStore(mem.Handle()), GroupCommit: true, Ownership: nb})
 	if _, err := b2.Heartbeat(testCtx(t), key, next("m-1", resp)); !isNotOwner(err) {
 		t.Fatalf("b's heartbeat while a's record stands: %v, want not-owner", err)
 	}
@@ -77,7 +77,7 @@ func TestAnAcquireOfUnknownOutcomeIsReleased(t *testing.T) {
 	mem := memory.New()
 	na := node(t, mem, "a")
 	eventually.True(t, "a sees itself", func() bool { return len(na.Live()) == 1 })
-	a0 := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: na})
+	a0 := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: na})
 	createGroup(t, a0, orders)
 	if err := na.Release(testCtx(t), orders); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestAnAcquireOfUnknownOutcomeIsReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a := start(t, Options{Store: &testStore{Store: mem}, GroupCommit: true, Ownership: lostAcquire{na}})
+	a := start(t, Options{Store: wrapStore(mem), GroupCommit: true, Ownership: lostAcquire{na}})
 	resp, err := a.Heartbeat(testCtx(t), orders, join("m-1"))
 	if err == nil {
 		t.Fatalf("heartbeat through a lost acquire: %+v, want an error", resp)

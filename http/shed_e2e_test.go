@@ -11,6 +11,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
 )
@@ -32,7 +33,7 @@ func TestHeartbeatShedOverHTTP(t *testing.T) {
 	c := coordtest.Start(t, coordtest.Options{Backend: backend, Wrap: coordtest.NewFaults,
 		Actors: func(o *actors.Options) { o.MaxQueuedHeartbeats, o.Observer = 1, m },
 		API:    func(o *httpapi.Options) { o.Runtime = httpapi.ObserveRuntime(o.Runtime, m) }})
-	entered, release := c.Faults().Hold(coordtest.CallLoad)
+	entered, release := c.Faults().Hold(faultstore.CallLoad)
 	defer release()
 	queued := make(chan error, 1)
 	held := membersim.New("m-queued", nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/storetest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
@@ -28,22 +29,25 @@ func TestContract(t *testing.T) {
 	}, storetest.Options{})
 }
 
-// faulty is a store whose Revision returns err (when set) and counts calls.
-type faulty struct {
-	persistence.Store
-	err   atomic.Pointer[error]
-	calls atomic.Int32
+// faulty is the test kit's fault-injecting store
+// (internal/testkit/faultstore) on a memory store, whose Revision returns
+// the error fail set.
+type faulty struct{ *faultstore.Store }
+
+func newFaulty() faulty { return faulty{faultstore.New(memory.New())} }
+
+// fail makes every later Revision return err; nil: the store's answer.
+func (f faulty) fail(err error) {
+	f.Before(func(_ context.Context, op faultstore.Op) error {
+		if op.Call == faultstore.CallRevision {
+			return err
+		}
+		return nil
+	})
 }
 
-func (f *faulty) Revision(ctx context.Context, key group.Key) (persistence.Revision, error) {
-	f.calls.Add(1)
-	if err := f.err.Load(); err != nil {
-		return 0, *err
-	}
-	return f.Store.Revision(ctx, key)
-}
-
-func (f *faulty) fail(err error) { f.err.Store(&err) }
+// calls counts the Revision calls the breaker let through to f.
+func (f faulty) calls() int { return f.Calls(faultstore.CallRevision) }
 
 // transitions records OnStateChange calls.
 type transitions struct {
@@ -83,7 +87,7 @@ func TestTripsAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faulty{Store: memory.New()}
+	f := newFaulty()
 	s := b.Store(f)
 	ctx, key := t.Context(), storetest.Key(t)
 
@@ -109,10 +113,10 @@ func TestTripsAndRecovers(t *testing.T) {
 	if b.State() != "open" {
 		t.Fatalf("state %s after 3 failures", b.State())
 	}
-	before := f.calls.Load()
+	before := f.calls()
 	_, err = s.Revision(ctx, key)
-	if !errors.Is(err, persistence.ErrUnavailable) || !errors.Is(err, gobreaker.ErrOpenState) || f.calls.Load() != before {
-		t.Fatalf("open breaker: %v, backend calls %d→%d", err, before, f.calls.Load())
+	if !errors.Is(err, persistence.ErrUnavailable) || !errors.Is(err, gobreaker.ErrOpenState) || f.calls() != before {
+		t.Fatalf("open breaker: %v, backend calls %d→%d", err, before, f.calls())
 	}
 
 	// A failed probe opens it again; a successful one closes it.
@@ -121,7 +125,7 @@ func TestTripsAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, b, "half-open")
-	f.err.Store(nil)
+	f.fail(nil)
 	if _, err := s.Revision(ctx, key); !errors.Is(err, persistence.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -139,7 +143,7 @@ func TestCanceledProbeDoesNotClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faulty{Store: memory.New()}
+	f := newFaulty()
 	s := b.Store(f)
 	f.fail(persistence.ErrUnavailable)
 	if _, err := s.Revision(t.Context(), storetest.Key(t)); err == nil {
@@ -155,12 +159,18 @@ func TestCanceledProbeDoesNotClose(t *testing.T) {
 	}
 }
 
-// blocking is a store whose Revision waits for its context to end.
-type blocking struct{ persistence.Store }
-
-func (blocking) Revision(ctx context.Context, _ group.Key) (persistence.Revision, error) {
-	<-ctx.Done()
-	return 0, ctx.Err()
+// blocking is a store (internal/testkit/faultstore on a memory store)
+// whose Revision waits for its context to end.
+func blocking() *faultstore.Store {
+	s := faultstore.New(memory.New())
+	s.Before(func(ctx context.Context, op faultstore.Op) error {
+		if op.Call == faultstore.CallRevision {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	return s
 }
 
 func TestCallTimeout(t *testing.T) {
@@ -168,7 +178,7 @@ func TestCallTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := b.Store(blocking{memory.New()})
+	s := b.Store(blocking())
 	for range 2 {
 		if _, err := s.Revision(t.Context(), storetest.Key(t)); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want deadline exceeded", err)

@@ -17,6 +17,7 @@ import (
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 )
 
 // Options configure the coordinators Start and StartCluster build. Every
@@ -25,7 +26,7 @@ type Options struct {
 	// Backend is the store's data. nil → Memory().
 	Backend *Backend
 	// Wrap, when set, wraps each coordinator's store handle (a fault
-	// injector such as Faults, a metrics wrapper); node and actors use
+	// injector such as NewFaults, a metrics wrapper); node and actors use
 	// the wrapped store.
 	Wrap func(Store) Store
 	// Settings are the domain settings. Zero → group.DefaultSettings().
@@ -219,11 +220,11 @@ func placedOnOther(prefix string, c *Server, cs []*Server) bool {
 	return false
 }
 
-// Faults returns c's store wrapper made by NewFaults (Options.Wrap); a
-// coordinator started without it fails the test.
-func (c *Server) Faults() *Faults {
+// Faults returns c's fault-injecting store, made by NewFaults
+// (Options.Wrap); a coordinator started without it fails the test.
+func (c *Server) Faults() *faultstore.Store {
 	c.t.Helper()
-	f, ok := c.Store.(*Faults)
+	f, ok := c.Store.(*faultstore.Store)
 	if !ok {
 		c.t.Fatalf("%s: started without Options.Wrap = coordtest.NewFaults", c.ID)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/faultstore"
 )
 
 // On each store, two clustered coordinators serve one group: it is
@@ -43,7 +44,7 @@ func TestClusterOnEachStore(t *testing.T) {
 func TestFaults(t *testing.T) {
 	c := coordtest.Start(t, coordtest.Options{Wrap: coordtest.NewFaults})
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "g"}
-	entered, release := c.Faults().Hold(coordtest.CallCreate)
+	entered, release := c.Faults().Hold(faultstore.CallCreate)
 	created := make(chan int, 1)
 	go func() {
 		st, _, _ := c.Admin().Do(http.MethodPost, coordtest.GroupPath(key), `{"initialShardCount":1,"requestedBy":"t"}`)

@@ -7,8 +7,9 @@
 // member whose heartbeat returns the decoded answer (Member), the first
 // heartbeat of a member for tests that send it by hand (JoinHeartbeat), an
 // admin client (Admin), waits on a condition with a message naming what
-// was awaited (WaitFor), and fault injection into the store's group writes
-// (Faults).
+// was awaited (WaitFor), and fault injection into the store's group reads
+// and writes (NewFaults, Faults: the test kit's one fault-injecting store,
+// internal/testkit/faultstore).
 //
 // It wires what cmd/coordinator wires for the group API (store, node,
 // actors, API, the node's hand-over hook); tests that need the process
