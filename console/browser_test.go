@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,14 +20,13 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
 	"github.com/redis-stream-coordinator/coordinator/audit"
-	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 	"github.com/redis-stream-coordinator/coordinator/monitoring"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 	"github.com/redis-stream-coordinator/coordinator/security"
 	"github.com/redis-stream-coordinator/coordinator/streams"
 )
@@ -66,57 +64,37 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// server starts the API with security (user admin), audit history and the
-// data plane over rdb (none when nil); settings get a long lease so that members may pause.
+// server starts a coordinator (internal/testkit/coordtest: memory store,
+// a cluster node advertising console-test.local, the event loop on) with
+// security (user admin), audit history and the data plane over rdb (none
+// when nil); settings get a long lease so that members may pause.
 func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	t.Helper()
 	settings := group.DefaultSettings()
 	settings.MemberLeaseTTL = time.Minute
 	settings.HeartbeatInterval = 300 * time.Millisecond
-	logger := slog.New(slog.DiscardHandler)
-	store := memory.New()
-	node, err := cluster.New(cluster.Options{Store: store, ID: "console-test", URL: "http://console-test.local:8080", Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.Start(context.Background())
-	var positions actors.Positions // live offset resets need Redis
-	if rdb != nil {
-		positions = streams.NewResetPositions(streams.NewOperator(rdb))
-	}
-	coord, err := actors.New(actors.Options{Store: store, Settings: settings, GroupCommit: true, Ownership: node,
-		TickEnabled: true, TickInterval: 500 * time.Millisecond, Logger: logger, Positions: positions})
-	if err != nil {
-		t.Fatal(err)
-	}
 	users, err := security.NewUsers(security.Options{AdminUsername: adminUser, AdminPassword: adminPassword,
 		TokenSecret: "console-browser-test-secret", TokenTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recent := audit.NewMemorySink(httpapi.RecentMutationsLimit, 1000)
-	opts := httpapi.Options{
-		Runtime: coord, Settings: settings, CoordinatorID: "console-test", Logger: logger, Cluster: node,
-		Security: &httpapi.Security{Users: users, Audit: recent, History: recent},
-	}
-	if rdb != nil {
-		opts.DataPlane = monitoring.NewReader(streams.NewObserver(rdb), nil, time.Second)
-		opts.Streams = streams.NewOperator(rdb)
-	}
-	api := httpapi.New(opts)
-	srv := httptest.NewServer(api)
-	t.Cleanup(func() {
-		api.Drain()
-		srv.Close()
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Errorf("coordinator shutdown: %v", err)
-		}
-		if err := node.Stop(context.Background()); err != nil {
-			t.Errorf("cluster node stop: %v", err)
-		}
-		_ = store.Close()
-	})
-	return srv
+	return coordtest.Start(t, coordtest.Options{ID: "console-test", Cluster: true, AdvertiseURL: "http://console-test.local:8080",
+		Settings: settings,
+		Actors: func(o *actors.Options) {
+			o.TickEnabled, o.TickInterval = true, 500*time.Millisecond
+			if rdb != nil { // live offset resets need Redis
+				o.Positions = streams.NewResetPositions(streams.NewOperator(rdb))
+			}
+		},
+		API: func(o *httpapi.Options) {
+			o.Security = &httpapi.Security{Users: users, Audit: recent, History: recent}
+			if rdb != nil {
+				o.DataPlane = monitoring.NewReader(streams.NewObserver(rdb), nil, time.Second)
+				o.Streams = streams.NewOperator(rdb)
+			}
+		},
+	}).HTTP
 }
 
 // members heartbeat in the background every 250 ms until the test ends,

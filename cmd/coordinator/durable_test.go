@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeclock"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
@@ -45,66 +44,80 @@ func loadConfig(t *testing.T, yaml string) *config.Config {
 	return cfg
 }
 
-// node is one coordinator instance: its backend, actor system and HTTP API
-// on an httptest server.
+// node is one coordinator instance wired as run wires it: an in-process
+// coordinator (internal/testkit/coordtest) on the configured backend.
 type node struct {
-	t     *testing.T
-	back  *backend
-	coord *actors.System
-	node  *cluster.Node
-	api   *httpapi.API
-	srv   *httptest.Server
-	base  string // the API's base URL, e.g. http://127.0.0.1:1234/coord/v1
-	once  sync.Once
+	*coordtest.Server
+	base string // the API's base URL, e.g. http://127.0.0.1:1234/coord/v1
+	// stop shuts the node down in run's order: hand the groups over and
+	// leave the cluster (leaveCluster), refuse mutations, drain the
+	// actors, close the server (coordtest's Stop), close the backend. It
+	// is idempotent.
+	stop func()
 }
 
-// startNode starts a node as run does, but on clock and with the event
-// loop off. It is stopped at cleanup.
+// startNode starts a node as run does (openBackend, joinCluster on the
+// server's address, actorOptions, the API with the backend's health), but
+// on clock and with the event loop off. It is stopped at cleanup.
 func startNode(t *testing.T, cfg *config.Config, clock *fakeclock.Clock) *node {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	back, err := openBackend(t.Context(), cfg, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	member, err := joinCluster(t.Context(), cfg, back, srv.Listener.Addr(), nil, logger)
-	if err != nil {
-		t.Fatal(errors.Join(err, back.Close()))
-	}
-	o := actorOptions(cfg, back, logger)
-	o.Clock, o.TickEnabled, o.Ownership = clock.Now, false, member
-	coord, err := actors.New(o)
-	if err != nil {
-		t.Fatal(errors.Join(err, back.Close()))
-	}
-	member.OnChange(coord.HandOver)
-	api := httpapi.New(httpapi.Options{
-		BasePath: cfg.API.BasePath, Runtime: coord, Settings: o.Settings,
-		Health: back.health(cfg, member.Serving), CoordinatorID: cfg.ID, Logger: logger, Cluster: member,
+	back, closeBack := openRunBackend(t, cfg)
+	var member *cluster.Node
+	c := coordtest.Start(t, coordtest.Options{Backend: storeOf(t, back), ID: cfg.ID, Settings: domainSettings(cfg), Clock: clock,
+		Node: func(c *coordtest.Server) *cluster.Node {
+			n, err := joinCluster(t.Context(), cfg, back, c.HTTP.Listener.Addr(), nil, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			member = n
+			return n
+		},
+		Actors: func(o *actors.Options) {
+			run := actorOptions(cfg, back, logger)
+			run.Clock, run.TickEnabled, run.Ownership = o.Clock, false, o.Ownership
+			*o = run
+		},
+		API: func(o *httpapi.Options) { o.BasePath, o.Health = cfg.API.BasePath, back.health(cfg, member.Serving) },
 	})
-	srv.Config.Handler = api
-	srv.Start()
-	n := &node{t: t, back: back, coord: coord, node: member, api: api, srv: srv, base: srv.URL + cfg.API.BasePath}
+	n := &node{Server: c, base: c.Base}
+	n.stop = sync.OnceFunc(func() {
+		leaveCluster(context.Background(), c.Node, c.Actors, logger)
+		c.Stop()
+		closeBack()
+	})
 	t.Cleanup(n.stop)
 	return n
 }
 
-// stop shuts the node down in run's order: hand the groups over and leave
-// the cluster, refuse mutations, drain the actors, close the server, close
-// the store. It is idempotent.
-func (n *node) stop() {
-	n.once.Do(func() {
-		leaveCluster(context.Background(), n.node, n.coord, slog.New(slog.DiscardHandler))
-		n.api.Drain()
-		if err := n.coord.Shutdown(context.Background()); err != nil {
-			n.t.Errorf("coordinator shutdown: %v", err)
-		}
-		n.srv.Close()
-		if err := n.back.Close(); err != nil {
-			n.t.Errorf("close backend: %v", err)
+// openRunBackend opens cfg's backend as run does; the function it
+// returns closes it once, and runs when the test ends (after the
+// coordinators started later have stopped).
+func openRunBackend(t *testing.T, cfg *config.Config) (*backend, func()) {
+	t.Helper()
+	back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeBack := sync.OnceFunc(func() {
+		if err := back.Close(); err != nil {
+			t.Errorf("close backend: %v", err)
 		}
 	})
+	t.Cleanup(closeBack)
+	return back, closeBack
+}
+
+// storeOf is back's store without the breaker (back.direct), as the
+// backend of an in-process coordinator: the actor options run builds name
+// the store behind the breaker that the actors use.
+func storeOf(t *testing.T, back *backend) *coordtest.Backend {
+	t.Helper()
+	s, ok := back.direct.(coordtest.Store)
+	if !ok {
+		t.Fatalf("store %T keeps no coordinator registry", back.direct)
+	}
+	return coordtest.Opened(s)
 }
 
 // call sends a JSON request and decodes a 2xx answer into out (if non-nil);

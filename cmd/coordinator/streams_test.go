@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/actors"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 )
 
 // TestDataPlaneFollowsConfig: provisioning only with
@@ -21,23 +22,16 @@ func TestDataPlaneFollowsConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := loadConfig(t, tc.yaml)
-			back, err := openBackend(t.Context(), cfg, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer back.Close()
+			back, _ := openRunBackend(t, cfg)
 			o := actorOptions(cfg, back, slog.New(slog.DiscardHandler))
 			if (o.Provisioner != nil) != tc.provisioning || (o.Drains != nil) != tc.redis || o.Settings.DrainCheck != tc.redis ||
 				(dataPlane(cfg, back.redis) != nil) != tc.redis {
 				t.Errorf("provisioner %v, drains %v, drain check %v, data plane %v", o.Provisioner, o.Drains, o.Settings.DrainCheck, dataPlane(cfg, back.redis))
 			}
-			c, err := actors.New(o)
-			if err != nil {
-				t.Fatalf("actor options rejected: %v", err)
-			}
-			if err := c.Shutdown(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			// The actors accept the options (coordtest fails the test
+			// otherwise) and stop.
+			coordtest.Start(t, coordtest.Options{Backend: storeOf(t, back), Settings: o.Settings,
+				Actors: func(ao *actors.Options) { *ao = o }}).Stop()
 		})
 	}
 }

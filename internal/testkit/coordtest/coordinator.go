@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +47,17 @@ type Options struct {
 	// NodeLeaseTTL is the node's registry lease. 0 → 2 s, renewed every
 	// 20 ms: a stopped node's groups move within seconds.
 	NodeLeaseTTL time.Duration
+	// AdvertiseURL is the URL the node registers for its peers ("" → URL).
+	AdvertiseURL string
+	// Node, when set, makes and starts the coordinator's cluster node in
+	// place of the one Cluster makes (a test of the wiring that
+	// cmd/coordinator's joinCluster does): it gets c before anything else
+	// is built, its listener bound (URL, HTTP.Listener). Start wires that
+	// node as it wires its own and stops it at the end.
+	Node func(c *Server) *cluster.Node
+	// TLS serves the API over TLS with httptest's certificate, which
+	// HTTP.Client() trusts: URL is https://….
+	TLS bool
 	// Actors and API adjust the options the harness built before the
 	// actor system and the API are made.
 	Actors func(*actors.Options)
@@ -61,7 +73,7 @@ type Server struct {
 	t        testing.TB
 	ID       string
 	Store    Store
-	Node     *cluster.Node // nil unless Options.Cluster
+	Node     *cluster.Node // nil unless Options.Cluster or Options.Node
 	Actors   *actors.System
 	API      *httpapi.API
 	HTTP     *httptest.Server
@@ -69,11 +81,11 @@ type Server struct {
 	Base     string // URL and the API's base path
 	Clock    *fakeclock.Clock
 	Settings group.Settings
+	stop     sync.Once
 }
 
 // Start builds one coordinator on a handle of o.Backend and serves its
-// API; everything stops when t ends (the API drains, the actors shut
-// down, the node leaves the registry, the server closes).
+// API; Stop stops it, at the latest when t ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	if o.Backend == nil {
@@ -89,21 +101,31 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	logger := slog.New(slog.DiscardHandler)
 	c.HTTP = httptest.NewUnstartedServer(nil)
-	c.URL = "http://" + c.HTTP.Listener.Addr().String()
+	scheme := "http://"
+	if o.TLS {
+		scheme = "https://"
+	}
+	c.URL = scheme + c.HTTP.Listener.Addr().String()
 	c.Base = c.URL + contract.BasePath
+	t.Cleanup(c.Stop)
 	ao := actors.Options{Store: c.Store, Settings: o.Settings, GroupCommit: true, Logger: logger}
 	if o.Clock != nil {
 		ao.Clock = o.Clock.Now
 	}
-	if o.Cluster {
+	switch {
+	case o.Node != nil:
+		c.Node = o.Node(c)
+	case o.Cluster:
 		ttl := cmp.Or(o.NodeLeaseTTL, 2*time.Second)
-		node, err := cluster.New(cluster.Options{Store: c.Store, ID: c.ID, URL: c.URL,
+		node, err := cluster.New(cluster.Options{Store: c.Store, ID: c.ID, URL: cmp.Or(o.AdvertiseURL, c.URL),
 			LeaseTTL: ttl, RenewInterval: ttl / 100, Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = node.Stop(context.Background()) })
-		c.Node, ao.Ownership = node, node
+		c.Node = node
+	}
+	if c.Node != nil {
+		ao.Ownership = c.Node
 	}
 	if o.Actors != nil {
 		o.Actors(&ao)
@@ -113,11 +135,6 @@ func Start(t testing.TB, o Options) *Server {
 		t.Fatal(err)
 	}
 	c.Actors = coord
-	t.Cleanup(func() {
-		if err := coord.Shutdown(context.Background()); err != nil {
-			t.Errorf("%s: actors shutdown: %v", c.ID, err)
-		}
-	})
 	api := httpapi.Options{Runtime: coord, Settings: o.Settings, CoordinatorID: c.ID, Logger: logger}
 	if c.Node != nil {
 		c.Node.OnChange(coord.HandOver)
@@ -126,18 +143,19 @@ func Start(t testing.TB, o Options) *Server {
 	if o.API != nil {
 		o.API(&api)
 	}
+	c.Base = c.URL + contract.CleanBasePath(api.BasePath)
 	c.API = httpapi.New(api)
 	var h http.Handler = c.API
 	if o.Handler != nil {
 		h = o.Handler(h)
 	}
 	c.HTTP.Config.Handler = h
-	c.HTTP.Start()
-	t.Cleanup(func() {
-		c.API.Drain()
-		c.HTTP.Close()
-	})
-	if c.Node != nil && !o.Unstarted {
+	if o.TLS {
+		c.HTTP.StartTLS()
+	} else {
+		c.HTTP.Start()
+	}
+	if o.Cluster && o.Node == nil && !o.Unstarted {
 		c.Node.Start(t.Context())
 	}
 	t.Cleanup(func() {
@@ -146,6 +164,28 @@ func Start(t testing.TB, o Options) *Server {
 		}
 	})
 	return c
+}
+
+// Stop stops c in cmd/coordinator's order after it left the cluster: the
+// API refuses new mutations (Drain), the actors answer what they hold and
+// stop, the server closes, the node deregisters. It runs once (Start
+// registers it for the end of the test); a test may call it earlier, from
+// any goroutine.
+func (c *Server) Stop() {
+	c.stop.Do(func() {
+		if c.API != nil {
+			c.API.Drain()
+		}
+		if c.Actors != nil {
+			if err := c.Actors.Shutdown(context.Background()); err != nil {
+				c.t.Errorf("%s: actors shutdown: %v", c.ID, err)
+			}
+		}
+		c.HTTP.Close()
+		if c.Node != nil {
+			_ = c.Node.Stop(context.Background())
+		}
+	})
 }
 
 // StartCluster starts n (at most 26) coordinators, coord-a, coord-b, …,

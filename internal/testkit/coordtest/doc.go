@@ -12,7 +12,9 @@
 // internal/testkit/faultstore).
 //
 // It wires what cmd/coordinator wires for the group API (store, node,
-// actors, API, the node's hand-over hook); tests that need the process
-// itself (configuration, signals, TLS files) start the binary through
-// internal/testkit/coordproc instead.
+// actors, API, the node's hand-over hook) and stops it in the same order
+// (Stop); cmd/coordinator's tests of that wiring hand in the pieces the
+// process makes (Opened, Options.Node, Actors, API). Tests that need the
+// process itself (configuration, signals, TLS files) start the binary
+// through internal/testkit/coordproc instead.
 package coordtest

@@ -39,6 +39,11 @@ func (b *Backend) Handle() Store {
 	return b.handle()
 }
 
+// Opened is the backend of one store the test opened itself: every
+// Handle is s (a test of cmd/coordinator's wiring opens its store as the
+// process does).
+func Opened(s Store) *Backend { return &Backend{handle: func() Store { return s }} }
+
 // Memory is a memory store's data, new and empty.
 func Memory() *Backend {
 	root := memory.New()
