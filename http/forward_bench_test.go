@@ -1,10 +1,10 @@
 package httpapi_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
@@ -76,27 +77,53 @@ func (c *fakeCluster) Unreachable(id string) {
 	}
 }
 
-// pair is an owner coordinator serving on a real loopback server and a
-// coordinator that forwards every group's requests to it.
-type pair struct {
-	owner, forwarder http.Handler
-	ownerURL         string
+// fakePair is coord-a and coord-b: two coordinators, each of its own
+// (internal/testkit/coordtest, on its own memory store), each seeing the
+// cluster through a fake (ca, cb) that a test may set further; peerA and
+// peerB are their registry entries, at the URLs they serve at. Both see
+// both live and every group placed on coord-a: coord-b forwards every
+// group's requests to coord-a.
+type fakePair struct {
+	a, b         *coordtest.Server
+	peerA, peerB persistence.Peer
+	ca, cb       *fakeCluster
 }
 
-func newPair(tb testing.TB, build func(httpapi.Cluster) http.Handler) *pair {
+// newFakePair starts coord-a with oa, then coord-b with the options ob
+// returns for coord-a (nil: the defaults). Each API's Cluster is its fake
+// (a test's Options.API runs after that is set).
+func newFakePair(tb testing.TB, oa coordtest.Options, ob func(a *coordtest.Server) coordtest.Options) *fakePair {
 	tb.Helper()
-	a, ka := newPeer("coord-a", "")
-	b, kb := newPeer("coord-b", "http://coord-b.invalid")
-	ownerCluster := &fakeCluster{self: a, owner: a, keys: ka}
-	p := &pair{owner: build(ownerCluster)}
-	srv := httptest.NewServer(p.owner)
-	tb.Cleanup(srv.Close)
-	a.URL, p.ownerURL = srv.URL, srv.URL
-	ownerCluster.self, ownerCluster.owner = a, a
-	live := []persistence.Peer{a, b}
-	ownerCluster.live = live
-	p.forwarder = build(&fakeCluster{self: b, owner: a, keys: kb, live: live})
+	p := &fakePair{ca: &fakeCluster{}, cb: &fakeCluster{}}
+	p.a = coordtest.Start(tb, seeing(p.ca, "coord-a", oa))
+	var o coordtest.Options
+	if ob != nil {
+		o = ob(p.a)
+	}
+	p.b = coordtest.Start(tb, seeing(p.cb, "coord-b", o))
+	var ka, kb *coordcluster.ForwardKeys
+	p.peerA, ka = newPeer(p.a.ID, p.a.URL)
+	p.peerB, kb = newPeer(p.b.ID, p.b.URL)
+	live := []persistence.Peer{p.peerA, p.peerB}
+	p.ca.self, p.ca.owner, p.ca.keys = p.peerA, p.peerA, ka
+	p.ca.setLive(live)
+	p.cb.self, p.cb.owner, p.cb.keys = p.peerB, p.peerA, kb
+	p.cb.setLive(live)
 	return p
+}
+
+// seeing is o for coordinator id (unless o names one) whose API sees the
+// cluster as c.
+func seeing(c *fakeCluster, id string, o coordtest.Options) coordtest.Options {
+	o.ID = cmp.Or(o.ID, id)
+	api := o.API
+	o.API = func(ao *httpapi.Options) {
+		ao.Cluster = c
+		if api != nil {
+			api(ao)
+		}
+	}
+	return o
 }
 
 // BenchmarkForwardedHeartbeat measures a heartbeat that reaches a
@@ -107,12 +134,14 @@ func newPair(tb testing.TB, build func(httpapi.Cluster) http.Handler) *pair {
 // connection ("direct-http": the cost of one HTTP hop). cpu-ns/op counts
 // both coordinators and the client: they share the process.
 func BenchmarkForwardedHeartbeat(b *testing.B) {
-	f := newBenchFleet(b, benchMembers)
-	p := newPair(b, f.withCluster)
+	p := newFakePair(b, benchOptions(coordtest.Options{}), func(*coordtest.Server) coordtest.Options {
+		return benchOptions(coordtest.Options{})
+	})
+	f := newBenchFleet(b, p.a, benchMembers)
 	paths := f.paths(heartbeatRoute)
-	f.bench(b, "direct", p.owner, paths)
-	f.bench(b, "direct-http", &httpHop{url: p.ownerURL, hc: http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}}, paths)
-	f.bench(b, "forwarded", p.forwarder, paths)
+	f.bench(b, "direct", p.a.API, paths)
+	f.bench(b, "direct-http", &httpHop{url: p.a.URL, hc: http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}}}, paths)
+	f.bench(b, "forwarded", p.b.API, paths)
 }
 
 // httpHop serves a request by sending it to url over pooled connections.

@@ -20,15 +20,14 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/internal/batchwire"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
 
 // Forwarding between two coordinators (docs/cluster.md, Forwarding):
 // coord-a owns every group and serves on a loopback server; coord-b
 // forwards every group's requests to it. Each runs its own actor system
-// on its own memory store, so an answer that names a group coord-a
-// created was served by coord-a.
+// on its own memory store (newFakePair), so an answer that names a group
+// coord-a created was served by coord-a.
 
 // forwardEnv is the two coordinators.
 type forwardEnv struct {
@@ -45,37 +44,25 @@ func (e *forwardEnv) bKey() []byte { return e.fwdCluster.ForwardKey(e.ownerClust
 func (e *forwardEnv) aKey() []byte { return e.ownerCluster.ForwardKey(e.fwdCluster.Self()) }
 
 // newForwardEnv starts both; sec, when non-nil, secures coord-a only.
+// coord-b reports the coordinators it finds unreachable.
 func newForwardEnv(t *testing.T, sec *httpapi.Security) *forwardEnv {
 	t.Helper()
 	e := &forwardEnv{}
-	a, ka := newPeer("coord-a", "")
-	b, kb := newPeer("coord-b", "http://coord-b.invalid")
-	e.ownerCluster = &fakeCluster{keys: ka}
-	e.owner = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.ownerCluster, Security: sec}))
-	t.Cleanup(e.owner.Close)
-	a.URL = e.owner.URL
-	e.ownerCluster.self, e.ownerCluster.owner = a, a
-	e.ownerCluster.setLive([]persistence.Peer{a, b})
-	e.fwdCluster = &fakeCluster{self: b, owner: a, keys: kb, live: []persistence.Peer{a, b}, unreachable: make(chan string, 100)}
-	e.forwarder = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: e.fwdCluster, Forwarded: func(reached bool) {
-		if reached {
-			e.reached.Add(1)
-		} else {
-			e.failed.Add(1)
-		}
-	}}))
-	t.Cleanup(e.forwarder.Close)
+	p := newFakePair(t, coordtest.Options{API: func(o *httpapi.Options) { o.Security = sec }},
+		func(*coordtest.Server) coordtest.Options {
+			return coordtest.Options{API: func(o *httpapi.Options) {
+				o.Forwarded = func(reached bool) {
+					if reached {
+						e.reached.Add(1)
+					} else {
+						e.failed.Add(1)
+					}
+				}
+			}}
+		})
+	p.cb.unreachable = make(chan string, 100)
+	e.owner, e.forwarder, e.ownerCluster, e.fwdCluster = p.a.HTTP, p.b.HTTP, p.ca, p.cb
 	return e
-}
-
-// newForwardAPI is o's API over a coordinator of its own (coordtest, on
-// its own memory store); the test serves it.
-func newForwardAPI(t *testing.T, o httpapi.Options) http.Handler {
-	t.Helper()
-	return coordtest.Start(t, coordtest.Options{API: func(base *httpapi.Options) {
-		o.Runtime, o.Logger = base.Runtime, base.Logger
-		*base = o
-	}}).API
 }
 
 // do sends method path (under the base path) with body and auth ("" for

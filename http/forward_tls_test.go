@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +12,6 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
-	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
 // seen records the requests a server received and the Authorization
@@ -50,30 +48,15 @@ type tlsPair struct {
 func newTLSPair(t *testing.T, ownerTLS bool) *tlsPair {
 	t.Helper()
 	p := &tlsPair{seen: &seen{}}
-	a, ka := newPeer("coord-a", "")
-	b, kb := newPeer("coord-b", "")
-	ca := &fakeCluster{keys: ka}
-	p.owner = httptest.NewUnstartedServer(p.seen.wrap(newForwardAPI(t, httpapi.Options{Cluster: ca})))
-	if ownerTLS {
-		p.owner.StartTLS()
-	} else {
-		p.owner.Start()
-	}
-	t.Cleanup(p.owner.Close)
-	a.URL = p.owner.URL
-	p.fwdCluster = &fakeCluster{keys: kb}
-	var peerTLS *tls.Config
-	if ownerTLS {
-		peerTLS = p.owner.Client().Transport.(*http.Transport).TLSClientConfig
-	}
-	p.forwarder = httptest.NewTLSServer(newForwardAPI(t, httpapi.Options{Cluster: p.fwdCluster, PeerTLS: peerTLS}))
-	t.Cleanup(p.forwarder.Close)
-	b.URL = p.forwarder.URL
-	live := []persistence.Peer{a, b}
-	ca.self, ca.owner = a, a
-	ca.setLive(live)
-	p.fwdCluster.self, p.fwdCluster.owner = b, a
-	p.fwdCluster.setLive(live)
+	fp := newFakePair(t, coordtest.Options{TLS: ownerTLS, Handler: p.seen.wrap}, func(a *coordtest.Server) coordtest.Options {
+		o := coordtest.Options{TLS: true}
+		if ownerTLS {
+			peerTLS := a.HTTP.Client().Transport.(*http.Transport).TLSClientConfig
+			o.API = func(o *httpapi.Options) { o.PeerTLS = peerTLS }
+		}
+		return o
+	})
+	p.owner, p.forwarder, p.fwdCluster = fp.a.HTTP, fp.b.HTTP, fp.cb
 	return p
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -230,19 +229,16 @@ func TestForwardMarkProofs(t *testing.T) {
 func TestUnprovenMarksDoNotLoop(t *testing.T) {
 	var reachedA, reachedB atomic.Int64
 	count := func(n *atomic.Int64) func(bool) { return func(bool) { n.Add(1) } }
-	ca, cb := &fakeCluster{}, &fakeCluster{}
-	srvA := httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: ca, Forwarded: count(&reachedA)}))
-	t.Cleanup(srvA.Close)
-	srvB := httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: cb, Forwarded: count(&reachedB)}))
-	t.Cleanup(srvB.Close)
-	a, ka := newPeer("coord-a", srvA.URL)
-	b, kb := newPeer("coord-b", srvB.URL)
+	p := newFakePair(t, coordtest.Options{API: func(o *httpapi.Options) { o.Forwarded = count(&reachedA) }},
+		func(*coordtest.Server) coordtest.Options {
+			return coordtest.Options{API: func(o *httpapi.Options) { o.Forwarded = count(&reachedB) }}
+		})
+	srvA, srvB, a, b := p.a.HTTP, p.b.HTTP, p.peerA, p.peerB
 	oldA, _ := newPeer("coord-a", srvA.URL)
 	oldB, _ := newPeer("coord-b", srvB.URL)
-	ca.self, ca.owner, ca.keys = a, b, ka
-	ca.setLive([]persistence.Peer{a, oldB})
-	cb.self, cb.owner, cb.keys = b, a, kb
-	cb.setLive([]persistence.Peer{oldA, b})
+	p.ca.owner = b
+	p.ca.setLive([]persistence.Peer{a, oldB})
+	p.cb.setLive([]persistence.Peer{oldA, b})
 
 	refusedNamingB := func(st int, h http.Header, answer string) bool {
 		return st == http.StatusServiceUnavailable && strings.Contains(answer, `"errorCode":"GROUP_OWNED_ELSEWHERE"`) &&

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -20,57 +19,47 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
 	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordtest"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 	"github.com/redis-stream-coordinator/coordinator/metrics"
-	"github.com/redis-stream-coordinator/coordinator/persistence/memory"
 )
 
-// benchFleet is the API wired as cmd/coordinator wires it (metrics
-// observing requests and heartbeats, the no-op route on) over a real
-// coordinator on the memory store, with one settled group: every member
-// owns its target and heartbeats the same body each time.
+// benchFleet is one settled group of a coordinator whose API is wired as
+// cmd/coordinator wires it (benchOptions): every member owns its target
+// and heartbeats the same body each time.
 type benchFleet struct {
-	api    http.Handler
 	bodies []string // steady heartbeat body of member i
-	// opts builds api; withCluster builds more APIs over the same
-	// coordinator from it.
-	opts httpapi.Options
 }
 
-func newBenchFleet(b *testing.B, members int) *benchFleet {
+// benchOptions are o with the API wired as cmd/coordinator wires it:
+// metrics observing requests and heartbeats, the no-op route on.
+func benchOptions(o coordtest.Options) coordtest.Options {
+	m := metrics.New(prometheus.NewRegistry(), "bench")
+	o.Actors = func(ao *actors.Options) { ao.Observer = m }
+	o.API = func(ao *httpapi.Options) {
+		ao.Runtime = httpapi.ObserveRuntime(ao.Runtime, m)
+		ao.Middleware = []httpapi.Middleware{httpapi.ObserveRequests(m)}
+		ao.BenchEndpoints = true
+	}
+	return o
+}
+
+// newBenchFleet creates the group of members members and as many shards
+// on c and heartbeats them until settled.
+func newBenchFleet(b *testing.B, c *coordtest.Server, members int) *benchFleet {
 	b.Helper()
 	ctx := context.Background()
-	settings := group.DefaultSettings()
-	logger := slog.New(slog.DiscardHandler)
-	m := metrics.New(prometheus.NewRegistry(), "bench")
-	coord, err := actors.New(actors.Options{Store: memory.New(), Settings: settings, GroupCommit: true, Observer: m, Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := coord.Shutdown(ctx); err != nil {
-			b.Error(err)
-		}
-	})
-	opts := httpapi.Options{
-		Runtime:        httpapi.ObserveRuntime(coord, m),
-		Middleware:     []httpapi.Middleware{httpapi.ObserveRequests(m)},
-		Settings:       settings,
-		CoordinatorID:  "bench",
-		Logger:         logger,
-		BenchEndpoints: true,
-	}
 	key := group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}
-	if _, err := coord.CreateGroup(ctx, key, contract.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
+	if _, err := c.Actors.CreateGroup(ctx, key, contract.CreateRequest{InitialShardCount: &members, RequestedBy: "bench"}, false); err != nil {
 		b.Fatal(err)
 	}
 	ms, err := membersim.SettleAll(members, 20, func(req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
-		return coord.Heartbeat(ctx, key, req)
+		return c.Actors.Heartbeat(ctx, key, req)
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &benchFleet{api: httpapi.New(opts), bodies: make([]string, members), opts: opts}
+	f := &benchFleet{bodies: make([]string, members)}
 	for i, mem := range ms {
 		body, err := json.Marshal(mem.Request())
 		if err != nil {
@@ -79,13 +68,6 @@ func newBenchFleet(b *testing.B, members int) *benchFleet {
 		f.bodies[i] = string(body)
 	}
 	return f
-}
-
-// withCluster is the fleet's API as a coordinator of cluster c serves it.
-func (f *benchFleet) withCluster(c httpapi.Cluster) http.Handler {
-	o := f.opts
-	o.Cluster = c
-	return httpapi.New(o)
 }
 
 // paths returns route's path (with %s for the member id) of every member.
@@ -125,13 +107,14 @@ func cpuTime(b *testing.B) time.Duration {
 // the P3b ratio of issue #12 is heartbeat cpu-ns/op ÷ noop cpu-ns/op.
 // "serial" sends one request at a time, "parallel" 32 per core.
 func BenchmarkHeartbeatVsNoop(b *testing.B) {
-	f := newBenchFleet(b, benchMembers)
+	c := coordtest.Start(b, benchOptions(coordtest.Options{ID: "bench"}))
+	f := newBenchFleet(b, c, benchMembers)
 	routes := []struct{ name, path string }{
 		{"heartbeat", heartbeatRoute},
 		{"noop", "/coord/v1" + strings.NewReplacer("{streamPrefix}", "orders", "{consumerGroup}", "orders-consumer", "{memberId}", "%s").Replace(contract.BenchNoopTemplate)},
 	}
 	for _, rt := range routes {
-		f.bench(b, rt.name, f.api, f.paths(rt.path))
+		f.bench(b, rt.name, c.API, f.paths(rt.path))
 	}
 }
 

@@ -34,19 +34,12 @@ func newCountingPair(t *testing.T, placedOnA func(a persistence.Peer) persistenc
 			}
 		}
 	}
-	ca, cb := &fakeCluster{}, &fakeCluster{}
-	p.a = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: ca, Middleware: []httpapi.Middleware{counting(&p.chainA)}}))
-	t.Cleanup(p.a.Close)
-	p.b = httptest.NewServer(newForwardAPI(t, httpapi.Options{Cluster: cb, Middleware: []httpapi.Middleware{counting(&p.chainB)}}))
-	t.Cleanup(p.b.Close)
-	a, ka := newPeer("coord-a", p.a.URL)
-	b, kb := newPeer("coord-b", p.b.URL)
-	ca.keys, cb.keys = ka, kb
-	live := []persistence.Peer{a, b}
-	ca.self, ca.owner = a, placedOnA(a)
-	ca.setLive(live)
-	cb.self, cb.owner = b, a
-	cb.setLive(live)
+	fp := newFakePair(t, coordtest.Options{API: func(o *httpapi.Options) { o.Middleware = []httpapi.Middleware{counting(&p.chainA)} }},
+		func(*coordtest.Server) coordtest.Options {
+			return coordtest.Options{API: func(o *httpapi.Options) { o.Middleware = []httpapi.Middleware{counting(&p.chainB)} }}
+		})
+	fp.ca.owner = placedOnA(fp.peerA)
+	p.a, p.b = fp.a.HTTP, fp.b.HTTP
 	return p
 }
 
