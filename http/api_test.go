@@ -117,8 +117,11 @@ const sampleViewJSON = `{"streamPrefix":"orders","consumerGroup":"orders-consume
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func newTestAPI(f *fakeCoord, mod ...func(*Options)) *API {
-	o := Options{Runtime: f, CoordinatorID: "test-coordinator", Logger: discardLogger()}
+// newTestAPI is the API over rt (a fake runtime such as fakeCoord): the
+// one builder of the edge's unit tests (newSecureEnv and the others build
+// on it), mod adjusting its options.
+func newTestAPI(rt Runtime, mod ...func(*Options)) *API {
+	o := Options{Runtime: rt, CoordinatorID: "test-coordinator", Logger: discardLogger()}
 	for _, m := range mod {
 		m(&o)
 	}

@@ -31,8 +31,9 @@ func TestContractTemplatesAreRoutes(t *testing.T) {
 		registered = append(registered, rt.Template)
 		return h
 	}
-	New(Options{Runtime: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: users}, BenchEndpoints: true,
-		Middleware: []Middleware{capture}})
+	newTestAPI(&fakeCoord{}, func(o *Options) {
+		o.Security, o.BenchEndpoints, o.Middleware = &Security{Users: users}, true, []Middleware{capture}
+	})
 	templates := contractTemplates(t)
 	if len(templates) < 25 {
 		t.Fatalf("found only %d contract templates: %v", len(templates), templates)

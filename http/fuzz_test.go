@@ -62,7 +62,7 @@ func FuzzRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	api := New(Options{Runtime: &fakeCoord{view: sampleView()}, Logger: discardLogger(), Security: &Security{Users: users}})
+	api := newTestAPI(&fakeCoord{view: sampleView()}, func(o *Options) { o.Security = &Security{Users: users} })
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if !validMethod(method) || !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t\r\n#?") || !utf8.ValidString(method) {
 			return

@@ -284,7 +284,9 @@ func TestClusterViewShowsOnlyGrantedGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := New(Options{Runtime: &fakeCoord{}, Logger: discardLogger(), Cluster: viewCluster{view: view}, Security: &Security{Users: users, Now: func() time.Time { return t0 }}})
+	api := newTestAPI(&fakeCoord{}, func(o *Options) {
+		o.Cluster, o.Security = viewCluster{view: view}, &Security{Users: users, Now: func() time.Time { return t0 }}
+	})
 	for who, want := range map[string]int{"admin": 2, "describer": 1} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", contract.BasePath+contract.ClusterTemplate, nil)

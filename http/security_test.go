@@ -131,9 +131,8 @@ func newSecureEnv(t *testing.T, coord Runtime, mod func(*secureEnv, *Security)) 
 			h(w, r, ps)
 		}
 	}
-	e.api = New(Options{
-		Runtime: coord, CoordinatorID: "coord-test-1", Logger: e.logger(),
-		Middleware: []Middleware{record}, Security: sec,
+	e.api = newTestAPI(coord, func(o *Options) {
+		o.CoordinatorID, o.Logger, o.Middleware, o.Security = "coord-test-1", e.logger(), []Middleware{record}, sec
 	})
 	return e
 }
@@ -463,7 +462,7 @@ func TestSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := New(Options{Runtime: &fakeCoord{}, Logger: discardLogger(), Security: &Security{Users: admin}})
+	api := newTestAPI(&fakeCoord{}, func(o *Options) { o.Security = &Security{Users: admin} })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", session, nil)
 	req.SetBasicAuth("admin", "pw")
