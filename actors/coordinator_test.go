@@ -230,10 +230,7 @@ func TestShutdownDrains(t *testing.T) {
 	g := newGate()
 	store := newTestStore()
 	store.Before(g.before)
-	c, err := New(Options{Store: store, Settings: group.DefaultSettings(), GroupCommit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := start(t, Options{Store: store, GroupCommit: true})
 	createGroup(t, c, orders)
 
 	out := queueJoins(t, c, store, g, n)

@@ -109,8 +109,10 @@ func (r *recorder) conflictList() []string {
 }
 
 // start creates a coordinator with default settings where o leaves them
-// zero, and shuts it down when the test ends.
-func start(t *testing.T, o Options) *System {
+// zero, and shuts it down when the test ends (unless the test did). It is
+// package actors' one builder of a coordinator: these tests cannot use
+// internal/testkit/coordtest, which imports actors.
+func start(t testing.TB, o Options) *System {
 	t.Helper()
 	if o.Settings == (group.Settings{}) {
 		o.Settings = group.DefaultSettings()

@@ -108,10 +108,7 @@ func (m *liveMember) beat(t *testing.T, c *System) {
 func TestLiveResetSurvivesRestart(t *testing.T) {
 	store := newTestStore()
 	down := &fakePositions{failing: errors.New("redis is down")}
-	c1, err := New(Options{Store: store, Settings: group.DefaultSettings(), Positions: down})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c1 := start(t, Options{Store: store, Positions: down})
 	createGroup(t, c1, orders)
 	a := &liveMember{id: "A"}
 	a.beat(t, c1)

@@ -5,18 +5,13 @@ import (
 	"testing"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
 // A GET of a 1,000-member group: from the current snapshot (no mailbox),
 // and with a commit before every read (one GetSnapshot round trip and one
 // clone per read, the worst case).
 func BenchmarkGroupRead(b *testing.B) {
-	c, err := New(Options{Store: newTestStore(), GroupCommit: true, Settings: group.DefaultSettings()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Shutdown(b.Context()) })
+	c := start(b, Options{Store: newTestStore(), GroupCommit: true})
 	ctx := b.Context()
 	shards := 64
 	if _, err := c.CreateGroup(ctx, orders, contract.CreateRequest{RequestedBy: "bench", InitialShardCount: &shards}, false); err != nil {
