@@ -4,7 +4,7 @@ BIN := bin/coordinator
 # VERSION is stamped into the binary (coordinator -version, /actuator/info).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-.PHONY: build run test fuzz lint services bench chaos
+.PHONY: build run test chart fuzz lint services bench chaos
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/coordinator
@@ -19,30 +19,73 @@ run:
 services:
 	@bash .ci/services
 
-# test builds the commands that tests run as processes once into bin/test
-# (plain go build, like coordproc.Build: the tests need no -race binaries)
-# and points the tests at them with COORDPROC_BIN_DIR, so that each test
-# package does not build and link them again; without the variable
-# (a plain go test) coordproc.Build builds them itself. -vet=off: go test's
-# vet subset re-checks each package that make lint's full go vet ./...
-# checks (.ci/run runs both), a compile-sized step per package on 2 cores.
-# It also renders the Helm chart (deploy/helm/charttest, a module of its own
-# so that Helm and the Kubernetes API types stay out of the main one), then
-# fuzzes.
+# test runs the whole suite: the module's tests with -race, the Helm chart
+# module (make chart) and the fuzz targets (make fuzz), and fails when any
+# of them fails. It builds the commands that tests run as processes once
+# into bin/test (plain go build, like coordproc.Build: the tests need no
+# -race binaries, and one of them bounds the coordinator's RSS, which a
+# -race binary's shadow memory exceeds) and points the tests at them with
+# COORDPROC_BIN_DIR, so that each test package does not build and link them
+# again; without the variable (a plain go test) coordproc.Build builds them
+# itself. -vet=off: go test's vet subset re-checks each package that make
+# lint's full go vet ./... checks (.ci/run runs both), a compile-sized step
+# per package on 2 cores.
+# make chart and make fuzz run beside the -race suite at nice 10, their
+# output kept in bin/test/chart.log and bin/test/fuzz.log and printed after
+# the suite's. They compile what the suite never does (Helm and the
+# Kubernetes API types; every package again with fuzzing instrumentation),
+# while the suite's test runs leave most of the CPU idle (they wait on
+# heartbeats, leases and processes): on a cold cache that compiling fills
+# the idle time instead of following the suite, on a warm one they end
+# within it. At nice 10 they get the CPU that the suite's compiles and test
+# processes leave, so the suite runs about as it would alone. The chart
+# starts once bin/test is built, since both compile the standard library
+# without instrumentation (built once that way); the fuzzing builds share
+# nothing with either and start first. docs/testing.md has the
+# measurements, cold and warm, per phase.
+# TEST_P is go test's -p, the packages built or tested at once (by default
+# GOMAXPROCS, 2 here): most of a test binary's time is waiting, and with 2
+# slots two waiting binaries held the builds of the next ones (the suite
+# warm: 178 s with 2, 141 s with 4). TEST_NICE is the niceness of the chart
+# and the fuzzing. SUBMAKE, not $(MAKE) in the recipe: make -n runs every
+# recipe line that names $(MAKE), and this one runs the suite too.
+SUBMAKE = $(MAKE) --no-print-directory
+TEST_P ?= 4
+TEST_NICE ?= 10
 TEST_BIN := bin/test
 TEST_CMDS := ./cmd/coordinator ./cmd/sample-producer ./cmd/sample-consumer
 test: services
-	$(GO) build -o $(TEST_BIN)/ $(TEST_CMDS)
-	COORDPROC_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(GO) test -race -vet=off -count=1 ./...
-	cd deploy/helm/charttest && $(GO) test -count=1 ./...
-	@$(MAKE) --no-print-directory fuzz
+	@mkdir -p $(TEST_BIN); rc=0; \
+	nice -n $(TEST_NICE) $(SUBMAKE) fuzz >$(TEST_BIN)/fuzz.log 2>&1 & fuzz=$$!; \
+	echo '$(GO) build -o $(TEST_BIN)/ $(TEST_CMDS)'; \
+	$(GO) build -o $(TEST_BIN)/ $(TEST_CMDS) || rc=1; \
+	nice -n $(TEST_NICE) $(SUBMAKE) chart >$(TEST_BIN)/chart.log 2>&1 & chart=$$!; \
+	if [ $$rc = 0 ]; then \
+		echo 'COORDPROC_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(GO) test -p $(TEST_P) -race -vet=off -count=1 ./...'; \
+		COORDPROC_BIN_DIR=$(CURDIR)/$(TEST_BIN) $(GO) test -p $(TEST_P) -race -vet=off -count=1 ./... || rc=1; \
+	fi; \
+	wait $$chart || rc=1; echo '--- make chart (bin/test/chart.log)'; cat $(TEST_BIN)/chart.log; \
+	wait $$fuzz || rc=1; echo '--- make fuzz (bin/test/fuzz.log)'; cat $(TEST_BIN)/fuzz.log; \
+	exit $$rc
+
+# chart renders the Helm chart and checks it (deploy/helm/charttest, a module
+# of its own so that Helm and the Kubernetes API types stay out of the main
+# one). -vet=off: vet's facts for the ~520 packages under it were a fifth of
+# the module's cold build; make lint vets the module instead.
+CHART_TEST := deploy/helm/charttest
+chart:
+	cd $(CHART_TEST) && $(GO) test -vet=off -count=1 ./...
 
 # fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one go
-# test per target since go test fuzzes one target per invocation. The
-# packages fuzz at once, one fuzzing worker each; the targets of one package
-# run one after the other, so that its fuzzing build (every dependency
-# compiled with coverage instrumentation, the step's main cost on a cold
-# cache) is made once and reused. FUZZTIME is a count of inputs: with a
+# test per target since go test fuzzes one target per invocation. Fuzzing
+# compiles every package of the test binary, the standard library included,
+# with coverage instrumentation: on a cold cache that build is the step's
+# main cost (./http's test binary alone has ~470 packages). So the fuzzing
+# build of each package is made first, one package after the other (-fuzz
+# '^$': build, fuzz nothing), and the packages they share are compiled once
+# instead of by each go test at the same time; then the packages fuzz at
+# once, one fuzzing worker each, the targets of one package one after the
+# other. -vet=off as in make test. FUZZTIME is a count of inputs: with a
 # duration, Go 1.26 can fail a target with a bare "context deadline
 # exceeded" when the deadline passes while a worker is mid-input
 # (go.dev/issue/75804, fixed in Go 1.27), which a loaded CI machine hits.
@@ -56,9 +99,12 @@ FUZZTIME ?= 20000x
 FUZZ_TARGETS = ./http:FuzzHeartbeat ./http:FuzzRequest ./group:FuzzValidateHeartbeat ./internal/batchwire:FuzzItems
 FUZZ_PACKAGES = $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t)))))
 fuzz:
+	@for p in $(FUZZ_PACKAGES); do \
+		out=$$($(GO) test -vet=off -run '^$$' -fuzz '^$$' "$$p" 2>&1) || { printf 'fuzz: the fuzzing build of %s failed\n%s\n' "$$p" "$$out"; exit 1; }; \
+	done
 	@pids=; for p in $(FUZZ_PACKAGES); do \
 		( rc=0; for t in $(FUZZ_TARGETS); do [ "$${t%%:*}" = "$$p" ] || continue; \
-		    out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$$p" 2>&1); s=$$?; \
+		    out=$$($(GO) test -vet=off -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$$p" 2>&1); s=$$?; \
 		    printf 'fuzz %s (%s) for %s: exit %d\n%s\n' "$${t#*:}" "$$p" "$(FUZZTIME)" $$s "$$out"; [ $$s -eq 0 ] || rc=1; \
 		  done; exit $$rc ) & pids="$$pids $$!"; \
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
@@ -82,6 +128,7 @@ GOSEC_SKIP = -exclude-dir=bench -exclude-dir=chaos -exclude-dir=internal/testkit
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd $(CHART_TEST) && $(GO) vet ./...
 	PATH="$$PATH:$(GOBIN_DIR)" staticcheck ./...
 	PATH="$$PATH:$(GOBIN_DIR)" gosec -quiet -fmt text -color=false $(GOSEC_SKIP) ./...
 
