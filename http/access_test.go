@@ -53,7 +53,7 @@ func TestAccessByRouteNotPath(t *testing.T) {
 	notFound := group.Errorf(contract.CodeGroupNotFound, "Consumer group not found")
 	tried := 0
 	for _, memberAuth := range []bool{false, true} {
-		e := newSecureEnv(t, &fakeCoord{err: notFound}, func(_ *secureEnv, s *Security) { s.AuthenticateMemberAPI = memberAuth })
+		e := newSecureEnv(t, &fakeCoord{Err: notFound}, func(_ *secureEnv, s *Security) { s.AuthenticateMemberAPI = memberAuth })
 		routes := map[string]Route{}
 		for _, rt := range e.routes {
 			routes[rt.Method+" "+rt.Template] = rt
@@ -77,7 +77,7 @@ func TestAccessByRouteNotPath(t *testing.T) {
 				for _, method := range methods {
 					for _, c := range creds {
 						tried++
-						calls := e.coord.calls
+						calls := e.coord.Calls
 						rec := e.send(method, path, c.header, `{"requestedBy":"matrix"}`, "Content-Type", "application/json")
 						matched, routed := routes[rec.Header().Get(matchedRouteHeader)]
 						if routed && method == rt.Method && !strings.Contains(decoded, "/../") && decoded == path && matched != rt {
@@ -94,7 +94,7 @@ func TestAccessByRouteNotPath(t *testing.T) {
 							t.Errorf("memberAuth=%v %s %s (%s, route %q): %d %s, want %d", memberAuth, method, path, c.name,
 								rec.Header().Get(matchedRouteHeader), rec.Code, rec.Body, want)
 						}
-						if want != http.StatusOK && e.coord.calls != calls {
+						if want != http.StatusOK && e.coord.Calls != calls {
 							t.Errorf("memberAuth=%v %s %s (%s): refused, but the coordinator was asked", memberAuth, method, path, c.name)
 						}
 					}

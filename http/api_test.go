@@ -19,88 +19,13 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/cluster"
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeruntime"
 	"github.com/redis-stream-coordinator/coordinator/persistence"
 )
 
-// fakeCoord answers every call with its canned values, or err when set, and
-// records what it was asked.
-type fakeCoord struct {
-	err         error
-	view        contract.GroupView
-	views       []contract.GroupView
-	members     []group.Member
-	assignments contract.AssignmentsView
-	routing     group.Routing
-	hbResp      contract.HeartbeatResponse
-	panicOnRead bool
-
-	calls       int
-	groupsRead  int // calls of Groups
-	key         group.Key
-	create      contract.CreateRequest
-	streamLevel bool
-	del         contract.DeleteRequest
-	hb          *contract.HeartbeatRequest
-	forced      *group.ResetRequest // of ForceReset or PreviewReset
-}
-
-func (f *fakeCoord) note(key group.Key) error {
-	f.calls++
-	f.key = key
-	return f.err
-}
-
-func (f *fakeCoord) Heartbeat(_ context.Context, key group.Key, req *contract.HeartbeatRequest) (contract.HeartbeatResponse, error) {
-	f.hb = req
-	return f.hbResp, f.note(key)
-}
-
-func (f *fakeCoord) CreateGroup(_ context.Context, key group.Key, req contract.CreateRequest, streamLevel bool) (contract.GroupView, error) {
-	f.create, f.streamLevel = req, streamLevel
-	return f.view, f.note(key)
-}
-
-func (f *fakeCoord) DeleteGroup(_ context.Context, key group.Key, req contract.DeleteRequest) (contract.GroupView, error) {
-	f.del = req
-	return f.view, f.note(key)
-}
-
-func (f *fakeCoord) Group(_ context.Context, key group.Key) (contract.GroupView, error) {
-	if f.panicOnRead {
-		panic("boom")
-	}
-	return f.view, f.note(key)
-}
-
-func (f *fakeCoord) Members(_ context.Context, key group.Key) ([]group.Member, error) {
-	return f.members, f.note(key)
-}
-
-func (f *fakeCoord) Assignments(_ context.Context, key group.Key) (contract.AssignmentsView, error) {
-	return f.assignments, f.note(key)
-}
-
-func (f *fakeCoord) Routing(_ context.Context, key group.Key) (group.Routing, error) {
-	return f.routing, f.note(key)
-}
-
-func (f *fakeCoord) Groups(context.Context) ([]contract.GroupView, error) {
-	f.groupsRead++
-	return f.views, f.note(group.Key{})
-}
-
-// ForceReset records the request and answers a forced result without
-// shards.
-func (f *fakeCoord) ForceReset(_ context.Context, key group.Key, req group.ResetRequest) (contract.OffsetResetResult, error) {
-	f.forced = &req
-	return contract.OffsetResetResult{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, Forced: true}, f.note(key)
-}
-
-// PreviewReset records the request and answers a dry run without shards.
-func (f *fakeCoord) PreviewReset(_ context.Context, key group.Key, req group.ResetRequest) (contract.ResetPreview, error) {
-	f.forced = &req
-	return contract.ResetPreview{StreamPrefix: key.StreamPrefix, ConsumerGroup: key.ConsumerGroup, To: req.Target.To, DryRun: true}, f.note(key)
-}
+// fakeCoord is the edge's fake runtime: canned answers, a record of the
+// calls.
+type fakeCoord = fakeruntime.Runtime
 
 func sampleView() contract.GroupView {
 	return contract.GroupView{
@@ -182,23 +107,23 @@ func errorOf(t *testing.T, rec *httptest.ResponseRecorder, status int, code stri
 const groupPath = "/coord/v1/streams/orders/groups/orders-consumer"
 
 func TestCreateStreamAnswersCreatedSummary(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	rec := do(newTestAPI(f), "POST", "/coord/v1/streams/orders", `{"requestedBy":"ops","unknown":{"x":1}}`)
 	wantJSON(t, rec, http.StatusCreated, `{"streamPrefix":"orders","shardCount":4,"metadataVersion":3}`)
-	if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders"}) || !f.streamLevel {
-		t.Errorf("called with key %v streamLevel %v, want orders/orders stream-level", f.key, f.streamLevel)
+	if f.Key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders"}) || !f.StreamLevel {
+		t.Errorf("called with key %v streamLevel %v, want orders/orders stream-level", f.Key, f.StreamLevel)
 	}
-	if f.create.InitialShardCount != nil || f.create.RequestedBy != "ops" {
-		t.Errorf("create request = %+v", f.create)
+	if f.Created.InitialShardCount != nil || f.Created.RequestedBy != "ops" {
+		t.Errorf("create request = %+v", f.Created)
 	}
 }
 
 func TestCreateGroupAnswersGroupResponse(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	rec := do(newTestAPI(f), "POST", groupPath, `{"initialShardCount":4,"requestedBy":"ops","reason":"test"}`)
 	wantJSON(t, rec, http.StatusCreated, sampleViewJSON)
-	if f.streamLevel || *f.create.InitialShardCount != 4 || *f.create.Reason != "test" {
-		t.Errorf("create = %+v streamLevel %v", f.create, f.streamLevel)
+	if f.StreamLevel || *f.Created.InitialShardCount != 4 || *f.Created.Reason != "test" {
+		t.Errorf("create = %+v streamLevel %v", f.Created, f.StreamLevel)
 	}
 }
 
@@ -223,11 +148,11 @@ func TestCreateValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeCoord{view: sampleView()}
+			f := &fakeCoord{View: sampleView()}
 			rec := do(newTestAPI(f, small), "POST", tc.path, tc.body)
 			wantError(t, rec, tc.status, contract.StatusName(tc.status), tc.code, tc.message)
-			if f.calls != 0 {
-				t.Errorf("coordinator called %d times for an invalid request", f.calls)
+			if f.Calls != 0 {
+				t.Errorf("coordinator called %d times for an invalid request", f.Calls)
 			}
 		})
 	}
@@ -240,7 +165,7 @@ func TestMalformedBodiesAre400(t *testing.T) {
 		if !strings.HasPrefix(b.Message, "malformed JSON request body") {
 			t.Errorf("%s: message %q", body, b.Message)
 		}
-		if f.calls != 0 {
+		if f.Calls != 0 {
 			t.Errorf("%s: coordinator called", body)
 		}
 	}
@@ -271,19 +196,19 @@ func TestInvalidNamesNameTheField(t *testing.T) {
 }
 
 func TestDeleteGroup(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f)
 	wantError(t, do(api, "DELETE", groupPath, ""), 400, "BAD_REQUEST", "INVALID_REQUEST", "request body is required")
 	wantError(t, do(api, "DELETE", groupPath, `{"force":true}`), 400, "BAD_REQUEST", "INVALID_REQUEST",
 		"reason: must not be blank; requestedBy: must not be blank")
-	if f.calls != 0 {
+	if f.Calls != 0 {
 		t.Fatalf("coordinator called for invalid deletes")
 	}
 	wantJSON(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone","force":true}`), 200, sampleViewJSON)
-	if f.del != (contract.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
-		t.Errorf("delete request = %+v", f.del)
+	if f.Deleted != (contract.DeleteRequest{RequestedBy: "ops", Reason: "gone", Force: true}) {
+		t.Errorf("delete request = %+v", f.Deleted)
 	}
-	f.err = group.Errorf(contract.CodeGroupHasActiveMembers, "Group has active members")
+	f.Err = group.Errorf(contract.CodeGroupHasActiveMembers, "Group has active members")
 	wantError(t, do(api, "DELETE", groupPath, `{"requestedBy":"ops","reason":"gone"}`), 409, "CONFLICT",
 		"GROUP_HAS_ACTIVE_MEMBERS", "Group has active members")
 }
@@ -320,7 +245,7 @@ func TestErrorMapping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.code, func(t *testing.T) {
-			rec := do(newTestAPI(&fakeCoord{err: tc.err}), "GET", groupPath, "")
+			rec := do(newTestAPI(&fakeCoord{Err: tc.err}), "GET", groupPath, "")
 			b := errorOf(t, rec, tc.status, tc.code)
 			if strings.Contains(b.Message, "10.0.0.1") || strings.Contains(b.Message, "secret") {
 				t.Errorf("message leaks internals: %q", b.Message)
@@ -343,7 +268,7 @@ func TestOwnershipRefusalsAreRetryable(t *testing.T) {
 		{&cluster.NotOwnerError{Owner: persistence.Peer{ID: "c2", URL: "http://c2:8080"}}, "GROUP_OWNED_ELSEWHERE", "http://c2:8080"},
 		{cluster.ErrNotServing, "COORDINATOR_NOT_SERVING", ""},
 	} {
-		rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath, `{"initialShardCount":2,"requestedBy":"ops"}`)
+		rec := do(newTestAPI(&fakeCoord{Err: tc.err}), "POST", groupPath, `{"initialShardCount":2,"requestedBy":"ops"}`)
 		errorOf(t, rec, http.StatusServiceUnavailable, tc.code)
 		if rec.Header().Get("Retry-After") != "1" || rec.Header().Get(contract.OwnerHeader) != tc.owner {
 			t.Errorf("%v: headers %v, want Retry-After 1 and owner %q", tc.err, rec.Header(), tc.owner)
@@ -352,7 +277,7 @@ func TestOwnershipRefusalsAreRetryable(t *testing.T) {
 }
 
 func TestMissingGroupIs404OnEveryGroupRoute(t *testing.T) {
-	f := &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")}
+	f := &fakeCoord{Err: group.Errorf(contract.CodeGroupNotFound, "Group not found")}
 	api := newTestAPI(f)
 	for _, path := range []string{
 		groupPath, groupPath + "/producer-routing",
@@ -362,8 +287,8 @@ func TestMissingGroupIs404OnEveryGroupRoute(t *testing.T) {
 		"/coord/v1/monitoring/streams/orders/groups/orders-consumer/consumption",
 	} {
 		wantError(t, do(api, "GET", path, ""), 404, "NOT_FOUND", "GROUP_NOT_FOUND", "Group not found")
-		if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
-			t.Errorf("%s: key %v", path, f.key)
+		if f.Key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
+			t.Errorf("%s: key %v", path, f.Key)
 		}
 	}
 }
@@ -381,21 +306,21 @@ func TestUnroutedRequestsAnswerJSON(t *testing.T) {
 }
 
 func TestProducerRoutingSlots(t *testing.T) {
-	f := &fakeCoord{routing: group.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
+	f := &fakeCoord{RoutingAnswer: group.Routing{StreamPrefix: "create-order", ConsumerGroup: "demo-workers", MetadataVersion: 2, ShardCount: 2}}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
 		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":2,
 		  "streamKeyPattern":"create-order:{shardIndex}",
 		  "shards":[{"shardIndex":0,"streamKey":"create-order:0","redisSlot":9192},
 		            {"shardIndex":1,"streamKey":"create-order:1","redisSlot":13257}]}`)
-	f.routing.ShardCount = 0
+	f.RoutingAnswer.ShardCount = 0
 	wantJSON(t, do(api, "GET", "/coord/v1/streams/create-order/groups/demo-workers/producer-routing", ""), 200,
 		`{"streamPrefix":"create-order","consumerGroup":"demo-workers","metadataVersion":2,"shardCount":0,
 		  "streamKeyPattern":"create-order:{shardIndex}","shards":[]}`)
 }
 
 func TestGetGroupAndMonitoringGroup(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
 	mon := strings.TrimSuffix(sampleViewJSON, "}") + `,"recentMutations":[]}`
@@ -406,9 +331,9 @@ func TestListGroups(t *testing.T) {
 	f := &fakeCoord{}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[]}`)
-	f.views = []contract.GroupView{sampleView()}
+	f.Views = []contract.GroupView{sampleView()}
 	wantJSON(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 200, `{"groups":[`+sampleViewJSON+`]}`)
-	f.err = fmt.Errorf("list: %w", persistence.ErrUnavailable)
+	f.Err = fmt.Errorf("list: %w", persistence.ErrUnavailable)
 	errorOf(t, do(api, "GET", "/coord/v1/monitoring/groups", ""), 503, "STORE_UNAVAILABLE")
 }
 
@@ -417,7 +342,7 @@ func TestMembersKeepNulls(t *testing.T) {
 	api := newTestAPI(f)
 	path := "/coord/v1/monitoring/streams/orders/groups/orders-consumer/members"
 	wantJSON(t, do(api, "GET", path, ""), 200, `{"members":[]}`)
-	f.members = []group.Member{{
+	f.MemberList = []group.Member{{
 		MemberID: "member-a", MemberName: "orders-consumer", State: group.MemberActive, MemberEpoch: 3,
 		MetadataVersion: 3, RuntimeMaxConcurrency: 1, CurrentAssignment: contract.NewShardSet(1, 0),
 		LastHeartbeatAt: 1779321603123, MemberLeaseExpiresAt: 1779321613123, RebalanceTimeoutMs: 60000,
@@ -435,7 +360,7 @@ func TestMembersKeepNulls(t *testing.T) {
 }
 
 func TestAssignments(t *testing.T) {
-	f := &fakeCoord{assignments: contract.AssignmentsView{
+	f := &fakeCoord{AssignmentsAnswer: contract.AssignmentsView{
 		TargetAssignment:    map[string]contract.ShardSet{"a": contract.NewShardSet(2, 0)},
 		CurrentAssignments:  map[string]contract.ShardSet{"a": contract.NewShardSet(0)},
 		RevokeProgress:      map[string]contract.ShardSet{},
@@ -449,7 +374,7 @@ func TestAssignments(t *testing.T) {
 func TestConsumptionRowsSorted(t *testing.T) {
 	key := "orders:7"
 	last := "5-0"
-	f := &fakeCoord{members: []group.Member{
+	f := &fakeCoord{MemberList: []group.Member{
 		{MemberID: "b", MemberName: "nb", State: group.MemberActive, ShardProgress: []contract.ShardProgress{
 			{Shard: contract.Shard{ShardIndex: 1}, PendingCount: 2},
 			{Shard: contract.Shard{ShardIndex: 0}, StreamKey: &key, LastAckedID: &last, UpdatedAt: 1779321603123},
@@ -465,7 +390,7 @@ func TestConsumptionRowsSorted(t *testing.T) {
 	  "streamKey":"orders:7","lastDeliveredId":null,"lastAckedId":"5-0","pendingCount":0,"updatedAt":"2026-05-21T00:00:03.123Z"},
 	 {"streamPrefix":"orders","consumerGroup":"g","memberId":"b","memberName":"nb","memberState":"ACTIVE","shard":{"shardIndex":1},
 	  "streamKey":"orders:1","lastDeliveredId":null,"lastAckedId":null,"pendingCount":2,"updatedAt":null}]}`)
-	f.members = nil
+	f.MemberList = nil
 	wantJSON(t, do(newTestAPI(f), "GET", "/coord/v1/monitoring/streams/orders/groups/g/consumption", ""), 200, `{"progress":[]}`)
 }
 
@@ -543,7 +468,7 @@ const validHeartbeat = `{"protocolVersion":1,"requestId":"r1","memberId":"m1","m
 const heartbeatPath = groupPath + "/members/m1/heartbeat"
 
 func TestHeartbeatPassesDecodedRequest(t *testing.T) {
-	f := &fakeCoord{hbResp: contract.HeartbeatResponse{
+	f := &fakeCoord{HeartbeatAnswer: contract.HeartbeatResponse{
 		ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
 		RebalanceTimeoutMs: 60000, MemberLeaseTtlMs: 10000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
 		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3},
@@ -552,13 +477,13 @@ func TestHeartbeatPassesDecodedRequest(t *testing.T) {
 	wantJSON(t, rec, 200, `{"responseTo":"r1","status":"OK","memberId":"m1","memberEpoch":3,"heartbeatIntervalMs":1000,
 	 "rebalanceTimeoutMs":60000,"memberLeaseTtlMs":10000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
 	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3}}`)
-	hb := f.hb
+	hb := f.LastHeartbeat
 	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(contract.NewShardSet(0, 2)) ||
 		len(hb.RevokingShards) != 1 || !hb.RevokingShards[0].Terminal() || *hb.MemberName != "orders-consumer" {
 		t.Errorf("heartbeat request = %+v", hb)
 	}
-	if f.key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
-		t.Errorf("key = %v", f.key)
+	if f.Key != (group.Key{StreamPrefix: "orders", ConsumerGroup: "orders-consumer"}) {
+		t.Errorf("key = %v", f.Key)
 	}
 }
 
@@ -578,7 +503,7 @@ func TestHeartbeatValidationIs400(t *testing.T) {
 			if !strings.Contains(b.Message, tc.field) {
 				t.Errorf("message %q does not name %s", b.Message, tc.field)
 			}
-			if f.calls != 0 {
+			if f.Calls != 0 {
 				t.Errorf("coordinator called")
 			}
 		})
@@ -589,12 +514,12 @@ func TestHeartbeatValidationIs400(t *testing.T) {
 }
 
 func TestHeartbeatRuntimeErrorsMap(t *testing.T) {
-	f := &fakeCoord{err: fmt.Errorf("commit: %w", contract.ErrStateConflict)}
+	f := &fakeCoord{Err: fmt.Errorf("commit: %w", contract.ErrStateConflict)}
 	errorOf(t, do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat), 409, "STATE_VERSION_CONFLICT")
 }
 
 func TestDrainRefusesMutationsOnly(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f)
 	wantJSON(t, do(api, "GET", "/readyz", ""), 200, `{"status":"UP"}`)
 	api.Drain()
@@ -606,8 +531,8 @@ func TestDrainRefusesMutationsOnly(t *testing.T) {
 	} {
 		wantError(t, do(api, tc.method, tc.path, tc.body), 503, "SERVICE_UNAVAILABLE", "COORDINATOR_TERMINATING", "Coordinator is terminating")
 	}
-	if f.calls != 0 {
-		t.Fatalf("coordinator called %d times while draining", f.calls)
+	if f.Calls != 0 {
+		t.Fatalf("coordinator called %d times while draining", f.Calls)
 	}
 	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
 	wantJSON(t, do(api, "GET", "/readyz", ""), 503, `{"status":"OUT_OF_SERVICE"}`)
@@ -616,7 +541,7 @@ func TestDrainRefusesMutationsOnly(t *testing.T) {
 }
 
 func TestPanicIsAnswered500(t *testing.T) {
-	rec := do(newTestAPI(&fakeCoord{panicOnRead: true}), "GET", groupPath, "")
+	rec := do(newTestAPI(&fakeCoord{PanicOnRead: true}), "GET", groupPath, "")
 	wantError(t, rec, 500, "INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", msgInternal)
 }
 
@@ -641,7 +566,7 @@ func TestMiddlewareSeesRoutes(t *testing.T) {
 			}
 		}
 	}
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f, func(o *Options) {
 		o.BasePath = "/api/v2/"
 		o.Middleware = []Middleware{tag("outer"), deny, tag("inner")}
@@ -652,8 +577,8 @@ func TestMiddlewareSeesRoutes(t *testing.T) {
 	if got := seen["DELETE /api/v2/streams/{streamPrefix}/groups/{consumerGroup}"]; got != want {
 		t.Errorf("route = %+v, want %+v", got, want)
 	}
-	if f.calls != 0 || !reflect.DeepEqual(order, []string{"outer"}) {
-		t.Errorf("calls %d order %v after denial", f.calls, order)
+	if f.Calls != 0 || !reflect.DeepEqual(order, []string{"outer"}) {
+		t.Errorf("calls %d order %v after denial", f.Calls, order)
 	}
 
 	order = nil
@@ -693,7 +618,7 @@ func TestMetricsMounted(t *testing.T) {
 // BenchmarkHeartbeat measures the HTTP layer's cost of one heartbeat
 // (decode, validate, encode) over a coordinator that answers at once.
 func BenchmarkHeartbeat(b *testing.B) {
-	f := &fakeCoord{hbResp: contract.HeartbeatResponse{
+	f := &fakeCoord{HeartbeatAnswer: contract.HeartbeatResponse{
 		ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3,
 		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3},
 	}}
@@ -715,7 +640,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 // A root base path means the default one, as the security policy and the
 // audit read it: routes are never left outside authentication.
 func TestRootBasePathIsTheDefault(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f, func(o *Options) { o.BasePath = "/" })
 	wantJSON(t, do(api, "GET", groupPath, ""), 200, sampleViewJSON)
 	errorOf(t, do(api, "GET", "/streams/orders/groups/orders-consumer", ""), 404, "NOT_FOUND")

@@ -155,11 +155,11 @@ func TestAuditEveryOutcome(t *testing.T) {
 			status: http.StatusForbidden, outcome: contract.AuditForbidden, errorCode: "FORBIDDEN", principal: "reader",
 			roles: []string{"READ"}, action: contract.ActionCreateGroup},
 		{name: "404", method: "DELETE", stream: "orders", group: "audit-404", auth: "bearer:writer", body: deleteBody,
-			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupNotFound, "Group not found")},
+			coord:  &fakeCoord{Err: group.Errorf(contract.CodeGroupNotFound, "Group not found")},
 			status: http.StatusNotFound, outcome: contract.AuditFailed, errorCode: "GROUP_NOT_FOUND", principal: "writer",
 			roles: []string{"WRITE"}, bodyRead: true, action: contract.ActionDeleteGroup, summary: map[string]string{"force": "true"}},
 		{name: "409", method: "POST", stream: "orders", group: "audit-409", auth: "root", body: createBody,
-			coord:  &fakeCoord{err: group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")},
+			coord:  &fakeCoord{Err: group.Errorf(contract.CodeGroupAlreadyExists, "Group already exists")},
 			status: http.StatusConflict, outcome: contract.AuditFailed, errorCode: "GROUP_ALREADY_EXISTS", principal: "root",
 			roles: []string{"ADMIN"}, bodyRead: true, action: contract.ActionCreateGroup, summary: createSummary},
 		{name: "429", method: "POST", stream: "orders", group: "audit-429", auth: "writer", body: createBody, refuseAll: true,
@@ -173,7 +173,7 @@ func TestAuditEveryOutcome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			coord := tc.coord
 			if coord == nil {
-				coord = &fakeCoord{view: sampleView()}
+				coord = &fakeCoord{View: sampleView()}
 			}
 			e := newSecureEnv(t, coord, func(e *secureEnv, s *Security) {
 				sinks.install(e, s)
@@ -289,7 +289,7 @@ func asJSON(t *testing.T, v any) string {
 // checks the fingerprint against crypto/sha256 and, once, sha256sum.
 func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
 	mem := audit.NewMemorySink(10, 1000)
-	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
+	e := newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
 	body := " {\"requestedBy\" : \"alice\",\n\t\"initialShardCount\": 2 }\r\n"
 	if rec := e.send("POST", contract.BasePath+"/streams/orders/groups/fp", basicOf("writer"), body); rec.Code != http.StatusCreated {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
@@ -322,7 +322,7 @@ func TestAuditFingerprintIsOfTheExactBytes(t *testing.T) {
 // are not audited.
 func TestAuditOnlyMutations(t *testing.T) {
 	mem := audit.NewMemorySink(10, 1000)
-	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
+	e := newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) { s.Audit = mem })
 	grp := contract.BasePath + "/streams/orders/groups/workers"
 	e.send("GET", grp, basicOf("reader"), "")
 	e.send("POST", grp+"/members/m1/heartbeat", "", `{}`)
@@ -344,7 +344,7 @@ func TestRecentMutations(t *testing.T) {
 	for name, history := range map[string]audit.History{"memory": sinks.mem, "redis": sinks.redis} {
 		t.Run(name, func(t *testing.T) {
 			stream := "recent-" + name
-			e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(e *secureEnv, s *Security) {
+			e := newSecureEnv(t, &fakeCoord{View: sampleView()}, func(e *secureEnv, s *Security) {
 				sinks.install(e, s)
 				s.History = history
 			})

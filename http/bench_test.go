@@ -16,8 +16,8 @@ func TestBenchNoopDecodesWithoutTheCoordinator(t *testing.T) {
 	api := newTestAPI(f, func(o *Options) { o.BenchEndpoints = true })
 	rec := do(api, "POST", benchNoopPath, validHeartbeat)
 	wantJSON(t, rec, http.StatusOK, `{"status":"OK"}`)
-	if f.calls != 0 || f.hb != nil {
-		t.Errorf("the coordinator was called: %d calls", f.calls)
+	if f.Calls != 0 || f.LastHeartbeat != nil {
+		t.Errorf("the coordinator was called: %d calls", f.Calls)
 	}
 	errorOf(t, do(api, "POST", benchNoopPath, `{"protocolVersion":0}`), http.StatusBadRequest, "INVALID_REQUEST")
 	errorOf(t, do(api, "POST", benchNoopPath, `{`), http.StatusBadRequest, "INVALID_REQUEST")

@@ -120,7 +120,7 @@ func scopedPath(template string, res scopedResource) string {
 // 403 FORBIDDEN and the coordinator is never asked; inside it the answer
 // is exactly the admin's (same status and error code).
 func TestScopedGrantMatrix(t *testing.T) {
-	e, tokens := newScopedEnv(t, &fakeCoord{view: sampleView()})
+	e, tokens := newScopedEnv(t, &fakeCoord{View: sampleView()})
 	principals := append([]scopedPrincipal{{name: "anonymous"}}, scopedPrincipals()...)
 	tried, inside := 0, 0
 	for _, rt := range e.routes {
@@ -131,7 +131,7 @@ func TestScopedGrantMatrix(t *testing.T) {
 			ref := e.send(rt.Method, path, tokens["admin"], body)
 			for _, p := range principals {
 				tried++
-				calls := e.coord.calls
+				calls := e.coord.Calls
 				rec := e.send(rt.Method, path, tokens[p.name], body)
 				allowed := !check || (p.name != "anonymous" && (op == "" || grantsOp(p, op, rt.Template, res)))
 				where := p.name + " " + rt.Method + " " + path
@@ -148,7 +148,7 @@ func TestScopedGrantMatrix(t *testing.T) {
 						t.Errorf("%s: %d %s, want 403 FORBIDDEN", where, rec.Code, rec.Body)
 					}
 				}
-				if !allowed && e.coord.calls != calls {
+				if !allowed && e.coord.Calls != calls {
 					t.Errorf("%s: refused, but the coordinator was asked", where)
 				}
 			}
@@ -184,7 +184,7 @@ func TestListsShowOnlyGrantedGroups(t *testing.T) {
 		{StreamPrefix: streamX, ConsumerGroup: groupA}, {StreamPrefix: streamX, ConsumerGroup: groupB},
 		{StreamPrefix: streamY, ConsumerGroup: groupA},
 	}
-	e, tokens := newScopedEnv(t, &fakeCoord{view: sampleView(), views: views})
+	e, tokens := newScopedEnv(t, &fakeCoord{View: sampleView(), Views: views})
 	for who, want := range map[string]int{"admin": 3, "describer": 2} {
 		rec := e.send("GET", contract.BasePath+contract.MonitoringGroups, tokens[who], "")
 		var body contract.GroupList
@@ -215,7 +215,7 @@ func TestListsShowOnlyGrantedGroups(t *testing.T) {
 // TestSameOriginOnStateChanges: state-changing routes refuse cross-site
 // browser requests and bodies not declared JSON, before reading them.
 func TestSameOriginOnStateChanges(t *testing.T) {
-	e, tokens := newScopedEnv(t, &fakeCoord{view: sampleView()})
+	e, tokens := newScopedEnv(t, &fakeCoord{View: sampleView()})
 	create := contract.BasePath + "/streams/team-x-orders/groups/new"
 	for _, c := range []struct {
 		name    string
@@ -234,12 +234,12 @@ func TestSameOriginOnStateChanges(t *testing.T) {
 		{"same origin", []string{"Origin", "http://example.com", "Sec-Fetch-Site", "same-origin"}, http.StatusCreated},
 		{"json with charset", []string{"Content-Type", "application/json; charset=utf-8"}, http.StatusCreated},
 	} {
-		calls := e.coord.calls
+		calls := e.coord.Calls
 		rec := e.send("POST", create, tokens["admin"], `{"requestedBy":"x"}`, c.headers...)
 		if rec.Code != c.want {
 			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, rec.Body, c.want)
 		}
-		if c.want >= 400 && e.coord.calls != calls {
+		if c.want >= 400 && e.coord.Calls != calls {
 			t.Errorf("%s: refused, but the coordinator was asked", c.name)
 		}
 	}

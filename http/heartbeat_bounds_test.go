@@ -44,13 +44,13 @@ func TestHeartbeatOutOfBoundsRefused(t *testing.T) {
 			if b.Message != tc.message {
 				t.Errorf("message %q, want %q", b.Message, tc.message)
 			}
-			if f.calls != 0 || f.hb != nil {
+			if f.Calls != 0 || f.LastHeartbeat != nil {
 				t.Errorf("the coordinator was called")
 			}
 		})
 	}
 	f := &fakeCoord{}
-	if rec := postJSON(newTestAPI(f), heartbeatPath, valid); rec.Code != http.StatusOK || f.hb == nil {
+	if rec := postJSON(newTestAPI(f), heartbeatPath, valid); rec.Code != http.StatusOK || f.LastHeartbeat == nil {
 		t.Fatalf("the valid heartbeat: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // create any number of distinct groups; CreateLimiter counts creates per
 // principal whatever the group.
 func TestCreateRateLimitPerPrincipal(t *testing.T) {
-	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.CreateLimiter = mustLimiter(t, 2) })
+	e := newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) { s.CreateLimiter = mustLimiter(t, 2) })
 	body := `{"requestedBy":"t"}`
 	for i, want := range []int{http.StatusCreated, http.StatusCreated, http.StatusTooManyRequests} {
 		rec := e.send("POST", contract.BasePath+"/streams/p/groups/g"+string(rune('0'+i)), basicOf("root"), body)

@@ -1,30 +1,10 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/redis-stream-coordinator/coordinator/contract"
-	"github.com/redis-stream-coordinator/coordinator/group"
 )
-
-func (f *fakeCoord) PauseShards(_ context.Context, key group.Key, req contract.PauseRequest) (contract.PausedView, error) {
-	return contract.PausedView{PausedShards: req.Shards}, f.note(key)
-}
-
-func (f *fakeCoord) ResumeShards(_ context.Context, key group.Key, _ contract.PauseRequest) (contract.PausedView, error) {
-	return contract.PausedView{}, f.note(key)
-}
-
-func (f *fakeCoord) StartReset(_ context.Context, key group.Key, req group.ResetRequest) (group.LiveReset, error) {
-	return group.LiveReset{ResetID: "reset-1", State: contract.ResetPausing, Target: req.Target}, f.note(key)
-}
-
-func (f *fakeCoord) Reset(_ context.Context, key group.Key, id string) (group.LiveReset, error) {
-	return group.LiveReset{ResetID: id, State: contract.ResetDone}, f.note(key)
-}
 
 // TestLiveOpsRoutes: the pause and resume bodies are checked before the
 // coordinator is asked; a live reset needs Redis.

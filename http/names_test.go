@@ -14,13 +14,13 @@ import (
 // prefix's own, the stream-level group) is refused on every route that
 // names one, and so is a pair that reads as a stream-level group.
 func TestGroupNamesCannotShareAKey(t *testing.T) {
-	f := &fakeCoord{view: sampleView()}
+	f := &fakeCoord{View: sampleView()}
 	api := newTestAPI(f)
 	body := `{"requestedBy":"t","reason":"r","targetShardCount":2}`
 	if rec := do(api, "POST", contract.BasePath+"/streams/ka:kb/groups/kc", body); rec.Code != http.StatusCreated {
 		t.Fatalf("ka:kb / kc: %d %s", rec.Code, rec.Body)
 	}
-	calls := f.calls
+	calls := f.Calls
 	for _, rq := range []struct{ method, path string }{
 		{"POST", "/streams/ka/groups/kb:kc"},
 		{"GET", "/streams/ka/groups/kb:kc"},
@@ -35,8 +35,8 @@ func TestGroupNamesCannotShareAKey(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want 400 naming the consumerGroup rule", rq.method, rq.path, rec.Code, rec.Body)
 		}
 	}
-	if f.calls != calls {
-		t.Errorf("the coordinator was asked %d times", f.calls-calls)
+	if f.Calls != calls {
+		t.Errorf("the coordinator was asked %d times", f.Calls-calls)
 	}
 	for _, path := range []string{"/streams/ka:kb", "/streams/ka:kb/groups/ka:kb"} {
 		if rec := do(api, "POST", contract.BasePath+path, body); rec.Code != http.StatusCreated {

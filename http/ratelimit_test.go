@@ -24,7 +24,7 @@ func newLimitedEnv(t *testing.T) *secureEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) {
+	return newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) {
 		s.Limiter = limiter
 		s.AuthenticateMemberAPI = true
 	})
@@ -53,13 +53,13 @@ func TestRateLimitSixtyFirstMutation(t *testing.T) {
 		}
 	}
 	e.clock.Advance(20*time.Second + 500*time.Millisecond)
-	calls := e.coord.calls
+	calls := e.coord.Calls
 	rec := e.send("DELETE", grp, writer, deleteBody)
 	wantJSON(t, rec, http.StatusTooManyRequests, `{"status":"TOO_MANY_REQUESTS","errorCode":"RATE_LIMIT_EXCEEDED","message":"Coordinator API rate limit exceeded"}`)
 	if secs := wantLimited(t, rec); secs != 40 {
 		t.Errorf("Retry-After %d, want ceil(39.5) = 40", secs)
 	}
-	if e.coord.calls != calls {
+	if e.coord.Calls != calls {
 		t.Error("a refused mutation reached the coordinator")
 	}
 
@@ -114,8 +114,8 @@ func TestRateLimitCountsBeforeValidation(t *testing.T) {
 	}
 	wantLimited(t, e.send("POST", grp, basicOf("writer"), createBody))
 	wantLimited(t, e.send("POST", grp, basicOf("writer"), `{"initialShardCount":`))
-	if e.coord.calls != 0 {
-		t.Errorf("coordinator called %d times", e.coord.calls)
+	if e.coord.Calls != 0 {
+		t.Errorf("coordinator called %d times", e.coord.Calls)
 	}
 }
 
@@ -136,14 +136,14 @@ func TestRateLimitAfterAuthentication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e = newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.Limiter = none })
+	e = newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) { s.Limiter = none })
 	if secs := wantLimited(t, e.send("POST", grp, basicOf("writer"), createBody)); secs != 60 {
 		t.Errorf("Retry-After %d, want 60", secs)
 	}
 }
 
 func TestNoLimiterNoLimit(t *testing.T) {
-	e := newSecureEnv(t, &fakeCoord{view: sampleView()}, nil)
+	e := newSecureEnv(t, &fakeCoord{View: sampleView()}, nil)
 	for i := range 100 {
 		if rec := e.send("POST", contract.BasePath+"/streams/orders/groups/workers", basicOf("root"), createBody); rec.Code != http.StatusCreated {
 			t.Fatalf("mutation %d: %d", i+1, rec.Code)

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -10,45 +9,8 @@ import (
 	"github.com/redis-stream-coordinator/coordinator/group"
 )
 
-// The fakeCoord's Resharding methods answer canned values (or f.err).
-
-func sampleMigration() group.Migration {
-	return group.Migration{ReshardingID: "reshard-1", FromShardCount: 4, ToShardCount: 8, State: group.MigrationActive,
-		CreatedAt: 1779321600000, UpdatedAt: 1779321601000}
-}
-
 const sampleMigrationJSON = `{"reshardingId":"reshard-1","fromShardCount":4,"toShardCount":8,"state":"ACTIVE",
  "createdAt":"2026-05-21T00:00:00.000Z","updatedAt":"2026-05-21T00:00:01.000Z"}`
-
-func (f *fakeCoord) ScaleGroup(_ context.Context, key group.Key, _ contract.ScaleRequest) (group.Migration, error) {
-	return sampleMigration(), f.note(key)
-}
-
-func (f *fakeCoord) ScaleStream(_ context.Context, prefix string, req contract.ScaleRequest) (group.StreamScale, error) {
-	return group.StreamScale{StreamPrefix: prefix, TargetShardCount: *req.TargetShardCount,
-		AffectedConsumerGroups: []string{"a"}, Migrations: []group.Migration{sampleMigration()}}, f.note(group.Key{StreamPrefix: prefix})
-}
-
-func (f *fakeCoord) Rollback(_ context.Context, key group.Key, id string, _ contract.RollbackRequest) (group.Migration, error) {
-	m := sampleMigration()
-	m.ReshardingID, m.State = id, group.MigrationRolledBack
-	return m, f.note(key)
-}
-
-func (f *fakeCoord) Migration(_ context.Context, key group.Key, id string) (group.Migration, error) {
-	m := sampleMigration()
-	m.ReshardingID = id
-	return m, f.note(key)
-}
-
-func (f *fakeCoord) Migrations(_ context.Context, key group.Key) (group.Migrations, error) {
-	id := "reshard-1"
-	return group.Migrations{List: []group.Migration{sampleMigration()}, ActiveReshardingID: &id}, f.note(key)
-}
-
-func (f *fakeCoord) Snapshot(_ context.Context, key group.Key) (*group.Group, error) {
-	return group.New(), f.note(key)
-}
 
 func TestScaleAnswersAccepted(t *testing.T) {
 	f := &fakeCoord{}
@@ -80,8 +42,8 @@ func TestScaleValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeCoord{}
 			wantError(t, do(newTestAPI(f), "POST", tc.path, tc.body), 400, "BAD_REQUEST", "INVALID_REQUEST", tc.message)
-			if f.calls != 0 {
-				t.Errorf("coordinator called %d times for an invalid request", f.calls)
+			if f.Calls != 0 {
+				t.Errorf("coordinator called %d times for an invalid request", f.Calls)
 			}
 		})
 	}
@@ -101,7 +63,7 @@ func TestReshardingErrorMapping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.code, func(t *testing.T) {
-			rec := do(newTestAPI(&fakeCoord{err: tc.err}), "POST", groupPath+"/scale", `{"targetShardCount":8,"requestedBy":"ops"}`)
+			rec := do(newTestAPI(&fakeCoord{Err: tc.err}), "POST", groupPath+"/scale", `{"targetShardCount":8,"requestedBy":"ops"}`)
 			wantError(t, rec, tc.status, contract.StatusName(tc.status), tc.code, tc.messages)
 		})
 	}
@@ -109,7 +71,7 @@ func TestReshardingErrorMapping(t *testing.T) {
 
 func TestDataPlaneReads(t *testing.T) {
 	mon := "/coord/v1/monitoring/streams/orders/groups/orders-consumer"
-	api := newTestAPI(&fakeCoord{view: sampleView()})
+	api := newTestAPI(&fakeCoord{View: sampleView()})
 	tests := []struct {
 		path          string
 		status        int

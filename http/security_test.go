@@ -324,7 +324,7 @@ func TestAccessMatrix(t *testing.T) {
 		if memberAuth {
 			mode = "authenticate-member-api"
 		}
-		e := newSecureEnv(t, &fakeCoord{view: sampleView()}, func(_ *secureEnv, s *Security) { s.AuthenticateMemberAPI = memberAuth })
+		e := newSecureEnv(t, &fakeCoord{View: sampleView()}, func(_ *secureEnv, s *Security) { s.AuthenticateMemberAPI = memberAuth })
 		if len(e.routes) < 15 {
 			t.Fatalf("only %d routes recorded", len(e.routes))
 		}
@@ -384,8 +384,8 @@ func TestForbiddenBody(t *testing.T) {
 	e := newSecureEnv(t, &fakeCoord{}, nil)
 	rec := e.send("POST", contract.BasePath+"/streams/orders", basicOf("reader"), `{"requestedBy":"x"}`)
 	wantJSON(t, rec, http.StatusForbidden, `{"status":"FORBIDDEN","errorCode":"FORBIDDEN","message":"Operation CREATE on every group of stream prefix orders is not granted"}`)
-	if e.coord.calls != 0 {
-		t.Errorf("the coordinator was called %d times", e.coord.calls)
+	if e.coord.Calls != 0 {
+		t.Errorf("the coordinator was called %d times", e.coord.Calls)
 	}
 }
 

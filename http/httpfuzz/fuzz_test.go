@@ -1,6 +1,7 @@
-package httpapi
+package httpfuzz
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,8 +10,20 @@ import (
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/group"
+	httpapi "github.com/redis-stream-coordinator/coordinator/http"
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/fakeruntime"
 	"github.com/redis-stream-coordinator/coordinator/security"
 )
+
+// newAPI is the edge over rt, as a coordinator builds it, with options
+// adjusted by mod.
+func newAPI(rt httpapi.Runtime, mod ...func(*httpapi.Options)) *httpapi.API {
+	o := httpapi.Options{Runtime: rt, CoordinatorID: "fuzz-coordinator", Logger: slog.New(slog.DiscardHandler)}
+	for _, m := range mod {
+		m(&o)
+	}
+	return httpapi.New(o)
+}
 
 // FuzzHeartbeat feeds arbitrary bodies to the heartbeat route: the decoder
 // and the validator answer 400 or pass the request on, never 5xx, and
@@ -25,17 +38,18 @@ func FuzzHeartbeat(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	coord := &fakeCoord{}
-	api := newTestAPI(coord)
+	coord := &fakeruntime.Runtime{}
+	api := newAPI(coord)
 	path := contract.BasePath + "/streams/orders/groups/workers/members/m/heartbeat"
 	f.Fuzz(func(t *testing.T, body []byte) {
-		coord.hb = nil
-		rec := do(api, http.MethodPost, path, string(body))
+		coord.LastHeartbeat = nil
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body))))
 		if rec.Code >= http.StatusInternalServerError {
 			t.Fatalf("%d %s for %q", rec.Code, rec.Body, body)
 		}
-		if coord.hb != nil {
-			if err := group.ValidateHeartbeat(coord.hb, group.DefaultSettings()); err != nil {
+		if coord.LastHeartbeat != nil {
+			if err := group.ValidateHeartbeat(coord.LastHeartbeat, group.DefaultSettings()); err != nil {
 				t.Fatalf("an invalid heartbeat reached the coordinator: %v", err)
 			}
 		}
@@ -62,7 +76,8 @@ func FuzzRequest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	api := newTestAPI(&fakeCoord{view: sampleView()}, func(o *Options) { o.Security = &Security{Users: users} })
+	view := contract.GroupView{StreamPrefix: "orders", ConsumerGroup: "orders-consumer", State: contract.GroupStable, ShardCount: 4}
+	api := newAPI(&fakeruntime.Runtime{View: view}, func(o *httpapi.Options) { o.Security = &httpapi.Security{Users: users} })
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if !validMethod(method) || !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t\r\n#?") || !utf8.ValidString(method) {
 			return
