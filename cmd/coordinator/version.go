@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -54,6 +56,26 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
-// routeRedisLogs sends go-redis's messages to logger. go-redis has one
-// process-wide logger: the last call wins.
-func routeRedisLogs(logger *slog.Logger) { goredis.SetLogger(redisLogger{logger}) }
+// redisLogs is the logger go-redis's messages go to (routeRedisLogs).
+// go-redis has one process-wide logger, set without synchronisation; it is
+// set once, to a forwarder that reads this pointer, so that runs started
+// at once (the tests') may route the messages without a data race.
+var (
+	redisLogs      atomic.Pointer[slog.Logger]
+	redisLogsSetUp sync.Once
+)
+
+// routeRedisLogs sends go-redis's messages to logger; the last call wins.
+func routeRedisLogs(logger *slog.Logger) {
+	redisLogs.Store(logger)
+	redisLogsSetUp.Do(func() { goredis.SetLogger(redisForwarder{}) })
+}
+
+// redisForwarder logs go-redis's messages to the logger of the last
+// routeRedisLogs.
+type redisForwarder struct{}
+
+// Printf logs one go-redis message.
+func (redisForwarder) Printf(ctx context.Context, format string, v ...any) {
+	redisLogger{redisLogs.Load()}.Printf(ctx, format, v...)
+}
