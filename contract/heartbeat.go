@@ -77,6 +77,9 @@ type AssignmentPayload struct {
 	AssignedShards  ShardSet `json:"assignedShards"`
 	PendingShards   ShardSet `json:"pendingShards"`
 	MetadataVersion int64    `json:"metadataVersion"`
+	// FencingTokens are the assigned shards' fencing tokens (ShardFence;
+	// an addition to docs/protocol.md §4.1 that older clients ignore).
+	FencingTokens ShardFences `json:"fencingTokens"`
 }
 
 // HeartbeatResponse is the answer to a heartbeat (docs/protocol.md §4.1).

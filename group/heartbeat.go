@@ -1,6 +1,10 @@
 package group
 
-import "github.com/redis-stream-coordinator/coordinator/contract"
+import (
+	"slices"
+
+	"github.com/redis-stream-coordinator/coordinator/contract"
+)
 
 // Heartbeat runs the decision procedure of docs/protocol.md §4.2 for one member. It never
 // fails: every outcome is a status in the response. Callers validate the
@@ -153,10 +157,12 @@ func (t *tx) finish(req *contract.HeartbeatRequest, id string, before *Member, m
 		assigned = rec.CurrentAssignment.Intersect(target.Minus(blocked))
 		pending = target.Minus(assigned)
 	}
-	rec.GrantedAssignment = assigned
+	t.grant(rec, assigned)
 	t.retain(rec, before)
 	t.saveMember(rec)
-	return t.answer(req, status, rec, assigned, pending)
+	resp := t.answer(req, status, rec, assigned, pending)
+	resp.Assignment.FencingTokens = rec.fences()
+	return resp
 }
 
 // report is the validated content of a heartbeat (docs/protocol.md §4.4).
@@ -193,7 +199,7 @@ func (t *tx) joinReplay(req *contract.HeartbeatRequest, rec *Member, maint bool)
 	before := *rec
 	livenessOnly := len(rec.CurrentAssignment) == 0 && len(rec.Revoking) == 0 && len(rec.GrantedAssignment) == 0
 	if !livenessOnly {
-		rec.CurrentAssignment, rec.Revoking, rec.GrantedAssignment, rec.ShardProgress = nil, nil, nil, nil
+		rec.CurrentAssignment, rec.Revoking, rec.GrantedAssignment, rec.GrantEpochs, rec.ShardProgress = nil, nil, nil, nil, nil
 	}
 	t.refreshLiveness(rec, req)
 	t.putMember(*rec, livenessOnly)
@@ -274,7 +280,7 @@ func (t *tx) applyReport(req *contract.HeartbeatRequest, rec *Member, r report) 
 	rec.CurrentAssignment = r.owned
 	rec.Revoking = r.revoking
 	if rec.State == MemberLeaving {
-		rec.CurrentAssignment, rec.GrantedAssignment = nil, nil
+		rec.CurrentAssignment, rec.GrantedAssignment, rec.GrantEpochs = nil, nil, nil
 	}
 	rec.ShardProgress = r.progress
 	t.refreshLiveness(rec, req)
@@ -321,7 +327,7 @@ func (t *tx) refreshLiveness(m *Member, req *contract.HeartbeatRequest) {
 func (t *tx) saveMember(m *Member) {
 	cur := t.g.Members[m.MemberID]
 	if cur.MemberEpoch == m.MemberEpoch && cur.GrantedAssignment.Equal(m.GrantedAssignment) &&
-		cur.PreviousMemberEpoch == m.PreviousMemberEpoch {
+		slices.Equal(cur.GrantEpochs, m.GrantEpochs) && cur.PreviousMemberEpoch == m.PreviousMemberEpoch {
 		return
 	}
 	t.putMember(*m, false)

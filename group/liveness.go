@@ -68,7 +68,7 @@ func (t *tx) maintain() bool {
 	}
 	for _, id := range released {
 		m := t.member(id)
-		m.CurrentAssignment, m.GrantedAssignment, m.Revoking = nil, nil, nil
+		m.CurrentAssignment, m.GrantedAssignment, m.GrantEpochs, m.Revoking = nil, nil, nil, nil
 		t.putMember(*m, false)
 	}
 	for _, id := range pruned {

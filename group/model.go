@@ -117,6 +117,11 @@ type Member struct {
 	// it never wrote, and while a member still holds shards it was told to
 	// release. Never stored.
 	LeaseHold contract.Instant
+
+	// GrantEpochs are the group epochs at which the shards of
+	// GrantedAssignment were granted, aligned with it: each shard's
+	// fencing token for as long as the grant lasts (fence.go).
+	GrantEpochs []int64
 }
 
 // LeaseEnd is the instant after which no coordinator can have promised the

@@ -28,8 +28,8 @@ var heartbeatBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); re
 
 // appendHeartbeat appends the JSON encoding of r to b: byte for byte what
 // json.Marshal produces for a contract.HeartbeatResponse (its field order and
-// names, no omitempty, shard sets as [{"shardIndex":n},…] and [] when
-// empty, strings escaped as encoding/json escapes them). Tests compare the
+// names, no omitempty, shard sets as [{"shardIndex":n},…] and fencing
+// tokens as [{"shardIndex":n,"fencingToken":t},…], both [] when empty, strings escaped as encoding/json escapes them). Tests compare the
 // two on generated values and on a response with every field set
 // (TestHeartbeatEncodingCoversEveryField), so a field added to the type
 // and not here fails them.
@@ -60,6 +60,8 @@ func appendHeartbeat(b []byte, r *contract.HeartbeatResponse) []byte {
 	b = r.Assignment.PendingShards.AppendJSON(b)
 	b = append(b, `,"metadataVersion":`...)
 	b = strconv.AppendInt(b, r.Assignment.MetadataVersion, 10)
+	b = append(b, `,"fencingTokens":`...)
+	b = r.Assignment.FencingTokens.AppendJSON(b)
 	return append(b, "}}"...)
 }
 

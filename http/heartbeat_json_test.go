@@ -36,7 +36,8 @@ func TestHeartbeatEncodingMatchesEncodingJSON(t *testing.T) {
 		"zero": {},
 		"ok": {ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
 			RebalanceTimeoutMs: 60000, GroupEpoch: 7, AssignmentEpoch: 7, MetadataVersion: 2,
-			Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2, 4095), PendingShards: contract.NewShardSet(1), MetadataVersion: 2}},
+			Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2, 4095), PendingShards: contract.NewShardSet(1), MetadataVersion: 2,
+				FencingTokens: contract.ShardFences{{ShardIndex: 0, FencingToken: 5}, {ShardIndex: 2, FencingToken: 7}, {ShardIndex: 4095, FencingToken: 7}}}},
 		"retry":          group.RetryResponse(group.DefaultSettings(), &contract.HeartbeatRequest{RequestID: "r2", MemberID: "m2", MemberEpoch: -1}),
 		"empty not nil":  {Assignment: contract.AssignmentPayload{AssignedShards: contract.ShardSet{}, PendingShards: contract.ShardSet{}}},
 		"negative":       {MemberEpoch: -1, GroupEpoch: -9223372036854775808, MetadataVersion: 9223372036854775807, Assignment: contract.AssignmentPayload{AssignedShards: contract.ShardSet{-3}}},
@@ -62,6 +63,14 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 		}
 		return contract.NewShardSet(rapid.SliceOfN(rapid.IntRange(-5, 1<<20), 1, 20).Draw(t, "shards")...)
 	})
+	fences := rapid.Custom(func(t *rapid.T) contract.ShardFences {
+		if rapid.Bool().Draw(t, "no fences") {
+			return nil
+		}
+		return rapid.SliceOfN(rapid.Custom(func(t *rapid.T) contract.ShardFence {
+			return contract.ShardFence{ShardIndex: rapid.IntRange(-5, 1<<20).Draw(t, "shard"), FencingToken: rapid.Int64().Draw(t, "token")}
+		}), 0, 20).Draw(t, "fences")
+	})
 	rapid.Check(t, func(t *rapid.T) {
 		wantEncodedLikeJSON(t, contract.HeartbeatResponse{
 			ResponseTo:          str.Draw(t, "responseTo"),
@@ -78,6 +87,7 @@ func TestHeartbeatEncodingMatchesEncodingJSONOnGeneratedValues(t *testing.T) {
 				AssignedShards:  shards.Draw(t, "assigned"),
 				PendingShards:   shards.Draw(t, "pending"),
 				MetadataVersion: rapid.Int64().Draw(t, "assignmentMetadataVersion"),
+				FencingTokens:   fences.Draw(t, "fencingTokens"),
 			},
 		})
 	})

@@ -187,6 +187,7 @@ func fullGroup() *group.Group {
 			}},
 			PreviousMemberEpoch:       8,
 			PreviousGrantedAssignment: contract.NewShardSet(0, 4),
+			GrantEpochs:               []int64{5, 7, 9},
 		}})
 	}
 	g.Apply(group.TargetRecord{MemberID: "m-1", Shards: contract.NewShardSet(0, 1, 2)})

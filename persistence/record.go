@@ -145,6 +145,7 @@ type storedMember struct {
 	ShardProgress             []storedProgress   `json:"shardProgress"` // [] when there is none
 	PreviousMemberEpoch       int64              `json:"previousMemberEpoch"`
 	PreviousGrantedAssignment contract.ShardSet  `json:"previousGrantedAssignment"`
+	GrantEpochs               []int64            `json:"grantEpochs,omitempty"` // aligned with grantedAssignment
 	TargetAssignment          *contract.ShardSet `json:"targetAssignment"`
 }
 
@@ -383,6 +384,7 @@ func storeMember(m *group.Member, target *contract.ShardSet) storedMember {
 		ShardProgress:             progress,
 		PreviousMemberEpoch:       m.PreviousMemberEpoch,
 		PreviousGrantedAssignment: m.PreviousGrantedAssignment,
+		GrantEpochs:               m.GrantEpochs,
 		TargetAssignment:          target,
 	}
 }
@@ -407,6 +409,7 @@ func (r *storedMember) member() *group.Member {
 		ShardProgress:             convert(r.ShardProgress, (*storedProgress).progress),
 		PreviousMemberEpoch:       r.PreviousMemberEpoch,
 		PreviousGrantedAssignment: r.PreviousGrantedAssignment,
+		GrantEpochs:               r.GrantEpochs,
 	}
 }
 
