@@ -17,7 +17,7 @@ var layers = [][]string{
 	{"contract", "placement", "group/assignor", "ratelimit", "netlimit", "console",
 		"internal/batchwire", "internal/workers", "internal/tlsfiles"},
 	// Pure logic over the wire.
-	{"group", "client/member", "security"},
+	{"group", "client/member", "security", "health"},
 	// What the domain is stored, served and observed through.
 	{"persistence", "streams", "audit", "config", "observe"},
 	// The stores, the cluster, the read models, the group's pure core.
