@@ -54,6 +54,8 @@ type Config struct {
 	Streams      Streams      `yaml:"streams"`
 	Defaults     Defaults     `yaml:"defaults"`
 	Monitoring   Monitoring   `yaml:"monitoring"`
+	Status       Status       `yaml:"status"`
+	Scaling      Scaling      `yaml:"scaling"`
 	Health       Health       `yaml:"health"`
 	Debug        Debug        `yaml:"debug"`
 }
@@ -387,8 +389,45 @@ type Monitoring struct {
 	// into series labelled stream and group "{other}". 0 gives none; at
 	// most metrics.MaxGroupSeries (10000); 1000 by default.
 	GroupSeries int `yaml:"group-series"`
+	// StatusSeries is how many shards per group whose consumption status
+	// is not OK get a shard_status series (the lowest indexes first); 64
+	// by default, at most metrics.MaxShardSeries (1024), 0 gives none.
+	StatusSeries int `yaml:"status-series"`
 	// MetricsAuth, when set, protects /metrics and /actuator/prometheus.
 	MetricsAuth MetricsAuth `yaml:"metrics-auth"`
+}
+
+// Status holds the consumption status rules' window and thresholds
+// (docs/observability.md, "Consumption status"; health.Config). A sample
+// is one round of the lag refresher (every monitoring.offset-cache-ttl).
+type Status struct {
+	// Window is the samples kept per shard (1..100).
+	Window int `yaml:"window"`
+	// MinSamples is the consecutive samples a trend needs: LAGGING and
+	// STALLED (1..window).
+	MinSamples int `yaml:"min-samples"`
+	// StoppedSamples is the consecutive samples without a holder after
+	// which a shard with waiting entries is STOPPED (1..window).
+	StoppedSamples int `yaml:"stopped-samples"`
+	// LagThreshold: a lag at or below it is no LAGGING trend.
+	LagThreshold int `yaml:"lag-threshold"`
+}
+
+// Scaling tunes the scaling signal desiredMembers
+// (docs/observability.md, "Scaling signal"; health.ScalingConfig).
+type Scaling struct {
+	// TargetDrainTime is the time in which the backlog should drain.
+	TargetDrainTime Duration `yaml:"target-drain-time"`
+	// MinMembers and MaxMembers bound the signal (MaxMembers 0: only the
+	// shard count does, which also wins over MinMembers).
+	MinMembers int `yaml:"min-members"`
+	MaxMembers int `yaml:"max-members"`
+	// ScaleDownDelay is how long a lower recommendation must hold before
+	// the signal falls; a rise is at once.
+	ScaleDownDelay Duration `yaml:"scale-down-delay"`
+	// FallbackRatePerMember is the entries per second one member is
+	// assumed to consume before any was measured.
+	FallbackRatePerMember int `yaml:"fallback-rate-per-member"`
 }
 
 // MetricsAuth is the optional credential of /metrics and
@@ -466,7 +505,9 @@ func defaults() *Config {
 		},
 		Cluster:    Cluster{LeaseTTL: Duration(5 * time.Second), RenewInterval: Duration(time.Second)},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096, Assignor: "count"},
-		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second), GroupSeries: 1000},
+		Monitoring: Monitoring{OffsetCacheTTL: Duration(15 * time.Second), GroupSeries: 1000, StatusSeries: 64},
+		Status:     Status{Window: 10, MinSamples: 5, StoppedSamples: 2},
+		Scaling:    Scaling{TargetDrainTime: Duration(time.Minute), MinMembers: 1, ScaleDownDelay: Duration(5 * time.Minute), FallbackRatePerMember: 100},
 		Health:     Health{RedisTimeoutMs: 300, CacheTTLMs: 1000},
 	}
 }

@@ -138,6 +138,19 @@ func (c *Config) Validate() error {
 	v.check(ma.Password == "" || ma.Username != "", root+"monitoring.metrics-auth.username", "is required with monitoring.metrics-auth.password")
 	v.check(!strings.ContainsAny(ma.BearerToken, " \t\r\n"), root+"monitoring.metrics-auth.bearer-token", "must not contain whitespace")
 	v.check(c.Monitoring.MemberSeries >= 0, root+"monitoring.member-series", "must not be negative, got %d", c.Monitoring.MemberSeries)
+	v.check(c.Monitoring.StatusSeries >= 0 && c.Monitoring.StatusSeries <= 1024, root+"monitoring.status-series", "must be in 0..1024, got %d", c.Monitoring.StatusSeries)
+	st := c.Status
+	windowOK := st.Window >= 1 && st.Window <= 100
+	v.check(windowOK, root+"status.window", "must be in 1..100, got %d", st.Window)
+	v.check(st.MinSamples >= 1 && (!windowOK || st.MinSamples <= st.Window), root+"status.min-samples", "must be in 1..status.window (%d), got %d", st.Window, st.MinSamples)
+	v.check(st.StoppedSamples >= 1 && (!windowOK || st.StoppedSamples <= st.Window), root+"status.stopped-samples", "must be in 1..status.window (%d), got %d", st.Window, st.StoppedSamples)
+	v.check(st.LagThreshold >= 0, root+"status.lag-threshold", "must not be negative, got %d", st.LagThreshold)
+	sc := c.Scaling
+	v.positive(root+"scaling.target-drain-time", sc.TargetDrainTime)
+	v.check(sc.MinMembers >= 0, root+"scaling.min-members", "must not be negative, got %d", sc.MinMembers)
+	v.check(sc.MaxMembers == 0 || sc.MaxMembers >= max(sc.MinMembers, 1), root+"scaling.max-members", "must be 0 (no cap but the shard count) or at least scaling.min-members (%d), got %d", sc.MinMembers, sc.MaxMembers)
+	v.nonNegative(root+"scaling.scale-down-delay", sc.ScaleDownDelay)
+	v.check(sc.FallbackRatePerMember >= 1, root+"scaling.fallback-rate-per-member", "must be at least 1, got %d", sc.FallbackRatePerMember)
 	v.check(c.Health.RedisTimeoutMs >= 1, root+"health.redis-timeout-ms", "must be at least 1, got %d", c.Health.RedisTimeoutMs)
 	v.check(c.Health.CacheTTLMs >= 0, root+"health.cache-ttl-ms", "must not be negative, got %d", c.Health.CacheTTLMs)
 
