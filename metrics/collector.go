@@ -155,7 +155,7 @@ var (
 		newDef("target_assignment_shards", "Shards in the target assignment.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.TargetShards) }),
 		newDef("current_assignment_shards", "Shards live members report owning.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.stats.CurrentShards) }),
 		newDef("actor_mailbox_depth", "Messages queued for the group actor, sampled at each flush.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.mailbox) }),
-		newDef("group_lag", "Entries not yet delivered to the consumer group, summed over the shards, as last observed: the lag Redis reports or, where Redis cannot tell it (entries were deleted), the whole stream of a shard the group reads from its start (last-delivered-id 0-0 or below the first entry: a group that never read); shards whose lag is still unknown count 0.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.lag) }),
+		newDef("group_lag", "Entries not yet delivered to the consumer group, summed over the shards, as last observed: the lag Redis reports or, where Redis cannot tell it (entries were deleted), the whole stream of a shard the group reads from its start (last-delivered-id 0-0 or below the first entry: a group that never read) or on which the consumer group does not exist yet (consumers that never started); shards whose lag is still unknown count 0.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.lag) }),
 		newDef("group_pending", "Pending entries of the consumer group summed over the shards, as last observed.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.pending) }),
 		newDef("dead_letter_entries", "The group's entries in the dead-letter stream <stream>-dead-letter (those naming it or no group), as last counted.", groupLabelNames, func(g *groupState, _ time.Time) float64 { return float64(g.deadLetters) }),
 	}
@@ -219,6 +219,9 @@ func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range shardRateDefs {
 		ch <- d.desc
 	}
+	for _, d := range healthDescs {
+		ch <- d
+	}
 }
 
 func describe[T any](ch chan<- *prometheus.Desc, defs []def[T]) {
@@ -262,7 +265,8 @@ const collectYield = 25
 func (gs *groupState) snapshot() *groupState {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	return &groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, lag: gs.lag, pending: gs.pending, deadLetters: gs.deadLetters, exported: true}
+	return &groupState{key: gs.key, stats: gs.stats, mailbox: gs.mailbox, shards: gs.shards, lag: gs.lag, pending: gs.pending, deadLetters: gs.deadLetters,
+		health: gs.health, exported: true}
 }
 
 // aggregate returns the pseudo-group LabelOther/LabelOther whose gauges
@@ -295,9 +299,9 @@ func aggregate(states []*groupState) *groupState {
 	return agg
 }
 
-// metrics returns every gauge of v (its epochs only when exported), of its
-// sampled members and of its first shardSeries shards (by index), at now,
-// labelled with coordinator. v is not shared (snapshot, aggregate).
+// metrics returns every gauge of v (its epochs and status series only
+// when exported), of its sampled members and of its first shardSeries
+// shards (by index), at now, labelled with coordinator. v is not shared (snapshot, aggregate).
 func (v *groupState) metrics(now time.Time, coordinator string, members []*group.Member, shardSeries int) []prometheus.Metric {
 	p, g := v.key.StreamPrefix, v.key.ConsumerGroup
 	out := make([]prometheus.Metric, 0, 3+len(epochDefs)+len(groupDefs)+len(members)*len(memberDefs)+min(len(v.shards), shardSeries)*len(shardDefs))
@@ -307,6 +311,7 @@ func (v *groupState) metrics(now time.Time, coordinator string, members []*group
 	if v.exported {
 		out = appendGauges(out, epochDefs, v, now, p, g, coordinator)
 	}
+	out = v.appendHealth(out, coordinator)
 	out = appendGauges(out, groupDefs, v, now, p, g, coordinator)
 	for _, mem := range members {
 		id := mem.MemberID

@@ -21,7 +21,9 @@
 //     WatchBreaker exports a persistence/breaker state.
 //   - Health and monitoring: SetUp (redis_stream_coord_up, set by every
 //     health check), ShardOffsets (the offset gauges, fed by the code that
-//     computes stream offsets) and MonitoringRefreshFailed.
+//     computes stream offsets), SetHealth (the consumption status and
+//     scaling gauges, fed by the lag refresher) and
+//     MonitoringRefreshFailed.
 //
 // # Cost and label bounds
 //

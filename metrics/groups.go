@@ -36,6 +36,9 @@ type groupState struct {
 	lag, pending int64
 	// deadLetters is the last counted number of the group's dead letters.
 	deadLetters int64
+	// health is the last consumption status evaluation (SetHealth); nil
+	// before the first.
+	health *GroupHealth
 
 	// exported is set while the group has series of its own
 	// (WithGroupSeries); Metrics.mu guards it.

@@ -90,6 +90,9 @@ type Metrics struct {
 	members      memberSource
 	// shardSeries caps the shards per group that get series (0: none).
 	shardSeries int
+	// statusSeries caps the shards per group that get a shard_status
+	// series (0: none).
+	statusSeries int
 	// groupSeries caps the groups that get series of their own (0: none).
 	groupSeries int
 
@@ -162,6 +165,8 @@ func New(reg prometheus.Registerer, coordinatorID string, opts ...Option) *Metri
 		exported:    map[string]int{},
 		dropped:     map[group.Key]struct{}{},
 		groupSeries: DefaultGroupSeries,
+
+		statusSeries: DefaultStatusSeries,
 	}
 	for _, o := range opts {
 		o(m)

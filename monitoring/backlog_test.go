@@ -101,7 +101,10 @@ func groupLag(t *testing.T, reader *monitoring.Reader, g *group.Group) float64 {
 // backlog (every entry of the stream), and its lag as time is the age of
 // the stream's first entry; its shards whose lag Redis knows keep it.
 // Beside it, a group that read part of the same stream keeps an unknown
-// lag, its lag as time read from the entry after its last-delivered-id.
+// lag, its lag as time read from the entry after its last-delivered-id;
+// on a shard where it never started (no consumer group: provisioning off,
+// no consumer came up) its lag is the whole stream, its consumers' backlog
+// (issue 43 item 3), in /offsets and in group_lag.
 func TestNeverReadGroupLagIsItsBacklog(t *testing.T) {
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
@@ -162,6 +165,9 @@ func TestNeverReadGroupLagIsItsBacklog(t *testing.T) {
 	}
 
 	r := newGroup(t, readers, 2)
+	if got := groupLag(t, reader, r); got != 8 {
+		t.Errorf("group_lag of readers = %v, want 8 (shard 1's stream; shard 0's lag unknown)", got)
+	}
 	o, err = reader.GroupOffsets(t.Context(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +175,11 @@ func TestNeverReadGroupLagIsItsBacklog(t *testing.T) {
 	if s := o.Shards[0]; s.Lag != nil || s.OldestUnreadAgeSeconds == nil || *s.OldestUnreadAgeSeconds != 7199.998 {
 		t.Errorf("readers shard 0: lag %v, oldest unread age %v; want unknown, 7199.998", deref(s.Lag), deref(s.OldestUnreadAgeSeconds))
 	}
-	if s := o.Shards[1]; s.Lag != nil || s.OldestUnreadAgeSeconds != nil {
-		t.Errorf("readers shard 1 (no such group): lag %v, oldest unread age %v; want both unknown", deref(s.Lag), deref(s.OldestUnreadAgeSeconds))
+	if s := o.Shards[1]; s.Lag == nil || *s.Lag != 8 || s.OldestUnreadAgeSeconds == nil || *s.OldestUnreadAgeSeconds != 7200 {
+		t.Errorf("readers shard 1 (no such group): lag %v, oldest unread age %v; want 8 (the whole stream), 7200", deref(s.Lag), deref(s.OldestUnreadAgeSeconds))
 	}
-	if o.TotalLag != nil || o.OldestUnreadAgeSeconds == nil || *o.OldestUnreadAgeSeconds != 7199.998 {
-		t.Errorf("readers: total lag %v, oldest unread age %v; want unknown, 7199.998", deref(o.TotalLag), deref(o.OldestUnreadAgeSeconds))
+	if o.TotalLag != nil || o.OldestUnreadAgeSeconds == nil || *o.OldestUnreadAgeSeconds != 7200 {
+		t.Errorf("readers: total lag %v, oldest unread age %v; want unknown, 7200", deref(o.TotalLag), deref(o.OldestUnreadAgeSeconds))
 	}
 }
 

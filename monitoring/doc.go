@@ -7,8 +7,13 @@
 //
 // A shard's lag counts the entries not yet delivered to the group: Redis's,
 // or the stream's length where Redis cannot compute it and every entry is
-// unread (Reader.Observe). GroupOffsets adds each shard's lag as time, the
-// age of its oldest unread entry.
+// unread, or where the consumer group does not exist on the stream yet
+// (Reader.Observe). GroupOffsets adds each shard's lag as time, the age of
+// its oldest unread entry.
+//
+// Statuses keeps, per group placed on the coordinator, the consumption
+// status and scaling signal (package health) that the lag refresher feeds
+// with its observations.
 //
 // Observation (Redis reads, rates) and projection (merging with a group
 // snapshot) are separate steps, so a caller may cache observations (see

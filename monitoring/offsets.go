@@ -48,8 +48,9 @@ func NewReader(observer *streams.Observer, now func() time.Time, cacheTTL time.D
 // shard's length and lag to the rate tracker. Every call is a rate sample:
 // the rates compare it with the previous call for the same shard, whichever
 // endpoint made it. A shard's lag is the one Redis reports or, when Redis
-// cannot compute it (entries were deleted after the group's position),
-// its backlog where that is known (see backlog).
+// does not report one (entries were deleted after the group's position,
+// or the consumer group does not exist on the shard yet), its backlog
+// where that is known (see backlog).
 func (r *Reader) Observe(ctx context.Context, key group.Key, shardCount int) (Observation, error) {
 	offsets, err := r.Observer.Offsets(ctx, key.StreamPrefix, key.ConsumerGroup, shardCount)
 	if err != nil {
@@ -74,14 +75,23 @@ func (r *Reader) sample(key group.Key, offsets []streams.ShardOffset, at time.Ti
 }
 
 // backlog is the lag of a shard whose lag Redis does not report: the
-// stream's length when every entry is unread (readsFromStart), otherwise
-// unknown (nil).
+// stream's length when every entry is unread, because the group reads it
+// from its start (readsFromStart) or does not exist on the stream yet
+// (neverStarted), otherwise unknown (nil).
 func backlog(s streams.ShardOffset) *int64 {
-	if !readsFromStart(s) {
+	if !readsFromStart(s) && !neverStarted(s) {
 		return nil
 	}
 	n := s.StreamLength
 	return &n
+}
+
+// neverStarted reports whether s's stream exists and its consumer group
+// does not (provisioning off and no consumer started yet): its consumers
+// will read the whole stream, as the Go client creates the group at the
+// stream's beginning.
+func neverStarted(s streams.ShardOffset) bool {
+	return !s.Missing && s.GroupLastDeliveredID == nil
 }
 
 // readsFromStart reports whether s's consumer group exists and has every
@@ -116,9 +126,10 @@ func (r *Reader) GroupOffsets(ctx context.Context, g *group.Group) (contract.Off
 
 // unreadAges returns, by position in o, each shard's
 // OldestUnreadAgeSeconds at r.now(): 0 when its lag is 0; from its first
-// entry when the group reads from the start (readsFromStart); else from the
-// entry after the last-delivered-id, read with FirstAfter for those shards
-// only (0 when there is none); nil where the group does not exist.
+// entry when the group reads from the start (readsFromStart) or has not
+// started on the stream (neverStarted); else from the entry after the
+// last-delivered-id, read with FirstAfter for those shards only (0 when
+// there is none); nil where the stream does not exist.
 func (r *Reader) unreadAges(ctx context.Context, o Observation) ([]*float64, error) {
 	now := float64(r.now().UnixMilli())
 	age := func(ms float64) *float64 {
@@ -131,11 +142,11 @@ func (r *Reader) unreadAges(ctx context.Context, o Observation) ([]*float64, err
 	after := map[int]string{}
 	for i, s := range o.Shards {
 		switch {
-		case s.GroupLastDeliveredID == nil:
 		case s.Lag != nil && *s.Lag == 0:
 			ages[i] = new(float64)
-		case s.FirstRecordID != nil && readsFromStart(s.ShardOffset):
+		case s.FirstRecordID != nil && (readsFromStart(s.ShardOffset) || neverStarted(s.ShardOffset)):
 			ages[i] = age(float64(parsePacked(*s.FirstRecordID).ms))
+		case s.GroupLastDeliveredID == nil:
 		default:
 			read, at = append(read, streams.Shard{Index: s.Shard, Key: s.StreamKey}), append(at, i)
 			after[s.Shard] = *s.GroupLastDeliveredID

@@ -44,7 +44,11 @@ type ShardOffset struct {
 	// the stream is known not to exist, ShardRead.Skip).
 	Missing bool
 	// From XINFO STREAM; 0 and nil when it fails (e.g. no such key).
+	// EntriesAdded counts every entry ever added to the stream (Redis 7's
+	// entries-added; 0 on older servers): the consumption status samples
+	// read it (monitoring.Statuses); the offset cache does not keep it.
 	StreamLength    int64
+	EntriesAdded    int64
 	FirstRecordID   *string
 	LastRecordID    *string
 	LastGeneratedID *string
@@ -201,6 +205,7 @@ func (o *Observer) observe(ctx context.Context, reads []ShardRead, at []int, off
 			info := streams[j].Val()
 			offset.Missing = false
 			offset.StreamLength = info.Length
+			offset.EntriesAdded = info.EntriesAdded
 			offset.FirstRecordID = nonEmpty(info.FirstEntry.ID)
 			offset.LastRecordID = nonEmpty(info.LastEntry.ID)
 			offset.LastGeneratedID = nonEmpty(info.LastGeneratedID)
