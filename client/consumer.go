@@ -30,14 +30,21 @@ type Message struct {
 	// (1 for a first run). It is the entry's delivery counter in Redis,
 	// which the consumer keeps equal to the handler runs (see Consumer);
 	// only the entries a consumer fetched and never ran before it crashed
-	// count one run more than they got.
+	// count one run more than they got (and an Ordered consumer's runs
+	// again in place count in Deliveries, not in Redis).
 	Deliveries int64
+	// Fence is the shard and the fencing token of the grant under which
+	// the entry was read, which sinks check (see Fence).
+	Fence Fence
 }
 
 // Handler handles one entry. A nil error acknowledges it (XACK, batched);
 // an error leaves it pending, to be run again once it has been idle for
-// ClaimMinIdle since its delivery, or moved to the dead-letter stream
-// after its MaxDeliveries-th run.
+// ClaimMinIdle since its delivery (an Ordered consumer runs it again in
+// place), or moved to the dead-letter stream after its MaxDeliveries-th
+// run. An error wrapping ErrFenced stops the shard (see ErrFenced). ctx is
+// cancelled when the coordinator revokes the entry's shard, when the local
+// lease is about to lapse, and when a leave outlasts LeaveTimeout.
 type Handler func(ctx context.Context, msg Message) error
 
 // Start positions of a consumer group the consumer creates
@@ -99,6 +106,19 @@ type ConsumerConfig struct {
 	// with streams.provisioning-enabled the coordinator creates the
 	// groups, at the end of each stream.
 	StartAt string
+	// Ordered runs the entries of a shard one at a time, in stream order,
+	// on one worker (the shards spread over the workers), and a failed
+	// entry is run again in place, RetryBackoff after its failure, before
+	// any later entry of its shard, until it succeeds or its
+	// MaxDeliveries-th run moves it to the dead-letter stream. On taking
+	// over a shard the consumer first claims every pending entry up to the
+	// group's last-delivered id, whatever its idle time, and handles them
+	// before reading new ones; Message.Fence.From is set. The sinks
+	// (client/sink/...) need it: they keep one applied position per shard.
+	Ordered bool
+	// RetryBackoff is the pause before an Ordered consumer runs a failed
+	// entry again (default 100 ms).
+	RetryBackoff time.Duration
 	// OnShardStart and OnShardStop, when set, are called when the consumer
 	// starts reading a shard and when it has stopped, handled everything
 	// it read from it and sent its acknowledgements.
@@ -158,6 +178,7 @@ type Consumer struct {
 	mu      sync.Mutex   // guards readers
 	readers map[int]*shardReader
 	runCtx  context.Context
+	stopCtx context.Context // Run's context: cancelled when the consumer stops on its own
 	scope   atomic.Pointer[handlerScope]
 	ackWake chan struct{} // wakes the acknowledgement loop
 	closing atomic.Bool   // Run is ending: what fails to be sent is abandoned
@@ -195,6 +216,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	cfg.DeadLetterStream = cmp.Or(cfg.DeadLetterStream, cfg.Member.StreamPrefix+"-dead-letter")
 	cfg.AckBatch = cmp.Or(max(cfg.AckBatch, 0), int(min(cfg.BatchSize, 1<<20)))
 	cfg.AckInterval = cmp.Or(cfg.AckInterval, 20*time.Millisecond)
+	cfg.RetryBackoff = cmp.Or(cfg.RetryBackoff, 100*time.Millisecond)
 	c := &Consumer{cfg: cfg, readers: map[int]*shardReader{}, ackWake: make(chan struct{}, 1)}
 	mc := cfg.Member
 	mc.MaxConcurrency = cmp.Or(mc.MaxConcurrency, cfg.Workers)
@@ -236,7 +258,7 @@ func (c *Consumer) Member() *Member { return c.member }
 // already read, sends its acknowledgements, leaves the group and returns
 // (see Member.Run).
 func (c *Consumer) Run(ctx context.Context) error {
-	c.runCtx = context.WithoutCancel(ctx)
+	c.runCtx, c.stopCtx = context.WithoutCancel(ctx), ctx
 	c.newScope()
 	var wg sync.WaitGroup
 	c.workers = make([]chan *batch, c.cfg.Workers)
@@ -285,8 +307,9 @@ func (c *Consumer) cancelInFlight() {
 
 func (c *Consumer) assigned(shard int) {
 	r := &shardReader{c: c, shard: shard, key: contract.StreamKey(c.cfg.Member.StreamPrefix, shard),
-		done: make(chan struct{})}
+		token: c.member.token(shard), done: make(chan struct{})}
 	r.room.L = &r.mu
+	r.revoked, r.revoke = context.WithCancel(context.Background())
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(c.runCtx)
 	c.mu.Lock()
@@ -311,8 +334,14 @@ func (c *Consumer) readerList() []*shardReader {
 	return slices.Collect(maps.Values(c.readers))
 }
 
+// revoked stops the shard's reader; when the coordinator revoked the
+// shard (the consumer is not stopping on its own), the contexts of its
+// running handler calls are cancelled too.
 func (c *Consumer) revoked(shard int) {
 	if r := c.reader(shard); r != nil {
+		if c.stopCtx.Err() == nil {
+			r.revoke()
+		}
 		r.stop()
 	}
 }
@@ -329,8 +358,12 @@ func (c *Consumer) inFlight(shard int) int {
 
 func (c *Consumer) released(shard int) {
 	c.mu.Lock()
+	r := c.readers[shard]
 	delete(c.readers, shard)
 	c.mu.Unlock()
+	if r != nil {
+		r.revoke() // nothing runs any more: frees the handler context
+	}
 	if f := c.cfg.OnShardStop; f != nil {
 		f(shard)
 	}

@@ -235,6 +235,14 @@ func (m *Member) leaveMoot() bool {
 	return m.st.Leaving() && len(m.st.Draining()) == 0 && (!ok || !m.now().Before(end))
 }
 
+// token is the fencing token of the grant under which the member reads
+// shard (0 when it does not own it, or the coordinator sent none).
+func (m *Member) token(shard int) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Token(shard)
+}
+
 // MayRead reports whether a handler call for shard may start now: the
 // member owns it, is not leaving, and its local lease is not about to
 // lapse. Readers ask it before every handler call.

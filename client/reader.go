@@ -24,6 +24,15 @@ type shardReader struct {
 	key    string
 	cancel context.CancelFunc
 	done   chan struct{}
+	// token is the fencing token of the grant the reader reads under;
+	// from (Ordered only) the group's last-delivered id when it began,
+	// written by run before its first dispatch.
+	token int64
+	from  string
+	// revoked ends when the coordinator revoked the shard (revoke), and
+	// with it the handler contexts of the shard.
+	revoked context.Context
+	revoke  context.CancelFunc
 
 	mu       sync.Mutex
 	room     sync.Cond // signalled when acks were taken or dropped
@@ -42,6 +51,10 @@ type shardReader struct {
 	// them, whose delivery counters are to be set back.
 	unrun                    []Message
 	lastDelivered, lastAcked string
+	// hscope is the handler scope hctx was derived from: hctx ends with
+	// it or with revoked.
+	hscope *handlerScope
+	hctx   context.Context
 	// Scratch of dispatch (the reader's goroutine only).
 	keys     []string
 	workerOf []int
@@ -65,6 +78,45 @@ func (r *shardReader) stop() {
 	r.inflight = slices.DeleteFunc(r.inflight, func(b *batch) bool { return !b.running })
 	r.mu.Unlock()
 	r.c.wake()
+}
+
+// handlerCtx returns the context of the shard's handler calls: the
+// consumer's handler scope, ended also when the shard is revoked.
+func (r *shardReader) handlerCtx() context.Context {
+	s := r.c.scope.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hscope != s {
+		ctx, cancel := context.WithCancel(s.ctx)
+		context.AfterFunc(r.revoked, cancel)
+		r.hscope, r.hctx = s, ctx
+	}
+	return r.hctx
+}
+
+// halt stops the shard's handler calls and fetches on the consumer's own
+// account: a sink refused a write (ErrFenced: this process lost the shard
+// without knowing it yet), or an Ordered shard's entry failed and could
+// not be dead-lettered. What it holds stays pending; the member keeps the
+// shard until the coordinator revokes it.
+func (r *shardReader) halt(why string, err error) {
+	r.mu.Lock()
+	first := !r.stopped
+	if first {
+		r.stopped, r.drainCtx = true, r.c.scope.Load().ctx
+	}
+	r.mu.Unlock()
+	if first {
+		r.c.member.log.Warn(why, "shard", r.shard, "token", r.token, "err", err)
+	}
+	r.cancel()
+}
+
+// isStopped reports whether the shard's handler calls have ended.
+func (r *shardReader) isStopped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
 }
 
 // heldCount is how many entries the shard holds.
@@ -116,6 +168,11 @@ func (r *shardReader) begin(b *batch) bool {
 	}
 }
 
+// mayRun reports whether a handler call of the shard may start now.
+func (r *shardReader) mayRun() bool {
+	return !r.isStopped() && r.c.member.MayRead(r.shard)
+}
+
 // finish ends the handler call of entry id of b: an acknowledged entry
 // joins the shard's batch of acknowledgements (waiting while AckBatch wait
 // already), a failed one stays pending in Redis and is no longer held.
@@ -146,9 +203,18 @@ func (r *shardReader) run(ctx context.Context) {
 		Group: cfg.Member.Group, Consumer: r.c.member.ID(), Streams: []string{r.key, ">"}, Count: cfg.BatchSize, Block: cfg.Block,
 	}
 	var lastClaim time.Time
+	if cfg.Ordered {
+		if !r.takeOver(ctx) {
+			return
+		}
+	}
 	full := false // the last read filled a batch: the next one will not block
 	for ctx.Err() == nil {
-		if time.Since(lastClaim) >= cfg.ClaimInterval {
+		if !r.c.member.MayRead(r.shard) { // a lease about to lapse: no read until renewed or revoked
+			r.wait(ctx, 10*time.Millisecond)
+			continue
+		}
+		if !cfg.Ordered && time.Since(lastClaim) >= cfg.ClaimInterval {
 			if err := r.reclaim(ctx); err != nil {
 				r.pause(ctx, err)
 				continue
@@ -207,10 +273,75 @@ func (r *shardReader) pause(ctx context.Context, err error) {
 		}
 	}
 	r.c.member.log.Warn("redis", "stream", r.key, "err", err)
+	r.wait(ctx, 200*time.Millisecond)
+}
+
+// wait returns after d or once ctx ends.
+func (r *shardReader) wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-time.After(200 * time.Millisecond):
+	case <-t.C:
 	}
+}
+
+// takeOver starts an Ordered reader: it reads the group's last-delivered
+// id (creating the group at StartAt when it does not exist), then claims
+// and dispatches, in stream order, every pending entry up to it whatever
+// its idle time (the coordinator granted the shard once no other member
+// could read it; a zombie's late writes are refused by the sinks'
+// fences). Entries pending above it (a live reset moved the group back)
+// are delivered again by the reads. It reports false when ctx ended.
+func (r *shardReader) takeOver(ctx context.Context) bool {
+	cfg := &r.c.cfg
+	for ctx.Err() == nil {
+		from, err := groupPosition(ctx, cfg.Redis, r.key, cfg.Member.Group)
+		if err == nil && from == "" {
+			err = errors.New("NOGROUP the consumer group does not exist")
+		}
+		if err != nil {
+			r.pause(ctx, err)
+			continue
+		}
+		r.from = from
+		if err := r.claimUpTo(ctx, from); err != nil {
+			r.pause(ctx, err)
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// claimUpTo claims, in stream order, the shard's pending entries up to id
+// end that the reader does not hold, and dispatches them.
+func (r *shardReader) claimUpTo(ctx context.Context, end string) error {
+	cfg := &r.c.cfg
+	start := "-"
+	for ctx.Err() == nil {
+		pending, err := cfg.Redis.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: r.key, Group: cfg.Member.Group, Start: start, End: end, Count: cfg.BatchSize,
+		}).Result()
+		if err != nil {
+			return err
+		}
+		ids, counts := r.notHeld(pending)
+		if len(ids) > 0 {
+			msgs, err := cfg.Redis.XClaim(ctx, &redis.XClaimArgs{
+				Stream: r.key, Group: cfg.Member.Group, Consumer: r.c.member.ID(), Messages: ids,
+			}).Result()
+			if err != nil {
+				return err
+			}
+			r.dispatch(ctx, msgs, counts)
+		}
+		if int64(len(pending)) < cfg.BatchSize {
+			return nil
+		}
+		start = "(" + pending[len(pending)-1].ID
+	}
+	return ctx.Err()
 }
 
 // reclaim claims the shard's pending entries idle for ClaimMinIdle that
@@ -298,7 +429,10 @@ func (r *shardReader) dispatch(ctx context.Context, msgs []redis.XMessage, count
 	size := make([]int, len(r.c.workers))
 	for _, m := range msgs {
 		key, _ := m.Values[r.c.cfg.KeyField].(string)
-		w := r.c.workerFor(r.shard, cmp.Or(key, m.ID))
+		w := r.shard % len(r.c.workers) // Ordered: the shard's one worker
+		if !r.c.cfg.Ordered {
+			w = r.c.workerFor(r.shard, cmp.Or(key, m.ID))
+		}
 		r.keys, r.workerOf = append(r.keys, key), append(r.workerOf, w)
 		size[w]++
 	}
@@ -314,7 +448,8 @@ func (r *shardReader) dispatch(ctx context.Context, msgs []redis.XMessage, count
 	}
 	for i, m := range msgs {
 		b := batches[r.workerOf[i]]
-		b.msgs = append(b.msgs, Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: r.keys[i], Deliveries: counts[m.ID] + 1})
+		b.msgs = append(b.msgs, Message{Shard: r.shard, Stream: r.key, ID: m.ID, Values: m.Values, Key: r.keys[i], Deliveries: counts[m.ID] + 1,
+			Fence: Fence{Shard: r.shard, Token: r.token, From: r.from}})
 	}
 	r.mu.Lock()
 	for _, b := range batches {

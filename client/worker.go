@@ -5,6 +5,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis/go-redis/v9"
@@ -31,14 +33,44 @@ func (c *Consumer) work(ch <-chan *batch) {
 			if !b.r.begin(b) {
 				break
 			}
-			err := c.cfg.Handler(c.scope.Load().ctx, msg)
-			if err != nil {
+			err := c.cfg.Handler(b.r.handlerCtx(), msg)
+			if err != nil && c.cfg.Ordered && !errors.Is(err, ErrFenced) {
+				msg, err = c.retryInPlace(b.r, msg, err)
+			}
+			switch {
+			case errors.Is(err, ErrFenced):
+				b.r.halt("a sink refused a write by the shard's fence: the shard is handled no more", err)
+			case err != nil:
 				err = c.failed(msg, err)
+				if err != nil && c.cfg.Ordered {
+					b.r.halt("an entry failed and is still pending: the shard's later entries wait for its owner", err)
+				}
 			}
 			b.r.finish(b, msg.ID, err == nil)
 		}
 		c.busy.Add(-1)
 	}
+}
+
+// retryInPlace runs a failed entry of an Ordered consumer again, each
+// time RetryBackoff after its failure, until a run succeeds, fails with
+// ErrFenced, or is its MaxDeliveries-th; while the local lease is about
+// to lapse it waits for a renewal. It returns the entry as last run and
+// its last error. A revoked shard ends the retries with the entry pending
+// (the shard's later entries are not run: begin refuses them).
+func (c *Consumer) retryInPlace(r *shardReader, msg Message, err error) (Message, error) {
+	for err != nil && !errors.Is(err, ErrFenced) && msg.Deliveries < c.cfg.MaxDeliveries {
+		time.Sleep(c.cfg.RetryBackoff)
+		for !r.mayRun() {
+			if r.isStopped() {
+				return msg, err
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		msg.Deliveries++
+		err = c.cfg.Handler(r.handlerCtx(), msg)
+	}
+	return msg, err
 }
 
 // failed handles a failed handler run: after the MaxDeliveries-th the

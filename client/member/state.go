@@ -53,6 +53,7 @@ type State struct {
 	epoch, version int64
 	seq            int64
 	owned          contract.ShardSet // may be read
+	tokens         map[int]int64     // fencing token of each owned shard's grant
 	draining       map[int]int       // stopped; handler calls in flight
 	released       contract.ShardSet // stopped; REVOKED not yet answered
 	leaseFrom      time.Time         // send time of the last accepted heartbeat
@@ -63,7 +64,7 @@ type State struct {
 // New returns a member that has never heartbeated (epoch 0, reads nothing).
 func New(cfg Config) *State {
 	cfg.MaxConcurrency = max(cfg.MaxConcurrency, 1)
-	return &State{cfg: cfg, draining: map[int]int{}, interval: time.Second}
+	return &State{cfg: cfg, draining: map[int]int{}, tokens: map[int]int64{}, interval: time.Second}
 }
 
 // ID is the member id.
@@ -74,6 +75,17 @@ func (s *State) Epoch() int64 { return s.epoch }
 
 // Owned is what the member reads and may go on reading.
 func (s *State) Owned() contract.ShardSet { return s.owned }
+
+// Token is the fencing token of the grant under which the member reads
+// shard (docs/protocol.md §4.1, assignment.fencingTokens): the one the
+// answer that started the shard carried, kept while the member owns it; 0
+// when the member does not own shard or the coordinator sent no token.
+func (s *State) Token(shard int) int64 {
+	if !s.owned.Contains(shard) {
+		return 0
+	}
+	return s.tokens[shard]
+}
 
 // Draining is what the member stopped fetching but still handles.
 func (s *State) Draining() contract.ShardSet {
@@ -152,7 +164,7 @@ func (s *State) StopReading() Effects { return Effects{Stop: s.stopAll()} }
 // Restart drops everything, as a new process with the same id would
 // (keeping the metadata version it knew).
 func (s *State) Restart() {
-	*s = State{cfg: s.cfg, learned: s.learned, interval: s.interval, version: s.version, draining: map[int]int{}}
+	*s = State{cfg: s.cfg, learned: s.learned, interval: s.interval, version: s.version, draining: map[int]int{}, tokens: map[int]int64{}}
 }
 
 // SetInFlight reports how many reads of a stopped shard are still in
@@ -287,6 +299,7 @@ func (s *State) Apply(req contract.HeartbeatRequest, resp contract.HeartbeatResp
 		for _, sh := range resp.Assignment.AssignedShards.Minus(keep) {
 			if _, busy := s.draining[sh]; !busy {
 				e.Start = append(e.Start, sh)
+				s.tokens[sh] = resp.Assignment.FencingTokens.Token(sh)
 			}
 		}
 		keep = keep.Union(contract.NewShardSet(e.Start...))
@@ -302,6 +315,7 @@ func (s *State) Apply(req contract.HeartbeatRequest, resp contract.HeartbeatResp
 func (s *State) stop(shards contract.ShardSet) []int {
 	for _, sh := range shards {
 		s.draining[sh] = 1
+		delete(s.tokens, sh)
 	}
 	s.owned = s.owned.Minus(shards)
 	return slices.Clone([]int(shards))
