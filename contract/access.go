@@ -181,6 +181,8 @@ var Routes = []Route{
 	{Method: methodGet, Template: MonitoringPaused, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[PausedView]()},
 	{Method: methodGet, Template: MonitoringResets, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[ResetList]()},
 	{Method: methodGet, Template: MonitoringReset, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[LiveReset]()},
+	{Method: methodGet, Template: GroupStatus, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[StatusView]()},
+	{Method: methodGet, Template: GroupScaling, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[ScalingView]()},
 	{Method: methodGet, Template: MonitoringMessages, Operation: OpReadMessages, Scope: ScopeGroup, Answers: answer[MessagesPage]()},
 	{Method: methodGet, Template: MonitoringDeadLetter, Operation: OpReadMessages, Scope: ScopeGroup, Answers: answer[DeadLetterPage]()},
 

@@ -63,6 +63,13 @@ type GroupView struct {
 	// Work is a work group's shard weights and member loads (additive);
 	// nil for a count group.
 	Work *WorkView `json:"work,omitempty"`
+	// Status and DesiredMembers are the group's consumption status and
+	// scaling signal (GET GroupStatus, GroupScaling) as the coordinator
+	// that answers last evaluated them (additive): absent before its
+	// first evaluation, without Redis, and for groups placed on another
+	// coordinator in the lists.
+	Status         ConsumptionStatus `json:"status,omitempty"`
+	DesiredMembers *int              `json:"desiredMembers,omitempty"`
 }
 
 // GroupList is the body of GET MonitoringGroups.

@@ -23,6 +23,8 @@ const (
 	StreamScale       = StreamTemplate + "/scale"
 	GroupTemplate     = StreamTemplate + "/groups/{consumerGroup}"
 	GroupRouting      = GroupTemplate + "/producer-routing"
+	GroupStatus       = GroupTemplate + "/status"
+	GroupScaling      = GroupTemplate + "/scaling"
 	GroupScale        = GroupTemplate + "/scale"
 	GroupMigration    = GroupTemplate + "/migrations/{reshardingId}"
 	GroupRollback     = GroupMigration + "/rollback"

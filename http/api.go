@@ -141,6 +141,11 @@ type Options struct {
 	// rows' offsets; nil answers the Redis reads 503 REDIS_NOT_CONFIGURED
 	// and gives the Grafana rows unknown offsets.
 	DataPlane DataPlane
+	// Status answers the consumption status and scaling routes and adds
+	// status and desiredMembers to the group views; nil (no Redis) answers
+	// those routes 503 REDIS_NOT_CONFIGURED and leaves the views as they
+	// are.
+	Status StatusSource
 	// Streams resets group positions and reads, redrives and deletes dead
 	// letters; nil answers those routes 503 REDIS_NOT_CONFIGURED.
 	Streams StreamOperator
@@ -176,6 +181,7 @@ type API struct {
 	router   *httprouter.Router
 	draining atomic.Bool
 	data     DataPlane
+	status   StatusSource
 	ops      StreamOperator
 	// info is the body of /actuator/info.
 	info info
@@ -212,6 +218,7 @@ func New(o Options) *API {
 		log:      o.Logger,
 		maxBody:  o.MaxBodyBytes,
 		data:     o.DataPlane,
+		status:   o.Status,
 		ops:      o.Streams,
 		info:     info{Version: o.Version, CoordinatorID: o.CoordinatorID},
 
@@ -311,7 +318,7 @@ func (a *API) routes() []route {
 	return slices.Concat([]route{
 		{Route{Method: http.MethodPost, Template: stream}, a.create(true, streamCreatedBody)},
 		{Route{Method: http.MethodPost, Template: grp}, a.create(false, groupCreatedBody)},
-		{Route{Method: http.MethodGet, Template: grp}, read(a, a.runtime.Group, asIs[contract.GroupView])},
+		{Route{Method: http.MethodGet, Template: grp}, read(a, a.group, asIs[contract.GroupView])},
 		{Route{Method: http.MethodDelete, Template: grp}, a.deleteGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.runtime.Routing, routingBody)},
 		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate}, a.heartbeat},
@@ -323,7 +330,7 @@ func (a *API) routes() []route {
 		{Route{Method: http.MethodGet, Template: contract.MonitoringAssigned}, read(a, a.runtime.Assignments, asIs[contract.AssignmentsView])},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringConsumed}, read(a, a.runtime.Members, consumptionBody)},
 		{Route{Method: http.MethodGet, Template: contract.OpenAPITemplate}, openAPI},
-	}, a.reshardingRoutes(), a.positionRoutes(), a.liveOpsRoutes(), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
+	}, a.reshardingRoutes(), a.positionRoutes(), a.statusRoutes(), a.liveOpsRoutes(), a.grafanaRoutes(), a.securityRoutes(), a.benchRoutes(), a.clusterRoutes())
 }
 
 // clusterRoutes serves the cluster view when the API has a Cluster.

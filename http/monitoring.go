@@ -43,7 +43,8 @@ func (a *API) listGroups(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 }
 
 // groups returns the views of the groups the caller of ctx may see
-// (visible): every group without access control.
+// (visible): every group without access control, each with its status
+// (withStatus).
 func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
 	views, err := a.runtime.Groups(ctx)
 	if err != nil {
@@ -52,7 +53,7 @@ func (a *API) groups(ctx context.Context) ([]contract.GroupView, error) {
 	out := make([]contract.GroupView, 0, len(views))
 	for _, v := range views {
 		if visible(ctx, group.Key{StreamPrefix: v.StreamPrefix, ConsumerGroup: v.ConsumerGroup}) {
-			out = append(out, v)
+			out = append(out, a.withStatus(v))
 		}
 	}
 	return out, nil
@@ -66,7 +67,7 @@ func (a *API) groupWithMutations(ctx context.Context, key group.Key) (contract.M
 		return contract.MonitoredGroup{}, err
 	}
 	events := a.recentMutations(ctx, key)
-	out := contract.MonitoredGroup{GroupView: v, RecentMutations: make([]contract.AuditEvent, len(events))}
+	out := contract.MonitoredGroup{GroupView: a.withStatus(v), RecentMutations: make([]contract.AuditEvent, len(events))}
 	for i, e := range events {
 		out.RecentMutations[i] = contract.AuditEvent(e)
 	}

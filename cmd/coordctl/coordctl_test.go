@@ -294,6 +294,7 @@ func TestCoordctlWithoutRedis(t *testing.T) {
 		{"reset-offsets", prefix, "billing", "--to", "latest"},
 		{"dead-letters", prefix, "billing"},
 		{"dead-letters", prefix, "billing", "redrive", "1-1"},
+		{"status", prefix, "billing"},
 	} {
 		_, errOut := c.exit(exitNotEnabled, args...)
 		if !strings.Contains(errOut, "store.type is redis") || !strings.Contains(errOut, "COORDINATOR_STORE_TYPE=redis") {
