@@ -18,10 +18,12 @@ import (
 // lagRefresher keeps the data-plane gauges of every group placed on this
 // coordinator (each group's owner refreshes its own) fresh without anyone
 // reading /offsets: lag, pending (group_lag, group_pending and the shard
-// gauges, as an offsets read sets them) and the group's entries in its
+// gauges, as an offsets read sets them), the group's entries in its
 // prefix's dead-letter stream (dead_letter_entries: those it dead-lettered
-// and those naming no group, as its dead-letter page lists them), so that
-// the lag, pending and dead-letter alerts have series to evaluate.
+// and those naming no group, as its dead-letter page lists them), and the
+// consumption status and scaling signal evaluated from the same reads
+// (status.go), so that the lag, pending, dead-letter and status alerts
+// have series to evaluate.
 //
 // A round reads the shards of all the groups together, in pipelines of up
 // to 1,000 shards that span groups, and renews the offset cache's
@@ -41,6 +43,9 @@ type lagRefresher struct {
 	m           *metrics.Metrics
 	log         *slog.Logger
 	now         func() time.Time
+	// status evaluates each group's consumption status and scaling
+	// signal from the round's observations (status.go); nil: none.
+	status *monitoring.Statuses
 	// tallies are the dead-letter counts of the known groups' prefixes by
 	// dead-letter stream, kept between rounds so that a round reads only
 	// the entries added since the last.
@@ -127,16 +132,21 @@ func (r *lagRefresher) refresh(ctx context.Context, interval time.Duration) int 
 	r.m.LagRefreshSent("observe", cost.Commands, cost.RoundTrips)
 	read := cost.Commands / 3
 	if offsetsRead(r.m, err) {
+		at := r.now()
 		for i, g := range groups {
 			for _, s := range observations[i].Shards {
 				exists[s.StreamKey] = !s.Missing
 			}
+			r.evaluate(g, observations[i], at)
 			gauges := monitoring.Gauges(g, observations[i], r.m.ShardSeries())
 			r.m.SetShardOffsets(g.Key(), gauges.Lag, gauges.Pending, shardSamples(gauges.Rows))
 			r.rebalance(g, observations[i])
 		}
 	}
 	r.exists = exists
+	if r.status != nil {
+		r.status.Retain(keys)
+	}
 	r.countDeadLetters(ctx, groups)
 	if err == nil {
 		r.m.LagRefreshed(start)

@@ -124,9 +124,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	go obs.m.Run(ctx, coord)
 	reader, ops := dataPlane(cfg, back.redis), streamOperator(back.redis)
 	var data httpapi.DataPlane
+	var status httpapi.StatusSource
 	if reader != nil {
 		data = reader
-		lags := &lagRefresher{coord: coord, offsets: reader, deadLetters: streams.NewOperator(back.redis), m: obs.m, log: logger}
+		statuses := newStatuses(cfg)
+		status = statuses
+		lags := &lagRefresher{coord: coord, offsets: reader, deadLetters: streams.NewOperator(back.redis), m: obs.m, log: logger, status: statuses}
 		go lags.run(ctx, max(cfg.Monitoring.OffsetCacheTTL.Duration(), time.Second))
 	}
 	api := httpapi.New(obs.apiOptions(httpapi.Options{
@@ -141,6 +144,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:        logger,
 		Security:      sec,
 		DataPlane:     data,
+		Status:        status,
 		Streams:       ops,
 		Cluster:       node,
 		Forwarded:     obs.m.Forwarded,

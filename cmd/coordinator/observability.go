@@ -27,7 +27,8 @@ type observability struct {
 func newObservability(cfg *config.Config, back *backend) *observability {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg, cfg.ID, metrics.WithMemberSeries(cfg.Monitoring.MemberSeries),
-		metrics.WithShardSeries(cfg.Monitoring.ShardSeries), metrics.WithGroupSeries(cfg.Monitoring.GroupSeries))
+		metrics.WithShardSeries(cfg.Monitoring.ShardSeries), metrics.WithGroupSeries(cfg.Monitoring.GroupSeries),
+		metrics.WithStatusSeries(cfg.Monitoring.StatusSeries))
 	back.store = m.Store(cfg.Store.Type, back.store)
 	if back.locker != nil {
 		back.locker = m.Locker(back.locker)
