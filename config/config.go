@@ -279,6 +279,16 @@ type Coordination struct {
 	// MaxQueuedHeartbeats bounds the heartbeats queued for one group;
 	// beyond it a heartbeat is answered RETRY at once (load shedding).
 	MaxQueuedHeartbeats int `yaml:"max-queued-heartbeats"`
+	// History bounds each group's assignment history.
+	History History `yaml:"history"`
+}
+
+// History bounds each group's assignment history (docs/observability.md,
+// "Assignment history"): at most MaxEntries entries (0 keeps none), none
+// older than MaxAge (0: no age limit), dropped when a change is recorded.
+type History struct {
+	MaxEntries int      `yaml:"max-entries"`
+	MaxAge     Duration `yaml:"max-age"`
 }
 
 // Cluster is the coordinator cluster (docs/cluster.md): every coordinator
@@ -502,6 +512,7 @@ func defaults() *Config {
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 			MaxQueuedHeartbeats:  1024,
+			History:              History{MaxEntries: 128, MaxAge: Duration(24 * time.Hour)},
 		},
 		Cluster:    Cluster{LeaseTTL: Duration(5 * time.Second), RenewInterval: Duration(time.Second)},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096, Assignor: "count"},

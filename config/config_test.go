@@ -83,6 +83,7 @@ func seedDefaults() *Config {
 			StateMutex:           StateMutex{Enabled: true, TTLMs: 30000, AcquireTimeoutMs: 5000, RetryIntervalMs: 100},
 			GroupCommit:          GroupCommit{Enabled: true, MaxBatch: 1024},
 			MaxQueuedHeartbeats:  1024,
+			History:              History{MaxEntries: 128, MaxAge: d("24h")},
 		},
 		Cluster:    Cluster{LeaseTTL: d("5s"), RenewInterval: d("1s")},
 		Defaults:   Defaults{InitialShardCount: 4, MaxShardCount: 4096, Assignor: "count"},

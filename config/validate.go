@@ -119,6 +119,8 @@ func (c *Config) Validate() error {
 	v.nonNegative(mutexKey(co, "acquire-timeout", m.DeprecatedAcquireTimeout != nil), Duration(m.AcquireTimeout()))
 	v.positive(mutexKey(co, "retry-interval", m.DeprecatedRetryInterval != nil), Duration(m.RetryInterval()))
 	v.check(c.Coordination.MaxQueuedHeartbeats >= 1, co+"max-queued-heartbeats", "must be at least 1, got %d", c.Coordination.MaxQueuedHeartbeats)
+	v.check(c.Coordination.History.MaxEntries >= 0, co+"history.max-entries", "must not be negative, got %d", c.Coordination.History.MaxEntries)
+	v.nonNegative(co+"history.max-age", c.Coordination.History.MaxAge)
 	v.check(c.Coordination.GroupCommit.MaxBatch >= 1, co+"group-commit.max-batch", "must be at least 1, got %d", c.Coordination.GroupCommit.MaxBatch)
 
 	d := c.Defaults

@@ -157,6 +157,7 @@ var Routes = []Route{
 	{Method: methodGet, Template: GroupTemplate, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[GroupView]()},
 	{Method: "DELETE", Template: GroupTemplate, Operation: OpDelete, Scope: ScopeGroup, Action: ActionDeleteGroup, Mutates: true, Request: typeOf[DeleteRequest](), Answers: answer[GroupView]()},
 	{Method: methodGet, Template: GroupRouting, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[RoutingView]()},
+	{Method: methodGet, Template: GroupHistory, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[HistoryView]()},
 	{Method: methodPost, Template: GroupScale, Operation: OpAlter, Scope: ScopeGroup, Action: ActionScaleGroup, Mutates: true, Request: typeOf[ScaleRequest](), Answers: answer[Migration]()},
 	{Method: methodGet, Template: GroupMigration, Operation: OpDescribe, Scope: ScopeGroup, Answers: answer[Migration]()},
 	{Method: methodPost, Template: GroupRollback, Operation: OpAlter, Scope: ScopeGroup, Action: ActionRollbackMigration, Mutates: true, Request: typeOf[RollbackRequest](), Answers: answer[Migration]()},

@@ -33,6 +33,7 @@ const (
 	GroupDeleteDead   = GroupTemplate + "/dead-letters/delete"
 	GroupPause        = GroupTemplate + "/shards/pause"
 	GroupResume       = GroupTemplate + "/shards/resume"
+	GroupHistory      = GroupTemplate + "/history"
 	HeartbeatTemplate = GroupTemplate + "/members/{memberId}/heartbeat"
 	// BenchNoopTemplate is the load harness's no-op heartbeat route
 	// (debug.bench-endpoints): the heartbeat route's stack without the

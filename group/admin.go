@@ -113,7 +113,7 @@ func (g *Group) ActivateScale(now contract.Instant, s Settings, id string) Resul
 	meta.Migrations = withMigration(meta.Migrations, act)
 	meta.ShardCount = act.ToShardCount
 	t.setMeta(meta)
-	t.bumpGroupEpoch()
+	t.bumpGroupEpoch(CauseScale)
 	t.reconcile()
 	t.enforceTimeouts("")
 	return result(t, act)
@@ -147,7 +147,7 @@ func (g *Group) Rollback(now contract.Instant, s Settings, id string, req contra
 	meta.ActiveReshardingID = nil
 	meta.ShardCount = m.FromShardCount
 	t.setMeta(meta)
-	t.bumpGroupEpoch()
+	t.bumpGroupEpoch(CauseScale)
 	t.reconcile()
 	return result(t, m)
 }

@@ -80,7 +80,7 @@ func (t *tx) heartbeat(req *contract.HeartbeatRequest) contract.HeartbeatRespons
 			rec.State = MemberLeaving
 			rec.MemberEpoch = -1
 			t.putMember(*rec, false)
-			t.bumpGroupEpoch()
+			t.bumpGroupEpoch(CauseLeave)
 		}
 	case epoch > rec.MemberEpoch:
 		return t.rejected(req, contract.StatusInvalidRequest)
@@ -92,7 +92,7 @@ func (t *tx) heartbeat(req *contract.HeartbeatRequest) contract.HeartbeatRespons
 	report, ok := t.validateOwnership(req, rec)
 	if !ok {
 		t.fence(rec, g.GroupEpoch)
-		t.bumpGroupEpoch()
+		t.bumpGroupEpoch(CauseFenced)
 		t.reconcile()
 		return t.fenced(req, t.member(id))
 	}
@@ -184,7 +184,7 @@ func (t *tx) join(id string, req *contract.HeartbeatRequest) *Member {
 	m.RebalanceTimeoutMs = t.s.RebalanceTimeout.Milliseconds()
 	t.refreshLiveness(m, req)
 	t.putMember(*m, false)
-	t.bumpGroupEpoch()
+	t.bumpGroupEpoch(CauseJoin)
 	return m
 }
 

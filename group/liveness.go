@@ -64,7 +64,7 @@ func (t *tx) maintain() bool {
 		t.putMemberRecord(MemberRecord{Member: m, Event: MemberExpiredEvent})
 	}
 	if len(expired) > 0 {
-		t.bumpGroupEpoch()
+		t.bumpGroupEpoch(CauseLeaseExpired)
 	}
 	for _, id := range released {
 		m := t.member(id)
@@ -198,7 +198,7 @@ func (t *tx) enforceTimeouts(only string) bool {
 	for _, id := range fenced {
 		t.fence(t.member(id), epoch)
 	}
-	t.bumpGroupEpoch()
+	t.bumpGroupEpoch(CauseFenced)
 	t.reconcile()
 	return true
 }

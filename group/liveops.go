@@ -133,7 +133,7 @@ func (g *Group) Pause(now contract.Instant, s Settings, req contract.PauseReques
 	if err != nil {
 		return Result[contract.PausedView]{Err: err}
 	}
-	return g.setPaused(now, s, g.PausedShards.Union(set))
+	return g.setPaused(now, s, g.PausedShards.Union(set), CausePause)
 }
 
 // Resume removes req's shards from the paused set; they are granted again
@@ -145,7 +145,7 @@ func (g *Group) Resume(now contract.Instant, s Settings, req contract.PauseReque
 	if err != nil {
 		return Result[contract.PausedView]{Err: err}
 	}
-	return g.setPaused(now, s, g.PausedShards.Minus(set))
+	return g.setPaused(now, s, g.PausedShards.Minus(set), CauseResume)
 }
 
 // validatePause checks a pause or resume body; inRange refuses shards
@@ -176,8 +176,9 @@ func (g *Group) shardsOf(shards []int) (contract.ShardSet, error) {
 	return contract.NewShardSet(shards...), nil
 }
 
-// setPaused stores the operator's paused set and reassigns when it changed.
-func (g *Group) setPaused(now contract.Instant, s Settings, set contract.ShardSet) Result[contract.PausedView] {
+// setPaused stores the operator's paused set and reassigns for cause
+// (pause or resume) when it changed.
+func (g *Group) setPaused(now contract.Instant, s Settings, set contract.ShardSet, cause Cause) Result[contract.PausedView] {
 	t := newTx(g, s, now)
 	if set.Equal(g.PausedShards) {
 		return result(t, g.PausedView())
@@ -185,15 +186,15 @@ func (g *Group) setPaused(now contract.Instant, s Settings, set contract.ShardSe
 	meta := g.Meta
 	meta.PausedShards = set
 	t.setMeta(meta)
-	t.reassign()
+	t.reassign(cause)
 	return result(t, g.PausedView())
 }
 
-// reassign is the G bump that recomputes the targets after the paused
-// shards changed (docs/protocol.md §4.3), then starts the rebalance
-// deadlines of members that now hold shards outside their target.
-func (t *tx) reassign() {
-	t.bumpGroupEpoch()
+// reassign is the G bump, for cause, that recomputes the targets after
+// the paused shards changed (docs/protocol.md §4.3), then starts the
+// rebalance deadlines of members that now hold shards outside their target.
+func (t *tx) reassign(cause Cause) {
+	t.bumpGroupEpoch(cause)
 	t.reconcile()
 	t.enforceTimeouts("")
 }
@@ -256,7 +257,7 @@ func (g *Group) StartReset(now contract.Instant, s Settings, req ResetRequest, n
 	}
 	t := newTx(g, s, now)
 	t.putReset(r)
-	t.reassign()
+	t.reassign(CauseLiveReset)
 	return result(t, r)
 }
 
@@ -350,7 +351,7 @@ func (g *Group) endReset(now contract.Instant, s Settings, r LiveReset, state co
 	r.State, r.UpdatedAt = state, now
 	t := newTx(g, s, now)
 	t.putReset(r)
-	t.reassign()
+	t.reassign(CauseLiveReset)
 	return result(t, r)
 }
 

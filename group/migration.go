@@ -19,7 +19,7 @@ func (t *tx) advanceMigration() {
 			return
 		}
 		t.setMigrationState(*m, MigrationDraining)
-		t.bumpGroupEpoch()
+		t.bumpGroupEpoch(CauseScale)
 		t.reconcile()
 		if !noneLive {
 			return

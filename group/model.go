@@ -202,6 +202,10 @@ type Meta struct {
 	// measured; it lives in memory only and is never stored.
 	Assignor string
 	Work     *Work
+	// History is the group's assignment history, oldest first, bounded by
+	// Settings.HistoryMaxEntries and HistoryMaxAge (history.go). It is
+	// replaced, never modified: copies of the group share it.
+	History []Change
 }
 
 // Key returns the group's key.
@@ -222,6 +226,11 @@ type Settings struct {
 	// DefaultAssignor is the assignor of a group created without one
 	// (AssignorCount or AssignorWork; "" is count).
 	DefaultAssignor string
+	// HistoryMaxEntries bounds a group's assignment history (≤ 0 keeps
+	// none); entries older than HistoryMaxAge (> 0) are dropped when the
+	// next change is recorded (history.go).
+	HistoryMaxEntries int
+	HistoryMaxAge     time.Duration
 }
 
 // DefaultSettings returns the seed's defaults.
@@ -233,5 +242,7 @@ func DefaultSettings() Settings {
 		StaleMemberRetention: 10 * time.Minute,
 		DefaultShardCount:    4,
 		MaxShardCount:        4096,
+		HistoryMaxEntries:    DefaultHistoryMaxEntries,
+		HistoryMaxAge:        DefaultHistoryMaxAge,
 	}
 }

@@ -26,7 +26,9 @@ import (
 //	    a member's epoch in accepted responses never decreases;
 //	(c) assignmentEpoch == groupEpoch after every handler;
 //	(d) g.Violations() is empty;
-//	(e) replaying every record onto group.New() gives the same projections.
+//	(e) replaying every record onto group.New() gives the same projections;
+//	(f) the assignment history explains the targets: each shard's last
+//	    entry names its target owner, with a cause.
 //
 // Then everybody still running heartbeats until nothing changes: the group
 // must be STABLE, every live member reading exactly its target, balanced.
@@ -73,6 +75,7 @@ func newWorld(t *rapid.T, members, shardCount int, diff, scale bool) *world {
 	s.RebalanceTimeout = rapid.SampledFrom([]time.Duration{5 * time.Second, 20 * time.Second, time.Minute}).Draw(t, "rebalance timeout")
 	s.StaleMemberRetention = rapid.SampledFrom([]time.Duration{0, 15 * time.Second, time.Minute, 10 * time.Minute}).Draw(t, "retention")
 	s.DrainCheck = rapid.Bool().Draw(t, "drain check")
+	s.HistoryMaxEntries = 1 << 20 // the whole run: (f) reads every change
 	for i := 0; i < members; i++ {
 		w.ids = append(w.ids, fmt.Sprintf("m%d", i))
 	}
@@ -330,6 +333,10 @@ func (w *world) check() {
 	w.last = now
 	// (c), (d), (e).
 	if err := grouptest.CheckGroup(g, w.c.Records); err != nil {
+		w.fail("%v", err)
+	}
+	// (f) The history explains every target change.
+	if err := explainsTargets(g); err != nil {
 		w.fail("%v", err)
 	}
 }

@@ -22,11 +22,14 @@ func (t *tx) reconcile() {
 }
 
 // assign recomputes the targets of the live members with the sticky
-// assignor and drops the entries of members that are no longer live. The
+// assignor and drops the entries of members that are no longer live, and
+// records every shard whose target owner changed in the history. The
 // deadline bound stays valid: a target change starts no deadline (the
 // member's own answer does) and moves none.
 func (t *tx) assign() {
 	g := t.g
+	before := g.targetOwners()
+	defer t.recordMoves(before, nil)
 	live := g.LiveMemberIDs()
 	var gone []string
 	for id := range g.Targets {

@@ -14,6 +14,9 @@ type tx struct {
 	s    Settings
 	now  contract.Instant
 	recs []Record
+	// cause is the event of the latest G bump: the cause of the target
+	// changes the next assignment records (history.go).
+	cause Cause
 }
 
 func newTx(g *Group, s Settings, now contract.Instant) *tx { return &tx{g: g, s: s, now: now} }
@@ -59,8 +62,10 @@ func (t *tx) member(id string) *Member {
 }
 
 // bumpGroupEpoch is the G bump of docs/protocol.md §4.3: groupEpoch and metadataVersion grow,
-// and any metadata-correction round is dropped.
-func (t *tx) bumpGroupEpoch() {
+// and any metadata-correction round is dropped. cause is the event behind
+// it, which the history names for the target changes that follow.
+func (t *tx) bumpGroupEpoch(cause Cause) {
+	t.cause = cause
 	m := t.g.Meta
 	m.GroupEpoch++
 	m.MetadataVersion++

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redis-stream-coordinator/coordinator/contract"
@@ -420,4 +421,26 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 			}
 		}
 	}
+}
+
+// HistoryView projects the entries of the group's history q selects
+// (HistoryOf) into GET GroupHistory's body.
+func (g *Group) HistoryView(q HistoryQuery) contract.HistoryView {
+	changes := g.HistoryOf(q)
+	v := contract.HistoryView{StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, Entries: make([]contract.HistoryEntry, len(changes))}
+	for i, c := range changes {
+		e := contract.HistoryEntry{At: c.At, GroupEpoch: c.Epoch, Shard: int(c.Shard), FromMember: c.From, ToMember: c.To, Cause: c.Cause.Name()}
+		if w := c.Work; w != nil {
+			e.Weights = &contract.MoveWeights{ShardWeight: widen(w.Weight), FromLoad: widen(w.FromLoad), ToLoad: widen(w.ToLoad)}
+		}
+		v.Entries[i] = e
+	}
+	return v
+}
+
+// widen returns the float64 whose shortest form is f's (2.3, not the
+// 2.299999952316284 that float64(f) prints).
+func widen(f float32) float64 {
+	w, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return w
 }

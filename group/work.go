@@ -192,8 +192,10 @@ func (g *Group) Rebalance(now contract.Instant, s Settings, m Measure) Result[co
 	meta.Work = &Work{Weights: weights, MeasuredAt: now, Memory: res.Memory}
 	t.setMeta(meta)
 	if len(res.Changed) > 0 {
-		t.bumpGroupEpoch()
+		t.bumpGroupEpoch(CauseWorkRebalance)
+		before, evidence := g.targetOwners(), workEvidence(weights, live, g.livePrev(live), g.capacity())
 		t.setTargets(live, res.Changed, res.Sets)
+		t.recordMoves(before, evidence)
 		meta = g.Meta
 		meta.AssignmentEpoch = g.GroupEpoch
 		t.setMeta(meta)
@@ -201,6 +203,30 @@ func (g *Group) Rebalance(now contract.Instant, s Settings, m Measure) Result[co
 		t.enforceTimeouts("")
 	}
 	return result(t, g.WorkView())
+}
+
+// workEvidence returns the evidence of a work-rebalance's moves: the
+// moved shard's weight and the loads (weight per unit of capacity) of the
+// live members it left and joined under prev, their targets before the
+// move (aligned with live and capacity).
+func workEvidence(weights []float64, live []string, prev [][]int, capacity []float64) func(shard int, from, to string) *WorkEvidence {
+	load := make(map[string]float64, len(live))
+	for i, id := range live {
+		sum := 0.0
+		for _, s := range prev[i] {
+			if s >= 0 && s < len(weights) {
+				sum += weights[s]
+			}
+		}
+		load[id] = sum / capacity[i]
+	}
+	return func(shard int, from, to string) *WorkEvidence {
+		e := &WorkEvidence{FromLoad: float32(load[from]), ToLoad: float32(load[to])}
+		if shard < len(weights) {
+			e.Weight = float32(weights[shard])
+		}
+		return e
+	}
 }
 
 // livePrev returns the targets of the live members, in order.

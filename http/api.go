@@ -321,6 +321,7 @@ func (a *API) routes() []route {
 		{Route{Method: http.MethodGet, Template: grp}, read(a, a.group, asIs[contract.GroupView])},
 		{Route{Method: http.MethodDelete, Template: grp}, a.deleteGroup},
 		{Route{Method: http.MethodGet, Template: contract.GroupRouting}, read(a, a.runtime.Routing, routingBody)},
+		{Route{Method: http.MethodGet, Template: contract.GroupHistory}, a.history},
 		{Route{Method: http.MethodPost, Template: contract.HeartbeatTemplate}, a.heartbeat},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringHealth}, a.healthReport},
 		{Route{Method: http.MethodGet, Template: contract.MonitoringCompat}, compatibility},

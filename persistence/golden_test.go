@@ -167,6 +167,10 @@ func fullGroup() *group.Group {
 			CreatedAt: at + 8, ApplyingAt: at + 9, UpdatedAt: at + 10,
 		}},
 		Assignor: group.AssignorWork,
+		History: []group.Change{{
+			At: at + 11, Epoch: 9, Shard: 3, Cause: group.CauseWorkRebalance, From: "m-2", To: "m-1",
+			Work: &group.WorkEvidence{Weight: 2.5, FromLoad: 1.25, ToLoad: 0.5},
+		}},
 	}})
 	for i, mid := range []string{"m-1", "m-2"} {
 		n := int64(i)

@@ -41,6 +41,7 @@ type storedAggregate struct {
 	PausedShards       contract.ShardSet          `json:"pausedShards,omitempty"`
 	LiveResets         []storedReset              `json:"liveResets,omitempty"`
 	Assignor           string                     `json:"assignor,omitempty"`
+	History            []storedChange             `json:"history,omitempty"`
 	Migrations         map[string]storedMigration `json:"migrations"` // {} when there are none
 	// Members and TargetAssignments are {} as written.
 	Members           map[string]json.RawMessage   `json:"members"`
@@ -75,6 +76,58 @@ type storedMigration struct {
 	MigrationID *string `json:"migrationId,omitempty"`
 	FromVersion *int    `json:"fromVersion,omitempty"`
 	ToVersion   *int    `json:"toVersion,omitempty"`
+}
+
+// storedChange is one entry of the assignment history: at (Unix epoch
+// milliseconds, a number to keep the aggregate small), the group epoch,
+// the shard, the cause's wire name, the members it left and joined
+// (omitted when nobody) and a work-rebalance's weights.
+type storedChange struct {
+	At      int64              `json:"at"`
+	Epoch   int64              `json:"epoch"`
+	Shard   int32              `json:"shard"`
+	Cause   contract.MoveCause `json:"cause"`
+	From    string             `json:"from,omitempty"`
+	To      string             `json:"to,omitempty"`
+	Weights *storedWeights     `json:"weights,omitempty"`
+}
+
+// storedWeights is a work-rebalance's evidence.
+type storedWeights struct {
+	Shard    float32 `json:"shard"`
+	FromLoad float32 `json:"fromLoad"`
+	ToLoad   float32 `json:"toLoad"`
+}
+
+func storeChange(c *group.Change) storedChange {
+	out := storedChange{At: int64(c.At), Epoch: c.Epoch, Shard: c.Shard, Cause: c.Cause.Name(), From: c.From, To: c.To}
+	if w := c.Work; w != nil {
+		out.Weights = &storedWeights{Shard: w.Weight, FromLoad: w.FromLoad, ToLoad: w.ToLoad}
+	}
+	return out
+}
+
+// change returns the history entry of c; a cause this codec does not
+// know is an error (the aggregate is corrupt, or written by a newer one).
+func (c *storedChange) change() (group.Change, error) {
+	cause, ok := group.ParseCause(c.Cause)
+	if !ok {
+		return group.Change{}, fmt.Errorf("history: unknown cause %q", c.Cause)
+	}
+	out := group.Change{At: contract.Instant(c.At), Epoch: c.Epoch, Shard: c.Shard, Cause: cause, From: c.From, To: c.To}
+	if w := c.Weights; w != nil {
+		out.Work = &group.WorkEvidence{Weight: w.Shard, FromLoad: w.FromLoad, ToLoad: w.ToLoad}
+	}
+	return out, nil
+}
+
+// intern returns the string of ids equal to s, adding s when there is none.
+func intern(ids map[string]string, s string) string {
+	if v, ok := ids[s]; ok {
+		return v
+	}
+	ids[s] = s
+	return s
 }
 
 // storedCorrection is an open metadata-correction round.
@@ -209,6 +262,7 @@ func storeAggregate(meta *group.Meta, rev Revision) storedAggregate {
 		PausedShards:       meta.PausedShards,
 		LiveResets:         convert(meta.LiveResets, storeReset),
 		Assignor:           meta.Assignor,
+		History:            convert(meta.History, storeChange),
 		Migrations:         make(map[string]storedMigration, len(meta.Migrations)),
 		Members:            map[string]json.RawMessage{},
 		TargetAssignments:  map[string]contract.ShardSet{},
@@ -263,6 +317,18 @@ func (a *storedAggregate) meta() (group.Meta, error) {
 	}
 	if meta.StreamPrefix == "" || meta.ConsumerGroup == "" {
 		return meta, fmt.Errorf("aggregate lacks streamPrefix or consumerGroup")
+	}
+	if len(a.History) > 0 {
+		meta.History = make([]group.Change, len(a.History))
+		ids := map[string]string{} // one string per distinct member id
+		for i := range a.History {
+			c, err := a.History[i].change()
+			if err != nil {
+				return meta, err
+			}
+			c.From, c.To = intern(ids, c.From), intern(ids, c.To)
+			meta.History[i] = c
+		}
 	}
 	if a.SchemaVersion != nil && *a.SchemaVersion != SchemaVersion {
 		return meta, fmt.Errorf("aggregate schemaVersion %d", *a.SchemaVersion)

@@ -243,6 +243,17 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	})
 	c.exit(exitConflict, "groups", "delete", prefix, "billing")
 
+	// history: the member's join gave it billing's shards.
+	var h contract.HistoryView
+	c.json(&h, "history", prefix, "billing")
+	if len(h.Entries) != 2 || h.Entries[1].Shard != 1 || h.Entries[1].ToMember != member || h.Entries[1].Cause != contract.MoveJoin {
+		t.Errorf("history: %+v", h)
+	}
+	if out := c.ok("history", prefix, "billing", "--shard", "1", "--since", "1h"); strings.Count(out, "join") != 1 || !strings.Contains(out, member) {
+		t.Errorf("history --shard 1 --since 1h:\n%s", out)
+	}
+	c.exit(exitUsage, "history", prefix, "billing", "--since", "someday")
+
 	// scale-stream moves every group of the prefix; scale one group;
 	// rollback its active migration.
 	var streamScale contract.StreamScaleView

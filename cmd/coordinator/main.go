@@ -254,6 +254,8 @@ func domainSettings(cfg *config.Config) group.Settings {
 		MaxShardCount:        cfg.Defaults.MaxShardCount,
 		DrainCheck:           cfg.RedisRequired(),
 		DefaultAssignor:      cfg.Defaults.Assignor,
+		HistoryMaxEntries:    c.History.MaxEntries,
+		HistoryMaxAge:        c.History.MaxAge.Duration(),
 	}
 }
 

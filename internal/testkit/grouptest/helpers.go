@@ -107,7 +107,8 @@ func CheckGroup(g *group.Group, recs []group.Record) error {
 }
 
 // SameGroup returns an error when the observable projections of a and b
-// (View, MemberList, Assignments, migrations, correction round) differ.
+// (View, MemberList, Assignments, migrations, correction round, history)
+// differ.
 func SameGroup(a, b *group.Group) error {
 	if x, y := a.View(), b.View(); !reflect.DeepEqual(x, y) {
 		return fmt.Errorf("views differ:\n%+v\n%+v", x, y)
@@ -123,6 +124,9 @@ func SameGroup(a, b *group.Group) error {
 	}
 	if x, y := a.MetadataCorrection, b.MetadataCorrection; !reflect.DeepEqual(x, y) {
 		return fmt.Errorf("correction rounds differ:\n%+v\n%+v", x, y)
+	}
+	if x, y := a.HistoryOf(group.HistoryQuery{}), b.HistoryOf(group.HistoryQuery{}); !reflect.DeepEqual(x, y) {
+		return fmt.Errorf("histories differ:\n%+v\n%+v", x, y)
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 // base is the instant sample groups are created at.
 const base = contract.Instant(1_700_000_000_000)
 
-// Group returns a created group with one migration and one ACTIVE member
-// per id. Members get different target shapes in turn: a two-shard target,
+// Group returns a created group with one migration, two history entries
+// and one ACTIVE member per id. Members get different target shapes in turn: a two-shard target,
 // an empty (kept) target, and no target entry at all.
 func Group(key group.Key, memberIDs ...string) *group.Group {
 	g := group.New()
@@ -36,6 +36,11 @@ func Group(key group.Key, memberIDs ...string) *group.Group {
 		ActiveReshardingID: &active,
 		CreatedAt:          base,
 		UpdatedAt:          base + 10,
+		History: []group.Change{
+			{At: base + 1, Epoch: 2, Shard: 0, Cause: group.CauseJoin, To: "member-a"},
+			{At: base + 9, Epoch: 3, Shard: 5, Cause: group.CauseWorkRebalance, From: "member-a", To: "member-b",
+				Work: &group.WorkEvidence{Weight: 1.5, FromLoad: 3, ToLoad: 0.75}},
+		},
 	}})
 	for i, id := range memberIDs {
 		shards := contract.NewShardSet(2*i, 2*i+1)
