@@ -97,14 +97,14 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 	}).HTTP
 }
 
-// members heartbeat in the background every 250 ms until the test ends,
-// except while paused.
+// members heartbeat in the background every 250 ms to the API at base
+// (through c) until the test ends, except while paused.
 type members struct {
 	paused atomic.Bool
 	wg     sync.WaitGroup
 }
 
-func startMembers(t *testing.T, srv *httptest.Server, key group.Key, ids ...string) *members {
+func startMembers(t *testing.T, c *http.Client, base string, key group.Key, ids ...string) *members {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ms := &members{}
@@ -116,7 +116,7 @@ func startMembers(t *testing.T, srv *httptest.Server, key group.Key, ids ...stri
 			defer tick.Stop()
 			for {
 				if !ms.paused.Load() {
-					_, _ = membersim.Heartbeat(ctx, srv.Client(), srv.URL+contract.BasePath, key, m)
+					_, _ = membersim.Heartbeat(ctx, c, base, key, m)
 				}
 				select {
 				case <-ctx.Done():
@@ -331,7 +331,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.shot("groups")
 
 	// Two members join: both appear and the grid fills, one owner a shard.
-	ms := startMembers(t, srv, key, "member-a", "member-b")
+	ms := startMembers(t, srv.Client(), srv.URL+contract.BasePath, key, "member-a", "member-b")
 	b.do("open the group", chromedp.Click(chromedp.CSS(rowSel+` a`)), chromedp.WaitVisible(chromedp.CSS("#group-view")))
 	settled := func(shards int) string {
 		return fmt.Sprintf(`document.querySelector("#group-state")?.textContent === "STABLE" && `+

@@ -10,13 +10,22 @@
 //   - #/login: username and password → POST <base>/auth/login; the token
 //     is kept in sessionStorage, never in a URL;
 //   - #/groups: GET <base>/monitoring/groups with the lag of the Grafana
-//     group rows, a create form and a delete with confirmation;
-//   - #/group/{P}/{G}: the throughput from /offsets (produced and consumed
-//     per second, total lag, lag as time, pending, memory) with the total
-//     lag of the last minutes, sampled by the page at each refresh and kept
-//     in the tab while it is open (the coordinator keeps no history);
-//     members with lease countdown and capacity, the target and current
-//     assignment as a shards × members grid, the shard positions with the
+//     group rows, led by each group's consumption status (a coloured
+//     badge that names it) with the count of groups per status, the paused
+//     shards and desiredMembers, searched and sorted (status, lag, name) in
+//     the page; a create form and a delete with confirmation;
+//   - #/group/{P}/{G}: the group's consumption status and each shard's with
+//     since when and its evidence (GET …/status; a 503 without Redis is
+//     stated), the paused shards (GET …/paused-shards at every refresh);
+//     the throughput from /offsets (produced and consumed per second,
+//     total lag, lag as time, pending, memory) with the total lag of the
+//     last minutes, sampled by the page at each refresh and kept in the
+//     tab while it is open (the coordinator keeps no lag history);
+//     members with lease countdown and capacity (a member whose lease ended
+//     is shown ended, never as a current reader), the target and current
+//     assignment as a shards × members grid led by each shard's status, the
+//     assignment history (GET …/history) as a timeline of moves newest
+//     first with their cause, filtered by shard, the shard positions with the
 //     offset reset, revoke progress, invariant violations, migrations with
 //     scale and rollback, and the recent audit events (recentMutations of
 //     #16);

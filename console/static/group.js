@@ -1,15 +1,30 @@
-// group.js: one group: summary (#16), members (#17) with lease countdown
-// and capacity, target vs current assignment grid (#18), migrations (#20)
-// with scale (#8) and rollback (#10), and the recent audit events
+// group.js: one group: summary (#16) led by its consumption status and
+// desiredMembers, each shard's status with its evidence (GET …/status,
+// status.js), members (#17) with lease countdown and capacity, target vs
+// current assignment grid (#18) with each shard's status and the paused
+// shards, the assignment history (history.js), migrations (#20) with
+// scale (#8) and rollback (#10), and the recent audit events
 // (recentMutations of #16); the throughput with the lag trend, the shard
-// positions with lag and pending and the offset reset (positions.js).
+// positions with lag and pending, the offset reset and the pause form
+// (positions.js).
 
-import { get, groupPath, monPath, post, session } from './api.js';
+import { ApiError, get, groupPath, monPath, post, session } from './api.js';
 import { positionsPanel } from './positions.js';
-import { badge, errorBox, field, fill, h, indexes, seconds, shardList, showError, table, time } from './dom.js';
+import { historyPanel } from './history.js';
+import { statusBadge, statusCounts, statusLegend } from './status.js';
+import { age, badge, count, errorBox, field, fill, h, indexes, rate, seconds, shardList, showError, table, time } from './dom.js';
+
+const dash = (v) => (v === null || v === undefined ? '–' : v);
+
+// ended tells whether member m's lease is over (EXPIRED, FENCED, or its
+// lease end passed at now): it reads nothing, whatever it last reported.
+const ended = (m, now) => m.state === 'EXPIRED' || m.state === 'FENCED' || Date.parse(m.memberLeaseExpiresAt) <= now;
 
 export function groupView(p, g) {
   const summary = h('div', { id: 'group-summary', class: 'card' });
+  const statusInfo = h('p', { id: 'status-info', class: 'legend' });
+  const shardStatus = h('div', { id: 'shard-status' });
+  const history = historyPanel(p, g);
   const members = h('div', { id: 'members' });
   const grid = h('div', { id: 'assignment-grid' });
   const revokes = h('div', { id: 'revoke-progress' });
@@ -51,15 +66,28 @@ export function groupView(p, g) {
   const rollback = (id) => act('Rollback', () =>
     post(groupPath(p, g) + '/migrations/' + encodeURIComponent(id) + '/rollback', who()));
 
+  // status reads the consumption status; without it (no Redis: 503) the
+  // page says why and shows the rest.
+  async function status() {
+    try {
+      return await get(groupPath(p, g) + '/status');
+    } catch (ex) {
+      if (!(ex instanceof ApiError) || ex.status === 401) throw ex;
+      return { error: ex };
+    }
+  }
+
   async function refresh() {
-    const [grp, mem, asg, mig] = await Promise.all([
+    const [grp, mem, asg, mig, st] = await Promise.all([
       get(monPath(p, g)), get(monPath(p, g) + '/members'), get(monPath(p, g) + '/assignments'), get(monPath(p, g) + '/migrations'),
-      positions.refresh(),
+      status(), positions.refresh(), history.refresh(),
     ]);
     if (target.value === '') target.value = grp.shardCount;
-    renderSummary(grp);
+    history.shards(grp.shardCount);
+    renderSummary(grp, st);
+    renderStatus(st);
     renderMembers(mem.members);
-    renderGrid(grp, mem.members, asg);
+    renderGrid(grp, mem.members, asg, st);
     fill(revokes, table(['Member', 'Revoking shards'],
       Object.entries(asg.revokeProgress).map(([m, s]) => h('tr', null, h('td', null, m), h('td', null, shardList(s)))),
       'Nothing being revoked.'));
@@ -74,9 +102,17 @@ export function groupView(p, g) {
       'No audit events recorded.'));
   }
 
-  function renderSummary(grp) {
+  // since renders an instant with how long ago it was.
+  const since = (iso) => (iso ? [time(iso), ` (${age(Math.max(0, (Date.now() - Date.parse(iso)) / 1000))} ago)`] : '–');
+
+  function renderSummary(grp, st) {
     const m = grp.activeMigration;
     fill(summary, h('dl', null,
+      h('dt', null, 'Status'), h('dd', { id: 'group-status' }, statusBadge(st.error ? grp.status : st.status)),
+      h('dt', null, 'Status since'), h('dd', null, st.error ? '–' : since(st.since)),
+      h('dt', { title: 'members that drain the backlog within the target drain time while keeping up with ingest (GET …/scaling)' }, 'Desired members'),
+      h('dd', { id: 'desired-members' }, dash(grp.desiredMembers)),
+      h('dt', null, 'Paused shards'), h('dd', { id: 'group-paused' }, shardList(grp.pausedShards)),
       h('dt', null, 'State'), h('dd', { id: 'group-state' }, badge(grp.state)),
       h('dt', null, 'Group epoch'), h('dd', null, grp.groupEpoch),
       h('dt', null, 'Assignment epoch'), h('dd', null, grp.assignmentEpoch),
@@ -85,48 +121,84 @@ export function groupView(p, g) {
       h('dt', null, 'Active migration'), h('dd', null, m ? [badge(m.state), ` ${m.fromShardCount} → ${m.toShardCount}`] : 'none')));
   }
 
+  // renderStatus shows the counts per status and each shard's status with
+  // the evidence it was decided on.
+  function renderStatus(st) {
+    if (st.error) {
+      statusInfo.textContent = 'Consumption status unavailable: ' + st.error.message;
+      fill(shardStatus);
+      return;
+    }
+    fill(statusInfo, st.status === 'UNKNOWN'
+      ? 'Not evaluated yet: the coordinator evaluates the group at each lag-refresh round.'
+      : ['Shards: ', statusCounts(st.counts), `. Evaluated ${time(st.evaluatedAt)} over a window of up to ${st.windowSamples} samples a shard.`]);
+    const lag = (e) => (e.lagStart === null && e.lagEnd === null ? '–' : `${dash(e.lagStart)} → ${dash(e.lagEnd)}`);
+    fill(shardStatus, table(['Shard', 'Status', 'Since', 'Lag (window start → end)', 'Ingest', 'Consume', 'Holders', 'Position', 'Window'],
+      st.shards.map((s) => {
+        const e = s.evidence;
+        return h('tr', { 'data-shard-status': s.shardIndex, 'data-status': s.status },
+          h('td', null, s.shardIndex), h('td', { class: 'status-cell' }, statusBadge(s.status)), h('td', null, since(s.since)),
+          h('td', { class: 'lag' }, lag(e)), h('td', null, rate(e.ingestRate)), h('td', null, rate(e.consumeRate)),
+          h('td', null, e.holders, e.paused ? ' (paused)' : ''), h('td', { class: 'mono' }, dash(e.position)),
+          h('td', null, `${count(e.samples)} sample${e.samples === 1 ? '' : 's'}`, e.windowStart ? `, ${time(e.windowStart)} – ${time(e.windowEnd)}` : ''));
+      }), 'No shard evaluated yet.'));
+  }
+
   function renderMembers(list) {
     const now = Date.now();
     fill(members, table(['Member', 'Name', 'State', 'Epoch', 'Capacity (busy / max)', 'Current', 'Revoking', 'Last heartbeat', 'Lease'],
       list.map((m) => {
         const left = Date.parse(m.memberLeaseExpiresAt) - now;
-        return h('tr', { 'data-member': m.memberId },
+        return h('tr', { 'data-member': m.memberId, class: ended(m, now) ? 'ended' : null },
           h('td', null, m.memberId), h('td', null, m.memberName), h('td', null, badge(m.state)), h('td', null, m.memberEpoch),
           h('td', null, `${m.activeConsumerWorkers} / ${m.runtimeMaxConcurrency}`),
-          h('td', null, shardList(m.currentAssignment)), h('td', null, shardList(m.revoking)),
+          h('td', { class: 'current' }, ended(m, now) ? ['none (lease ended', m.currentAssignment?.length ? '; last reported ' + shardList(m.currentAssignment) : '', ')'] : shardList(m.currentAssignment)),
+          h('td', null, shardList(m.revoking)),
           h('td', null, m.lastHeartbeatAt ? seconds(now - Date.parse(m.lastHeartbeatAt)) + ' ago' : '–'),
           h('td', { class: left > 0 ? 'lease' : 'lease expired' }, isNaN(left) ? '–' : left > 0 ? 'expires in ' + seconds(left) : 'expired'));
       }), 'No members have joined.'));
   }
 
   // renderGrid draws shards × members: T = in the target, C = in the
-  // current assignment, R = being revoked.
-  function renderGrid(grp, list, asg) {
+  // current assignment, R = being revoked; a member whose lease ended reads
+  // nothing, so its last reported shards show as "ended", never as C. Each
+  // shard's row leads with its status; a paused shard says so.
+  function renderGrid(grp, list, asg, st) {
+    const now = Date.now();
+    const gone = new Set(list.filter((m) => ended(m, now)).map((m) => m.memberId));
     const ids = [...new Set([...list.filter((m) => m.state === 'ACTIVE' || m.state === 'STARTING' || m.state === 'LEAVING').map((m) => m.memberId),
       ...Object.keys(asg.targetAssignment), ...Object.keys(asg.revokeProgress),
       ...Object.entries(asg.currentAssignments).filter(([, s]) => s.length).map(([m]) => m)])].sort();
     const sets = (o) => new Map(Object.entries(o).map(([m, s]) => [m, new Set(indexes(s))]));
     const tgt = sets(asg.targetAssignment), cur = sets(asg.currentAssignments), rev = sets(asg.revokeProgress);
+    const paused = new Set(indexes(asg.pausedShards ?? grp.pausedShards));
+    const statusOf = new Map((st.shards ?? []).map((s) => [s.shardIndex, s.status]));
     let n = grp.shardCount;
     for (const m of [...cur.values(), ...rev.values()]) for (const i of m) n = Math.max(n, i + 1);
     const rows = [];
     for (let i = 0; i < n; i++) {
       const link = '#/messages/' + encodeURIComponent(p) + '/' + encodeURIComponent(g) + '/' + i;
-      rows.push(h('tr', { 'data-shard': i, class: i >= grp.shardCount ? 'removed' : null },
-        h('th', null, i < grp.shardCount ? h('a', { href: link, title: 'messages of shard ' + i }, ':' + i) : ':' + i + ' (removed)'),
+      const status = statusOf.get(i);
+      rows.push(h('tr', { 'data-shard': i, 'data-status': status ?? null, class: i >= grp.shardCount ? 'removed' : paused.has(i) ? 'paused' : null },
+        h('th', null, i < grp.shardCount ? h('a', { href: link, title: 'messages of shard ' + i }, ':' + i) : ':' + i + ' (removed)',
+          paused.has(i) ? h('span', { class: 'paused-mark' }, ' paused') : null),
+        h('td', { class: 'shard-status' }, status ? statusBadge(status) : '–'),
         ids.map((m) => {
-          const t = tgt.get(m)?.has(i), c = cur.get(m)?.has(i), r = rev.get(m)?.has(i);
-          const cls = r ? 'revoking' : t && c ? 'owned' : t ? 'pending' : c ? 'releasing' : '';
-          return h('td', { class: 'cell ' + cls, 'data-member': m }, [t && 'T', c && 'C', r && 'R'].filter(Boolean).join(' '));
+          const t = tgt.get(m)?.has(i), r = rev.get(m)?.has(i);
+          const c = cur.get(m)?.has(i) && !gone.has(m), e = cur.get(m)?.has(i) && gone.has(m);
+          const cls = r ? 'revoking' : t && c ? 'owned' : t ? 'pending' : c ? 'releasing' : e ? 'ended' : '';
+          return h('td', { class: 'cell ' + cls, 'data-member': m }, [t && 'T', c && 'C', r && 'R', e && 'ended'].filter(Boolean).join(' '));
         })));
     }
     fill(grid, ids.length || n ? h('table', { class: 'grid' },
-      h('thead', null, h('tr', null, h('th', null, 'shard'), ids.map((m) => h('th', null, m)))),
+      h('thead', null, h('tr', null, h('th', null, 'shard'), h('th', null, 'status'),
+        ids.map((m) => h('th', { class: gone.has(m) ? 'ended' : null }, m, gone.has(m) ? ' (lease ended)' : '')))),
       h('tbody', null, rows)) : h('p', { class: 'empty' }, 'No shards.'),
     h('p', { class: 'legend' }, h('span', { class: 'cell owned' }, 'T C'), ' target and current ',
       h('span', { class: 'cell pending' }, 'T'), ' target, not yet read ',
       h('span', { class: 'cell releasing' }, 'C'), ' read, no longer target ',
-      h('span', { class: 'cell revoking' }, 'R'), ' being revoked'));
+      h('span', { class: 'cell revoking' }, 'R'), ' being revoked ',
+      h('span', { class: 'cell ended' }, 'ended'), ' last reported by a member whose lease ended (it reads nothing)'));
   }
 
   function renderMigrations(mig) {
@@ -142,9 +214,11 @@ export function groupView(p, g) {
   const el = h('section', { id: 'group-view' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/groups' }, 'Groups'), ' / ', p, ' / ', g),
     h('h1', null, `${p} / ${g}`), summary,
+    h('h2', null, 'Consumption status'), statusInfo, shardStatus, statusLegend(),
     h('h2', null, 'Throughput'), positions.throughput,
     h('h2', null, 'Members'), members,
     h('h2', null, 'Assignment: target vs current'), grid,
+    h('h2', null, 'Assignment history'), history.el,
     h('h2', null, 'Shard positions: lag and pending'), positions.el,
     h('div', { class: 'cols' }, h('div', null, h('h2', null, 'Revoke progress'), revokes),
       h('div', null, h('h2', null, 'Invariant violations'), violations)),

@@ -1,9 +1,11 @@
 // groups.js: the groups overview (#15 with the lag and rates of the
-// Grafana group rows), the create form (#4) and delete with confirmation
-// (#6).
+// Grafana group rows), led by each group's consumption status (status.js)
+// and counted per status, searchable and sorted by status, lag or name;
+// the create form (#4) and delete with confirmation (#6).
 
 import { call, get, groupPath, post, session } from './api.js';
-import { badge, errorBox, field, fill, h, rate, showError, table } from './dom.js';
+import { badge, errorBox, field, fill, h, rate, shardList, showError, table } from './dom.js';
+import { severity, statusBadge, statusCounts, statusLegend } from './status.js';
 
 const groupLink = (p, g) => '#/group/' + encodeURIComponent(p) + '/' + encodeURIComponent(g);
 
@@ -67,34 +69,108 @@ export function groupsView() {
     reasonIn.focus();
   }
 
+  // The list's rows are kept by group and replaced only when what they
+  // show changed, so that a refresh keeps the text selected in the others
+  // and costs little with many groups.
+  const summary = h('p', { id: 'groups-status-summary', class: 'legend' });
+  const search = h('input', { name: 'groupSearch', type: 'search', placeholder: 'prefix or group contains…', 'aria-label': 'search groups',
+    oninput: () => render() });
+  const sortBy = h('select', { name: 'groupSort', 'aria-label': 'sort groups', onchange: () => render() },
+    [['status', 'status, worst first'], ['lag', 'lag, largest first'], ['name', 'name']].map(([v, l]) => h('option', { value: v }, l)));
+  const tools = h('div', { class: 'buttons' }, field('Search', search), field('Sort by', sortBy));
+  const headers = ['Status', 'Stream prefix', 'Group', 'State', 'Group / assignment epoch', 'Metadata', 'Shards', 'Paused shards',
+    'Members (live / all; desired)', 'Current / target', 'Migration', 'Lag', 'Produced / consumed', ''];
+  const tbody = h('tbody');
+  let rowsByKey = new Map();
+  let lags = new Map();
+
   async function refresh() {
     const [list, rows] = await Promise.all([
       get('/monitoring/groups'),
       get('/monitoring/grafana/groups?streamPrefix=&consumerGroup=').catch(() => []),
     ]);
-    const lag = new Map(rows.map((r) => [r.streamPrefix + '\u0000' + r.consumerGroup, r]));
+    lags = new Map(rows.map((r) => [r.streamPrefix + '\u0000' + r.consumerGroup, r]));
     groups = list.groups;
-    fill(body, table(
-      ['Stream prefix', 'Group', 'State', 'Group / assignment epoch', 'Metadata', 'Shards', 'Members', 'Current / target', 'Migration', 'Lag', 'Produced / consumed', ''],
-      groups.map((g) => {
-        const r = lag.get(g.streamPrefix + '\u0000' + g.consumerGroup);
-        const m = g.activeMigration;
-        return h('tr', { 'data-group': g.streamPrefix + '/' + g.consumerGroup },
-          h('td', null, g.streamPrefix),
-          h('td', null, h('a', { href: groupLink(g.streamPrefix, g.consumerGroup) }, g.consumerGroup)),
-          h('td', null, badge(g.state)),
-          h('td', null, `${g.groupEpoch} / ${g.assignmentEpoch}`),
-          h('td', null, g.metadataVersion),
-          h('td', { class: 'shard-count' }, g.shardCount),
-          h('td', { class: 'member-count' }, r ? `${r.activeMembers} live / ${r.totalMembers}` : Object.keys(g.targetAssignmentSummary).length),
-          h('td', null, r ? `${r.currentShards} / ${r.targetShards}` : '–'),
-          h('td', null, m ? [badge(m.state), ` ${m.fromShardCount} → ${m.toShardCount}`] : '–'),
-          h('td', { class: 'lag' }, r?.totalLag ?? '–'),
-          h('td', { class: 'rates' }, r ? `${rate(r.producedPerSecond)} / ${rate(r.consumedPerSecond)}` : '–'),
-          h('td', null, h('button', { type: 'button', class: 'small danger', onclick: () => askDelete(g) }, 'Delete')));
-      }), 'No groups yet: create one above.'));
+    render();
   }
 
-  const el = h('section', { id: 'groups-view' }, h('h1', null, 'Consumer groups'), create, confirm, body);
+  // render shows the groups the search selects, in the order chosen.
+  function render() {
+    const counts = {};
+    for (const g of groups) counts[g.status || 'UNKNOWN'] = (counts[g.status || 'UNKNOWN'] ?? 0) + 1;
+    fill(summary, groups.length ? [`${groups.length} group${groups.length === 1 ? '' : 's'}: `, statusCounts(counts), '.'] : '');
+    if (!groups.length) {
+      fill(body, table(headers, [], 'No groups yet: create one above.'));
+      rowsByKey = new Map();
+      return;
+    }
+    const term = search.value.trim().toLowerCase();
+    const keyOf = (g) => g.streamPrefix + '\u0000' + g.consumerGroup;
+    const lagOf = (g) => lags.get(keyOf(g))?.totalLag ?? -1;
+    const byName = (a, b) => (a.streamPrefix < b.streamPrefix ? -1 : a.streamPrefix > b.streamPrefix ? 1
+      : a.consumerGroup < b.consumerGroup ? -1 : a.consumerGroup > b.consumerGroup ? 1 : 0);
+    const order = {
+      status: (a, b) => severity(b.status) - severity(a.status) || byName(a, b),
+      lag: (a, b) => lagOf(b) - lagOf(a) || byName(a, b),
+      name: byName,
+    }[sortBy.value];
+    const shown = groups.filter((g) => !term || (g.streamPrefix + '/' + g.consumerGroup).toLowerCase().includes(term)).sort(order);
+    const next = new Map();
+    const trs = shown.map((g) => {
+      const key = keyOf(g);
+      const cells = rowCells(g, lags.get(key));
+      const sig = JSON.stringify(cells);
+      const old = rowsByKey.get(key);
+      const tr = old && old.sig === sig ? old.tr : rowOf(g, cells);
+      next.set(key, { sig, tr });
+      return tr;
+    });
+    rowsByKey = next;
+    if (!body.contains(tbody)) fill(body, h('table', null, h('thead', null, h('tr', null, headers.map((x) => h('th', null, x)))), tbody));
+    const same = trs.length === tbody.children.length && trs.every((tr, i) => tbody.children[i] === tr);
+    if (!same) {
+      // Rows that stay in place are kept, others replaced or moved.
+      trs.forEach((tr, i) => {
+        const at = tbody.children[i];
+        if (at !== tr) (at ? at.before(tr) : tbody.append(tr));
+      });
+      while (tbody.children.length > trs.length) tbody.lastElementChild.remove();
+    }
+    if (!trs.length) tbody.replaceChildren(h('tr', null, h('td', { colspan: headers.length, class: 'empty' }, 'No group matches the search.')));
+  }
+
+  // rowCells are the texts of g's row (r: its Grafana row, if any).
+  function rowCells(g, r) {
+    const m = g.activeMigration;
+    return {
+      status: g.status || 'UNKNOWN', state: g.state, epochs: `${g.groupEpoch} / ${g.assignmentEpoch}`, meta: g.metadataVersion,
+      shards: g.shardCount, paused: shardList(g.pausedShards),
+      members: (r ? `${r.activeMembers} live / ${r.totalMembers}` : String(Object.keys(g.targetAssignmentSummary).length)) +
+        (g.desiredMembers !== undefined && g.desiredMembers !== null ? `; desired ${g.desiredMembers}` : ''),
+      current: r ? `${r.currentShards} / ${r.targetShards}` : '–',
+      migration: m ? [m.state, ` ${m.fromShardCount} → ${m.toShardCount}`] : null,
+      lag: r?.totalLag ?? '–', rates: r ? `${rate(r.producedPerSecond)} / ${rate(r.consumedPerSecond)}` : '–',
+    };
+  }
+
+  function rowOf(g, c) {
+    return h('tr', { 'data-group': g.streamPrefix + '/' + g.consumerGroup, 'data-status': c.status },
+      h('td', { class: 'group-status' }, statusBadge(c.status)),
+      h('td', null, g.streamPrefix),
+      h('td', null, h('a', { href: groupLink(g.streamPrefix, g.consumerGroup) }, g.consumerGroup)),
+      h('td', null, badge(c.state)),
+      h('td', null, c.epochs),
+      h('td', null, c.meta),
+      h('td', { class: 'shard-count' }, c.shards),
+      h('td', { class: 'paused-shards' }, c.paused),
+      h('td', { class: 'member-count' }, c.members),
+      h('td', null, c.current),
+      h('td', null, c.migration ? [badge(c.migration[0]), c.migration[1]] : '–'),
+      h('td', { class: 'lag' }, c.lag),
+      h('td', { class: 'rates' }, c.rates),
+      h('td', null, h('button', { type: 'button', class: 'small danger', onclick: () => askDelete(g) }, 'Delete')));
+  }
+
+  const el = h('section', { id: 'groups-view' }, h('h1', null, 'Consumer groups'), create, confirm, summary, tools, body, statusLegend());
   return { el, refresh };
 }

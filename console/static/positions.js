@@ -5,10 +5,11 @@
 // memory and last delivered id; the offset reset (POST …/offsets/reset)
 // behind a confirmation: live (followed until DONE or FAILED) or forced,
 // with each shard's position before and after; and pausing or resuming
-// shards (docs/operations.md).
+// shards, the paused ones read from the API at every refresh
+// (docs/operations.md).
 
 import { ApiError, get, groupPath, monPath, post, session } from './api.js';
-import { age, bytes, count, errorBox, field, fill, h, rate, shardList, showError, table } from './dom.js';
+import { age, bytes, count, errorBox, field, fill, h, indexes, rate, shardList, showError, table } from './dom.js';
 import { lagTrend } from './trend.js';
 
 const dash = (v) => (v === null || v === undefined ? '–' : v);
@@ -110,15 +111,20 @@ export function positionsPanel(p, g, onReset) {
   const pauseShards = h('input', { name: 'pauseShards', placeholder: '0,2' });
   const pauseErr = errorBox();
   const paused = h('p', { id: 'paused-shards' });
+  // showPaused renders v, a PausedView (GET …/paused-shards or the answer
+  // of a pause or resume).
+  function showPaused(v) {
+    const releasing = Object.entries(v.pausing ?? {}).map(([m, s]) => `${m} (${shardList(s)})`).join(', ');
+    fill(paused, `Paused: ${v.pausedShards?.length ? shardList(v.pausedShards) : 'none'}` +
+      `${v.resetShards?.length ? '; held by a live reset: ' + shardList(v.resetShards) : ''}${releasing ? '; still releasing: ' + releasing : ''}`);
+  }
   async function pause(op) {
     showError(pauseErr, null);
     try {
-      const v = await post(groupPath(p, g) + '/shards/' + op, {
+      showPaused(await post(groupPath(p, g) + '/shards/' + op, {
         shards: pauseShards.value.split(',').map((s) => Number(s.trim())), requestedBy: by.value.trim(), reason: reason.value.trim(),
-      });
-      const releasing = Object.entries(v.pausing).map(([m, s]) => `${m} (${shardList(s)})`).join(', ');
-      fill(paused, `Paused: ${v.pausedShards.length ? shardList(v.pausedShards) : 'none'}` +
-        `${v.resetShards.length ? '; held by a live reset: ' + shardList(v.resetShards) : ''}${releasing ? '; still releasing: ' + releasing : ''}`);
+      }));
+      await onReset();
     } catch (ex) {
       showError(pauseErr, ex);
     }
@@ -133,9 +139,11 @@ export function positionsPanel(p, g, onReset) {
   // the trend).
   async function refresh() {
     let o;
+    const held = get(monPath(p, g) + '/paused-shards');
     try {
       o = await get(monPath(p, g) + '/offsets');
     } catch (ex) {
+      await held.then(showPaused, () => {});
       if (ex instanceof ApiError && ex.status === 503) {
         const msg = h('p', { class: 'empty' }, 'Shard offsets unavailable: ' + ex.message);
         fill(offsets, msg);
@@ -145,6 +153,9 @@ export function positionsPanel(p, g, onReset) {
       }
       throw ex;
     }
+    const v = await held;
+    showPaused(v);
+    const stopped = new Set([...indexes(v.pausedShards), ...indexes(v.resetShards)]);
     trend.add(o.totalLag, o.totalStreamLength);
     fill(stats, h('dl', null,
       h('dt', null, 'Produced'), h('dd', { id: 'produced-rate' }, rate(o.producedPerSecond)),
@@ -161,7 +172,10 @@ export function positionsPanel(p, g, onReset) {
         h('td', { class: 'pending' }, s.pendingCount),
         h('td', { class: 'produced' }, rate(s.producedPerSecond)), h('td', { class: 'consumed' }, rate(s.consumedPerSecond)),
         h('td', null, bytes(s.memoryUsageBytes)),
-        h('td', { class: 'mono' }, dash(s.groupLastDeliveredId)), h('td', null, s.ownerMemberIds.join(', ') || '–'))),
+        h('td', { class: 'mono' }, dash(s.groupLastDeliveredId)),
+        h('td', { class: 'owners' }, stopped.has(s.shard.shardIndex)
+          ? ['paused', s.ownerMemberIds.length ? ` (still read by ${s.ownerMemberIds.join(', ')})` : '']
+          : s.ownerMemberIds.join(', ') || '–'))),
       'No shards.'),
     h('p', { class: 'legend' }, `Total lag ${dash(o.totalLag)}, pending ${o.totalPendingCount}. `,
       'Lag as time: how long the oldest entry not yet delivered has been in the stream. Rates compare the last two reads of each shard.'));
