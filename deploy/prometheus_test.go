@@ -75,8 +75,8 @@ func TestPrometheusScrapesTheCoordinator(t *testing.T) {
 	for _, g := range rules.Data.Groups {
 		n += len(g.Rules)
 	}
-	if n != 13 {
-		t.Errorf("prometheus loaded %d alert rules, want 13", n)
+	if n != 17 {
+		t.Errorf("prometheus loaded %d alert rules, want 17", n)
 	}
 }
 

@@ -47,6 +47,8 @@ type manifests struct {
 	ingress       *networkingv1.Ingress
 	// monitoring are the monitoring.coreos.com objects by kind.
 	monitoring map[string]map[string]any
+	// scaledObjects are the keda.sh ScaledObjects, in rendering order.
+	scaledObjects []map[string]any
 	// notes is the rendered NOTES.txt.
 	notes string
 }
@@ -164,6 +166,9 @@ func decode(t *testing.T, name, doc string, m *manifests) {
 		obj := map[string]any{}
 		m.monitoring[head.Kind] = obj
 		into = &obj
+	case "keda.sh/v1alpha1/ScaledObject":
+		m.scaledObjects = append(m.scaledObjects, map[string]any{})
+		into = &m.scaledObjects[len(m.scaledObjects)-1]
 	default:
 		t.Fatalf("%s: unexpected object %s %s", name, head.APIVersion, head.Kind)
 	}
