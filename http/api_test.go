@@ -593,8 +593,8 @@ func TestMiddlewareSeesRoutes(t *testing.T) {
 	if !hb.Mutation || hb.Action != "" {
 		t.Errorf("heartbeat route = %+v", hb)
 	}
-	if len(seen) != 40 {
-		t.Errorf("middleware wrapped %d routes, want 40: %v", len(seen), seen)
+	if len(seen) != 41 {
+		t.Errorf("middleware wrapped %d routes, want 41: %v", len(seen), seen)
 	}
 	for name, rt := range seen {
 		if rt.Mutation != (rt.Method != "GET") || (rt.Action != "") != (rt.Mutation && rt != hb) {
