@@ -20,8 +20,10 @@ type Churn struct {
 	Release  string  `json:"release"`
 	Steps    []Step  `json:"steps"`
 	// Join: from a measured (re)join's first heartbeat until the answer
-	// that grants the member its full target.
-	Join Quantiles `json:"joinIntervals"`
+	// that grants the member its full target; JoinRounds: the heartbeat
+	// rounds that took after the join's own (Join.Rounds, goals P4a–b).
+	Join       Quantiles `json:"joinIntervals"`
+	JoinRounds Quantiles `json:"joinRounds"`
 	// Crash: from a crash until every shard the member read is read by
 	// another member; CrashBound is lease TTL + 2 intervals.
 	Crash      Quantiles `json:"crashMoveIntervals"`
@@ -55,7 +57,7 @@ type Quantiles struct {
 }
 
 // quantiles summarises samples in units of unit (exact, from sorted samples).
-func quantiles(samples []time.Duration, unit time.Duration) Quantiles {
+func quantiles[T time.Duration | int](samples []T, unit T) Quantiles {
 	if len(samples) == 0 {
 		return Quantiles{}
 	}
@@ -77,6 +79,7 @@ type churner struct {
 	result *Churn
 
 	joinSamples, crashSamples []time.Duration
+	joinRounds                []int
 
 	mu      sync.Mutex
 	running map[*Sim]*runningSim
@@ -194,11 +197,15 @@ func (c *churner) step(ctx context.Context, name string, members []*Sim, change 
 }
 
 // addSamples folds new join and crash samples into the result.
-func (c *churner) addSamples(joins, crashes []time.Duration, unfinished int) {
+func (c *churner) addSamples(joins []Join, crashes []time.Duration, unfinished int) {
 	interval := c.s.r.opts.Interval
-	c.joinSamples = append(c.joinSamples, joins...)
+	for _, j := range joins {
+		c.joinSamples = append(c.joinSamples, j.Took)
+		c.joinRounds = append(c.joinRounds, j.Rounds)
+	}
 	c.crashSamples = append(c.crashSamples, crashes...)
 	c.result.Join = quantiles(c.joinSamples, interval)
+	c.result.JoinRounds = quantiles(c.joinRounds, 1)
 	c.result.Crash = quantiles(c.crashSamples, interval)
 	c.result.CrashUnfinished = unfinished
 }
@@ -306,6 +313,7 @@ func (c *Churn) print(w io.Writer) {
 		fmt.Fprintf(w, "  %-15s %4d members (%d live)  settled in %5.1f intervals  moved %5d  minimum %5d\n", s.Name, s.Changed, s.Live, s.Settle, s.Moved, s.Minimum)
 	}
 	fmt.Fprintf(w, "  join → full target (intervals): n=%d p50 %.2f p99 %.2f max %.2f\n", c.Join.Count, c.Join.P50, c.Join.P99, c.Join.Max)
+	fmt.Fprintf(w, "  join → full target (rounds after the join's): p50 %.0f p99 %.0f max %.0f\n", c.JoinRounds.P50, c.JoinRounds.P99, c.JoinRounds.Max)
 	fmt.Fprintf(w, "  crash → shards read by others (intervals): n=%d p50 %.2f p99 %.2f max %.2f (bound %.1f), unfinished %d\n",
 		c.Crash.Count, c.Crash.P50, c.Crash.P99, c.Crash.Max, c.CrashBound, c.CrashUnfinished)
 }

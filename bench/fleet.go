@@ -34,7 +34,7 @@ type Fleet struct {
 
 	mu      sync.Mutex
 	readers map[int][]string // shard → members reading it now
-	joins   []time.Duration  // measured join convergence times
+	joins   []Join           // measured joins
 	watches []*crashWatch
 	// moves counts the shards members started or stopped reading.
 	moves int64
@@ -59,9 +59,11 @@ type Sim struct {
 	// surely live (see membersim.Oracle).
 	liveFrom, liveTo time.Duration
 	// measureJoin: the next heartbeat is a join to measure, sent at
-	// joinedAt; joinedAt is −1 when no measured join is pending.
+	// joinedAt; joinedAt is −1 when no measured join is pending, and
+	// joinBeats counts the heartbeats sent since it, the join included.
 	measureJoin bool
 	joinedAt    time.Duration
+	joinBeats   int
 	// released: the last answer made the member stop reading shards it
 	// has not reported yet.
 	released bool
@@ -115,7 +117,10 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 	before := s.m.Owned()
 	sent := f.now()
 	if s.measureJoin {
-		s.measureJoin, s.joinedAt = false, sent
+		s.measureJoin, s.joinedAt, s.joinBeats = false, sent, 0
+	}
+	if s.joinedAt >= 0 {
+		s.joinBeats++
 	}
 	api := f.api
 	if f.coords != nil {
@@ -147,7 +152,7 @@ func (s *Sim) Beat(ctx context.Context, intended time.Time, rec *Recorder) {
 	}
 	if s.joinedAt >= 0 && s.converged.Load() {
 		f.mu.Lock()
-		f.joins = append(f.joins, done-s.joinedAt)
+		f.joins = append(f.joins, Join{Took: done - s.joinedAt, Rounds: s.joinBeats - 1})
 		f.mu.Unlock()
 		s.joinedAt = -1
 	}
@@ -374,8 +379,20 @@ func (f *Fleet) Settled(live []*Sim, since time.Duration) bool {
 	return true
 }
 
-// Joins returns and forgets the join convergence times measured so far.
-func (f *Fleet) Joins() []time.Duration {
+// Join is one measured join: from the join's heartbeat until the answer
+// that granted the member its full target, the time it took and the
+// heartbeat rounds after the join's own (0: the join's answer granted it;
+// 2: the answer to the second heartbeat after the join). Rounds do not
+// depend on timer jitter: a join granted by the answer to the heartbeat
+// sent two intervals after it took 2 rounds, however many milliseconds
+// over two intervals that answer came.
+type Join struct {
+	Took   time.Duration
+	Rounds int
+}
+
+// Joins returns and forgets the joins measured so far.
+func (f *Fleet) Joins() []Join {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.joins

@@ -120,8 +120,8 @@ func TestFleetMeasuresCrashAndRejoin(t *testing.T) {
 	beat(f, 1)
 	coord.set("m-00000", contract.NewShardSet(0), nil)
 	beat(f, 0)
-	if j := f.Joins(); len(j) != 1 || j[0] <= 0 {
-		t.Fatalf("joins %v", j)
+	if j := f.Joins(); len(j) != 1 || j[0].Took <= 0 || j[0].Rounds != 1 {
+		t.Fatalf("joins %v, want one taking 1 round after the join's", j)
 	}
 	f.Close()
 	if v := f.oracle.Violations(); len(v) != 0 {
