@@ -70,7 +70,7 @@ func TestEvaluate(t *testing.T) {
 			Count: WorkRun{DrainSeconds: 50, Drained: true, BusiestOverMean: 2.08, Handled: 1000},
 			Work: WorkRun{DrainSeconds: 40, Drained: true, BusiestOverMean: 1.04, MovesAfterDrain: 3, ObservedMinutes: 1,
 				MovesPerMinute: 3, Handled: 1000}},
-		Churn: []*Churn{{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1.2, P99: 3.1}, Crash: Quantiles{Count: 2, Max: 11},
+		Churn: []*Churn{{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1.2, P99: 3.1}, JoinRounds: Quantiles{Count: 4, P50: 1, P99: 4}, Crash: Quantiles{Count: 2, Max: 11},
 			CrashBound: 12, Moved: 110, Minimum: 100}},
 		Assignor:        parseBenchmarks(strings.NewReader(benchOutput)),
 		HeapPerMember:   900,
