@@ -17,8 +17,8 @@ func (r *Result) Summary() string {
 	if r.Settled {
 		settle = fmt.Sprintf("settled in %.1fs", r.SettleTime.Seconds())
 	}
-	return fmt.Sprintf("%s seed %d store %s members %s: %s, %d overlaps, %d violations, %d answers; faults: %s",
-		verdict, r.Seed, r.Store, r.Routing, settle, r.Overlaps, len(r.Violations), r.Heartbeats, r.countsLine())
+	return fmt.Sprintf("%s seed %d store %s members %s: %s, %d overlaps, %d violations, %d answers, %d of %d moves explained by %d history entries; faults: %s",
+		verdict, r.Seed, r.Store, r.Routing, settle, r.Overlaps, len(r.Violations), r.Heartbeats, r.Explained, r.Moves, r.HistoryEntries, r.countsLine())
 }
 
 func (r *Result) countsLine() string {

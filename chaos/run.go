@@ -44,6 +44,11 @@ type Result struct {
 	Heartbeats int
 	// Overlaps counts the overlap violations.
 	Overlaps int
+	// Moves counts the simulated group's shard moves as its readers saw
+	// them (membersim.Oracle.Handoffs), Explained those its assignment
+	// history explains, HistoryEntries the history's entries (a target
+	// may change more often than readers follow: checkHistory).
+	Moves, Explained, HistoryEntries int
 	// Real gives the real consumers' figures.
 	Real       string
 	Violations []Violation
@@ -135,6 +140,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	cfg := coordproc.ServerConfig{
 		Store: o.Store, KeyPrefix: "chaos:" + suffix + ":", RedisAddr: r.redis.Addr, GroupCommit: true,
 		Interval: o.Interval, LeaseTTL: o.LeaseTTL, RebalanceTimeout: o.RebalanceTimeout, MaxShards: 2 * o.Shards,
+		HistoryMaxEntries: historyEntries,
 	}
 	if o.Store == coordproc.StoreJDBC {
 		schema, err := newPGSchema(ctx, o.PostgresURL)
@@ -215,6 +221,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, s := range r.sims {
 		s.close(end)
 	}
+	res.Violations = append(res.Violations, r.checkHistory(ctx, res, end)...)
 	var overlaps []Violation
 	for _, v := range r.oracle.Violations() {
 		// Members[0] read first (the oracle orders spans by start).

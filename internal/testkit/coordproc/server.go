@@ -45,6 +45,9 @@ type ServerConfig struct {
 	RebalanceTimeout time.Duration
 	// MaxShards is defaults.max-shard-count.
 	MaxShards int
+	// HistoryMaxEntries is coordination.history.max-entries; zero keeps
+	// the default.
+	HistoryMaxEntries int
 	// MaxGroups is defaults.max-groups; zero: no cap.
 	MaxGroups int
 	// OffsetCacheTTL is monitoring.offset-cache-ttl, which also paces the
@@ -216,6 +219,9 @@ func (c ServerConfig) yaml(port int) ([]byte, error) {
 	}
 	if c.RebalanceTimeout > 0 {
 		coordination["rebalance-timeout"] = c.RebalanceTimeout.String()
+	}
+	if c.HistoryMaxEntries > 0 {
+		coordination["history"] = map[string]any{"max-entries": c.HistoryMaxEntries}
 	}
 	tree := map[string]any{"coordinator": map[string]any{
 		"server": map[string]any{"address": "127.0.0.1:" + strconv.Itoa(port)},

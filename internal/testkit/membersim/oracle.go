@@ -190,6 +190,45 @@ func (o *Oracle) Readers() map[int][]string {
 	return out
 }
 
+// Handoff is a read of a shard that a member started after another
+// member's read of it (From "" for the shard's first read): a move of the
+// shard as its readers saw it.
+type Handoff struct {
+	Shard    int
+	From, To string
+	// At is when To started reading, on the clock of the reads.
+	At time.Duration
+}
+
+// Handoffs returns the handoffs of group's shards among the closed reads
+// recorded with Read, ordered by shard then start. A member that stops
+// and reads the shard again, with nobody reading it between, is no
+// handoff.
+func (o *Oracle) Handoffs(group string) []Handoff {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var shards []int
+	for k := range o.reads {
+		if k.group == group {
+			shards = append(shards, k.shard)
+		}
+	}
+	slices.Sort(shards)
+	var out []Handoff
+	for _, s := range shards {
+		spans := slices.Clone(o.reads[shardKey{group, s}])
+		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+		prev := ""
+		for _, r := range spans {
+			if r.member != prev {
+				out = append(out, Handoff{Shard: s, From: prev, To: r.member, At: r.from})
+				prev = r.member
+			}
+		}
+	}
+	return out
+}
+
 // merge sorts spans and joins those that overlap or touch.
 func merge(ws []span) []span {
 	ws = slices.Clone(ws)
