@@ -109,16 +109,15 @@ type window struct {
 	points []point
 }
 
-// add appends p, dropping the oldest point beyond size. A point not after
-// the last one replaces nothing and is dropped (rounds are in time order).
-func (w *window) add(p point, size int) bool {
+// add appends p, dropping the oldest points beyond size. A point not
+// after the last one is dropped: a window is in time order.
+func (w *window) add(p point, size int) {
 	if n := len(w.points); n > 0 && p.at <= w.points[n-1].at {
-		return false
+		return
 	}
 	if len(w.points) >= size {
 		drop := len(w.points) - size + 1
 		w.points = append(w.points[:0], w.points[drop:]...)
 	}
 	w.points = append(w.points, p)
-	return true
 }
