@@ -98,23 +98,35 @@ func server(t *testing.T, rdb redis.UniversalClient) *httptest.Server {
 }
 
 // members heartbeat in the background every 250 ms to the API at base
-// (through c) until the test ends, except while paused.
+// (through c) until the test ends, except while paused; a member killed
+// stops reading at once and never heartbeats again, as a process killed
+// with SIGKILL.
 type members struct {
 	paused atomic.Bool
+	killed map[string]*atomic.Bool
 	wg     sync.WaitGroup
 }
+
+// kill kills member id.
+func (ms *members) kill(id string) { ms.killed[id].Store(true) }
 
 func startMembers(t *testing.T, c *http.Client, base string, key group.Key, ids ...string) *members {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ms := &members{}
+	ms := &members{killed: map[string]*atomic.Bool{}}
 	oracle := membersim.NewOracle()
 	for _, id := range ids {
 		m := membersim.New(id, oracle)
+		killed := &atomic.Bool{}
+		ms.killed[id] = killed
 		ms.wg.Go(func() {
 			tick := time.NewTicker(250 * time.Millisecond)
 			defer tick.Stop()
 			for {
+				if killed.Load() {
+					m.StopReading()
+					return
+				}
 				if !ms.paused.Load() {
 					_, _ = membersim.Heartbeat(ctx, c, base, key, m)
 				}

@@ -40,7 +40,7 @@ func coordinatorProcess(t *testing.T, prefix string) *coordproc.Server {
 	}
 	srv, err := coordproc.StartServer(ctx, bin, dir, "console-status", coordproc.ServerConfig{
 		Store: coordproc.StoreRedis, KeyPrefix: prefix + ":coord", RedisAddr: testredis.SharedAddr,
-		Interval: 300 * time.Millisecond, LeaseTTL: 10 * time.Second, OffsetCacheTTL: time.Second,
+		Interval: 300 * time.Millisecond, LeaseTTL: 3 * time.Second, OffsetCacheTTL: time.Second,
 		Env: []string{"COORDINATOR_ADMIN_PASSWORD=" + adminPassword, "COORDINATOR_TOKEN_SECRET=console-status-test-secret"},
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestConsoleStatusAndHistory(t *testing.T) {
 
 	// No member: shard 0 is STOPPED, the others OK, the group STOPPED.
 	b.waitFor("the group is listed STOPPED", is(rowSel+` td.group-status`, "STOPPED")+` && `+
-		text("#groups-status-summary")+`.includes("1 group: 1 STOPPED")`)
+		text("#groups-status-summary")+`.includes("1 group: 1 STOPPED") && `+text("#groups-page-info")+` === "Page 1 of 1: 1–1 of 1"`)
 	b.shot("status-groups")
 	b.do("open the group", chromedp.Click(chromedp.CSS(rowSel+` a`)), chromedp.WaitVisible(chromedp.CSS("#group-view")))
 	gridStatus := func(i int) string { return fmt.Sprintf(`#assignment-grid tr[data-shard="%d"] td.shard-status`, i) }
@@ -92,12 +92,13 @@ func TestConsoleStatusAndHistory(t *testing.T) {
 		is(gridStatus(0), "STOPPED")+` && `+is(gridStatus(1), "OK")+` && `+is(gridStatus(2), "OK")+` && `+is(gridStatus(3), "OK")+` && `+
 		is(`#shard-status tr[data-shard-status="0"]`, "STOPPED")+` && `+
 		text(`#shard-status tr[data-shard-status="0"] td.lag`)+`.endsWith("→ 25") && `+
-		text("#status-info")+`.startsWith("Shards: 1 STOPPED, 3 OK.")`)
+		text("#status-info")+`.startsWith("Shards: 1 STOPPED, 3 OK.") && `+
+		`/^Desired members: \d+ \(recommended now \d+; 0 hold shards; at most the 4 shards\)\. Ingest /.test(`+text("#scaling-info")+`)`)
 	b.shot("status-stopped")
 
 	// Two members join: the timeline says why each shard moved to its
 	// owner: a join.
-	startMembers(t, http.DefaultClient, srv.Base, key, "member-a", "member-b")
+	ms := startMembers(t, http.DefaultClient, srv.Base, key, "member-a", "member-b")
 	b.waitFor("both members own two shards each", `document.querySelectorAll("#assignment-grid td.cell.owned").length === 4 && `+
 		`document.querySelectorAll("#assignment-grid td.cell.pending, #assignment-grid td.cell.releasing, #assignment-grid td.cell.revoking").length === 0 && `+
 		`document.querySelectorAll("#assignment-grid thead th").length === 4`)
@@ -139,6 +140,24 @@ func TestConsoleStatusAndHistory(t *testing.T) {
 		`ms[ms.length - 1].dataset.cause === "join" && /^:1 nobody → member-[ab]$/.test(ms[ms.length - 1].textContent); })() && `+
 		text("#history-info")+`.includes("of shard 1")`)
 	b.shot("history-shard-1")
+
+	// member-b is killed: once its lease (3 s) has run out it is shown
+	// ended, never as a current reader, and the timeline says its shards
+	// (one or two of the three not paused, by the order the members joined
+	// in) moved to member-a because its lease expired.
+	b.do("show every shard's moves", chromedp.SetValue(chromedp.CSS(`select[name=historyShard]`), "all"))
+	ms.kill("member-b")
+	b.waitFor("member-b's shards moved to member-a for its expired lease", `(() => { `+
+		`const e = document.querySelector("#history li.event"); const ms = [...(e?.querySelectorAll("li[data-history-shard]") ?? [])]; `+
+		`return e?.dataset.cause === "lease-expired" && ms.length >= 1 && ms.every(m => /^:\d member-b → member-a$/.test(m.textContent)); })() && `+
+		`[...document.querySelectorAll('#assignment-grid td.cell[data-member="member-b"]')].every(c => !/\bC\b/.test(c.textContent)) && `+
+		`document.querySelectorAll('#assignment-grid td.cell.owned[data-member="member-a"]').length === 3 && `+
+		`document.querySelector('#members tr[data-member="member-b"]')?.classList.contains("ended") && `+
+		text(`#members tr[data-member="member-b"] td.current`)+`.startsWith("none (lease ended")`)
+	if v := eval[string](b, `document.querySelector("select[name=historyShard]").selectedOptions[0]?.textContent ?? ""`); v != "every shard" {
+		t.Errorf("the history filter shows %q, want every shard", v)
+	}
+	b.shot("member-expired")
 
 	// Back on the list, the group's row names its paused shard.
 	b.do("back to the groups", chromedp.Click(chromedp.CSS(`header a.brand`)), chromedp.WaitVisible(chromedp.CSS(rowSel)))

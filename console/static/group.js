@@ -1,12 +1,12 @@
 // group.js: one group: summary (#16) led by its consumption status and
 // desiredMembers, each shard's status with its evidence (GET …/status,
-// status.js), members (#17) with lease countdown and capacity, target vs
-// current assignment grid (#18) with each shard's status and the paused
-// shards, the assignment history (history.js), migrations (#20) with
-// scale (#8) and rollback (#10), and the recent audit events
-// (recentMutations of #16); the throughput with the lag trend, the shard
-// positions with lag and pending, the offset reset and the pause form
-// (positions.js).
+// status.js), the scaling signal with its inputs (GET …/scaling),
+// members (#17) with lease countdown and capacity, target vs current
+// assignment grid (#18) with each shard's status and the paused shards,
+// the assignment history (history.js), migrations (#20) with scale (#8)
+// and rollback (#10), and the recent audit events (recentMutations of
+// #16); the throughput with the lag trend, the shard positions with lag
+// and pending, the offset reset and the pause form (positions.js).
 
 import { ApiError, get, groupPath, monPath, post, session } from './api.js';
 import { positionsPanel } from './positions.js';
@@ -24,6 +24,7 @@ export function groupView(p, g) {
   const summary = h('div', { id: 'group-summary', class: 'card' });
   const statusInfo = h('p', { id: 'status-info', class: 'legend' });
   const shardStatus = h('div', { id: 'shard-status' });
+  const scaling = h('p', { id: 'scaling-info' });
   const history = historyPanel(p, g);
   const members = h('div', { id: 'members' });
   const grid = h('div', { id: 'assignment-grid' });
@@ -66,11 +67,12 @@ export function groupView(p, g) {
   const rollback = (id) => act('Rollback', () =>
     post(groupPath(p, g) + '/migrations/' + encodeURIComponent(id) + '/rollback', who()));
 
-  // status reads the consumption status; without it (no Redis: 503) the
-  // page says why and shows the rest.
-  async function status() {
+  // evaluated reads the consumption status or the scaling signal (what:
+  // status, scaling); without them (no Redis: 503) the page says why and
+  // shows the rest.
+  async function evaluated(what) {
     try {
-      return await get(groupPath(p, g) + '/status');
+      return await get(groupPath(p, g) + '/' + what);
     } catch (ex) {
       if (!(ex instanceof ApiError) || ex.status === 401) throw ex;
       return { error: ex };
@@ -78,14 +80,15 @@ export function groupView(p, g) {
   }
 
   async function refresh() {
-    const [grp, mem, asg, mig, st] = await Promise.all([
+    const [grp, mem, asg, mig, st, sc] = await Promise.all([
       get(monPath(p, g)), get(monPath(p, g) + '/members'), get(monPath(p, g) + '/assignments'), get(monPath(p, g) + '/migrations'),
-      status(), positions.refresh(), history.refresh(),
+      evaluated('status'), evaluated('scaling'), positions.refresh(), history.refresh(),
     ]);
     if (target.value === '') target.value = grp.shardCount;
     history.shards(grp.shardCount);
     renderSummary(grp, st);
     renderStatus(st);
+    renderScaling(sc);
     renderMembers(mem.members);
     renderGrid(grp, mem.members, asg, st);
     fill(revokes, table(['Member', 'Revoking shards'],
@@ -142,6 +145,20 @@ export function groupView(p, g) {
           h('td', null, e.holders, e.paused ? ' (paused)' : ''), h('td', { class: 'mono' }, dash(e.position)),
           h('td', null, `${count(e.samples)} sample${e.samples === 1 ? '' : 's'}`, e.windowStart ? `, ${time(e.windowStart)} – ${time(e.windowEnd)}` : ''));
       }), 'No shard evaluated yet.'));
+  }
+
+  // renderScaling shows desiredMembers with the inputs it was computed from.
+  function renderScaling(sc) {
+    if (sc.error) {
+      scaling.textContent = 'Scaling signal unavailable: ' + sc.error.message;
+      return;
+    }
+    const drain = sc.predictedDrainSeconds === null ? 'they cannot catch up' : 'predicted drain ' + age(sc.predictedDrainSeconds);
+    fill(scaling, h('strong', null, `Desired members: ${sc.desiredMembers}`),
+      ` (recommended now ${sc.recommendedMembers}; ${sc.members} hold shards; at most the ${sc.shardCount} shards). `,
+      `Ingest ${rate(sc.ingestRate)}, backlog ${count(sc.backlog)}, ${rate(sc.consumeRatePerMember)} per member `,
+      sc.consumeRateMeasured ? '(measured)' : '(not measured yet: scaling.fallback-rate-per-member)',
+      `: ${drain} with ${sc.desiredMembers}, target ${age(sc.targetDrainSeconds)}.`);
   }
 
   function renderMembers(list) {
@@ -214,7 +231,7 @@ export function groupView(p, g) {
   const el = h('section', { id: 'group-view' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/groups' }, 'Groups'), ' / ', p, ' / ', g),
     h('h1', null, `${p} / ${g}`), summary,
-    h('h2', null, 'Consumption status'), statusInfo, shardStatus, statusLegend(),
+    h('h2', null, 'Consumption status'), statusInfo, shardStatus, statusLegend(), scaling,
     h('h2', null, 'Throughput'), positions.throughput,
     h('h2', null, 'Members'), members,
     h('h2', null, 'Assignment: target vs current'), grid,

@@ -1,11 +1,14 @@
 // groups.js: the groups overview (#15 with the lag and rates of the
 // Grafana group rows), led by each group's consumption status (status.js)
-// and counted per status, searchable and sorted by status, lag or name;
-// the create form (#4) and delete with confirmation (#6).
+// and counted per status, searched, sorted by status, lag or name and
+// paged in the page; the create form (#4) and delete with confirmation
+// (#6).
 
 import { call, get, groupPath, post, session } from './api.js';
 import { badge, errorBox, field, fill, h, rate, shardList, showError, table } from './dom.js';
 import { severity, statusBadge, statusCounts, statusLegend } from './status.js';
+
+const PAGE_SIZE = 100;
 
 const groupLink = (p, g) => '#/group/' + encodeURIComponent(p) + '/' + encodeURIComponent(g);
 
@@ -69,15 +72,19 @@ export function groupsView() {
     reasonIn.focus();
   }
 
-  // The list's rows are kept by group and replaced only when what they
-  // show changed, so that a refresh keeps the text selected in the others
-  // and costs little with many groups.
+  // The list shows PAGE_SIZE groups a page; its rows are kept by group
+  // and replaced only when what they show changed, so that a refresh keeps
+  // the text selected in the others and costs little with many groups.
   const summary = h('p', { id: 'groups-status-summary', class: 'legend' });
+  let page = 0;
   const search = h('input', { name: 'groupSearch', type: 'search', placeholder: 'prefix or group contains…', 'aria-label': 'search groups',
-    oninput: () => render() });
-  const sortBy = h('select', { name: 'groupSort', 'aria-label': 'sort groups', onchange: () => render() },
+    oninput: () => { page = 0; render(); } });
+  const sortBy = h('select', { name: 'groupSort', 'aria-label': 'sort groups', onchange: () => { page = 0; render(); } },
     [['status', 'status, worst first'], ['lag', 'lag, largest first'], ['name', 'name']].map(([v, l]) => h('option', { value: v }, l)));
-  const tools = h('div', { class: 'buttons' }, field('Search', search), field('Sort by', sortBy));
+  const pageInfo = h('span', { id: 'groups-page-info', class: 'legend' });
+  const prev = h('button', { type: 'button', id: 'groups-prev', onclick: () => { page--; render(); } }, '← Previous');
+  const next = h('button', { type: 'button', id: 'groups-next', onclick: () => { page++; render(); } }, 'Next →');
+  const tools = h('div', { class: 'buttons wrap' }, field('Search', search), field('Sort by', sortBy), prev, next, pageInfo);
   const headers = ['Status', 'Stream prefix', 'Group', 'State', 'Group / assignment epoch', 'Metadata', 'Shards', 'Paused shards',
     'Members (live / all; desired)', 'Current / target', 'Migration', 'Lag', 'Produced / consumed', ''];
   const tbody = h('tbody');
@@ -102,6 +109,8 @@ export function groupsView() {
     if (!groups.length) {
       fill(body, table(headers, [], 'No groups yet: create one above.'));
       rowsByKey = new Map();
+      pageInfo.textContent = '';
+      prev.disabled = next.disabled = true;
       return;
     }
     const term = search.value.trim().toLowerCase();
@@ -114,25 +123,36 @@ export function groupsView() {
       lag: (a, b) => lagOf(b) - lagOf(a) || byName(a, b),
       name: byName,
     }[sortBy.value];
-    const shown = groups.filter((g) => !term || (g.streamPrefix + '/' + g.consumerGroup).toLowerCase().includes(term)).sort(order);
-    const next = new Map();
+    const matching = groups.filter((g) => !term || (g.streamPrefix + '/' + g.consumerGroup).toLowerCase().includes(term)).sort(order);
+    const pages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
+    page = Math.min(Math.max(page, 0), pages - 1);
+    const shown = matching.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
+    prev.disabled = page === 0;
+    next.disabled = page === pages - 1;
+    pageInfo.textContent = `Page ${page + 1} of ${pages}: ${matching.length ? page * PAGE_SIZE + 1 : 0}–${page * PAGE_SIZE + shown.length} ` +
+      `of ${matching.length}${term ? ' matching' : ''}`;
+    const kept = new Map();
     const trs = shown.map((g) => {
       const key = keyOf(g);
       const cells = rowCells(g, lags.get(key));
       const sig = JSON.stringify(cells);
       const old = rowsByKey.get(key);
       const tr = old && old.sig === sig ? old.tr : rowOf(g, cells);
-      next.set(key, { sig, tr });
+      kept.set(key, { sig, tr });
       return tr;
     });
-    rowsByKey = next;
+    rowsByKey = kept;
     if (!body.contains(tbody)) fill(body, h('table', null, h('thead', null, h('tr', null, headers.map((x) => h('th', null, x)))), tbody));
     const same = trs.length === tbody.children.length && trs.every((tr, i) => tbody.children[i] === tr);
     if (!same) {
-      // Rows that stay in place are kept, others replaced or moved.
+      // Rows that stay in place are kept, stale ones replaced, others moved.
+      const fresh = new Set(trs);
       trs.forEach((tr, i) => {
         const at = tbody.children[i];
-        if (at !== tr) (at ? at.before(tr) : tbody.append(tr));
+        if (at === tr) return;
+        if (!at) tbody.append(tr);
+        else if (fresh.has(at)) at.before(tr);
+        else at.replaceWith(tr);
       });
       while (tbody.children.length > trs.length) tbody.lastElementChild.remove();
     }

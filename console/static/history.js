@@ -25,6 +25,8 @@ const CAUSES = {
 // MAX_SHOWN bounds the moves drawn (the coordinator keeps
 // coordination.history.max-entries per group, 128 by default).
 const MAX_SHOWN = 500;
+// ALL is the filter's value for every shard.
+const ALL = 'all';
 
 const who = (m) => (m ? h('span', { class: 'member' }, m) : h('span', { class: 'nobody' }, 'nobody'));
 const fixed = (v) => (Math.round(v * 100) / 100).toString();
@@ -36,7 +38,7 @@ export const causeBadge = (c) => h('span', { class: 'cause cause-' + c, title: C
 // shards(n), which offers a filter per shard of n.
 export function historyPanel(p, g) {
   const shard = h('select', { name: 'historyShard', 'aria-label': 'shard', onchange: () => { last = ''; refresh().catch((ex) => { info.textContent = 'Assignment history unavailable: ' + ex.message; }); } },
-    h('option', { value: '' }, 'every shard'));
+    h('option', { value: ALL }, 'every shard'));
   const info = h('p', { id: 'history-info', class: 'legend' });
   const list = h('ol', { id: 'history', class: 'timeline' });
   let last = ''; // the answer drawn, redrawn only when it changes
@@ -45,9 +47,9 @@ export function historyPanel(p, g) {
   // shards keeps one option per shard of n (and the one chosen).
   function shards(n) {
     const chosen = shard.value;
-    const want = Math.max(n, chosen === '' ? 0 : Number(chosen) + 1);
+    const want = Math.max(n, chosen === ALL ? 0 : Number(chosen) + 1);
     if (shard.options.length === want + 1) return;
-    fill(shard, h('option', { value: '' }, 'every shard'),
+    fill(shard, h('option', { value: ALL }, 'every shard'),
       Array.from({ length: want }, (_, i) => h('option', { value: String(i) }, 'shard ' + i)));
     shard.value = chosen;
   }
@@ -56,7 +58,7 @@ export function historyPanel(p, g) {
     const n = ++asked;
     let v;
     try {
-      v = await get(groupPath(p, g) + '/history' + query({ shard: shard.value }));
+      v = await get(groupPath(p, g) + '/history' + query({ shard: shard.value === ALL ? null : shard.value }));
     } catch (ex) {
       if (!(ex instanceof ApiError) || ex.status === 401) throw ex;
       if (n !== asked) return;
@@ -79,7 +81,7 @@ export function historyPanel(p, g) {
       if (top && top.at === e.at && top.groupEpoch === e.groupEpoch && top.cause === e.cause) top.moves.push(e);
       else events.push({ at: e.at, groupEpoch: e.groupEpoch, cause: e.cause, moves: [e] });
     }
-    const which = shard.value === '' ? '' : ` of shard ${shard.value}`;
+    const which = shard.value === ALL ? '' : ` of shard ${shard.value}`;
     info.textContent = entries.length
       ? `${entries.length} move${entries.length === 1 ? '' : 's'}${which} kept by the coordinator, newest first` +
         `${entries.length > MAX_SHOWN ? ` (the newest ${MAX_SHOWN} shown)` : ''}.`
