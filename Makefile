@@ -158,7 +158,8 @@ lint:
 # cluster (30 groups on three coordinators, a rolling restart and a SIGKILL),
 # fleet (10,000 groups of 16 shards created with max-groups set, idle on three
 # coordinators, then 10 members per group and the SIGTERM of one coordinator,
-# 10 minutes on a busy machine: goals P11a-e), churn with both release
+# 10 minutes on a busy machine: goals P11a-e), scaling (a load step and a
+# noisy steady load against desiredMembers, 100 s: goals P13a-d), churn with both release
 # policies, assignor (the assignor benchmarks) and heap. It prints goals and
 # writes bench/results/<date>-bench.json (docs/benchmarks.md). The 100-group
 # run is -scenarios groups, the scrape run -scenarios scrape (not in the

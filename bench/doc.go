@@ -37,7 +37,16 @@
 //     pool of goroutines: the time until every group is settled (P11a),
 //     each coordinator's peak RSS with them (P11c), and the SIGTERM of the
 //     peer owning the most groups: the longest wait of a member for an OK,
-//     FENCED answers and shard moves (P11b).
+//     FENCED answers and shard moves (P11b);
+//   - scaling: one group of 16 shards read by client.Consumer members of
+//     known capacity, a lag refresher round (the status and scaling
+//     evaluation window) every second, 40 idle groups beside it: a step in
+//     the ingest rate with a burst of entries, the windows until
+//     desiredMembers reaches the members the bench computes (P13a), the
+//     predicted against the measured drain time with that many members
+//     (P13b), the changes of desiredMembers under a noisy steady rate
+//     (P13c) and the refresher's round trips and commands per window
+//     (P13d).
 //
 // Every coordinator of a run uses a Redis and, for the PostgreSQL store, a
 // PostgreSQL of the run's own (internal/testkit/redisproc, internal/testkit/pgproc; see

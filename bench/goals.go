@@ -151,6 +151,7 @@ func (r *Report) evaluate() {
 	r.Goals = append(r.Goals, r.dataPlaneGoals()...)
 	r.Goals = append(r.Goals, r.workGoals()...)
 	r.Goals = append(r.Goals, r.fleetGoals()...)
+	r.Goals = append(r.Goals, r.scalingGoals()...)
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release

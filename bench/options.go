@@ -52,15 +52,19 @@ const (
 	// then runs FleetMembers owner-directed members in each and SIGTERMs
 	// one coordinator (goals P11a–e, bench/fleetscale.go).
 	ScenarioFleet = "fleet"
+	// ScenarioScaling steps the load of a group read by client.Consumer
+	// members of known capacity and follows the scaling signal, beside
+	// idle groups (goals P13a–d, bench/scaling.go).
+	ScenarioScaling = "scaling"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (

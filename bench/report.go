@@ -48,6 +48,8 @@ type Report struct {
 	Work *WorkFigures `json:"work,omitempty"`
 	// Fleet is the fleet scenario's figures (goals P11c–e).
 	Fleet *FleetFigures `json:"fleet,omitempty"`
+	// Scaling is the scaling scenario's figures (goals P13a–d).
+	Scaling *ScalingFigures `json:"scaling,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
 	Cluster        *ClusterFigures `json:"cluster,omitempty"`
 	Goals          []Goal          `json:"goals"`
@@ -246,6 +248,7 @@ func (r *Report) PrintTables(w io.Writer) {
 	r.printDataPlane(w)
 	r.printWork(w)
 	r.printFleet(w)
+	r.printScaling(w)
 	fmt.Fprintln(w)
 	printGoals(w, r.Goals)
 }

@@ -113,6 +113,11 @@ func (r *Runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.runs(ScenarioScaling) {
+		if err := r.runScaling(ctx); err != nil {
+			return err
+		}
+	}
 	if o.runs(ScenarioGroups) {
 		if err := r.runGroups(ctx); err != nil {
 			return err
