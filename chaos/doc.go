@@ -69,4 +69,16 @@
 // Every violation is reported with the timeline of the members involved
 // (heartbeats sent and answered with status, epochs and sets, lease lapses
 // and faults), so a failing seed can be replayed with -seed.
+//
+// The sink scenario (RunSinks, sinks.go; TestChaosSinksShort and
+// coord-chaos -sinks) runs consumer processes (the running executable
+// again, SinkConsumerEnv) that write every entry's effect through the
+// fenced Redis and PostgreSQL sinks (client/sink/...) while it SIGKILLs
+// them, stops one past its lease in a handler call (SIGSTOP) and resumes
+// it (SIGCONT) once its shards were written under a later grant, kills
+// coordinators and moves shards back with live resets. Its oracle splits
+// each sink's per-shard log of applied entries into reset generations and
+// fails a run on an entry applied twice in one generation, an entry never
+// applied, a replay no live reset explains, a zombie write the fence
+// accepted, or a run without zombie writes.
 package chaos

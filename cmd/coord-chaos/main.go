@@ -4,7 +4,11 @@
 // and a seeded schedule of faults, then the heal phase and the oracle
 // checks. It prints one summary line per run and every violation with its
 // timeline, and exits 1 when any run failed. `make chaos` runs 50 seeds on
-// each store.
+// each store. With -store redis it then runs the sink scenario
+// (chaos.RunSinks: consumer processes writing through the fenced Redis and
+// PostgreSQL sinks, SIGKILLed, stopped past their lease and resumed,
+// coordinators killed, live resets) for -sinks seeds; its consumer
+// processes are this executable again (chaos.SinkConsumerEnv).
 package main
 
 import (
@@ -24,6 +28,7 @@ import (
 )
 
 func main() {
+	chaos.MaybeSinkConsumer()
 	d := chaos.Defaults()
 	fs := flag.NewFlagSet("coord-chaos", flag.ExitOnError)
 	seed := fs.Int64("seed", 1, "first seed")
@@ -44,6 +49,8 @@ func main() {
 	fs.Float64Var(&d.DupRate, "dup", d.DupRate, "share of heartbeats duplicated and delayed")
 	fs.BoolVar(&d.IgnoreLease, "ignore-lease", false, "control run: members ignore their local lease (the overlap oracle must fire)")
 	fs.DurationVar(&d.SettleTimeout, "settle", d.SettleTimeout, "bound of the heal phase")
+	sinkSeeds := fs.Int("sinks", -1, "sink scenario runs after the others, from the first seed (-1: 5 with -store redis, 0 with jdbc)")
+	sinkDuration := fs.Duration("sinks-duration", chaos.SinkDefaults().Duration, "fault phase of each sink scenario run")
 	keep := fs.String("keep", "", "keep every run's configurations and logs in `dir`/<store>-<seed> (default: a failed run's only, in a temporary directory)")
 	_ = fs.Parse(os.Args[1:])
 	var err error
@@ -105,6 +112,36 @@ func main() {
 	wg.Wait()
 	fmt.Printf("coord-chaos %s: %d runs (seeds %d…%d), %d failed, %d could not run, %d overlaps, slowest settle %.1fs, took %v\n",
 		d.Store, *seeds, *seed, *seed+int64(*seeds)-1, failed, errored, overlaps, worstSettle.Seconds(), time.Since(began).Round(time.Second))
+	if *sinkSeeds < 0 && d.Store == coordproc.StoreRedis {
+		*sinkSeeds = 5
+	}
+	for i := range max(0, *sinkSeeds) {
+		if ctx.Err() != nil {
+			break
+		}
+		o := chaos.SinkDefaults()
+		o.Seed, o.Duration, o.Binary, o.PostgresURL = *seed+int64(i), *sinkDuration, d.Binary, d.PostgresURL
+		if o.Self, err = os.Executable(); err != nil {
+			fatal(err)
+		}
+		if *keep != "" {
+			o.Dir = filepath.Join(*keep, fmt.Sprintf("sinks-%d", o.Seed))
+			if err := os.MkdirAll(o.Dir, 0o750); err != nil {
+				fatal(err)
+			}
+		}
+		res, err := chaos.RunSinks(ctx, o)
+		switch {
+		case err != nil:
+			errored++
+			fmt.Printf("ERROR sinks seed %d: %v\n", o.Seed, err)
+		default:
+			res.Report(os.Stdout)
+			if res.Failed() {
+				failed++
+			}
+		}
+	}
 	if failed+errored > 0 {
 		os.Exit(1)
 	}

@@ -28,6 +28,9 @@ var layers = [][]string{
 	{"actors", "http", "metrics"},
 	// The Go client library.
 	{"client"},
+	// What the fenced sinks share; the sinks.
+	{"client/sink"},
+	{"client/sink/redissink", "client/sink/pgsink"},
 	// The commands and the deployment's tests.
 	{"cmd", "deploy"},
 }
