@@ -55,7 +55,8 @@ func coordinatorProcess(t *testing.T, prefix string) *coordproc.Server {
 // STOPPED, and so is its group; a paused shard is PAUSED, and shown paused
 // after a reload. The group page's timeline lists the moves of the
 // members' joins and of the pause with their cause, newest first, and
-// filters them by shard.
+// filters them by shard. A killed member is shown ended once its lease
+// ran out; a group that does not exist is said to be not found.
 func TestConsoleStatusAndHistory(t *testing.T) {
 	b := newBrowser(t)
 	rdb := testredis.Shared(t)
@@ -162,5 +163,9 @@ func TestConsoleStatusAndHistory(t *testing.T) {
 	// Back on the list, the group's row names its paused shard.
 	b.do("back to the groups", chromedp.Click(chromedp.CSS(`header a.brand`)), chromedp.WaitVisible(chromedp.CSS(rowSel)))
 	b.waitFor("the row shows the paused shard", text(rowSel+` td.paused-shards`)+` === "1"`)
+
+	// A group that does not exist: the page says so and stops refreshing.
+	b.do("open a group that does not exist", run(`location.hash = `+js("#/group/"+prefix+"/missing")))
+	b.waitFor("the page says it is not found", text("#error")+`.startsWith("Not found, no longer refreshed") && `+text("#error")+`.includes("HTTP 404")`)
 	b.checkConsole()
 }

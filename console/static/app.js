@@ -53,7 +53,8 @@ function mount(el) {
 }
 
 // poll refreshes view until the route changes; a failed refresh is shown
-// in the banner until one succeeds, a 401 ends the session.
+// in the banner until one succeeds, a 401 ends the session, and a 404 (the
+// group or shard is gone) ends the polling until the page is loaded again.
 async function poll(view, gen) {
   while (gen === generation) {
     try {
@@ -67,15 +68,19 @@ async function poll(view, gen) {
         route();
         return;
       }
+      if (err instanceof ApiError && err.status === 404) {
+        showBanner(err, 'Not found, no longer refreshed (reload the page to try again): ');
+        return;
+      }
       showBanner(err);
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
 
-function showBanner(err) {
+function showBanner(err, lead = 'Refresh failed: ') {
   banner.hidden = !err;
-  banner.textContent = err ? 'Refresh failed: ' + (err.message ?? err) : '';
+  banner.textContent = err ? lead + (err.message ?? err) : '';
 }
 
 function loginView() {

@@ -55,6 +55,7 @@ export function positionsPanel(p, g, onReset) {
       const b = body();
       question.textContent = `Reset ${p} / ${g} on ${b.shards ? 'shards ' + b.shards.join(', ') : 'every shard'} to ${b.to}` +
         `${b.entryId ? ' ' + b.entryId : ''}${b.timestampMs !== undefined ? ' ' + b.timestampMs : ''}` +
+        `${b.by !== undefined ? ` ${b.by > 0 ? '+' : ''}${b.by} entries` : ''}` +
         `${b.force ? ', at once, racing the members that read them' : ', pausing them while it is set'}? Consumers then read from there.`;
       confirm.hidden = false;
     },
