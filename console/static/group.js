@@ -16,9 +16,11 @@ import { age, badge, count, errorBox, field, fill, h, indexes, rate, seconds, sh
 
 const dash = (v) => (v === null || v === undefined ? '–' : v);
 
-// ended tells whether member m's lease is over (EXPIRED, FENCED, or its
-// lease end passed at now): it reads nothing, whatever it last reported.
-const ended = (m, now) => m.state === 'EXPIRED' || m.state === 'FENCED' || Date.parse(m.memberLeaseExpiresAt) <= now;
+// ended tells whether the coordinator ended member m's lease (EXPIRED or
+// FENCED): it reads nothing, whatever it last reported. The browser's
+// clock is not asked: a clock ahead of the coordinator's would end live
+// members.
+const ended = (m) => m.state === 'EXPIRED' || m.state === 'FENCED';
 
 export function groupView(p, g) {
   const summary = h('div', { id: 'group-summary', class: 'card' });
@@ -166,10 +168,10 @@ export function groupView(p, g) {
     fill(members, table(['Member', 'Name', 'State', 'Epoch', 'Capacity (busy / max)', 'Current', 'Revoking', 'Last heartbeat', 'Lease'],
       list.map((m) => {
         const left = Date.parse(m.memberLeaseExpiresAt) - now;
-        return h('tr', { 'data-member': m.memberId, class: ended(m, now) ? 'ended' : null },
+        return h('tr', { 'data-member': m.memberId, class: ended(m) ? 'ended' : null },
           h('td', null, m.memberId), h('td', null, m.memberName), h('td', null, badge(m.state)), h('td', null, m.memberEpoch),
           h('td', null, `${m.activeConsumerWorkers} / ${m.runtimeMaxConcurrency}`),
-          h('td', { class: 'current' }, ended(m, now) ? ['none (lease ended', m.currentAssignment?.length ? '; last reported ' + shardList(m.currentAssignment) : '', ')'] : shardList(m.currentAssignment)),
+          h('td', { class: 'current' }, ended(m) ? ['none (lease ended', m.currentAssignment?.length ? '; last reported ' + shardList(m.currentAssignment) : '', ')'] : shardList(m.currentAssignment)),
           h('td', null, shardList(m.revoking)),
           h('td', null, m.lastHeartbeatAt ? seconds(now - Date.parse(m.lastHeartbeatAt)) + ' ago' : '–'),
           h('td', { class: left > 0 ? 'lease' : 'lease expired' }, isNaN(left) ? '–' : left > 0 ? 'expires in ' + seconds(left) : 'expired'));
@@ -181,8 +183,7 @@ export function groupView(p, g) {
   // nothing, so its last reported shards show as "ended", never as C. Each
   // shard's row leads with its status; a paused shard says so.
   function renderGrid(grp, list, asg, st) {
-    const now = Date.now();
-    const gone = new Set(list.filter((m) => ended(m, now)).map((m) => m.memberId));
+    const gone = new Set(list.filter(ended).map((m) => m.memberId));
     const ids = [...new Set([...list.filter((m) => m.state === 'ACTIVE' || m.state === 'STARTING' || m.state === 'LEAVING').map((m) => m.memberId),
       ...Object.keys(asg.targetAssignment), ...Object.keys(asg.revokeProgress),
       ...Object.entries(asg.currentAssignments).filter(([, s]) => s.length).map(([m]) => m)])].sort();
