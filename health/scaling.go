@@ -2,6 +2,7 @@ package health
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -21,17 +22,24 @@ type Signal struct {
 	Recommended int
 	// Members holding shards and the shard count at the round.
 	Members, ShardCount int
-	// IngestRate sums the shards' ingest rates over their windows; Backlog
-	// their last known lags.
+	// IngestRate is the median, over the window's intervals (between
+	// consecutive rounds), of the entries the group's shards gained per
+	// second: a burst raises one interval's rate and the backlog, not the
+	// ingest the members must keep up with afterwards. Backlog sums the
+	// shards' last known lags.
 	IngestRate float64
 	Backlog    int64
-	// ConsumeRatePerMember is the group's consume rate over the window
-	// divided by Members: Measured while members hold shards and consume.
-	// A measure taken while entries waited at both ends of the window (the
-	// members read as fast as they can) is kept: when the members are not
-	// that busy (a rate measured then tells their load, not their
-	// capacity) or consume nothing, the higher of it and the current
-	// measure is used; without any measure it is FallbackRatePerMember.
+	// ConsumeRatePerMember is what one member delivers per second, from
+	// the intervals in which the members were busy: entries delivered,
+	// divided by the members holding shards, in an interval that began
+	// with at least as many entries waiting as were delivered during it
+	// and ended with some still waiting (the members read as fast as they
+	// can; a rate measured otherwise tells their load, not their
+	// capacity). It is the median of the busy intervals in the window, or
+	// the last such median once none is left in it; the latest interval's
+	// rate when it is higher (the members got faster) or no busy interval
+	// was seen yet; FallbackRatePerMember without any measure (Measured
+	// false).
 	ConsumeRatePerMember float64
 	Measured             bool
 	// PredictedDrain is the time Desired members take to drain Backlog
@@ -43,26 +51,67 @@ type Signal struct {
 	At             time.Time
 }
 
-// inputs are the group's sums over its shards' evidence.
+// inputs are a round's sums over the group's shards: the last known lags,
+// the members holding shards, the shard count, and the interval since the
+// previous round.
 type inputs struct {
-	ingest, consume         float64
-	backlog, backlogAtStart int64
-	members, shards         int
+	backlog         int64
+	members, shards int
+	span            span
 }
 
-func (in *inputs) add(e Evidence) {
-	if e.IngestRate != nil {
-		in.ingest += *e.IngestRate
+// span is the group's change over one interval between two rounds, summed
+// over the shards sampled in both: entries added and delivered, the lags
+// at its start and end. ok is false when it cannot be measured: no
+// previous round, a stream written anew (its entries-added fell), or a
+// lag Redis could not tell (then delivered is unknown).
+type span struct {
+	seconds                  float64
+	added, delivered         int64
+	lagStart, lagEnd         int64
+	members                  int
+	ok, lagsKnown, rewritten bool
+}
+
+// add folds one shard's change from prev to cur into the span.
+func (iv *span) add(prev, cur point) {
+	added := cur.produced - prev.produced
+	if added < 0 {
+		iv.rewritten = true
+		return
 	}
-	if e.ConsumeRate != nil {
-		in.consume += *e.ConsumeRate
+	iv.added += added
+	if !prev.lagKnown() || !cur.lagKnown() {
+		iv.lagsKnown = false
+		return
 	}
-	if e.LagEnd != nil {
-		in.backlog += *e.LagEnd
+	iv.delivered += max(added-(cur.lag-prev.lag), 0)
+	iv.lagStart += prev.lag
+	iv.lagEnd += cur.lag
+}
+
+func (iv span) ingest() float64 { return float64(iv.added) / iv.seconds }
+
+// busy reports whether the members read as fast as they could throughout
+// the interval (see Signal.ConsumeRatePerMember).
+func (iv span) busy() bool {
+	return iv.lagsKnown && iv.members > 0 && iv.delivered > 0 && iv.lagStart >= iv.delivered && iv.lagEnd > 0
+}
+
+// perMember is the entries each member delivered per second.
+func (iv span) perMember() float64 { return float64(iv.delivered) / iv.seconds / float64(iv.members) }
+
+// median is the median of xs (0 for none); it sorts xs.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	if e.LagStart != nil && e.Samples > 1 {
-		in.backlogAtStart += *e.LagStart
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
 	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // Bound bounds a member count n by c's MinMembers and MaxMembers (when
@@ -85,17 +134,33 @@ type scaler struct {
 	lowering   bool
 	lowerSince time.Time
 	lowerPeak  int
-	// busyRate is the last rate per member measured while entries waited.
+	// intervals are the spans of the window's last intervals (at most
+	// Window − 1), oldest first.
+	intervals []span
+	// busyRate is the last median rate per member of busy intervals.
 	busyRate float64
 	busy     bool
 }
 
-// step computes the round's signal and moves the hysteresis.
-func (s *scaler) step(at time.Time, in inputs, c ScalingConfig) Signal {
-	sig := Signal{Members: in.members, ShardCount: in.shards, IngestRate: round2(in.ingest), Backlog: in.backlog,
+// step computes the round's signal from in, keeping the last size
+// intervals (at least 1), and moves the hysteresis.
+func (s *scaler) step(at time.Time, in inputs, size int, c ScalingConfig) Signal {
+	size = max(size, 1)
+	if iv := in.span; iv.ok && !iv.rewritten && iv.seconds > 0 {
+		if len(s.intervals) >= size {
+			s.intervals = append(s.intervals[:0], s.intervals[len(s.intervals)-size+1:]...)
+		}
+		s.intervals = append(s.intervals, iv)
+	}
+	rates := make([]float64, len(s.intervals))
+	for i, iv := range s.intervals {
+		rates[i] = iv.ingest()
+	}
+	ingest := median(rates)
+	sig := Signal{Members: in.members, ShardCount: in.shards, IngestRate: round2(ingest), Backlog: in.backlog,
 		TargetDrain: c.TargetDrain, At: at}
 	sig.ConsumeRatePerMember, sig.Measured = s.rate(in, c)
-	need := in.ingest + float64(in.backlog)/c.TargetDrain.Seconds()
+	need := ingest + float64(in.backlog)/c.TargetDrain.Seconds()
 	raw := 0
 	if need > 0 {
 		raw = int(min(math.Ceil(need/sig.ConsumeRatePerMember-1e-9), math.MaxInt32))
@@ -110,14 +175,22 @@ func (s *scaler) step(at time.Time, in inputs, c ScalingConfig) Signal {
 // rate is the consume rate per member to plan with, and whether it was
 // measured (see Signal.ConsumeRatePerMember).
 func (s *scaler) rate(in inputs, c ScalingConfig) (float64, bool) {
+	var busy []float64
+	for _, iv := range s.intervals {
+		if iv.busy() {
+			busy = append(busy, iv.perMember())
+		}
+	}
+	if len(busy) > 0 {
+		s.busyRate, s.busy = round2(median(busy)), true
+	}
 	var r float64
-	if in.members > 0 {
-		r = round2(in.consume / float64(in.members))
+	if n := len(s.intervals); n > 0 && in.span.ok {
+		if last := s.intervals[n-1]; last.lagsKnown && last.members > 0 {
+			r = round2(last.perMember())
+		}
 	}
 	switch {
-	case r > 0 && in.backlog > 0 && in.backlogAtStart > 0:
-		s.busyRate, s.busy = r, true
-		return r, true
 	case s.busy:
 		return max(r, s.busyRate), true
 	case r > 0:

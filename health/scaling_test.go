@@ -137,6 +137,53 @@ func TestBusyRateIsKept(t *testing.T) {
 	}
 }
 
+// A burst is backlog, not ingest: the entries added at once in one
+// interval raise that interval's rate only, and the median of the window's
+// intervals stays the steady rate (the bench's P13 step: 3,600 entries at
+// once on 16 shards over a steady 180/s).
+func TestBurstIsBacklogNotIngest(t *testing.T) {
+	g := newGroup(DefaultConfig())
+	var produced, lag int64 = 0, 0
+	var s Signal
+	for range 6 { // 180/s over 16 shards, read as it arrives
+		produced += 180 * 10 / 16
+		s = g.round(10*time.Second, 16, produced, lag, 4)
+	}
+	produced += 3600/16 + 180*10/16
+	lag += 3600 / 16
+	s = g.round(10*time.Second, 16, produced, lag, 4)
+	if s.IngestRate > 180 || s.IngestRate < 176 {
+		t.Fatalf("ingest after the burst %v, want the steady ~180/s", s.IngestRate)
+	}
+	if s.Backlog != 3600 {
+		t.Fatalf("backlog %d, want 3600", s.Backlog)
+	}
+}
+
+// Members that keep up with a few entries left waiting are not busy: their
+// rate is their load, planned with (a lower bound of their capacity) only
+// until they are seen busy, and never kept as their capacity.
+func TestLightLoadIsNotCapacity(t *testing.T) {
+	g := newGroup(DefaultConfig())
+	var produced int64
+	var s Signal
+	for range 4 { // 4 members read 25/s each, 3 entries per shard left over
+		produced += 100
+		s = g.round(10*time.Second, 1, produced, 3, 4)
+	}
+	if s.ConsumeRatePerMember != 2.5 || !s.Measured {
+		t.Fatalf("light load %+v, want the measured 2.5/s of the last interval", s)
+	}
+	// Busy: 1,000 waiting, 4 members deliver 400 in 10 s (10/s each).
+	produced += 100
+	s = g.round(10*time.Second, 1, produced, 1000, 4)
+	produced += 100
+	s = g.round(10*time.Second, 1, produced, 700, 4)
+	if s.ConsumeRatePerMember != 10 || !s.Measured {
+		t.Fatalf("busy %+v, want 10/s per member", s)
+	}
+}
+
 // Properties of the signal over random rounds: it stays within its
 // bounds, never below the recommendation, and falls only once the
 // recommendations stayed below it for the scale-down delay.

@@ -85,10 +85,15 @@ func (t *Tracker) Observe(r Round) Report {
 	for _, s := range contract.ConsumptionStatuses {
 		rep.Counts[s] = 0
 	}
-	var in inputs
+	in := inputs{members: r.Members, shards: len(r.Shards)}
+	in.span = span{ok: t.seen, lagsKnown: true, members: r.Members, seconds: r.At.Sub(t.last.At).Seconds()}
 	for i, s := range r.Shards {
 		st := &t.shards[i]
-		st.w.add(pointOf(r.At, s), t.cfg.Window)
+		cur := pointOf(r.At, s)
+		if n := len(st.w.points); t.seen && n > 0 && st.w.points[n-1].at == t.last.At.UnixNano() {
+			in.span.add(st.w.points[n-1], cur)
+		}
+		st.w.add(cur, t.cfg.Window)
 		status := classify(st.w.points, t.cfg)
 		if status != st.status {
 			st.status, st.since = status, r.At
@@ -99,14 +104,15 @@ func (t *Tracker) Observe(r Round) Report {
 		if status.Severity() > rep.Status.Severity() {
 			rep.Status = status
 		}
-		in.add(ev)
+		if ev.LagEnd != nil {
+			in.backlog += *ev.LagEnd
+		}
 	}
 	if !t.seen || rep.Status != t.status {
 		t.status, t.since = rep.Status, r.At
 	}
 	rep.Since = t.since
-	in.members, in.shards = r.Members, len(r.Shards)
-	rep.Scaling = t.scaler.step(r.At, in, t.cfg.Scaling)
+	rep.Scaling = t.scaler.step(r.At, in, t.cfg.Window-1, t.cfg.Scaling)
 	t.last, t.seen = rep, true
 	return rep
 }
