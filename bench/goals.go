@@ -23,7 +23,7 @@ type Goal struct {
 	AtMost bool `json:"atMost"`
 	// Detail shows the figures the measure comes from.
 	Detail string `json:"detail"`
-	// Status is PASS, MISS, NOT RUN or INVALID.
+	// Status is PASS, MISS, NOT RUN, INVALID or INFO.
 	Status string `json:"status"`
 }
 
@@ -35,6 +35,8 @@ const (
 	// Invalid: measured, but on counters other clients fed too (the run
 	// fell back to the shared store server).
 	Invalid = "INVALID"
+	// Info: measured and reported, with no target yet.
+	Info = "INFO"
 )
 
 // goal builds a goal from a measurement; ok is false when the figures it
@@ -149,6 +151,7 @@ func (r *Report) evaluate() {
 	r.Goals = append(r.Goals, r.groupsGoal())
 	r.Goals = append(r.Goals, r.scrapeGoals()...)
 	r.Goals = append(r.Goals, r.dataPlaneGoals()...)
+	r.Goals = append(r.Goals, r.sinkGoals()...)
 	r.Goals = append(r.Goals, r.workGoals()...)
 	r.Goals = append(r.Goals, r.fleetGoals()...)
 	r.Goals = append(r.Goals, r.scalingGoals()...)

@@ -56,15 +56,19 @@ const (
 	// members of known capacity and follows the scaling signal, beside
 	// idle groups (goals P13a–d, bench/scaling.go).
 	ScenarioScaling = "scaling"
+	// ScenarioSinks runs the fenced Redis and PostgreSQL sinks against a
+	// plain client.Consumer on the same entries, and zombie cycles (goals
+	// P14a–c, bench/sinks.go).
+	ScenarioSinks = "sinks"
 )
 
 // Scenarios lists every scenario in the order a run executes them.
 var Scenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
+	ScenarioDataPlane, ScenarioSinks, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap, ScenarioGroups, ScenarioScrape}
 
 // DefaultScenarios are those of make bench.
 var DefaultScenarios = []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioStore, ScenarioPeer,
-	ScenarioDataPlane, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
+	ScenarioDataPlane, ScenarioSinks, ScenarioWork, ScenarioCluster, ScenarioFleet, ScenarioScaling, ScenarioChurn, ScenarioAssignor, ScenarioHeap}
 
 // Release policies of the churn members.
 const (

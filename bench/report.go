@@ -44,6 +44,8 @@ type Report struct {
 	Scrape *ScrapeFigures `json:"scrape,omitempty"`
 	// DataPlane is the dataplane scenario's figures (goals P12a–b).
 	DataPlane *DataPlaneFigures `json:"dataPlane,omitempty"`
+	// Sinks is the sinks scenario's figures (goals P14a–c).
+	Sinks *SinkFigures `json:"sinks,omitempty"`
 	// Work is the work scenario's figures (goals P10a–d).
 	Work *WorkFigures `json:"work,omitempty"`
 	// Fleet is the fleet scenario's figures (goals P11c–e).
@@ -246,6 +248,7 @@ func (r *Report) PrintTables(w io.Writer) {
 	}
 	r.printPeer(w)
 	r.printDataPlane(w)
+	r.printSinks(w)
 	r.printWork(w)
 	r.printFleet(w)
 	r.printScaling(w)

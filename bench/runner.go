@@ -98,6 +98,11 @@ func (r *Runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.runs(ScenarioSinks) {
+		if err := r.runSinks(ctx); err != nil {
+			return err
+		}
+	}
 	if o.runs(ScenarioWork) {
 		if err := r.runWork(ctx); err != nil {
 			return err

@@ -99,10 +99,14 @@ func (r *Runner) startsCoordinators() bool {
 	return false
 }
 
-// usesStore reports whether a selected scenario runs coordinators on store.
+// usesStore reports whether a selected scenario runs coordinators on store
+// (or, for jdbc, writes to PostgreSQL: the sinks scenario).
 func (r *Runner) usesStore(store string) bool {
 	o := r.opts
 	if o.runs(ScenarioStore) && slices.Contains(r.storeList(), store) {
+		return true
+	}
+	if o.runs(ScenarioSinks) && store == coordproc.StoreJDBC { // the PostgreSQL sink
 		return true
 	}
 	for _, s := range []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti, ScenarioCluster, ScenarioChurn, ScenarioGroups} {
