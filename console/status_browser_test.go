@@ -94,6 +94,7 @@ func TestConsoleStatusAndHistory(t *testing.T) {
 		is(`#shard-status tr[data-shard-status="0"]`, "STOPPED")+` && `+
 		text(`#shard-status tr[data-shard-status="0"] td.lag`)+`.endsWith("→ 25") && `+
 		text("#status-info")+`.startsWith("Shards: 1 STOPPED, 3 OK.") && `+
+		text("#group-lag-age")+` !== "–" && `+
 		`/^Desired members: \d+ \(recommended now \d+; 0 hold shards; at most the 4 shards\)\. Ingest /.test(`+text("#scaling-info")+`)`)
 	b.shot("status-stopped")
 

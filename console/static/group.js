@@ -82,13 +82,13 @@ export function groupView(p, g) {
   }
 
   async function refresh() {
-    const [grp, mem, asg, mig, st, sc] = await Promise.all([
+    const [grp, mem, asg, mig, st, sc, off] = await Promise.all([
       get(monPath(p, g)), get(monPath(p, g) + '/members'), get(monPath(p, g) + '/assignments'), get(monPath(p, g) + '/migrations'),
       evaluated('status'), evaluated('scaling'), positions.refresh(), history.refresh(),
     ]);
     if (target.value === '') target.value = grp.shardCount;
     history.shards(grp.shardCount);
-    renderSummary(grp, st);
+    renderSummary(grp, st, off);
     renderStatus(st);
     renderScaling(sc);
     renderMembers(mem.members);
@@ -110,14 +110,21 @@ export function groupView(p, g) {
   // since renders an instant with how long ago it was.
   const since = (iso) => (iso ? [time(iso), ` (${age(Math.max(0, (Date.now() - Date.parse(iso)) / 1000))} ago)`] : '–');
 
-  function renderSummary(grp, st) {
+  // renderSummary leads with the group's health: status, lag and lag as
+  // time (off: the offsets read, null without Redis), desired members and
+  // paused shards.
+  function renderSummary(grp, st, off) {
     const m = grp.activeMigration;
     fill(summary, h('dl', null,
       h('dt', null, 'Status'), h('dd', { id: 'group-status' }, statusBadge(st.error ? grp.status : st.status)),
       h('dt', null, 'Status since'), h('dd', null, st.error ? '–' : since(st.since)),
+      h('dt', null, 'Lag'), h('dd', { id: 'group-lag' }, off ? count(off.totalLag) : '–'),
+      h('dt', { title: 'age of the oldest entry not yet delivered to the group' }, 'Lag as time'),
+      h('dd', { id: 'group-lag-age' }, off ? age(off.oldestUnreadAgeSeconds) : '–'),
       h('dt', { title: 'members that drain the backlog within the target drain time while keeping up with ingest (GET …/scaling)' }, 'Desired members'),
       h('dd', { id: 'desired-members' }, dash(grp.desiredMembers)),
-      h('dt', null, 'Paused shards'), h('dd', { id: 'group-paused' }, shardList(grp.pausedShards)),
+      h('dt', null, 'Paused shards'), h('dd', { id: 'group-paused' }, shardList(grp.pausedShards))),
+    h('dl', { class: 'second' },
       h('dt', null, 'State'), h('dd', { id: 'group-state' }, badge(grp.state)),
       h('dt', null, 'Group epoch'), h('dd', null, grp.groupEpoch),
       h('dt', null, 'Assignment epoch'), h('dd', null, grp.assignmentEpoch),

@@ -135,9 +135,9 @@ export function positionsPanel(p, g, onReset) {
     h('button', { type: 'submit' }, 'Pause'), h('button', { type: 'button', id: 'resume-shards', onclick: () => pause('resume') }, 'Resume'),
     paused, pauseErr);
 
-  // refresh shows the throughput and the shard offsets, and adds the total
-  // lag to the trend; without Redis (503) it says so (an unknown lag in
-  // the trend).
+  // refresh shows the throughput and the shard offsets, adds the total lag
+  // to the trend and returns the offsets read; without Redis (503) it says
+  // so (an unknown lag in the trend) and returns null.
   async function refresh() {
     let o;
     const held = get(monPath(p, g) + '/paused-shards');
@@ -150,7 +150,7 @@ export function positionsPanel(p, g, onReset) {
         fill(offsets, msg);
         fill(stats, msg.cloneNode(true));
         trend.add(null, null);
-        return;
+        return null;
       }
       throw ex;
     }
@@ -180,6 +180,7 @@ export function positionsPanel(p, g, onReset) {
       'No shards.'),
     h('p', { class: 'legend' }, `Total lag ${dash(o.totalLag)}, pending ${o.totalPendingCount}. `,
       'Lag as time: how long the oldest entry not yet delivered has been in the stream. Rates compare the last two reads of each shard.'));
+    return o;
   }
 
   const el = h('div', null, offsets,
