@@ -11,7 +11,7 @@
 import { ApiError, get, groupPath, monPath, post, session } from './api.js';
 import { positionsPanel } from './positions.js';
 import { historyPanel } from './history.js';
-import { statusBadge, statusCounts, statusLegend } from './status.js';
+import { severity, statusBadge, statusCounts, statusLegend } from './status.js';
 import { age, badge, count, errorBox, field, fill, h, indexes, rate, seconds, shardList, showError, table, time } from './dom.js';
 
 const dash = (v) => (v === null || v === undefined ? '–' : v);
@@ -134,7 +134,7 @@ export function groupView(p, g) {
   }
 
   // renderStatus shows the counts per status and each shard's status with
-  // the evidence it was decided on.
+  // the evidence it was decided on, the most severe first.
   function renderStatus(st) {
     if (st.error) {
       statusInfo.textContent = 'Consumption status unavailable: ' + st.error.message;
@@ -146,7 +146,7 @@ export function groupView(p, g) {
       : ['Shards: ', statusCounts(st.counts), `. Evaluated ${time(st.evaluatedAt)} over a window of up to ${st.windowSamples} samples a shard.`]);
     const lag = (e) => (e.lagStart === null && e.lagEnd === null ? '–' : `${dash(e.lagStart)} → ${dash(e.lagEnd)}`);
     fill(shardStatus, table(['Shard', 'Status', 'Since', 'Lag (window start → end)', 'Ingest', 'Consume', 'Holders', 'Position', 'Window'],
-      st.shards.map((s) => {
+      st.shards.slice().sort((a, b) => severity(b.status) - severity(a.status) || a.shardIndex - b.shardIndex).map((s) => {
         const e = s.evidence;
         return h('tr', { 'data-shard-status': s.shardIndex, 'data-status': s.status },
           h('td', null, s.shardIndex), h('td', { class: 'status-cell' }, statusBadge(s.status)), h('td', null, since(s.since)),
