@@ -45,7 +45,12 @@
 //     MaxDeliveries count handler runs; an entry whose MaxDeliveries-th run
 //     failed moves to a dead-letter stream. StartAt places a consumer
 //     group the consumer creates (default: the start of the stream).
-//     Consume runs one with the defaults in one call.
+//     Consume runs one with the defaults in one call. Each Message carries
+//     the fencing token of its shard's grant (Message.Fence), which the
+//     sinks of client/sink/... check atomically with their writes to
+//     refuse a zombie's; handler contexts end when the coordinator revokes
+//     the shard; Ordered runs a shard's entries one at a time in stream
+//     order, as the sinks need (docs/client.md, "Fencing").
 //   - Producer routes each record key to its shard with the protocol's
 //     Murmur3 routing (ShardFor, the same shard as the Python and Spring
 //     clients) using the coordinator's producer routing, cached and
