@@ -22,11 +22,12 @@ type Signal struct {
 	Recommended int
 	// Members holding shards and the shard count at the round.
 	Members, ShardCount int
-	// IngestRate is the median, over the window's intervals (between
-	// consecutive rounds), of the entries the group's shards gained per
-	// second: a burst raises one interval's rate and the backlog, not the
-	// ingest the members must keep up with afterwards. Backlog sums the
-	// shards' last known lags.
+	// IngestRate is the median, over the last ingestIntervals intervals
+	// (between consecutive rounds), of the entries the group's shards
+	// gained per second: a burst raises one interval's rate and the
+	// backlog, not the ingest the members must keep up with afterwards,
+	// while a step in the rate shows within two intervals. Backlog sums
+	// the shards' last known lags.
 	IngestRate float64
 	Backlog    int64
 	// ConsumeRatePerMember is what one member delivers per second, from
@@ -50,6 +51,11 @@ type Signal struct {
 	TargetDrain    time.Duration
 	At             time.Time
 }
+
+// ingestIntervals is the number of the latest intervals whose median is
+// the ingest rate: three, so that one interval's burst is left out and a
+// lasting change of rate counts from its second interval.
+const ingestIntervals = 3
 
 // inputs are a round's sums over the group's shards: the last known lags,
 // the members holding shards, the shard count, and the interval since the
@@ -152,8 +158,9 @@ func (s *scaler) step(at time.Time, in inputs, size int, c ScalingConfig) Signal
 		}
 		s.intervals = append(s.intervals, iv)
 	}
-	rates := make([]float64, len(s.intervals))
-	for i, iv := range s.intervals {
+	recent := s.intervals[max(len(s.intervals)-ingestIntervals, 0):]
+	rates := make([]float64, len(recent))
+	for i, iv := range recent {
 		rates[i] = iv.ingest()
 	}
 	ingest := median(rates)

@@ -160,6 +160,24 @@ func TestBurstIsBacklogNotIngest(t *testing.T) {
 	}
 }
 
+// A lasting change of the ingest rate counts from its second interval.
+func TestIngestFollowsAStep(t *testing.T) {
+	g := newGroup(DefaultConfig())
+	var produced int64
+	for range 6 {
+		produced += 100 * 10
+		g.round(10*time.Second, 1, produced, 0, 1)
+	}
+	produced += 200 * 10
+	if s := g.round(10*time.Second, 1, produced, 0, 1); s.IngestRate != 100 {
+		t.Fatalf("first interval at 200/s: ingest %v, want 100 still", s.IngestRate)
+	}
+	produced += 200 * 10
+	if s := g.round(10*time.Second, 1, produced, 0, 1); s.IngestRate != 200 {
+		t.Fatalf("second interval at 200/s: ingest %v, want 200", s.IngestRate)
+	}
+}
+
 // Members that keep up with a few entries left waiting are not busy: their
 // rate is their load, planned with (a lower bound of their capacity) only
 // until they are seen busy, and never kept as their capacity.
