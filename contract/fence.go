@@ -53,11 +53,15 @@ func (f ShardFences) AppendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
-// UnmarshalJSON decodes the list; null (or an answer without it) is empty.
+// UnmarshalJSON decodes the list; [] and null (as an answer without it)
+// are nil, as ShardSet's are.
 func (f *ShardFences) UnmarshalJSON(data []byte) error {
 	var raw []ShardFence
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
+	}
+	if len(raw) == 0 {
+		raw = nil
 	}
 	*f = raw
 	return nil

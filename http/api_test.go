@@ -471,12 +471,14 @@ func TestHeartbeatPassesDecodedRequest(t *testing.T) {
 	f := &fakeCoord{HeartbeatAnswer: contract.HeartbeatResponse{
 		ResponseTo: "r1", Status: contract.StatusOK, MemberID: "m1", MemberEpoch: 3, HeartbeatIntervalMs: 1000,
 		RebalanceTimeoutMs: 60000, MemberLeaseTtlMs: 10000, GroupEpoch: 3, AssignmentEpoch: 3, MetadataVersion: 3,
-		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3},
+		Assignment: contract.AssignmentPayload{AssignedShards: contract.NewShardSet(0, 2), MetadataVersion: 3,
+			FencingTokens: contract.ShardFences{{ShardIndex: 0, FencingToken: 2}, {ShardIndex: 2, FencingToken: 3}}},
 	}}
 	rec := do(newTestAPI(f), "POST", heartbeatPath, validHeartbeat)
 	wantJSON(t, rec, 200, `{"responseTo":"r1","status":"OK","memberId":"m1","memberEpoch":3,"heartbeatIntervalMs":1000,
 	 "rebalanceTimeoutMs":60000,"memberLeaseTtlMs":10000,"groupEpoch":3,"assignmentEpoch":3,"metadataVersion":3,
-	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3}}`)
+	 "assignment":{"assignedShards":[{"shardIndex":0},{"shardIndex":2}],"pendingShards":[],"metadataVersion":3,
+	 "fencingTokens":[{"shardIndex":0,"fencingToken":2},{"shardIndex":2,"fencingToken":3}]}}`)
 	hb := f.LastHeartbeat
 	if hb == nil || hb.PathMemberID != "m1" || hb.MemberEpoch != 3 || !hb.OwnedShards.Equal(contract.NewShardSet(0, 2)) ||
 		len(hb.RevokingShards) != 1 || !hb.RevokingShards[0].Terminal() || *hb.MemberName != "orders-consumer" {
