@@ -196,8 +196,9 @@ func (s *Sink) Position(ctx context.Context, stream string) (token int64, applie
 		return 0, "", nil
 	case err != nil:
 		return 0, "", err
-	case ms < 0:
+	case ms < 0 || seq < 0:
 		return token, "", nil
 	}
+	// #nosec G115 -- both are non-negative: checked above
 	return token, sink.ID{Ms: uint64(ms), Seq: uint64(seq)}.String(), nil
 }
