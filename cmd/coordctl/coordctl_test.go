@@ -254,6 +254,20 @@ func TestCoordctlAgainstACoordinator(t *testing.T) {
 	}
 	c.exit(exitUsage, "history", prefix, "billing", "--since", "someday")
 
+	// status: the group's consumption status and scaling signal, as the
+	// API answers them (UNKNOWN until the lag refresher's first round).
+	var st struct {
+		Status  contract.StatusView  `json:"status"`
+		Scaling contract.ScalingView `json:"scaling"`
+	}
+	c.json(&st, "status", prefix, "billing")
+	if st.Status.ConsumerGroup != "billing" || st.Scaling.ConsumerGroup != "billing" || st.Scaling.ShardCount != 2 {
+		t.Errorf("status: %+v", st)
+	}
+	if out := c.ok("status", prefix, "billing"); !strings.Contains(out, "DESIRED") || !strings.Contains(out, prefix+"/billing") {
+		t.Errorf("status table:\n%s", out)
+	}
+
 	// scale-stream moves every group of the prefix; scale one group;
 	// rollback its active migration.
 	var streamScale contract.StreamScaleView
