@@ -14,7 +14,8 @@ func fleetFigures() *FleetFigures {
 
 func fleetStatuses(f *FleetFigures) map[string]string {
 	out := map[string]string{}
-	for _, g := range (&Report{Fleet: f}).fleetGoals() {
+	r := &Report{Fleet: f}
+	for _, g := range r.scenarioGoals(ScenarioFleet, true, r.fleetGoals()...) {
 		out[g.ID] = g.Status
 	}
 	return out
@@ -37,7 +38,12 @@ func TestFleetGoals(t *testing.T) {
 		// P11c reads the peak with members: 310 MiB misses though the
 		// idle peak passes; without members it reads the idle peak.
 		{"rss with members", func(f *FleetFigures) { f.Members.PeakRSS["c3"] = 310 << 20 }, map[string]string{"P11c": Miss}},
-		{"no members", func(f *FleetFigures) { f.Members = nil }, map[string]string{"P11a": NotRun, "P11b": NotRun, "P11c": Pass, "P11d": Pass}},
+		{"no members", func(f *FleetFigures) { f.Members = nil }, map[string]string{"P11a": Miss, "P11b": Miss, "P11c": Pass, "P11d": Pass}},
+		{"a create failed", func(f *FleetFigures) { f.CreateFailed = 1 }, map[string]string{"P11e": Miss, "P11d": Pass}},
+		{"over the cap accepted", func(f *FleetFigures) { f.OverCapRefused = false }, map[string]string{"P11e": Miss}},
+		{"slow creates", func(f *FleetFigures) { f.CreateSeconds = 61 }, map[string]string{"P11e": Miss}},
+		{"idle window not reached", func(f *FleetFigures) { f.IdleSeconds, f.PeakRSS, f.Members = 0, map[string]int64{}, nil },
+			map[string]string{"P11a": Miss, "P11b": Miss, "P11c": Miss, "P11d": Miss, "P11e": Pass}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

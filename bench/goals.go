@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,6 +51,38 @@ func goal(id, desc string, measured, target float64, atMost, ok bool, detail str
 		}
 	}
 	return g
+}
+
+// missIf makes g MISS, reason first in its detail, when cond holds: its
+// scenario ran but failed, or could not measure what g names.
+func (g Goal) missIf(cond bool, reason string) Goal {
+	if cond {
+		g.Status = Miss
+		g.Detail = reason + "; " + g.Detail
+	}
+	return g
+}
+
+// scenarioGoals applies to goals, the goals of scenario name, the rule
+// that NOT RUN is only for a scenario that was not selected: when the
+// scenario failed, every goal is MISS with its error; when it was selected
+// but left no figures (ran false: the run ended before it), or ran but a
+// goal has no measure, that goal is MISS and says so.
+func (r *Report) scenarioGoals(name string, ran bool, goals ...Goal) []Goal {
+	failure, failed := r.Failures[name]
+	scenario, _, _ := strings.Cut(name, "/")
+	selected := r.Options.runs(scenario)
+	for i, g := range goals {
+		switch {
+		case failed:
+			goals[i] = g.missIf(true, "the "+name+" scenario failed: "+failure)
+		case !ran && selected:
+			goals[i] = g.missIf(true, "the "+name+" scenario was selected but did not run: the run ended before it")
+		case ran:
+			goals[i] = g.missIf(g.Status == NotRun, "not measured although the "+name+" scenario ran")
+		}
+	}
+	return goals
 }
 
 // storeCounted marks a measured goal INVALID when a phase it rests on
@@ -129,38 +162,53 @@ func (r *Report) evaluate() {
 			own.Latency.P99, float64(r.Options.Interval.Milliseconds()), true, r.Options.Interval > 0,
 			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms, answered %.0f/s", own.Latency.P50, own.Latency.P99, own.Throughput)))
 	}
-	for _, c := range r.Churn {
-		r.Goals = append(r.Goals, c.goals()...)
-	}
-	if len(r.Churn) == 0 {
-		r.Goals = append(r.Goals, (&Churn{}).goals()...)
-	}
+	r.Goals = append(r.Goals, r.churnGoals()...)
 	r.Goals = append(r.Goals, goal("P4e", "double ownership (oracle, every phase)", float64(r.Violations), 0, true, len(r.Phases) > 0,
 		fmt.Sprintf("%d violations", r.Violations)))
 	full := max(r.Assignor["BenchmarkAssignFull10k/empty/ordered"], r.Assignor["BenchmarkAssignFull10k/skewed/ordered"])
 	join, okJ := r.Assignor["BenchmarkAssignJoin10k/ordered"]
 	leave, okL := r.Assignor["BenchmarkAssignLeave10k/ordered"]
-	r.Goals = append(r.Goals,
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioAssignor, len(r.Assignor) > 0,
 		goal("P5a", "assignor full recompute 10,000×10 (ms)", full/1e6, 5, true, full > 0, "worst of empty/skewed start, AssignOrdered"),
 		goal("P5b", "assignor incremental join (ms)", join/1e6, 0.5, true, okJ, "AssignOrdered"),
 		goal("P5c", "assignor incremental leave (ms)", leave/1e6, 0.5, true, okL, "AssignOrdered"),
-	)
+	)...)
 	r.Goals = append(r.Goals, r.laterGoals(okRD, rd, okPG, pg)...)
 	r.Goals = append(r.Goals, r.multiGoals(perCore)...)
-	r.Goals = append(r.Goals, r.clusterGoals(perCore)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioCluster, r.Cluster != nil, r.clusterGoals(perCore)...)...)
 	r.Goals = append(r.Goals, r.groupsGoal())
-	r.Goals = append(r.Goals, r.scrapeGoals()...)
-	r.Goals = append(r.Goals, r.dataPlaneGoals()...)
-	r.Goals = append(r.Goals, r.sinkGoals()...)
-	r.Goals = append(r.Goals, r.workGoals()...)
-	r.Goals = append(r.Goals, r.fleetGoals()...)
-	r.Goals = append(r.Goals, r.scalingGoals()...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioScrape, r.Scrape != nil, r.scrapeGoals()...)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioDataPlane, r.DataPlane != nil, r.dataPlaneGoals()...)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioSinks, r.Sinks != nil, r.sinkGoals()...)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioWork, r.Work != nil, r.workGoals()...)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioFleet, r.Fleet != nil, r.fleetGoals()...)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioScaling, r.Scaling != nil, r.scalingGoals()...)...)
+}
+
+// churnGoals evaluates P4a–d on each churn run, and on each release
+// policy of a selected churn scenario that did not run; without the churn
+// scenario, one set of goals, NOT RUN.
+func (r *Report) churnGoals() []Goal {
+	if len(r.Churn) == 0 && !r.Options.runs(ScenarioChurn) {
+		return (&Churn{}).goals()
+	}
+	var out []Goal
+	for _, c := range r.Churn {
+		out = append(out, r.scenarioGoals(ScenarioChurn+"/"+c.Release, true, c.goals()...)...)
+	}
+	for _, release := range r.Options.Releases {
+		if !slices.ContainsFunc(r.Churn, func(c *Churn) bool { return c.Release == release }) {
+			out = append(out, r.scenarioGoals(ScenarioChurn+"/"+release, false, (&Churn{Release: release}).goals()...)...)
+		}
+	}
+	return out
 }
 
 // goals evaluates P4a–d on one churn run; the goal ids carry its release
 // policy, if any. A join is measured in heartbeat rounds (Join.Rounds), so
 // that an answer a few milliseconds over two intervals is 2 rounds, not a
-// miss; the times in intervals are in the details.
+// miss; the times in intervals are in the details. P4c is MISS when a
+// crash's shards never all moved.
 func (c *Churn) goals() []Goal {
 	ok := c.Join.Count > 0
 	id := func(g string) string {
@@ -175,8 +223,9 @@ func (c *Churn) goals() []Goal {
 		goal(id("P4b"), "join → full target, p99 (heartbeat rounds after the join's)", c.JoinRounds.P99, 3, true, ok,
 			fmt.Sprintf("max %.0f rounds, p99 %.3f intervals", c.JoinRounds.Max, c.Join.P99)),
 		goal(id("P4c"), "crash → shards moved, max over lease TTL + 2 intervals", ratio(c.Crash.Max, c.CrashBound), 1, true,
-			ok && c.Crash.Count > 0 && c.CrashUnfinished == 0,
-			fmt.Sprintf("%d crashes, max %.2f of %.1f intervals, %d unfinished", c.Crash.Count, c.Crash.Max, c.CrashBound, c.CrashUnfinished)),
+			ok && c.Crash.Count > 0,
+			fmt.Sprintf("%d crashes, max %.2f of %.1f intervals, %d unfinished", c.Crash.Count, c.Crash.Max, c.CrashBound, c.CrashUnfinished)).
+			missIf(c.CrashUnfinished > 0, fmt.Sprintf("the shards of %d crashed members never all moved", c.CrashUnfinished)),
 		goal(id("P4d"), "shards moved over the minimum", ratio(float64(c.Moved), float64(c.Minimum)), 1.1, true, ok,
 			fmt.Sprintf("moved %d, minimum %d", c.Moved, c.Minimum)),
 	}

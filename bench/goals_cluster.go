@@ -10,7 +10,8 @@ import (
 // multiGoals evaluates P8a (issue #18): three coordinators on one group,
 // every heartbeat to one of them at random, against one coordinator in a
 // phase of the same length (multi-ref/closed); and P8e (issue 34): the
-// same with the members following the group's owner.
+// same with the members following the group's owner. A multi/settle that
+// failed misses them all.
 func (r *Report) multiGoals(perCore func(Phase) float64) []Goal {
 	ref, okR := r.phase("multi-ref/closed")
 	settle, okSettle := r.phase("multi/settle")
@@ -27,8 +28,7 @@ func (r *Report) multiGoals(perCore func(Phase) float64) []Goal {
 	}
 	phase := fmt.Sprintf("multi/closed %.0f–%.0f s of the run %s the setup leases' end at %.0f s; %d answers, %d errors",
 		multi.StartSeconds, multi.StartSeconds+multi.Seconds, crossing, r.SetupLeasesEnd, multi.Requests, multi.Errors)
-	return []Goal{
-		settleGoal,
+	goals := []Goal{
 		goal("P8a-fenced", "FENCED answers after settle, 3 coordinators, random", count(multi, contract.StatusFencedMemberEpoch), 0, true, okM, phase),
 		goal("P8a-retry", "RETRY answers after settle, 3 coordinators, random", count(multi, contract.StatusRetry), 0, true, okM, phase),
 		goal("P8a-p99", "p99 over one coordinator's, closed loop", ratio(multi.Latency.P99, ref.Latency.P99), 2, true, okM && okR && ref.Latency.P99 > 0,
@@ -38,6 +38,10 @@ func (r *Report) multiGoals(perCore func(Phase) float64) []Goal {
 			fmt.Sprintf("%.0f/s on %.2f cores vs multi-ref/closed %.0f/s on %.2f cores", multi.Throughput, multi.CPUCores, ref.Throughput, ref.CPUCores)),
 		ownerGoal(owner, okO, ref, okR, perCore, r.Options.Coordinators),
 	}
+	for i, g := range goals {
+		goals[i] = g.missIf(settle.Failed != "", "not measured: multi/settle failed, the phases after it did not run")
+	}
+	return append([]Goal{settleGoal}, goals...)
 }
 
 // ownerGoal is P8e: heartbeats/s per core of the coordinators with the

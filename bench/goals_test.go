@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,8 +129,7 @@ func TestParseMetric(t *testing.T) {
 }
 
 // TestMultiSettleFailure: a multi/settle that ran out of time misses
-// P8a-settle with its error, and the goals of the phase it prevented are
-// not run.
+// P8a-settle with its error, and the goals of the phases it prevented.
 func TestMultiSettleFailure(t *testing.T) {
 	r := &Report{Phases: []Phase{{Name: "multi/settle", Seconds: 95, Failed: "12 of 10000 members not settled"}},
 		Options: Options{SettleTimeout: 90 * time.Second}}
@@ -138,8 +138,9 @@ func TestMultiSettleFailure(t *testing.T) {
 		switch {
 		case g.ID == "P8a-settle" && (g.Status != Miss || g.Detail != "12 of 10000 members not settled"):
 			t.Errorf("P8a-settle: %s %q", g.Status, g.Detail)
-		case g.ID == "P8a-fenced" && g.Status != NotRun:
-			t.Errorf("P8a-fenced: %s without multi/closed", g.Status)
+		case (strings.HasPrefix(g.ID, "P8a-") && g.ID != "P8a-settle" || g.ID == "P8e") &&
+			(g.Status != Miss || !strings.Contains(g.Detail, "multi/settle failed")):
+			t.Errorf("%s: %s %q after a failed multi/settle", g.ID, g.Status, g.Detail)
 		}
 	}
 }
@@ -220,5 +221,136 @@ func TestStoreGoalsOnSharedServer(t *testing.T) {
 		if g.ID == "P7b" && !strings.Contains(g.Detail, "external server") {
 			t.Errorf("P7b detail %q does not name the external server", g.Detail)
 		}
+	}
+}
+
+// goalsOf evaluates r and returns its goals by id.
+func goalsOf(r *Report) map[string]Goal {
+	r.evaluate()
+	out := map[string]Goal{}
+	for _, g := range r.Goals {
+		out[g.ID] = g
+	}
+	return out
+}
+
+// TestFailedScenarioMiss: every goal of a selected scenario that failed
+// is MISS with the scenario's error, and MISS too when the run ended
+// before the scenario; the goals of scenarios not selected stay NOT RUN.
+func TestFailedScenarioMiss(t *testing.T) {
+	scenarios := []struct {
+		scenario, key string
+		ids           []string
+	}{
+		{ScenarioChurn, ScenarioChurn + "/" + ReleasePrompt, []string{"P4a/prompt", "P4b/prompt", "P4c/prompt", "P4d/prompt"}},
+		{ScenarioAssignor, ScenarioAssignor, []string{"P5a", "P5b", "P5c"}},
+		{ScenarioCluster, ScenarioCluster, []string{"P8b-spread", "P8b-core", "P8c-fenced", "P8c-moves", "P8c-readers", "P8c-wait",
+			"P8d-recovery", "P8d-fenced", "P8d-readers"}},
+		{ScenarioScrape, ScenarioScrape, []string{"P9a", "P9b", "P9c"}},
+		{ScenarioWork, ScenarioWork, []string{"P10a", "P10b", "P10c", "P10d"}},
+		{ScenarioFleet, ScenarioFleet, []string{"P11a", "P11b", "P11c", "P11d", "P11e"}},
+		{ScenarioDataPlane, ScenarioDataPlane, []string{"P12a", "P12b"}},
+		{ScenarioScaling, ScenarioScaling, []string{"P13a", "P13b", "P13c", "P13d"}},
+		{ScenarioSinks, ScenarioSinks, []string{"P14a", "P14b", "P14c"}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.scenario, func(t *testing.T) {
+			opts := Options{Scenarios: []string{sc.scenario}, Releases: []string{ReleasePrompt}}
+			failed := goalsOf(&Report{Options: opts, Failures: map[string]string{sc.key: "boom"}})
+			unreached := goalsOf(&Report{Options: opts})
+			for _, id := range sc.ids {
+				if g := failed[id]; g.Status != Miss || !strings.Contains(g.Detail, "scenario failed: boom") {
+					t.Errorf("failed: %s %s %q, want MISS with the error", id, g.Status, g.Detail)
+				}
+				if g := unreached[id]; g.Status != Miss || !strings.Contains(g.Detail, "did not run") {
+					t.Errorf("not reached: %s %s %q, want MISS", id, g.Status, g.Detail)
+				}
+			}
+			for id, g := range failed {
+				if !slices.Contains(sc.ids, id) && g.Status != NotRun && id != "P8a-settle" {
+					t.Errorf("%s: %s, want NOT RUN (its scenario was not selected)", id, g.Status)
+				}
+			}
+		})
+	}
+}
+
+// TestUnmeasuredGoalMiss: a goal whose scenario ran but could not
+// measure what it names is MISS with the reason.
+func TestUnmeasuredGoalMiss(t *testing.T) {
+	churn := func() *Churn {
+		return &Churn{Release: ReleasePrompt, Join: Quantiles{Count: 4, P50: 1}, JoinRounds: Quantiles{Count: 4, P50: 1, P99: 2},
+			Crash: Quantiles{Count: 2, Max: 11}, CrashBound: 12, Moved: 100, Minimum: 100}
+	}
+	work := func() *WorkFigures {
+		return &WorkFigures{Count: WorkRun{DrainSeconds: 50, Drained: true, Handled: 1000},
+			Work: WorkRun{DrainSeconds: 30, Drained: true, BusiestOverMean: 1.04, ObservedMinutes: 1, Handled: 1000}}
+	}
+	cases := []struct {
+		name   string
+		report func() *Report
+		id     string
+		reason string
+	}{
+		{"crash never moved", func() *Report {
+			c := churn()
+			c.Crash.Count, c.CrashUnfinished = 0, 2
+			return &Report{Churn: []*Churn{c}}
+		}, "P4c/prompt", "the shards of 2 crashed members never all moved"},
+		{"one crash of two never moved", func() *Report {
+			c := churn()
+			c.CrashUnfinished = 1
+			return &Report{Churn: []*Churn{c}}
+		}, "P4c/prompt", "the shards of 1 crashed members never all moved"},
+		{"no join", func() *Report {
+			c := churn()
+			c.Join, c.JoinRounds = Quantiles{}, Quantiles{}
+			return &Report{Churn: []*Churn{c}}
+		}, "P4a/prompt", "not measured although the churn/prompt scenario ran"},
+		{"work group not drained: P10b", func() *Report {
+			w := work()
+			w.Work.Drained, w.Work.DrainSeconds, w.Work.ObservedMinutes = false, 120, 0
+			return &Report{Work: w}
+		}, "P10b", "the work group did not drain"},
+		{"work group not drained: P10c", func() *Report {
+			w := work()
+			w.Work.Drained, w.Work.DrainSeconds, w.Work.ObservedMinutes = false, 120, 0
+			return &Report{Work: w}
+		}, "P10c", "the work group did not drain"},
+		{"drained at the end", func() *Report {
+			w := work()
+			w.Work.ObservedMinutes = 0
+			return &Report{Work: w}
+		}, "P10c", "no time left to observe"},
+		{"work handled nothing", func() *Report { return &Report{Work: &WorkFigures{}} }, "P10a", "not measured although the work scenario ran"},
+		{"a create failed", func() *Report {
+			f := fleetFigures()
+			f.CreateFailed = 3
+			return &Report{Fleet: f}
+		}, "P11e", "3 creates failed"},
+		{"over the cap accepted", func() *Report {
+			f := fleetFigures()
+			f.OverCapRefused = false
+			return &Report{Fleet: f}
+		}, "P11e", "not refused with 409"},
+		{"fleet without members", func() *Report {
+			f := fleetFigures()
+			f.Members = nil
+			return &Report{Fleet: f}
+		}, "P11b", "the fleet scenario ran no members"},
+		{"scaling not drained", func() *Report {
+			f := scalingFigures()
+			f.Drained = false
+			return &Report{Scaling: f}
+		}, "P13b", "the backlog did not drain"},
+		{"zombie cycles failed", func() *Report { return &Report{Sinks: &SinkFigures{ZombieError: "boom"}} }, "P14c", "not measured although the sinks scenario ran"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := goalsOf(c.report())[c.id]
+			if g.Status != Miss || !strings.Contains(g.Detail, c.reason) {
+				t.Errorf("%s: %s %q, want MISS with %q", c.id, g.Status, g.Detail, c.reason)
+			}
+		})
 	}
 }

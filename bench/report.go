@@ -53,9 +53,12 @@ type Report struct {
 	// Scaling is the scaling scenario's figures (goals P13a–d).
 	Scaling *ScalingFigures `json:"scaling,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).
-	Cluster        *ClusterFigures `json:"cluster,omitempty"`
-	Goals          []Goal          `json:"goals"`
-	ElapsedSeconds float64         `json:"elapsedSeconds"`
+	Cluster *ClusterFigures `json:"cluster,omitempty"`
+	// Failures maps a scenario (for churn, churn/<release>) to the error
+	// that ended it; its goals are MISS with it.
+	Failures       map[string]string `json:"scenarioFailures,omitempty"`
+	Goals          []Goal            `json:"goals"`
+	ElapsedSeconds float64           `json:"elapsedSeconds"`
 }
 
 // HeapFigure is the coordinator's heap after a forced GC

@@ -94,32 +94,32 @@ func (r *Runner) run(ctx context.Context) error {
 		}
 	}
 	if o.runs(ScenarioDataPlane) {
-		if err := r.runDataPlane(ctx); err != nil {
+		if err := r.failed(ScenarioDataPlane, r.runDataPlane(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioSinks) {
-		if err := r.runSinks(ctx); err != nil {
+		if err := r.failed(ScenarioSinks, r.runSinks(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioWork) {
-		if err := r.runWork(ctx); err != nil {
+		if err := r.failed(ScenarioWork, r.runWork(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioCluster) {
-		if err := r.runCluster(ctx); err != nil {
+		if err := r.failed(ScenarioCluster, r.runCluster(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioFleet) {
-		if err := r.runFleet(ctx); err != nil {
+		if err := r.failed(ScenarioFleet, r.runFleet(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioScaling) {
-		if err := r.runScaling(ctx); err != nil {
+		if err := r.failed(ScenarioScaling, r.runScaling(ctx)); err != nil {
 			return err
 		}
 	}
@@ -129,19 +129,19 @@ func (r *Runner) run(ctx context.Context) error {
 		}
 	}
 	if o.runs(ScenarioScrape) {
-		if err := r.runScrape(ctx); err != nil {
+		if err := r.failed(ScenarioScrape, r.runScrape(ctx)); err != nil {
 			return err
 		}
 	}
 	if o.runs(ScenarioChurn) {
 		for _, release := range o.Releases {
-			if err := r.runChurn(ctx, release); err != nil {
+			if err := r.failed(ScenarioChurn+"/"+release, r.runChurn(ctx, release)); err != nil {
 				return err
 			}
 		}
 	}
 	if o.runs(ScenarioAssignor) {
-		if err := r.runAssignor(ctx); err != nil {
+		if err := r.failed(ScenarioAssignor, r.runAssignor(ctx)); err != nil {
 			return err
 		}
 	}
@@ -149,6 +149,19 @@ func (r *Runner) run(ctx context.Context) error {
 		return r.runHeap(ctx)
 	}
 	return nil
+}
+
+// failed records err, if any, as the failure of scenario name (for
+// churn, churn/<release>) in the report, whose goals are then MISS with
+// it, and returns err.
+func (r *Runner) failed(name string, err error) error {
+	if err != nil {
+		if r.report.Failures == nil {
+			r.report.Failures = map[string]string{}
+		}
+		r.report.Failures[name] = err.Error()
+	}
+	return err
 }
 
 // storeList is the stores of the store scenario (Options.StoreList).

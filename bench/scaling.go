@@ -710,7 +710,8 @@ func stepGoal(f *ScalingFigures) Goal {
 }
 
 // drainGoal is P13b: |actual − predicted| ÷ actual drain time with the
-// members desiredMembers asked for at the end of the step phase.
+// members desiredMembers asked for at the end of the step phase; MISS when
+// they never drained the backlog.
 func drainGoal(f *ScalingFigures) Goal {
 	predicted := "never (they cannot catch up)"
 	var errRatio float64
@@ -728,7 +729,7 @@ func drainGoal(f *ScalingFigures) Goal {
 	if f.PredictedSeconds == nil && g.Status != NotRun {
 		g.Status = Miss
 	}
-	return g
+	return g.missIf(f.Started > 0 && !f.Drained, fmt.Sprintf("the backlog did not drain in %.0f s", f.DrainSeconds))
 }
 
 // lastWindow returns the last window of phase.
@@ -741,12 +742,14 @@ func (f *ScalingFigures) lastWindow(phase string) (ScalingWindow, bool) {
 	return ScalingWindow{}, false
 }
 
-// steadyGoal is P13c: changes of desiredMembers over the steady windows.
+// steadyGoal is P13c: changes of desiredMembers over the steady windows;
+// MISS when the steady load ended early.
 func steadyGoal(f *ScalingFigures) Goal {
 	return goal("P13c", fmt.Sprintf("changes of desiredMembers over %d windows of steady load, ±%.0f %% rate noise", scalingSteadyWindows, f.Noise*100),
 		float64(f.Changes), 1, true, f.SteadyWindows >= scalingSteadyWindows,
 		fmt.Sprintf("%.0f entries/s × U(%.1f, %.1f) drawn each window, %d windows on %d members (the settled signal; %d keep up)",
-			f.StepRate, 1-f.Noise, 1+f.Noise, f.SteadyWindows, f.SteadyMembers, f.SteadyExpected))
+			f.StepRate, 1-f.Noise, 1+f.Noise, f.SteadyWindows, f.SteadyMembers, f.SteadyExpected)).
+		missIf(f.SteadyWindows > 0 && f.SteadyWindows < scalingSteadyWindows, fmt.Sprintf("the steady load ended after %d of %d windows", f.SteadyWindows, scalingSteadyWindows))
 }
 
 // refresherGoal is P13d: the lag refresher's round trips per 100 shards

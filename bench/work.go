@@ -448,7 +448,8 @@ func (g *workGroup) finish(start, end time.Time) {
 	run.Fenced, run.Handled = g.fenced.Load(), g.handled.Load()
 }
 
-// workGoals evaluates P10a–d (issue 32) from the work scenario.
+// workGoals evaluates P10a–d (issue 32) from the work scenario; P10b and
+// P10c are MISS when the work group did not drain.
 func (r *Report) workGoals() []Goal {
 	f := r.Work
 	if f == nil {
@@ -461,14 +462,17 @@ func (r *Report) workGoals() []Goal {
 	if !c.Drained {
 		drain += " (count did not drain: its time is the run's, a lower bound)"
 	}
+	undrained := fmt.Sprintf("the work group did not drain in the %.1f s of the run", w.DrainSeconds)
 	return []Goal{
 		goal("P10a", "busiest member's load ÷ mean, work assignor", w.BusiestOverMean, 1.15, true, ok,
 			fmt.Sprintf("work %.3f, count %.3f; %s; capacities %v: work %.3f, count %.3f", w.BusiestOverMean, c.BusiestOverMean, shape,
 				f.Mixed, mw.BusiestOverMean, mc.BusiestOverMean)),
 		goal("P10b", "backlog drain time, work ÷ count", ratio(w.DrainSeconds, c.DrainSeconds), 0.7, true, ok && w.Drained,
-			drain),
+			drain).missIf(ok && !w.Drained, undrained),
 		goal("P10c", "shard moves per minute once balanced, work assignor", w.MovesPerMinute, 1, true, ok && w.Drained && w.ObservedMinutes > 0,
-			fmt.Sprintf("%d moves in %.1f min after draining (%d in all)", w.MovesAfterDrain, w.ObservedMinutes, w.Moves)),
+			fmt.Sprintf("%d moves in %.1f min after draining (%d in all)", w.MovesAfterDrain, w.ObservedMinutes, w.Moves)).
+			missIf(ok && !w.Drained, undrained).
+			missIf(ok && w.Drained && w.ObservedMinutes == 0, "the work group drained at the end of the run: no time left to observe"),
 		goal("P10d", "FENCED answers, every group of the scenario", float64(c.Fenced+w.Fenced+mc.Fenced+mw.Fenced), 0, true, ok,
 			fmt.Sprintf("count %d, work %d; capacities %v: count %d, work %d", c.Fenced, w.Fenced, f.Mixed, mc.Fenced, mw.Fenced)),
 	}
