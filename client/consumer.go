@@ -119,6 +119,19 @@ type ConsumerConfig struct {
 	// RetryBackoff is the pause before an Ordered consumer runs a failed
 	// entry again (default 100 ms).
 	RetryBackoff time.Duration
+	// HoldFailedKeys keeps each key's order on a shard through failures
+	// (not with Ordered, which holds the whole shard): once an entry of a
+	// key fails, the later entries of that key on the shard wait behind
+	// it, in stream order, while the other keys flow on; the failed entry
+	// runs again once idle for ClaimMinIdle, as any failed entry, and when
+	// it succeeds or is dead-lettered the entries that waited run, in
+	// order. Held entries stay pending in Redis. At most HeldMax of a
+	// shard wait in memory (default 1000); the ones beyond wait in the
+	// Redis list "{<stream>}:held:<group>:<member id>" (read back when
+	// their key is released, emptied when the shard is revoked). Entries
+	// without a KeyField value are never held. Held lists the held keys.
+	HoldFailedKeys bool
+	HeldMax        int
 	// OnShardStart and OnShardStop, when set, are called when the consumer
 	// starts reading a shard and when it has stopped, handled everything
 	// it read from it and sent its acknowledgements.
@@ -217,6 +230,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	cfg.AckBatch = cmp.Or(max(cfg.AckBatch, 0), int(min(cfg.BatchSize, 1<<20)))
 	cfg.AckInterval = cmp.Or(cfg.AckInterval, 20*time.Millisecond)
 	cfg.RetryBackoff = cmp.Or(cfg.RetryBackoff, 100*time.Millisecond)
+	cfg.HeldMax = cmp.Or(max(cfg.HeldMax, 0), 1000)
 	c := &Consumer{cfg: cfg, readers: map[int]*shardReader{}, ackWake: make(chan struct{}, 1)}
 	mc := cfg.Member
 	mc.MaxConcurrency = cmp.Or(mc.MaxConcurrency, cfg.Workers)

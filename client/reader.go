@@ -51,6 +51,10 @@ type shardReader struct {
 	// them, whose delivery counters are to be set back.
 	unrun                    []Message
 	lastDelivered, lastAcked string
+	// holds are the shard's held keys (HoldFailedKeys, hold.go); heldMem
+	// counts their entries in memory, spilledAll those in the spill list.
+	holds               map[string]*hold
+	heldMem, spilledAll int
 	// hscope is the handler scope hctx was derived from: hctx ends with
 	// it or with revoked.
 	hscope *handlerScope
@@ -76,8 +80,25 @@ func (r *shardReader) stop() {
 		b.next = len(b.msgs)
 	}
 	r.inflight = slices.DeleteFunc(r.inflight, func(b *batch) bool { return !b.running })
+	r.dropHolds()
 	r.mu.Unlock()
 	r.c.wake()
+}
+
+// adoptLocked returns a batch of msgs (entries released from a hold)
+// counted as the shard's, or nil when there are none; a stopped shard's
+// join those whose delivery counters are set back. The caller holds r.mu.
+func (r *shardReader) adoptLocked(msgs []Message) *batch {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if r.stopped {
+		r.unrun = append(r.unrun, msgs...)
+		return nil
+	}
+	b := &batch{r: r, msgs: msgs}
+	r.inflight = append(r.inflight, b)
+	return b
 }
 
 // handlerCtx returns the context of the shard's handler calls: the
@@ -121,7 +142,7 @@ func (r *shardReader) isStopped() bool {
 
 // heldCount is how many entries the shard holds.
 func (r *shardReader) heldCount() int {
-	n := len(r.acks)
+	n := len(r.acks) + r.heldMem + r.spilledAll
 	for _, s := range r.sends {
 		n += len(s.acks)
 	}
@@ -363,6 +384,9 @@ func (r *shardReader) reclaim(ctx context.Context) error {
 			return err
 		}
 		ids, counts := r.notHeld(pending)
+		if spilled := r.spilledIDs(ctx); spilled != nil {
+			ids = slices.DeleteFunc(ids, func(id string) bool { return spilled[id] })
+		}
 		if len(ids) > 0 {
 			msgs, err := cfg.Redis.XClaim(ctx, &redis.XClaimArgs{
 				Stream: r.key, Group: cfg.Member.Group, Consumer: r.c.member.ID(), MinIdle: cfg.ClaimMinIdle, Messages: ids,
@@ -402,6 +426,11 @@ func (r *shardReader) notHeld(pending []redis.XPendingExt) ([]string, map[string
 			from--
 		}
 		for _, m := range b.msgs[from:] {
+			held[m.ID] = true
+		}
+	}
+	for _, h := range r.holds {
+		for _, m := range h.queue {
 			held[m.ID] = true
 		}
 	}

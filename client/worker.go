@@ -29,26 +29,50 @@ type batch struct {
 func (c *Consumer) work(ch <-chan *batch) {
 	for b := range ch {
 		c.busy.Add(1)
-		for _, msg := range b.msgs {
-			if !b.r.begin(b) {
-				break
-			}
-			err := c.cfg.Handler(b.r.handlerCtx(), msg)
-			if err != nil && c.cfg.Ordered && !errors.Is(err, ErrFenced) {
-				msg, err = c.retryInPlace(b.r, msg, err)
-			}
-			switch {
-			case errors.Is(err, ErrFenced):
-				b.r.halt("a sink refused a write by the shard's fence: the shard is handled no more", err)
-			case err != nil:
-				err = c.failed(msg, err)
-				if err != nil && c.cfg.Ordered {
-					b.r.halt("an entry failed and is still pending: the shard's later entries wait for its owner", err)
-				}
-			}
-			b.r.finish(b, msg.ID, err == nil)
-		}
+		c.runBatch(b)
 		c.busy.Add(-1)
+	}
+}
+
+// runBatch runs the handler on the entries of b. With HoldFailedKeys an
+// entry of a held key waits behind the key's failed head instead, and
+// the entries that waited behind a head run right after it succeeds or
+// is dead-lettered.
+func (c *Consumer) runBatch(b *batch) {
+	holds := c.holdsKeys()
+	for _, msg := range b.msgs {
+		if !b.r.begin(b) {
+			break
+		}
+		if holds && msg.Key != "" && b.r.holdBehind(msg) {
+			b.r.finish(b, msg.ID, false)
+			continue
+		}
+		err := c.cfg.Handler(b.r.handlerCtx(), msg)
+		if err != nil && c.cfg.Ordered && !errors.Is(err, ErrFenced) {
+			msg, err = c.retryInPlace(b.r, msg, err)
+		}
+		switch {
+		case errors.Is(err, ErrFenced):
+			b.r.halt("a sink refused a write by the shard's fence: the shard is handled no more", err)
+		case err != nil:
+			err = c.failed(msg, err)
+			if err != nil && c.cfg.Ordered {
+				b.r.halt("an entry failed and is still pending: the shard's later entries wait for its owner", err)
+			}
+		}
+		var released *batch
+		switch {
+		case !holds || msg.Key == "":
+		case err != nil:
+			b.r.holdKey(msg)
+		default:
+			released = b.r.release(msg)
+		}
+		b.r.finish(b, msg.ID, err == nil)
+		if released != nil {
+			c.runBatch(released)
+		}
 	}
 }
 
