@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -90,11 +91,16 @@ func TestTLSServesHTTPS(t *testing.T) {
 				t.Errorf("create a stream over https with Basic credentials: %d %s", st, body)
 			}
 
+			// Plain HTTP to the TLS port is answered by net/http's TLS
+			// handshake: a 400 that says why, then the connection closes.
 			plain, err := http.Get("http://" + strings.TrimPrefix(root, "https://") + "/actuator/info")
-			if err == nil {
+			if err != nil {
+				t.Errorf("plain HTTP: %v, want net/http's 400 answer", err)
+			} else {
+				body, _ := io.ReadAll(plain.Body)
 				_ = plain.Body.Close()
-				if plain.StatusCode != http.StatusBadRequest {
-					t.Errorf("plain HTTP answered %s", plain.Status)
+				if plain.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "Client sent an HTTP request to an HTTPS server") {
+					t.Errorf("plain HTTP answered %s %q, want 400 Client sent an HTTP request to an HTTPS server", plain.Status, body)
 				}
 			}
 			if _, err := handshake(root, &tls.Config{MinVersion: tls.VersionTLS12}); !errors.As(err, new(x509.UnknownAuthorityError)) {
