@@ -49,11 +49,25 @@ func TestLiveResetSurvivesHandover(t *testing.T) {
 		t.Fatal("shard 1 read while APPLYING")
 	}
 
-	// a leaves the cluster as on SIGTERM: it hands its groups over.
+	// a leaves the cluster as on SIGTERM: it hands its groups over. b,
+	// the new owner, cannot finish the reset while SETID fails: shard 1
+	// stays paused in every answer until b answers as the owner with the
+	// reset still APPLYING.
 	a.Node.Leave()
 	a.Actors.HandOver()
 	if err := a.Node.Stop(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	readWhileApplying := 0
+	b.WaitFor(func() bool {
+		st := m.Heartbeat().Status
+		if m.Owned().Contains(1) {
+			readWhileApplying++
+		}
+		return st == contract.StatusOK && m.Header.Get("X-Coordinator-Owner") == b.URL && read(b).State == contract.ResetApplying
+	}, "b owns the group with the reset APPLYING")
+	if readWhileApplying > 0 || m.Owned().Contains(1) {
+		t.Fatalf("shard 1 read after the handover while APPLYING (%d answers)", readWhileApplying)
 	}
 	positions.failWith(nil)
 	b.WaitFor(func() bool { m.Heartbeat(); return read(b).State == contract.ResetDone }, "the reset DONE on the next owner")
