@@ -485,6 +485,7 @@ func (prefixesHere) Serving() bool                                          { re
 func (p prefixesHere) PlacedHere(prefix string) bool                        { return p[prefix] }
 func (prefixesHere) Leaving() bool                                          { return false }
 func (prefixesHere) Created(group.Key)                                      {}
+func (prefixesHere) ID() string                                             { return "here" }
 
 // In a cluster, PlacedKeys lists only the stored groups placed on this
 // coordinator (each owner refreshes the gauges of its own groups); outside

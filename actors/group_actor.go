@@ -27,7 +27,10 @@ import (
 //	                   stored and acquire it only then (or for a create);
 //	                   a request for a group not stored is answered as for
 //	                   no group, writing nothing; refuse every request once
-//	                   this process no longer serves
+//	                   this process no longer serves; once owned and
+//	                   loaded, a group naming another holder (or none)
+//	                   records this coordinator (takeOver: a handover
+//	                   entry when it named another)
 //	handOver, strayMsg flush, release the group, passivate: it is placed on
 //	                   another coordinator now (strayMsg: and the sweep
 //	                   found its ownership record naming this process)
@@ -108,7 +111,16 @@ func newGroupActor(c *System, key group.Key, depth *mailboxDepth) *groupActor {
 			MaxBatch:       c.opts.MaxBatch,
 			CommitAttempts: c.opts.CommitAttempts,
 			NotOwner:       persistence.ErrNotOwner,
+			Coordinator:    coordinatorID(c.opts.Ownership),
 		})}
+}
+
+// coordinatorID is o's coordinator id, "" without a cluster.
+func coordinatorID(o Ownership) string {
+	if o == nil {
+		return ""
+	}
+	return o.ID()
 }
 
 // Receive dispatches one message; each case is a few lines.
@@ -202,6 +214,9 @@ func (a *groupActor) handle(msg request) {
 	if err == nil {
 		err = a.ready()
 	}
+	if err == nil {
+		a.takeOver()
+	}
 	if err != nil {
 		if hb, ok := msg.(*heartbeatMsg); ok {
 			a.core.Step(core.Heartbeat[*heartbeatMsg]{Req: hb.Request, To: hb, Refused: err})
@@ -224,6 +239,24 @@ func (a *groupActor) handle(msg request) {
 		a.checkScale(m)
 	case *snapshotMsg:
 		m.Reply.Answer(a.snapshot())
+	}
+}
+
+// takeOver records this coordinator as the holder of the group it owns
+// (core.TakeOver, in the critical section) when the stored group names
+// another holder or none: once per takeover, since the group then names
+// this one. A failed write is logged; the next request tries again.
+func (a *groupActor) takeOver() {
+	id := coordinatorID(a.c.opts.Ownership)
+	if g := a.core.Committed(); id == "" || !g.Exists() || g.Coordinator == id {
+		return
+	}
+	a.flush()
+	if _, err := critical(a, core.OpTakeOver, func(op core.Op) (bool, error) {
+		d := a.step(op, core.TakeOver{})
+		return d.HandedOver, d.Err
+	}); err != nil {
+		a.c.opts.Logger.Warn("record the group's coordinator", "group", a.key.String(), "err", err)
 	}
 }
 

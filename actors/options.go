@@ -146,6 +146,10 @@ type Ownership interface {
 	// Created reports a group just created here, so that placement counts
 	// it at once.
 	Created(key group.Key)
+	// ID is this process's coordinator id, the one its ownership records
+	// name; the groups it takes record it as their holder
+	// (group.TakeOver).
+	ID() string
 }
 
 // withDefaults returns o with every zero optional field set to its default.

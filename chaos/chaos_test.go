@@ -195,8 +195,8 @@ func TestFleetOracle(t *testing.T) {
 
 // The history check explains a move with the shard's next entry naming
 // the new reader, recorded before the read started; an entry recorded
-// after the read, one naming another member or one already used explains
-// nothing.
+// after the read, one naming another member, one already used or a
+// group-level one (a handover) explains nothing.
 func TestHistoryViolations(t *testing.T) {
 	start := time.UnixMilli(1_700_000_000_000)
 	at := func(d time.Duration) contract.Instant { return contract.InstantOf(start.Add(d)) }
@@ -209,6 +209,7 @@ func TestHistoryViolations(t *testing.T) {
 		entry(3*time.Second, 0, "m-1", contract.MoveLeaseExpired),
 		entry(time.Second, 1, "m-1", contract.MoveJoin),
 		entry(5*time.Second, 1, "m-2", contract.MovePause),
+		{At: at(1500 * time.Millisecond), Shard: contract.GroupLevelShard, Cause: contract.MoveHandover, FromCoordinator: "c-1", ToCoordinator: "c-2"},
 	}
 	moves := []membersim.Handoff{
 		{Shard: 0, To: "m-1", At: 1500 * time.Millisecond},

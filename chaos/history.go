@@ -37,9 +37,10 @@ func (r *run) checkHistory(ctx context.Context, res *Result, at time.Duration) [
 // later than the read started (the member was granted the shard only
 // after the decision was stored) and naming a cause. Entries no reader
 // acted on (a target that changed again before its member read it) are
-// not moves. It returns a violation per move without such an entry, and
-// the number of moves explained; a history as long as its bound may have
-// lost its oldest entries, and is one violation.
+// not moves, and neither are group-level entries (a handover between
+// coordinators moves no shard). It returns a violation per move without
+// such an entry, and the number of moves explained; a history as long as
+// its bound may have lost its oldest entries, and is one violation.
 func historyViolations(entries []contract.HistoryEntry, moves []membersim.Handoff, start time.Time) ([]Violation, int) {
 	var vs []Violation
 	if len(entries) >= historyEntries {
@@ -47,7 +48,9 @@ func historyViolations(entries []contract.HistoryEntry, moves []membersim.Handof
 	}
 	byShard := map[int][]contract.HistoryEntry{}
 	for _, e := range entries {
-		byShard[e.Shard] = append(byShard[e.Shard], e)
+		if e.Shard != contract.GroupLevelShard {
+			byShard[e.Shard] = append(byShard[e.Shard], e)
+		}
 	}
 	next := map[int]int{} // per shard, the first entry not yet used
 	explained := 0

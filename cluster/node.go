@@ -407,6 +407,9 @@ func (n *Node) Unreachable(string) {
 	}
 }
 
+// ID returns this node's coordinator id (Options.ID).
+func (n *Node) ID() string { return n.opts.ID }
+
 // Self returns this node's registry entry (with its current token, the
 // public key of its current run).
 func (n *Node) Self() persistence.Peer {

@@ -2,9 +2,10 @@ package contract
 
 // The assignment history of a group (GET GroupHistory,
 // docs/observability.md "Assignment history"): why each shard's target
-// owner changed.
+// owner changed, and which coordinators held the group.
 
-// MoveCause is why a shard's target owner changed.
+// MoveCause is why a shard's target owner changed, or, for handover, why
+// the group changed coordinators.
 type MoveCause string
 
 const (
@@ -27,7 +28,14 @@ const (
 	MoveLiveReset MoveCause = "live-reset"
 	// MoveScale: a resharding migration changed the shard count or moved on.
 	MoveScale MoveCause = "scale"
+	// MoveHandover: another coordinator took the group over; the entry is
+	// group-level (GroupLevelShard) and names the coordinators.
+	MoveHandover MoveCause = "handover"
 )
+
+// GroupLevelShard is the shard of a group-level entry (a handover): it
+// concerns no shard, and a query for a shard never selects it.
+const GroupLevelShard = -1
 
 // HistoryView is the body of GET GroupHistory: the entries the query
 // selects, oldest first.
@@ -39,7 +47,11 @@ type HistoryView struct {
 
 // HistoryEntry is one change of a shard's target owner. FromMember and
 // ToMember are "" for nobody (a paused shard, a shard a scale added or
-// removed, a group without live members).
+// removed, a group without live members). A handover is group-level: its
+// Shard is GroupLevelShard, FromMember and ToMember are "", and
+// FromCoordinator and ToCoordinator name the coordinator that held the
+// group and the one that took it over; every other entry leaves them
+// empty (omitted).
 type HistoryEntry struct {
 	At         Instant   `json:"at"`
 	GroupEpoch int64     `json:"groupEpoch"`
@@ -48,7 +60,9 @@ type HistoryEntry struct {
 	ToMember   string    `json:"toMember"`
 	Cause      MoveCause `json:"cause"`
 	// Weights are set for a work-rebalance only.
-	Weights *MoveWeights `json:"weights,omitempty"`
+	Weights         *MoveWeights `json:"weights,omitempty"`
+	FromCoordinator string       `json:"fromCoordinator,omitempty"`
+	ToCoordinator   string       `json:"toCoordinator,omitempty"`
 }
 
 // MoveWeights are the weights behind a work-rebalance: the shard's
@@ -62,7 +76,8 @@ type MoveWeights struct {
 
 // History query parameters of GET GroupHistory.
 const (
-	// HistoryShardParam selects the entries of one shard index.
+	// HistoryShardParam selects the entries of one shard index (never a
+	// group-level entry: those are answered only without it).
 	HistoryShardParam = "shard"
 	// HistorySinceParam selects the entries at or after an instant: an
 	// RFC 3339 time or Unix epoch milliseconds.

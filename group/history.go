@@ -9,7 +9,8 @@ import (
 
 // Cause is why a shard's target owner changed: the event behind the G
 // bump whose reassignment moved it (docs/observability.md, "Assignment
-// history"). The zero Cause names no event.
+// history"); CauseHandover is why the group changed coordinators. The
+// zero Cause names no event.
 type Cause uint8
 
 const (
@@ -33,6 +34,9 @@ const (
 	// CauseScale: a resharding migration changed the shard count
 	// (activation, rollback) or moved on (docs/protocol.md §6).
 	CauseScale
+	// CauseHandover: another coordinator took the group over (TakeOver);
+	// its Change is group-level.
+	CauseHandover
 )
 
 // causeNames are the wire names of the causes, indexed by Cause.
@@ -46,6 +50,7 @@ var causeNames = [...]contract.MoveCause{
 	CauseResume:        contract.MoveResume,
 	CauseLiveReset:     contract.MoveLiveReset,
 	CauseScale:         contract.MoveScale,
+	CauseHandover:      contract.MoveHandover,
 }
 
 // Name returns the cause's wire name ("" for the zero Cause).
@@ -70,8 +75,11 @@ func ParseCause(name contract.MoveCause) (Cause, bool) {
 // group epoch Epoch, shard Shard's target owner went From → To ("" for
 // nobody: a paused shard, a shard added or removed by a scale, a group
 // without live members) because of Cause. Work holds the weights behind a
-// work-rebalance, nil for every other cause. A Change is immutable once
-// built; From and To share the strings of the member ids they name.
+// work-rebalance, nil for every other cause. A handover is group-level:
+// its Shard is contract.GroupLevelShard and From and To are the ids of the
+// coordinators that held the group and took it over. A Change is
+// immutable once built; From and To share the strings of the ids they
+// name.
 type Change struct {
 	At       contract.Instant
 	Epoch    int64
@@ -174,7 +182,8 @@ func appendHistory(old, add []Change, now contract.Instant, s Settings) []Change
 }
 
 // HistoryQuery selects entries of a group's history: those of one shard
-// (when Shard is set) at or after Since (when not zero).
+// (when Shard is set; group-level entries are of none) at or after Since
+// (when not zero).
 type HistoryQuery struct {
 	Shard *int
 	Since contract.Instant
@@ -191,4 +200,33 @@ func (g *Group) HistoryOf(q HistoryQuery) []Change {
 		out = append(out, c)
 	}
 	return out
+}
+
+// GroupLevel reports whether c concerns the group rather than a shard (a
+// handover).
+func (c *Change) GroupLevel() bool { return c.Shard == contract.GroupLevelShard }
+
+// TakeOver records coordinator as the group's holder (Meta.Coordinator):
+// the coordinator whose actor took the group as its owner. When another
+// coordinator held it, the history gains one group-level Change with
+// cause handover from that coordinator to this one, at the current group
+// epoch; a group that names no holder (stored before holders were
+// recorded, or being created) gets one without an entry. An empty
+// coordinator (no cluster), a group held by coordinator already and a
+// group that does not exist change nothing. It answers whether an entry
+// was recorded.
+func (g *Group) TakeOver(now contract.Instant, s Settings, coordinator string) Result[bool] {
+	prev := g.Coordinator
+	if coordinator == "" || prev == coordinator || !g.Exists() {
+		return Result[bool]{}
+	}
+	t := newTx(g, s, now)
+	meta := g.Meta
+	meta.Coordinator = coordinator
+	if prev != "" {
+		c := Change{At: now, Epoch: g.GroupEpoch, Shard: contract.GroupLevelShard, Cause: CauseHandover, From: prev, To: coordinator}
+		meta.History = appendHistory(g.History, []Change{c}, now, s)
+	}
+	t.setMeta(meta)
+	return result(t, prev != "")
 }

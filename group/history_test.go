@@ -36,6 +36,9 @@ func explainsTargets(g *group.Group) error {
 	last := map[int]string{}
 	var epoch int64
 	for _, c := range g.History {
+		if c.GroupLevel() {
+			continue
+		}
 		if c.Cause.Name() == "" {
 			return fmt.Errorf("entry without a cause: %+v", c)
 		}
@@ -266,5 +269,67 @@ func TestHistoryIsSharedNotModified(t *testing.T) {
 	c.Join("C")
 	if got := historyText(before.History); !slices.Equal(got, kept) {
 		t.Fatalf("the copy's history changed: %q, was %q", got, kept)
+	}
+}
+
+// Taking the group records the coordinator as its holder: from another
+// coordinator, with one group-level handover entry at the current group
+// epoch (answered by the view with the coordinators, and by no shard's
+// query); from no holder (a group stored before holders were recorded),
+// or by the holder itself (a restart), or without a coordinator id,
+// with none.
+func TestHistoryTakeOver(t *testing.T) {
+	c := stableAB(t)
+	n := len(c.Group.History)
+	expectHolder := func(want string, entries int) {
+		t.Helper()
+		if c.Group.Coordinator != want || len(c.Group.History) != n+entries {
+			t.Fatalf("holder %q with %d new entries, want %q with %d", c.Group.Coordinator, len(c.Group.History)-n, want, entries)
+		}
+	}
+	if handedOver := keep(t, c, c.Group.TakeOver(c.Now, c.Settings, "coord-a")); handedOver {
+		t.Fatal("a group without a holder answers a handover")
+	}
+	expectHolder("coord-a", 0)
+	if res := c.Group.TakeOver(c.Now, c.Settings, "coord-a"); len(res.Records) != 0 || res.Answer {
+		t.Fatalf("the holder taking the group again: %+v, want nothing", res)
+	}
+	if res := c.Group.TakeOver(c.Now, c.Settings, ""); len(res.Records) != 0 {
+		t.Fatalf("no coordinator id: %+v, want nothing", res)
+	}
+	expectHolder("coord-a", 0)
+
+	c.Advance(time.Second)
+	if handedOver := keep(t, c, c.Group.TakeOver(c.Now, c.Settings, "coord-b")); !handedOver {
+		t.Fatal("a handover answers none")
+	}
+	expectHolder("coord-b", 1)
+	expectHistory(t, c, n, "-1 coord-a>coord-b handover@3")
+	if h := c.Group.History[n]; h.At != c.Now || !h.GroupLevel() {
+		t.Fatalf("handover entry %+v at %v", h, c.Now)
+	}
+	v := c.Group.HistoryView(group.HistoryQuery{Since: c.Now})
+	want := contract.HistoryEntry{At: c.Now, GroupEpoch: 3, Shard: contract.GroupLevelShard, Cause: contract.MoveHandover,
+		FromCoordinator: "coord-a", ToCoordinator: "coord-b"}
+	if len(v.Entries) != 1 || v.Entries[0] != want {
+		t.Fatalf("view %+v, want [%+v]", v.Entries, want)
+	}
+	for s := range c.Group.ShardCount {
+		for _, e := range c.Group.HistoryOf(group.HistoryQuery{Shard: &s}) {
+			if e.GroupLevel() {
+				t.Fatalf("shard %d's query answers %+v", s, e)
+			}
+		}
+	}
+	if err := explainsTargets(c.Group); err != nil {
+		t.Fatal(err)
+	}
+	c.Check()
+}
+
+// A group that does not exist is taken by nobody.
+func TestTakeOverWithoutGroup(t *testing.T) {
+	if res := group.New().TakeOver(grouptest.Start, group.DefaultSettings(), "coord-a"); len(res.Records) != 0 {
+		t.Fatalf("records %+v, want none", res.Records)
 	}
 }

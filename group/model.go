@@ -206,6 +206,9 @@ type Meta struct {
 	// Settings.HistoryMaxEntries and HistoryMaxAge (history.go). It is
 	// replaced, never modified: copies of the group share it.
 	History []Change
+	// Coordinator is the id of the coordinator that last took the group as
+	// its owner (TakeOver), "" when none recorded one.
+	Coordinator string
 }
 
 // Key returns the group's key.

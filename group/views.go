@@ -429,7 +429,12 @@ func (g *Group) HistoryView(q HistoryQuery) contract.HistoryView {
 	changes := g.HistoryOf(q)
 	v := contract.HistoryView{StreamPrefix: g.StreamPrefix, ConsumerGroup: g.ConsumerGroup, Entries: make([]contract.HistoryEntry, len(changes))}
 	for i, c := range changes {
-		e := contract.HistoryEntry{At: c.At, GroupEpoch: c.Epoch, Shard: int(c.Shard), FromMember: c.From, ToMember: c.To, Cause: c.Cause.Name()}
+		e := contract.HistoryEntry{At: c.At, GroupEpoch: c.Epoch, Shard: int(c.Shard), Cause: c.Cause.Name()}
+		if c.GroupLevel() {
+			e.FromCoordinator, e.ToCoordinator = c.From, c.To
+		} else {
+			e.FromMember, e.ToMember = c.From, c.To
+		}
 		if w := c.Work; w != nil {
 			e.Weights = &contract.MoveWeights{ShardWeight: widen(w.Weight), FromLoad: widen(w.FromLoad), ToLoad: widen(w.ToLoad)}
 		}

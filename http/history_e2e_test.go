@@ -29,11 +29,16 @@ func readHistory(t *testing.T, c *coordtest.Server, key group.Key, q url.Values)
 	return h
 }
 
-// historyLines renders entries as "shard from>to cause@epoch".
+// historyLines renders entries as "shard from>to cause@epoch", from and
+// to the coordinators for a group-level entry.
 func historyLines(es []contract.HistoryEntry) string {
 	var b strings.Builder
 	for _, e := range es {
-		b.WriteString(strconv.Itoa(e.Shard) + " " + e.FromMember + ">" + e.ToMember + " " + string(e.Cause) + "@" + strconv.FormatInt(e.GroupEpoch, 10) + "\n")
+		from, to := e.FromMember, e.ToMember
+		if e.Shard == contract.GroupLevelShard {
+			from, to = "coordinator "+e.FromCoordinator, e.ToCoordinator
+		}
+		b.WriteString(strconv.Itoa(e.Shard) + " " + from + ">" + to + " " + string(e.Cause) + "@" + strconv.FormatInt(e.GroupEpoch, 10) + "\n")
 	}
 	return b.String()
 }
@@ -90,9 +95,11 @@ func TestHistoryEndpoint(t *testing.T) {
 
 // The history is stored with the group: the coordinator a group moves to
 // when its owner leaves the cluster answers the entries the first one
-// recorded and appends its own decisions to them.
+// recorded, then the handover from the first to itself (group-level,
+// answered as openapi.yaml describes it, and to no shard's query), then
+// its own decisions.
 func TestHistorySurvivesHandover(t *testing.T) {
-	cs := coordtest.StartCluster(t, 2, coordtest.Options{})
+	cs := coordtest.StartCluster(t, 2, coordtest.Options{Handler: conformantHistory(t)})
 	a, b := cs[0], cs[1]
 	key := group.Key{StreamPrefix: a.PlacedOn("history", cs...), ConsumerGroup: "g"}
 	b.Admin().Create(key, 4)
@@ -116,10 +123,30 @@ func TestHistorySurvivesHandover(t *testing.T) {
 	}
 	b.WaitFor(func() bool { return m2.Leave().Status == contract.StatusOK }, "m-2's leave answered by b")
 	after := historyLines(readHistory(t, b, key, nil).Entries)
-	if want := before + "2 m-2>m-1 leave@4\n3 m-2>m-1 leave@4\n"; after != want {
+	handover := "-1 coordinator " + a.ID + ">" + b.ID + " handover@3\n"
+	if want := before + handover + "2 m-2>m-1 leave@4\n3 m-2>m-1 leave@4\n"; after != want {
 		t.Fatalf("history on b after the handover:\n%s\nwant\n%s", after, want)
+	}
+	if got := historyLines(readHistory(t, b, key, url.Values{"shard": {"2"}}).Entries); got != "2 >m-1 join@2\n2 m-1>m-2 join@3\n2 m-2>m-1 leave@4\n" {
+		t.Errorf("shard 2 after the handover:\n%s", got)
 	}
 	if owner := m2.Header.Get(contract.OwnerHeader); owner != b.URL {
 		t.Errorf("m-2's leave answered by %q, want %s (the group moved)", owner, b.URL)
+	}
+}
+
+// conformantHistory checks the history answers against openapi.yaml
+// (conformant) and serves every other request (the cluster's internal
+// routes among them) as it is.
+func conformantHistory(t *testing.T) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		checked := conformant(t, h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/history") {
+				checked.ServeHTTP(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
 	}
 }

@@ -171,6 +171,7 @@ func fullGroup() *group.Group {
 			At: at + 11, Epoch: 9, Shard: 3, Cause: group.CauseWorkRebalance, From: "m-2", To: "m-1",
 			Work: &group.WorkEvidence{Weight: 2.5, FromLoad: 1.25, ToLoad: 0.5},
 		}},
+		Coordinator: "coord-b",
 	}})
 	for i, mid := range []string{"m-1", "m-2"} {
 		n := int64(i)

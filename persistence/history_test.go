@@ -3,6 +3,7 @@ package persistence_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -41,5 +42,26 @@ func TestHistoryDecodesMemberIDsOnce(t *testing.T) {
 	}
 	if unsafe.StringData(h[0].To) != unsafe.StringData(h[1].From) || unsafe.StringData(h[1].To) != unsafe.StringData(h[2].From) {
 		t.Error("a member id decoded into several strings")
+	}
+}
+
+// A handover is stored as a history entry of shard -1 from and to the
+// coordinators' ids, and decodes back to the same group-level Change.
+func TestHistoryStoresHandover(t *testing.T) {
+	g := fullGroup()
+	meta := g.Meta
+	handover := group.Change{At: 5, Epoch: 9, Shard: contract.GroupLevelShard, Cause: group.CauseHandover, From: "coord-a", To: "coord-b"}
+	meta.History = []group.Change{handover}
+	g.Apply(group.MetaRecord{Meta: meta})
+	doc := persistence.Encode(g)
+	if want := `"history":[{"at":5,"epoch":9,"shard":-1,"cause":"handover","from":"coord-a","to":"coord-b"}]`; !strings.Contains(string(doc.Aggregate), want) {
+		t.Fatalf("aggregate %s, want it to hold %s", doc.Aggregate, want)
+	}
+	decoded, err := persistence.Decode(doc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded.History) != 1 || decoded.History[0] != handover || !decoded.History[0].GroupLevel() {
+		t.Fatalf("decoded history %+v, want [%+v]", decoded.History, handover)
 	}
 }

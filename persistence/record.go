@@ -42,6 +42,7 @@ type storedAggregate struct {
 	LiveResets         []storedReset              `json:"liveResets,omitempty"`
 	Assignor           string                     `json:"assignor,omitempty"`
 	History            []storedChange             `json:"history,omitempty"`
+	Coordinator        string                     `json:"coordinator,omitempty"`
 	Migrations         map[string]storedMigration `json:"migrations"` // {} when there are none
 	// Members and TargetAssignments are {} as written.
 	Members           map[string]json.RawMessage   `json:"members"`
@@ -81,7 +82,8 @@ type storedMigration struct {
 // storedChange is one entry of the assignment history: at (Unix epoch
 // milliseconds, a number to keep the aggregate small), the group epoch,
 // the shard, the cause's wire name, the members it left and joined
-// (omitted when nobody) and a work-rebalance's weights.
+// (omitted when nobody; a handover's shard is -1 and from and to are the
+// coordinators it left and joined) and a work-rebalance's weights.
 type storedChange struct {
 	At      int64              `json:"at"`
 	Epoch   int64              `json:"epoch"`
@@ -263,6 +265,7 @@ func storeAggregate(meta *group.Meta, rev Revision) storedAggregate {
 		LiveResets:         convert(meta.LiveResets, storeReset),
 		Assignor:           meta.Assignor,
 		History:            convert(meta.History, storeChange),
+		Coordinator:        meta.Coordinator,
 		Migrations:         make(map[string]storedMigration, len(meta.Migrations)),
 		Members:            map[string]json.RawMessage{},
 		TargetAssignments:  map[string]contract.ShardSet{},
@@ -305,6 +308,7 @@ func (a *storedAggregate) meta() (group.Meta, error) {
 		PausedShards:       a.PausedShards,
 		LiveResets:         convert(a.LiveResets, (*storedReset).liveReset),
 		Assignor:           a.Assignor,
+		Coordinator:        a.Coordinator,
 	}
 	if c := a.MetadataCorrection; c != nil {
 		meta.MetadataCorrection = &group.MetadataCorrection{
@@ -320,7 +324,7 @@ func (a *storedAggregate) meta() (group.Meta, error) {
 	}
 	if len(a.History) > 0 {
 		meta.History = make([]group.Change, len(a.History))
-		ids := map[string]string{} // one string per distinct member id
+		ids := map[string]string{} // one string per distinct member or coordinator id
 		for i := range a.History {
 			c, err := a.History[i].change()
 			if err != nil {

@@ -31,6 +31,9 @@ const (
 	// Redis at once and stores nothing, so it only meets the core when the
 	// state mutex fails it before it starts.
 	OpForceReset
+	// OpTakeOver records this coordinator as the group's holder once it
+	// took the group.
+	OpTakeOver
 )
 
 var opNames = [...]string{
@@ -46,6 +49,7 @@ var opNames = [...]string{
 	OpLiveReset:         "live-reset",
 	OpRebalance:         "rebalance",
 	OpForceReset:        "force-reset",
+	OpTakeOver:          "take-over",
 }
 
 // String is the op's name in metrics and logs.
@@ -74,7 +78,8 @@ func Ops() []Op {
 type Command interface{ command() }
 
 // Create creates the group (group.Create, docs/protocol.md §2.2) under the
-// core's key. Answer: Done.View.
+// core's key, held by the core's coordinator (Config.Coordinator,
+// group.TakeOver: no history entry). Answer: Done.View.
 type Create struct{ Request contract.CreateRequest }
 
 // Delete deletes the group (group.Delete, §2.3); its records end with
@@ -142,6 +147,13 @@ type FailReset struct {
 // remembers the weights and may move shards. Answer: Done.Work.
 type Rebalance struct{ Measure group.Measure }
 
+// TakeOver records the core's coordinator (Config.Coordinator) as the
+// group's holder (group.TakeOver): the runtime steps it once its
+// coordinator took the group as owner and the stored group names another
+// holder, or none. When it names another coordinator the history gains
+// one handover entry. Answer: Done.HandedOver.
+type TakeOver struct{}
+
 func (Create) command()        {}
 func (Delete) command()        {}
 func (StartScale) command()    {}
@@ -154,6 +166,7 @@ func (BeginApply) command()    {}
 func (FinishReset) command()   {}
 func (FailReset) command()     {}
 func (Rebalance) command()     {}
+func (TakeOver) command()      {}
 
 // Done is the outcome of an admin command (Ready.Done, or Check's
 // answer). Err is nil when its records are stored (or it had none to
@@ -174,6 +187,9 @@ type Done struct {
 	Reset group.LiveReset
 	// Work answers Rebalance.
 	Work contract.WorkView
+	// HandedOver answers TakeOver: whether another coordinator held the
+	// group (a handover entry was recorded).
+	HandedOver bool
 }
 
 // GroupNotFound is the domain's refusal of a command, or a read, of a
@@ -189,16 +205,21 @@ func GroupExists() error {
 
 // interpret runs cmd's domain handler on w at now, records its answer in
 // d, and returns the records the handler applied to w, or its refusal.
-func interpret(cmd Command, w *group.Group, now contract.Instant, s group.Settings, key group.Key, d *Done) ([]group.Record, error) {
+func interpret(cmd Command, w *group.Group, now contract.Instant, cfg Config, d *Done) ([]group.Record, error) {
 	if _, create := cmd.(Create); create == w.Exists() {
 		if create {
 			return nil, GroupExists()
 		}
 		return nil, GroupNotFound()
 	}
+	s := cfg.Settings
 	switch cmd := cmd.(type) {
 	case Create:
-		return answer(w.Create(now, s, key, cmd.Request), &d.View)
+		recs, err := answer(w.Create(now, s, cfg.Key, cmd.Request), &d.View)
+		if err != nil {
+			return recs, err
+		}
+		return append(recs, w.TakeOver(now, s, cfg.Coordinator).Records...), nil
 	case Delete:
 		return answer(w.Delete(now, s, cmd.Request), &d.View)
 	case StartScale:
@@ -224,6 +245,8 @@ func interpret(cmd Command, w *group.Group, now contract.Instant, s group.Settin
 		return answer(w.FailReset(now, s, cmd.ResetID, cmd.Cause), &d.Reset)
 	case Rebalance:
 		return answer(w.Rebalance(now, s, cmd.Measure), &d.Work)
+	case TakeOver:
+		return answer(w.TakeOver(now, s, cfg.Coordinator), &d.HandedOver)
 	}
 	panic("core: unknown command")
 }

@@ -26,6 +26,10 @@ type Config struct {
 	// no longer serving): heartbeats get them as they are, never marked
 	// contract.ErrNotStored.
 	NotOwner error
+	// Coordinator is the id of the coordinator the core runs in, which
+	// Create and TakeOver record as the group's holder; "" (no cluster)
+	// records none.
+	Coordinator string
 }
 
 // Core is one group's state and pending batch (see the package doc). R is
@@ -284,7 +288,7 @@ func (c *Core[R]) Abandon() []R {
 // keys, a stream scale's groups).
 func (c *Core[R]) Check(now time.Time, cmd Command) Done {
 	var d Done
-	if _, err := interpret(cmd, c.committed.Clone(), contract.InstantOf(now), c.cfg.Settings, c.cfg.Key, &d); err != nil {
+	if _, err := interpret(cmd, c.committed.Clone(), contract.InstantOf(now), c.cfg, &d); err != nil {
 		return Done{Err: err}
 	}
 	return d
@@ -300,7 +304,7 @@ func (c *Core[R]) runAdmin() {
 	}
 	ad := c.fl.admin
 	c.done = Done{Op: ad.Op}
-	recs, err := interpret(ad.Cmd, c.working, contract.InstantOf(c.fl.now), c.cfg.Settings, c.cfg.Key, &c.done)
+	recs, err := interpret(ad.Cmd, c.working, contract.InstantOf(c.fl.now), c.cfg, &c.done)
 	if err != nil {
 		c.revert()
 		c.end(err)

@@ -530,6 +530,7 @@ func TestCoreAdminCommandsNeedTheirGroup(t *testing.T) {
 	for _, cmd := range []core.Command{
 		core.Delete{Request: contract.DeleteRequest{RequestedBy: "t"}}, startScale(2), core.ActivateScale{ReshardingID: "m"},
 		core.Rollback{ReshardingID: "m"}, core.Pause{}, core.Resume{}, core.StartReset{}, core.BeginApply{}, core.FinishReset{}, core.FailReset{}, core.Rebalance{},
+		core.TakeOver{},
 	} {
 		absent.Step(core.Admin{Now: t0, Op: core.OpScaleGroup, Cmd: cmd})
 		if rd := absent.Ready(); rd.Done == nil || rd.Write != nil || !isCode(rd.Done.Err, contract.CodeGroupNotFound) {
@@ -710,4 +711,44 @@ func TestCoreKeepsNoAnswerItHandedOver(t *testing.T) {
 		t.Fatal("the core still holds the reply of a heartbeat it handed over")
 	}
 	runtime.KeepAlive(c)
+}
+
+// A create records the core's coordinator as the group's holder; a
+// TakeOver by another coordinator writes the group naming it, with one
+// handover entry, and by the holder writes nothing.
+func TestCoreTakeOver(t *testing.T) {
+	cfg := config()
+	cfg.Coordinator = "coord-a"
+	a := core.New[string](cfg)
+	load(t, a, core.Loaded{Group: group.New(), Now: t0})
+	a.Step(core.Admin{Now: t0, Op: core.OpCreateGroup, Cmd: core.Create{Request: contract.CreateRequest{RequestedBy: "t"}}})
+	if rd := a.Ready(); rd.Write == nil || rd.Write.Group.Coordinator != "coord-a" || len(rd.Write.Group.History) != 0 {
+		t.Fatalf("create: %+v, want an insert of a group held by coord-a without history", rd.Write)
+	}
+	a.Advance(core.Written{Rev: 1})
+	a.Ready()
+
+	a.Step(core.Admin{Now: t0, Op: core.OpTakeOver, Cmd: core.TakeOver{}})
+	if rd := a.Ready(); rd.Write != nil || rd.Done == nil || rd.Done.Err != nil || rd.Done.HandedOver {
+		t.Fatalf("the holder taking the group: %+v, want done without a write", rd)
+	}
+
+	cfg.Coordinator = "coord-b"
+	b := core.New[string](cfg)
+	load(t, b, core.Loaded{Group: a.Committed().Clone(), Rev: 1, Now: t0})
+	later := t0.Add(time.Second)
+	b.Step(core.Admin{Now: later, Op: core.OpTakeOver, Cmd: core.TakeOver{}})
+	rd := b.Ready()
+	if rd.Write == nil || rd.Write.Kind != core.Update || rd.Write.Expected != 1 {
+		t.Fatalf("a takeover: %+v, want an update at rev 1", rd.Write)
+	}
+	b.Advance(core.Written{Rev: 2})
+	rd = b.Ready()
+	g := b.Committed()
+	if rd.Done == nil || rd.Done.Err != nil || !rd.Done.HandedOver || g.Coordinator != "coord-b" || len(g.History) != 1 {
+		t.Fatalf("after the takeover: %+v, holder %q, history %+v", rd.Done, g.Coordinator, g.History)
+	}
+	if h := g.History[0]; h.Cause != group.CauseHandover || h.From != "coord-a" || h.To != "coord-b" || h.At != contract.InstantOf(later) || !h.GroupLevel() {
+		t.Fatalf("entry %+v, want a handover coord-a > coord-b at %v", h, later)
+	}
 }

@@ -417,3 +417,18 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// A handover's row names no shard and the two coordinators; a shard's
+// row its shard and members, "-" for nobody.
+func TestHistoryRow(t *testing.T) {
+	at := contract.Instant(1_700_000_000_000)
+	row := func(e contract.HistoryEntry) string { return fmt.Sprint(historyRow(e)...) }
+	handover := contract.HistoryEntry{At: at, GroupEpoch: 3, Shard: contract.GroupLevelShard, Cause: contract.MoveHandover, FromCoordinator: "coord-a", ToCoordinator: "coord-b"}
+	if got, want := row(handover), fmt.Sprint("2023-11-14T22:13:20Z", 3, "-", "coordinator coord-a", "coordinator coord-b", "handover", "-"); got != want {
+		t.Errorf("handover row %q, want %q", got, want)
+	}
+	join := contract.HistoryEntry{At: at, GroupEpoch: 2, Shard: 1, ToMember: "m-1", Cause: contract.MoveJoin}
+	if got, want := row(join), fmt.Sprint("2023-11-14T22:13:20Z", 2, 1, "-", "m-1", "join", "-"); got != want {
+		t.Errorf("join row %q, want %q", got, want)
+	}
+}

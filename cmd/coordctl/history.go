@@ -20,9 +20,12 @@ func init() {
 first: each change of a shard's target owner with its time, group epoch,
 the member it left and the one it joined ("-" for nobody) and its cause:
 join, leave, lease-expired, fenced, work-rebalance (with the shard's weight
-and the two members' loads), pause, resume, live-reset or scale.
---shard N shows one shard's entries; --since T those at or after T, an
-RFC 3339 time (2006-01-02T15:04:05Z) or a duration back from now (90m).`,
+and the two members' loads), pause, resume, live-reset or scale; and each
+handover of the group between coordinators, on a line of its own with
+shard "-", from and to the coordinators.
+--shard N shows one shard's entries (no handovers); --since T those at or
+after T, an RFC 3339 time (2006-01-02T15:04:05Z) or a duration back from
+now (90m).`,
 		setup: func(fs *flag.FlagSet) func(*call) error {
 			shard := fs.Int("shard", -1, "only this shard `index`")
 			since := fs.String("since", "", "only entries at or after this `time` (RFC 3339, or a duration ago: 90m)")
@@ -56,9 +59,20 @@ func showHistory(c *call, shard int, since string) error {
 	return c.print(h, func(t *tableWriter) {
 		t.row("AT", "EPOCH", "SHARD", "FROM", "TO", "CAUSE", "WEIGHTS")
 		for _, e := range h.Entries {
-			t.row(instantText(int64(e.At)), e.GroupEpoch, e.Shard, cmpOr(e.FromMember, "-"), cmpOr(e.ToMember, "-"), e.Cause, weightsText(e.Weights))
+			t.row(historyRow(e)...)
 		}
 	})
+}
+
+// historyRow is an entry's row: a handover names shard "-" and the
+// coordinators ("coordinator ID"), every other entry its shard and members
+// ("-" for nobody).
+func historyRow(e contract.HistoryEntry) []any {
+	shard, from, to := any(e.Shard), cmpOr(e.FromMember, "-"), cmpOr(e.ToMember, "-")
+	if e.Shard == contract.GroupLevelShard {
+		shard, from, to = "-", "coordinator "+e.FromCoordinator, "coordinator "+e.ToCoordinator
+	}
+	return []any{instantText(int64(e.At)), e.GroupEpoch, shard, from, to, e.Cause, weightsText(e.Weights)}
 }
 
 // sinceTime reads --since: an RFC 3339 time, or a duration before now.

@@ -3,8 +3,10 @@
 // page: why each shard's target owner changed, newest first. The moves of
 // one decision (same time, group epoch and cause: a join that moves four
 // shards) form one event; each move shows its shard and from → to
-// ("nobody" for none), a work-rebalance the weights behind it. A shard
-// filter asks the API for that shard's moves only (?shard=).
+// ("nobody" for none), a work-rebalance the weights behind it. A handover
+// between coordinators (a group-level entry, shard -1) shows
+// "coordinator A → B". A shard filter asks the API for that shard's moves
+// only (?shard=), which leaves the handovers out.
 
 import { ApiError, get, groupPath, query } from './api.js';
 import { fill, h, time } from './dom.js';
@@ -20,6 +22,7 @@ const CAUSES = {
   resume: 'an operator resumed shards',
   'live-reset': 'a live offset reset paused its shards or ended',
   scale: 'a resharding migration changed the shard count or moved on',
+  handover: 'another coordinator took the group over',
 };
 
 // MAX_SHOWN bounds the moves drawn (the coordinator keeps
@@ -27,6 +30,12 @@ const CAUSES = {
 const MAX_SHOWN = 500;
 // ALL is the filter's value for every shard.
 const ALL = 'all';
+
+// HANDOVER is the cause of a group-level entry: the coordinators it left
+// and joined instead of a shard's members.
+const HANDOVER = 'handover';
+const handoverItem = (e) => h('li', { 'data-cause': e.cause, class: 'handover' },
+  'coordinator ', h('span', { class: 'coordinator' }, e.fromCoordinator), ' → ', h('span', { class: 'coordinator' }, e.toCoordinator));
 
 const who = (m) => (m ? h('span', { class: 'member' }, m) : h('span', { class: 'nobody' }, 'nobody'));
 const fixed = (v) => (Math.round(v * 100) / 100).toString();
@@ -88,11 +97,11 @@ export function historyPanel(p, g) {
       : `No moves${which} recorded.`;
     fill(list, events.map((ev) => h('li', { class: 'event', 'data-cause': ev.cause, 'data-epoch': ev.groupEpoch },
       h('div', { class: 'when' }, h('time', { datetime: ev.at }, time(ev.at)), ` · group epoch ${ev.groupEpoch} · `,
-        causeBadge(ev.cause), ` · ${ev.moves.length} move${ev.moves.length === 1 ? '' : 's'}`),
-      h('ul', { class: 'moves' }, ev.moves.map((m) => h('li', { 'data-history-shard': m.shard, 'data-cause': m.cause },
+        causeBadge(ev.cause), ev.cause === HANDOVER ? null : ` · ${ev.moves.length} move${ev.moves.length === 1 ? '' : 's'}`),
+      h('ul', { class: 'moves' }, ev.moves.map((m) => (m.cause === HANDOVER ? handoverItem(m) : h('li', { 'data-history-shard': m.shard, 'data-cause': m.cause },
         h('span', { class: 'shard' }, ':' + m.shard), ' ', who(m.fromMember), ' → ', who(m.toMember),
         m.weights ? h('span', { class: 'weights' },
-          ` (shard weight ${fixed(m.weights.shardWeight)}/s; load ${fixed(m.weights.fromLoad)} → ${fixed(m.weights.toLoad)})`) : null))))));
+          ` (shard weight ${fixed(m.weights.shardWeight)}/s; load ${fixed(m.weights.fromLoad)} → ${fixed(m.weights.toLoad)})`) : null)))))));
   }
 
   const el = h('div', { id: 'assignment-history' },

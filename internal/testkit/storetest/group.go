@@ -40,7 +40,9 @@ func Group(key group.Key, memberIDs ...string) *group.Group {
 			{At: base + 1, Epoch: 2, Shard: 0, Cause: group.CauseJoin, To: "member-a"},
 			{At: base + 9, Epoch: 3, Shard: 5, Cause: group.CauseWorkRebalance, From: "member-a", To: "member-b",
 				Work: &group.WorkEvidence{Weight: 1.5, FromLoad: 3, ToLoad: 0.75}},
+			{At: base + 10, Epoch: 3, Shard: contract.GroupLevelShard, Cause: group.CauseHandover, From: "coord-a", To: "coord-b"},
 		},
+		Coordinator: "coord-b",
 	}})
 	for i, id := range memberIDs {
 		shards := contract.NewShardSet(2*i, 2*i+1)
