@@ -174,6 +174,7 @@ func (r *Report) evaluate() {
 		goal("P5c", "assignor incremental leave (ms)", leave/1e6, 0.5, true, okL, "AssignOrdered"),
 	)...)
 	r.Goals = append(r.Goals, r.laterGoals(okRD, rd, okPG, pg)...)
+	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioHeap, r.GroupHeap != nil, r.groupHeapGoal())...)
 	r.Goals = append(r.Goals, r.multiGoals(perCore)...)
 	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioCluster, r.Cluster != nil, r.clusterGoals(perCore)...)...)
 	r.Goals = append(r.Goals, r.groupsGoal())

@@ -75,6 +75,7 @@ func TestEvaluate(t *testing.T) {
 			CrashBound: 12, Moved: 110, Minimum: 100}},
 		Assignor:        parseBenchmarks(strings.NewReader(benchOutput)),
 		HeapPerMember:   900,
+		GroupHeap:       &GroupHeapFigures{IdleGroupBytes: 3000, MemberBytes: 1100},
 		CoordinatorHeap: HeapFigure{EmptyBytes: 1 << 20, Bytes: 1<<20 + 20_000_000, Members: 10000, PerMember: 2000},
 		Scrapes:         Scrapes{Count: 3},
 		Options:         Options{Interval: time.Second, SettleTimeout: 90 * time.Second},
@@ -91,7 +92,8 @@ func TestEvaluate(t *testing.T) {
 	// P8d 6.2 s, 1 FENCED, 1 double reader; P9a 8 MB, P9b 450 MiB, P9c
 	// 15 ÷ 10 ms; P12a 250,000 ÷ 400,000 entries/s = 0.625, P12b 3 ÷ 1.2
 	// µs = 2.5; P10a 1.04, P10b 40 ÷ 50 s = 0.8, P10c 3 moves a minute,
-	// P10d 0 FENCED; no fleet figures: P11a-e not run.
+	// P10d 0 FENCED; no fleet figures: P11a-e not run; P11f 3,000 B per
+	// idle group but 1,100 B per member.
 	want := map[string]string{"P1": Pass, "P2a": Pass, "P2b": Pass, "P3": Miss, "P3b": Pass, "P3-own": Pass,
 		"P4a/prompt": Pass, "P4b/prompt": Miss, "P4c/prompt": Pass, "P4d/prompt": Pass, "P4e": Pass,
 		"P5a": Pass, "P5b": Pass, "P5c": Miss, "P6a": Pass, "P6a-coord": Miss, "P6b": Pass,
@@ -101,7 +103,7 @@ func TestEvaluate(t *testing.T) {
 		"P8d-recovery": Pass, "P8d-fenced": Miss, "P8d-readers": Miss,
 		"P9a": Pass, "P9b": Miss, "P9c": Pass, "P12a": Miss, "P12b": Miss,
 		"P10a": Pass, "P10b": Miss, "P10c": Miss, "P10d": Pass,
-		"P11a": NotRun, "P11b": NotRun, "P11c": NotRun, "P11d": NotRun, "P11e": NotRun, "P8e": Pass,
+		"P11a": NotRun, "P11b": NotRun, "P11c": NotRun, "P11d": NotRun, "P11e": NotRun, "P11f": Miss, "P8e": Pass,
 		"P13a": NotRun, "P13b": NotRun, "P13c": NotRun, "P13d": NotRun,
 		"P14a": NotRun, "P14b": NotRun, "P14c": NotRun}
 	for _, g := range r.Goals {
@@ -244,6 +246,7 @@ func TestFailedScenarioMiss(t *testing.T) {
 	}{
 		{ScenarioChurn, ScenarioChurn + "/" + ReleasePrompt, []string{"P4a/prompt", "P4b/prompt", "P4c/prompt", "P4d/prompt"}},
 		{ScenarioAssignor, ScenarioAssignor, []string{"P5a", "P5b", "P5c"}},
+		{ScenarioHeap, ScenarioHeap, []string{"P11f"}},
 		{ScenarioCluster, ScenarioCluster, []string{"P8b-spread", "P8b-core", "P8c-fenced", "P8c-moves", "P8c-readers", "P8c-wait",
 			"P8d-recovery", "P8d-fenced", "P8d-readers"}},
 		{ScenarioScrape, ScenarioScrape, []string{"P9a", "P9b", "P9c"}},

@@ -26,7 +26,8 @@ const (
 	ScenarioPeer = "peer"
 	// ScenarioAssignor runs the assignor's Go benchmarks (goal P5).
 	ScenarioAssignor = "assignor"
-	// ScenarioHeap runs BenchmarkHeapPerMember (goal P6a).
+	// ScenarioHeap runs BenchmarkHeapPerMember (goal P6a) and
+	// BenchmarkHeapPerGroup (goal P11f).
 	ScenarioHeap = "heap"
 	// ScenarioCluster: Coordinators coordinators, ClusterSize groups on a
 	// stream prefix each, the members following the owners; a rolling

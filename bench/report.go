@@ -50,6 +50,8 @@ type Report struct {
 	Work *WorkFigures `json:"work,omitempty"`
 	// Fleet is the fleet scenario's figures (goals P11c–e).
 	Fleet *FleetFigures `json:"fleet,omitempty"`
+	// GroupHeap is BenchmarkHeapPerGroup's figures (goal P11f).
+	GroupHeap *GroupHeapFigures `json:"groupHeap,omitempty"`
 	// Scaling is the scaling scenario's figures (goals P13a–d).
 	Scaling *ScalingFigures `json:"scaling,omitempty"`
 	// Cluster is the cluster scenario's figures (goals P8b–d).

@@ -146,7 +146,7 @@ func (r *Runner) run(ctx context.Context) error {
 		}
 	}
 	if o.runs(ScenarioHeap) {
-		return r.runHeap(ctx)
+		return r.failed(ScenarioHeap, r.runHeap(ctx))
 	}
 	return nil
 }
@@ -625,10 +625,11 @@ func (r *Runner) openRate(n int) float64 {
 	return float64(n) / r.opts.Interval.Seconds()
 }
 
-// runHeap runs BenchmarkHeapPerMember of this package (goal P6a).
+// runHeap runs BenchmarkHeapPerMember (goal P6a) and
+// BenchmarkHeapPerGroup (goal P11f) of this package.
 func (r *Runner) runHeap(ctx context.Context) error {
-	r.logf("go test -bench HeapPerMember ./bench -benchtime 1x")
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "HeapPerMember", "-benchtime", "1x", "./bench")
+	r.logf("go test -bench 'HeapPerMember|HeapPerGroup' ./bench -benchtime 1x")
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "HeapPerMember|HeapPerGroup", "-benchtime", "1x", "./bench")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -640,6 +641,12 @@ func (r *Runner) runHeap(ctx context.Context) error {
 	}
 	r.report.HeapPerMember = v
 	r.logf("  BenchmarkHeapPerMember: %.0f B/member (100 × 1,000 members, domain state)", v)
+	f, err := groupHeapFigures(out.String())
+	if err != nil {
+		return err
+	}
+	r.report.GroupHeap = f
+	r.logf("  BenchmarkHeapPerGroup: %.0f B/idle-group, %.0f B/member (%d groups × %d members)", f.IdleGroupBytes, f.MemberBytes, groupHeapGroups, groupHeapMembers)
 	return nil
 }
 
