@@ -70,7 +70,7 @@ func critical[T any](a *groupActor, op core.Op, run func(op core.Op) (T, error))
 	if err != nil {
 		a.core.Step(core.Admin{Now: a.c.opts.Clock(), Op: op, Err: err})
 		a.drive()
-		return zero, a.done.Err
+		return zero, a.takeDone().Err
 	}
 	defer unlock()
 	if err := a.ready(); err != nil { // a flush just before may have failed the group closed
@@ -87,10 +87,21 @@ func critical[T any](a *groupActor, op core.Op, run func(op core.Op) (T, error))
 // outcome, which drive performs and keeps. It returns that outcome:
 // its error, or the domain's answer.
 func (a *groupActor) step(op core.Op, cmd core.Command) core.Done {
-	a.done = core.Done{}
+	a.done = nil
 	a.core.Step(core.Admin{Now: a.c.opts.Clock(), Op: op, Cmd: cmd})
 	a.drive()
-	return a.done
+	return a.takeDone()
+}
+
+// takeDone returns the outcome drive kept (none: the zero Done) and
+// forgets it.
+func (a *groupActor) takeDone() core.Done {
+	d := a.done
+	a.done = nil
+	if d == nil {
+		return core.Done{}
+	}
+	return *d
 }
 
 // create creates the group (docs/protocol.md §2.2): the Redis checks

@@ -82,9 +82,10 @@ type groupActor struct {
 	passivating bool      // passivate{} was sent to the manager
 	flushStart  time.Time // when the flush under way started
 	tickStart   time.Time // when the tick under way started
-	// done is the outcome of the last admin command (core.Admin), from
-	// Ready.Done: its error or the domain's answer.
-	done core.Done
+	// done is the outcome of the admin command under way (core.Admin),
+	// from Ready.Done, until step or critical takes it (takeDone): its
+	// error or the domain's answer.
+	done *core.Done
 	// unanswered are the answers of the Ready being performed that are not
 	// sent yet (a panic midway leaves them to failBatch).
 	unanswered []core.Answer[*heartbeatMsg]
@@ -343,7 +344,7 @@ func (a *groupActor) drive() {
 			}
 		}
 		if rd.Done != nil {
-			a.done = *rd.Done
+			a.done = rd.Done
 		}
 		a.withdrawIfFailed() // a failed group's readers wait for its reload
 		for len(a.unanswered) > 0 {

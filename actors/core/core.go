@@ -63,13 +63,16 @@ type Core[R any] struct {
 	// loading: a Ready asked for a load whose outcome is not reported yet.
 	loading bool
 
+	// done is the outcome of the admin command under way, which end hands
+	// over in Ready.Done and forgets: an idle group keeps no answer.
+	done *Done
+
 	rd Ready[R]
 	// What rd's pointers point to, kept here so that a Ready costs no
 	// allocation: valid until the next Step or Advance. Answers are not
 	// kept: an idle group would keep its last batch's messages alive.
 	flushed     Flushed
 	nextWrite   Write
-	done        Done
 	tickChanged bool
 }
 
@@ -303,8 +306,8 @@ func (c *Core[R]) runAdmin() {
 		return
 	}
 	ad := c.fl.admin
-	c.done = Done{Op: ad.Op}
-	recs, err := interpret(ad.Cmd, c.working, contract.InstantOf(c.fl.now), c.cfg, &c.done)
+	c.done = &Done{Op: ad.Op}
+	recs, err := interpret(ad.Cmd, c.working, contract.InstantOf(c.fl.now), c.cfg, c.done)
 	if err != nil {
 		c.revert()
 		c.end(err)
@@ -546,9 +549,9 @@ func (c *Core[R]) end(err error) {
 		c.apply()
 	}
 	if err != nil {
-		c.done = Done{Op: c.fl.admin.Op, Err: err}
+		c.done = &Done{Op: c.fl.admin.Op, Err: err}
 	}
-	c.rd.Done = &c.done
+	c.rd.Done, c.done = c.done, nil
 	c.records, c.flushing, c.fl.admin = nil, false, nil
 }
 
