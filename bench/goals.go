@@ -184,6 +184,65 @@ func (r *Report) evaluate() {
 	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioWork, r.Work != nil, r.workGoals()...)...)
 	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioFleet, r.Fleet != nil, r.fleetGoals()...)...)
 	r.Goals = append(r.Goals, r.scenarioGoals(ScenarioScaling, r.Scaling != nil, r.scalingGoals()...)...)
+	for i, g := range r.Goals {
+		if scenarios, selected := r.phaseScenarios(g.ID); selected {
+			r.Goals[i] = r.unmeasured(g, scenarios)
+		}
+	}
+}
+
+// phaseScenarios returns the scenarios whose phases or benchmarks goal id
+// is measured from, when the run selected them all (for P7a, one that
+// measures Redis: store with Redis in its list, or steady on Redis).
+func (r *Report) phaseScenarios(id string) ([]string, bool) {
+	o := &r.Options
+	var redis []string // the scenarios that measure Redis
+	if o.runs(ScenarioStore) && slices.Contains(o.storeList(), coordproc.StoreRedis) {
+		redis = append(redis, ScenarioStore)
+	}
+	if o.runs(ScenarioSteady) && o.Store == coordproc.StoreRedis {
+		redis = append(redis, ScenarioSteady)
+	}
+	jdbc := o.runs(ScenarioStore) && slices.Contains(o.storeList(), coordproc.StoreJDBC)
+	all := func(scenarios ...string) ([]string, bool) {
+		return scenarios, !slices.ContainsFunc(scenarios, func(s string) bool { return !o.runs(s) })
+	}
+	switch id {
+	case "P1", "P3", "P3b":
+		return all(ScenarioCeiling, ScenarioSteady)
+	case "P2a", "P6a-coord":
+		return all(ScenarioSteady)
+	case "P2b":
+		return all(ScenarioSteady, ScenarioBaseline)
+	case "P6a":
+		return all(ScenarioHeap)
+	case "P6b", "P6c":
+		return all(ScenarioGroups)
+	case "P7a":
+		return redis, len(redis) > 0
+	case "P7b":
+		return []string{ScenarioStore}, jdbc
+	case "P7c":
+		return slices.Compact(append([]string{ScenarioStore}, redis...)), len(redis) > 0 && jdbc
+	case "P8a-settle", "P8a-fenced", "P8a-retry", "P8a-p99", "P8a-core", "P8e":
+		return all(ScenarioMulti)
+	}
+	return nil, false
+}
+
+// unmeasured makes g, a goal measured from the phases of scenarios, all
+// selected, MISS when it has no measure: with the error of one of them
+// that failed, else saying it was not measured.
+func (r *Report) unmeasured(g Goal, scenarios []string) Goal {
+	if g.Status != NotRun {
+		return g
+	}
+	for _, s := range scenarios {
+		if failure, ok := r.Failures[s]; ok {
+			return g.missIf(true, "the "+s+" scenario failed: "+failure)
+		}
+	}
+	return g.missIf(true, "not measured in a run that selected "+strings.Join(scenarios, ", "))
 }
 
 // churnGoals evaluates P4a–d on each churn run, and on each release

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-stream-coordinator/coordinator/internal/testkit/coordproc"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/membersim"
 )
 
@@ -246,7 +247,7 @@ func TestFailedScenarioMiss(t *testing.T) {
 	}{
 		{ScenarioChurn, ScenarioChurn + "/" + ReleasePrompt, []string{"P4a/prompt", "P4b/prompt", "P4c/prompt", "P4d/prompt"}},
 		{ScenarioAssignor, ScenarioAssignor, []string{"P5a", "P5b", "P5c"}},
-		{ScenarioHeap, ScenarioHeap, []string{"P11f"}},
+		{ScenarioHeap, ScenarioHeap, []string{"P6a", "P11f"}},
 		{ScenarioCluster, ScenarioCluster, []string{"P8b-spread", "P8b-core", "P8c-fenced", "P8c-moves", "P8c-readers", "P8c-wait",
 			"P8d-recovery", "P8d-fenced", "P8d-readers"}},
 		{ScenarioScrape, ScenarioScrape, []string{"P9a", "P9b", "P9c"}},
@@ -265,7 +266,7 @@ func TestFailedScenarioMiss(t *testing.T) {
 				if g := failed[id]; g.Status != Miss || !strings.Contains(g.Detail, "scenario failed: boom") {
 					t.Errorf("failed: %s %s %q, want MISS with the error", id, g.Status, g.Detail)
 				}
-				if g := unreached[id]; g.Status != Miss || !strings.Contains(g.Detail, "did not run") {
+				if g := unreached[id]; g.Status != Miss || !strings.Contains(g.Detail, "did not run") && !strings.Contains(g.Detail, "not measured in a run that selected") {
 					t.Errorf("not reached: %s %s %q, want MISS", id, g.Status, g.Detail)
 				}
 			}
@@ -353,6 +354,58 @@ func TestUnmeasuredGoalMiss(t *testing.T) {
 			g := goalsOf(c.report())[c.id]
 			if g.Status != Miss || !strings.Contains(g.Detail, c.reason) {
 				t.Errorf("%s: %s %q, want MISS with %q", c.id, g.Status, g.Detail, c.reason)
+			}
+		})
+	}
+}
+
+// TestPhaseGoalsMiss: a goal measured from the phases of scenarios the run
+// selected is MISS when it has no measure, with the error of the scenario
+// that failed; one whose scenarios were not all selected stays NOT RUN.
+func TestPhaseGoalsMiss(t *testing.T) {
+	heartbeat := []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti}
+	failures := map[string]string{}
+	for _, s := range heartbeat {
+		failures[s] = "boom"
+	}
+	cases := []struct {
+		name     string
+		report   *Report
+		miss     []string
+		reason   string
+		notRun   []string
+		measured []string
+	}{
+		{"heartbeat scenarios failed", &Report{Options: Options{Scenarios: heartbeat, Store: coordproc.StoreRedis}, Failures: failures},
+			[]string{"P1", "P2a", "P2b", "P3", "P3b", "P6a-coord", "P7a", "P8a-settle", "P8a-fenced", "P8a-retry", "P8a-p99", "P8a-core", "P8e"},
+			"scenario failed: boom", []string{"P6a", "P6b", "P6c", "P7b", "P7c"}, nil},
+		{"steady without a ceiling", &Report{Options: Options{Scenarios: []string{ScenarioSteady}, Store: coordproc.StoreRedis},
+			Phases: []Phase{{Name: "steady/closed", Store: "redis", Requests: 100, StoreCommands: 1, Throughput: 10}}},
+			[]string{"P6a-coord"}, "not measured in a run that selected steady", []string{"P1", "P3", "P3b", "P2b"}, []string{"P2a", "P7a"}},
+		{"store phases missing", &Report{Options: Options{Scenarios: []string{ScenarioStore}, Store: coordproc.StoreMemory}},
+			[]string{"P7a", "P7b", "P7c"}, "not measured in a run that selected store", []string{"P1", "P2a"}, nil},
+		{"heap failed", &Report{Options: Options{Scenarios: []string{ScenarioHeap}}, Failures: map[string]string{ScenarioHeap: "boom"}},
+			[]string{"P6a"}, "the heap scenario failed: boom", []string{"P6a-coord", "P6b"}, nil},
+		{"groups failed", &Report{Options: Options{Scenarios: []string{ScenarioGroups}}, Failures: map[string]string{ScenarioGroups: "boom"}},
+			[]string{"P6b", "P6c"}, "the groups scenario failed: boom", []string{"P6a"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			goals := goalsOf(c.report)
+			for _, id := range c.miss {
+				if g := goals[id]; g.Status != Miss || !strings.Contains(g.Detail, c.reason) {
+					t.Errorf("%s: %s %q, want MISS with %q", id, g.Status, g.Detail, c.reason)
+				}
+			}
+			for _, id := range c.notRun {
+				if g := goals[id]; g.Status != NotRun {
+					t.Errorf("%s: %s %q, want NOT RUN", id, g.Status, g.Detail)
+				}
+			}
+			for _, id := range c.measured {
+				if g := goals[id]; g.Status != Pass && g.Status != Miss || strings.Contains(g.Detail, "not measured") {
+					t.Errorf("%s: %s %q, want measured", id, g.Status, g.Detail)
+				}
 			}
 		})
 	}

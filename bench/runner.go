@@ -78,12 +78,17 @@ func (r *Runner) run(ctx context.Context) error {
 	}
 	if o.runs(ScenarioCeiling) || o.runs(ScenarioSteady) || o.runs(ScenarioBaseline) || o.runs(ScenarioMulti) {
 		if err := r.runHeartbeat(ctx); err != nil {
+			for _, name := range []string{ScenarioCeiling, ScenarioSteady, ScenarioBaseline, ScenarioMulti} {
+				if o.runs(name) {
+					_ = r.failed(name, err)
+				}
+			}
 			return err
 		}
 	}
 	if o.runs(ScenarioStore) {
-		for _, store := range r.storeList() {
-			if err := r.runStore(ctx, store); err != nil {
+		for _, store := range o.storeList() {
+			if err := r.failed(ScenarioStore, r.runStore(ctx, store)); err != nil {
 				return err
 			}
 		}
@@ -124,7 +129,7 @@ func (r *Runner) run(ctx context.Context) error {
 		}
 	}
 	if o.runs(ScenarioGroups) {
-		if err := r.runGroups(ctx); err != nil {
+		if err := r.failed(ScenarioGroups, r.runGroups(ctx)); err != nil {
 			return err
 		}
 	}
@@ -165,8 +170,7 @@ func (r *Runner) failed(name string, err error) error {
 }
 
 // storeList is the stores of the store scenario (Options.StoreList).
-func (r *Runner) storeList() []string {
-	o := r.opts
+func (o *Options) storeList() []string {
 	switch {
 	case len(o.StoreList) > 0:
 		return o.StoreList

@@ -103,7 +103,7 @@ func (r *Runner) startsCoordinators() bool {
 // (or, for jdbc, writes to PostgreSQL: the sinks scenario).
 func (r *Runner) usesStore(store string) bool {
 	o := r.opts
-	if o.runs(ScenarioStore) && slices.Contains(r.storeList(), store) {
+	if o.runs(ScenarioStore) && slices.Contains(o.storeList(), store) {
 		return true
 	}
 	if o.runs(ScenarioSinks) && store == coordproc.StoreJDBC { // the PostgreSQL sink
