@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -71,6 +72,26 @@ type SinkFigures struct {
 	ZombieAttempted int    `json:"zombieAttempted"`
 	ZombieRefused   int    `json:"zombieRefused"`
 	ZombieError     string `json:"zombieError,omitempty"`
+	// Held compares the other keys' throughput of a HoldFailedKeys
+	// consumer when some keys' entries fail with a run without failures
+	// (issue 46 item 3).
+	Held *HeldFigures `json:"held,omitempty"`
+}
+
+// HeldFigures are the held-keys runs: a client.Consumer with
+// HoldFailedKeys over the scenario's entries (1,000 keys), its handler
+// working 100 µs per entry, once failing every entry of 10 keys twice
+// before it succeeds, once without failures. OtherKeys counts the entries of the other keys;
+// Clean and Failing are their entries/s, from the first shard's start to
+// the last of them handled; OutOfOrder counts the entries that succeeded
+// before an earlier entry of their key (both runs).
+type HeldFigures struct {
+	OtherKeys  int     `json:"otherKeys"`
+	Clean      float64 `json:"cleanEntriesPerSecond"`
+	Failing    float64 `json:"failingEntriesPerSecond"`
+	Ratio      float64 `json:"ratio"`
+	Retried    int     `json:"retried"`
+	OutOfOrder int     `json:"outOfOrder"`
 }
 
 // runSinks runs the sinks scenario: a coordinator (memory store, a 2 s
@@ -163,6 +184,11 @@ func (r *Runner) runSinks(ctx context.Context) error {
 		}
 	}
 	f.RedisSink.Loop, f.Plain.Loop, f.PGSink.Loop = LoopRedisSink, LoopPlainSink, LoopPGSink
+	if f.Held, err = env.heldRuns(ctx, s); err != nil {
+		return fmt.Errorf("sinks: held keys: %w", err)
+	}
+	r.logf("sinks/held: other keys %.0f entries/s with 10 keys failing, %.0f without (%.3f); %d runs failed, %d entries out of order",
+		f.Held.Failing, f.Held.Clean, f.Held.Ratio, f.Held.Retried, f.Held.OutOfOrder)
 	for c := range sinkZombies {
 		name := "zombie-" + strconv.Itoa(c)
 		if err := s.api.CreateGroup(ctx, group.Key{StreamPrefix: prefix + "-" + name, ConsumerGroup: "g"}, 1); err != nil {
@@ -275,6 +301,103 @@ func (e *sinkEnv) run(ctx context.Context, loop, grp string, m *loopMeter) (Data
 	run, err := m.end(ctx, loop, handled.Load())
 	stop()
 	return run, errors.Join(err, <-done)
+}
+
+// heldRuns runs the held-keys comparison (HeldFigures) on the scenario's
+// streams, each run with a consumer group of its own.
+func (e *sinkEnv) heldRuns(ctx context.Context, s *session) (*HeldFigures, error) {
+	failing := func(key string) bool { // k0 … k9 of the 1,000 keys
+		n, err := strconv.Atoi(strings.TrimPrefix(key, "k"))
+		return err == nil && n < 10
+	}
+	h := &HeldFigures{}
+	for _, fail := range []bool{false, true} {
+		grp := "held-clean"
+		if fail {
+			grp = "held-failing"
+		}
+		for _, key := range e.keys {
+			if err := e.rdb.XGroupCreate(ctx, key, grp, "0").Err(); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.api.CreateGroup(ctx, group.Key{StreamPrefix: e.prefix, ConsumerGroup: grp}, sinkShards); err != nil {
+			return nil, err
+		}
+		var mu sync.Mutex
+		runs := map[string]int{}
+		last := map[string]string{} // stream/key → the id that succeeded last
+		others, outOfOrder, retried := 0, 0, 0
+		var start, othersDone time.Time
+		total := 0
+		all := make(chan struct{})
+		c, err := client.NewConsumer(client.ConsumerConfig{
+			Member: client.MemberConfig{Coordinator: e.coord, StreamPrefix: e.prefix, Group: grp, MemberID: grp, Logger: slog.New(slog.DiscardHandler)},
+			Redis:  e.rdb, HoldFailedKeys: true, ClaimMinIdle: 50 * time.Millisecond, ClaimInterval: 20 * time.Millisecond, MaxDeliveries: 10,
+			OnShardStart: func(int) {
+				mu.Lock()
+				if start.IsZero() {
+					start = time.Now()
+				}
+				mu.Unlock()
+			},
+			Handler: func(_ context.Context, m client.Message) error {
+				time.Sleep(100 * time.Microsecond) // the entry's work
+				mu.Lock()
+				defer mu.Unlock()
+				id := m.Stream + "/" + m.ID
+				runs[id]++
+				if fail && failing(m.Key) && runs[id] <= 2 {
+					retried++
+					return errors.New("failing key")
+				}
+				k := m.Stream + "/" + m.Key
+				if prev := last[k]; prev != "" && !idBefore(prev, m.ID) {
+					outOfOrder++
+				}
+				last[k] = m.ID
+				if !failing(m.Key) {
+					if others++; others == sinkEntries*99/100 {
+						othersDone = time.Now()
+					}
+				}
+				if total++; total == sinkEntries {
+					close(all)
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Run(cctx) }()
+		select {
+		case <-all:
+		case err := <-done:
+			stop()
+			return nil, fmt.Errorf("the consumer stopped: %v", err)
+		case <-time.After(5 * time.Minute):
+		}
+		stop()
+		<-done
+		mu.Lock()
+		if total != sinkEntries {
+			mu.Unlock()
+			return nil, fmt.Errorf("%s handled %d of %d entries", grp, total, sinkEntries)
+		}
+		rate := ratio(float64(others), othersDone.Sub(start).Seconds())
+		h.OtherKeys, h.OutOfOrder = others, h.OutOfOrder+outOfOrder
+		if fail {
+			h.Failing, h.Retried = rate, retried
+		} else {
+			h.Clean = rate
+		}
+		mu.Unlock()
+	}
+	h.Ratio = ratio(h.Failing, h.Clean)
+	return h, nil
 }
 
 // cutTransport fails every request while cut is set: the member's
@@ -458,6 +581,10 @@ func (r *Report) printSinks(w io.Writer) {
 	}
 	fmt.Fprintf(w, "sinks: %d entries on %d shards, the Redis sink and the PostgreSQL sink against a client.Consumer with a plain RPUSH per entry; zombie writes refused %d of %d:\n",
 		f.Entries, f.Shards, f.ZombieRefused, f.ZombieAttempted)
+	if h := f.Held; h != nil {
+		fmt.Fprintf(w, "held keys (HoldFailedKeys): the other keys' %d entries at %.0f entries/s with 10 of 1,000 keys failing twice per entry, %.0f without: %.3f; %d failed runs; %d entries out of order\n",
+			h.OtherKeys, h.Failing, h.Clean, h.Ratio, h.Retried, h.OutOfOrder)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tentries\tseconds\tentries/s\tclient CPU µs/entry\t")
 	for _, run := range append(append([]DataPlaneRun{}, f.Runs...), f.RedisSink, f.Plain, f.PGSink) {

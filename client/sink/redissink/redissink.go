@@ -214,7 +214,11 @@ for _ = 1, tonumber(ARGV[5]) do
   redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + n))
   i = i + 3 + n
 end
-redis.call('HSET', KEYS[1], 'token', ARGV[1], 'applied', ARGV[3])
+if tok > stored then
+  redis.call('HSET', KEYS[1], 'token', ARGV[1], 'applied', ARGV[3])
+else
+  redis.call('HSET', KEYS[1], 'applied', ARGV[3])
+end
 redis.call('XACK', KEYS[2], ARGV[4], ARGV[3])
 return {1, stored}
 `)
