@@ -131,7 +131,7 @@ func (m *Metrics) state(key group.Key) *groupState {
 			if i < m.groupSeries {
 				m.aggregate(m.groups[m.order[m.groupSeries]])
 			}
-			m.zeroSeries(group.Key{StreamPrefix: LabelOther, ConsumerGroup: LabelOther})
+			m.zeroAggregate()
 		}
 	}
 	return gs
@@ -249,15 +249,28 @@ func (c groupCounters) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// zeroSeries creates the counter series of key at 0, so that the first
-// event is an increase (Prometheus' advice for known label values: rate,
-// increase and the alert rules see the step from 0 to 1).
+// zeroSeries creates at 0 the series of key's event counters that the
+// shipped alert rules read (deploy/prometheus/alerts.yml:
+// member_expired_total, producer_routing_stale_total), so that their
+// first event is an increase (Prometheus' advice for known label values:
+// rate, increase and the rules see the step from 0 to 1). The group's
+// other event counters get their series at their first event: each series
+// costs about 700 B of heap, and most groups never restart, shed, fence
+// or violate an invariant.
 func (m *Metrics) zeroSeries(key group.Key) {
 	p, g := key.StreamPrefix, key.ConsumerGroup
-	for _, v := range []*prometheus.CounterVec{m.heartbeatsShed, m.memberExpired, m.memberFenced, m.violationsTotal, m.actorRestarts, m.routingStale} {
+	for _, v := range []*prometheus.CounterVec{m.memberExpired, m.routingStale} {
 		v.WithLabelValues(p, g)
 	}
-	m.rebalances.WithLabelValues(p, g, "reconcile")
+}
+
+// zeroAggregate creates every event counter series of the groups beyond
+// the cap (LabelOther) at 0: one series each for the coordinator.
+func (m *Metrics) zeroAggregate() {
+	for _, v := range []*prometheus.CounterVec{m.heartbeatsShed, m.memberExpired, m.memberFenced, m.violationsTotal, m.actorRestarts, m.routingStale} {
+		v.WithLabelValues(LabelOther, LabelOther)
+	}
+	m.rebalances.WithLabelValues(LabelOther, LabelOther, "reconcile")
 }
 
 // lookup returns key's state, or nil for a group not known to exist.
