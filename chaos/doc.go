@@ -75,8 +75,9 @@
 // again, SinkConsumerEnv) that write every entry's effect through the
 // fenced Redis and PostgreSQL sinks (client/sink/...) while it SIGKILLs
 // them, stops one past its lease in a handler call (SIGSTOP) and resumes
-// it (SIGCONT) once its shards were written under a later grant, kills
-// coordinators and moves shards back with live resets. Its oracle splits
+// it (SIGCONT) once its shards were written under a later grant, cuts one
+// off from the coordinators past its lease, kills coordinators and moves
+// shards back with live resets. Its oracle splits
 // each sink's per-shard log of applied entries into reset generations and
 // fails a run on an entry applied twice in one generation, an entry never
 // applied, a replay no live reset explains, a zombie write the fence

@@ -4,8 +4,9 @@ package chaos
 // again, with SinkConsumerEnv set: sinkconsumer.go) write every entry's
 // effect through the fenced Redis and PostgreSQL sinks while the scenario
 // SIGKILLs them, stops them past their lease (SIGSTOP, then SIGCONT once
-// the shards they held were taken over and written: the zombie), kills
-// coordinators and moves shards back with live resets. The oracle reads
+// the shards they held were taken over and written: the zombie), cuts
+// them off from the coordinators past their lease, kills coordinators and
+// moves shards back with live resets. The oracle reads
 // each sink's log of applied entries per shard, in the order they were
 // applied, and splits it into reset generations.
 
@@ -146,6 +147,9 @@ type sinkRun struct {
 	procs   []*sinkConsumer
 	n       int
 	res     *SinkResult
+	// cut holds the ids of the members whose heartbeats the proxy drops
+	// (a partition between them and the coordinators).
+	cut sync.Map
 }
 
 // sinkConsumer is one consumer process.
@@ -278,7 +282,16 @@ func (r *sinkRun) proxy() (func(), error) {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 		},
 	}
-	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, rest, ok := strings.Cut(req.URL.Path, "/members/"); ok {
+			if _, cut := r.cut.Load(strings.TrimSuffix(rest, "/heartbeat")); cut {
+				http.Error(w, "partitioned", http.StatusBadGateway)
+				return
+			}
+		}
+		rp.ServeHTTP(w, req)
+	})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	r.base = "http://" + ln.Addr().String() + contract.BasePath
 	return func() { _ = srv.Close() }, nil
@@ -356,7 +369,7 @@ func (r *sinkRun) produce(ctx context.Context) {
 // first one of each kind, a stop past the lease first (so that every run
 // has a zombie), then kinds drawn with the seed.
 func (r *sinkRun) faults(ctx context.Context) {
-	kinds := []func(context.Context){r.zombie, r.liveReset, r.killCoordinator, r.killConsumer}
+	kinds := []func(context.Context){r.zombie, r.liveReset, r.killCoordinator, r.killConsumer, r.partition}
 	for i := 0; ctx.Err() == nil; i++ {
 		select {
 		case <-ctx.Done():
@@ -379,6 +392,26 @@ func (r *sinkRun) killConsumer(context.Context) {
 	r.res.Faults["consumer SIGKILL"]++
 	if err := r.start(); err != nil {
 		r.res.Violations = append(r.res.Violations, "consumer not started: "+err.Error())
+	}
+}
+
+// partition cuts a consumer that holds shards off from the coordinators
+// (its heartbeats fail; it keeps reaching Redis and PostgreSQL) for the
+// lease and 2 s more, so that its lease lapses and its shards move, then
+// heals it.
+func (r *sinkRun) partition(ctx context.Context) {
+	for _, p := range r.procs {
+		if len(r.heldBy(ctx, p.id)) == 0 {
+			continue
+		}
+		r.cut.Store(p.id, true)
+		r.res.Faults["consumer partitioned past its lease"]++
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.o.LeaseTTL + 2*time.Second):
+		}
+		r.cut.Delete(p.id)
+		return
 	}
 }
 
