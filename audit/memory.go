@@ -3,7 +3,6 @@ package audit
 import (
 	"container/list"
 	"context"
-	"maps"
 	"slices"
 	"sync"
 )
@@ -31,7 +30,42 @@ type scope struct{ streamPrefix, consumerGroup string }
 // scopeEvents are one scope's events, oldest first.
 type scopeEvents struct {
 	scope  scope
-	events []Event
+	events []keptEvent
+}
+
+// keptEvent is an Event as the sink keeps it: its RequestSummary as a
+// slice of fields (nil for a nil map), since a small map takes ~500 B and
+// the sink holds up to its total of events; Recent rebuilds the map.
+type keptEvent struct {
+	event   Event // RequestSummary nil
+	summary []summaryField
+}
+
+type summaryField struct{ name, value string }
+
+// keep returns e as the sink keeps it.
+func keep(e Event) keptEvent {
+	k := keptEvent{event: e}
+	k.event.RequestSummary = nil
+	if e.RequestSummary != nil {
+		k.summary = make([]summaryField, 0, len(e.RequestSummary))
+		for name, value := range e.RequestSummary {
+			k.summary = append(k.summary, summaryField{name, value})
+		}
+	}
+	return k
+}
+
+// restore returns the Event k keeps, with a RequestSummary of its own.
+func (k keptEvent) restore() Event {
+	e := k.event
+	if k.summary != nil {
+		e.RequestSummary = make(map[string]string, len(k.summary))
+		for _, f := range k.summary {
+			e.RequestSummary[f.name] = f.value
+		}
+	}
+	return e
 }
 
 // NewMemorySink returns a sink keeping at most max(1, perScope) events per
@@ -47,7 +81,6 @@ func NewMemorySink(perScope, total int) *MemorySink {
 // least recently.
 func (s *MemorySink) Record(_ context.Context, e Event) error {
 	e.Roles = slices.Clone(e.Roles)
-	e.RequestSummary = maps.Clone(e.RequestSummary)
 	k := scope{e.StreamPrefix, deref(e.ConsumerGroup)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,7 +96,7 @@ func (s *MemorySink) Record(_ context.Context, e Event) error {
 		se.events = slices.Delete(se.events, 0, 1)
 		s.kept--
 	}
-	se.events = append(se.events, e)
+	se.events = append(se.events, keep(e))
 	s.kept++
 	for s.kept > s.total {
 		s.dropOldest()
@@ -84,18 +117,18 @@ func (s *MemorySink) dropOldest() {
 	}
 }
 
-// Recent implements History. The events share their Roles and
-// RequestSummary with the sink; callers must not modify them.
+// Recent implements History. The events share their Roles with the sink;
+// callers must not modify them.
 func (s *MemorySink) Recent(_ context.Context, streamPrefix, consumerGroup string, n int) ([]Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var events []Event
+	var events []keptEvent
 	if el, ok := s.byName[scope{streamPrefix, consumerGroup}]; ok {
 		events = el.Value.(*scopeEvents).events
 	}
 	out := make([]Event, 0, min(max(n, 0), len(events)))
 	for i := len(events) - 1; i >= 0 && len(out) < cap(out); i-- {
-		out = append(out, events[i])
+		out = append(out, events[i].restore())
 	}
 	return out, nil
 }
