@@ -48,6 +48,7 @@ func TestConsumerAppliesOnceAndReplaysAfterALiveReset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
 	}
+	t.Parallel() // a coordinator of its own, a key prefix of its own on the shared Redis
 	rdb := testredis.Shared(t)
 	prefix := testredis.Prefix(t, rdb)
 	coord := coordinator(t, prefix, 1)
