@@ -219,7 +219,7 @@ func TestHistoryViolations(t *testing.T) {
 		{Shard: 1, From: "m-1", To: "m-2", At: 4 * time.Second}, // its entry comes later
 		{Shard: 1, From: "m-2", To: "m-1", At: 6 * time.Second}, // m-1's entry is used
 	}
-	vs, explained := historyViolations(entries, moves, start)
+	vs, explained := historyViolations(entries, moves, at)
 	if explained != 4 || len(vs) != 2 || vs[0].Members[0] != "m-2" || vs[1].Members[0] != "m-1" {
 		t.Errorf("explained %d, violations %v; want 4 and shard 1's last two moves", explained, vs)
 	}

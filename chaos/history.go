@@ -23,7 +23,7 @@ func (r *run) checkHistory(ctx context.Context, res *Result, at time.Duration) [
 		return []Violation{{Kind: "history", At: at, Text: "read history: " + err.Error()}}
 	}
 	moves := r.oracle.Handoffs(r.key.String())
-	vs, explained := historyViolations(h.Entries, moves, r.start)
+	vs, explained := historyViolations(h.Entries, moves, r.wall.instant)
 	res.Moves, res.Explained, res.HistoryEntries = len(moves), explained, len(h.Entries)
 	r.log.add(at, "", fmt.Sprintf("history: %d entries explain %d of the %d moves the readers saw", len(h.Entries), explained, len(moves)))
 	return vs
@@ -31,7 +31,9 @@ func (r *run) checkHistory(ctx context.Context, res *Result, at time.Duration) [
 
 // historyViolations matches each move the readers saw (a member starting
 // to read a shard that another member, or nobody, read before it; moves
-// in shard then start order, at offsets from start) with an entry of the
+// in shard then start order, at offsets of the run, which wallAt maps to
+// the wall clock that stamps the entries, not start plus the offset once
+// the wall clock stepped: wallClock) with an entry of the
 // history: the next entry of that shard, after the one that explained
 // the shard's previous move, whose new owner is the reader, recorded no
 // later than the read started (the member was granted the shard only
@@ -41,7 +43,7 @@ func (r *run) checkHistory(ctx context.Context, res *Result, at time.Duration) [
 // coordinators moves no shard). It returns a violation per move without
 // such an entry, and the number of moves explained; a history as long as
 // its bound may have lost its oldest entries, and is one violation.
-func historyViolations(entries []contract.HistoryEntry, moves []membersim.Handoff, start time.Time) ([]Violation, int) {
+func historyViolations(entries []contract.HistoryEntry, moves []membersim.Handoff, wallAt func(time.Duration) contract.Instant) ([]Violation, int) {
 	var vs []Violation
 	if len(entries) >= historyEntries {
 		vs = append(vs, Violation{Kind: "history", Text: fmt.Sprintf("history holds %d entries, its bound: its oldest entries may be gone", len(entries))})
@@ -55,7 +57,7 @@ func historyViolations(entries []contract.HistoryEntry, moves []membersim.Handof
 	next := map[int]int{} // per shard, the first entry not yet used
 	explained := 0
 	for _, m := range moves {
-		readAt := contract.InstantOf(start.Add(m.At))
+		readAt := wallAt(m.At)
 		list, found := byShard[m.Shard], -1
 		for j := next[m.Shard]; j < len(list); j++ {
 			if list[j].ToMember == m.To && list[j].Cause != "" && list[j].At <= readAt {

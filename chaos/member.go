@@ -177,6 +177,9 @@ func (s *sim) track(before, after contract.ShardSet, at time.Duration) {
 	for _, sh := range started {
 		s.reads[sh] = at
 	}
+	if len(started) > 0 {
+		s.r.wall.mark(at) // the history check compares the start with entries' wall-clock times
+	}
 	if len(stopped) > 0 || len(started) > 0 {
 		s.logf(at, "reads %v (stopped %v, started %v)", after, stopped, started)
 	}

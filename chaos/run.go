@@ -68,6 +68,8 @@ type run struct {
 	cluster *cluster
 	redis   *redisproc.Server
 	oracle  *membersim.Oracle
+	// wall maps offsets to the wall clock the coordinators stamp.
+	wall    *wallClock
 	log     eventLog
 	answers answers
 	sims    []*sim
@@ -163,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	r.start = time.Now()
+	r.wall = newWallClock(r.start)
 	r.log.add(0, "", fmt.Sprintf("run seed %d store %s: group %s, %d shards, %d members, %d coordinators", o.Seed, o.Store, r.key, o.Shards, o.Members, o.Coordinators))
 	mctx, stopMembers := context.WithCancel(ctx)
 	var members sync.WaitGroup
