@@ -64,10 +64,6 @@ func (m *Member) grantEpoch(shard int) (int64, bool) {
 	return 0, false
 }
 
-// FencingToken returns the fencing token of shard for m (its grant epoch),
-// false when m is not granted shard.
-func (m *Member) FencingToken(shard int) (int64, bool) { return m.grantEpoch(shard) }
-
 // fences returns the fencing tokens of m's granted shards, in shard order.
 func (m *Member) fences() contract.ShardFences {
 	if len(m.GrantedAssignment) == 0 || len(m.GrantEpochs) != len(m.GrantedAssignment) {

@@ -176,9 +176,6 @@ func (w *Writes) XAdd(key string, fieldValues ...any) {
 	w.Do("XADD", key, append([]any{"*"}, fieldValues...)...)
 }
 
-// Len is how many commands were added.
-func (w *Writes) Len() int { return w.n }
-
 // script is the sink's one server-side step (package sink's rules).
 // KEYS[1] is the fence, KEYS[2] the stream, KEYS[3…] the written keys.
 // ARGV: token, from, entry id, group, command count, then per command its
