@@ -1,7 +1,6 @@
 package sink
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -55,8 +54,11 @@ func cmpUint(a, b uint64) int {
 }
 
 // ErrNotOrdered is returned for a message of a consumer that is not
-// Ordered, or that read its shard without a fencing token.
-var ErrNotOrdered = errors.New("sink: the message has no full fence: the consumer must be Ordered (client.ConsumerConfig.Ordered) and its coordinator send fencing tokens")
+// Ordered, or that read its shard without a fencing token (a coordinator
+// that sends none). It wraps client.ErrFenced: the entry can be neither
+// applied under a fence nor dead-lettered, so the consumer stops handling
+// the shard.
+var ErrNotOrdered = fmt.Errorf("%w: sink: the message has no full fence: the consumer must be Ordered (client.ConsumerConfig.Ordered) and its coordinator send fencing tokens", client.ErrFenced)
 
 // Check returns ErrNotOrdered unless msg carries a token and its grant's
 // starting position.
