@@ -92,35 +92,43 @@ CHART_GCFLAGS := -gcflags='all=-N -l' -gcflags='std=' -gcflags='github.com/redis
 chart:
 	cd $(CHART_TEST) && $(GO) test -vet=off -count=1 $(CHART_GCFLAGS) ./...
 
-# fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one go
-# test per target since go test fuzzes one target per invocation. Fuzzing
-# compiles every package of the test binary, the standard library included,
-# with coverage instrumentation: on a cold cache that build is the step's
-# main cost (./http/httpfuzz, the edge over a fake runtime, has ~270). So the fuzzing
-# build of each package is made first, one package after the other (-fuzz
-# '^$': build, fuzz nothing), and the packages they share are compiled once
-# instead of by each go test at the same time; then the packages fuzz at
-# once, one fuzzing worker each, the targets of one package one after the
-# other. -vet=off as in make test. FUZZTIME is a count of inputs: with a
-# duration, Go 1.26 can fail a target with a bare "context deadline
-# exceeded" when the deadline passes while a worker is mid-input
-# (go.dev/issue/75804, fixed in Go 1.27), which a loaded CI machine hits.
-# The targets: the heartbeat route's decoder and validator, every route with
-# and without credentials, the heartbeat validator in front of the state
-# machine, and the decoder of forwarded-heartbeat batches. Each target's
-# output is printed when it ends. The plain suite runs their seeds only. A
-# failing input is written to the package's testdata/fuzz/<target>/ and
-# joins the seeds once committed.
+# fuzz runs each Go native fuzz target (package:target) for FUZZTIME, one
+# run of the package's fuzzing test binary per target since Go fuzzes one
+# target per run. Fuzzing compiles every package of the test binary, the
+# standard library included, with coverage instrumentation: on a cold cache
+# that build is the step's main cost (./http/httpfuzz, the edge over a fake
+# runtime, has ~270 packages). So each package's fuzzing binary is built
+# once into bin/fuzz (go test -c -fuzz '^$'), one package after the other
+# so that the packages they share are compiled once, and every target of
+# the package runs that binary, from the package's directory (where its
+# testdata/fuzz seeds are) with go test's fuzz cache
+# ($GOCACHE/fuzz/<import path>): go test would link the binary again for
+# each target. The packages fuzz at once, one fuzzing worker each, the
+# targets of one package one after the other. -vet=off as in make test.
+# FUZZTIME is a count of inputs: with a duration, Go 1.26 can fail a target
+# with a bare "context deadline exceeded" when the deadline passes while a
+# worker is mid-input (go.dev/issue/75804, fixed in Go 1.27), which a
+# loaded CI machine hits. The targets: the heartbeat route's decoder and
+# validator, every route with and without credentials, the heartbeat
+# validator in front of the state machine, and the decoder of
+# forwarded-heartbeat batches. Each target's output is printed when it
+# ends. The plain suite runs their seeds only. A failing input is written
+# to the package's testdata/fuzz/<target>/ and joins the seeds once
+# committed.
 FUZZTIME ?= 20000x
 FUZZ_TARGETS = ./http/httpfuzz:FuzzHeartbeat ./http/httpfuzz:FuzzRequest ./group:FuzzValidateHeartbeat ./internal/batchwire:FuzzItems
 FUZZ_PACKAGES = $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t)))))
+FUZZ_BIN := bin/fuzz
 fuzz:
-	@for p in $(FUZZ_PACKAGES); do \
-		out=$$($(GO) test -vet=off -run '^$$' -fuzz '^$$' "$$p" 2>&1) || { printf 'fuzz: the fuzzing build of %s failed\n%s\n' "$$p" "$$out"; exit 1; }; \
+	@mkdir -p $(FUZZ_BIN); for p in $(FUZZ_PACKAGES); do \
+		out=$$($(GO) test -c -vet=off -fuzz '^$$' -o "$(CURDIR)/$(FUZZ_BIN)/$$(echo "$${p#./}" | tr / -).test" "$$p" 2>&1) || \
+			{ printf 'fuzz: the fuzzing build of %s failed\n%s\n' "$$p" "$$out"; exit 1; }; \
 	done
-	@pids=; for p in $(FUZZ_PACKAGES); do \
-		( rc=0; for t in $(FUZZ_TARGETS); do [ "$${t%%:*}" = "$$p" ] || continue; \
-		    out=$$($(GO) test -vet=off -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$$p" 2>&1); s=$$?; \
+	@cache=$$($(GO) env GOCACHE)/fuzz; pids=; for p in $(FUZZ_PACKAGES); do \
+		( rc=0; bin="$(CURDIR)/$(FUZZ_BIN)/$$(echo "$${p#./}" | tr / -).test"; path=$$($(GO) list "$$p"); \
+		  for t in $(FUZZ_TARGETS); do [ "$${t%%:*}" = "$$p" ] || continue; \
+		    out=$$(cd "$$p" && "$$bin" -test.run '^$$' -test.fuzz "^$${t#*:}\$$" -test.fuzztime $(FUZZTIME) -test.parallel 1 \
+		      -test.fuzzcachedir "$$cache/$$path" -test.timeout 10m 2>&1); s=$$?; \
 		    printf 'fuzz %s (%s) for %s: exit %d\n%s\n' "$${t#*:}" "$$p" "$(FUZZTIME)" $$s "$$out"; [ $$s -eq 0 ] || rc=1; \
 		  done; exit $$rc ) & pids="$$pids $$!"; \
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
