@@ -21,8 +21,10 @@ type Message struct {
 	// Shard is the shard index; Stream its key (P:Shard).
 	Shard  int
 	Stream string
-	// ID is the entry id; Values its fields; Key the value of the
-	// consumer's KeyField ("" when the entry has none).
+	// ID is the entry id, unique within Stream only (the shards' streams
+	// number their entries independently: entries of two shards may have
+	// the same id); Values its fields; Key the value of the consumer's
+	// KeyField ("" when the entry has none).
 	ID     string
 	Values map[string]any
 	Key    string

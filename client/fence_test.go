@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redis-stream-coordinator/coordinator/contract"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/eventually"
 )
@@ -84,7 +86,11 @@ func TestConsumerFenceAndRevocationCancelsHandler(t *testing.T) {
 // An Ordered consumer runs a shard's entries one at a time in stream
 // order, runs a failed entry again in place before any later one, and
 // dead-letters it after MaxDeliveries runs; Fence.From is the group's
-// position when the grant began.
+// position when the grant began. An entry id names an entry of one
+// stream only: both shards' streams hold the ids 1-1 … 1-60 (as the ids
+// that two streams written in the same millisecond generate may
+// coincide), and the entry of shard 0 with the poison's id is handled as
+// any other.
 func TestOrderedConsumerKeepsStreamOrderThroughFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator process")
@@ -94,7 +100,15 @@ func TestOrderedConsumerKeepsStreamOrderThroughFailures(t *testing.T) {
 	const n = 60
 	ids := map[int][]string{}
 	for s := range 2 {
-		ids[s] = addEntries(t, rdb, fmt.Sprintf("%s:%d", prefix, s), n)
+		for i := range n {
+			id, err := rdb.XAdd(context.Background(), &redis.XAddArgs{
+				Stream: fmt.Sprintf("%s:%d", prefix, s), ID: fmt.Sprintf("1-%d", i+1), Values: []any{"key", fmt.Sprintf("k%d", i), "seq", i},
+			}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[s] = append(ids[s], id)
+		}
 	}
 	var mu sync.Mutex
 	order := map[int][]string{}
@@ -119,7 +133,7 @@ func TestOrderedConsumerKeepsStreamOrderThroughFailures(t *testing.T) {
 				fails[m.ID]++
 				return errors.New("transient")
 			}
-			if m.ID == poison {
+			if m.Shard == 1 && m.ID == poison {
 				return errors.New("poison")
 			}
 			order[m.Shard] = append(order[m.Shard], m.ID)
