@@ -116,7 +116,11 @@ func (p *sinkProc) run(ctx context.Context) error {
 		start := time.Now()
 		if rdb.GetDel(ctx, stallKey(p.KeyPrefix, p.MemberID)).Val() != "" {
 			_ = rdb.Set(ctx, stalledKey(p.KeyPrefix, p.MemberID), m.ID, 0).Err()
-			time.Sleep(time.Second) // the scenario stops the process meanwhile
+			// The scenario stops the process meanwhile: 3 s leave it time
+			// to see the stall and send SIGSTOP on a loaded machine, and
+			// once the process runs again the sleep has passed, so the
+			// call writes at once.
+			time.Sleep(3 * time.Second)
 		}
 		time.Sleep(p.Work)
 		wctx := context.WithoutCancel(ctx)

@@ -465,12 +465,17 @@ func (r *sinkRun) zombie(ctx context.Context) {
 		before[s] = r.fenceTokens(ctx, s)
 	}
 	// Stop it while a handler call stalls, so that it has a write to make
-	// when it runs again.
+	// when it runs again; a consumer that handles nothing for 15 s is not
+	// stopped.
 	_ = r.rdb.Set(ctx, stallKey(r.keys, victim.id), "1", 0).Err()
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && r.rdb.Exists(ctx, stalledKey(r.keys, victim.id)).Val() == 0; {
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && r.rdb.Exists(ctx, stalledKey(r.keys, victim.id)).Val() == 0; {
 		time.Sleep(10 * time.Millisecond)
 	}
+	stalled := r.rdb.Exists(ctx, stalledKey(r.keys, victim.id)).Val() == 1
 	_ = r.rdb.Del(ctx, stallKey(r.keys, victim.id), stalledKey(r.keys, victim.id)).Err()
+	if !stalled {
+		return
+	}
 	_ = victim.cmd.Process.Signal(syscall.SIGSTOP)
 	r.res.Faults["consumer SIGSTOP past the lease"]++
 	deadline := time.Now().Add(r.o.LeaseTTL + 20*time.Second)
