@@ -115,7 +115,7 @@ func (p *sinkProc) run(ctx context.Context) error {
 	handler := func(ctx context.Context, m client.Message) error {
 		start := time.Now()
 		if rdb.GetDel(ctx, stallKey(p.KeyPrefix, p.MemberID)).Val() != "" {
-			_ = rdb.Set(ctx, stalledKey(p.KeyPrefix, p.MemberID), m.ID, 0).Err()
+			_ = rdb.Set(ctx, stalledKey(p.KeyPrefix, p.MemberID), m.Shard, 0).Err()
 			// The scenario stops the process meanwhile: 3 s leave it time
 			// to see the stall and send SIGSTOP on a loaded machine, and
 			// once the process runs again the sleep has passed, so the

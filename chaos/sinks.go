@@ -471,10 +471,18 @@ func (r *sinkRun) zombie(ctx context.Context) {
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end) && r.rdb.Exists(ctx, stalledKey(r.keys, victim.id)).Val() == 0; {
 		time.Sleep(10 * time.Millisecond)
 	}
-	stalled := r.rdb.Exists(ctx, stalledKey(r.keys, victim.id)).Val() == 1
+	stalledShard, err := r.rdb.Get(ctx, stalledKey(r.keys, victim.id)).Int()
 	_ = r.rdb.Del(ctx, stallKey(r.keys, victim.id), stalledKey(r.keys, victim.id)).Err()
-	if !stalled {
+	if err != nil {
 		return
+	}
+	// The stalled call's shard is waited for too (the consumer may have
+	// been granted it after held was read): its zombie write must come
+	// after a later grant wrote, or the sink has no higher token to
+	// refuse it with.
+	if _, ok := before[stalledShard]; !ok {
+		before[stalledShard] = r.fenceTokens(ctx, stalledShard)
+		held = append(held, stalledShard)
 	}
 	_ = victim.cmd.Process.Signal(syscall.SIGSTOP)
 	r.res.Faults["consumer SIGSTOP past the lease"]++
