@@ -75,6 +75,20 @@ func Refused(msg *client.Message, fence int64) error {
 	return fmt.Errorf("%w (shard %d, token %d, fence %d, entry %s)", client.ErrFenced, msg.Fence.Shard, msg.Fence.Token, fence, msg.ID)
 }
 
+// Outcome is what a sink's Apply did with an entry.
+type Outcome int
+
+const (
+	// OutcomeRefused: nothing was applied: the fence holds a higher token
+	// (the error wraps client.ErrFenced), or the write failed.
+	OutcomeRefused Outcome = iota
+	// OutcomeApplied: the entry's writes ran and the sink's position moved
+	// under the fence.
+	OutcomeApplied
+	// OutcomeSkipped: the entry was applied already; nothing ran again.
+	OutcomeSkipped
+)
+
 // Stats counts a sink's outcomes: entries applied, entries skipped as
 // applied already, and writes refused by the fence (zombie writes).
 type Stats struct {

@@ -103,36 +103,23 @@ func (s *Sink) Handler(fn Statements) client.Handler {
 	}
 }
 
-// Outcome is what Apply did with an entry.
-type Outcome int
-
-const (
-	// Refused: the fence holds a higher token; the transaction rolled back.
-	Refused Outcome = iota
-	// Applied: the statements ran and the transaction committed.
-	Applied
-	// Skipped: the entry was applied already (the fence may have taken the
-	// token); committed without running the statements.
-	Skipped
-)
-
 // Apply runs msg's transaction: the fence, the applied-id check, fn and
 // the move of the applied id, then the commit.
-func (s *Sink) Apply(ctx context.Context, msg client.Message, fn Statements) (Outcome, error) {
+func (s *Sink) Apply(ctx context.Context, msg client.Message, fn Statements) (sink.Outcome, error) {
 	if err := sink.Check(&msg); err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	id, err := idOf(msg.ID)
 	if err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	from, err := idOf(msg.Fence.From)
 	if err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	tx, err := s.cfg.DB.Begin(ctx)
 	if err != nil {
-		return Refused, fmt.Errorf("pgsink: %w", err)
+		return sink.OutcomeRefused, fmt.Errorf("pgsink: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }() // after a commit, a no-op
 	var applied [2]int64
@@ -140,32 +127,32 @@ func (s *Sink) Apply(ctx context.Context, msg client.Message, fn Statements) (Ou
 	if errors.Is(err, pgx.ErrNoRows) {
 		var fence int64
 		if err := tx.QueryRow(ctx, `SELECT token FROM `+s.table+` WHERE stream = $1 AND consumer_group = $2`, msg.Stream, s.cfg.Group).Scan(&fence); err != nil {
-			return Refused, fmt.Errorf("pgsink: %w", err)
+			return sink.OutcomeRefused, fmt.Errorf("pgsink: %w", err)
 		}
 		s.counts.Refused()
-		return Refused, sink.Refused(&msg, fence)
+		return sink.OutcomeRefused, sink.Refused(&msg, fence)
 	}
 	if err != nil {
-		return Refused, fmt.Errorf("pgsink: fence: %w", err)
+		return sink.OutcomeRefused, fmt.Errorf("pgsink: fence: %w", err)
 	}
 	if id[0] < applied[0] || (id[0] == applied[0] && id[1] <= applied[1]) {
 		if err := tx.Commit(ctx); err != nil {
-			return Refused, fmt.Errorf("pgsink: commit: %w", err)
+			return sink.OutcomeRefused, fmt.Errorf("pgsink: commit: %w", err)
 		}
 		s.counts.Skipped()
-		return Skipped, nil
+		return sink.OutcomeSkipped, nil
 	}
 	if err := fn(ctx, msg, tx); err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	if _, err := tx.Exec(ctx, s.update, msg.Stream, s.cfg.Group, id[0], id[1]); err != nil {
-		return Refused, fmt.Errorf("pgsink: applied id: %w", err)
+		return sink.OutcomeRefused, fmt.Errorf("pgsink: applied id: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return Refused, fmt.Errorf("pgsink: commit: %w", err)
+		return sink.OutcomeRefused, fmt.Errorf("pgsink: commit: %w", err)
 	}
 	s.counts.Applied()
-	return Applied, nil
+	return sink.OutcomeApplied, nil
 }
 
 // idOf returns an entry id as two bigints.

@@ -65,26 +65,26 @@ func TestTransactionRules(t *testing.T) {
 		_, err := tx.Exec(ctx, "INSERT INTO "+effects+" (entry) VALUES ($1)", m.ID)
 		return err
 	}
-	step := func(m client.Message, want Outcome) {
+	step := func(m client.Message, want sink.Outcome) {
 		t.Helper()
 		got, err := s.Apply(ctx, m, insert)
 		if got != want {
 			t.Fatalf("%s (token %d, from %s): outcome %d (%v), want %d", m.ID, m.Fence.Token, m.Fence.From, got, err, want)
 		}
-		if (want == Refused) != errors.Is(err, client.ErrFenced) {
+		if (want == sink.OutcomeRefused) != errors.Is(err, client.ErrFenced) {
 			t.Fatalf("%s: error %v", m.ID, err)
 		}
 	}
-	step(msg("1-0", 5, "0-0"), Applied)
-	step(msg("2-0", 5, "0-0"), Applied)
-	step(msg("2-0", 5, "0-0"), Skipped)
-	step(msg("3-0", 4, "0-0"), Refused)
-	step(msg("2-0", 6, "2-0"), Skipped)
-	step(msg("3-0", 6, "2-0"), Applied)
-	step(msg("3-0", 5, "0-0"), Refused)
-	step(msg("1-0", 9, "0-0"), Applied) // a live reset back to the start: replayed
-	step(msg("2-0", 9, "0-0"), Applied)
-	step(msg("2-0", 9, "0-0"), Skipped)
+	step(msg("1-0", 5, "0-0"), sink.OutcomeApplied)
+	step(msg("2-0", 5, "0-0"), sink.OutcomeApplied)
+	step(msg("2-0", 5, "0-0"), sink.OutcomeSkipped)
+	step(msg("3-0", 4, "0-0"), sink.OutcomeRefused)
+	step(msg("2-0", 6, "2-0"), sink.OutcomeSkipped)
+	step(msg("3-0", 6, "2-0"), sink.OutcomeApplied)
+	step(msg("3-0", 5, "0-0"), sink.OutcomeRefused)
+	step(msg("1-0", 9, "0-0"), sink.OutcomeApplied) // a live reset back to the start: replayed
+	step(msg("2-0", 9, "0-0"), sink.OutcomeApplied)
+	step(msg("2-0", 9, "0-0"), sink.OutcomeSkipped)
 	var n int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+effects).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("%d effects (%v), want 5", n, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-stream-coordinator/coordinator/client"
+	"github.com/redis-stream-coordinator/coordinator/client/sink"
 	"github.com/redis-stream-coordinator/coordinator/internal/testkit/testredis"
 )
 
@@ -48,7 +49,7 @@ func TestOnRedisCluster(t *testing.T) {
 		w.IncrBy(s.Key(key, "total"), 7)
 		return nil
 	})
-	if err != nil || got != Applied {
+	if err != nil || got != sink.OutcomeApplied {
 		t.Fatalf("applied %d, %v", got, err)
 	}
 	if v := c.Get(ctx, s.Key(key, "total")).Val(); v != "7" {
@@ -57,7 +58,7 @@ func TestOnRedisCluster(t *testing.T) {
 	if p := c.XPending(ctx, key, "g").Val(); p.Count != 0 {
 		t.Fatalf("%d entries still pending", p.Count)
 	}
-	if got, _ := s.Apply(ctx, msg(key, id, 3, "0-0"), func(context.Context, client.Message, *Writes) error { return nil }); got != Refused {
+	if got, _ := s.Apply(ctx, msg(key, id, 3, "0-0"), func(context.Context, client.Message, *Writes) error { return nil }); got != sink.OutcomeRefused {
 		t.Fatalf("a lower token: outcome %d, want refused", got)
 	}
 }

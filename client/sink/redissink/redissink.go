@@ -79,23 +79,10 @@ func (s *Sink) Handler(describe Describe) client.Handler {
 	}
 }
 
-// Outcome is what Apply did with an entry.
-type Outcome int
-
-const (
-	// Refused: the fence holds a higher token; nothing was written.
-	Refused Outcome = iota
-	// Applied: the writes ran, the fence and position moved, the entry
-	// was acknowledged.
-	Applied
-	// Skipped: the entry was applied already; it was acknowledged.
-	Skipped
-)
-
 // Apply runs the sink's script for msg with the writes describe adds.
-func (s *Sink) Apply(ctx context.Context, msg client.Message, describe Describe) (Outcome, error) {
+func (s *Sink) Apply(ctx context.Context, msg client.Message, describe Describe) (sink.Outcome, error) {
 	if err := sink.Check(&msg); err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	fence := s.FenceKey(msg.Stream)
 	w := &Writes{keys: []string{fence, msg.Stream}, slot: -1}
@@ -103,28 +90,28 @@ func (s *Sink) Apply(ctx context.Context, msg client.Message, describe Describe)
 		w.slot = contract.Slot(fence)
 	}
 	if err := describe(ctx, msg, w); err != nil {
-		return Refused, err
+		return sink.OutcomeRefused, err
 	}
 	if w.err != nil {
-		return Refused, w.err
+		return sink.OutcomeRefused, w.err
 	}
 	args := make([]any, 0, 5+len(w.args))
 	args = append(args, msg.Fence.Token, msg.Fence.From, msg.ID, s.cfg.Group, w.n)
 	args = append(args, w.args...)
 	res, err := script.Run(ctx, s.cfg.Redis, w.keys, args...).Int64Slice()
 	if err != nil {
-		return Refused, fmt.Errorf("redissink: %w", err)
+		return sink.OutcomeRefused, fmt.Errorf("redissink: %w", err)
 	}
-	switch Outcome(res[0]) {
-	case Applied:
+	switch sink.Outcome(res[0]) {
+	case sink.OutcomeApplied:
 		s.counts.Applied()
-		return Applied, nil
-	case Skipped:
+		return sink.OutcomeApplied, nil
+	case sink.OutcomeSkipped:
 		s.counts.Skipped()
-		return Skipped, nil
+		return sink.OutcomeSkipped, nil
 	}
 	s.counts.Refused()
-	return Refused, sink.Refused(&msg, res[1])
+	return sink.OutcomeRefused, sink.Refused(&msg, res[1])
 }
 
 // Writes are the commands an entry writes, run by the sink's script in the

@@ -57,26 +57,26 @@ func TestScriptRules(t *testing.T) {
 		w.RPush(s.Key(key, "log"), m.ID)
 		return nil
 	}
-	step := func(m client.Message, want Outcome) {
+	step := func(m client.Message, want sink.Outcome) {
 		t.Helper()
 		got, err := s.Apply(ctx, m, incr)
 		if got != want {
 			t.Fatalf("%s (token %d, from %s): outcome %d (%v), want %d", m.ID, m.Fence.Token, m.Fence.From, got, err, want)
 		}
-		if (want == Refused) != errors.Is(err, client.ErrFenced) {
+		if (want == sink.OutcomeRefused) != errors.Is(err, client.ErrFenced) {
 			t.Fatalf("%s: error %v", m.ID, err)
 		}
 	}
-	step(msg(key, ids[0], 5, "0-0"), Applied)
-	step(msg(key, ids[1], 5, "0-0"), Applied)
-	step(msg(key, ids[1], 5, "0-0"), Skipped)  // a redelivery
-	step(msg(key, ids[2], 4, "0-0"), Refused)  // a zombie of an earlier grant
-	step(msg(key, ids[1], 6, ids[1]), Skipped) // a new grant taking over where the last stopped
-	step(msg(key, ids[2], 6, ids[1]), Applied) // ... and going on
-	step(msg(key, ids[2], 5, "0-0"), Refused)  // the previous grant, late
-	step(msg(key, ids[0], 9, "0-0"), Applied)  // a live reset back to the start: replayed
-	step(msg(key, ids[1], 9, "0-0"), Applied)  // ... once
-	step(msg(key, ids[1], 9, "0-0"), Skipped)  // ... and only once
+	step(msg(key, ids[0], 5, "0-0"), sink.OutcomeApplied)
+	step(msg(key, ids[1], 5, "0-0"), sink.OutcomeApplied)
+	step(msg(key, ids[1], 5, "0-0"), sink.OutcomeSkipped)  // a redelivery
+	step(msg(key, ids[2], 4, "0-0"), sink.OutcomeRefused)  // a zombie of an earlier grant
+	step(msg(key, ids[1], 6, ids[1]), sink.OutcomeSkipped) // a new grant taking over where the last stopped
+	step(msg(key, ids[2], 6, ids[1]), sink.OutcomeApplied) // ... and going on
+	step(msg(key, ids[2], 5, "0-0"), sink.OutcomeRefused)  // the previous grant, late
+	step(msg(key, ids[0], 9, "0-0"), sink.OutcomeApplied)  // a live reset back to the start: replayed
+	step(msg(key, ids[1], 9, "0-0"), sink.OutcomeApplied)  // ... once
+	step(msg(key, ids[1], 9, "0-0"), sink.OutcomeSkipped)  // ... and only once
 	if n := rdb.Get(ctx, count).Val(); n != "5" {
 		t.Fatalf("count %s, want 5 applications", n)
 	}
