@@ -36,6 +36,9 @@ import "github.com/redis-stream-coordinator/coordinator/contract"
 // grant sets m's granted set to assigned: a shard m was already granted
 // keeps its grant epoch, any other gets the current group epoch.
 func (t *tx) grant(m *Member, assigned contract.ShardSet) {
+	if len(m.GrantEpochs) == len(assigned) && m.GrantedAssignment.Equal(assigned) {
+		return // the steady heartbeat: the same grant, nothing to allocate
+	}
 	var epochs []int64
 	if len(assigned) > 0 {
 		epochs = make([]int64, len(assigned))

@@ -58,6 +58,12 @@ func BenchmarkHeartbeatSteady10k(b *testing.B) {
 	s.MaxShardCount = shards
 	g, reqs := settledGroup(b, s, members, shards)
 	now := grouptest.Start
+	// A round before measuring: each member's first answer after settling
+	// stores the grant epochs of its shards (its fencing tokens).
+	for i := range reqs {
+		g.Heartbeat(now, s, &reqs[i])
+	}
+	now++
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
