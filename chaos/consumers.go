@@ -79,8 +79,13 @@ type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
+// silenceRedis sets quietRedis as go-redis's logger, once per process:
+// go-redis's SetLogger writes a plain global, and runs started at once
+// (TestChaosShort's stores) would race on it.
+var silenceRedis = sync.OnceFunc(func() { redis.SetLogger(quietRedis{}) })
+
 func newFleet(r *run) (*fleet, error) {
-	redis.SetLogger(quietRedis{})
+	silenceRedis()
 	f := &fleet{r: r, prefix: r.key.StreamPrefix, rng: rand.New(rand.NewPCG(uint64(r.opts.Seed), 0xc0)),
 		handled: map[string][]handling{}, written: map[string]bool{}, counters: map[string]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

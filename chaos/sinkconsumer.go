@@ -84,7 +84,7 @@ func zombieKey(keyPrefix, kind, sink string) string {
 // began) writes when the process runs again, a zombie's write, which the
 // fences must refuse. It counts those writes in Redis.
 func (p *sinkProc) run(ctx context.Context) error {
-	redis.SetLogger(quietRedis{})
+	silenceRedis()
 	rdb := redis.NewClient(&redis.Options{Addr: p.RedisAddr})
 	defer rdb.Close()
 	pool, err := pgxpool.New(ctx, p.PostgresURL)
